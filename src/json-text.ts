@@ -1,0 +1,54 @@
+import { NAME_FIELDS, type City } from './fields.js';
+
+// Bytes exactly as DRF's JSONRenderer writes them: compact separators, UTF-8 (not \u-escaped),
+// U+2028/U+2029 escaped, and floats as Python's repr() writes them (`66.0`, `1e-06`).
+
+/** A JSON string literal as Python's json.dumps(ensure_ascii=False) + DRF write it. */
+export function jsonString(s: string): string {
+  const text = JSON.stringify(s);
+  return text.includes('\u2028') || text.includes('\u2029')
+    ? text.replaceAll('\u2028', '\\u2028').replaceAll('\u2029', '\\u2029')
+    : text;
+}
+
+/** Python's `repr(float)`: shortest round-trip digits, exponent form below 1e-4 or from 1e16. */
+export function pyFloatRepr(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const [mantissa, exp] = x.toExponential().split('e') as [string, string];
+  const negative = mantissa.startsWith('-');
+  const digits = mantissa.replace('-', '').replace('.', '');
+  const decpt = Number(exp) + 1;
+  let body: string;
+  if (decpt <= -4 || decpt > 16) {
+    const e = decpt - 1;
+    const frac = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    body = `${frac}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+  } else if (decpt <= 0) {
+    body = `0.${'0'.repeat(-decpt)}${digits}`;
+  } else if (decpt >= digits.length) {
+    body = `${digits}${'0'.repeat(decpt - digits.length)}.0`;
+  } else {
+    body = `${digits.slice(0, decpt)}.${digits.slice(decpt)}`;
+  }
+  return negative ? `-${body}` : body;
+}
+
+/** One city as the reference serializes it: all 22 fields in the spec's order. */
+export function cityJson(city: City): string {
+  let out = `{"id":${city.id}`;
+  for (const field of NAME_FIELDS) out += `,"${field}":${jsonString(city[field])}`;
+  const coordinate = (v: number | null) => (v === null ? 'null' : pyFloatRepr(v));
+  return `${out},"longitude":${coordinate(city.longitude)},"latitude":${coordinate(city.latitude)},"top":${city.top},"created_at":"${city.created_at}","updated_at":"${city.updated_at}"}`;
+}
+
+/** The paginated envelope, assembled from already-serialized cities. */
+export function envelopeJson(count: number, next: string | null, previous: string | null, cities: readonly string[]): string {
+  const link = (url: string | null) => (url === null ? 'null' : jsonString(url));
+  return `{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[${cities.join(',')}]}`;
+}
+
+/** A DRF error body such as `{"detail":"Invalid page."}`. */
+export function detailJson(detail: string): string {
+  return `{"detail":${jsonString(detail)}}`;
+}

@@ -1,0 +1,34 @@
+import type { CityIndex } from './city-index.js';
+import { detailJson, envelopeJson } from './json-text.js';
+import { parseOrdering } from './ordering.js';
+import { pageSizeFrom, paginate } from './paginate.js';
+import { lastValue, withParam, type QueryPair } from './query-string.js';
+
+export interface ListingAnswer {
+  readonly status: 200 | 404;
+  readonly body: string;
+}
+
+export const INVALID_PAGE = detailJson('Invalid page.');
+
+/**
+ * THE page function: the answer of `GET {baseUrl}/cities/?{query}` for decoded query pairs.
+ * The static build and the live server both call it, so their bytes cannot drift.
+ */
+export function answerListing(index: CityIndex, pairs: readonly QueryPair[], baseUrl: string): ListingAnswer {
+  const pageSize = pageSizeFrom(lastValue(pairs, 'page_size'));
+  const slice = paginate(index.count, pageSize, lastValue(pairs, 'page'));
+  if (!slice) return { status: 404, body: INVALID_PAGE };
+  const order = index.order(parseOrdering(lastValue(pairs, 'ordering')));
+  const cities: string[] = [];
+  for (let i = slice.start; i < slice.end; i++) cities.push(index.json(order[i]!));
+  const link = (page: number | null) => listingUrl(baseUrl, withParam(pairs, 'page', page === null ? null : String(page)));
+  const next = slice.number < slice.pages ? link(slice.number + 1) : null;
+  const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : null;
+  return { status: 200, body: envelopeJson(index.count, next, previous, cities) };
+}
+
+/** `{baseUrl}/cities/` with a query string when there is one. */
+export function listingUrl(baseUrl: string, query: string): string {
+  return `${baseUrl}/cities/${query ? `?${query}` : ''}`;
+}

@@ -1,0 +1,55 @@
+// The reference service is Python (Django REST Framework): these reproduce the few Python
+// string rules that decide its answers, so edge-case queries are read the same way.
+
+/** Python's `str.isspace()` characters. */
+const PY_SPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+const PY_SPACE_RUN_START = new RegExp(`^${PY_SPACE.source}+`);
+const PY_SPACE_RUN_END = new RegExp(`${PY_SPACE.source}+$`);
+
+/** Python's `str.strip()` with no argument. */
+export function pyStrip(s: string): string {
+  return s.replace(PY_SPACE_RUN_START, '').replace(PY_SPACE_RUN_END, '');
+}
+
+/** CPython refuses to convert decimal strings longer than this (sys.int_info.default_max_str_digits). */
+const MAX_INT_DIGITS = 4300;
+
+/**
+ * Python's `int(text)` for a string: surrounding whitespace, an optional sign, decimal digits
+ * of any script (Unicode Nd), single underscores between digits. Returns null where Python
+ * raises ValueError.
+ */
+export function parsePyInt(text: string): bigint | null {
+  const s = pyStrip(text);
+  let i = 0;
+  let negative = false;
+  if (s[0] === '+' || s[0] === '-') { negative = s[0] === '-'; i = 1; }
+  let digits = '';
+  let lastWasDigit = false;
+  for (const ch of s.slice(i)) {
+    if (ch === '_') {
+      if (!lastWasDigit) return null;
+      lastWasDigit = false;
+      continue;
+    }
+    const d = decimalValue(ch);
+    if (d < 0) return null;
+    digits += String.fromCharCode(48 + d);
+    lastWasDigit = true;
+  }
+  if (!digits || !lastWasDigit || digits.length > MAX_INT_DIGITS) return null;
+  const value = BigInt(digits);
+  return negative ? -value : value;
+}
+
+const ND = /^\p{Nd}$/u;
+
+/** Value of a decimal digit of any script, or -1. Nd digits come in runs of ten starting at zero. */
+function decimalValue(ch: string): number {
+  const c = ch.codePointAt(0)!;
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c < 128 || !ND.test(ch)) return -1;
+  let start = c;
+  while (ND.test(String.fromCodePoint(start - 1))) start--;
+  return (c - start) % 10;
+}
