@@ -68,10 +68,14 @@ async function citiesFromCsv(buffer: Buffer, problems: Problem[]): Promise<Locat
 
 function headerProblems(header: readonly string[]): string[] {
   const known = CITY_FIELDS as readonly string[];
+  const list = (names: string[]) => [...new Set(names)].map((n) => JSON.stringify(n)).join(', ');
+  const missing = known.filter((name) => !header.includes(name));
+  const unknown = header.filter((name) => !known.includes(name));
+  const repeated = header.filter((name, i) => header.indexOf(name) !== i);
   return [
-    ...known.filter((name) => !header.includes(name)).map((name) => `header: column "${name}" is missing`),
-    ...header.filter((name) => !known.includes(name)).map((name) => `header: column "${name}" is not a city field`),
-    ...header.filter((name, i) => header.indexOf(name) !== i).map((name) => `header: column "${name}" appears more than once`),
+    ...(missing.length ? [`header: missing column${missing.length > 1 ? 's' : ''} ${list(missing)}`] : []),
+    ...(unknown.length ? [`header: unknown column${unknown.length > 1 ? 's' : ''} ${list(unknown)} (expected ${known.join(',')})`] : []),
+    ...(repeated.length ? [`header: column${repeated.length > 1 ? 's' : ''} ${list(repeated)} appear${repeated.length > 1 ? '' : 's'} more than once`] : []),
   ];
 }
 

@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+import { runMain } from '../lib/cli.js';
+
+process.exitCode = await runMain({ rawArgs: process.argv.slice(2) });

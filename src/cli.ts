@@ -1,0 +1,83 @@
+import { resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { Command, CommanderError, Option } from 'commander';
+import { build, VERSION } from './build.js';
+import { loadConfig, type ProjectConfig } from './config-file.js';
+import { CitiesApiError } from './errors.js';
+import { progressLine } from './progress.js';
+import { readDataset } from './read-dataset.js';
+import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, parseCollation, parsePageSizes } from './settings.js';
+
+export interface RunOptions {
+  readonly rawArgs: readonly string[];
+  readonly cwd?: string;
+  readonly stdout?: Writable & { isTTY?: boolean };
+  readonly stderr?: Writable & { isTTY?: boolean };
+}
+
+/** Runs the command line and resolves to its exit code: 0 ok, 1 bad input, 2 bad usage. */
+export async function runMain(options: RunOptions): Promise<number> {
+  const cwd = options.cwd ?? process.cwd();
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  const say = (line: string) => void stdout.write(`${line}\n`);
+  const program = new Command('cities-api')
+    .description('Build the paginated /cities/ API as static JSON files, and serve them.')
+    .version(VERSION)
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => void stdout.write(s), writeErr: (s) => void stderr.write(s) })
+    .showHelpAfterError('(run with --help for usage)');
+  const config = () => loadConfig(cwd);
+  const dataOption = () => new Option('--data <file>', `dataset, .csv or .json (default: ${DEFAULT_DATA})`);
+
+  program
+    .command('build')
+    .description('write every precomputed page of /cities/ as JSON files')
+    .addOption(dataOption())
+    .option('--out <dir>', `site directory (default: ${DEFAULT_OUT})`)
+    .option('--base-url <url>', `URL the API is published at, used in next/previous links (default: ${DEFAULT_BASE_URL})`)
+    .addOption(new Option('--collation <name>', `text order: ICU per language, or Unicode code point (default: ${DEFAULT_COLLATION})`).choices(['locale', 'codepoint']))
+    .option('--page-sizes <list>', `page sizes to precompute (default: ${DEFAULT_PAGE_SIZES.join(',')})`)
+    .option('--no-compress', 'do not write .gz/.br next to each page')
+    .action(async (flags: { data?: string; out?: string; baseUrl?: string; collation?: string; pageSizes?: string; compress: boolean }) => {
+      const c: ProjectConfig = await config();
+      const progress = progressLine(stderr, 'building pages');
+      const data = resolve(cwd, flags.data ?? c.data ?? DEFAULT_DATA);
+      const out = resolve(cwd, flags.out ?? c.out ?? DEFAULT_OUT);
+      const result = await build({
+        data,
+        out,
+        baseUrl: flags.baseUrl ?? c.baseUrl ?? DEFAULT_BASE_URL,
+        collation: parseCollation(flags.collation ?? c.collation ?? DEFAULT_COLLATION),
+        pageSizes: parsePageSizes(flags.pageSizes ?? c.pageSizes ?? DEFAULT_PAGE_SIZES),
+        compress: flags.compress,
+        onStart: (plan) => say(`${flags.data ?? c.data ?? DEFAULT_DATA}: ${plan.cities} cities valid; building ${plan.pages} pages (${plan.files} files)`),
+        onProgress: (done, total) => progress.update(done, total),
+      }).finally(() => progress.end());
+      say(`built ${flags.out ?? c.out ?? DEFAULT_OUT}/: ${result.files} files: ${result.written} written, ${result.unchanged} unchanged, ${result.removed} removed in ${result.seconds.toFixed(2)} s`);
+    });
+
+  program
+    .command('validate')
+    .description('check a dataset and list every problem, writing nothing')
+    .addOption(dataOption())
+    .action(async (flags: { data?: string }) => {
+      const c = await config();
+      const name = flags.data ?? c.data ?? DEFAULT_DATA;
+      const cities = await readDataset(resolve(cwd, name));
+      say(`${name}: ${cities.length} cities, valid`);
+    });
+
+  try {
+    await program.parseAsync([...options.rawArgs], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof CitiesApiError) {
+      stderr.write(`cities-api: ${error.message}\n`);
+      return error.exitCode;
+    }
+    stderr.write(`cities-api: unexpected error: ${(error as Error).stack ?? String(error)}\n`);
+    return 1;
+  }
+}

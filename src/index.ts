@@ -1,0 +1,13 @@
+export { build, datasetJson, VERSION, type BuildOptions, type BuildPlan, type BuildResult } from './build.js';
+export { CityIndex } from './city-index.js';
+export { runMain, type RunOptions } from './cli.js';
+export { COLLATIONS, type Collation } from './collation.js';
+export { CitiesApiError, formatProblem, type Problem } from './errors.js';
+export { CITY_FIELDS, NAME_FIELDS, type City, type NameField } from './fields.js';
+export { readManifest, type Manifest, type SiteSettings } from './manifest.js';
+export { parseOrdering, orderingKey, type Ordering, type OrderTerm } from './ordering.js';
+export { answerListing, listingUrl, type ListingAnswer } from './page.js';
+export { paginate, pageSizeFrom, DEFAULT_PAGE_SIZE, type PageSlice } from './paginate.js';
+export { parseQuery, type QueryPair } from './query-string.js';
+export { readDataset } from './read-dataset.js';
+export { staticPathFor } from './site-layout.js';

@@ -1,0 +1,44 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Collation } from './collation.js';
+import { CitiesApiError } from './errors.js';
+
+export const META_DIR = '_cities-api';
+export const MANIFEST_PATH = `${META_DIR}/manifest.json`;
+/** The validated dataset, which `serve` loads to answer what no file covers. */
+export const DATASET_PATH = `${META_DIR}/cities.json`;
+
+export interface SiteSettings {
+  readonly baseUrl: string;
+  readonly collation: Collation;
+  readonly pageSizes: readonly number[];
+  readonly defaultPageSize: number;
+  readonly compress: boolean;
+}
+
+export interface Manifest {
+  readonly generator: string;
+  readonly version: string;
+  readonly settings: SiteSettings;
+  readonly dataset: { readonly count: number; readonly sha256: string };
+  /** Every file of the site but the manifest itself: path -> sha256 (hex) of its bytes. */
+  readonly files: Readonly<Record<string, string>>;
+}
+
+/** The manifest of a built site, or null when the directory holds none. */
+export async function readManifest(siteDir: string): Promise<Manifest | null> {
+  let text: string;
+  try {
+    text = await readFile(join(siteDir, MANIFEST_PATH), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw error;
+  }
+  try {
+    const manifest = JSON.parse(text) as Manifest;
+    if (manifest.generator !== 'cities-api' || typeof manifest.files !== 'object') throw new Error('not a cities-api manifest');
+    return manifest;
+  } catch (error) {
+    throw new CitiesApiError(`${join(siteDir, MANIFEST_PATH)} is damaged (${(error as Error).message}); delete ${siteDir} and build again`);
+  }
+}

@@ -1,0 +1,43 @@
+import { isCollation, type Collation } from './collation.js';
+import { CitiesApiError } from './errors.js';
+
+export const DEFAULT_DATA = 'data/cities.csv';
+export const DEFAULT_OUT = 'dist';
+export const DEFAULT_BASE_URL = 'http://localhost:8080';
+export const DEFAULT_COLLATION: Collation = 'locale';
+export const DEFAULT_PAGE_SIZES: readonly number[] = [10, 20, 50, 100];
+
+/** An absolute http(s) URL without query or fragment, normalized, with no trailing slash. */
+export function normalizeBaseUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CitiesApiError(`invalid base URL "${text}": expected an absolute URL such as https://example.org/api/v1`, 2);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new CitiesApiError(`invalid base URL "${text}": only http and https are supported`, 2);
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new CitiesApiError(`invalid base URL "${text}": it must not carry a query, fragment or credentials`, 2);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/** `10,20,50,100` as distinct positive integers in ascending order. */
+export function parsePageSizes(value: string | readonly number[]): number[] {
+  const items = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value.map(String);
+  const sizes = items.map((item) => {
+    if (!/^[1-9][0-9]*$/.test(item) || !Number.isSafeInteger(Number(item))) {
+      throw new CitiesApiError(`invalid page size "${item}": page sizes are positive integers, e.g. 10,20,50,100`, 2);
+    }
+    return Number(item);
+  });
+  if (!sizes.length) throw new CitiesApiError('no page sizes given: expected a list such as 10,20,50,100', 2);
+  return [...new Set(sizes)].sort((a, b) => a - b);
+}
+
+export function parseCollation(value: string): Collation {
+  if (!isCollation(value)) throw new CitiesApiError(`invalid collation "${value}": use locale or codepoint`, 2);
+  return value;
+}
