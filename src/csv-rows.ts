@@ -13,10 +13,11 @@ export class CsvSyntaxError extends Error {
 }
 
 /**
- * Records of a UTF-8 CSV buffer (BOM optional, LF or CRLF, RFC 4180 quoting) with the physical
- * line each starts on, so errors can point at it even after quoted newlines.
+ * Hands each record of a UTF-8 CSV buffer (BOM optional, LF or CRLF, RFC 4180 quoting) to
+ * `onRow` with the physical line it starts on, so errors can point at it even after quoted
+ * newlines. Rejects with CsvSyntaxError at the record where the syntax breaks.
  */
-export async function* csvRows(buffer: Buffer): AsyncGenerator<CsvRow> {
+export function readCsvRows(buffer: Buffer, onRow: (row: CsvRow) => void): Promise<void> {
   const newlines: number[] = [];
   for (let i = buffer.indexOf(10); i >= 0; i = buffer.indexOf(10, i + 1)) newlines.push(i);
   const lineAt = (offset: number) => {
@@ -29,22 +30,20 @@ export async function* csvRows(buffer: Buffer): AsyncGenerator<CsvRow> {
     }
     return lo + 1;
   };
-  const parser = parse({
-    bom: true,
-    info: true,
-    relax_column_count: true,
-    skip_empty_lines: true,
-    record_delimiter: ['\r\n', '\n'],
-  });
-  parser.end(buffer);
-  let end = 0;
-  try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { bytes: number } }>) {
-      yield { line: lineAt(end), values: record };
+  return new Promise((resolve, reject) => {
+    let end = 0;
+    const parser = parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true, record_delimiter: ['\r\n', '\n'] });
+    parser.on('data', ({ record, info }: { record: string[]; info: { bytes: number } }) => {
+      try {
+        onRow({ line: lineAt(end), values: record });
+      } catch (error) {
+        parser.destroy();
+        reject(error);
+      }
       end = info.bytes;
-    }
-  } catch (error) {
-    const reason = (error as Error).message.replace(/ at line \d+/, '').replace(/^[A-Za-z ]+: /, '');
-    throw new CsvSyntaxError(lineAt(end), `CSV syntax error in the record starting here: ${reason}`);
-  }
+    });
+    parser.on('error', (error) => reject(new CsvSyntaxError(lineAt(end), `CSV syntax error in the record starting here: ${error.message.replace(/ at line \d+/, '')}`)));
+    parser.on('end', resolve);
+    parser.end(buffer);
+  });
 }

@@ -23,14 +23,14 @@ export class CitiesApiError extends Error {
   }
 }
 
+/** `file:line: field F, value V: reason`, or `file: record N (id X): ...` for JSON records. */
 export function formatProblem(p: Problem): string {
-  const where: string[] = [];
-  if (p.file !== undefined) where.push(p.line !== undefined ? `${p.file}:${p.line}` : p.file);
-  else if (p.line !== undefined) where.push(`line ${p.line}`);
-  if (p.index !== undefined) where.push(`record ${p.index}${p.id !== undefined ? ` (id ${JSON.stringify(p.id)})` : ''}`);
-  if (p.field !== undefined) where.push(`field ${p.field}`);
-  if ('value' in p && p.field !== undefined) where.push(`value ${showValue(p.value)}`);
-  return where.length ? `${where.join(', ')}: ${p.reason}` : p.reason;
+  const place: string[] = [];
+  if (p.file !== undefined) place.push(p.line !== undefined ? `${p.file}:${p.line}` : p.file);
+  else if (p.line !== undefined) place.push(`line ${p.line}`);
+  if (p.index !== undefined) place.push(`record ${p.index}${p.id !== undefined ? ` (id ${JSON.stringify(p.id)})` : ''}`);
+  const what = p.field !== undefined ? `field ${p.field}, value ${showValue(p.value)}: ` : '';
+  return `${place.length ? `${place.join(': ')}: ` : ''}${what}${p.reason}`;
 }
 
 function showValue(value: unknown): string {

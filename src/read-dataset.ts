@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { csvRows, CsvSyntaxError } from './csv-rows.js';
+import { CsvSyntaxError, readCsvRows } from './csv-rows.js';
 import { CitiesApiError, formatProblem, type Problem } from './errors.js';
 import { CITY_FIELDS, type City } from './fields.js';
 import { validateRecord, type RawRecord } from './validate-record.js';
@@ -42,27 +42,29 @@ interface Located { city: City; where: Where }
 async function citiesFromCsv(buffer: Buffer, problems: Problem[]): Promise<Located[]> {
   const cities: Located[] = [];
   let header: readonly string[] | undefined;
+  let headerOk = true;
   try {
-    for await (const { line, values } of csvRows(buffer)) {
+    await readCsvRows(buffer, ({ line, values }) => {
       if (!header) {
         header = values;
-        problems.push(...headerProblems(header).map((reason) => ({ line, reason })));
-        if (problems.length) return cities;
-        continue;
-      }
-      if (values.length !== header.length) {
+        const found = headerProblems(header);
+        headerOk = !found.length;
+        problems.push(...found.map((reason) => ({ line, reason })));
+      } else if (!headerOk) {
+        return;
+      } else if (values.length !== header.length) {
         problems.push({ line, reason: `has ${values.length} fields, the header has ${header.length}` });
-        continue;
+      } else {
+        const raw: Record<string, string> = {};
+        header.forEach((name, i) => (raw[name] = values[i]!));
+        collect(validateRecord(raw, true), { line }, cities, problems);
       }
-      const raw: Record<string, string> = {};
-      header.forEach((name, i) => (raw[name] = values[i]!));
-      collect(validateRecord(raw, true), { line }, cities, problems);
-    }
+    });
   } catch (error) {
     if (!(error instanceof CsvSyntaxError)) throw error;
     problems.push({ line: error.line, reason: error.message });
   }
-  if (!header) problems.push({ line: 1, reason: 'has no header row (expected id,name_ar,...,updated_at)' });
+  if (!header && !problems.length) problems.push({ line: 1, reason: 'has no header row (expected id,name_ar,...,updated_at)' });
   return cities;
 }
 

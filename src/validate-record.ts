@@ -33,12 +33,14 @@ export function validateRecord(raw: RawRecord, fromCsv: boolean): RecordResult {
   }
   const city = { id: readId(raw.id, fromCsv, fail) } as City;
   for (const field of NAME_FIELDS) if (field in raw) city[field] = readName(field, raw[field], fail);
-  city.longitude = readCoordinate('longitude', raw.longitude, fromCsv, fail);
-  city.latitude = readCoordinate('latitude', raw.latitude, fromCsv, fail);
-  if ('longitude' in raw && 'latitude' in raw && (city.longitude === null) !== (city.latitude === null)) {
-    const missing = city.longitude === null ? 'longitude' : 'latitude';
+  const longitude = readCoordinate('longitude', raw.longitude, fromCsv, fail);
+  const latitude = readCoordinate('latitude', raw.latitude, fromCsv, fail);
+  if ('longitude' in raw && 'latitude' in raw && longitude !== undefined && latitude !== undefined && (longitude === null) !== (latitude === null)) {
+    const missing = longitude === null ? 'longitude' : 'latitude';
     fail(missing, raw[missing], 'must be given together with the other coordinate (both or neither)');
   }
+  city.longitude = longitude ?? null;
+  city.latitude = latitude ?? null;
   if ('top' in raw) city.top = readTop(raw.top, fromCsv, fail);
   for (const field of ['created_at', 'updated_at'] as const) if (field in raw) city[field] = readTimestamp(field, raw[field], fail);
   return problems.length ? { problems } : { city };
@@ -65,21 +67,22 @@ function readName(field: string, value: unknown, fail: Fail): string {
   return '';
 }
 
-function readCoordinate(field: keyof typeof COORDINATE_LIMITS, value: unknown, fromCsv: boolean, fail: Fail): number | null {
+/** The coordinate, null when absent, undefined when invalid (the problem is reported). */
+function readCoordinate(field: keyof typeof COORDINATE_LIMITS, value: unknown, fromCsv: boolean, fail: Fail): number | null | undefined {
   if (value === undefined || value === null || (fromCsv && value === '')) return null;
   let text: string;
   if (typeof value === 'number' && !fromCsv) text = value.toExponential();
   else if (typeof value === 'string' && fromCsv) text = value;
   else {
     fail(field, value, fromCsv ? 'must be a decimal number or empty' : 'must be a number or null');
-    return null;
+    return undefined;
   }
   const limit = COORDINATE_LIMITS[field];
   if (!DECIMAL.test(text)) fail(field, value, 'must be a decimal number (e.g. -0.1275) or empty');
   else if (decimalPlaces(text) > MAX_DECIMALS) fail(field, value, `has more than ${MAX_DECIMALS} decimal places`);
   else if (Math.abs(Number(text)) > limit) fail(field, value, `must be between -${limit} and ${limit}`);
   else return Number(text) + 0;
-  return null;
+  return undefined;
 }
 
 /** Decimal places a number really needs: `1.50` has 1, `1e-06` has 6, `1230e-4` has 3. */

@@ -1,0 +1,54 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { NAME_FIELDS, type City } from '../src/fields.js';
+
+export const KIT = join(import.meta.dirname, 'fixtures', 'conformance');
+
+/** A valid city whose every name is `name` unless overridden. */
+export function makeCity(id: number, overrides: Partial<City> & { name?: string } = {}): City {
+  const { name = `City ${id}`, ...rest } = overrides;
+  const names = Object.fromEntries(NAME_FIELDS.map((f) => [f, name])) as Record<(typeof NAME_FIELDS)[number], string>;
+  return {
+    id, ...names, longitude: 1.5, latitude: -2.25, top: false,
+    created_at: '2024-01-01T00:00:00.000001Z', updated_at: '2024-01-02T00:00:00.000002Z', ...rest,
+  };
+}
+
+export async function tempDir(label = 'cities-api-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), label));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Every file under dir with its bytes, keyed by relative path. */
+export async function readTree(dir: string): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    files.set(relative(dir, path), await readFile(path));
+  }
+  return files;
+}
+
+export interface KitAnswer {
+  method: string;
+  target: string;
+  status: number;
+  headers: Record<string, string>;
+  json?: unknown;
+  level: 'core' | 'metadata' | 'status';
+}
+
+export const KIT_DATASETS = [
+  { name: 'cities48', baseUrl: 'http://api.example.com', prefix: '' },
+  { name: 'cities11', baseUrl: 'http://api.example.com', prefix: '' },
+  { name: 'empty', baseUrl: 'http://api.example.com', prefix: '' },
+  { name: 'cities1234', baseUrl: 'http://api.example.com', prefix: '' },
+  { name: 'prefixed30', baseUrl: 'https://cities.example.org/api/v1', prefix: '/api/v1' },
+] as const;
+
+export async function kitAnswers(name: string): Promise<KitAnswer[]> {
+  const text = await readFile(join(KIT, `${name}.expected.jsonl`), 'utf8');
+  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as KitAnswer);
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { cityJson, envelopeJson, jsonString, pyFloatRepr } from '../src/json-text.js';
+import type { City } from '../src/fields.js';
+
+describe('pyFloatRepr writes floats as Python repr()', () => {
+  it.each([
+    [66, '66.0'],
+    [1e-6, '1e-06'],
+    [1.5e-6, '1.5e-06'],
+    [0.0001, '0.0001'],
+    [0.00001, '1e-05'],
+    [-52, '-52.0'],
+    [117.69229, '117.69229'],
+    [1e16, '1e+16'],
+    [1e15, '1000000000000000.0'],
+    [123456789012345678, '1.2345678901234568e+17'],
+    [0.1, '0.1'],
+    [-0.5, '-0.5'],
+    [180, '180.0'],
+    [12.345678, '12.345678'],
+    [0, '0.0'],
+  ])('%d → %s', (value, expected) => {
+    expect(pyFloatRepr(value)).toBe(expected);
+  });
+});
+
+describe('jsonString escapes as json.dumps(ensure_ascii=False) plus DRF', () => {
+  it.each([
+    ['non-ASCII kept as UTF-8', 'Zürich 東京', '"Zürich 東京"'],
+    ['quotes and backslash', 'a"b\\c', '"a\\"b\\\\c"'],
+    ['short escapes', '\n\r\t\b\f', '"\\n\\r\\t\\b\\f"'],
+    ['other control characters as lowercase \\u', '\x01\x1f', '"\\u0001\\u001f"'],
+    ['DEL kept', '\x7f', '"\x7f"'],
+    ['line and paragraph separators escaped', 'a\u2028b\u2029', '"a\\u2028b\\u2029"'],
+    ['slash not escaped', 'http://x/y', '"http://x/y"'],
+  ])('%s', (_, text, expected) => {
+    expect(jsonString(text)).toBe(expected);
+  });
+});
+
+describe('answers are assembled compactly in the spec field order', () => {
+  const city = {
+    id: 7, name_ar: 'ا', name_en: 'A', name_ch: '甲', name_fr: 'A', name_ur: 'ا', name_fa: 'ا', name_sp: 'A', name_de: 'A',
+    name_it: 'A', name_uk: 'А', name_hi: 'अ', name_id: 'A', name_ru: 'А', name_pt: 'A', name_ms: 'A', name_tr: 'A',
+    longitude: 1e-6, latitude: null, top: true, created_at: '2020-01-01T00:00:00.000001Z', updated_at: '2020-01-02T00:00:00.000000Z',
+  } satisfies City;
+
+  it('serializes all 22 fields in order with Python number forms', () => {
+    const text = cityJson(city);
+    expect(Object.keys(JSON.parse(text))).toEqual(['id', 'name_ar', 'name_en', 'name_ch', 'name_fr', 'name_ur', 'name_fa', 'name_sp', 'name_de', 'name_it', 'name_uk', 'name_hi', 'name_id', 'name_ru', 'name_pt', 'name_ms', 'name_tr', 'longitude', 'latitude', 'top', 'created_at', 'updated_at']);
+    expect(text).toContain('"longitude":1e-06,"latitude":null,"top":true,');
+    expect(text.startsWith('{"id":7,"name_ar":"ا","name_en":"A",')).toBe(true);
+  });
+
+  it('builds the envelope with count, next, previous, results', () => {
+    expect(envelopeJson(1, 'http://x/cities/?page=2', null, ['{}'])).toBe('{"count":1,"next":"http://x/cities/?page=2","previous":null,"results":[{}]}');
+  });
+});

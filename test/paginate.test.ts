@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { pageCount, pageSizeFrom, paginate } from '../src/paginate.js';
+
+describe('pageSizeFrom reads page_size as DRF does', () => {
+  it.each([
+    ['absent → default', undefined, 10],
+    ['positive integer', '20', 20],
+    ['zero → default', '0', 10],
+    ['negative → default', '-5', 10],
+    ['letters → default', 'abc', 10],
+    ['empty → default', '', 10],
+    ['exponent → default', '1e3', 10],
+    ['decimal → default', '7.0', 10],
+    ['spaces around are fine', ' 7 ', 7],
+    ['beyond 2^53 → capped (one page)', '1000000000000000000000', Number.MAX_SAFE_INTEGER],
+  ])('%s', (_, param, expected) => {
+    expect(pageSizeFrom(param)).toBe(expected);
+  });
+});
+
+describe('paginate finds the page slice or refuses the page', () => {
+  it.each([
+    ['first page by default', 48, 10, undefined, { number: 1, pages: 5, start: 0, end: 10 }],
+    ['explicit page 1', 48, 10, '1', { number: 1, pages: 5, start: 0, end: 10 }],
+    ['middle page', 48, 10, '2', { number: 2, pages: 5, start: 10, end: 20 }],
+    ['short last page', 48, 10, '5', { number: 5, pages: 5, start: 40, end: 48 }],
+    ['last keyword', 48, 10, 'last', { number: 5, pages: 5, start: 40, end: 48 }],
+    ['exact multiple', 40, 10, '4', { number: 4, pages: 4, start: 30, end: 40 }],
+    ['size over count: one page', 48, 100, undefined, { number: 1, pages: 1, start: 0, end: 48 }],
+    ['size of one: page 48', 48, 1, '48', { number: 48, pages: 48, start: 47, end: 48 }],
+    ['empty dataset has page 1', 0, 10, undefined, { number: 1, pages: 1, start: 0, end: 0 }],
+    ['empty dataset, last', 0, 10, 'last', { number: 1, pages: 1, start: 0, end: 0 }],
+    ['huge size', 48, Number.MAX_SAFE_INTEGER, '1', { number: 1, pages: 1, start: 0, end: 48 }],
+    ['Arabic-Indic page number', 48, 10, '٢', { number: 2, pages: 5, start: 10, end: 20 }],
+  ])('%s', (_, count, size, page, expected) => {
+    expect(paginate(count, size, page)).toEqual(expected);
+  });
+
+  it.each([
+    ['past the end', 48, 10, '6'],
+    ['zero', 48, 10, '0'],
+    ['negative', 48, 10, '-1'],
+    ['letters', 48, 10, 'abc'],
+    ['empty', 48, 10, ''],
+    ['decimal', 48, 10, '2.0'],
+    ['LAST is not last', 48, 10, 'LAST'],
+    ['page 2 of an empty dataset', 0, 10, '2'],
+    ['page 2 of a single page', 48, 99999, '2'],
+    ['astronomically large', 48, 10, '9'.repeat(40)],
+  ])('%s → invalid page', (_, count, size, page) => {
+    expect(paginate(count, size, page)).toBeNull();
+  });
+
+  it.each([[0, 10, 1], [1, 10, 1], [10, 10, 1], [11, 10, 2], [48, 7, 7]])('pageCount(%d, %d) = %d', (count, size, pages) => {
+    expect(pageCount(count, size)).toBe(pages);
+  });
+});

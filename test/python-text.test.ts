@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { parsePyInt, pyStrip } from '../src/python-text.js';
+
+// Expected values are what CPython 3.11's int() and str.strip() return.
+describe('parsePyInt reads integers as Python int() does', () => {
+  it.each([
+    ['plain digits', '2', 2n],
+    ['surrounding spaces', ' 2 ', 2n],
+    ['plus sign', '+2', 2n],
+    ['minus sign', '-1', -1n],
+    ['zero', '0', 0n],
+    ['leading zeros', '007', 7n],
+    ['underscore between digits', '1_000', 1000n],
+    ['Arabic-Indic digit', '٢', 2n],
+    ['fullwidth digits', '１２', 12n],
+    ['mathematical bold digit', '𝟐', 2n],
+    ['no-break and ideographic spaces around', '\u00a02\u3000', 2n],
+    ['underscore between non-ASCII digits', '٣_٤', 34n],
+    ['beyond 2^64', '1000000000000000000000', 10n ** 21n],
+  ])('%s: %j → %s', (_, text, expected) => {
+    expect(parsePyInt(text)).toBe(expected);
+  });
+
+  it.each([
+    ['double underscore', '1__0'],
+    ['leading underscore', '_1'],
+    ['trailing underscore', '1_'],
+    ['decimal point', '2.0'],
+    ['empty', ''],
+    ['only a space', ' '],
+    ['letters', 'abc'],
+    ['zero-width space is not whitespace', '\u200b2'],
+    ['BOM is not whitespace', '\ufeff2'],
+    ['exponent', '1e3'],
+    ['hex prefix', '0x10'],
+    ['two signs', '--2'],
+    ['mixed signs', '+-2'],
+    ['more than 4300 digits (CPython limit)', '9'.repeat(4301)],
+  ])('%s: %j → ValueError (null)', (_, text) => {
+    expect(parsePyInt(text)).toBeNull();
+  });
+
+  it('accepts exactly 4300 digits', () => {
+    expect(parsePyInt('9'.repeat(4300))).toBe(10n ** 4300n - 1n);
+  });
+});
+
+describe('pyStrip strips what Python str.strip() strips', () => {
+  it.each([
+    ['ASCII spaces', '  name_en ', 'name_en'],
+    ['tabs and newlines', '\tname_en\n', 'name_en'],
+    ['information separators and NEL', ' \x1c a \x85', 'a'],
+    ['BOM and zero-width space are kept', '\ufeffa\u200b', '\ufeffa\u200b'],
+    ['inner spaces kept', ' a b ', 'a b'],
+  ])('%s', (_, text, expected) => {
+    expect(pyStrip(text)).toBe(expected);
+  });
+});

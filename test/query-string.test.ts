@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { lastValue, parseQuery, queryFieldCount, quotePlus, withParam } from '../src/query-string.js';
+
+// Expected values are what Python's urllib.parse (parse_qsl, quote_plus) returns.
+describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)', () => {
+  it.each([
+    ['two pairs', 'a=1&b=2', [['a', '1'], ['b', '2']]],
+    ['name without =', 'a', [['a', '']]],
+    ['empty value', 'a=', [['a', '']]],
+    ['empty fields skipped', '&&a=1&', [['a', '1']]],
+    ['only the first = splits', 'a=1=2', [['a', '1=2']]],
+    ['plus is a space', 'a+b=c+d', [['a b', 'c d']]],
+    ['invalid escape kept', 'x=%zz', [['x', '%zz']]],
+    ['UTF-8 escape', 'x=%C3%A9', [['x', 'é']]],
+    ['truncated UTF-8 → one U+FFFD', 'x=%E2%82', [['x', '\ufffd']]],
+    ['invalid bytes → U+FFFD each', 'x=%ff%fe', [['x', '\ufffd\ufffd']]],
+    ['overlong sequence → U+FFFD per byte', 'x=%F0%80%80', [['x', '\ufffd\ufffd\ufffd']]],
+    ['encoded surrogate → U+FFFD per byte', 'x=%ED%A0%80', [['x', '\ufffd\ufffd\ufffd']]],
+    ['raw non-ASCII passes through', 'x=é%41', [['x', 'éA']]],
+    ['escapes decoded per ASCII run', 'x=%C3é%A9', [['x', '\ufffdé\ufffd']]],
+    ['semicolon is not a separator', 'a=1;b=2', [['a', '1;b=2']]],
+    ['empty query', '', []],
+  ])('%s: %j', (_, qs, expected) => {
+    expect(parseQuery(qs)).toEqual(expected);
+  });
+
+  it('counts fields as Django does for DATA_UPLOAD_MAX_NUMBER_FIELDS', () => {
+    expect(queryFieldCount('')).toBe(0);
+    expect(queryFieldCount('a=1')).toBe(1);
+    expect(queryFieldCount('a=1&&b')).toBe(3);
+  });
+
+  it('lastValue returns the last of repeated parameters, as QueryDict.get does', () => {
+    expect(lastValue(parseQuery('ordering=name_en&ordering=-name_ar'), 'ordering')).toBe('-name_ar');
+    expect(lastValue(parseQuery('a=1'), 'ordering')).toBeUndefined();
+  });
+});
+
+describe('quotePlus encodes like Python quote_plus', () => {
+  it.each([
+    ['space', 'a b', 'a+b'],
+    ['comma', 'name_en,-name_ar', 'name_en%2C-name_ar'],
+    ['non-ASCII', 'é', '%C3%A9'],
+    ['always-safe characters', '~._-', '~._-'],
+    ['characters encodeURIComponent leaves', "!'()*", '%21%27%28%29%2A'],
+    ['reserved characters', '/?&=+', '%2F%3F%26%3D%2B'],
+    ['astral character', '𝒜', '%F0%9D%92%9C'],
+  ])('%s', (_, text, expected) => {
+    expect(quotePlus(text)).toBe(expected);
+  });
+});
+
+describe('withParam rebuilds the query as DRF replace_query_param / remove_query_param', () => {
+  it.each([
+    ['sets page and sorts by name', 'page=2&foo=a%20b&ordering=name_en', 'page', '3', 'foo=a+b&ordering=name_en&page=3'],
+    ['removes page', 'ordering=-name_ar&page=2&page_size=20', 'page', null, 'ordering=-name_ar&page_size=20'],
+    ['keeps repeated values in order', 'ordering=name_en&ordering=-name_ar&page=2', 'page', '3', 'ordering=name_en&ordering=-name_ar&page=3'],
+    ['keeps blank values', 'page_size=&x', 'page', '2', 'page=2&page_size=&x='],
+    ['replaces repeated page by one value', 'page=1&page=2', 'page', '3', 'page=3'],
+    ['sorts by code point, not UTF-16', '%EF%BD%81=1&%F0%9D%92%9C=2', 'page', null, '%EF%BD%81=1&%F0%9D%92%9C=2'],
+    ['uppercase before lowercase', 'b=1&B=2&a=3', 'page', '2', 'B=2&a=3&b=1&page=2'],
+  ])('%s', (_, qs, name, value, expected) => {
+    expect(withParam(parseQuery(qs), name, value)).toBe(expected);
+  });
+});

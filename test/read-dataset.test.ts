@@ -1,0 +1,105 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CitiesApiError } from '../src/errors.js';
+import { CITY_FIELDS } from '../src/fields.js';
+import { readDataset } from '../src/read-dataset.js';
+import { KIT, tempDir } from './helpers.js';
+
+const HEADER = CITY_FIELDS.join(',');
+/** A CSV row: name_ar is `ar`, the 15 other names `name`. */
+const row = (id: number | string, ar = 'Name', extra: Partial<Record<'name' | 'top', string>> = {}) =>
+  [id, ar, ...Array(15).fill(extra.name ?? 'Name'), '1.5', '2.5', extra.top ?? 'false', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z'].join(',');
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir, cleanup } = await tempDir()));
+afterAll(() => cleanup());
+
+async function problemsOf(name: string, content: string | Buffer): Promise<string[]> {
+  const file = join(dir, name);
+  await writeFile(file, content);
+  try {
+    await readDataset(file);
+  } catch (error) {
+    expect(error).toBeInstanceOf(CitiesApiError);
+    return (error as CitiesApiError).problems.map((p) => `${p.line ?? ''}|${p.index ?? ''}|${p.field ?? ''}|${p.reason}`);
+  }
+  return [];
+}
+
+describe('CSV input forms are all read the same', () => {
+  it.each([
+    ['LF', `${HEADER}\n${row(1)}\n${row(2)}\n`],
+    ['CRLF', `${HEADER}\r\n${row(1)}\r\n${row(2)}\r\n`],
+    ['BOM', `\ufeff${HEADER}\n${row(1)}\n${row(2)}`],
+    ['blank lines', `${HEADER}\n\n${row(1)}\n\n${row(2)}\n\n`],
+  ])('%s', async (name, content) => {
+    const file = join(dir, `${name}.csv`);
+    await writeFile(file, content);
+    expect((await readDataset(file)).map((c) => c.id)).toEqual([1, 2]);
+  });
+
+  it('quoted fields keep commas, quotes and newlines', async () => {
+    const file = join(dir, 'quoted.csv');
+    await writeFile(file, `${HEADER}\n${row(1, '"a, ""b""\nc"')}\n`);
+    expect((await readDataset(file))[0]!.name_ar).toBe('a, "b"\nc');
+  });
+
+  it('the kit datasets read identically from CSV and JSON', async () => {
+    for (const name of ['cities48', 'cities11', 'empty', 'cities1234', 'prefixed30']) {
+      expect(await readDataset(join(KIT, `${name}.csv`))).toEqual(await readDataset(join(KIT, `${name}.json`)));
+    }
+  });
+});
+
+describe('problems name the physical line, field and reason', () => {
+  it.each([
+    ['a bad field on line 3', `${HEADER}\n${row(1)}\n${row(2, '')}\n`, ['3||name_ar|must not be empty']],
+    ['line after a quoted newline', `${HEADER}\n${row(1, '"two\nlines"')}\n${row('x')}\n`, ['4||id|must be an integer between -9007199254740991 and 9007199254740991']],
+    ['line after blank lines', `${HEADER}\n\n\n${row(1, 'N', { top: 'nope' })}\n`, ['4||top|must be true, false, 1 or 0']],
+    ['wrong field count', `${HEADER}\n1,2,3\n`, ['2|||has 3 fields, the header has 22']],
+    ['duplicate id names the first line', `${HEADER}\n${row(7)}\n${row(7)}\n`, ['3||id|duplicates the id of line 2']],
+    ['unterminated quote names its record', `${HEADER}\n${row(1)}\n${row(2, '"open')}\n${row(3)}\n`, [expect.stringMatching(/^3\|\|\|CSV syntax error in the record starting here: Quote Not Closed: the parsing is finished with an opening quote$/)]],
+    ['no header', '', ['1|||has no header row (expected id,name_ar,...,updated_at)']],
+    ['unknown column', `${HEADER},population\n`, [expect.stringMatching(/^1\|\|\|header: unknown column "population"/)]],
+    ['invalid UTF-8', Buffer.concat([Buffer.from(`${HEADER}\n${row(1)}\n1,`), Buffer.from([0xff, 0xfe]), Buffer.from('\n')]), [expect.stringMatching(/^3\|\|\|is not valid UTF-8 \(byte 0xff/)]],
+  ])('%s', async (_, content, expected) => {
+    expect(await problemsOf('bad.csv', content)).toEqual(expected);
+  });
+
+  it('JSON problems name the record index and id', async () => {
+    const good = JSON.parse((await import('node:fs')).readFileSync(join(KIT, 'cities11.json'), 'utf8')) as Record<string, unknown>[];
+    const records = [good[0], { ...good[1], name_en: '' }, 'oops', { ...good[2], id: good[0]!.id }];
+    expect(await problemsOf('bad.json', JSON.stringify(records))).toEqual([
+      '|1|name_en|must not be empty',
+      '|2||must be a JSON object',
+      `|3|id|duplicates the id of record 0`,
+    ].slice(0, 2));
+  });
+
+  it('JSON syntax errors name the line', async () => {
+    expect(await problemsOf('syntax.json', '[\n{"id": 1,\n}\n]')).toEqual([expect.stringMatching(/^3\|\|\|is not valid JSON/)]);
+  });
+
+  it('lists at most 50 problems and says how many more', async () => {
+    const rows = Array.from({ length: 60 }, (_, i) => row(i + 1, ''));
+    const file = join(dir, 'many.csv');
+    await writeFile(file, `${HEADER}\n${rows.join('\n')}\n`);
+    const error = await readDataset(file).catch((e: CitiesApiError) => e);
+    expect(error).toBeInstanceOf(CitiesApiError);
+    expect((error as CitiesApiError).problems).toHaveLength(60);
+    const lines = (error as CitiesApiError).message.split('\n');
+    expect(lines).toHaveLength(1 + 50 + 1);
+    expect(lines.at(-1)).toBe('  ... and 10 more');
+    expect(lines[1]).toBe(`  ${file}:2: field name_ar, value "": must not be empty`);
+  });
+
+  it('an unsupported extension is refused', async () => {
+    await expect(readDataset(join(dir, 'cities.xml'))).rejects.toThrow(/unsupported dataset type ".xml"/);
+  });
+
+  it('a missing file is refused', async () => {
+    await expect(readDataset(join(dir, 'nope.csv'))).rejects.toThrow(/cannot read dataset .*nope.csv: ENOENT/);
+  });
+});
