@@ -12,7 +12,7 @@ const MULTI_FIELD_CACHE = 64;
  */
 export class CityIndex {
   readonly count: number;
-  private readonly jsonCache: (string | undefined)[];
+  private readonly jsonCache: (Buffer | undefined)[];
   private readonly ranks = new Map<NameField, Uint32Array>();
   private readonly orders = new Map<string, Uint32Array>();
   private readonly multiOrders = new Map<string, Uint32Array>();
@@ -22,9 +22,9 @@ export class CityIndex {
     this.jsonCache = new Array(cities.length);
   }
 
-  /** The serialized city at a position of the dataset. */
-  json(position: number): string {
-    return (this.jsonCache[position] ??= cityJson(this.cities[position]!));
+  /** The serialized city at a position of the dataset (UTF-8, encoded once). */
+  json(position: number): Buffer {
+    return (this.jsonCache[position] ??= Buffer.from(cityJson(this.cities[position]!)));
   }
 
   /** Dataset positions in the given ordering, ties broken by id ascending. */

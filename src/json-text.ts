@@ -42,10 +42,22 @@ export function cityJson(city: City): string {
   return `${out},"longitude":${coordinate(city.longitude)},"latitude":${coordinate(city.latitude)},"top":${city.top},"created_at":"${city.created_at}","updated_at":"${city.updated_at}"}`;
 }
 
-/** The paginated envelope, assembled from already-serialized cities. */
-export function envelopeJson(count: number, next: string | null, previous: string | null, cities: readonly string[]): string {
+const COMMA = Buffer.from(',');
+const TAIL = Buffer.from(']}');
+
+/** The paginated envelope, assembled by concatenating already-serialized cities. */
+export function envelopeJson(count: number, next: string | null, previous: string | null, cities: readonly Buffer[]): Buffer {
   const link = (url: string | null) => (url === null ? 'null' : jsonString(url));
-  return `{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[${cities.join(',')}]}`;
+  const head = Buffer.from(`{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[`);
+  const parts: Buffer[] = [head];
+  let length = head.length + TAIL.length;
+  for (let i = 0; i < cities.length; i++) {
+    if (i) parts.push(COMMA);
+    parts.push(cities[i]!);
+    length += cities[i]!.length + (i ? 1 : 0);
+  }
+  parts.push(TAIL);
+  return Buffer.concat(parts, length);
 }
 
 /** A DRF error body such as `{"detail":"Invalid page."}`. */

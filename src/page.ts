@@ -6,10 +6,11 @@ import { lastValue, withParam, type QueryPair } from './query-string.js';
 
 export interface ListingAnswer {
   readonly status: 200 | 404;
-  readonly body: string;
+  /** UTF-8 JSON, byte for byte what the reference sends. */
+  readonly body: Buffer;
 }
 
-export const INVALID_PAGE = detailJson('Invalid page.');
+export const INVALID_PAGE = Buffer.from(detailJson('Invalid page.'));
 
 /**
  * THE page function: the answer of `GET {baseUrl}/cities/?{query}` for decoded query pairs.
@@ -20,7 +21,7 @@ export function answerListing(index: CityIndex, pairs: readonly QueryPair[], bas
   const slice = paginate(index.count, pageSize, lastValue(pairs, 'page'));
   if (!slice) return { status: 404, body: INVALID_PAGE };
   const order = index.order(parseOrdering(lastValue(pairs, 'ordering')));
-  const cities: string[] = [];
+  const cities: Buffer[] = [];
   for (let i = slice.start; i < slice.end; i++) cities.push(index.json(order[i]!));
   const link = (page: number | null) => listingUrl(baseUrl, withParam(pairs, 'page', page === null ? null : String(page)));
   const next = slice.number < slice.pages ? link(slice.number + 1) : null;

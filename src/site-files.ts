@@ -8,7 +8,7 @@ import { allPath, DEFAULT_SEGMENT, pagePath } from './site-layout.js';
 
 export interface SiteFile {
   readonly path: string;
-  readonly body: string;
+  readonly body: Buffer;
 }
 
 export interface PagesSettings {

@@ -53,6 +53,6 @@ describe('answers are assembled compactly in the spec field order', () => {
   });
 
   it('builds the envelope with count, next, previous, results', () => {
-    expect(envelopeJson(1, 'http://x/cities/?page=2', null, ['{}'])).toBe('{"count":1,"next":"http://x/cities/?page=2","previous":null,"results":[{}]}');
+    expect(envelopeJson(1, 'http://x/cities/?page=2', null, [Buffer.from('{}'), Buffer.from('{"a":1}')]).toString()).toBe('{"count":1,"next":"http://x/cities/?page=2","previous":null,"results":[{},{"a":1}]}');
   });
 });

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { parseQuery } from '../src/query-string.js';
+import { staticPathFor } from '../src/site-layout.js';
+
+const settings = { count: 48, pageSizes: [10, 20, 50, 100] };
+
+describe('staticPathFor maps a query to the file that answers it', () => {
+  it.each([
+    ['no query', '', 'cities/default/default/1.json'],
+    ['page=1 is the first page', 'page=1', 'cities/default/default/1.json'],
+    ['a page', 'page=2', 'cities/default/default/2.json'],
+    ['the last page number', 'page=5', 'cities/default/default/5.json'],
+    ['page=last', 'page=last', 'cities/default/default/last.json'],
+    ['an ordering', 'ordering=name_en', 'cities/name_en/default/1.json'],
+    ['a descending ordering and page', 'ordering=-name_ar&page=5', 'cities/-name_ar/default/5.json'],
+    ['explicit default size is its own file (links differ)', 'page_size=10', 'cities/default/10/1.json'],
+    ['parameters in any order', 'page=2&page_size=20&ordering=-name_ar', 'cities/-name_ar/20/2.json'],
+    ['configured size over count', 'page_size=100', 'cities/default/100/1.json'],
+    ['any size >= count is the all-cities page', 'page_size=48', 'cities/default/all.json'],
+    ['huge size', 'page_size=1000000000000000000000', 'cities/default/all.json'],
+    ['huge size, last page', 'ordering=name_tr&page_size=999&page=last', 'cities/name_tr/all.json'],
+  ])('%s: ?%s', (_, qs, expected) => {
+    expect(staticPathFor(parseQuery(qs), settings)).toBe(expected);
+  });
+
+  it.each([
+    ['unaccepted ordering keeps its name in links', 'ordering=id'],
+    ['empty ordering', 'ordering='],
+    ['multi-field ordering', 'ordering=name_en,-name_ar'],
+    ['repeated parameter', 'ordering=name_en&ordering=-name_ar'],
+    ['unknown parameter', 'foo=bar'],
+    ['format parameter', 'format=json'],
+    ['unconfigured size', 'page_size=7&page=3'],
+    ['invalid size keeps its spelling in links', 'page_size=abc'],
+    ['zero size', 'page_size=0'],
+    ['size with a plus sign', 'page_size=+20'],
+    ['page out of range', 'page=6'],
+    ['page zero', 'page=0'],
+    ['page with leading zero', 'page=02'],
+    ['page 2 of the all-cities page', 'page_size=99999&page=2'],
+    ['spaces in ordering', 'ordering=%20name_en'],
+  ])('%s: ?%s is answered live', (_, qs) => {
+    expect(staticPathFor(parseQuery(qs), settings)).toBeNull();
+  });
+
+  it('an empty dataset maps every size to the all-cities page', () => {
+    expect(staticPathFor(parseQuery('page_size=7'), { count: 0, pageSizes: [10] })).toBe('cities/default/all.json');
+  });
+});
