@@ -48,57 +48,68 @@ export async function writeSite(outDir: string, entries: Iterable<SiteEntry>, ma
     }
     const { staging, previous } = siteSiblings(outDir);
     await rm(staging, { recursive: true, force: true });
-    const files: Record<string, string> = {};
-    const counts = { written: 0, unchanged: 0, entries: 0 };
-    const made = new Map<string, Promise<unknown>>();
-    const ensureDir = (dir: string) => made.get(dir) ?? made.set(dir, mkdir(dir, { recursive: true })).get(dir)!;
-
-    const put = async (path: string, data: Buffer, hash: string) => {
-      await ensureDir(dirname(join(staging, path)));
-      files[path] = hash;
-      if (old?.files[path] === hash && (await reuse(join(outDir, path), join(staging, path)))) counts.unchanged++;
-      else {
-        await writeFile(join(staging, path), data);
-        counts.written++;
-      }
-    };
-    const one = async (entry: SiteEntry) => {
-      const data = typeof entry.body === 'string' ? Buffer.from(entry.body) : entry.body;
-      const hash = sha256(data);
-      const same = old?.files[entry.path] === hash;
-      await put(entry.path, data, hash);
-      if (entry.compress && options.compress) {
-        for (const [suffix, compress] of Object.entries(VARIANTS)) {
-          const path = entry.path + suffix;
-          const oldHash = old?.files[path];
-          if (same && oldHash && (await reuse(join(outDir, path), join(staging, path)))) {
-            files[path] = oldHash;
-            counts.unchanged++;
-          } else {
-            const packed = await compress(data);
-            await put(path, packed, sha256(packed));
-          }
-        }
-      }
-      options.onProgress?.(++counts.entries);
-    };
-    await runBounded(entries, one, IN_FLIGHT);
-
-    const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    const manifestText = `${JSON.stringify({ ...manifest, files: sorted }, null, 1)}\n`;
-    const oldManifestText = old ? await readFile(join(outDir, MANIFEST_PATH), 'utf8') : undefined;
-    await ensureDir(dirname(join(staging, MANIFEST_PATH)));
-    if (manifestText === oldManifestText && (await reuse(join(outDir, MANIFEST_PATH), join(staging, MANIFEST_PATH)))) counts.unchanged++;
-    else {
-      await writeFile(join(staging, MANIFEST_PATH), manifestText);
-      counts.written++;
+    try {
+      const stats = await assemble(outDir, staging, old, entries, manifest, options);
+      await swapIn(outDir, staging, previous);
+      return stats;
+    } catch (error) {
+      await rm(staging, { recursive: true, force: true });
+      throw error;
     }
-    const removed = (await listFiles(outDir)).filter((path) => path !== MANIFEST_PATH && !(path in files)).length;
-    await swapIn(outDir, staging, previous);
-    return { files: Object.keys(files).length + 1, written: counts.written, unchanged: counts.unchanged, removed };
   } finally {
     await release();
   }
+}
+
+/** Builds the new tree in `staging`, reusing unchanged files of `outDir`. */
+async function assemble(outDir: string, staging: string, old: Manifest | null, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
+  const files: Record<string, string> = {};
+  const counts = { written: 0, unchanged: 0, entries: 0 };
+  const made = new Map<string, Promise<unknown>>();
+  const ensureDir = (dir: string) => made.get(dir) ?? made.set(dir, mkdir(dir, { recursive: true })).get(dir)!;
+
+  const put = async (path: string, data: Buffer, hash: string) => {
+    await ensureDir(dirname(join(staging, path)));
+    files[path] = hash;
+    if (old?.files[path] === hash && (await reuse(join(outDir, path), join(staging, path)))) counts.unchanged++;
+    else {
+      await writeFile(join(staging, path), data);
+      counts.written++;
+    }
+  };
+  const one = async (entry: SiteEntry) => {
+    const data = typeof entry.body === 'string' ? Buffer.from(entry.body) : entry.body;
+    const hash = sha256(data);
+    const same = old?.files[entry.path] === hash;
+    await put(entry.path, data, hash);
+    if (entry.compress && options.compress) {
+      for (const [suffix, compress] of Object.entries(VARIANTS)) {
+        const path = entry.path + suffix;
+        const oldHash = old?.files[path];
+        if (same && oldHash && (await reuse(join(outDir, path), join(staging, path)))) {
+          files[path] = oldHash;
+          counts.unchanged++;
+        } else {
+          const packed = await compress(data);
+          await put(path, packed, sha256(packed));
+        }
+      }
+    }
+    options.onProgress?.(++counts.entries);
+  };
+  await runBounded(entries, one, IN_FLIGHT);
+
+  const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const manifestText = `${JSON.stringify({ ...manifest, files: sorted }, null, 1)}\n`;
+  const oldManifestText = old ? await readFile(join(outDir, MANIFEST_PATH), 'utf8') : undefined;
+  await ensureDir(dirname(join(staging, MANIFEST_PATH)));
+  if (manifestText === oldManifestText && (await reuse(join(outDir, MANIFEST_PATH), join(staging, MANIFEST_PATH)))) counts.unchanged++;
+  else {
+    await writeFile(join(staging, MANIFEST_PATH), manifestText);
+    counts.written++;
+  }
+  const removed = (await listFiles(outDir)).filter((path) => path !== MANIFEST_PATH && !(path in files)).length;
+  return { files: Object.keys(files).length + 1, written: counts.written, unchanged: counts.unchanged, removed };
 }
 
 export function sha256(data: Buffer | string): string {
@@ -121,16 +132,20 @@ async function reuse(from: string, to: string): Promise<boolean> {
   }
 }
 
+/** Runs `task` over `items` with at most `limit` in flight; waits for all before returning or throwing. */
 async function runBounded<T>(items: Iterable<T>, task: (item: T) => Promise<void>, limit: number): Promise<void> {
   const running = new Set<Promise<void>>();
   let failure: unknown;
-  for (const item of items) {
-    if (failure) break;
-    const p: Promise<void> = task(item).catch((error) => { failure ??= error; }).finally(() => running.delete(p));
-    running.add(p);
-    if (running.size >= limit) await Promise.race(running);
+  try {
+    for (const item of items) {
+      if (failure) break;
+      const p: Promise<void> = task(item).catch((error) => void (failure ??= error)).finally(() => running.delete(p));
+      running.add(p);
+      if (running.size >= limit) await Promise.race(running);
+    }
+  } finally {
+    await Promise.all(running);
   }
-  await Promise.all(running);
   if (failure) throw failure;
 }
 

@@ -1,0 +1,150 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VERSION } from '../src/build.js';
+import { cli } from './cli-helpers.js';
+import { readTree, tempDir } from './helpers.js';
+
+const ROOT = join(import.meta.dirname, '..');
+let cwd: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => {
+  ({ dir: cwd, cleanup } = await tempDir('cities-cli-'));
+  await cp(join(ROOT, 'data'), join(cwd, 'data'), { recursive: true });
+});
+afterAll(() => cleanup());
+
+const firstPage = async (site = 'dist', file = 'cities/default/default/1.json') =>
+  JSON.parse(await readFile(join(cwd, site, file), 'utf8')) as { count: number; next: string; results: { id: number }[] };
+
+describe('cities-api build, as a CI job runs it', () => {
+  it('with no arguments builds dist/ from data/cities.csv', async () => {
+    const run = await cli(cwd, 'build');
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^data\/cities\.csv: 48 cities valid; building 693 pages \(2081 files\)\nbuilt dist\/: 2081 files: 2081 written, 0 unchanged, 0 removed in [\d.]+ s\n$/);
+    const page = await firstPage();
+    expect(page.count).toBe(48);
+    expect(page.next).toBe('http://localhost:8080/cities/?page=2');
+  });
+
+  it('a rebuild with no change writes nothing and keeps every file as it was', async () => {
+    const before = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
+    const run = await cli(cwd, 'build');
+    expect(run.stdout).toMatch(/2081 files: 0 written, 2081 unchanged, 0 removed/);
+    const after = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+  });
+
+  it('is deterministic: another build of the same input is byte-identical', async () => {
+    expect((await cli(cwd, 'build', '--out', 'dist-again')).code).toBe(0);
+    const a = await readTree(join(cwd, 'dist'));
+    const b = await readTree(join(cwd, 'dist-again'));
+    expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
+    for (const [path, bytes] of a) expect(bytes.equals(b.get(path)!), path).toBe(true);
+  });
+
+  it('removes stale files when page sizes shrink, and says how many', async () => {
+    const run = await cli(cwd, 'build', '--out', 'dist-again', '--page-sizes', '10,20');
+    expect(run.stdout).toMatch(/1685 files: \d+ written, \d+ unchanged, 396 removed/);
+    await expect(stat(join(cwd, 'dist-again/cities/name_en/50/1.json'))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('uses --base-url with a path in every link', async () => {
+    await cli(cwd, 'build', '--out', 'dist-base', '--base-url', 'https://example.org/api/v1/');
+    expect((await firstPage('dist-base')).next).toBe('https://example.org/api/v1/cities/?page=2');
+  });
+
+  it('reads defaults from cities-api.config.json; flags win over it', async () => {
+    await writeFile(join(cwd, 'cities-api.config.json'), JSON.stringify({ out: 'site', pageSizes: [25], baseUrl: 'https://cfg.example' }));
+    try {
+      expect((await cli(cwd, 'build')).code).toBe(0);
+      const second = (await firstPage('site', 'cities/default/25/2.json')) as unknown as { previous: string; next: null };
+      expect([second.previous, second.next]).toEqual(['https://cfg.example/cities/?page_size=25', null]);
+      expect((await cli(cwd, 'build', '--base-url', 'https://flag.example')).code).toBe(0);
+      expect((await firstPage('site')).next).toBe('https://flag.example/cities/?page=2');
+    } finally {
+      await writeFile(join(cwd, 'cities-api.config.json'), '{}');
+    }
+  });
+});
+
+describe('a bad dataset is refused and the old site stays as it was', () => {
+  it.each([
+    ['an empty name', 'id,name_ar', (csv: string) => csv.replace(/^(\d+),[^,]+,/m, '$1,,')],
+    ['a coordinate out of range', 'longitude', (csv: string) => csv.split('\n').map((l, i) => (i === 5 ? l.replace(/,(-?[\d.]+),(-?[\d.]+),(true|false),/, ',200,$2,$3,') : l)).join('\n')],
+  ])('%s', async (_, field, corrupt) => {
+    const good = await readFile(join(cwd, 'data/cities.csv'), 'utf8');
+    await writeFile(join(cwd, 'bad.csv'), corrupt(good));
+    const before = await readTree(join(cwd, 'dist'));
+    const run = await cli(cwd, 'build', '--data', 'bad.csv');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^cities-api: invalid dataset .*bad\.csv \(1 problem; nothing was written\):\n {2}.*bad\.csv:\d+: field /);
+    expect(run.stderr).toContain(field === 'longitude' ? 'field longitude, value "200": must be between -180 and 180' : 'must not be empty');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    const after = await readTree(join(cwd, 'dist'));
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    for (const [path, bytes] of before) expect(bytes.equals(after.get(path)!), path).toBe(true);
+  });
+
+  it('validate lists the problems and exits 1', async () => {
+    await writeFile(join(cwd, 'bad.json'), JSON.stringify([{ id: 1 }]));
+    const run = await cli(cwd, 'validate', '--data', 'bad.json');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('bad.json: record 0 (id 1): field name_ar, value missing: is missing');
+  });
+
+  it('validate accepts the bundled dataset', async () => {
+    expect(await cli(cwd, 'validate')).toEqual({ code: 0, stdout: 'data/cities.csv: 48 cities, valid\n', stderr: '' });
+  });
+
+  it('refuses to replace a directory that is not a cities-api site', async () => {
+    await mkdir(join(cwd, 'mine'));
+    await writeFile(join(cwd, 'mine/notes.txt'), 'keep me');
+    const run = await cli(cwd, 'build', '--out', 'mine');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/mine exists and is not a cities-api site/);
+    expect(await readFile(join(cwd, 'mine/notes.txt'), 'utf8')).toBe('keep me');
+  });
+});
+
+describe('usage', () => {
+  it.each([
+    ['unknown option', ['build', '--bogus'], /unknown option '--bogus'/],
+    ['unknown command', ['deploy'], /unknown command 'deploy'/],
+    ['bad collation', ['build', '--collation', 'klingon'], /Allowed choices are locale, codepoint/],
+    ['bad page sizes', ['build', '--page-sizes', '10,0'], /invalid page size "0"/],
+    ['bad base URL', ['build', '--base-url', 'example.org'], /invalid base URL "example.org"/],
+    ['base URL with a query', ['build', '--base-url', 'http://x/?a=1'], /must not carry a query/],
+  ])('%s exits 2', async (_, args, message) => {
+    const run = await cli(cwd, ...args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+  });
+
+  it.each([['--help'], ['build', '--help']])('%s exits 0', async (...args) => {
+    const run = await cli(cwd, ...args);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/Usage: cities-api/);
+  });
+
+  it('--version prints the version', async () => {
+    expect(await cli(cwd, '--version')).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+});
+
+describe('bin/cities-api.js', () => {
+  const run = (...args: string[]) =>
+    promisify(execFile)(process.execPath, [join(ROOT, 'bin/cities-api.js'), ...args], { cwd }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+
+  it('runs the compiled CLI with the same exit codes', async () => {
+    expect((await run('validate')).code).toBe(0);
+    expect((await run('validate', '--data', 'bad.json')).code).toBe(1);
+    expect((await run('build', '--nope')).code).toBe(2);
+  });
+});

@@ -1,0 +1,77 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recoverSite, writeSite, type SiteEntry } from '../src/site-writer.js';
+import { readTree, tempDir } from './helpers.js';
+
+const manifest = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], defaultPageSize: 10, compress: true }, dataset: { count: 0, sha256: '' } } as const;
+const entries = (n: number, text = 'v1'): SiteEntry[] => Array.from({ length: n }, (_, i) => ({ path: `cities/p/${i}.json`, body: Buffer.from(`${text}-${i}`), compress: true }));
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-writer-')));
+afterAll(() => cleanup());
+
+describe('writeSite keeps the previous site whole whatever happens', () => {
+  it('a build that fails midway leaves the old site and no staging tree', async () => {
+    const out = join(root, 'fail');
+    await writeSite(out, entries(20), manifest, { compress: true });
+    const before = await readTree(out);
+    function* failing(): Generator<SiteEntry> {
+      yield* entries(10, 'v2');
+      throw new Error('disk on fire');
+    }
+    await expect(writeSite(out, failing(), manifest, { compress: true })).rejects.toThrow('disk on fire');
+    const after = await readTree(out);
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    for (const [path, bytes] of before) expect(bytes.equals(after.get(path)!)).toBe(true);
+    expect((await readdir(root)).filter((n) => n.startsWith('.fail.'))).toEqual([]);
+  });
+
+  it('counts written, unchanged and removed files, compressed siblings included', async () => {
+    const out = join(root, 'counts');
+    expect(await writeSite(out, entries(4), manifest, { compress: true })).toEqual({ files: 13, written: 13, unchanged: 0, removed: 0 });
+    const changed = [...entries(2), { path: 'cities/p/2.json', body: Buffer.from('changed'), compress: true }];
+    expect(await writeSite(out, changed, manifest, { compress: true })).toEqual({ files: 10, written: 4, unchanged: 6, removed: 3 });
+  });
+
+  it('unchanged files keep their inode (hard links into the new tree)', async () => {
+    const out = join(root, 'links');
+    await writeSite(out, entries(3), manifest, { compress: true });
+    const before = await stat(join(out, 'cities/p/1.json.br'));
+    await writeSite(out, entries(3), manifest, { compress: true });
+    expect((await stat(join(out, 'cities/p/1.json.br'))).ino).toBe(before.ino);
+  });
+
+  it('recovers the previous site when a build was killed between its two renames', async () => {
+    const out = join(root, 'killed');
+    await writeSite(out, entries(3), manifest, { compress: false });
+    const deadPid = 2 ** 22 + 7;
+    await rename(out, join(root, `.killed.previous-${deadPid}`));
+    await mkdir(join(root, `.killed.staging-${deadPid}`));
+    await recoverSite(out);
+    expect([...(await readTree(out)).keys()].sort()).toContain('cities/p/0.json');
+    expect((await readdir(root)).filter((n) => n.startsWith('.killed.'))).toEqual([]);
+  });
+});
+
+describe('two builds never interleave', () => {
+  it('a second build fails clearly while the first builder is alive', async () => {
+    const out = join(root, 'locked');
+    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
+    try {
+      await writeFile(join(root, '.locked.lock'), `${sleeper.pid}\n`);
+      await expect(writeSite(out, entries(1), manifest, { compress: false })).rejects.toThrow(`another build of ${out} is running (pid ${sleeper.pid})`);
+    } finally {
+      sleeper.kill();
+    }
+  });
+
+  it('a dead builder’s lock is taken over', async () => {
+    const out = join(root, 'stale');
+    await writeFile(join(root, '.stale.lock'), `${2 ** 22 + 9}\n`);
+    await expect(writeSite(out, entries(1), manifest, { compress: false })).resolves.toMatchObject({ written: 2 });
+    expect((await readdir(root)).filter((n) => n.startsWith('.stale.'))).toEqual([]);
+  });
+});
