@@ -6,6 +6,7 @@ import { loadConfig, type ProjectConfig } from './config-file.js';
 import { CitiesApiError } from './errors.js';
 import { progressLine } from './progress.js';
 import { readDataset } from './read-dataset.js';
+import { serve } from './serve.js';
 import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, parseCollation, parsePageSizes } from './settings.js';
 
 export interface RunOptions {
@@ -66,6 +67,43 @@ export async function runMain(options: RunOptions): Promise<number> {
       const name = flags.data ?? c.data ?? DEFAULT_DATA;
       const cities = await readDataset(resolve(cwd, name));
       say(`${name}: ${cities.length} cities, valid`);
+    });
+
+  program
+    .command('serve')
+    .description('serve a site: static files first, everything else computed live')
+    .argument('[dir]', `site directory (default: ${DEFAULT_OUT})`)
+    .addOption(new Option('--data <file>', 'dataset to build DIR from before serving (default: the config\'s; else DIR is served as built)'))
+    .option('--base-url <url>', 'URL the API is published at (default: the site\'s own, or this server\'s URL when building)')
+    .addOption(new Option('--collation <name>', 'text order when building').choices(['locale', 'codepoint']))
+    .option('--page-sizes <list>', 'page sizes to precompute when building')
+    .option('--port <number>', 'port to listen on (0: any free port)', '8080')
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--writable', 'accept POST to create cities (clients send Authorization: Token $CITIES_API_TOKEN)')
+    .option('--watch', 'rebuild and answer from the new data when the dataset file changes')
+    .action(async (dir: string | undefined, flags: { data?: string; baseUrl?: string; collation?: string; pageSizes?: string; port: string; host: string; writable?: boolean; watch?: boolean }) => {
+      const c = await config();
+      if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) throw new CitiesApiError(`invalid port "${flags.port}": expected 0-65535`, 2);
+      const data = flags.data ?? c.data;
+      const server = await serve({
+        dir: resolve(cwd, dir ?? c.out ?? DEFAULT_OUT),
+        data: data === undefined ? undefined : resolve(cwd, data),
+        baseUrl: flags.baseUrl ?? c.baseUrl,
+        collation: flags.collation || c.collation ? parseCollation(flags.collation ?? c.collation!) : undefined,
+        pageSizes: flags.pageSizes || c.pageSizes ? parsePageSizes(flags.pageSizes ?? c.pageSizes!) : undefined,
+        port: Number(flags.port),
+        host: flags.host,
+        writable: flags.writable,
+        token: process.env.CITIES_API_TOKEN,
+        watch: flags.watch,
+        log: say,
+      });
+      await new Promise<void>((done) => {
+        process.once('SIGINT', done);
+        process.once('SIGTERM', done);
+      });
+      await server.close();
+      say('stopped');
     });
 
   try {

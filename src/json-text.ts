@@ -64,3 +64,32 @@ export function envelopeJson(count: number, next: string | null, previous: strin
 export function detailJson(detail: string): string {
   return `{"detail":${jsonString(detail)}}`;
 }
+
+/**
+ * Re-indents compact JSON as Python's json.dumps(indent=n, separators=(',', ': ')) lays it out,
+ * touching only whitespace, so every token keeps its exact spelling.
+ */
+export function indentJson(compact: string, indent: number): string {
+  const pad = (depth: number) => `\n${' '.repeat(indent * depth)}`;
+  let out = '';
+  let depth = 0;
+  for (let i = 0; i < compact.length; i++) {
+    const c = compact[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (compact[j] !== '"') j += compact[j] === '\\' ? 2 : 1;
+      out += compact.slice(i, j + 1);
+      i = j;
+    } else if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      if (compact[i + 1] === close) {
+        out += c + close;
+        i++;
+      } else out += c + pad(++depth);
+    } else if (c === '}' || c === ']') out += pad(--depth) + c;
+    else if (c === ',') out += `,${pad(depth)}`;
+    else if (c === ':') out += ': ';
+    else out += c;
+  }
+  return out;
+}

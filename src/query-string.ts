@@ -31,9 +31,13 @@ export function queryFieldCount(qs: string): number {
   return n;
 }
 
-/** Python's `unquote_plus`: only runs of ASCII are percent-decoded; other characters pass through. */
+/** Python's `unquote_plus`: `+` is a space, then as `unquote`. */
 export function unquotePlus(s: string): string {
-  const text = s.includes('+') ? s.replaceAll('+', ' ') : s;
+  return unquote(s.includes('+') ? s.replaceAll('+', ' ') : s);
+}
+
+/** Python's `unquote`: only runs of ASCII are percent-decoded (UTF-8, bad bytes → U+FFFD); other characters pass through. */
+export function unquote(text: string): string {
   if (!text.includes('%')) return text;
   return text.replace(/[\x00-\x7f]+/g, (ascii) => (ascii.includes('%') ? decodeAsciiRun(ascii) : ascii));
 }

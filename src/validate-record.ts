@@ -16,8 +16,10 @@ export type RawRecord = Readonly<Record<string, unknown>>;
 const CSV_BOOLEANS: Readonly<Record<string, boolean>> = { true: true, false: false, '1': true, '0': false };
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:Z|\+00:00)$/;
-const COORDINATE_LIMITS = { longitude: 180, latitude: 90 } as const;
-const MAX_DECIMALS = 6;
+export const COORDINATE_LIMITS = { longitude: 180, latitude: 90 } as const;
+export const MAX_DECIMALS = 6;
+/** Digits in total of a stored coordinate (3 before the point, 6 after), as a DecimalField(9, 6). */
+export const MAX_DIGITS = 9;
 
 /**
  * Validates one record and builds the city. `fromCsv` reads every value as CSV text

@@ -1,0 +1,96 @@
+import { codePointLength } from './codepoint.js';
+import { MAX_NAME_LENGTH, NAME_FIELDS, type City } from './fields.js';
+import { pyFloatRepr } from './json-text.js';
+import { pyStrip } from './python-text.js';
+import { COORDINATE_LIMITS, MAX_DECIMALS, MAX_DIGITS } from './validate-record.js';
+
+// Validates a POST body as the reference's ModelSerializer does (CharField(max_length=255),
+// DecimalField(max_digits=9, decimal_places=6, allow_null=True), BooleanField), with DRF's
+// messages, plus the dataset's own rules (coordinate ranges, both or neither).
+
+export type NewCity = Omit<City, 'id' | 'created_at' | 'updated_at'>;
+export type FieldErrors = Record<string, string[]>;
+
+const TRUE_VALUES = new Set<unknown>(['t', 'T', 'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', '1', 1, true]);
+const FALSE_VALUES = new Set<unknown>(['f', 'F', 'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '0', 0, false]);
+const DECIMAL = /^[+-]?(?:(\d+)(?:\.(\d*))?|\.(\d+))(?:[eE]([+-]?\d+))?$/;
+const MAX_DECIMAL_STRING = 1000;
+
+/** `data` is the parsed JSON body, or form fields (last value of each) when `fromForm`. */
+export function validateNewCity(data: unknown, fromForm = false): { city: NewCity } | { errors: FieldErrors } {
+  if (data === null) return { errors: { non_field_errors: ['No data provided'] } };
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    return { errors: { non_field_errors: [`Invalid data. Expected a dictionary, but got ${pythonType(data)}.`] } };
+  }
+  const input = data as Record<string, unknown>;
+  const errors: FieldErrors = {};
+  const city = { top: false, longitude: null, latitude: null } as unknown as NewCity;
+  for (const field of NAME_FIELDS) {
+    const result = charField(input[field], field in input);
+    if (typeof result === 'string') city[field] = result;
+    else errors[field] = result.errors;
+  }
+  for (const field of ['longitude', 'latitude'] as const) {
+    if (!(field in input)) continue;
+    const value = fromForm && input[field] === '' ? null : input[field];
+    const result = decimalField(value, COORDINATE_LIMITS[field]);
+    if (typeof result === 'object' && result !== null) errors[field] = result.errors;
+    else city[field] = result;
+  }
+  if ('top' in input) {
+    const top = input.top;
+    if (top === null) errors.top = ['This field may not be null.'];
+    else if (TRUE_VALUES.has(top)) city.top = true;
+    else if (FALSE_VALUES.has(top)) city.top = false;
+    else errors.top = ['Must be a valid boolean.'];
+  }
+  if (Object.keys(errors).length) return { errors };
+  if ((city.longitude === null) !== (city.latitude === null)) {
+    return { errors: { non_field_errors: ['Give longitude and latitude together, or neither.'] } };
+  }
+  return { city };
+}
+
+function charField(value: unknown, present: boolean): string | { errors: string[] } {
+  if (!present) return { errors: ['This field is required.'] };
+  if (value === null) return { errors: ['This field may not be null.'] };
+  if (typeof value === 'boolean' || !['string', 'number'].includes(typeof value)) return { errors: ['Not a valid string.'] };
+  const text = pyStrip(typeof value === 'number' ? (Number.isInteger(value) ? String(value) : pyFloatRepr(value)) : (value as string));
+  if (text === '') return { errors: ['This field may not be blank.'] };
+  const errors: string[] = [];
+  if (codePointLength(text) > MAX_NAME_LENGTH) errors.push(`Ensure this field has no more than ${MAX_NAME_LENGTH} characters.`);
+  if (text.includes('\0')) errors.push('Null characters are not allowed.');
+  const surrogate = /[\ud800-\udfff]/u.exec(text.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''));
+  if (surrogate) errors.push(`Surrogate characters are not allowed: U+${surrogate[0].charCodeAt(0).toString(16).toUpperCase()}.`);
+  return errors.length ? { errors } : text;
+}
+
+function decimalField(value: unknown, limit: number): number | null | { errors: string[] } {
+  if (value === null) return null;
+  const fail = (message: string) => ({ errors: [message] });
+  if (typeof value !== 'string' && typeof value !== 'number') return fail('A valid number is required.');
+  const text = pyStrip(typeof value === 'number' ? (Number.isInteger(value) ? String(value) : pyFloatRepr(value)) : value);
+  if (text.length > MAX_DECIMAL_STRING) return fail('String value too large.');
+  const m = DECIMAL.exec(text);
+  if (!m) return fail('A valid number is required.');
+  // Decimal(text).as_tuple(): digits without leading zeros, exponent as written.
+  const intPart = m[1] ?? '', fracPart = m[2] ?? m[3] ?? '';
+  const exponent = Number(m[4] ?? 0) - fracPart.length;
+  const digits = (intPart + fracPart).replace(/^0+/, '').length || 1;
+  const [total, whole, places] = exponent >= 0 ? [digits + exponent, digits + exponent, 0] : digits > -exponent ? [digits, digits + exponent, -exponent] : [-exponent, 0, -exponent];
+  if (total > MAX_DIGITS) return fail(`Ensure that there are no more than ${MAX_DIGITS} digits in total.`);
+  if (places > MAX_DECIMALS) return fail(`Ensure that there are no more than ${MAX_DECIMALS} decimal places.`);
+  if (whole > MAX_DIGITS - MAX_DECIMALS) return fail(`Ensure that there are no more than ${MAX_DIGITS - MAX_DECIMALS} digits before the decimal point.`);
+  const number = Number(text) + 0;
+  if (number > limit) return fail(`Ensure this value is less than or equal to ${limit}.`);
+  if (number < -limit) return fail(`Ensure this value is greater than or equal to -${limit}.`);
+  return number;
+}
+
+function pythonType(value: unknown): string {
+  if (typeof value === 'string') return 'str';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float';
+  if (Array.isArray(value)) return 'list';
+  return typeof value;
+}

@@ -1,0 +1,100 @@
+import { browsablePage } from './browsable.js';
+import type { CityIndex } from './city-index.js';
+import { detailJson, indentJson } from './json-text.js';
+import { optionsMetadata } from './metadata.js';
+import { negotiate, type Negotiation } from './negotiate.js';
+import { answerListing } from './page.js';
+import { lastValue, parseQuery, queryFieldCount, unquote } from './query-string.js';
+import { staticPathFor, type LayoutSettings } from './site-layout.js';
+
+// How the server answers each request, decided without I/O: a complete answer, a static file
+// for sirv to send, or a POST that needs the body. Headers and statuses are the reference's.
+
+export interface ApiRequest {
+  readonly method: string;
+  /** Path and query exactly as received (`/cities/?page=2`). */
+  readonly target: string;
+  readonly accept?: string | undefined;
+  /** Present on a CORS preflight. */
+  readonly preflightHeaders?: string | undefined;
+}
+
+export interface SiteContext {
+  readonly index: CityIndex;
+  readonly baseUrl: string;
+  /** The base URL's path, where `/cities/` is mounted (`` or `/api/v1`). */
+  readonly mount: string;
+  readonly layout: LayoutSettings;
+}
+
+export type Headers = Record<string, string>;
+
+export type Route =
+  | { readonly kind: 'answer'; readonly status: number; readonly headers: Headers; readonly body: Buffer }
+  | { readonly kind: 'static'; readonly file: string; readonly headers: Headers }
+  | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
+
+export const ALLOW = 'GET, POST, HEAD, OPTIONS';
+/** Django's default security headers, on every response of the reference. */
+const DJANGO_HEADERS: Headers = {
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+};
+export const API_HEADERS: Headers = { Allow: ALLOW, Vary: 'Accept', 'Access-Control-Allow-Origin': '*', ...DJANGO_HEADERS };
+/** DRF's http_method_names beyond the four the view allows. */
+const MAX_FIELDS = 1000;
+const HTML = 'text/html; charset=utf-8';
+const NOT_FOUND_PAGE = '<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
+const BAD_REQUEST_PAGE = '<!doctype html>\n<html lang="en">\n<head>\n  <title>Bad Request (400)</title>\n</head>\n<body>\n  <h1>Bad Request (400)</h1><p></p>\n</body>\n</html>\n';
+
+export function route(req: ApiRequest, site: SiteContext): Route {
+  const q = req.target.indexOf('?');
+  const path = unquote(q < 0 ? req.target : req.target.slice(0, q));
+  const query = q < 0 ? '' : req.target.slice(q + 1);
+  if (path === `${site.mount}/cities`) {
+    return page(301, { ...DJANGO_HEADERS, Location: `${site.mount}/cities/${query ? `?${query}` : ''}` }, '');
+  }
+  if (path !== `${site.mount}/cities/`) return page(404, DJANGO_HEADERS, NOT_FOUND_PAGE);
+  if (queryFieldCount(query) > MAX_FIELDS) return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE);
+  const pairs = parseQuery(query);
+  const negotiation = negotiate(lastValue(pairs, 'format'), req.accept);
+  const answer = (status: number, json: string) => render(req, negotiation, status, json, pairs);
+  if ('status' in negotiation) return answer(negotiation.status, detailJson(negotiation.detail));
+  switch (req.method) {
+    case 'GET':
+    case 'HEAD': {
+      const file = negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.layout) : null;
+      if (file) return { kind: 'static', file, headers: { ...API_HEADERS, 'Content-Type': 'application/json' } };
+      const listing = answerListing(site.index, pairs, site.baseUrl);
+      return answer(listing.status, listing.body.toString());
+    }
+    case 'OPTIONS': {
+      const options = answer(200, JSON.stringify(optionsMetadata()));
+      if (req.preflightHeaders === undefined) return options;
+      const preflight = { 'Access-Control-Allow-Methods': ALLOW, 'Access-Control-Max-Age': '86400', ...(req.preflightHeaders ? { 'Access-Control-Allow-Headers': req.preflightHeaders } : {}) };
+      return { ...options, headers: { ...options.headers, ...preflight } };
+    }
+    case 'POST':
+      return { kind: 'create', headers: API_HEADERS, negotiation };
+    default:
+      return answer(405, detailJson(`Method "${req.method}" not allowed.`));
+  }
+}
+
+/** An API answer in the negotiated form: JSON (indented on request) or the browsable page. */
+export function render(req: ApiRequest, negotiation: Negotiation, status: number, json: string, pairs = parseQuery(req.target.split('?')[1] ?? '')): Extract<Route, { kind: 'answer' }> {
+  if ('renderer' in negotiation && negotiation.renderer === 'html') {
+    const headers = { ...API_HEADERS, 'Content-Type': HTML };
+    const shown = { Allow: ALLOW, 'Content-Type': 'application/json', Vary: 'Accept' };
+    const html = browsablePage({ method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, 'ordering'), pageSize: lastValue(pairs, 'page_size') });
+    return { kind: 'answer', status, headers, body: Buffer.from(html) };
+  }
+  const indent = 'indent' in negotiation ? negotiation.indent : null;
+  return { kind: 'answer', status, headers: { ...API_HEADERS, 'Content-Type': 'application/json' }, body: Buffer.from(indent ? indentJson(json, indent) : json) };
+}
+
+function page(status: number, headers: Headers, html: string): Route {
+  return { kind: 'answer', status, headers: { ...headers, 'Content-Type': HTML }, body: Buffer.from(html) };
+}

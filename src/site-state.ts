@@ -1,0 +1,40 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import sirv from 'sirv';
+import { CityIndex } from './city-index.js';
+import { CitiesApiError } from './errors.js';
+import type { City } from './fields.js';
+import { DATASET_PATH, readManifest, type Manifest } from './manifest.js';
+import type { SiteContext } from './respond.js';
+
+export type FileHandler = ReturnType<typeof sirv>;
+
+/** What the server answers from: a built site's files (read once, by sirv) and its dataset in memory. */
+export interface SiteState {
+  readonly manifest: Manifest;
+  readonly context: SiteContext;
+  readonly files: FileHandler;
+}
+
+export async function loadSite(dir: string): Promise<SiteState> {
+  const manifest = await readManifest(dir);
+  if (!manifest) throw new CitiesApiError(`${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`, 2);
+  const cities = JSON.parse(await readFile(join(dir, DATASET_PATH), 'utf8')) as City[];
+  const { baseUrl, collation, pageSizes } = manifest.settings;
+  const context: SiteContext = {
+    index: new CityIndex(cities, collation),
+    baseUrl,
+    mount: new URL(baseUrl).pathname.replace(/\/+$/, ''),
+    layout: { count: cities.length, pageSizes },
+  };
+  const files = sirv(dir, {
+    dev: false,
+    etag: true,
+    gzip: true,
+    brotli: true,
+    extensions: [],
+    // The reference sends `Vary: Accept` only; it is kept exactly (see docs on caching).
+    setHeaders: (res) => res.setHeader('Vary', 'Accept'),
+  });
+  return { manifest, context, files };
+}
