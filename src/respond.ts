@@ -25,6 +25,8 @@ export interface SiteContext {
   /** The base URL's path, where `/cities/` is mounted (`` or `/api/v1`). */
   readonly mount: string;
   readonly layout: LayoutSettings;
+  /** False while the site's files are being replaced: everything is then computed live. */
+  readonly useFiles?: boolean;
 }
 
 export type Headers = Record<string, string>;
@@ -65,7 +67,7 @@ export function route(req: ApiRequest, site: SiteContext): Route {
   switch (req.method) {
     case 'GET':
     case 'HEAD': {
-      const file = negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.layout) : null;
+      const file = site.useFiles !== false && negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.layout) : null;
       if (file) return { kind: 'static', file, headers: { ...API_HEADERS, 'Content-Type': 'application/json' } };
       const listing = answerListing(site.index, pairs, site.baseUrl);
       return answer(listing.status, listing.body.toString());

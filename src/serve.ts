@@ -8,8 +8,8 @@ import { CityWriter } from './city-writer.js';
 import type { Collation } from './collation.js';
 import { CitiesApiError } from './errors.js';
 import { createHandler } from './server.js';
-import { normalizeBaseUrl } from './settings.js';
-import { loadSite, type SiteState } from './site-state.js';
+import { DEFAULT_PAGE_SIZES, normalizeBaseUrl } from './settings.js';
+import { LiveSite } from './live-site.js';
 import { sha256 } from './site-writer.js';
 
 export interface ServeOptions {
@@ -43,11 +43,17 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
   if ((options.writable || options.watch) && !options.data) throw new CitiesApiError(`--${options.writable ? 'writable' : 'watch'} needs a dataset file (--data)`, 2);
   if (options.writable && !options.token) throw new CitiesApiError('--writable needs a token: set CITIES_API_TOKEN in the environment', 2);
-  let site: SiteState | undefined;
+  let live: LiveSite | undefined;
   let ready!: () => void;
   const started = new Promise<void>((resolve) => (ready = resolve));
   let writer: CityWriter | undefined;
-  const handler = createHandler({ site: () => site!, get writer() { return writer; }, token: options.token, onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`) });
+  const handler = createHandler({
+    site: () => live!.current,
+    track: (res) => live!.track(res),
+    get writer() { return writer; },
+    token: options.token,
+    onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
+  });
   const server = createServer((req, res) => void started.then(() => handler(req, res)));
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -60,55 +66,58 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   let watcher: FSWatcher | undefined;
   try {
     let builtHash = '';
-    const rebuild = async () => {
-      const data = options.data!;
-      const text = await readFile(data);
+    const settings = () => live?.current.manifest.settings;
+    const buildFromData = async () => {
+      const text = await readFile(options.data!);
       await build({
-        data, out: options.dir, collation: options.collation ?? site?.manifest.settings.collation ?? 'locale',
-        baseUrl: options.baseUrl ?? site?.manifest.settings.baseUrl ?? url.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
-        pageSizes: options.pageSizes ?? site?.manifest.settings.pageSizes ?? [10, 20, 50, 100],
+        data: options.data!,
+        out: options.dir,
+        collation: options.collation ?? settings()?.collation ?? 'locale',
+        baseUrl: options.baseUrl ?? settings()?.baseUrl ?? url.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
+        pageSizes: options.pageSizes ?? settings()?.pageSizes ?? DEFAULT_PAGE_SIZES,
       });
-      site = await loadSite(options.dir);
       builtHash = sha256(text);
     };
     let queue = Promise.resolve();
-    const serialized = (task: () => Promise<void>) => (queue = queue.then(task, task));
-    if (options.data) await serialized(rebuild);
-    else {
-      site = await loadSite(options.dir);
-      if (options.baseUrl && normalizeBaseUrl(options.baseUrl) !== site.manifest.settings.baseUrl) {
-        throw new CitiesApiError(`${options.dir} was built for ${site.manifest.settings.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
-      }
+    const rebuild = () => (queue = queue.then(() => live!.replace(buildFromData)));
+    if (options.data) await buildFromData();
+    live = await LiveSite.open(options.dir);
+    live.watchBuilds();
+    if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== settings()!.baseUrl) {
+      throw new CitiesApiError(`${options.dir} was built for ${settings()!.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
     }
-    if (options.writable) writer = new CityWriter(options.data!, () => serialized(rebuild));
+    if (options.writable) writer = new CityWriter(options.data!, rebuild);
     if (options.watch) {
       const name = basename(options.data!);
       let timer: NodeJS.Timeout | undefined;
       watcher = watch(dirname(options.data!), (_, file) => {
         if (file !== name) return;
         clearTimeout(timer);
-        timer = setTimeout(() => void serialized(async () => {
+        timer = setTimeout(async () => {
           const text = await readFile(options.data!).catch(() => null);
           if (!text || sha256(text) === builtHash) return;
           await rebuild().then(
-            () => log(`${options.data} changed: rebuilt, now ${site!.context.index.count} cities`),
+            () => log(`${options.data} changed: rebuilt, now ${live!.current.context.index.count} cities`),
             (error) => log(`${options.data} changed but was not used: ${(error as Error).message}`),
           );
-        }), 150);
+        }, 150);
       });
     }
   } catch (error) {
+    live?.close();
     server.close();
     throw error;
   }
   ready();
-  const apiUrl = `${url}${site!.context.mount}/cities/`;
-  log(`serving ${options.dir} at ${apiUrl} (${site!.context.index.count} cities; links on ${site!.context.baseUrl})`);
+  const { context } = live!.current;
+  const apiUrl = `${url}${context.mount}/cities/`;
+  log(`serving ${options.dir} at ${apiUrl} (${context.index.count} cities; links on ${context.baseUrl})`);
   return {
     url,
     apiUrl,
     async close() {
       watcher?.close();
+      live?.close();
       await writer?.idle();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

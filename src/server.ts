@@ -11,6 +11,8 @@ import { checkToken } from './token-auth.js';
 export interface HandlerOptions {
   /** The site to answer from now (it changes after a rebuild). */
   readonly site: () => SiteState;
+  /** Told about each response that streams a site file, until it finishes. */
+  readonly track?: (res: ServerResponse) => void;
   /** Set when POST may create cities (`--writable`), with the token clients must send. */
   readonly writer?: CityWriter | undefined;
   readonly token?: string | undefined;
@@ -43,6 +45,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: Handle
     for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
     delete req.headers.range;
     req.url = `/${decision.file}`;
+    options.track?.(res);
     return site.files(req, res, () => send(res, 404, decision.headers, Buffer.from(detailJson('Not found.'))));
   }
   const fail = (status: number, detail: string, extra: Headers = {}) => {

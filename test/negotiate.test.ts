@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { indentJson } from '../src/json-text.js';
+import { negotiate } from '../src/negotiate.js';
+
+describe('negotiate picks the renderer as DRF content negotiation does', () => {
+  it.each([
+    ['no Accept header', undefined, undefined, { renderer: 'json', indent: null }],
+    ['*/*', undefined, '*/*', { renderer: 'json', indent: null }],
+    ['application/json', undefined, 'application/json', { renderer: 'json', indent: null }],
+    ['a browser', undefined, 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8', { renderer: 'html', indent: null }],
+    ['text/html', undefined, 'text/html', { renderer: 'html', indent: null }],
+    ['JSON wins a tie by renderer order', undefined, 'text/html, application/json', { renderer: 'json', indent: null }],
+    ['q-values are ignored', undefined, 'application/json;q=0.1, text/html;q=1', { renderer: 'json', indent: null }],
+    ['text/* picks the browsable page', undefined, 'text/*', { renderer: 'html', indent: null }],
+    ['format=json beats a browser', 'json', 'text/html,*/*;q=0.8', { renderer: 'json', indent: null }],
+    ['format=api without Accept', 'api', undefined, { renderer: 'html', indent: null }],
+    ['empty format is no format', '', 'text/html', { renderer: 'html', indent: null }],
+    ['indent parameter', undefined, 'application/json; indent=4', { renderer: 'json', indent: 4 }],
+    ['indent on */*', undefined, '*/*; indent=2', { renderer: 'json', indent: 2 }],
+    ['indent clamped to 8', undefined, 'application/json; indent=20', { renderer: 'json', indent: 8 }],
+    ['indent 0 means none', undefined, 'application/json; indent=0', { renderer: 'json', indent: null }],
+    ['indent not a number', undefined, 'application/json; indent=x', { renderer: 'json', indent: null }],
+    ['quoted parameter', undefined, 'application/json; indent="3"', { renderer: 'json', indent: 3 }],
+    ['type is case-insensitive', undefined, 'Application/JSON', { renderer: 'json', indent: null }],
+  ])('%s', (_, format, accept, expected) => {
+    expect(negotiate(format, accept)).toEqual(expected);
+  });
+
+  it.each([
+    ['unknown format', 'xml', undefined, { status: 404, detail: 'Not found.' }],
+    ['format=json with an Accept it cannot meet', 'json', 'text/html', { status: 406, detail: 'Could not satisfy the request Accept header.' }],
+    ['unsupported type', undefined, 'application/xml', { status: 406, detail: 'Could not satisfy the request Accept header.' }],
+    ['empty Accept header', undefined, '', { status: 406, detail: 'Could not satisfy the request Accept header.' }],
+  ])('%s → %j', (_, format, accept, expected) => {
+    expect(negotiate(format, accept)).toEqual(expected);
+  });
+});
+
+describe('indentJson lays out JSON as json.dumps(indent=n) does, changing only whitespace', () => {
+  it.each([
+    ['nested', '{"a":[1,{"b":null}],"c":"x"}', 2, '{\n  "a": [\n    1,\n    {\n      "b": null\n    }\n  ],\n  "c": "x"\n}'],
+    ['empty containers', '{"a":[],"b":{}}', 4, '{\n    "a": [],\n    "b": {}\n}'],
+    ['punctuation inside strings untouched', '{"s":"a,b:{c}[\\"d\\"]"}', 1, '{\n "s": "a,b:{c}[\\"d\\"]"\n}'],
+    ['numbers keep their spelling', '[66.0,1e-06]', 1, '[\n 66.0,\n 1e-06\n]'],
+  ])('%s', (_, compact, indent, expected) => {
+    expect(indentJson(compact, indent)).toBe(expected);
+  });
+});

@@ -1,0 +1,46 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname, '..');
+
+/** Starts the real CLI (`bin/cities-api.js serve ...`) and resolves once it prints its URL. */
+export async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess; output: () => string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 60_000);
+    child.stdout!.on('data', () => {
+      const m = / at (http:\/\/[^/\s]+)/.exec(output);
+      if (m) { clearTimeout(timer); resolve(m[1]!); }
+    });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`serve exited with ${code}:\n${output}`)); });
+  });
+  const stop = () => new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+  return { url, child, output: () => output, stop };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/** One request with node:http, so bodies arrive exactly as sent (no automatic decompression). */
+export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
