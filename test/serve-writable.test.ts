@@ -1,0 +1,154 @@
+import { copyFile, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../src/build.js';
+import { NAME_FIELDS } from '../src/fields.js';
+import { readDataset } from '../src/read-dataset.js';
+import { serve, type RunningServer } from '../src/serve.js';
+import { KIT, tempDir } from './helpers.js';
+import { rawRequest } from './serve-helpers.js';
+
+const TOKEN = 'test-token-0123456789';
+let root: string;
+let cleanup: () => Promise<void>;
+let server: RunningServer;
+const datasets = { csv: '', json: '' };
+const names = (name: string) => Object.fromEntries(NAME_FIELDS.map((f) => [f, name]));
+const post = (body: unknown, headers: Record<string, string> = {}, raw?: string) =>
+  rawRequest(server.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}`, ...headers }, body: raw ?? JSON.stringify(body) });
+const json = (body: Buffer) => JSON.parse(body.toString()) as Record<string, unknown>;
+
+beforeAll(async () => {
+  ({ dir: root, cleanup } = await tempDir('cities-write-'));
+  datasets.csv = join(root, 'cities.csv');
+  datasets.json = join(root, 'cities.json');
+  await copyFile(join(KIT, 'cities11.csv'), datasets.csv);
+  await copyFile(join(KIT, 'cities11.json'), datasets.json);
+  server = await serve({ dir: join(root, 'site'), data: datasets.csv, port: 0, writable: true, token: TOKEN, collation: 'codepoint' });
+});
+afterAll(async () => {
+  await server.close();
+  await cleanup();
+});
+
+describe('POST needs the token', () => {
+  it.each([
+    ['no Authorization header', {}, 'Authentication credentials were not provided.'],
+    ['another scheme', { Authorization: `Bearer ${TOKEN}` }, 'Authentication credentials were not provided.'],
+    ['Token without a key', { Authorization: 'Token' }, 'Invalid token header. No credentials provided.'],
+    ['a key with spaces', { Authorization: 'Token a b' }, 'Invalid token header. Token string should not contain spaces.'],
+    ['a wrong key', { Authorization: 'Token wrong' }, 'Invalid token.'],
+    ['the key with a different case', { Authorization: `Token ${TOKEN.toUpperCase()}` }, 'Invalid token.'],
+  ])('%s → 401', async (_, headers, detail) => {
+    const res = await rawRequest(server.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(names('X')) });
+    expect([res.status, json(res.body), res.headers['www-authenticate']]).toEqual([401, { detail }, 'Token']);
+  });
+
+  it('a writable server will not start without a token', async () => {
+    await expect(serve({ dir: join(root, 'site2'), data: datasets.csv, port: 0, writable: true })).rejects.toThrow(/CITIES_API_TOKEN/);
+  });
+});
+
+describe('POST bodies are checked like the reference', () => {
+  it.each([
+    ['missing names', {}, 400, { name_ar: ['This field is required.'] }],
+    ['a list', [1], 400, { non_field_errors: ['Invalid data. Expected a dictionary, but got list.'] }],
+    ['a bad coordinate', { ...names('A'), longitude: 'far', latitude: 1 }, 400, { longitude: ['A valid number is required.'] }],
+  ])('%s → %d', async (_, body, status, errors) => {
+    const res = await post(body);
+    expect(res.status).toBe(status);
+    expect(json(res.body)).toMatchObject(errors);
+  });
+
+  it.each([
+    ['malformed JSON', { 'Content-Type': 'application/json' }, '{"name_en":', 400, /^JSON parse error - /],
+    ['an unsupported type', { 'Content-Type': 'text/plain' }, 'hello', 415, /^Unsupported media type "text\/plain" in request\.$/],
+    ['a body over 64 KiB', { 'Content-Type': 'application/json' }, JSON.stringify({ ...names('A'), pad: 'x'.repeat(70_000) }), 413, /larger than 65536 bytes/],
+  ])('%s → %d', async (_, headers, raw, status, detail) => {
+    const res = await post(null, headers, raw);
+    expect(res.status).toBe(status);
+    expect(json(res.body).detail).toMatch(detail);
+  });
+});
+
+describe('creating cities', () => {
+  it('201 with the new record: id max + 1, timestamps now with microseconds; answers and file include it', async () => {
+    const before = await readDataset(datasets.csv);
+    const beforeBytes = await readFile(datasets.csv);
+    const res = await post({ ...names('Nouvelle, "Ville"'), name_en: 'Zzz New', longitude: '10.5', latitude: -3, top: true });
+    expect(res.status).toBe(201);
+    const city = json(res.body);
+    expect(city).toMatchObject({ id: Math.max(...before.map((c) => c.id)) + 1, name_en: 'Zzz New', name_fr: 'Nouvelle, "Ville"', longitude: 10.5, latitude: -3.0, top: true });
+    expect(city.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    expect(city.updated_at).toBe(city.created_at);
+    const after = await readDataset(datasets.csv);
+    expect(after).toHaveLength(before.length + 1);
+    expect(after.at(-1)).toEqual(city);
+    expect((await readFile(`${datasets.csv}.bak`)).equals(beforeBytes)).toBe(true);
+    const listing = json((await rawRequest(`${server.apiUrl}?page_size=100`)).body) as { count: number; results: { id: number }[] };
+    expect(listing.count).toBe(before.length + 1);
+    expect(listing.results[0]!.id).toBe(city.id);
+  });
+
+  it('a form-encoded POST creates a city too', async () => {
+    const form = new URLSearchParams({ ...names('Formville'), longitude: '', latitude: '', top: 'on' }).toString();
+    const res = await post(null, { 'Content-Type': 'application/x-www-form-urlencoded' }, form);
+    expect([res.status, json(res.body).longitude, json(res.body).top]).toEqual([201, null, true]);
+  });
+
+  it('20 parallel creates → 20 new records, distinct ids, the file still valid', async () => {
+    const before = await readDataset(datasets.csv);
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => post(names(`Parallel ${i}`))));
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
+    const ids = results.map((r) => json(r.body).id as number);
+    expect(new Set(ids).size).toBe(20);
+    const after = await readDataset(datasets.csv);
+    expect(after).toHaveLength(before.length + 20);
+    expect(after.slice(-20).map((c) => c.name_en).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `Parallel ${i}`).sort());
+    expect(json((await rawRequest(server.apiUrl)).body).count).toBe(before.length + 20);
+  });
+
+  it('appends to a JSON dataset as well', async () => {
+    const other = await serve({ dir: join(root, 'site-json'), data: datasets.json, port: 0, writable: true, token: TOKEN });
+    try {
+      const res = await rawRequest(other.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` }, body: JSON.stringify(names('Jsonville')) });
+      expect(res.status).toBe(201);
+      const cities = await readDataset(datasets.json);
+      expect(cities).toHaveLength(12);
+      expect(cities.at(-1)!.name_en).toBe('Jsonville');
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('answers stay whole while another process rebuilds the site', () => {
+  it('every answer during a rebuild is complete JSON, and the new data is served after', async () => {
+    const dir = join(root, 'external');
+    await build({ data: join(KIT, 'cities48.csv'), out: dir, baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10, 20] });
+    const watched = await serve({ dir, port: 0 });
+    try {
+      let stop = false;
+      const answers: number[] = [];
+      const hammer = (async () => {
+        while (!stop) {
+          for (const q of ['', '?page=2', '?ordering=-name_ar&page_size=20&page=2', '?page_size=7']) {
+            const res = await rawRequest(`${watched.apiUrl}${q}`);
+            answers.push((JSON.parse(res.body.toString()) as { count: number }).count);
+          }
+        }
+      })();
+      await build({ data: join(KIT, 'prefixed30.csv'), out: dir, baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10, 20] });
+      for (let i = 0; i < 100 && answers.at(-1) !== 30; i++) await new Promise((r) => setTimeout(r, 50));
+      stop = true;
+      await hammer;
+      expect(answers.length).toBeGreaterThan(10);
+      expect(new Set(answers)).toEqual(new Set([48, 30]));
+      expect(answers.at(-1)).toBe(30);
+      expect((await stat(join(dir, '_cities-api/manifest.json'))).isFile()).toBe(true);
+      expect(await readFile(join(dir, 'cities/default/default/1.json'), 'utf8')).toContain('"count":30');
+    } finally {
+      await watched.close();
+    }
+  });
+});
