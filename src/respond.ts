@@ -4,7 +4,7 @@ import { detailJson, indentJson } from './json-text.js';
 import { optionsMetadata } from './metadata.js';
 import { negotiate, type Negotiation } from './negotiate.js';
 import { answerListing } from './page.js';
-import { lastValue, parseQuery, queryFieldCount, unquote } from './query-string.js';
+import { lastValue, parseQuery, queryFieldCount, unquote, type QueryPair } from './query-string.js';
 import { staticPathFor, type LayoutSettings } from './site-layout.js';
 
 // How the server answers each request, decided without I/O: a complete answer, a static file
@@ -45,6 +45,9 @@ const DJANGO_HEADERS: Headers = {
   'Cross-Origin-Opener-Policy': 'same-origin',
 };
 export const API_HEADERS: Headers = { Allow: ALLOW, Vary: 'Accept', 'Access-Control-Allow-Origin': '*', ...DJANGO_HEADERS };
+const JSON_HEADERS: Readonly<Headers> = { ...API_HEADERS, 'Content-Type': 'application/json' };
+/** What every answer from a site file carries besides sirv's own headers. */
+export const STATIC_HEADERS = JSON_HEADERS;
 /** DRF's http_method_names beyond the four the view allows. */
 const MAX_FIELDS = 1000;
 const HTML = 'text/html; charset=utf-8';
@@ -61,16 +64,16 @@ export function route(req: ApiRequest, site: SiteContext): Route {
   if (path !== `${site.mount}/cities/`) return page(404, DJANGO_HEADERS, NOT_FOUND_PAGE);
   if (queryFieldCount(query) > MAX_FIELDS) return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE);
   const pairs = parseQuery(query);
-  const negotiation = negotiate(lastValue(pairs, 'format'), req.accept);
-  const answer = (status: number, json: string) => render(req, negotiation, status, json, pairs);
+  const negotiation = negotiateCached(lastValue(pairs, 'format'), req.accept);
+  const answer = (status: number, json: string | Buffer) => render(req, negotiation, status, json, pairs);
   if ('status' in negotiation) return answer(negotiation.status, detailJson(negotiation.detail));
   switch (req.method) {
     case 'GET':
     case 'HEAD': {
       const file = site.useFiles !== false && negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.layout) : null;
-      if (file) return { kind: 'static', file, headers: { ...API_HEADERS, 'Content-Type': 'application/json' } };
+      if (file) return { kind: 'static', file, headers: JSON_HEADERS };
       const listing = answerListing(site.index, pairs, site.baseUrl);
-      return answer(listing.status, listing.body.toString());
+      return answer(listing.status, listing.body);
     }
     case 'OPTIONS': {
       const options = answer(200, JSON.stringify(optionsMetadata()));
@@ -86,15 +89,33 @@ export function route(req: ApiRequest, site: SiteContext): Route {
 }
 
 /** An API answer in the negotiated form: JSON (indented on request) or the browsable page. */
-export function render(req: ApiRequest, negotiation: Negotiation, status: number, json: string, pairs = parseQuery(req.target.split('?')[1] ?? '')): Extract<Route, { kind: 'answer' }> {
-  if ('renderer' in negotiation && negotiation.renderer === 'html') {
+export function render(req: ApiRequest, negotiation: Negotiation, status: number, body: string | Buffer, pairs?: readonly QueryPair[]): Extract<Route, { kind: 'answer' }> {
+  const indent = 'indent' in negotiation ? negotiation.indent : null;
+  const html = 'renderer' in negotiation && negotiation.renderer === 'html';
+  if (!html && !indent) return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? Buffer.from(body) : body };
+  const json = body.toString();
+  if (html) {
+    pairs ??= parseQuery(req.target.split('?')[1] ?? '');
     const headers = { ...API_HEADERS, 'Content-Type': HTML };
     const shown = { Allow: ALLOW, 'Content-Type': 'application/json', Vary: 'Accept' };
     const html = browsablePage({ method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, 'ordering'), pageSize: lastValue(pairs, 'page_size') });
     return { kind: 'answer', status, headers, body: Buffer.from(html) };
   }
-  const indent = 'indent' in negotiation ? negotiation.indent : null;
-  return { kind: 'answer', status, headers: { ...API_HEADERS, 'Content-Type': 'application/json' }, body: Buffer.from(indent ? indentJson(json, indent) : json) };
+  return { kind: 'answer', status, headers: JSON_HEADERS, body: Buffer.from(indentJson(json, indent!)) };
+}
+
+const negotiations = new Map<string, Negotiation>();
+
+/** negotiate(), remembered for the few Accept headers clients really send. */
+function negotiateCached(format: string | undefined, accept: string | undefined): Negotiation {
+  const key = `${format ?? '\0'}\n${accept ?? '\0'}`;
+  let result = negotiations.get(key);
+  if (!result) {
+    result = negotiate(format, accept);
+    if (negotiations.size >= 256) negotiations.clear();
+    negotiations.set(key, result);
+  }
+  return result;
 }
 
 function page(status: number, headers: Headers, html: string): Route {

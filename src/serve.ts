@@ -54,7 +54,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     token: options.token,
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
   });
-  const server = createServer((req, res) => void started.then(() => handler(req, res)));
+  let isReady = false;
+  const server = createServer((req, res) => (isReady ? handler(req, res) : void started.then(() => handler(req, res))));
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
@@ -108,6 +109,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     server.close();
     throw error;
   }
+  isReady = true;
   ready();
   const { context } = live!.current;
   const apiUrl = `${url}${context.mount}/cities/`;

@@ -4,7 +4,8 @@ import { validateNewCity } from './create-city.js';
 import { detailJson, cityJson } from './json-text.js';
 import type { Negotiation } from './negotiate.js';
 import { readBody } from './request-body.js';
-import { render, route, type ApiRequest, type Headers } from './respond.js';
+import { render, route, type ApiRequest, type Headers, type Route } from './respond.js';
+import type { CachedFile } from './file-cache.js';
 import type { SiteState } from './site-state.js';
 import { checkToken } from './token-auth.js';
 
@@ -21,16 +22,22 @@ export interface HandlerOptions {
 
 /** The HTTP request handler: routes each request, sends static files through sirv, computes the rest. */
 export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const failed = (res: ServerResponse) => (error: unknown) => {
+    options.onError?.(error);
+    if (!res.headersSent) send(res, 500, { 'Content-Type': 'application/json' }, Buffer.from(detailJson('A server error occurred.')));
+    else res.destroy();
+  };
   return (req, res) => {
-    handle(req, res, options).catch((error) => {
-      options.onError?.(error);
-      if (!res.headersSent) send(res, 500, { 'Content-Type': 'application/json' }, Buffer.from(detailJson('A server error occurred.')));
-      else res.destroy();
-    });
+    try {
+      handle(req, res, options)?.catch(failed(res));
+    } catch (error) {
+      failed(res)(error);
+    }
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions): Promise<void> {
+/** Answers synchronously when it can (the hot paths); returns a promise when it must wait. */
+function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions): Promise<void> | void {
   const site = options.site();
   const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
   const apiRequest: ApiRequest = {
@@ -42,12 +49,24 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: Handle
   const decision = route(apiRequest, site.context);
   if (decision.kind === 'answer') return send(res, decision.status, decision.headers, decision.body);
   if (decision.kind === 'static') {
-    for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
-    delete req.headers.range;
-    req.url = `/${decision.file}`;
-    options.track?.(res);
-    return site.files(req, res, () => send(res, 404, decision.headers, Buffer.from(detailJson('Not found.'))));
+    const cached = site.cache.get(decision.file, req.headers['accept-encoding']);
+    if (cached instanceof Promise) return cached.then((entry) => sendFile(req, res, decision.file, decision.headers, entry, site, options));
+    return sendFile(req, res, decision.file, decision.headers, cached, site, options);
   }
+  return create(req, res, options, apiRequest, decision);
+}
+
+function sendFile(req: IncomingMessage, res: ServerResponse, file: string, headers: Headers, cached: CachedFile | null, site: SiteState, options: HandlerOptions): void {
+  if (cached && req.headers['if-none-match'] === cached.etag) return send(res, 304, headers);
+  if (cached) return send(res, 200, cached.headers as Headers, cached.body);
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  delete req.headers.range;
+  req.url = `/${file}`;
+  options.track?.(res);
+  site.files(req, res, () => send(res, 404, headers, Buffer.from(detailJson('Not found.'))));
+}
+
+async function create(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, apiRequest: ApiRequest, decision: Extract<Route, { kind: 'create' }>): Promise<void> {
   const fail = (status: number, detail: string, extra: Headers = {}) => {
     const answer = render(apiRequest, decision.negotiation, status, detailJson(detail));
     send(res, status, { ...answer.headers, ...extra }, answer.body);
@@ -70,7 +89,9 @@ function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiati
   send(res, status, answer.headers, answer.body);
 }
 
-function send(res: ServerResponse, status: number, headers: Headers, body: Buffer): void {
-  res.writeHead(status, { ...headers, 'Content-Length': String(body.length) });
+function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer): void {
+  for (const name in headers) res.setHeader(name, headers[name]!);
+  if (body) res.setHeader('Content-Length', body.length);
+  res.writeHead(status);
   res.end(body);
 }

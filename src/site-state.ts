@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import sirv from 'sirv';
 import { CityIndex } from './city-index.js';
 import { CitiesApiError } from './errors.js';
+import { FileCache } from './file-cache.js';
 import type { City } from './fields.js';
 import { DATASET_PATH, readManifest, type Manifest } from './manifest.js';
-import type { SiteContext } from './respond.js';
+import { STATIC_HEADERS, type SiteContext } from './respond.js';
 
 export type FileHandler = ReturnType<typeof sirv>;
 
@@ -14,6 +15,8 @@ export interface SiteState {
   readonly manifest: Manifest;
   readonly context: SiteContext;
   readonly files: FileHandler;
+  /** sirv's answers kept in memory. */
+  readonly cache: FileCache;
 }
 
 export async function loadSite(dir: string): Promise<SiteState> {
@@ -36,5 +39,5 @@ export async function loadSite(dir: string): Promise<SiteState> {
     // The reference sends `Vary: Accept` only; it is kept exactly (see docs on caching).
     setHeaders: (res) => res.setHeader('Vary', 'Accept'),
   });
-  return { manifest, context, files };
+  return { manifest, context, files, cache: new FileCache(files, STATIC_HEADERS) };
 }

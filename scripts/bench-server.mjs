@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// npm run bench: requests/s and p99 latency of `cities-api serve` for a precomputed page and a
+// live page, against a minimal http.createServer sending the same bytes from memory, all
+// measured in one run on loopback, each server in its own process. Prints the ratios.
+//
+//   node scripts/bench-server.mjs [--data FILE] [--duration SECONDS] [--rounds N] [--connections N]
+//     [--static QUERY] [--live QUERY]
+// The four runs are interleaved for --rounds rounds and each figure is the median, so a
+// neighbour's burst on a shared machine does not decide a ratio.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+
+const ROOT = join(import.meta.dirname, '..');
+const { values: opts } = parseArgs({
+  options: {
+    data: { type: 'string', default: join(ROOT, 'data/cities.csv') },
+    duration: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '32' },
+    static: { type: 'string', default: 'ordering=name_en&page=2' },
+    live: { type: 'string', default: 'page_size=7&page=3' },
+    'page-sizes': { type: 'string', default: '10,20,50,100' },
+    'collation': { type: 'string', default: 'locale' },
+  },
+});
+
+/** Starts a child process and resolves with the first http:// URL it prints. */
+function start(args, label) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve({ url: m[1], child });
+    });
+    child.on('exit', (code) => reject(new Error(`${label} exited with ${code}: ${out}`)));
+  });
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+}
+
+async function load(url, label, duration = Number(opts.duration)) {
+  const r = await autocannon({ url, connections: Number(opts.connections), duration, pipelining: 1 });
+  if (r.non2xx || r.errors || r.timeouts) throw new Error(`${label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+  return { label, rps: r.requests.average, p99: r.latency.p99 };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const MINIMAL = `
+const http = require('node:http');
+const bodies = JSON.parse(process.argv[1]);
+const buffers = Object.fromEntries(Object.entries(bodies).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
+http.createServer((req, res) => {
+  const body = buffers[req.url];
+  res.writeHead(body ? 200 : 404, { 'Content-Type': 'application/json', 'Content-Length': body ? body.length : 0 });
+  res.end(body);
+}).listen(0, '127.0.0.1', function () { console.log('http://127.0.0.1:' + this.address().port); });
+`;
+
+const site = mkdtempSync(join(tmpdir(), 'cities-bench-'));
+try {
+  const serve = await start([join(ROOT, 'bin/cities-api.js'), 'serve', join(site, 'dist'), '--data', opts.data, '--port', '0', '--page-sizes', opts['page-sizes'], '--collation', opts.collation], 'serve');
+  const staticUrl = `${serve.url}/cities/?${opts.static}`;
+  const liveUrl = `${serve.url}/cities/?${opts.live}`;
+  const bodies = {};
+  for (const [path, url] of [['/static', staticUrl], ['/live', liveUrl]]) {
+    bodies[path] = Buffer.from(await (await fetch(url)).arrayBuffer()).toString('base64');
+  }
+  const minimal = await start(['-e', MINIMAL, JSON.stringify(bodies)], 'minimal server');
+  const targets = [
+    [`${minimal.url}/static`, 'minimal server, same bytes as the precomputed page'],
+    [staticUrl, `cities-api serve, precomputed page (?${opts.static})`],
+    [`${minimal.url}/live`, 'minimal server, same bytes as the live page'],
+    [liveUrl, `cities-api serve, live page (?${opts.live})`],
+  ];
+  for (const [url, label] of targets) await load(url, label, 1); // warm-up: JIT, caches, presorted orderings
+  const runs = targets.map(() => []);
+  for (let round = 0; round < Number(opts.rounds); round++) {
+    for (const [i, [url, label]] of targets.entries()) runs[i].push(await load(url, label));
+  }
+  const results = targets.map(([, label], i) => ({ label, rps: median(runs[i].map((r) => r.rps)), p99: median(runs[i].map((r) => r.p99)) }));
+  await stop(minimal.child);
+  await stop(serve.child);
+
+  console.log(`\nloopback, ${opts.connections} connections, median of ${opts.rounds} interleaved runs of ${opts.duration} s, dataset ${opts.data}`);
+  for (const r of results) console.log(`${r.label.padEnd(66)} ${String(Math.round(r.rps)).padStart(7)} req/s   p99 ${String(r.p99).padStart(4)} ms`);
+  const ratio = (a, b) => a.rps / b.rps;
+  const [minStatic, served, minLive, live] = results;
+  const precomputed = ratio(served, minStatic);
+  const computed = ratio(live, minLive);
+  console.log(`\nprecomputed / minimal: ${precomputed.toFixed(2)} (target >= 0.80) ${precomputed >= 0.8 ? 'ok' : 'MISSED'}`);
+  console.log(`live / minimal:        ${computed.toFixed(2)} (target >= 0.50) ${computed >= 0.5 ? 'ok' : 'MISSED'}`);
+} finally {
+  rmSync(site, { recursive: true, force: true });
+}
