@@ -1,0 +1,53 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CityIndex } from '../src/city-index.js';
+import { route, type SiteContext } from '../src/respond.js';
+import { makeCity } from './helpers.js';
+
+const site: SiteContext = {
+  index: new CityIndex(Array.from({ length: 23 }, (_, i) => makeCity(i + 1, { name: `N${i % 7}`, top: i % 5 === 0 })), 'codepoint'),
+  baseUrl: 'http://x',
+  mount: '',
+  layout: { count: 23, pageSizes: [10, 20] },
+};
+const status = (target: string, method = 'GET', accept?: string) => {
+  const r = route({ method, target, accept }, site);
+  return r.kind === 'answer' ? r.status : r.kind;
+};
+
+describe('route decides every request without I/O', () => {
+  it.each([
+    ['precomputed page', '/cities/?page=2', 'GET', undefined, 'static'],
+    ['live page', '/cities/?page_size=7', 'GET', undefined, 200],
+    ['indent asks for a live answer', '/cities/?page=2', 'GET', 'application/json; indent=2', 200],
+    ['browsable page', '/cities/?page=2', 'GET', 'text/html', 200],
+    ['invalid page', '/cities/?page=9', 'GET', undefined, 404],
+    ['unknown format', '/cities/?format=csv', 'GET', undefined, 404],
+    ['unmet Accept', '/cities/', 'GET', 'image/png', 406],
+    ['POST needs the body', '/cities/', 'POST', undefined, 'create'],
+    ['OPTIONS', '/cities/', 'OPTIONS', undefined, 200],
+    ['unknown method', '/cities/', 'BREW', undefined, 405],
+    ['no trailing slash', '/cities', 'GET', undefined, 301],
+    ['percent-encoded path', '/%63ities/', 'GET', undefined, 'static'],
+    ['other path', '/cities/1/', 'GET', undefined, 404],
+    ['1001 fields', `/cities/?${'&'.repeat(1000)}`, 'GET', undefined, 400],
+    ['1000 fields', `/cities/?${'&'.repeat(999)}`, 'GET', undefined, 'static'],
+  ])('%s', (_, target, method, accept, expected) => {
+    expect(status(target, method, accept)).toBe(expected);
+  });
+
+  it('any query string gets a deliberate answer, never an exception', () => {
+    const part = fc.oneof(
+      fc.constantFrom('page', 'page_size', 'ordering', 'format', 'last', 'json', 'api', 'name_en', '-name_ar', '%', '%zz', '%ff', '%C3', '+', '=', '&', ',', '..', '%00', '٣', '9'.repeat(30), ' '),
+      fc.string({ maxLength: 6 }),
+      fc.string({ unit: 'binary', maxLength: 4 }).map((s) => encodeURIComponent(s.toWellFormed())),
+    );
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 12 }), fc.constantFrom('GET', 'HEAD', 'OPTIONS'), (parts, method) => {
+        const result = status(`/cities/?${parts.join('')}`, method);
+        expect([200, 400, 404, 406, 'static']).toContain(result);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
