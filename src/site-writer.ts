@@ -39,6 +39,7 @@ const VARIANTS = {
  * are written), then swapped in with two renames. A failed or killed build leaves the old site.
  */
 export async function writeSite(outDir: string, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
+  await mkdir(dirname(outDir), { recursive: true });
   const release = await lockSite(outDir);
   try {
     await recoverSite(outDir);

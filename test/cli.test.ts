@@ -51,6 +51,11 @@ describe('cities-api build, as a CI job runs it', () => {
     await expect(stat(join(cwd, 'dist-again/cities/name_en/50/1.json'))).rejects.toThrow(/ENOENT/);
   });
 
+  it('creates missing parent directories of --out', async () => {
+    expect((await cli(cwd, 'build', '--out', 'deep/er/site', '--page-sizes', '10')).code).toBe(0);
+    expect((await firstPage('deep/er/site')).count).toBe(48);
+  });
+
   it('uses --base-url with a path in every link', async () => {
     await cli(cwd, 'build', '--out', 'dist-base', '--base-url', 'https://example.org/api/v1/');
     expect((await firstPage('dist-base')).next).toBe('https://example.org/api/v1/cities/?page=2');

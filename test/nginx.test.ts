@@ -1,0 +1,138 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostingSettings } from '../src/hosting.js';
+import { readManifest } from '../src/manifest.js';
+import { atLeastPattern, nginxConfig } from '../src/nginx-config.js';
+import { KIT, KIT_DATASETS, tempDir } from './helpers.js';
+import { rawRequest, startCli } from './serve-helpers.js';
+import { requireTool } from './tool-check.js';
+
+const NGINX = '/usr/sbin/nginx';
+const available = requireTool('nginx', NGINX, 'apt-get install -y nginx-light');
+
+describe('atLeastPattern matches exactly the integers >= n', () => {
+  it.each([[0], [1], [9], [10], [48], [99], [100], [1234], [30], [11]])('n = %d', (n) => {
+    const re = new RegExp(`^(?:${atLeastPattern(n)})$`);
+    for (let k = 0; k <= 3000; k++) expect(re.test(String(k)), `${k} vs ${n}`).toBe(k >= Math.max(n, 1));
+    expect(re.test('1000000000000000000000')).toBe(true);
+    expect(re.test('048')).toBe(false);
+  });
+});
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(!!socket.end()));
+    socket.on('error', () => resolve(false));
+  });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A real nginx on a loopback port, with the site as root and the generated config included. */
+async function startNginx(dir: string, site: string, config: string): Promise<{ url: string; stop: () => Promise<void>; log: () => Promise<string> }> {
+  const port = await freePort();
+  await mkdir(join(dir, 'logs'), { recursive: true });
+  await writeFile(join(dir, 'cities-api.conf'), config);
+  await writeFile(join(dir, 'nginx.conf'), `
+user root;
+worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/logs/error.log warn;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
+  server {
+    listen 127.0.0.1:${port};
+    root ${site};
+    include ${dir}/cities-api.conf;
+  }
+}
+`);
+  await promisify(execFile)(NGINX, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')]);
+  const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100 && !(await listening(port)); i++) await new Promise((r) => setTimeout(r, 50));
+  return {
+    url,
+    log: () => readFile(join(dir, 'logs/error.log'), 'utf8').catch(() => ''),
+    stop: () => new Promise((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGQUIT');
+    }),
+  };
+}
+
+// The production shape: nginx answers from the files, `cities-api serve` behind it answers the
+// rest. The whole conformance kit, every level, replayed through nginx by the kit's run.mjs.
+describe.runIf(available)('the conformance kit through a real nginx in front of cities-api serve', () => {
+  let root: string;
+  let cleanup: () => Promise<void>;
+  const totals = { passed: 0, failed: 0, fromFiles: 0 };
+  beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-nginx-')));
+  afterAll(async () => {
+    console.log(`conformance through nginx + cities-api serve: ${totals.passed} of ${totals.passed + totals.failed} answers match; ${totals.fromFiles} of them answered by nginx from files`);
+    await cleanup();
+  });
+
+  it.each(KIT_DATASETS)('$name: every answer matches', async ({ name, baseUrl, prefix }) => {
+    const site = join(root, name, 'site');
+    const live = await startCli([site, '--data', join(KIT, `${name}.csv`), '--base-url', baseUrl, '--collation', 'codepoint', '--port', '0']);
+    const manifest = (await readManifest(site))!;
+    const nginx = await startNginx(join(root, name), site, nginxConfig(hostingSettings(manifest), { liveUrl: live.url, site }));
+    try {
+      const args = [join(KIT, 'run.mjs'), nginx.url, join(KIT, `${name}.expected.jsonl`), '--verbose', ...(prefix ? ['--prefix', prefix] : [])];
+      const { stdout } = await promisify(execFile)(process.execPath, args).catch((e: { stdout: string }) => e);
+      const [, passed, failed] = /(\d+) passed, (\d+) failed\s*$/.exec(stdout) ?? [];
+      totals.passed += Number(passed);
+      totals.failed += Number(failed);
+      expect(stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);
+      expect([Number(passed), Number(failed)]).toEqual([80, 0]);
+      // Which answers came from files: nginx sends its own ETag (strong, "mtime-size"); serve's are weak.
+      const kit = (await readFile(join(KIT, `${name}.requests.txt`), 'utf8')).split('\n').filter((l) => l.startsWith('/cities/'));
+      for (const target of kit) {
+        const res = await rawRequest(`${nginx.url}${prefix}${target}`);
+        if (/^"[0-9a-f]+-[0-9a-f]+"$/.test(String(res.headers.etag))) totals.fromFiles++;
+      }
+    } finally {
+      await nginx.stop();
+      await live.stop();
+    }
+  });
+
+  it('answers from files carry the reference headers, gzip and 304s', async () => {
+    const site = join(root, 'headers', 'site');
+    const live = await startCli([site, '--data', join(KIT, 'cities48.csv'), '--base-url', 'http://api.example.com', '--collation', 'codepoint', '--port', '0']);
+    const nginx = await startNginx(join(root, 'headers'), site, nginxConfig(hostingSettings((await readManifest(site))!), { liveUrl: live.url }));
+    try {
+      const res = await rawRequest(`${nginx.url}/cities/?page=2&ordering=-name_ar`);
+      expect(res.headers).toMatchObject({ allow: 'GET, POST, HEAD, OPTIONS', vary: 'Accept', 'content-type': 'application/json', 'access-control-allow-origin': '*' });
+      expect(res.body.equals(await readFile(join(site, 'cities/-name_ar/default/2.json')))).toBe(true);
+      const gz = await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { 'Accept-Encoding': 'gzip' } });
+      expect([gz.headers['content-encoding'], gz.headers.vary]).toEqual(['gzip', 'Accept']);
+      const again = await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { 'If-None-Match': String(res.headers.etag ?? '') } });
+      expect(again.status).toBe(200);
+      const same = await rawRequest(`${nginx.url}/cities/?page=2`);
+      expect((await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { 'If-None-Match': String(same.headers.etag) } })).status).toBe(304);
+      const html = await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { Accept: 'text/html' } });
+      expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
+      const log = await nginx.log(); expect(log, log).not.toMatch(/\[(error|crit|alert|emerg)\]/);
+    } finally {
+      await nginx.stop();
+      await live.stop();
+    }
+  });
+});
