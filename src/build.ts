@@ -6,7 +6,7 @@ import { cityJson } from './json-text.js';
 import { DATASET_PATH, type SiteSettings } from './manifest.js';
 import { DEFAULT_PAGE_SIZE } from './paginate.js';
 import { readDataset } from './read-dataset.js';
-import { normalizeBaseUrl, parsePageSizes } from './settings.js';
+import { normalizeBaseUrl, parseOrderings, parsePageSizes } from './settings.js';
 import { countPageFiles, pageFiles } from './site-files.js';
 import { sha256, writeSite, type SiteEntry, type WriteStats } from './site-writer.js';
 
@@ -20,6 +20,8 @@ export interface BuildOptions {
   readonly baseUrl: string;
   readonly collation: Collation;
   readonly pageSizes: readonly number[];
+  /** Orderings to precompute (default: all 33). */
+  readonly orderings?: readonly string[] | undefined;
   /** Write `.gz`/`.br` next to each page (default true). */
   readonly compress?: boolean;
   /** Called once the dataset is valid, before anything is written. */
@@ -45,11 +47,12 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     baseUrl: normalizeBaseUrl(options.baseUrl),
     collation: options.collation,
     pageSizes: parsePageSizes(options.pageSizes),
+    orderings: parseOrderings(options.orderings ?? 'all'),
     defaultPageSize: DEFAULT_PAGE_SIZE,
     compress: options.compress ?? true,
   };
   const cities = await readDataset(options.data);
-  const pages = countPageFiles(cities.length, settings.pageSizes);
+  const pages = countPageFiles(cities.length, settings.pageSizes, settings.orderings.length);
   const plan: BuildPlan = { cities: cities.length, pages, files: pages * (settings.compress ? 3 : 1) + 2 };
   options.onStart?.(plan);
   const dataset = datasetJson(cities);

@@ -5,15 +5,25 @@ import { build, VERSION } from './build.js';
 import { loadConfig, type ProjectConfig } from './config-file.js';
 import { CitiesApiError } from './errors.js';
 import { progressLine } from './progress.js';
+import { hostingSettings, type HostingSettings } from './hosting.js';
+import { readManifest } from './manifest.js';
+import { nginxConfig } from './nginx-config.js';
 import { readDataset } from './read-dataset.js';
 import { serve } from './serve.js';
-import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, parseCollation, parsePageSizes } from './settings.js';
+import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCollation, parseOrderings, parsePageSizes } from './settings.js';
 
 export interface RunOptions {
   readonly rawArgs: readonly string[];
   readonly cwd?: string;
   readonly stdout?: Writable & { isTTY?: boolean };
   readonly stderr?: Writable & { isTTY?: boolean };
+}
+
+/** The hosting settings of a built site, or a clear error when the directory holds none. */
+async function siteHosting(site: string, liveUrl?: string): Promise<HostingSettings> {
+  const manifest = await readManifest(site);
+  if (!manifest) throw new CitiesApiError(`${site} holds no cities-api site: run cities-api build first (or pass --site DIR)`, 1);
+  return hostingSettings(manifest, liveUrl);
 }
 
 /** Runs the command line and resolves to its exit code: 0 ok, 1 bad input, 2 bad usage. */
@@ -39,8 +49,9 @@ export async function runMain(options: RunOptions): Promise<number> {
     .option('--base-url <url>', `URL the API is published at, used in next/previous links (default: ${DEFAULT_BASE_URL})`)
     .addOption(new Option('--collation <name>', `text order: ICU per language, or Unicode code point (default: ${DEFAULT_COLLATION})`).choices(['locale', 'codepoint']))
     .option('--page-sizes <list>', `page sizes to precompute (default: ${DEFAULT_PAGE_SIZES.join(',')})`)
+    .option('--orderings <list>', 'orderings to precompute: all, or e.g. default,name_en,-name_en (default: all)')
     .option('--no-compress', 'do not write .gz/.br next to each page')
-    .action(async (flags: { data?: string; out?: string; baseUrl?: string; collation?: string; pageSizes?: string; compress: boolean }) => {
+    .action(async (flags: { data?: string; out?: string; baseUrl?: string; collation?: string; pageSizes?: string; orderings?: string; compress: boolean }) => {
       const c: ProjectConfig = await config();
       const progress = progressLine(stderr, 'building pages');
       const data = resolve(cwd, flags.data ?? c.data ?? DEFAULT_DATA);
@@ -51,6 +62,7 @@ export async function runMain(options: RunOptions): Promise<number> {
         baseUrl: flags.baseUrl ?? c.baseUrl ?? DEFAULT_BASE_URL,
         collation: parseCollation(flags.collation ?? c.collation ?? DEFAULT_COLLATION),
         pageSizes: parsePageSizes(flags.pageSizes ?? c.pageSizes ?? DEFAULT_PAGE_SIZES),
+        orderings: parseOrderings(flags.orderings ?? c.orderings ?? 'all'),
         compress: flags.compress,
         onStart: (plan) => say(`${flags.data ?? c.data ?? DEFAULT_DATA}: ${plan.cities} cities valid; building ${plan.pages} pages (${plan.files} files)`),
         onProgress: (done, total) => progress.update(done, total),
@@ -77,11 +89,12 @@ export async function runMain(options: RunOptions): Promise<number> {
     .option('--base-url <url>', 'URL the API is published at (default: the site\'s own, or this server\'s URL when building)')
     .addOption(new Option('--collation <name>', 'text order when building').choices(['locale', 'codepoint']))
     .option('--page-sizes <list>', 'page sizes to precompute when building')
+    .option('--orderings <list>', 'orderings to precompute when building (all, or e.g. default,name_en)')
     .option('--port <number>', 'port to listen on (0: any free port)', '8080')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--writable', 'accept POST to create cities (clients send Authorization: Token $CITIES_API_TOKEN)')
     .option('--watch', 'rebuild and answer from the new data when the dataset file changes')
-    .action(async (dir: string | undefined, flags: { data?: string; baseUrl?: string; collation?: string; pageSizes?: string; port: string; host: string; writable?: boolean; watch?: boolean }) => {
+    .action(async (dir: string | undefined, flags: { data?: string; baseUrl?: string; collation?: string; pageSizes?: string; orderings?: string; port: string; host: string; writable?: boolean; watch?: boolean }) => {
       const c = await config();
       if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) throw new CitiesApiError(`invalid port "${flags.port}": expected 0-65535`, 2);
       const data = flags.data ?? c.data;
@@ -91,6 +104,7 @@ export async function runMain(options: RunOptions): Promise<number> {
         baseUrl: flags.baseUrl ?? c.baseUrl,
         collation: flags.collation || c.collation ? parseCollation(flags.collation ?? c.collation!) : undefined,
         pageSizes: flags.pageSizes || c.pageSizes ? parsePageSizes(flags.pageSizes ?? c.pageSizes!) : undefined,
+        orderings: flags.orderings || c.orderings ? parseOrderings(flags.orderings ?? c.orderings!) : undefined,
         port: Number(flags.port),
         host: flags.host,
         writable: flags.writable,
@@ -104,6 +118,18 @@ export async function runMain(options: RunOptions): Promise<number> {
       });
       await server.close();
       say('stopped');
+    });
+
+  const configCommand = program.command('config').description('print the configuration a host needs to serve a built site');
+  configCommand
+    .command('nginx')
+    .description('location blocks to include in a server {} whose root is the site: files first, the live server for the rest')
+    .option('--site <dir>', `built site directory (default: ${DEFAULT_OUT})`)
+    .option('--live-url <url>', 'where cities-api serve listens', 'http://127.0.0.1:8080')
+    .action(async (flags: { site?: string; liveUrl: string }) => {
+      const c = await config();
+      const site = resolve(cwd, flags.site ?? c.out ?? DEFAULT_OUT);
+      stdout.write(nginxConfig(await siteHosting(site), { liveUrl: normalizeBaseUrl(flags.liveUrl), site }));
     });
 
   try {

@@ -11,6 +11,7 @@ export interface ProjectConfig {
   baseUrl?: string;
   collation?: string;
   pageSizes?: string | number[];
+  orderings?: string | string[];
   port?: number;
   host?: string;
   liveUrl?: string;
@@ -22,6 +23,7 @@ const TYPES: Record<keyof ProjectConfig, (v: unknown) => boolean> = {
   baseUrl: isString,
   collation: isString,
   pageSizes: (v) => isString(v) || (Array.isArray(v) && v.every((n) => typeof n === 'number')),
+  orderings: (v) => isString(v) || (Array.isArray(v) && v.every(isString)),
   port: (v) => Number.isInteger(v),
   host: isString,
   liveUrl: isString,

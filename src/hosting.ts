@@ -11,17 +11,20 @@ export interface HostingSettings {
   readonly count: number;
   /** Configured page sizes (the default size 10 without `page_size` is always built too). */
   readonly pageSizes: readonly number[];
+  /** Precomputed orderings (`default`, `name_en`, `-name_ar`, ...); all 33 unless the build chose fewer. */
+  readonly orderings: readonly string[];
   /** Where requests no file covers are sent (a running `cities-api serve`), if anywhere. */
   readonly liveUrl?: string | undefined;
 }
 
 export function hostingSettings(manifest: Manifest, liveUrl?: string): HostingSettings {
-  const { baseUrl, pageSizes } = manifest.settings;
+  const { baseUrl, pageSizes, orderings } = manifest.settings;
   return {
     baseUrl,
     mount: new URL(baseUrl).pathname.replace(/\/+$/, ''),
     count: manifest.dataset.count,
     pageSizes,
+    orderings,
     ...(liveUrl ? { liveUrl: liveUrl.replace(/\/+$/, '') } : {}),
   };
 }

@@ -12,6 +12,8 @@ export interface SiteSettings {
   readonly baseUrl: string;
   readonly collation: Collation;
   readonly pageSizes: readonly number[];
+  /** Precomputed orderings (`default`, `name_en`, `-name_ar`, ...). */
+  readonly orderings: readonly string[];
   readonly defaultPageSize: number;
   readonly compress: boolean;
 }

@@ -1,4 +1,4 @@
-import { isNameField, type NameField } from './fields.js';
+import { isNameField, NAME_FIELDS, type NameField } from './fields.js';
 import { pyStrip } from './python-text.js';
 
 export interface OrderTerm {
@@ -41,3 +41,6 @@ export function orderingKey(ordering: Ordering): string {
 export function singleOrderings(fields: readonly NameField[]): Ordering[] {
   return [DEFAULT_ORDERING, ...fields.flatMap((field) => [[{ field, descending: false }], [{ field, descending: true }]])];
 }
+
+/** The keys of the 33 orderings a site can precompute, in build order: `default`, `name_ar`, `-name_ar`, ... */
+export const PRECOMPUTABLE_ORDERINGS: readonly string[] = singleOrderings(NAME_FIELDS).map(orderingKey);

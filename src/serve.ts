@@ -20,6 +20,7 @@ export interface ServeOptions {
   readonly baseUrl?: string | undefined;
   readonly collation?: Collation | undefined;
   readonly pageSizes?: readonly number[] | undefined;
+  readonly orderings?: readonly string[] | undefined;
   readonly port?: number | undefined;
   readonly host?: string | undefined;
   /** Accept POST (needs `data` and `token`). */
@@ -76,6 +77,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         collation: options.collation ?? settings()?.collation ?? 'locale',
         baseUrl: options.baseUrl ?? settings()?.baseUrl ?? url.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
         pageSizes: options.pageSizes ?? settings()?.pageSizes ?? DEFAULT_PAGE_SIZES,
+        orderings: options.orderings ?? settings()?.orderings,
       });
       builtHash = sha256(text);
     };

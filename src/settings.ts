@@ -1,5 +1,6 @@
 import { isCollation, type Collation } from './collation.js';
 import { CitiesApiError } from './errors.js';
+import { PRECOMPUTABLE_ORDERINGS } from './ordering.js';
 
 export const DEFAULT_DATA = 'data/cities.csv';
 export const DEFAULT_OUT = 'dist';
@@ -35,6 +36,19 @@ export function parsePageSizes(value: string | readonly number[]): number[] {
   });
   if (!sizes.length) throw new CitiesApiError('no page sizes given: expected a list such as 10,20,50,100', 2);
   return [...new Set(sizes)].sort((a, b) => a - b);
+}
+
+/** Orderings to precompute (`default`, `name_en`, `-name_ar`, ... or `all`), in build order. */
+export function parseOrderings(value: string | readonly string[]): string[] {
+  const items = (typeof value === 'string' ? value.split(',') : [...value]).map((s) => s.trim());
+  if (items.length === 1 && items[0] === 'all') return [...PRECOMPUTABLE_ORDERINGS];
+  for (const item of items) {
+    if (!PRECOMPUTABLE_ORDERINGS.includes(item)) {
+      throw new CitiesApiError(`invalid ordering "${item}": use all, or a list of default, name_en, -name_en, ... (the 16 name_* fields, - for descending)`, 2);
+    }
+  }
+  if (!items.length) throw new CitiesApiError('no orderings given: expected all, or a list such as default,name_en,-name_en', 2);
+  return PRECOMPUTABLE_ORDERINGS.filter((key) => items.includes(key));
 }
 
 export function parseCollation(value: string): Collation {

@@ -14,6 +14,7 @@ export interface SiteFile {
 export interface PagesSettings {
   readonly baseUrl: string;
   readonly pageSizes: readonly number[];
+  readonly orderings: readonly string[];
 }
 
 /** Every precomputed page, one at a time (the site is never held whole), in a stable order. */
@@ -21,6 +22,7 @@ export function* pageFiles(index: CityIndex, settings: PagesSettings): Generator
   const sizes: (number | typeof DEFAULT_SEGMENT)[] = [DEFAULT_SEGMENT, ...settings.pageSizes];
   for (const ordering of singleOrderings(NAME_FIELDS)) {
     const key = orderingKey(ordering);
+    if (!settings.orderings.includes(key)) continue;
     const base: QueryPair[] = ordering.length ? [['ordering', key]] : [];
     const answer = (pairs: QueryPair[]) => answerListing(index, [...base, ...pairs], settings.baseUrl).body;
     for (const size of sizes) {
@@ -36,7 +38,7 @@ export function* pageFiles(index: CityIndex, settings: PagesSettings): Generator
 }
 
 /** How many page files pageFiles() yields, known before any is built. */
-export function countPageFiles(count: number, pageSizes: readonly number[]): number {
+export function countPageFiles(count: number, pageSizes: readonly number[], orderings: number): number {
   const perOrdering = [DEFAULT_PAGE_SIZE, ...pageSizes].reduce((n, size) => n + pageCount(count, size) + 1, 1);
-  return perOrdering * (1 + 2 * NAME_FIELDS.length);
+  return perOrdering * orderings;
 }

@@ -16,6 +16,8 @@ export const DEFAULT_SEGMENT = 'default';
 export interface LayoutSettings {
   readonly count: number;
   readonly pageSizes: readonly number[];
+  /** Precomputed orderings; all 33 when absent. */
+  readonly orderings?: readonly string[] | undefined;
 }
 
 export function pagePath(ordering: string, pageSize: number | typeof DEFAULT_SEGMENT, page: number | 'last'): string {
@@ -44,6 +46,7 @@ export function staticPathFor(pairs: readonly QueryPair[], settings: LayoutSetti
     else if (name === 'page') page = value;
     else return null;
   }
+  if (settings.orderings && !settings.orderings.includes(ordering)) return null;
   const firstOrLast = page === undefined || page === '1' || page === 'last';
   if (size !== undefined) {
     if (!POSITIVE.test(size)) return null;

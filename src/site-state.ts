@@ -23,12 +23,12 @@ export async function loadSite(dir: string): Promise<SiteState> {
   const manifest = await readManifest(dir);
   if (!manifest) throw new CitiesApiError(`${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`, 2);
   const cities = JSON.parse(await readFile(join(dir, DATASET_PATH), 'utf8')) as City[];
-  const { baseUrl, collation, pageSizes } = manifest.settings;
+  const { baseUrl, collation, pageSizes, orderings } = manifest.settings;
   const context: SiteContext = {
     index: new CityIndex(cities, collation),
     baseUrl,
     mount: new URL(baseUrl).pathname.replace(/\/+$/, ''),
-    layout: { count: cities.length, pageSizes },
+    layout: { count: cities.length, pageSizes, orderings },
   };
   const files = sirv(dir, {
     dev: false,

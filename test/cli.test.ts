@@ -56,6 +56,13 @@ describe('cities-api build, as a CI job runs it', () => {
     expect((await firstPage('deep/er/site')).count).toBe(48);
   });
 
+  it('--orderings builds only the orderings asked for', async () => {
+    const run = await cli(cwd, 'build', '--out', 'dist-some', '--orderings', '-name_ar,default', '--page-sizes', '20');
+    expect(run.stdout).toMatch(/building 22 pages \(68 files\)/);
+    await expect(stat(join(cwd, 'dist-some/cities/-name_ar/20/3.json'))).resolves.toBeTruthy();
+    await expect(stat(join(cwd, 'dist-some/cities/name_ar'))).rejects.toThrow(/ENOENT/);
+  });
+
   it('uses --base-url with a path in every link', async () => {
     await cli(cwd, 'build', '--out', 'dist-base', '--base-url', 'https://example.org/api/v1/');
     expect((await firstPage('dist-base')).next).toBe('https://example.org/api/v1/cities/?page=2');
@@ -121,6 +128,7 @@ describe('usage', () => {
     ['unknown command', ['deploy'], /unknown command 'deploy'/],
     ['bad collation', ['build', '--collation', 'klingon'], /Allowed choices are locale, codepoint/],
     ['bad page sizes', ['build', '--page-sizes', '10,0'], /invalid page size "0"/],
+    ['bad orderings', ['build', '--orderings', 'name_en,id'], /invalid ordering "id"/],
     ['bad base URL', ['build', '--base-url', 'example.org'], /invalid base URL "example.org"/],
     ['base URL with a query', ['build', '--base-url', 'http://x/?a=1'], /must not carry a query/],
   ])('%s exits 2', async (_, args, message) => {

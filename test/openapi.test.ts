@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { CITY_FIELDS, NAME_FIELDS } from '../src/fields.js';
 import type { HostingSettings } from '../src/hosting.js';
 import { optionsMetadata } from '../src/metadata.js';
+import { PRECOMPUTABLE_ORDERINGS } from '../src/ordering.js';
 import { openApiDocument } from '../src/openapi.js';
 import { KIT_DATASETS, kitAnswers, makeCity } from './helpers.js';
 
@@ -18,7 +19,7 @@ interface Document {
 }
 
 const settings = (baseUrl: string, pageSizes: number[] = [10, 20, 50, 100]): HostingSettings => ({
-  baseUrl, mount: new URL(baseUrl).pathname.replace(/\/+$/, ''), count: 48, pageSizes,
+  baseUrl, mount: new URL(baseUrl).pathname.replace(/\/+$/, ''), count: 48, pageSizes, orderings: PRECOMPUTABLE_ORDERINGS,
 });
 const documentFor = (baseUrl: string, pageSizes?: number[]) => openApiDocument(settings(baseUrl, pageSizes)) as Document;
 /** The document as the validator's input type (it validates at run time what it cannot know statically). */

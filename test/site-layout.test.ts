@@ -43,6 +43,14 @@ describe('staticPathFor maps a query to the file that answers it', () => {
     expect(staticPathFor(parseQuery(qs), settings)).toBeNull();
   });
 
+  it.each([
+    ['a built ordering', 'ordering=-name_ar&page=2', 'cities/-name_ar/default/2.json'],
+    ['an ordering not built', 'ordering=name_fr', null],
+    ['the default ordering when not built', 'page=2', null],
+  ])('with only some orderings built: %s', (_, qs, expected) => {
+    expect(staticPathFor(parseQuery(qs), { ...settings, orderings: ['name_ar', '-name_ar'] })).toBe(expected);
+  });
+
   it('an empty dataset maps every size to the all-cities page', () => {
     expect(staticPathFor(parseQuery('page_size=7'), { count: 0, pageSizes: [10] })).toBe('cities/default/all.json');
   });
