@@ -1,0 +1,219 @@
+import { access, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { parseAllRedirects } from 'netlify-redirect-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../src/build.js';
+import { hostingSettings, NOT_PRECOMPUTED_PATH, type HostingSettings } from '../src/hosting.js';
+import { readManifest } from '../src/manifest.js';
+import { NETLIFY_CACHE_CONTROL, netlifyHeaders, netlifyRedirects } from '../src/netlify-files.js';
+import { PRECOMPUTABLE_ORDERINGS } from '../src/ordering.js';
+import { parseQuery, type QueryPair } from '../src/query-string.js';
+import { allPath, DEFAULT_SEGMENT, staticPathFor } from '../src/site-layout.js';
+import { KIT, KIT_DATASETS, kitAnswers, tempDir, type KitAnswer } from './helpers.js';
+
+// Every GET of the kit, routed by Netlify's own redirect engine through the generated _redirects:
+// a request the site covers must reach exactly its file (whose body is the reference's); anything
+// else must go live (or to the 404 file), except the cases Netlify's rules cannot express, which
+// are named below and documented in docs/netlify.md.
+
+interface Match { readonly to: string; readonly status: number }
+interface Matcher { match(request: object): Match | null }
+const redirector = createRequire(import.meta.url)('netlify-redirector') as { parseJSON(rules: string, options: object): Promise<Matcher> };
+
+const LIVE = 'https://live.example.net/';
+const PAGE_SIZES = [10, 20, 50, 100];
+const ALL_ORDERINGS = PRECOMPUTABLE_ORDERINGS;
+
+/** What Netlify answers that differs from the reference, by name (docs/netlify.md, "Known limits"). */
+const DOCUMENTED = {
+  sizeAtLeastCount: 'a page_size >= the count that is not configured: sent live (or 404 file) instead of all.json',
+  extraParameter: 'an unknown extra parameter: the page of the known ones (same results; links lack it)',
+  repeatedParameter: 'a repeated parameter: the last value wins as in Django (same results; links lack the others)',
+  missingPage: "a page no file holds: Netlify's 404 page instead of {\"detail\": \"Invalid page.\"}",
+  noTrailingSlash: 'the endpoint without its slash: answered like /cities/ where the reference redirects (301)',
+} as const;
+type Outcome = 'file' | 'live' | 'notPrecomputed' | keyof typeof DOCUMENTED;
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-netlify-')));
+afterAll(() => cleanup());
+
+const totals = new Map<string, number>();
+
+/** Netlify's engine loaded with `text` as the site's _redirects, normalized as netlify-cli does. */
+async function netlifyMatcher(text: string, file: string): Promise<(path: string, query: string) => Match | null> {
+  await writeFile(file, text);
+  const { redirects, errors } = await parseAllRedirects({ redirectsFiles: [file], configRedirects: [], minimal: false });
+  expect(errors).toEqual([]);
+  expect(redirects).toHaveLength(text.split('\n').filter((line) => line && !line.startsWith('#')).length);
+  const rules = (redirects as Record<string, any>[]).map(({ from, query, conditions: { role, country, language, ...conditions }, ...rule }) => ({
+    ...rule, origin: from, params: query,
+    conditions: { ...conditions, ...(role && { Role: role }), ...(country && { Country: country }), ...(language && { Language: language }) },
+  }));
+  const matcher = await redirector.parseJSON(JSON.stringify(rules), {});
+  return (path, query) => matcher.match({ scheme: 'https', host: 'example.netlify.app', path, query, getHeader: () => '', getCookie: () => '' });
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(() => true, () => false);
+}
+
+/** Why an uncovered request may still reach a file: a parameter beyond the three, or one given twice. */
+function fileReason(pairs: readonly QueryPair[]): Outcome | null {
+  const names = pairs.map(([name]) => name);
+  if (names.includes('format')) return null; // it changes the answer: always live
+  if (names.some((name) => !['ordering', 'page', 'page_size'].includes(name))) return 'extraParameter';
+  return new Set(names).size < names.length ? 'repeatedParameter' : null;
+}
+
+describe.each(KIT_DATASETS)('Netlify, kit dataset $name', ({ name, baseUrl, prefix }) => {
+  const site = () => join(root, name);
+  let answers: KitAnswer[];
+  let count: number;
+
+  beforeAll(async () => {
+    await build({ data: join(KIT, `${name}.csv`), out: site(), baseUrl, collation: 'codepoint', pageSizes: PAGE_SIZES, compress: false });
+    count = (await readManifest(site()))!.dataset.count;
+    answers = (await kitAnswers(name)).filter((answer) => answer.method === 'GET');
+  });
+
+  /** Routes every kit GET and checks it against the reference; returns how many ended each way. */
+  async function routeKit(liveUrl: string | undefined): Promise<Map<Outcome, number>> {
+    const settings: HostingSettings = hostingSettings((await readManifest(site()))!, liveUrl);
+    const route = await netlifyMatcher(netlifyRedirects(settings), join(root, `${name}-${liveUrl ? 'live' : 'static'}._redirects`));
+    const uncovered = settings.liveUrl
+      ? { to: `${settings.liveUrl}${prefix}/cities/`, status: 200 }
+      : { to: `/${NOT_PRECOMPUTED_PATH}`, status: 404 };
+    const outcomes = new Map<Outcome, number>();
+    for (const want of answers) {
+      const [path, query = ''] = want.target.split('?') as [string, string?];
+      const pairs = parseQuery(query);
+      const covered = staticPathFor(pairs, settings);
+      const got = route(prefix + path, query);
+      const label = `${want.target} → ${got?.to} ${got?.status}`;
+      expect(got, label).not.toBeNull();
+      const outcome = await judge(want, path, pairs, covered, got!, uncovered, label);
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+    }
+    return outcomes;
+  }
+
+  async function judge(want: KitAnswer, path: string, pairs: QueryPair[], covered: string | null, got: Match, uncovered: Match, label: string): Promise<Outcome> {
+    if (got.to === uncovered.to) {
+      expect(got.status, label).toBe(uncovered.status);
+      if (!covered || path !== '/cities/') return uncovered.status === 200 ? 'live' : 'notPrecomputed';
+      // The only covered requests not routed to their file: sizes no rule enumerates.
+      const [ordering = DEFAULT_SEGMENT, size] = ['ordering', 'page_size'].map((name) => pairs.find(([n]) => n === name)?.[1]);
+      const routed = { file: covered, configuredSize: PAGE_SIZES.includes(Number(size)) };
+      expect(routed, `${label}: covered by ${covered}, not routed there`).toEqual({ file: allPath(ordering), configuredSize: false });
+      return 'sizeAtLeastCount';
+    }
+    expect(got.to.startsWith('/cities/') && got.status === 200, label).toBe(true);
+    const file = join(site(), got.to);
+    if (path === '/cities') {
+      expect([want.status, got.to], label).toEqual([301, `/${covered}`]);
+      return 'noTrailingSlash';
+    }
+    if (covered) {
+      expect(got.to, label).toBe(`/${covered}`);
+      expect(want.status, label).toBe(200);
+      expect(JSON.parse(await readFile(file, 'utf8')), label).toEqual(want.json);
+      return 'file';
+    }
+    if (!(await exists(file))) {
+      expect([want.status, want.json], label).toEqual([404, { detail: 'Invalid page.' }]);
+      return 'missingPage';
+    }
+    const reason = fileReason(pairs);
+    expect(reason, `${label}: an uncovered request reached a file for no documented reason`).not.toBeNull();
+    expect(want.status, label).toBe(200);
+    const body = JSON.parse(await readFile(file, 'utf8')) as { results: unknown };
+    expect(body.results, label).toEqual((want.json as { results: unknown }).results);
+    return reason!;
+  }
+
+  it.each([
+    { mode: 'with a live URL', liveUrl: LIVE },
+    { mode: 'without a live URL', liveUrl: undefined },
+  ])('routes every kit GET $mode: covered to its file, the rest live or 404', async ({ mode, liveUrl }) => {
+    const outcomes = await routeKit(liveUrl);
+    const shown = [...outcomes].sort().map(([outcome, n]) => `${n} ${outcome}`).join(', ');
+    console.log(`netlify ${name} ${mode}: ${answers.length} GET requests: ${shown}`);
+    for (const [outcome, n] of outcomes) totals.set(`${mode}: ${outcome}`, (totals.get(`${mode}: ${outcome}`) ?? 0) + n);
+    expect(outcomes.get('file')).toBeGreaterThanOrEqual(40);
+  });
+});
+
+afterAll(() => {
+  const lines = [...totals].sort().map(([key, n]) => `  ${n} ${key}`);
+  console.log(`netlify (all kit datasets):\n${lines.join('\n')}\ndocumented cases:\n${Object.entries(DOCUMENTED).map(([k, v]) => `  ${k}: ${v}`).join('\n')}`);
+});
+
+describe('netlifyRedirects', () => {
+  const settings: HostingSettings = { baseUrl: 'http://api.example.com', mount: '', count: 48, pageSizes: PAGE_SIZES, orderings: ALL_ORDERINGS };
+
+  it('is deterministic and does not grow with the dataset', () => {
+    expect(netlifyRedirects({ ...settings, pageSizes: [...PAGE_SIZES] })).toBe(netlifyRedirects(settings));
+    expect(netlifyRedirects({ ...settings, count: 140_000 })).toBe(netlifyRedirects(settings));
+    const rules = netlifyRedirects(settings).split('\n').filter((line) => line && !line.startsWith('#'));
+    expect(rules).toHaveLength(33 * (2 * PAGE_SIZES.length + 3) + 2);
+  });
+
+  // Queries beyond the kit: percent-escapes, `last`, and sites built with only some orderings.
+  it.each([
+    { orderings: ALL_ORDERINGS, query: 'page=%32', file: '/cities/default/default/2.json' },
+    { orderings: ALL_ORDERINGS, query: 'ordering=name%5Fen&page=last', file: '/cities/name_en/default/last.json' },
+    { orderings: ALL_ORDERINGS, query: 'page=last&page_size=100&ordering=-name_tr', file: '/cities/-name_tr/100/last.json' },
+    { orderings: ['default', 'name_en'], query: 'ordering=name_en&page_size=20&page=2', file: '/cities/name_en/20/2.json' },
+    { orderings: ['default', 'name_en'], query: 'ordering=-name_en', file: null },
+    { orderings: ['default', 'name_en'], query: 'page_size=50', file: '/cities/default/50/1.json' },
+    { orderings: ['-name_ar'], query: 'ordering=-name_ar&page=3', file: '/cities/-name_ar/default/3.json' },
+    { orderings: ['-name_ar'], query: 'page=2', file: null },
+    { orderings: ['-name_ar'], query: '', file: null },
+  ])('built orderings $orderings: $query → $file, as staticPathFor says', async ({ orderings, query, file }) => {
+    const built = { ...settings, orderings, liveUrl: 'https://live.example.net' };
+    const route = await netlifyMatcher(netlifyRedirects(built), join(root, 'extra._redirects'));
+    const covered = staticPathFor(parseQuery(query), built);
+    expect(covered && `/${covered}`).toBe(file);
+    expect(route('/cities/', query)).toMatchObject({ to: file ?? 'https://live.example.net/cities/', status: 200 });
+  });
+});
+
+describe('netlifyHeaders', () => {
+  /** path → headers, read the way Netlify reads _headers: a path line, then indented `Name: value` lines. */
+  function parseHeaders(text: string): Map<string, Record<string, string>> {
+    const blocks = new Map<string, Record<string, string>>();
+    let current: Record<string, string> | undefined;
+    for (const line of text.split('\n')) {
+      if (!line.trim() || line.startsWith('#')) continue;
+      if (!line.startsWith(' ')) blocks.set(line, (current = {}));
+      else {
+        const colon = line.indexOf(':');
+        current![line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+      }
+    }
+    return blocks;
+  }
+
+  it.each([
+    { mount: '', paths: ['/cities/*'] },
+    { mount: '/api/v1', paths: ['/api/v1/cities/*', '/cities/*'] },
+  ])('mount "$mount": headers for $paths', ({ mount, paths }) => {
+    const text = netlifyHeaders({ baseUrl: `https://cities.example.org${mount}`, mount, count: 30, pageSizes: PAGE_SIZES, orderings: ALL_ORDERINGS });
+    expect(text).toBe(netlifyHeaders({ baseUrl: `https://cities.example.org${mount}`, mount, count: 7, pageSizes: [5], orderings: ['default'] }));
+    expect(text.startsWith('# Generated by cities-api')).toBe(true);
+    const blocks = parseHeaders(text);
+    expect([...blocks.keys()]).toEqual(paths);
+    for (const headers of blocks.values()) {
+      expect(headers).toMatchObject({
+        'Content-Type': 'application/json',
+        Allow: 'GET, POST, HEAD, OPTIONS',
+        Vary: 'Accept',
+        'Access-Control-Allow-Origin': '*',
+        'Cache-Control': NETLIFY_CACHE_CONTROL,
+      });
+    }
+  });
+});
