@@ -3,7 +3,10 @@ import { CityIndex } from './city-index.js';
 import type { Collation } from './collation.js';
 import type { City } from './fields.js';
 import { cityJson } from './json-text.js';
+import { hostingSettings, NOT_PRECOMPUTED_PATH, notPrecomputedJson, type HostingSettings } from './hosting.js';
 import { DATASET_PATH, type SiteSettings } from './manifest.js';
+import { netlifyHeaders, netlifyRedirects } from './netlify-files.js';
+import { openApiDocument } from './openapi.js';
 import { DEFAULT_PAGE_SIZE } from './paginate.js';
 import { readDataset } from './read-dataset.js';
 import { normalizeBaseUrl, parseOrderings, parsePageSizes } from './settings.js';
@@ -24,6 +27,8 @@ export interface BuildOptions {
   readonly orderings?: readonly string[] | undefined;
   /** Write `.gz`/`.br` next to each page (default true). */
   readonly compress?: boolean;
+  /** The live server (`cities-api serve`) static hosts send what no file covers to. */
+  readonly liveUrl?: string | undefined;
   /** Called once the dataset is valid, before anything is written. */
   readonly onStart?: (plan: BuildPlan) => void;
   readonly onProgress?: (pagesDone: number, pages: number) => void;
@@ -50,10 +55,11 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     orderings: parseOrderings(options.orderings ?? 'all'),
     defaultPageSize: DEFAULT_PAGE_SIZE,
     compress: options.compress ?? true,
+    liveUrl: options.liveUrl ? normalizeBaseUrl(options.liveUrl) : null,
   };
   const cities = await readDataset(options.data);
   const pages = countPageFiles(cities.length, settings.pageSizes, settings.orderings.length);
-  const plan: BuildPlan = { cities: cities.length, pages, files: pages * (settings.compress ? 3 : 1) + 2 };
+  const plan: BuildPlan = { cities: cities.length, pages, files: pages * (settings.compress ? 3 : 1) + 2 + HOSTING_FILES };
   options.onStart?.(plan);
   const dataset = datasetJson(cities);
   const manifest = {
@@ -62,16 +68,25 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     settings,
     dataset: { count: cities.length, sha256: sha256(dataset) },
   };
-  const stats = await writeSite(options.out, siteEntries(new CityIndex(cities, settings.collation), settings, dataset), manifest, {
+  const hosting = hostingSettings(manifest);
+  const stats = await writeSite(options.out, siteEntries(new CityIndex(cities, settings.collation), settings, dataset, hosting), manifest, {
     compress: settings.compress,
     onProgress: (done) => options.onProgress?.(Math.min(done, pages), pages),
   });
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
 }
 
-function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: string): Generator<SiteEntry> {
+const HOSTING_FILES = 4;
+
+function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: string, hosting: HostingSettings): Generator<SiteEntry> {
   for (const file of pageFiles(index, settings)) yield { ...file, compress: true };
   yield { path: DATASET_PATH, body: dataset };
+  // What static hosts need: Netlify's routing and headers, the OpenAPI description, and the
+  // honest answer of a host without a live server.
+  yield { path: '_redirects', body: netlifyRedirects(hosting) };
+  yield { path: '_headers', body: netlifyHeaders(hosting) };
+  yield { path: 'openapi.json', body: `${JSON.stringify(openApiDocument(hosting), null, 2)}\n` };
+  yield { path: NOT_PRECOMPUTED_PATH, body: notPrecomputedJson(settings.pageSizes) };
 }
 
 /** The validated dataset as the live fallback loads it: one city per line, in input order. */

@@ -51,7 +51,8 @@ export async function runMain(options: RunOptions): Promise<number> {
     .option('--page-sizes <list>', `page sizes to precompute (default: ${DEFAULT_PAGE_SIZES.join(',')})`)
     .option('--orderings <list>', 'orderings to precompute: all, or e.g. default,name_en,-name_en (default: all)')
     .option('--no-compress', 'do not write .gz/.br next to each page')
-    .action(async (flags: { data?: string; out?: string; baseUrl?: string; collation?: string; pageSizes?: string; orderings?: string; compress: boolean }) => {
+    .option('--live-url <url>', 'the live server static hosts send uncovered queries to (Netlify _redirects); default: none, they get a 404 saying so')
+    .action(async (flags: { data?: string; out?: string; baseUrl?: string; collation?: string; pageSizes?: string; orderings?: string; compress: boolean; liveUrl?: string }) => {
       const c: ProjectConfig = await config();
       const progress = progressLine(stderr, 'building pages');
       const data = resolve(cwd, flags.data ?? c.data ?? DEFAULT_DATA);
@@ -64,6 +65,7 @@ export async function runMain(options: RunOptions): Promise<number> {
         pageSizes: parsePageSizes(flags.pageSizes ?? c.pageSizes ?? DEFAULT_PAGE_SIZES),
         orderings: parseOrderings(flags.orderings ?? c.orderings ?? 'all'),
         compress: flags.compress,
+        liveUrl: flags.liveUrl ?? c.liveUrl,
         onStart: (plan) => say(`${flags.data ?? c.data ?? DEFAULT_DATA}: ${plan.cities} cities valid; building ${plan.pages} pages (${plan.files} files)`),
         onProgress: (done, total) => progress.update(done, total),
       }).finally(() => progress.end());

@@ -17,7 +17,7 @@ export interface HostingSettings {
   readonly liveUrl?: string | undefined;
 }
 
-export function hostingSettings(manifest: Manifest, liveUrl?: string): HostingSettings {
+export function hostingSettings(manifest: Pick<Manifest, 'settings' | 'dataset'>, liveUrl = manifest.settings.liveUrl ?? undefined): HostingSettings {
   const { baseUrl, pageSizes, orderings } = manifest.settings;
   return {
     baseUrl,

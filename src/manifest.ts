@@ -16,6 +16,8 @@ export interface SiteSettings {
   readonly orderings: readonly string[];
   readonly defaultPageSize: number;
   readonly compress: boolean;
+  /** The live server static hosts send what no file covers to (Netlify's `_redirects`), if any. */
+  readonly liveUrl: string | null;
 }
 
 export interface Manifest {

@@ -78,6 +78,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         baseUrl: options.baseUrl ?? settings()?.baseUrl ?? url.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
         pageSizes: options.pageSizes ?? settings()?.pageSizes ?? DEFAULT_PAGE_SIZES,
         orderings: options.orderings ?? settings()?.orderings,
+        liveUrl: settings()?.liveUrl ?? undefined,
       });
       builtHash = sha256(text);
     };

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recoverSite, writeSite, type SiteEntry } from '../src/site-writer.js';
 import { readTree, tempDir } from './helpers.js';
 
-const manifest = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compress: true }, dataset: { count: 0, sha256: '' } } as const;
+const manifest = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compress: true, liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
 const entries = (n: number, text = 'v1'): SiteEntry[] => Array.from({ length: n }, (_, i) => ({ path: `cities/p/${i}.json`, body: Buffer.from(`${text}-${i}`), compress: true }));
 
 let root: string;

@@ -1,0 +1,34 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../src/build.js';
+import { hostingSettings, NOT_PRECOMPUTED_PATH, notPrecomputedJson } from '../src/hosting.js';
+import { readManifest } from '../src/manifest.js';
+import { netlifyHeaders, netlifyRedirects } from '../src/netlify-files.js';
+import { openApiDocument } from '../src/openapi.js';
+import { KIT, tempDir } from './helpers.js';
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-hosting-')));
+afterAll(() => cleanup());
+
+describe('the build writes what static hosts need, from the site’s own settings', () => {
+  it.each([
+    ['without a live server', undefined],
+    ['with a live server', 'https://live.example.org'],
+  ])('%s', async (_, liveUrl) => {
+    const site = join(root, liveUrl ? 'live' : 'static');
+    await build({ data: join(KIT, 'cities11.csv'), out: site, baseUrl: 'https://example.org/api/v1', collation: 'codepoint', pageSizes: [5], orderings: ['default', 'name_en'], compress: false, liveUrl });
+    const manifest = (await readManifest(site))!;
+    expect(manifest.settings.liveUrl).toBe(liveUrl ?? null);
+    const settings = hostingSettings(manifest);
+    expect(settings).toEqual({ baseUrl: 'https://example.org/api/v1', mount: '/api/v1', count: 11, pageSizes: [5], orderings: ['default', 'name_en'], ...(liveUrl ? { liveUrl } : {}) });
+    const file = (path: string) => readFile(join(site, path), 'utf8');
+    expect(await file('_redirects')).toBe(netlifyRedirects(settings));
+    expect(await file('_headers')).toBe(netlifyHeaders(settings));
+    expect(JSON.parse(await file('openapi.json'))).toEqual(openApiDocument(settings));
+    expect(await file(NOT_PRECOMPUTED_PATH)).toBe(notPrecomputedJson([5]));
+    expect(Object.keys(manifest.files)).toEqual(expect.arrayContaining(['_redirects', '_headers', 'openapi.json', NOT_PRECOMPUTED_PATH]));
+  });
+});
