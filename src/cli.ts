@@ -8,6 +8,7 @@ import { progressLine } from './progress.js';
 import { hostingSettings, type HostingSettings } from './hosting.js';
 import { readManifest } from './manifest.js';
 import { nginxConfig } from './nginx-config.js';
+import { cloudFrontFunction } from './cloudfront-function.js';
 import { readDataset } from './read-dataset.js';
 import { serve } from './serve.js';
 import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCollation, parseOrderings, parsePageSizes } from './settings.js';
@@ -132,6 +133,17 @@ export async function runMain(options: RunOptions): Promise<number> {
       const c = await config();
       const site = resolve(cwd, flags.site ?? c.out ?? DEFAULT_OUT);
       stdout.write(nginxConfig(await siteHosting(site), { liveUrl: normalizeBaseUrl(flags.liveUrl), site }));
+    });
+
+  configCommand
+    .command('cloudfront')
+    .description('a CloudFront Function (viewer-request, cloudfront-js-2.0) mapping query strings to the site\'s S3 objects')
+    .option('--site <dir>', `built site directory (default: ${DEFAULT_OUT})`)
+    .option('--live-url <url>', 'origin for queries no file covers (a cities-api serve); default: the site\'s --live-url, else a 404 saying so')
+    .action(async (flags: { site?: string; liveUrl?: string }) => {
+      const c = await config();
+      const site = resolve(cwd, flags.site ?? c.out ?? DEFAULT_OUT);
+      stdout.write(cloudFrontFunction(await siteHosting(site, flags.liveUrl && normalizeBaseUrl(flags.liveUrl))));
     });
 
   try {

@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../src/build.js';
+import { cloudFrontFunction } from '../src/cloudfront-function.js';
+import { hostingSettings, type HostingSettings } from '../src/hosting.js';
+import { readManifest } from '../src/manifest.js';
+import { nginxConfig } from '../src/nginx-config.js';
 import { cli } from './cli-helpers.js';
 import { readTree, tempDir } from './helpers.js';
 
@@ -119,6 +123,23 @@ describe('a bad dataset is refused and the old site stays as it was', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/mine exists and is not a cities-api site/);
     expect(await readFile(join(cwd, 'mine/notes.txt'), 'utf8')).toBe('keep me');
+  });
+});
+
+describe('cities-api config', () => {
+  it.each([
+    ['nginx', ['--live-url', 'http://127.0.0.1:9000'], (settings: HostingSettings) => nginxConfig(settings, { liveUrl: 'http://127.0.0.1:9000', site: join(cwd, 'dist') })],
+    ['cloudfront', [], (settings: HostingSettings) => cloudFrontFunction(settings)],
+    ['cloudfront', ['--live-url', 'https://live.example.org'], (settings: HostingSettings) => cloudFrontFunction({ ...settings, liveUrl: 'https://live.example.org' })],
+  ])('%s %j prints the config of the built site', async (host, args, expected) => {
+    const run = await cli(cwd, 'config', host, ...args);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(expected(hostingSettings((await readManifest(join(cwd, 'dist')))!)));
+  });
+
+  it('a directory without a site is a clear error', async () => {
+    const run = await cli(cwd, 'config', 'nginx', '--site', 'nowhere');
+    expect([run.code, run.stderr]).toEqual([1, expect.stringMatching(/nowhere holds no cities-api site: run cities-api build first/)]);
   });
 });
 
