@@ -1,8 +1,6 @@
 import { createRequire } from 'node:module';
 import { CityIndex } from './city-index.js';
 import type { Collation } from './collation.js';
-import type { City } from './fields.js';
-import { cityJson } from './json-text.js';
 import { hostingSettings, NOT_PRECOMPUTED_PATH, notPrecomputedJson, type HostingSettings } from './hosting.js';
 import { DATASET_PATH, type SiteSettings } from './manifest.js';
 import { netlifyHeaders, netlifyRedirects } from './netlify-files.js';
@@ -11,7 +9,8 @@ import { DEFAULT_PAGE_SIZE } from './paginate.js';
 import { readDataset } from './read-dataset.js';
 import { normalizeBaseUrl, parseOrderings, parsePageSizes } from './settings.js';
 import { countPageFiles, pageFiles } from './site-files.js';
-import { sha256, writeSite, type SiteEntry, type WriteStats } from './site-writer.js';
+import { sha256 } from './file-output.js';
+import { writeSite, type SiteEntry, type WriteStats } from './site-writer.js';
 
 export const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
@@ -57,19 +56,19 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     compress: options.compress ?? true,
     liveUrl: options.liveUrl ? normalizeBaseUrl(options.liveUrl) : null,
   };
-  const cities = await readDataset(options.data);
-  const pages = countPageFiles(cities.length, settings.pageSizes, settings.orderings.length);
-  const plan: BuildPlan = { cities: cities.length, pages, files: pages * (settings.compress ? 3 : 1) + 2 + HOSTING_FILES };
+  const table = await readDataset(options.data);
+  const pages = countPageFiles(table.count, settings.pageSizes, settings.orderings.length);
+  const plan: BuildPlan = { cities: table.count, pages, files: pages * (settings.compress ? 3 : 1) + 2 + HOSTING_FILES };
   options.onStart?.(plan);
-  const dataset = datasetJson(cities);
+  const dataset = table.datasetParts();
   const manifest = {
     generator: 'cities-api',
     version: VERSION,
     settings,
-    dataset: { count: cities.length, sha256: sha256(dataset) },
+    dataset: { count: table.count, sha256: sha256(dataset) },
   };
   const hosting = hostingSettings(manifest);
-  const stats = await writeSite(options.out, siteEntries(new CityIndex(cities, settings.collation), settings, dataset, hosting), manifest, {
+  const stats = await writeSite(options.out, siteEntries(new CityIndex(table, settings.collation), settings, dataset, hosting), manifest, {
     compress: settings.compress,
     onProgress: (done) => options.onProgress?.(Math.min(done, pages), pages),
   });
@@ -78,7 +77,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
 
 const HOSTING_FILES = 4;
 
-function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: string, hosting: HostingSettings): Generator<SiteEntry> {
+function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: Buffer[], hosting: HostingSettings): Generator<SiteEntry> {
   for (const file of pageFiles(index, settings)) yield { ...file, compress: true };
   yield { path: DATASET_PATH, body: dataset };
   // What static hosts need: Netlify's routing and headers, the OpenAPI description, and the
@@ -87,9 +86,4 @@ function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: string,
   yield { path: '_headers', body: netlifyHeaders(hosting) };
   yield { path: 'openapi.json', body: `${JSON.stringify(openApiDocument(hosting), null, 2)}\n` };
   yield { path: NOT_PRECOMPUTED_PATH, body: notPrecomputedJson(settings.pageSizes) };
-}
-
-/** The validated dataset as the live fallback loads it: one city per line, in input order. */
-export function datasetJson(cities: readonly City[]): string {
-  return cities.length ? `[\n${cities.map(cityJson).join(',\n')}\n]\n` : '[]\n';
 }

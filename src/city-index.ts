@@ -1,30 +1,28 @@
+import type { CityTable } from './city-table.js';
 import { comparatorFor, rankValues, type Collation } from './collation.js';
-import type { City, NameField } from './fields.js';
-import { cityJson } from './json-text.js';
+import type { NameField } from './fields.js';
 import { orderingKey, type Ordering } from './ordering.js';
 
 const MULTI_FIELD_CACHE = 64;
 
 /**
- * The dataset held in memory for answering: each city serialized once, each name field ranked
- * once, each ordering sorted once (single-field and default orderings kept, multi-field ones
- * in a small LRU), so a page is a slice of a presorted index, never a sort per request.
+ * The dataset prepared for answering: each name field ranked once, each ordering sorted once
+ * (single-field and default orderings kept, multi-field ones in a small LRU), so a page is a
+ * slice of a presorted index, never a sort per request.
  */
 export class CityIndex {
   readonly count: number;
-  private readonly jsonCache: (Buffer | undefined)[];
   private readonly ranks = new Map<NameField, Uint32Array>();
   private readonly orders = new Map<string, Uint32Array>();
   private readonly multiOrders = new Map<string, Uint32Array>();
 
-  constructor(readonly cities: readonly City[], readonly collation: Collation) {
-    this.count = cities.length;
-    this.jsonCache = new Array(cities.length);
+  constructor(readonly table: CityTable, readonly collation: Collation) {
+    this.count = table.count;
   }
 
-  /** The serialized city at a position of the dataset (UTF-8, encoded once). */
+  /** The serialized city at a position of the dataset. */
   json(position: number): Buffer {
-    return (this.jsonCache[position] ??= Buffer.from(cityJson(this.cities[position]!)));
+    return this.table.cityJson(position);
   }
 
   /** Dataset positions in the given ordering, ties broken by id ascending. */
@@ -47,19 +45,18 @@ export class CityIndex {
   private rank(field: NameField): Uint32Array {
     let ranks = this.ranks.get(field);
     if (!ranks) {
-      ranks = rankValues(this.cities.map((c) => c[field]), comparatorFor(field, this.collation));
+      ranks = rankValues(this.table.names(field), comparatorFor(field, this.collation));
       this.ranks.set(field, ranks);
     }
     return ranks;
   }
 
   private sort(ordering: Ordering): Uint32Array {
-    const ids = Float64Array.from(this.cities, (c) => c.id);
+    const { ids, top } = this.table;
     const positions = new Uint32Array(this.count).map((_, i) => i);
     if (ordering.length === 0) {
-      const top = Uint8Array.from(this.cities, (c) => (c.top ? 0 : 1));
       const name = this.rank('name_en');
-      return positions.sort((a, b) => top[a]! - top[b]! || name[a]! - name[b]! || ids[a]! - ids[b]!);
+      return positions.sort((a, b) => top[b]! - top[a]! || name[a]! - name[b]! || ids[a]! - ids[b]!);
     }
     const keys = ordering.map((t) => ({ ranks: this.rank(t.field), sign: t.descending ? -1 : 1 }));
     return positions.sort((a, b) => {

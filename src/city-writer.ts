@@ -14,8 +14,8 @@ export class CityWriter {
 
   constructor(
     private readonly file: string,
-    /** Called with the new dataset once it is on disk; resolves when answers reflect it. */
-    private readonly onCommitted: (cities: City[]) => Promise<void>,
+    /** Called once the new dataset is on disk; resolves when answers reflect it. */
+    private readonly onCommitted: () => Promise<void>,
   ) {}
 
   create(city: NewCity): Promise<City> {
@@ -35,15 +35,16 @@ export class CityWriter {
       const batch = this.pending;
       this.pending = [];
       try {
-        const existing = await readDataset(this.file);
-        let id = existing.reduce((max, c) => Math.max(max, c.id), 0);
+        const { ids } = await readDataset(this.file);
+        let id = 0;
+        for (const existing of ids) id = Math.max(id, existing);
         const stamp = microTimestamps();
         const created = batch.map(({ city }) => {
           const now = stamp();
           return { id: ++id, ...city, created_at: now, updated_at: now } as City;
         });
         await appendCities(this.file, created);
-        await this.onCommitted([...existing, ...created]);
+        await this.onCommitted();
         batch.forEach((p, i) => p.resolve(created[i]!));
       } catch (error) {
         for (const p of batch) p.reject(error);

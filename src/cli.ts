@@ -80,8 +80,8 @@ export async function runMain(options: RunOptions): Promise<number> {
     .action(async (flags: { data?: string }) => {
       const c = await config();
       const name = flags.data ?? c.data ?? DEFAULT_DATA;
-      const cities = await readDataset(resolve(cwd, name));
-      say(`${name}: ${cities.length} cities, valid`);
+      const { count } = await readDataset(resolve(cwd, name));
+      say(`${name}: ${count} cities, valid`);
     });
 
   program

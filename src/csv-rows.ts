@@ -13,37 +13,48 @@ export class CsvSyntaxError extends Error {
 }
 
 /**
- * Hands each record of a UTF-8 CSV buffer (BOM optional, LF or CRLF, RFC 4180 quoting) to
- * `onRow` with the physical line it starts on, so errors can point at it even after quoted
- * newlines. Rejects with CsvSyntaxError at the record where the syntax breaks.
+ * Hands each record of UTF-8 CSV bytes (BOM optional, LF or CRLF, RFC 4180 quoting), read chunk
+ * by chunk, to `onRow` with the physical line it starts on, so errors can point at it even after
+ * quoted newlines. Rejects with CsvSyntaxError at the record where the syntax breaks.
  */
-export function readCsvRows(buffer: Buffer, onRow: (row: CsvRow) => void): Promise<void> {
+export async function readCsvRows(chunks: AsyncIterable<Buffer> | Iterable<Buffer>, onRow: (row: CsvRow) => void): Promise<void> {
   const newlines: number[] = [];
-  for (let i = buffer.indexOf(10); i >= 0; i = buffer.indexOf(10, i + 1)) newlines.push(i);
-  const lineAt = (offset: number) => {
-    while (offset < buffer.length && (buffer[offset] === 10 || buffer[offset] === 13)) offset++;
+  const newlinesBefore = (offset: number) => {
     let lo = 0, hi = newlines.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (newlines[mid]! < offset) lo = mid + 1;
       else hi = mid;
     }
-    return lo + 1;
+    return lo;
   };
-  return new Promise((resolve, reject) => {
-    let end = 0;
-    const parser = parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true, record_delimiter: ['\r\n', '\n'] });
-    parser.on('data', ({ record, info }: { record: string[]; info: { bytes: number } }) => {
-      try {
-        onRow({ line: lineAt(end), values: record });
-      } catch (error) {
-        parser.destroy();
-        reject(error);
-      }
-      end = info.bytes;
-    });
-    parser.on('error', (error) => reject(new CsvSyntaxError(lineAt(end), `CSV syntax error in the record starting here: ${error.message.replace(/ at line \d+/, '')}`)));
-    parser.on('end', resolve);
-    parser.end(buffer);
+  const parser = parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true, record_delimiter: ['\r\n', '\n'] });
+  let end = 0;
+  let failure: unknown;
+  parser.on('data', ({ record, info }: { record: string[]; info: { bytes: number } }) => {
+    if (failure) return;
+    // The record's last byte is on line 1 + newlines before it; its own newlines (in quoted fields) go back up.
+    let inside = 0;
+    for (const value of record) for (let i = value.indexOf('\n'); i >= 0; i = value.indexOf('\n', i + 1)) inside++;
+    end = info.bytes;
+    try {
+      onRow({ line: 1 + newlinesBefore(end - 1) - inside, values: record });
+    } catch (error) {
+      failure = error;
+    }
   });
+  const done = new Promise<void>((resolve, reject) => {
+    parser.on('error', (error) => reject(new CsvSyntaxError(1 + newlinesBefore(end), `CSV syntax error in the record starting here: ${error.message.replace(/ at line \d+/, '')}`)));
+    parser.on('end', resolve);
+  });
+  let offset = 0;
+  for await (const chunk of chunks) {
+    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) newlines.push(offset + i);
+    offset += chunk.length;
+    parser.write(chunk);
+    if (failure) break;
+  }
+  parser.end();
+  await done;
+  if (failure) throw failure;
 }

@@ -19,7 +19,7 @@ async function appendCsv(text: Buffer, cities: readonly City[]): Promise<string>
   const newline = text.indexOf(10);
   const firstLine = text.subarray(0, newline < 0 ? text.length : newline > 0 && text[newline - 1] === 13 ? newline - 1 : newline);
   let header: readonly string[] = CITY_FIELDS;
-  await readCsvRows(firstLine, ({ values }) => void (header = values));
+  await readCsvRows([firstLine], ({ values }) => void (header = values));
   const source = text.toString('utf8');
   const eol = source.includes('\r\n') ? '\r\n' : '\n';
   const rows = cities.map((city) => header.map((field) => csvField(csvValue(city, field))).join(','));

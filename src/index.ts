@@ -1,5 +1,6 @@
-export { build, datasetJson, VERSION, type BuildOptions, type BuildPlan, type BuildResult } from './build.js';
+export { build, VERSION, type BuildOptions, type BuildPlan, type BuildResult } from './build.js';
 export { CityIndex } from './city-index.js';
+export { CityTable } from './city-table.js';
 export { runMain, type RunOptions } from './cli.js';
 export { COLLATIONS, type Collation } from './collation.js';
 export { CitiesApiError, formatProblem, type Problem } from './errors.js';

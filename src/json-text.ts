@@ -44,20 +44,32 @@ export function cityJson(city: City): string {
 
 const COMMA = Buffer.from(',');
 const TAIL = Buffer.from(']}');
+/** Envelopes are assembled into buffers of about this size: small pages are one buffer, the largest stream. */
+const PART_BYTES = 256 * 1024;
 
-/** The paginated envelope, assembled by concatenating already-serialized cities. */
-export function envelopeJson(count: number, next: string | null, previous: string | null, cities: readonly Buffer[]): Buffer {
+/**
+ * The paginated envelope, assembled by concatenating already-serialized cities (`city(0..n-1)`),
+ * as one buffer or, for pages larger than PART_BYTES, as consecutive parts.
+ */
+export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Buffer): Buffer[] {
   const link = (url: string | null) => (url === null ? 'null' : jsonString(url));
-  const head = Buffer.from(`{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[`);
-  const parts: Buffer[] = [head];
-  let length = head.length + TAIL.length;
-  for (let i = 0; i < cities.length; i++) {
-    if (i) parts.push(COMMA);
-    parts.push(cities[i]!);
-    length += cities[i]!.length + (i ? 1 : 0);
+  const parts: Buffer[] = [];
+  let group: Buffer[] = [Buffer.from(`{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[`)];
+  let size = group[0]!.length;
+  for (let i = 0; i < n; i++) {
+    const bytes = city(i);
+    if (i) group.push(COMMA);
+    group.push(bytes);
+    size += bytes.length + (i ? 1 : 0);
+    if (size >= PART_BYTES) {
+      parts.push(Buffer.concat(group, size));
+      group = [];
+      size = 0;
+    }
   }
-  parts.push(TAIL);
-  return Buffer.concat(parts, length);
+  group.push(TAIL);
+  parts.push(Buffer.concat(group, size + TAIL.length));
+  return parts;
 }
 
 /** A DRF error body such as `{"detail":"Invalid page."}`. */

@@ -25,7 +25,7 @@ export interface Manifest {
   readonly version: string;
   readonly settings: SiteSettings;
   readonly dataset: { readonly count: number; readonly sha256: string };
-  /** Every file of the site but the manifest itself: path -> sha256 (hex) of its bytes. */
+  /** Every file of the site but the manifest and the `.gz`/`.br` siblings of pages: path -> sha256 (hex) of its bytes. */
   readonly files: Readonly<Record<string, string>>;
 }
 

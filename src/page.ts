@@ -6,11 +6,16 @@ import { lastValue, withParam, type QueryPair } from './query-string.js';
 
 export interface ListingAnswer {
   readonly status: 200 | 404;
-  /** UTF-8 JSON, byte for byte what the reference sends. */
-  readonly body: Buffer;
+  /** UTF-8 JSON, byte for byte what the reference sends: one buffer, or consecutive parts for large pages. */
+  readonly body: readonly Buffer[];
 }
 
 export const INVALID_PAGE = Buffer.from(detailJson('Invalid page.'));
+
+/** An answer's bytes as one buffer. */
+export function bodyBytes(body: readonly Buffer[]): Buffer {
+  return body.length === 1 ? body[0]! : Buffer.concat(body);
+}
 
 /**
  * THE page function: the answer of `GET {baseUrl}/cities/?{query}` for decoded query pairs.
@@ -19,14 +24,12 @@ export const INVALID_PAGE = Buffer.from(detailJson('Invalid page.'));
 export function answerListing(index: CityIndex, pairs: readonly QueryPair[], baseUrl: string): ListingAnswer {
   const pageSize = pageSizeFrom(lastValue(pairs, 'page_size'));
   const slice = paginate(index.count, pageSize, lastValue(pairs, 'page'));
-  if (!slice) return { status: 404, body: INVALID_PAGE };
+  if (!slice) return { status: 404, body: [INVALID_PAGE] };
   const order = index.order(parseOrdering(lastValue(pairs, 'ordering')));
-  const cities: Buffer[] = [];
-  for (let i = slice.start; i < slice.end; i++) cities.push(index.json(order[i]!));
   const link = (page: number | null) => listingUrl(baseUrl, withParam(pairs, 'page', page === null ? null : String(page)));
   const next = slice.number < slice.pages ? link(slice.number + 1) : null;
   const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : null;
-  return { status: 200, body: envelopeJson(index.count, next, previous, cities) };
+  return { status: 200, body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(order[slice.start + i]!)) };
 }
 
 /** `{baseUrl}/cities/` with a query string when there is one. */

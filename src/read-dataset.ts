@@ -1,71 +1,95 @@
-import { isUtf8 } from 'node:buffer';
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { CityTableBuilder, type CityTable } from './city-table.js';
 import { CsvSyntaxError, readCsvRows } from './csv-rows.js';
 import { CitiesApiError, formatProblem, type Problem } from './errors.js';
 import { CITY_FIELDS, type City } from './fields.js';
-import { validateRecord, type RawRecord } from './validate-record.js';
+import { JsonArraySplitter, JsonShapeError } from './json-records.js';
+import { validateRecord, type RawRecord, type RecordResult } from './validate-record.js';
 
 export const MAX_LISTED_PROBLEMS = 50;
+/** Problems kept for the error object; beyond this they are only counted. */
+const MAX_KEPT_PROBLEMS = 10_000;
+const CHUNK_BYTES = 1024 * 1024;
+
+type Where = Omit<Problem, 'reason'>;
 
 /**
- * Reads and validates a dataset (`.csv` or `.json`). An invalid dataset is refused as a whole:
- * one CitiesApiError listing every problem with file, line or record, field, value and reason.
+ * Reads and validates a dataset (`.csv` or `.json`) chunk by chunk into a compact CityTable.
+ * An invalid dataset is refused as a whole: one CitiesApiError listing every problem with
+ * file, line or record, field, value and reason.
  */
-export async function readDataset(file: string): Promise<City[]> {
+export async function readDataset(file: string): Promise<CityTable> {
   const format = extname(file).toLowerCase();
   if (format !== '.csv' && format !== '.json') {
     throw new CitiesApiError(`${file}: unsupported dataset type "${format || '(none)'}": use a .csv or .json file`);
   }
-  let buffer: Buffer;
+  await stat(file).catch((error: NodeJS.ErrnoException) => {
+    throw new CitiesApiError(`cannot read dataset ${file}: ${error.code ?? error.message}`);
+  });
+  const collector = new Collector();
+  const chunks = utf8Chunks(file);
   try {
-    buffer = await readFile(file);
+    if (format === '.csv') await readCsv(chunks, collector);
+    else await readJson(chunks, collector, file);
   } catch (error) {
-    throw new CitiesApiError(`cannot read dataset ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    if (!(error instanceof InvalidUtf8)) throw error;
+    collector.problem({ line: error.line, reason: `is not valid UTF-8 (byte 0x${error.byte.toString(16)} at offset ${error.offset})` });
   }
-  const problems: Problem[] = [];
-  const badByte = firstInvalidUtf8(buffer);
-  const cities =
-    badByte >= 0
-      ? (problems.push({ line: lineOf(buffer, badByte), reason: `is not valid UTF-8 (byte 0x${buffer[badByte]!.toString(16)} at offset ${badByte})` }), [])
-      : format === '.csv'
-        ? await citiesFromCsv(buffer, problems)
-        : citiesFromJson(buffer.toString('utf8').replace(/^\uFEFF/, ''), problems);
-  if (problems.length === 0) checkUniqueIds(cities, problems);
-  if (problems.length) throw datasetError(file, problems);
-  return cities.map((c) => c.city);
+  if (collector.total) throw datasetError(file, collector);
+  return collector.table.finish();
 }
 
-type Where = Omit<Problem, 'reason'>;
-interface Located { city: City; where: Where }
+/** Gathers validated cities (while all is well) and problems (capped), checking ids are unique. */
+class Collector {
+  readonly table = new CityTableBuilder();
+  readonly problems: Problem[] = [];
+  total = 0;
+  private readonly firstSeen = new Map<number, string>();
 
-async function citiesFromCsv(buffer: Buffer, problems: Problem[]): Promise<Located[]> {
-  const cities: Located[] = [];
+  problem(p: Problem): void {
+    this.total++;
+    if (this.problems.length < MAX_KEPT_PROBLEMS) this.problems.push(p);
+  }
+
+  record(result: RecordResult, where: Where, place: string): void {
+    if (!result.city) {
+      for (const p of result.problems) this.problem({ ...where, ...p });
+      return;
+    }
+    const first = this.firstSeen.get(result.city.id);
+    if (first !== undefined) this.problem({ ...where, field: 'id', value: result.city.id, reason: `duplicates the id of ${first}` });
+    else this.firstSeen.set(result.city.id, place);
+    if (!this.total) this.table.add(result.city as City);
+  }
+}
+
+async function readCsv(chunks: AsyncIterable<Buffer>, collector: Collector): Promise<void> {
   let header: readonly string[] | undefined;
-  let headerOk = true;
+  let headerOk = false;
   try {
-    await readCsvRows(buffer, ({ line, values }) => {
+    await readCsvRows(chunks, ({ line, values }) => {
       if (!header) {
         header = values;
         const found = headerProblems(header);
         headerOk = !found.length;
-        problems.push(...found.map((reason) => ({ line, reason })));
+        for (const reason of found) collector.problem({ line, reason });
       } else if (!headerOk) {
         return;
       } else if (values.length !== header.length) {
-        problems.push({ line, reason: `has ${values.length} fields, the header has ${header.length}` });
+        collector.problem({ line, reason: `has ${values.length} fields, the header has ${header.length}` });
       } else {
         const raw: Record<string, string> = {};
-        header.forEach((name, i) => (raw[name] = values[i]!));
-        collect(validateRecord(raw, true), { line }, cities, problems);
+        for (let i = 0; i < header.length; i++) raw[header[i]!] = values[i]!;
+        collector.record(validateRecord(raw, true), { line }, `line ${line}`);
       }
     });
   } catch (error) {
     if (!(error instanceof CsvSyntaxError)) throw error;
-    problems.push({ line: error.line, reason: error.message });
+    collector.problem({ line: error.line, reason: error.message });
   }
-  if (!header && !problems.length) problems.push({ line: 1, reason: 'has no header row (expected id,name_ar,...,updated_at)' });
-  return cities;
+  if (!header && !collector.total) collector.problem({ line: 1, reason: 'has no header row (expected id,name_ar,...,updated_at)' });
 }
 
 function headerProblems(header: readonly string[]): string[] {
@@ -81,72 +105,83 @@ function headerProblems(header: readonly string[]): string[] {
   ];
 }
 
-function citiesFromJson(text: string, problems: Problem[]): Located[] {
-  let data: unknown;
+async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector, file: string): Promise<void> {
+  const splitter = new JsonArraySplitter((text, index, line) => {
+    let record: unknown;
+    try {
+      record = JSON.parse(text);
+    } catch {
+      throw new JsonShapeError(`record ${index} is not valid JSON`);
+    }
+    const isObject = typeof record === 'object' && record !== null && !Array.isArray(record);
+    const id = isObject ? (record as RawRecord).id : undefined;
+    const where: Where = { line, index, ...(id !== undefined ? { id } : {}) };
+    if (!isObject) collector.problem({ ...where, reason: 'must be a JSON object' });
+    else collector.record(validateRecord(record as RawRecord, false), where, `record ${index}`);
+  });
   try {
-    data = JSON.parse(text);
+    for await (const chunk of chunks) splitter.push(chunk);
+    splitter.end();
+  } catch (error) {
+    if (!(error instanceof JsonShapeError)) throw error;
+    collector.problem(await jsonSyntaxProblem(file));
+  }
+}
+
+/** JSON.parse's own account of what is wrong with the file, located by line (only on the error path). */
+async function jsonSyntaxProblem(file: string): Promise<Problem> {
+  const text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '');
+  try {
+    const value: unknown = JSON.parse(text);
+    return { reason: Array.isArray(value) ? 'is not a JSON array of city objects' : 'must hold a JSON array of city objects' };
   } catch (error) {
     const message = (error as Error).message;
     const position = /position (\d+)/.exec(message);
-    const line = position ? text.slice(0, Number(position[1])).split('\n').length : undefined;
-    problems.push({ ...(line ? { line } : {}), reason: `is not valid JSON: ${message}` });
-    return [];
+    return { ...(position ? { line: text.slice(0, Number(position[1])).split('\n').length } : {}), reason: `is not valid JSON: ${message}` };
   }
-  if (!Array.isArray(data)) {
-    problems.push({ reason: 'must hold a JSON array of city objects' });
-    return [];
+}
+
+class InvalidUtf8 extends Error {
+  constructor(readonly offset: number, readonly byte: number, readonly line: number) {
+    super('invalid UTF-8');
   }
-  const cities: Located[] = [];
-  data.forEach((record: unknown, index) => {
-    const id = isObject(record) ? record.id : undefined;
-    const where: Where = { index, ...(id !== undefined ? { id } : {}) };
-    if (!isObject(record)) problems.push({ ...where, reason: 'must be a JSON object' });
-    else collect(validateRecord(record, false), where, cities, problems);
-  });
-  return cities;
 }
 
-function isObject(value: unknown): value is RawRecord {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function collect(result: ReturnType<typeof validateRecord>, where: Where, cities: Located[], problems: Problem[]): void {
-  if (result.city) cities.push({ city: result.city, where });
-  else for (const p of result.problems) problems.push({ ...where, ...p });
-}
-
-function checkUniqueIds(cities: readonly Located[], problems: Problem[]): void {
-  const first = new Map<number, Where>();
-  for (const { city, where } of cities) {
-    const earlier = first.get(city.id);
-    if (!earlier) first.set(city.id, where);
-    else {
-      const at = earlier.line !== undefined ? `line ${earlier.line}` : `record ${earlier.index}`;
-      problems.push({ ...where, field: 'id', value: city.id, reason: `duplicates the id of ${at}` });
+/** The file's chunks, checked to be UTF-8 on the way (InvalidUtf8 names the first bad byte). */
+async function* utf8Chunks(file: string): AsyncGenerator<Buffer> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let offset = 0;
+  let line = 1;
+  for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
+    try {
+      decoder.decode(chunk, { stream: true });
+    } catch {
+      const at = offset + firstInvalidUtf8(chunk, offset === 0 ? 0 : 3);
+      const bad = await readFile(file);
+      for (let i = bad.indexOf(10); i >= 0 && i < at; i = bad.indexOf(10, i + 1)) line++;
+      throw new InvalidUtf8(at, bad[at]!, line);
     }
+    offset += chunk.length;
+    yield chunk;
+  }
+  try {
+    decoder.decode();
+  } catch {
+    throw new InvalidUtf8(offset, 0, line);
   }
 }
 
-function datasetError(file: string, problems: Problem[]): CitiesApiError {
-  const located = problems.map((p) => ({ ...p, file }));
-  const shown = located.slice(0, MAX_LISTED_PROBLEMS).map((p) => `  ${formatProblem(p)}`);
-  const more = located.length > MAX_LISTED_PROBLEMS ? [`  ... and ${located.length - MAX_LISTED_PROBLEMS} more`] : [];
-  const noun = located.length === 1 ? 'problem' : 'problems';
-  return new CitiesApiError([`invalid dataset ${file} (${located.length} ${noun}; nothing was written):`, ...shown, ...more].join('\n'), 1, located);
-}
-
-/** Offset of the first byte that is not valid UTF-8, or -1. */
-function firstInvalidUtf8(buffer: Buffer): number {
-  if (isUtf8(buffer)) return -1;
+/** Offset in `bytes` of the first byte that is not valid UTF-8 (a sequence may have begun up to `carry` bytes before). */
+function firstInvalidUtf8(bytes: Buffer, carry: number): number {
   const decodes = (length: number) => {
     try {
-      new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length), { stream: true });
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(Math.min(carry, length), length), { stream: true });
       return true;
     } catch {
       return false;
     }
   };
-  let lo = 0, hi = buffer.length;
+  let lo = 0, hi = bytes.length;
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
     if (decodes(mid)) lo = mid;
@@ -155,8 +190,10 @@ function firstInvalidUtf8(buffer: Buffer): number {
   return lo;
 }
 
-function lineOf(buffer: Buffer, offset: number): number {
-  let line = 1;
-  for (let i = buffer.indexOf(10); i >= 0 && i < offset; i = buffer.indexOf(10, i + 1)) line++;
-  return line;
+function datasetError(file: string, collector: Collector): CitiesApiError {
+  const located = collector.problems.map((p) => ({ ...p, file }));
+  const shown = located.slice(0, MAX_LISTED_PROBLEMS).map((p) => `  ${formatProblem(p)}`);
+  const more = collector.total > MAX_LISTED_PROBLEMS ? [`  ... and ${collector.total - MAX_LISTED_PROBLEMS} more`] : [];
+  const noun = collector.total === 1 ? 'problem' : 'problems';
+  return new CitiesApiError([`invalid dataset ${file} (${collector.total} ${noun}; nothing was written):`, ...shown, ...more].join('\n'), 1, located);
 }

@@ -10,7 +10,7 @@ import { CitiesApiError } from './errors.js';
 import { createHandler } from './server.js';
 import { DEFAULT_PAGE_SIZES, normalizeBaseUrl } from './settings.js';
 import { LiveSite } from './live-site.js';
-import { sha256 } from './site-writer.js';
+import { sha256 } from './file-output.js';
 
 export interface ServeOptions {
   /** The site directory: served as built, or (re)built first from `data`. */

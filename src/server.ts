@@ -89,9 +89,17 @@ function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiati
   send(res, status, answer.headers, answer.body);
 }
 
-function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer): void {
+function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | readonly Buffer[]): void {
   for (const name in headers) res.setHeader(name, headers[name]!);
-  if (body) res.setHeader('Content-Length', body.length);
+  if (body === undefined || Buffer.isBuffer(body)) {
+    if (body) res.setHeader('Content-Length', body.length);
+    res.writeHead(status);
+    res.end(body);
+    return;
+  }
+  // A large page in parts (a few hundred KiB each): sent part by part, never assembled.
+  res.setHeader('Content-Length', body.reduce((n, part) => n + part.length, 0));
   res.writeHead(status);
-  res.end(body);
+  for (const part of body) res.write(part);
+  res.end();
 }

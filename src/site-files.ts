@@ -8,7 +8,8 @@ import { allPath, DEFAULT_SEGMENT, pagePath } from './site-layout.js';
 
 export interface SiteFile {
   readonly path: string;
-  readonly body: Buffer;
+  /** One buffer, or consecutive parts for a large page. */
+  readonly body: readonly Buffer[];
 }
 
 export interface PagesSettings {

@@ -4,7 +4,7 @@ import sirv from 'sirv';
 import { CityIndex } from './city-index.js';
 import { CitiesApiError } from './errors.js';
 import { FileCache } from './file-cache.js';
-import type { City } from './fields.js';
+import { CityTable } from './city-table.js';
 import { DATASET_PATH, readManifest, type Manifest } from './manifest.js';
 import { STATIC_HEADERS, type SiteContext } from './respond.js';
 
@@ -22,13 +22,13 @@ export interface SiteState {
 export async function loadSite(dir: string): Promise<SiteState> {
   const manifest = await readManifest(dir);
   if (!manifest) throw new CitiesApiError(`${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`, 2);
-  const cities = JSON.parse(await readFile(join(dir, DATASET_PATH), 'utf8')) as City[];
+  const table = CityTable.fromDatasetFile(await readFile(join(dir, DATASET_PATH)));
   const { baseUrl, collation, pageSizes, orderings } = manifest.settings;
   const context: SiteContext = {
-    index: new CityIndex(cities, collation),
+    index: new CityIndex(table, collation),
     baseUrl,
     mount: new URL(baseUrl).pathname.replace(/\/+$/, ''),
-    layout: { count: cities.length, pageSizes, orderings },
+    layout: { count: table.count, pageSizes, orderings },
   };
   const files = sirv(dir, {
     dev: false,

@@ -1,16 +1,15 @@
-import { createHash } from 'node:crypto';
-import { copyFile, link, mkdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
 import fg from 'fast-glob';
 import { CitiesApiError } from './errors.js';
+import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Body } from './file-output.js';
 import { MANIFEST_PATH, readManifest, type Manifest } from './manifest.js';
 import { isAlive, lockSite, siteSiblings } from './site-lock.js';
 
 export interface SiteEntry {
   readonly path: string;
-  readonly body: string | Buffer;
+  /** The bytes, or for large files the parts to write one after the other. */
+  readonly body: Body;
   /** Also write `.gz` and `.br` siblings (for hosts and sirv to serve precompressed). */
   readonly compress?: boolean;
 }
@@ -28,11 +27,6 @@ export interface WriteOptions {
 }
 
 const IN_FLIGHT = 48;
-const VARIANTS = {
-  '.gz': (data: Buffer) => promisify(gzip)(data, { level: 9 }),
-  '.br': (data: Buffer) => promisify(brotliCompress)(data, { params: { [zlib.BROTLI_PARAM_QUALITY]: 5, [zlib.BROTLI_PARAM_SIZE_HINT]: data.length } }),
-} as const;
-
 /**
  * Writes a whole site atomically and incrementally: a new tree is assembled next to the old one
  * (files whose hash is unchanged are hard-linked, so they keep their inode and mtime; the rest
@@ -44,7 +38,7 @@ export async function writeSite(outDir: string, entries: Iterable<SiteEntry>, ma
   try {
     await recoverSite(outDir);
     const old = await readManifest(outDir);
-    if (!old && (await listFiles(outDir)).length) {
+    if (!old && !(await isEmpty(outDir))) {
       throw new CitiesApiError(`${outDir} exists and is not a cities-api site; choose an empty or new directory (nothing was written)`, 2);
     }
     const { staging, previous } = siteSiblings(outDir);
@@ -65,35 +59,28 @@ export async function writeSite(outDir: string, entries: Iterable<SiteEntry>, ma
 /** Builds the new tree in `staging`, reusing unchanged files of `outDir`. */
 async function assemble(outDir: string, staging: string, old: Manifest | null, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
   const files: Record<string, string> = {};
+  const compressed = new Set<string>();
   const counts = { written: 0, unchanged: 0, entries: 0 };
   const made = new Map<string, Promise<unknown>>();
   const ensureDir = (dir: string) => made.get(dir) ?? made.set(dir, mkdir(dir, { recursive: true })).get(dir)!;
 
-  const put = async (path: string, data: Buffer, hash: string) => {
-    await ensureDir(dirname(join(staging, path)));
-    files[path] = hash;
-    if (old?.files[path] === hash && (await reuse(join(outDir, path), join(staging, path)))) counts.unchanged++;
-    else {
-      await writeFile(join(staging, path), data);
-      counts.written++;
-    }
-  };
   const one = async (entry: SiteEntry) => {
-    const data = typeof entry.body === 'string' ? Buffer.from(entry.body) : entry.body;
-    const hash = sha256(data);
+    const parts = partsOf(entry.body);
+    const hash = sha256(parts);
     const same = old?.files[entry.path] === hash;
-    await put(entry.path, data, hash);
+    files[entry.path] = hash;
+    await ensureDir(dirname(join(staging, entry.path)));
+    const paths = [entry.path];
     if (entry.compress && options.compress) {
-      for (const [suffix, compress] of Object.entries(VARIANTS)) {
-        const path = entry.path + suffix;
-        const oldHash = old?.files[path];
-        if (same && oldHash && (await reuse(join(outDir, path), join(staging, path)))) {
-          files[path] = oldHash;
-          counts.unchanged++;
-        } else {
-          const packed = await compress(data);
-          await put(path, packed, sha256(packed));
-        }
+      compressed.add(entry.path);
+      paths.push(...VARIANTS.map((variant) => entry.path + variant));
+    }
+    for (const path of paths) {
+      if (same && (await reuse(join(outDir, path), join(staging, path)))) counts.unchanged++;
+      else {
+        const variant = VARIANTS.find((v) => path === entry.path + v);
+        await (variant ? writeCompressed(join(staging, path), parts, variant) : writeParts(join(staging, path), parts));
+        counts.written++;
       }
     }
     options.onProgress?.(++counts.entries);
@@ -109,28 +96,10 @@ async function assemble(outDir: string, staging: string, old: Manifest | null, e
     await writeFile(join(staging, MANIFEST_PATH), manifestText);
     counts.written++;
   }
-  const removed = (await listFiles(outDir)).filter((path) => path !== MANIFEST_PATH && !(path in files)).length;
-  return { files: Object.keys(files).length + 1, written: counts.written, unchanged: counts.unchanged, removed };
-}
-
-export function sha256(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('hex');
-}
-
-/** Hard-links an unchanged file into the new tree (a copy with the old mtime where links are not possible). */
-async function reuse(from: string, to: string): Promise<boolean> {
-  try {
-    await link(from, to);
-    return true;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return false;
-    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK' && code !== 'ENOTSUP') throw error;
-    const { atime, mtime } = await stat(from);
-    await copyFile(from, to);
-    await utimes(to, atime, mtime);
-    return true;
-  }
+  const kept = (path: string) => path === MANIFEST_PATH || path in files || VARIANTS.some((v) => path.endsWith(v) && compressed.has(path.slice(0, -v.length)));
+  let removed = 0;
+  for await (const path of listFiles(outDir)) if (!kept(path)) removed++;
+  return { files: counts.written + counts.unchanged, written: counts.written, unchanged: counts.unchanged, removed };
 }
 
 /** Runs `task` over `items` with at most `limit` in flight; waits for all before returning or throwing. */
@@ -150,6 +119,11 @@ async function runBounded<T>(items: Iterable<T>, task: (item: T) => Promise<void
   if (failure) throw failure;
 }
 
+async function isEmpty(dir: string): Promise<boolean> {
+  for await (const _ of listFiles(dir)) return false;
+  return true;
+}
+
 async function swapIn(outDir: string, staging: string, previous: string): Promise<void> {
   let hadOld = true;
   try {
@@ -167,9 +141,9 @@ async function swapIn(outDir: string, staging: string, previous: string): Promis
   if (hadOld) await rm(previous, { recursive: true, force: true });
 }
 
-/** Relative paths of every file under a directory ([] when it does not exist). */
-export function listFiles(dir: string): Promise<string[]> {
-  return fg('**/*', { cwd: dir, dot: true, onlyFiles: true, followSymbolicLinks: false, suppressErrors: true });
+/** Relative paths of every file under a directory (none when it does not exist), streamed. */
+export function listFiles(dir: string): AsyncIterable<string> {
+  return fg.stream('**/*', { cwd: dir, dot: true, onlyFiles: true, followSymbolicLinks: false, suppressErrors: true }) as AsyncIterable<string>;
 }
 
 /**

@@ -109,7 +109,7 @@ describe('a bad dataset is refused and the old site stays as it was', () => {
     await writeFile(join(cwd, 'bad.json'), JSON.stringify([{ id: 1 }]));
     const run = await cli(cwd, 'validate', '--data', 'bad.json');
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('bad.json: record 0 (id 1): field name_ar, value missing: is missing');
+    expect(run.stderr).toContain('bad.json:1: record 0 (id 1): field name_ar, value missing: is missing');
   });
 
   it('validate accepts the bundled dataset', async () => {

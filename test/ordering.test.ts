@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/city-index.js';
+import { CityTable } from '../src/city-table.js';
 import { compareCodePoints } from '../src/codepoint.js';
 import type { Collation } from '../src/collation.js';
 import type { NameField } from '../src/fields.js';
@@ -42,7 +43,7 @@ describe('compareCodePoints orders by code point (= UTF-8 bytes), not UTF-16 uni
 
 function orderOf(names: string[], field: NameField, collation: Collation, descending = false): string[] {
   const cities = names.map((name, i) => makeCity(i + 1, { [field]: name }));
-  const index = new CityIndex(cities, collation);
+  const index = new CityIndex(CityTable.fromCities(cities), collation);
   return [...index.order([{ field, descending }])].map((p) => cities[p]![field]);
 }
 
@@ -67,7 +68,7 @@ describe('single-field orderings in both collations', () => {
 describe('ties are broken by id ascending in every direction', () => {
   const cities = [makeCity(5, { name: 'Same' }), makeCity(2, { name: 'Same' }), makeCity(9, { name: 'Other' }), makeCity(1, { name: 'Same' })];
   const ids = (collation: Collation, ordering: Parameters<CityIndex['order']>[0]) =>
-    [...new CityIndex(cities, collation).order(ordering)].map((p) => cities[p]!.id);
+    [...new CityIndex(CityTable.fromCities(cities), collation).order(ordering)].map((p) => cities[p]!.id);
 
   it.each<[string, Collation, Parameters<CityIndex['order']>[0], number[]]>([
     ['ascending', 'codepoint', [{ field: 'name_en', descending: false }], [9, 1, 2, 5]],
@@ -80,7 +81,7 @@ describe('ties are broken by id ascending in every direction', () => {
 
   it('canonically equivalent names tie under locale collation and fall back to id', () => {
     const nfc = [makeCity(3, { name: 'Caf\u00e9' }), makeCity(1, { name: 'Cafe\u0301' })];
-    expect([...new CityIndex(nfc, 'locale').order([{ field: 'name_en', descending: false }])].map((p) => nfc[p]!.id)).toEqual([1, 3]);
+    expect([...new CityIndex(CityTable.fromCities(nfc), 'locale').order([{ field: 'name_en', descending: false }])].map((p) => nfc[p]!.id)).toEqual([1, 3]);
   });
 });
 
@@ -90,7 +91,7 @@ describe('default ordering: top cities first, then name_en, then id', () => {
       makeCity(1, { name: 'Berlin' }), makeCity(2, { name: 'Zagreb', top: true }), makeCity(3, { name: 'Athens' }),
       makeCity(4, { name: 'Madrid', top: true }), makeCity(5, { name: 'Athens' }),
     ];
-    const order = [...new CityIndex(cities, collation).order([])].map((p) => cities[p]!.id);
+    const order = [...new CityIndex(CityTable.fromCities(cities), collation).order([])].map((p) => cities[p]!.id);
     expect(order).toEqual([4, 2, 3, 5, 1]);
   });
 });
@@ -101,7 +102,7 @@ describe('multi-field orderings compare field by field', () => {
       makeCity(1, { name_en: 'A', name_ar: 'ب' }), makeCity(2, { name_en: 'A', name_ar: 'ت' }),
       makeCity(3, { name_en: 'B', name_ar: 'ا' }), makeCity(4, { name_en: 'A', name_ar: 'ت' }),
     ];
-    const index = new CityIndex(cities, 'codepoint');
+    const index = new CityIndex(CityTable.fromCities(cities), 'codepoint');
     expect([...index.order(parseOrdering('name_en,-name_ar'))].map((p) => cities[p]!.id)).toEqual([2, 4, 1, 3]);
   });
 });

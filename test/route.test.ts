@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/city-index.js';
+import { CityTable } from '../src/city-table.js';
 import { route, type SiteContext } from '../src/respond.js';
 import { makeCity } from './helpers.js';
 
 const site: SiteContext = {
-  index: new CityIndex(Array.from({ length: 23 }, (_, i) => makeCity(i + 1, { name: `N${i % 7}`, top: i % 5 === 0 })), 'codepoint'),
+  index: new CityIndex(CityTable.fromCities(Array.from({ length: 23 }, (_, i) => makeCity(i + 1, { name: `N${i % 7}`, top: i % 5 === 0 }))), 'codepoint'),
   baseUrl: 'http://x',
   mount: '',
   layout: { count: 23, pageSizes: [10, 20] },

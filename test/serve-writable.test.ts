@@ -73,7 +73,7 @@ describe('POST bodies are checked like the reference', () => {
 
 describe('creating cities', () => {
   it('201 with the new record: id max + 1, timestamps now with microseconds; answers and file include it', async () => {
-    const before = await readDataset(datasets.csv);
+    const before = (await readDataset(datasets.csv)).toCities();
     const beforeBytes = await readFile(datasets.csv);
     const res = await post({ ...names('Nouvelle, "Ville"'), name_en: 'Zzz New', longitude: '10.5', latitude: -3, top: true });
     expect(res.status).toBe(201);
@@ -81,7 +81,7 @@ describe('creating cities', () => {
     expect(city).toMatchObject({ id: Math.max(...before.map((c) => c.id)) + 1, name_en: 'Zzz New', name_fr: 'Nouvelle, "Ville"', longitude: 10.5, latitude: -3.0, top: true });
     expect(city.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     expect(city.updated_at).toBe(city.created_at);
-    const after = await readDataset(datasets.csv);
+    const after = (await readDataset(datasets.csv)).toCities();
     expect(after).toHaveLength(before.length + 1);
     expect(after.at(-1)).toEqual(city);
     expect((await readFile(`${datasets.csv}.bak`)).equals(beforeBytes)).toBe(true);
@@ -97,12 +97,12 @@ describe('creating cities', () => {
   });
 
   it('20 parallel creates → 20 new records, distinct ids, the file still valid', async () => {
-    const before = await readDataset(datasets.csv);
+    const before = (await readDataset(datasets.csv)).toCities();
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => post(names(`Parallel ${i}`))));
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
     const ids = results.map((r) => json(r.body).id as number);
     expect(new Set(ids).size).toBe(20);
-    const after = await readDataset(datasets.csv);
+    const after = (await readDataset(datasets.csv)).toCities();
     expect(after).toHaveLength(before.length + 20);
     expect(after.slice(-20).map((c) => c.name_en).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `Parallel ${i}`).sort());
     expect(json((await rawRequest(server.apiUrl)).body).count).toBe(before.length + 20);
@@ -113,7 +113,7 @@ describe('creating cities', () => {
     try {
       const res = await rawRequest(other.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` }, body: JSON.stringify(names('Jsonville')) });
       expect(res.status).toBe(201);
-      const cities = await readDataset(datasets.json);
+      const cities = (await readDataset(datasets.json)).toCities();
       expect(cities).toHaveLength(12);
       expect(cities.at(-1)!.name_en).toBe('Jsonville');
     } finally {

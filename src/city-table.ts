@@ -1,0 +1,151 @@
+import type { City, NameField } from './fields.js';
+import { cityJson } from './json-text.js';
+
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A dataset held compactly: every city serialized once, as the answers carry it, in a few large
+ * buffers, with ids and top flags in typed arrays. Names are read back from the bytes only when
+ * an ordering needs them, so a 140,000-city dataset costs about its JSON size in memory.
+ */
+export class CityTable {
+  constructor(
+    readonly count: number,
+    readonly ids: Float64Array,
+    readonly top: Uint8Array,
+    private readonly chunks: readonly Buffer[],
+    /** Per city: chunk index, start, end. */
+    private readonly spans: Uint32Array,
+  ) {}
+
+  /**
+   * The table of a site's dataset file (`datasetParts()` output: one city per line), without
+   * copying it: the file's buffer becomes the table's storage.
+   */
+  static fromDatasetFile(file: Buffer): CityTable {
+    const lines: number[] = [];
+    for (let start = file.indexOf(0x7b); start >= 0; ) {
+      const newline = file.indexOf(0x0a, start);
+      const end = newline < 0 ? file.length : newline;
+      lines.push(start, file[end - 1] === 0x2c ? end - 1 : end);
+      start = newline < 0 ? -1 : file.indexOf(0x7b, newline);
+    }
+    const count = lines.length / 2;
+    const ids = new Float64Array(count);
+    const top = new Uint8Array(count);
+    const spans = new Uint32Array(count * 3);
+    for (let i = 0; i < count; i++) {
+      const start = lines[2 * i]!, end = lines[2 * i + 1]!;
+      ids[i] = Number(file.toString('latin1', start + ID_PREFIX.length, file.indexOf(0x2c, start)));
+      top[i] = file.lastIndexOf(TOP_TRUE, end) > file.lastIndexOf(LONGITUDE, end) ? 1 : 0;
+      spans.set([0, start, end], i * 3);
+    }
+    return new CityTable(count, ids, top, [file], spans);
+  }
+
+  static fromCities(cities: readonly City[]): CityTable {
+    const builder = new CityTableBuilder();
+    for (const city of cities) builder.add(city);
+    return builder.finish();
+  }
+
+  /** The city at a position, serialized (a view, not a copy). */
+  cityJson(position: number): Buffer {
+    const s = position * 3;
+    return this.chunks[this.spans[s]!]!.subarray(this.spans[s + 1], this.spans[s + 2]);
+  }
+
+  city(position: number): City {
+    return JSON.parse(this.cityJson(position).toString()) as City;
+  }
+
+  toCities(): City[] {
+    return Array.from({ length: this.count }, (_, i) => this.city(i));
+  }
+
+  /** The values of one name field, in dataset order, read back from the serialized cities. */
+  names(field: NameField): string[] {
+    const key = Buffer.from(`,"${field}":"`);
+    const values = new Array<string>(this.count);
+    for (let i = 0; i < this.count; i++) values[i] = stringAfter(this.cityJson(i), key);
+    return values;
+  }
+
+  /** The dataset as a JSON array with one city per line (what `serve` loads), as buffers to write in order. */
+  datasetParts(): Buffer[] {
+    if (!this.count) return [Buffer.from('[]\n')];
+    const parts: Buffer[] = [OPEN];
+    for (let i = 0; i < this.count; i++) parts.push(this.cityJson(i), i + 1 < this.count ? COMMA_LINE : CLOSE);
+    return parts;
+  }
+}
+
+const ID_PREFIX = Buffer.from('{"id":');
+const TOP_TRUE = Buffer.from(',"top":true,');
+const LONGITUDE = Buffer.from(',"longitude":');
+const OPEN = Buffer.from('[\n');
+const COMMA_LINE = Buffer.from(',\n');
+const CLOSE = Buffer.from('\n]\n');
+
+/** The JSON string value that follows `key` in serialized JSON (a key pattern cannot occur inside a string). */
+function stringAfter(json: Buffer, key: Buffer): string {
+  const start = json.indexOf(key) + key.length;
+  let end = start;
+  let escaped = false;
+  for (; end < json.length; end++) {
+    const byte = json[end]!;
+    if (byte === 0x22 && !(end > start && isEscaped(json, start, end))) break;
+    if (byte === 0x5c) escaped = true;
+  }
+  return escaped ? (JSON.parse(json.toString('utf8', start - 1, end + 1)) as string) : json.toString('utf8', start, end);
+}
+
+function isEscaped(json: Buffer, start: number, quote: number): boolean {
+  let backslashes = 0;
+  for (let i = quote - 1; i >= start && json[i] === 0x5c; i--) backslashes++;
+  return backslashes % 2 === 1;
+}
+
+/** Builds a CityTable one validated city at a time. */
+export class CityTableBuilder {
+  private chunks: Buffer[] = [];
+  private chunk = Buffer.allocUnsafe(0);
+  private used = 0;
+  private count = 0;
+  private ids = new Float64Array(1024);
+  private top = new Uint8Array(1024);
+  private spans = new Uint32Array(3 * 1024);
+
+  add(city: City): void {
+    const text = cityJson(city);
+    const length = Buffer.byteLength(text);
+    if (this.used + length > this.chunk.length) {
+      if (this.used) this.chunks.push(this.chunk.subarray(0, this.used));
+      this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, length));
+      this.used = 0;
+    }
+    this.chunk.write(text, this.used);
+    if (this.count === this.ids.length) this.grow();
+    this.ids[this.count] = city.id;
+    this.top[this.count] = city.top ? 1 : 0;
+    this.spans.set([this.chunks.length, this.used, this.used + length], this.count * 3);
+    this.used += length;
+    this.count++;
+  }
+
+  finish(): CityTable {
+    const chunks = this.used ? [...this.chunks, Buffer.from(this.chunk.subarray(0, this.used))] : this.chunks;
+    return new CityTable(this.count, this.ids.slice(0, this.count), this.top.slice(0, this.count), chunks, this.spans.slice(0, this.count * 3));
+  }
+
+  private grow(): void {
+    const grown = <T extends Float64Array | Uint8Array | Uint32Array>(a: T, size: number): T => {
+      const b = new (a.constructor as new (n: number) => T)(size);
+      b.set(a);
+      return b;
+    };
+    this.ids = grown(this.ids, this.ids.length * 2);
+    this.top = grown(this.top, this.top.length * 2);
+    this.spans = grown(this.spans, this.spans.length * 2);
+  }
+}

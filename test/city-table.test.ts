@@ -1,0 +1,75 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CityTable } from '../src/city-table.js';
+import { readCsvRows } from '../src/csv-rows.js';
+import { NAME_FIELDS } from '../src/fields.js';
+import { JsonArraySplitter, JsonShapeError } from '../src/json-records.js';
+import { makeCity } from './helpers.js';
+
+const hostile = fc.string({ unit: fc.constantFrom('a', 'é', '"', '\\', ',', '\n', '\u2028', '𝒜', '{', '}', '[', ']', ':', ' '), minLength: 1, maxLength: 8 });
+
+describe('CityTable keeps cities as their serialized bytes', () => {
+  it('round-trips cities, names and the dataset file, whatever the text', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(hostile, hostile, fc.boolean()), { maxLength: 20 }), (rows) => {
+        const cities = rows.map(([en, ar, top], i) => makeCity(i * 7 - 3, { name: 'x', name_en: en, name_ar: ar, top, longitude: i ? 1.5 : null, latitude: i ? 2 : null }));
+        const table = CityTable.fromCities(cities);
+        expect(table.toCities()).toEqual(cities);
+        expect(table.names('name_en')).toEqual(cities.map((c) => c.name_en));
+        expect(table.names('name_ar')).toEqual(cities.map((c) => c.name_ar));
+        const file = Buffer.concat(table.datasetParts());
+        expect(JSON.parse(file.toString())).toEqual(cities);
+        const loaded = CityTable.fromDatasetFile(file);
+        expect(loaded.toCities()).toEqual(cities);
+        expect([...loaded.ids]).toEqual(cities.map((c) => c.id));
+        expect([...loaded.top]).toEqual(cities.map((c) => (c.top ? 1 : 0)));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('spreads a large dataset over several buffers', () => {
+    const cities = Array.from({ length: 12_000 }, (_, i) => makeCity(i, { name: `${'n'.repeat(20)}${i}` }));
+    const table = CityTable.fromCities(cities);
+    expect(table.city(11_999)).toEqual(cities[11_999]);
+    expect(table.names(NAME_FIELDS[5]!)[7777]).toBe(cities[7777]!.name_fa);
+  });
+});
+
+describe('readers give the same answer however the bytes are chunked', () => {
+  const csv = Buffer.from('id,name\r\n1,"two\nlines"\r\n\r\n2,"a ""q"""\n\n3,é\n');
+  const split = (bytes: Buffer, at: number[]) => at.map((end, i) => bytes.subarray(at[i - 1] ?? 0, end)).concat([bytes.subarray(at.at(-1) ?? 0)]);
+
+  it('CSV rows keep their physical lines', async () => {
+    for (let cut = 1; cut < csv.length; cut++) {
+      const rows: [number, string[]][] = [];
+      await readCsvRows(split(csv, [cut]), ({ line, values }) => void rows.push([line, [...values]]));
+      expect(rows, `cut at ${cut}`).toEqual([[1, ['id', 'name']], [2, ['1', 'two\nlines']], [5, ['2', 'a "q"']], [7, ['3', 'é']]]);
+    }
+  });
+
+  const json = Buffer.from('\ufeff[\n {"a": "x,]}\\"y"},\n [1, {"b": [2]}],\n "s",\n 3\n]\n');
+  it('JSON array elements and their lines', () => {
+    for (let cut = 1; cut < json.length; cut++) {
+      const elements: [string, number, number][] = [];
+      const splitter = new JsonArraySplitter((text, index, line) => void elements.push([text.trim(), index, line]));
+      for (const chunk of split(json, [cut])) splitter.push(chunk);
+      splitter.end();
+      expect(elements, `cut at ${cut}`).toEqual([['{"a": "x,]}\\"y"}', 0, 2], ['[1, {"b": [2]}]', 1, 3], ['"s"', 2, 4], ['3', 3, 5]]);
+    }
+  });
+
+  it.each([['[]'], [' [ ] '], ['\ufeff[]']])('empty array %j', (text) => {
+    const splitter = new JsonArraySplitter(() => expect.fail('no element'));
+    splitter.push(Buffer.from(text));
+    expect(() => splitter.end()).not.toThrow();
+  });
+
+  it.each([['{}'], ['[1,]'], ['[,1]'], ['[1] x'], ['[1'], ['[{"a":1]']])('not an array: %j', (text) => {
+    const splitter = new JsonArraySplitter(() => {});
+    expect(() => {
+      splitter.push(Buffer.from(text));
+      splitter.end();
+    }).toThrow(JsonShapeError);
+  });
+});
