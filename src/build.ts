@@ -77,7 +77,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
 
 const HOSTING_FILES = 4;
 
-function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: Buffer[], hosting: HostingSettings): Generator<SiteEntry> {
+function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: Iterable<Buffer>, hosting: HostingSettings): Generator<SiteEntry> {
   for (const file of pageFiles(index, settings)) yield { ...file, compress: true };
   yield { path: DATASET_PATH, body: dataset };
   // What static hosts need: Netlify's routing and headers, the OpenAPI description, and the

@@ -71,18 +71,37 @@ export class CityTable {
     return values;
   }
 
-  /** The dataset as a JSON array with one city per line (what `serve` loads), as buffers to write in order. */
-  datasetParts(): Buffer[] {
+  /**
+   * The dataset as a JSON array with one city per line (what `serve` loads), as a re-iterable
+   * sequence of buffers of about 256 KiB, produced while being written.
+   */
+  datasetParts(): Iterable<Buffer> {
     if (!this.count) return [Buffer.from('[]\n')];
-    const parts: Buffer[] = [OPEN];
-    for (let i = 0; i < this.count; i++) parts.push(this.cityJson(i), i + 1 < this.count ? COMMA_LINE : CLOSE);
-    return parts;
+    const table = this;
+    return {
+      *[Symbol.iterator]() {
+        let group: Buffer[] = [OPEN];
+        let size = OPEN.length;
+        for (let i = 0; i < table.count; i++) {
+          const city = table.cityJson(i);
+          const separator = i + 1 < table.count ? COMMA_LINE : CLOSE;
+          group.push(city, separator);
+          size += city.length + separator.length;
+          if (size >= PART_BYTES || i + 1 === table.count) {
+            yield Buffer.concat(group, size);
+            group = [];
+            size = 0;
+          }
+        }
+      },
+    };
   }
 }
 
 const ID_PREFIX = Buffer.from('{"id":');
 const TOP_TRUE = Buffer.from(',"top":true,');
 const LONGITUDE = Buffer.from(',"longitude":');
+const PART_BYTES = 256 * 1024;
 const OPEN = Buffer.from('[\n');
 const COMMA_LINE = Buffer.from(',\n');
 const CLOSE = Buffer.from('\n]\n');

@@ -44,32 +44,36 @@ export function cityJson(city: City): string {
 
 const COMMA = Buffer.from(',');
 const TAIL = Buffer.from(']}');
-/** Envelopes are assembled into buffers of about this size: small pages are one buffer, the largest stream. */
+/** Pages of up to this many cities are assembled into one buffer; larger ones are produced in parts. */
+const EAGER_CITIES = 500;
 const PART_BYTES = 256 * 1024;
 
 /**
- * The paginated envelope, assembled by concatenating already-serialized cities (`city(0..n-1)`),
- * as one buffer or, for pages larger than PART_BYTES, as consecutive parts.
+ * The paginated envelope, by concatenating already-serialized cities (`city(0..n-1)`): one buffer
+ * for ordinary pages; for the largest (all cities on one page) a re-iterable sequence of parts of
+ * about PART_BYTES, produced while being written, so such a page is never held whole.
  */
-export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Buffer): Buffer[] {
+export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Buffer): Iterable<Buffer> {
   const link = (url: string | null) => (url === null ? 'null' : jsonString(url));
-  const parts: Buffer[] = [];
-  let group: Buffer[] = [Buffer.from(`{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[`)];
-  let size = group[0]!.length;
-  for (let i = 0; i < n; i++) {
-    const bytes = city(i);
-    if (i) group.push(COMMA);
-    group.push(bytes);
-    size += bytes.length + (i ? 1 : 0);
-    if (size >= PART_BYTES) {
-      parts.push(Buffer.concat(group, size));
-      group = [];
-      size = 0;
+  const head = `{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[`;
+  function* parts(limit: number): Generator<Buffer> {
+    let group: Buffer[] = [Buffer.from(head)];
+    let size = group[0]!.length;
+    for (let i = 0; i < n; i++) {
+      const bytes = city(i);
+      if (i) group.push(COMMA);
+      group.push(bytes);
+      size += bytes.length + (i ? 1 : 0);
+      if (size >= limit) {
+        yield Buffer.concat(group, size);
+        group = [];
+        size = 0;
+      }
     }
+    group.push(TAIL);
+    yield Buffer.concat(group, size + TAIL.length);
   }
-  group.push(TAIL);
-  parts.push(Buffer.concat(group, size + TAIL.length));
-  return parts;
+  return n <= EAGER_CITIES ? [...parts(Infinity)] : { [Symbol.iterator]: () => parts(PART_BYTES) };
 }
 
 /** A DRF error body such as `{"detail":"Invalid page."}`. */

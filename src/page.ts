@@ -6,15 +6,16 @@ import { lastValue, withParam, type QueryPair } from './query-string.js';
 
 export interface ListingAnswer {
   readonly status: 200 | 404;
-  /** UTF-8 JSON, byte for byte what the reference sends: one buffer, or consecutive parts for large pages. */
-  readonly body: readonly Buffer[];
+  /** UTF-8 JSON, byte for byte what the reference sends: one buffer, or (re-iterable) consecutive parts for large pages. */
+  readonly body: Iterable<Buffer>;
 }
 
 export const INVALID_PAGE = Buffer.from(detailJson('Invalid page.'));
 
 /** An answer's bytes as one buffer. */
-export function bodyBytes(body: readonly Buffer[]): Buffer {
-  return body.length === 1 ? body[0]! : Buffer.concat(body);
+export function bodyBytes(body: Iterable<Buffer>): Buffer {
+  const parts = [...body];
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
@@ -11,7 +12,7 @@ import { validateRecord, type RawRecord, type RecordResult } from './validate-re
 export const MAX_LISTED_PROBLEMS = 50;
 /** Problems kept for the error object; beyond this they are only counted. */
 const MAX_KEPT_PROBLEMS = 10_000;
-const CHUNK_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 256 * 1024;
 
 type Where = Omit<Problem, 'reason'>;
 
@@ -46,21 +47,23 @@ class Collector {
   readonly table = new CityTableBuilder();
   readonly problems: Problem[] = [];
   total = 0;
-  private readonly firstSeen = new Map<number, string>();
+  /** id -> where it was first seen: a CSV line, or a JSON record index as its bitwise complement. */
+  private readonly firstSeen = new Map<number, number>();
 
   problem(p: Problem): void {
     this.total++;
     if (this.problems.length < MAX_KEPT_PROBLEMS) this.problems.push(p);
   }
 
-  record(result: RecordResult, where: Where, place: string): void {
+  record(result: RecordResult, where: Where): void {
     if (!result.city) {
       for (const p of result.problems) this.problem({ ...where, ...p });
       return;
     }
     const first = this.firstSeen.get(result.city.id);
-    if (first !== undefined) this.problem({ ...where, field: 'id', value: result.city.id, reason: `duplicates the id of ${first}` });
-    else this.firstSeen.set(result.city.id, place);
+    const place = (at: number) => (at < 0 ? `record ${~at}` : `line ${at}`);
+    if (first !== undefined) this.problem({ ...where, field: 'id', value: result.city.id, reason: `duplicates the id of ${place(first)}` });
+    else this.firstSeen.set(result.city.id, where.index !== undefined ? ~where.index : where.line!);
     if (!this.total) this.table.add(result.city as City);
   }
 }
@@ -82,7 +85,7 @@ async function readCsv(chunks: AsyncIterable<Buffer>, collector: Collector): Pro
       } else {
         const raw: Record<string, string> = {};
         for (let i = 0; i < header.length; i++) raw[header[i]!] = values[i]!;
-        collector.record(validateRecord(raw, true), { line }, `line ${line}`);
+        collector.record(validateRecord(raw, true), { line });
       }
     });
   } catch (error) {
@@ -117,7 +120,7 @@ async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector, fil
     const id = isObject ? (record as RawRecord).id : undefined;
     const where: Where = { line, index, ...(id !== undefined ? { id } : {}) };
     if (!isObject) collector.problem({ ...where, reason: 'must be a JSON object' });
-    else collector.record(validateRecord(record as RawRecord, false), where, `record ${index}`);
+    else collector.record(validateRecord(record as RawRecord, false), where);
   });
   try {
     for await (const chunk of chunks) splitter.push(chunk);
@@ -149,45 +152,45 @@ class InvalidUtf8 extends Error {
 
 /** The file's chunks, checked to be UTF-8 on the way (InvalidUtf8 names the first bad byte). */
 async function* utf8Chunks(file: string): AsyncGenerator<Buffer> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let carry = Buffer.alloc(0);
   let offset = 0;
-  let line = 1;
   for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
-    try {
-      decoder.decode(chunk, { stream: true });
-    } catch {
-      const at = offset + firstInvalidUtf8(chunk, offset === 0 ? 0 : 3);
-      const bad = await readFile(file);
-      for (let i = bad.indexOf(10); i >= 0 && i < at; i = bad.indexOf(10, i + 1)) line++;
-      throw new InvalidUtf8(at, bad[at]!, line);
-    }
+    // A multi-byte character may straddle chunks: check up to the last complete one, carry the rest.
+    const bytes = carry.length ? Buffer.concat([carry, chunk]) : chunk;
+    const complete = bytes.length - incompleteTail(bytes);
+    if (!isUtf8(bytes.subarray(0, complete))) throw await invalidUtf8(file);
+    carry = Buffer.from(bytes.subarray(complete));
     offset += chunk.length;
     yield chunk;
   }
-  try {
-    decoder.decode();
-  } catch {
-    throw new InvalidUtf8(offset, 0, line);
-  }
+  if (carry.length) throw await invalidUtf8(file);
 }
 
-/** Offset in `bytes` of the first byte that is not valid UTF-8 (a sequence may have begun up to `carry` bytes before). */
-function firstInvalidUtf8(bytes: Buffer, carry: number): number {
-  const decodes = (length: number) => {
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(Math.min(carry, length), length), { stream: true });
-      return true;
-    } catch {
-      return false;
+/** How many bytes at the end of `bytes` begin a UTF-8 sequence that is not finished yet (0-3). */
+function incompleteTail(bytes: Buffer): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back]!;
+    if ((b & 0xc0) !== 0x80) {
+      const need = b >= 0xf8 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+      return need > back ? back : 0;
     }
-  };
+  }
+  return 0;
+}
+
+/** Locates the first invalid byte (only on the error path, reading the whole file). */
+async function invalidUtf8(file: string): Promise<InvalidUtf8> {
+  const bytes = await readFile(file);
   let lo = 0, hi = bytes.length;
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
-    if (decodes(mid)) lo = mid;
+    const prefix = bytes.subarray(0, mid);
+    if (isUtf8(prefix.subarray(0, prefix.length - incompleteTail(prefix)))) lo = mid;
     else hi = mid;
   }
-  return lo;
+  let line = 1;
+  for (let i = bytes.indexOf(10); i >= 0 && i < lo; i = bytes.indexOf(10, i + 1)) line++;
+  return new InvalidUtf8(lo, bytes[lo]!, line);
 }
 
 function datasetError(file: string, collector: Collector): CitiesApiError {

@@ -32,7 +32,7 @@ export interface SiteContext {
 export type Headers = Record<string, string>;
 
 export type Route =
-  | { readonly kind: 'answer'; readonly status: number; readonly headers: Headers; readonly body: Buffer | readonly Buffer[] }
+  | { readonly kind: 'answer'; readonly status: number; readonly headers: Headers; readonly body: Buffer | Iterable<Buffer> }
   | { readonly kind: 'static'; readonly file: string; readonly headers: Headers }
   | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
 
@@ -65,7 +65,7 @@ export function route(req: ApiRequest, site: SiteContext): Route {
   if (queryFieldCount(query) > MAX_FIELDS) return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE);
   const pairs = parseQuery(query);
   const negotiation = negotiateCached(lastValue(pairs, 'format'), req.accept);
-  const answer = (status: number, json: string | Buffer | readonly Buffer[]) => render(req, negotiation, status, json, pairs);
+  const answer = (status: number, json: string | Buffer | Iterable<Buffer>) => render(req, negotiation, status, json, pairs);
   if ('status' in negotiation) return answer(negotiation.status, detailJson(negotiation.detail));
   switch (req.method) {
     case 'GET':
@@ -89,7 +89,7 @@ export function route(req: ApiRequest, site: SiteContext): Route {
 }
 
 /** An API answer in the negotiated form: JSON (indented on request) or the browsable page. */
-export function render(req: ApiRequest, negotiation: Negotiation, status: number, body: string | Buffer | readonly Buffer[], pairs?: readonly QueryPair[]): Extract<Route, { kind: 'answer' }> {
+export function render(req: ApiRequest, negotiation: Negotiation, status: number, body: string | Buffer | Iterable<Buffer>, pairs?: readonly QueryPair[]): Extract<Route, { kind: 'answer' }> {
   const indent = 'indent' in negotiation ? negotiation.indent : null;
   const html = 'renderer' in negotiation && negotiation.renderer === 'html';
   if (!html && !indent) return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? Buffer.from(body) : body };

@@ -89,7 +89,7 @@ function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiati
   send(res, status, answer.headers, answer.body);
 }
 
-function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | readonly Buffer[]): void {
+function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | Iterable<Buffer>): void {
   for (const name in headers) res.setHeader(name, headers[name]!);
   if (body === undefined || Buffer.isBuffer(body)) {
     if (body) res.setHeader('Content-Length', body.length);
@@ -97,9 +97,11 @@ function send(res: ServerResponse, status: number, headers: Headers, body?: Buff
     res.end(body);
     return;
   }
-  // A large page in parts (a few hundred KiB each): sent part by part, never assembled.
-  res.setHeader('Content-Length', body.reduce((n, part) => n + part.length, 0));
+  // A large page in parts (a few hundred KiB each): measured, then sent part by part, never assembled.
+  let length = 0;
+  for (const part of body) length += part.length;
+  res.setHeader('Content-Length', length);
   res.writeHead(status);
-  for (const part of body) res.write(part);
+  if (res.req.method !== 'HEAD') for (const part of body) res.write(part);
   res.end();
 }

@@ -9,7 +9,7 @@ import { allPath, DEFAULT_SEGMENT, pagePath } from './site-layout.js';
 export interface SiteFile {
   readonly path: string;
   /** One buffer, or consecutive parts for a large page. */
-  readonly body: readonly Buffer[];
+  readonly body: Iterable<Buffer>;
 }
 
 export interface PagesSettings {

@@ -17,7 +17,7 @@ describe('CityTable keeps cities as their serialized bytes', () => {
         expect(table.toCities()).toEqual(cities);
         expect(table.names('name_en')).toEqual(cities.map((c) => c.name_en));
         expect(table.names('name_ar')).toEqual(cities.map((c) => c.name_ar));
-        const file = Buffer.concat(table.datasetParts());
+        const file = Buffer.concat([...table.datasetParts()]);
         expect(JSON.parse(file.toString())).toEqual(cities);
         const loaded = CityTable.fromDatasetFile(file);
         expect(loaded.toCities()).toEqual(cities);
