@@ -4,7 +4,8 @@ import { copyFile, link, open, stat, utimes } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { brotliCompress, constants as zlib, createBrotliCompress, createGzip, gzip, type BrotliOptions, type ZlibOptions } from 'node:zlib';
+import { brotliCompress, createBrotliCompress, createGzip, gzip } from 'node:zlib';
+import { brotliOptions, gzipOptions } from './compression.js';
 
 // Writing one file of a site: its bytes (one buffer, or parts for large files so they are
 // never assembled in memory), its hash, its precompressed siblings, or a link to an unchanged copy.
@@ -20,20 +21,6 @@ const brotliAsync = promisify(brotliCompress);
 /** Bodies below this are assembled into one buffer (one hash update, one write); larger ones stream. */
 const ASSEMBLE_BELOW = 1024 * 1024;
 const IOV_MAX = 1024;
-// Level 6 gzip and quality-2 brotli, each with a window no larger than the file: nearly the
-// ratios of the slowest settings on these pages at a fraction of the CPU (measured on 140k-city
-// pages: gzip 0.187 at 105 MB/s, brotli 0.173 at 146 MB/s), since a large site has 400,000 of them.
-const windowBits = (size: number, min: number, max: number) => Math.min(max, Math.max(min, Math.ceil(Math.log2(Math.max(size, 1)))));
-const gzipOptions = (size: number): ZlibOptions => ({ level: 6, windowBits: size ? windowBits(size, 9, 15) : 15 });
-const brotliOptions = (size: number): BrotliOptions => ({
-  params: {
-    [zlib.BROTLI_PARAM_QUALITY]: 2,
-    [zlib.BROTLI_PARAM_LGWIN]: size ? windowBits(size, 10, 22) : 22,
-    [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
-    [zlib.BROTLI_PARAM_SIZE_HINT]: size,
-  },
-});
-
 /** A body as buffers to write in order: one buffer when small; large sequences stay lazy (re-iterable). */
 export function partsOf(body: Body): Iterable<Buffer> {
   if (typeof body === 'string') return [Buffer.from(body)];

@@ -5,6 +5,7 @@ import { CitiesApiError } from './errors.js';
 import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Body } from './file-output.js';
 import { MANIFEST_PATH, readManifest, type Manifest } from './manifest.js';
 import { isAlive, lockSite, siteSiblings } from './site-lock.js';
+import { WritePool } from './write-pool.js';
 
 export interface SiteEntry {
   readonly path: string;
@@ -64,17 +65,26 @@ async function assemble(outDir: string, staging: string, old: Manifest | null, e
   const made = new Map<string, Promise<unknown>>();
   const ensureDir = (dir: string) => made.get(dir) ?? made.set(dir, mkdir(dir, { recursive: true })).get(dir)!;
 
+  let pool: WritePool | undefined;
   const one = async (entry: SiteEntry) => {
     const parts = partsOf(entry.body);
     const hash = sha256(parts);
     const same = old?.files[entry.path] === hash;
     files[entry.path] = hash;
-    await ensureDir(dirname(join(staging, entry.path)));
+    const compress = !!entry.compress && options.compress;
     const paths = [entry.path];
-    if (entry.compress && options.compress) {
+    if (compress) {
       compressed.add(entry.path);
       paths.push(...VARIANTS.map((variant) => entry.path + variant));
     }
+    const written = !same && Array.isArray(parts) && parts.length === 1 && (pool ??= new WritePool()).write(join(staging, entry.path), parts[0] as Buffer, compress);
+    if (written) {
+      await written;
+      counts.written += paths.length;
+      options.onProgress?.(++counts.entries);
+      return;
+    }
+    await ensureDir(dirname(join(staging, entry.path)));
     for (const path of paths) {
       if (same && (await reuse(join(outDir, path), join(staging, path)))) counts.unchanged++;
       else {
@@ -85,7 +95,7 @@ async function assemble(outDir: string, staging: string, old: Manifest | null, e
     }
     options.onProgress?.(++counts.entries);
   };
-  await runBounded(entries, one, IN_FLIGHT);
+  await runBounded(entries, one, IN_FLIGHT).finally(() => pool?.close());
 
   const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const manifestText = `${JSON.stringify({ ...manifest, files: sorted }, null, 1)}\n`;
