@@ -2,14 +2,18 @@ import { createRequire } from 'node:module';
 import { CityIndex } from './city-index.js';
 import type { Collation } from './collation.js';
 import { hostingSettings, NOT_PRECOMPUTED_PATH, notPrecomputedJson, type HostingSettings } from './hosting.js';
-import { DATASET_PATH, type SiteSettings } from './manifest.js';
+import { DATASET_PATH, readManifest, type Manifest, type SiteSettings } from './manifest.js';
+import { CitiesApiError } from './errors.js';
 import { netlifyHeaders, netlifyRedirects } from './netlify-files.js';
 import { openApiDocument } from './openapi.js';
 import { DEFAULT_PAGE_SIZE } from './paginate.js';
 import { readDataset } from './read-dataset.js';
 import { normalizeBaseUrl, parseOrderings, parsePageSizes } from './settings.js';
-import { countPageFiles, pageFiles } from './site-files.js';
+import { pageFiles } from './site-files.js';
+import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, tooManyFilesAdvice, type SiteShape } from './site-size.js';
 import { sha256 } from './file-output.js';
+import { compressedRatio } from './compression.js';
+import { answerListing, bodyBytes } from './page.js';
 import { writeSite, type SiteEntry, type WriteStats } from './site-writer.js';
 
 export const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
@@ -28,6 +32,10 @@ export interface BuildOptions {
   readonly compress?: boolean;
   /** The live server (`cities-api serve`) static hosts send what no file covers to. */
   readonly liveUrl?: string | undefined;
+  /** Refuse to build a site of more files than this (default 1,000,000). */
+  readonly maxFiles?: number;
+  /** Rebuild every page even when the dataset, settings and version are those of the site. */
+  readonly force?: boolean;
   /** Called once the dataset is valid, before anything is written. */
   readonly onStart?: (plan: BuildPlan) => void;
   readonly onProgress?: (pagesDone: number, pages: number) => void;
@@ -38,6 +46,11 @@ export interface BuildPlan {
   readonly pages: number;
   /** Files the site will hold, compressed siblings included. */
   readonly files: number;
+  /** Estimated bytes of the pages, and of their `.gz`/`.br` siblings. */
+  readonly jsonBytes: number;
+  readonly compressedBytes: number;
+  /** The dataset, settings and version are those the site was built from: nothing to write. */
+  readonly upToDate: boolean;
 }
 
 export interface BuildResult extends WriteStats, BuildPlan {
@@ -57,9 +70,11 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     liveUrl: options.liveUrl ? normalizeBaseUrl(options.liveUrl) : null,
   };
   const table = await readDataset(options.data);
-  const pages = countPageFiles(table.count, settings.pageSizes, settings.orderings.length);
-  const plan: BuildPlan = { cities: table.count, pages, files: pages * (settings.compress ? 3 : 1) + 2 + HOSTING_FILES };
-  options.onStart?.(plan);
+  const shape: SiteShape = { cities: table.count, pageSizes: settings.pageSizes, orderings: settings.orderings.length, compress: settings.compress };
+  const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
+  if (countSiteFiles(shape) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(shape, maxFiles), 2);
+  const index = new CityIndex(table, settings.collation);
+  const size = estimateSiteSize(shape, table.jsonBytes(), settings.baseUrl.length, settings.compress ? sampleCompressedRatio(index, settings) : 0);
   const dataset = table.datasetParts();
   const manifest = {
     generator: 'cities-api',
@@ -67,15 +82,34 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     settings,
     dataset: { count: table.count, sha256: sha256(dataset) },
   };
+  const upToDate = !options.force && sameInput(await readManifest(options.out).catch(() => null), manifest);
+  const plan: BuildPlan = { cities: table.count, ...size, upToDate };
+  options.onStart?.(plan);
+  if (upToDate) {
+    return { ...plan, written: 0, unchanged: plan.files, removed: 0, seconds: (performance.now() - started) / 1000 };
+  }
+  const { pages } = plan;
   const hosting = hostingSettings(manifest);
-  const stats = await writeSite(options.out, siteEntries(new CityIndex(table, settings.collation), settings, dataset, hosting), manifest, {
+  const stats = await writeSite(options.out, siteEntries(index, settings, dataset, hosting), manifest, {
     compress: settings.compress,
     onProgress: (done) => options.onProgress?.(Math.min(done, pages), pages),
   });
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
 }
 
-const HOSTING_FILES = 4;
+/** The compression ratio of the first page at each page size, weighted alike (each size holds every city once). */
+function sampleCompressedRatio(index: CityIndex, settings: SiteSettings): number {
+  const sizes = [DEFAULT_PAGE_SIZE, ...settings.pageSizes].map((size) => Math.min(size, 1000));
+  const ratios = sizes.map((size) => compressedRatio(bodyBytes(answerListing(index, [['page_size', String(size)]], settings.baseUrl).body)));
+  return ratios.reduce((a, b) => a + b, 0) / ratios.length;
+}
+
+/** Whether a site was built from this very input (same generator version, settings and dataset bytes). */
+function sameInput(site: Manifest | null, manifest: Omit<Manifest, 'files'>): boolean {
+  if (!site) return false;
+  const { files: _, ...input } = site;
+  return JSON.stringify(input) === JSON.stringify(manifest);
+}
 
 function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: Iterable<Buffer>, hosting: HostingSettings): Generator<SiteEntry> {
   for (const file of pageFiles(index, settings)) yield { ...file, compress: true };

@@ -55,6 +55,13 @@ export class CityTable {
     return this.chunks[this.spans[s]!]!.subarray(this.spans[s + 1], this.spans[s + 2]);
   }
 
+  /** Bytes of every city serialized, separators excluded. */
+  jsonBytes(): number {
+    let bytes = 0;
+    for (let s = 0; s < this.spans.length; s += 3) bytes += this.spans[s + 2]! - this.spans[s + 1]!;
+    return bytes;
+  }
+
   city(position: number): City {
     return JSON.parse(this.cityJson(position).toString()) as City;
   }

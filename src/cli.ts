@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
-import { build, VERSION } from './build.js';
+import { build, VERSION, type BuildPlan } from './build.js';
 import { loadConfig, type ProjectConfig } from './config-file.js';
 import { CitiesApiError } from './errors.js';
 import { progressLine } from './progress.js';
@@ -11,7 +11,8 @@ import { nginxConfig } from './nginx-config.js';
 import { cloudFrontFunction } from './cloudfront-function.js';
 import { readDataset } from './read-dataset.js';
 import { serve } from './serve.js';
-import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCollation, parseOrderings, parsePageSizes } from './settings.js';
+import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCollation, parseMaxFiles, parseOrderings, parsePageSizes } from './settings.js';
+import { DEFAULT_MAX_FILES, formatBytes } from './site-size.js';
 
 export interface RunOptions {
   readonly rawArgs: readonly string[];
@@ -25,6 +26,12 @@ async function siteHosting(site: string, liveUrl?: string): Promise<HostingSetti
   const manifest = await readManifest(site);
   if (!manifest) throw new CitiesApiError(`${site} holds no cities-api site: run cities-api build first (or pass --site DIR)`, 1);
   return hostingSettings(manifest, liveUrl);
+}
+
+function describePlan(plan: BuildPlan): string {
+  if (plan.upToDate) return 'the site was built from this dataset with these settings: nothing to write (--force rebuilds)';
+  const compressed = plan.compressedBytes ? ` + about ${formatBytes(plan.compressedBytes)} of .gz/.br` : '';
+  return `building ${plan.pages} pages (${plan.files} files, about ${formatBytes(plan.jsonBytes)} of JSON${compressed})`;
 }
 
 /** Runs the command line and resolves to its exit code: 0 ok, 1 bad input, 2 bad usage. */
@@ -53,7 +60,9 @@ export async function runMain(options: RunOptions): Promise<number> {
     .option('--orderings <list>', 'orderings to precompute: all, or e.g. default,name_en,-name_en (default: all)')
     .option('--no-compress', 'do not write .gz/.br next to each page')
     .option('--live-url <url>', 'the live server static hosts send uncovered queries to (Netlify _redirects); default: none, they get a 404 saying so')
-    .action(async (flags: { data?: string; out?: string; baseUrl?: string; collation?: string; pageSizes?: string; orderings?: string; compress: boolean; liveUrl?: string }) => {
+    .option('--max-files <n>', `refuse to build a site of more files than this (default: ${DEFAULT_MAX_FILES})`)
+    .option('--force', 'rebuild every page even when the dataset and settings are unchanged (e.g. after a Node upgrade changed ICU collation)')
+    .action(async (flags: { data?: string; out?: string; baseUrl?: string; collation?: string; pageSizes?: string; orderings?: string; compress: boolean; liveUrl?: string; maxFiles?: string; force?: boolean }) => {
       const c: ProjectConfig = await config();
       const progress = progressLine(stderr, 'building pages');
       const data = resolve(cwd, flags.data ?? c.data ?? DEFAULT_DATA);
@@ -67,7 +76,9 @@ export async function runMain(options: RunOptions): Promise<number> {
         orderings: parseOrderings(flags.orderings ?? c.orderings ?? 'all'),
         compress: flags.compress,
         liveUrl: flags.liveUrl ?? c.liveUrl,
-        onStart: (plan) => say(`${flags.data ?? c.data ?? DEFAULT_DATA}: ${plan.cities} cities valid; building ${plan.pages} pages (${plan.files} files)`),
+        maxFiles: parseMaxFiles(flags.maxFiles ?? c.maxFiles ?? DEFAULT_MAX_FILES),
+        force: flags.force ?? false,
+        onStart: (plan) => say(`${flags.data ?? c.data ?? DEFAULT_DATA}: ${plan.cities} cities valid; ${describePlan(plan)}`),
         onProgress: (done, total) => progress.update(done, total),
       }).finally(() => progress.end());
       say(`built ${flags.out ?? c.out ?? DEFAULT_OUT}/: ${result.files} files: ${result.written} written, ${result.unchanged} unchanged, ${result.removed} removed in ${result.seconds.toFixed(2)} s`);

@@ -1,4 +1,4 @@
-import { constants as zlib, type BrotliOptions, type ZlibOptions } from 'node:zlib';
+import { brotliCompressSync, constants as zlib, gzipSync, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 
 // Level 6 gzip and quality-2 brotli, each with a window no larger than the file: nearly the
 // ratios of the slowest settings on these pages at a fraction of the CPU (measured on 140k-city
@@ -18,3 +18,9 @@ export const brotliOptions = (size: number): BrotliOptions => ({
     [zlib.BROTLI_PARAM_SIZE_HINT]: size,
   },
 });
+
+/** Bytes of a page's `.gz` and `.br` together, per byte of the page. */
+export function compressedRatio(page: Buffer): number {
+  if (!page.length) return 0;
+  return (gzipSync(page, gzipOptions(page.length)).length + brotliCompressSync(page, brotliOptions(page.length)).length) / page.length;
+}

@@ -15,6 +15,7 @@ export interface ProjectConfig {
   port?: number;
   host?: string;
   liveUrl?: string;
+  maxFiles?: number;
 }
 
 const TYPES: Record<keyof ProjectConfig, (v: unknown) => boolean> = {
@@ -27,6 +28,7 @@ const TYPES: Record<keyof ProjectConfig, (v: unknown) => boolean> = {
   port: (v) => Number.isInteger(v),
   host: isString,
   liveUrl: isString,
+  maxFiles: (v) => Number.isInteger(v),
 };
 
 function isString(v: unknown): v is string {

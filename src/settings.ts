@@ -55,3 +55,12 @@ export function parseCollation(value: string): Collation {
   if (!isCollation(value)) throw new CitiesApiError(`invalid collation "${value}": use locale or codepoint`, 2);
   return value;
 }
+
+/** `--max-files`: a positive integer. */
+export function parseMaxFiles(value: string | number): number {
+  const text = String(value);
+  if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new CitiesApiError(`invalid --max-files "${text}": expected a positive integer such as 1000000`, 2);
+  }
+  return Number(text);
+}

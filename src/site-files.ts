@@ -37,9 +37,3 @@ export function* pageFiles(index: CityIndex, settings: PagesSettings): Generator
     yield { path: allPath(key), body: answer([['page_size', String(Math.max(1, index.count))]]) };
   }
 }
-
-/** How many page files pageFiles() yields, known before any is built. */
-export function countPageFiles(count: number, pageSizes: readonly number[], orderings: number): number {
-  const perOrdering = [DEFAULT_PAGE_SIZE, ...pageSizes].reduce((n, size) => n + pageCount(count, size) + 1, 1);
-  return perOrdering * orderings;
-}

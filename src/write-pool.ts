@@ -23,13 +23,14 @@ interface Writer {
 export class WritePool {
   private readonly writers: Writer[];
   private readonly slotFreed: (() => void)[] = [];
+  private failure: Error | undefined;
 
   constructor(size = Math.max(1, availableParallelism())) {
     this.writers = Array.from({ length: size }, () => {
       const memory = new SharedArrayBuffer(SLOTS_PER_WORKER * SLOT_BYTES);
       const data: WriterData = { memory, slotBytes: SLOT_BYTES };
       const writer: Writer = {
-        worker: new Worker(WORKER_URL, { workerData: data }),
+        worker: new Worker(WORKER_URL, { workerData: data, execArgv: [] }),
         memory: new Uint8Array(memory),
         free: Array.from({ length: SLOTS_PER_WORKER }, (_, i) => i),
         done: new Map(),
@@ -43,7 +44,9 @@ export class WritePool {
         this.slotFreed.shift()?.();
       });
       writer.worker.on('error', (error) => {
+        this.failure ??= error;
         for (const { reject } of writer.done.values()) reject(error);
+        for (const wake of this.slotFreed.splice(0)) wake();
       });
       return writer;
     });
@@ -61,10 +64,11 @@ export class WritePool {
 
   private async enqueue(path: string, bytes: Buffer, compress: boolean): Promise<void> {
     let writer = this.freest();
-    while (!writer.free.length) {
+    while (!writer.free.length && !this.failure) {
       await new Promise<void>((resolve) => this.slotFreed.push(resolve));
       writer = this.freest();
     }
+    if (this.failure) throw this.failure;
     const slot = writer.free.pop()!;
     writer.memory.set(bytes, slot * SLOT_BYTES);
     const job: WriteJob = { slot, length: bytes.length, path, compress };

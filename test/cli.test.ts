@@ -27,7 +27,7 @@ describe('cities-api build, as a CI job runs it', () => {
   it('with no arguments builds dist/ from data/cities.csv', async () => {
     const run = await cli(cwd, 'build');
     expect(run).toMatchObject({ code: 0, stderr: '' });
-    expect(run.stdout).toMatch(/^data\/cities\.csv: 48 cities valid; building 693 pages \(2085 files\)\nbuilt dist\/: 2085 files: 2085 written, 0 unchanged, 0 removed in [\d.]+ s\n$/);
+    expect(run.stdout).toMatch(/^data\/cities\.csv: 48 cities valid; building 693 pages \(2085 files, about [\d.]+ MB of JSON \+ about [\d.]+ MB of \.gz\/\.br\)\nbuilt dist\/: 2085 files: 2085 written, 0 unchanged, 0 removed in [\d.]+ s\n$/);
     const page = await firstPage();
     expect(page.count).toBe(48);
     expect(page.next).toBe('http://localhost:8080/cities/?page=2');
@@ -36,9 +36,27 @@ describe('cities-api build, as a CI job runs it', () => {
   it('a rebuild with no change writes nothing and keeps every file as it was', async () => {
     const before = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
     const run = await cli(cwd, 'build');
-    expect(run.stdout).toMatch(/2085 files: 0 written, 2085 unchanged, 0 removed/);
+    expect(run.stdout).toMatch(/nothing to write \(--force rebuilds\)\n.*2085 files: 0 written, 2085 unchanged, 0 removed/);
     const after = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+  });
+
+  it('--force recomputes every page, and still writes none whose bytes are unchanged', async () => {
+    const before = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
+    const run = await cli(cwd, 'build', '--force');
+    expect(run.stdout).toMatch(/building 693 pages[^]*2085 files: 0 written, 2085 unchanged, 0 removed/);
+    expect((await stat(join(cwd, 'dist/cities/name_en/20/2.json'))).ino).toBe(before.ino);
+  });
+
+  it('refuses a site above --max-files before writing, naming what to drop', async () => {
+    const before = await readTree(join(cwd, 'dist'));
+    const run = await cli(cwd, 'build', '--max-files', '1000', '--base-url', 'https://example.org');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/2,085 files, above --max-files 1,000\. To fit: precompute at most 15 of the 33 orderings \(e\.g\. --orderings default,name_en,-name_en,/);
+    expect(run.stderr).toMatch(/--page-sizes 100 \(897 files\)[^]*--no-compress[^]*Nothing was written/);
+    const after = await readTree(join(cwd, 'dist'));
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    expect((await readManifest(join(cwd, 'dist')))!.settings.baseUrl).toBe('http://localhost:8080');
   });
 
   it('is deterministic: another build of the same input is byte-identical', async () => {
@@ -62,7 +80,7 @@ describe('cities-api build, as a CI job runs it', () => {
 
   it('--orderings builds only the orderings asked for', async () => {
     const run = await cli(cwd, 'build', '--out', 'dist-some', '--orderings', '-name_ar,default', '--page-sizes', '20');
-    expect(run.stdout).toMatch(/building 22 pages \(72 files\)/);
+    expect(run.stdout).toMatch(/building 22 pages \(72 files, /);
     await expect(stat(join(cwd, 'dist-some/cities/-name_ar/20/3.json'))).resolves.toBeTruthy();
     await expect(stat(join(cwd, 'dist-some/cities/name_ar'))).rejects.toThrow(/ENOENT/);
   });

@@ -75,3 +75,18 @@ describe('two builds never interleave', () => {
     expect((await readdir(root)).filter((n) => n.startsWith('.stale.'))).toEqual([]);
   });
 });
+
+describe('writer threads', () => {
+  it('start even in a process run with flags threads refuse (node --input-type=module -e)', async () => {
+    const out = join(root, 'eval');
+    const code = `import { writeSite } from ${JSON.stringify(join(import.meta.dirname, '../lib/site-writer.js'))};
+      const entries = Array.from({ length: 40 }, (_, i) => ({ path: 'cities/p/' + i + '.json', body: Buffer.from('page ' + i), compress: true }));
+      const stats = await writeSite(${JSON.stringify(out)}, entries, ${JSON.stringify(manifest)}, { compress: true });
+      console.log(JSON.stringify(stats));`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code]);
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const status = await new Promise((resolve) => child.on('exit', resolve));
+    expect({ status, stats: JSON.parse(stdout || 'null') }).toMatchObject({ status: 0, stats: { written: 121 } });
+  });
+});

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { countSiteFiles, estimateSiteSize, formatBytes, tooManyFilesAdvice, type SiteShape } from '../src/site-size.js';
+
+const shape = (cities: number, pageSizes: number[], orderings: number, compress = true): SiteShape => ({ cities, pageSizes, orderings, compress });
+
+describe('countSiteFiles: pages (every page, last, all) × orderings × (page, .gz, .br) + 6 other files', () => {
+  it.each<[string, SiteShape, number]>([
+    ['the bundled 48 cities, defaults', shape(48, [10, 20, 50, 100], 33), 2085],
+    ['the bundled 48 cities, without compression', shape(48, [10, 20, 50, 100], 33, false), 699],
+    ['an empty dataset still has page 1, last and all', shape(0, [10], 1, false), 5 + 6],
+    ['140k cities, the benchmark shape', shape(135_233, [10, 100], 5), (13_524 + 1 + 13_524 + 1 + 1_353 + 1 + 1) * 5 * 3 + 6],
+    ['140k cities, every ordering and the default sizes', shape(135_233, [10, 20, 50, 100], 33), (13_524 * 2 + 6_762 + 2_705 + 1_353 + 5 + 1) * 33 * 3 + 6],
+  ])('%s', (_, s, files) => expect(countSiteFiles(s)).toBe(files));
+});
+
+describe('estimateSiteSize', () => {
+  it('counts each city once per page size and once in all.json, plus envelopes and last pages', () => {
+    // 100 cities of 99 bytes (100 with the comma); sizes default 10 and 50; one ordering.
+    const size = estimateSiteSize(shape(100, [50], 1), 9_900, 20, 0.5);
+    expect(size.pages).toBe(10 + 1 + 2 + 1 + 1);
+    expect(size.jsonBytes).toBe(15 * (2 * 80 + 40) + 100 * (100 * 3 + 10 + 50));
+    expect(size.compressedBytes).toBe(Math.round(size.jsonBytes * 0.5));
+  });
+
+  it('has no compressed bytes when compression is off', () => {
+    expect(estimateSiteSize(shape(100, [50], 1, false), 9_900, 20, 0.5).compressedBytes).toBe(0);
+  });
+});
+
+describe('tooManyFilesAdvice names what to drop', () => {
+  it.each<[string, SiteShape, number, RegExp[]]>([
+    ['fewer orderings, with an exact list', shape(48, [10, 20, 50, 100], 33), 1000, [/at most 15 of the 33 orderings \(e\.g\. --orderings default,name_en,-name_en,(?:-?name_\w+,){11}-?name_\w+\)/]],
+    ['the smallest page sizes, keeping the largest', shape(48, [10, 20, 50, 100], 33), 1000, [/--page-sizes 100 \(897 files\)/]],
+    ['140k cities, defaults: 8 orderings, as the default page size alone is too many', shape(135_233, [10, 20, 50, 100], 33), 1_000_000, [/at most 8 of the 33 orderings/, /^(?!.*--page-sizes)/]],
+    ['no compression when that alone fits', shape(48, [10, 20, 50, 100], 33), 1000, [/--no-compress/]],
+    ['raising the limit, with the count', shape(48, [10, 20, 50, 100], 33), 10, [/raise --max-files to 2,085/, /Nothing was written\.$/]],
+  ])('%s', (_, s, max, patterns) => {
+    const advice = tooManyFilesAdvice(s, max);
+    for (const pattern of patterns) expect(advice).toMatch(pattern);
+  });
+
+  it('offers no ordering count when not even one ordering fits', () => {
+    expect(tooManyFilesAdvice(shape(135_233, [10], 1), 1000)).not.toMatch(/orderings/);
+  });
+});
+
+describe('formatBytes', () => {
+  it.each<[number, string]>([
+    [0, '0 B'],
+    [999, '999 B'],
+    [7_300_000, '7.3 MB'],
+    [2_046_000_000, '2.0 GB'],
+    [123_400_000, '123 MB'],
+  ])('%d bytes → %s', (bytes, text) => expect(formatBytes(bytes)).toBe(text));
+});
