@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { CityIndex } from './city-index.js';
 import type { Collation } from './collation.js';
 import { hostingSettings, NOT_PRECOMPUTED_PATH, notPrecomputedJson, type HostingSettings } from './hosting.js';
-import { DATASET_PATH, readManifest, type Manifest, type SiteSettings } from './manifest.js';
+import { DATASET_PATH, readManifestHead, type ManifestHead, type SiteSettings } from './manifest.js';
 import { CitiesApiError } from './errors.js';
 import { netlifyHeaders, netlifyRedirects } from './netlify-files.js';
 import { openApiDocument } from './openapi.js';
@@ -82,7 +82,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     settings,
     dataset: { count: table.count, sha256: sha256(dataset) },
   };
-  const upToDate = !options.force && sameInput(await readManifest(options.out).catch(() => null), manifest);
+  const upToDate = !options.force && sameInput(await readManifestHead(options.out).catch(() => null), manifest);
   const plan: BuildPlan = { cities: table.count, ...size, upToDate };
   options.onStart?.(plan);
   if (upToDate) {
@@ -105,10 +105,8 @@ function sampleCompressedRatio(index: CityIndex, settings: SiteSettings): number
 }
 
 /** Whether a site was built from this very input (same generator version, settings and dataset bytes). */
-function sameInput(site: Manifest | null, manifest: Omit<Manifest, 'files'>): boolean {
-  if (!site) return false;
-  const { files: _, ...input } = site;
-  return JSON.stringify(input) === JSON.stringify(manifest);
+function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
+  return !!site && JSON.stringify(site) === JSON.stringify(manifest);
 }
 
 function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: Iterable<Buffer>, hosting: HostingSettings): Generator<SiteEntry> {

@@ -81,6 +81,19 @@ export class FileCache {
   }
 }
 
+/**
+ * Makes sirv's answer on `res` carry no Cache-Control: its dev mode (see site-state.ts) adds
+ * `no-cache`, which the reference never sends.
+ */
+export function withoutCacheControl(res: ServerResponse): ServerResponse {
+  const writeHead = res.writeHead.bind(res) as (status: number, headers?: OutgoingHttpHeaders) => ServerResponse;
+  res.writeHead = ((status: number, headers?: OutgoingHttpHeaders) => {
+    if (headers) delete headers['Cache-Control'];
+    return writeHead(status, headers);
+  }) as ServerResponse['writeHead'];
+  return res;
+}
+
 /** Just enough of a ServerResponse for sirv to write into. */
 class CaptureResponse extends Writable {
   statusCode = 200;
@@ -107,7 +120,7 @@ class CaptureResponse extends Writable {
   }
   result(base: OutgoingHttpHeaders): CachedFile | null {
     if (this.statusCode !== 200 || this.size > MAX_ENTRY_BYTES) return null;
-    const { vary: _vary, 'content-type': _type, ...own } = this.headers;
+    const { vary: _vary, 'content-type': _type, 'cache-control': _cache, ...own } = this.headers;
     return { headers: { ...base, ...own }, etag: own.etag as string | undefined, body: Buffer.concat(this.chunks, this.size) };
   }
 }

@@ -1,22 +1,23 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { MANIFEST_PATH } from './manifest.js';
 import { loadSite, type SiteState } from './site-state.js';
 
 /**
- * The site a server answers from, kept consistent while its files change. sirv reads the file
- * list once, so while a build (ours or another process's, seen by its lock file) replaces the
- * tree, answers are computed live from the data in memory; once the new tree is in place it is
- * loaded and files are served again.
+ * The site a server answers from, kept consistent while its files change: while a build (ours
+ * or another process's, seen by its lock file) replaces the tree, a file could change between
+ * its lookup and its read, so answers are computed live from the data in memory; once the new
+ * tree is in place it is loaded and files are served again.
  */
 export class LiveSite {
   private state: SiteState;
   private replacing = 0;
   private readonly sending = new Set<ServerResponse>();
   private watcher: FSWatcher | undefined;
-  private manifestText = '';
+  /** Which manifest file the state was loaded from: a build writes a new one when anything changed. */
+  private manifestId = '';
 
   private constructor(private readonly dir: string, state: SiteState) {
     this.state = state;
@@ -24,7 +25,7 @@ export class LiveSite {
 
   static async open(dir: string): Promise<LiveSite> {
     const site = new LiveSite(dir, await loadSite(dir));
-    site.manifestText = await readFile(join(dir, MANIFEST_PATH), 'utf8');
+    site.manifestId = await manifestId(dir);
     return site;
   }
 
@@ -84,9 +85,14 @@ export class LiveSite {
   }
 
   private async reload(): Promise<void> {
-    const text = await readFile(join(this.dir, MANIFEST_PATH), 'utf8');
-    if (text === this.manifestText) return;
+    const id = await manifestId(this.dir);
+    if (id === this.manifestId) return;
     this.state = await loadSite(this.dir);
-    this.manifestText = text;
+    this.manifestId = id;
   }
+}
+
+async function manifestId(dir: string): Promise<string> {
+  const { ino, size, mtimeMs } = await stat(join(dir, MANIFEST_PATH));
+  return `${ino}:${size}:${mtimeMs}`;
 }

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Collation } from './collation.js';
 import { CitiesApiError } from './errors.js';
@@ -29,6 +29,37 @@ export interface Manifest {
   readonly files: Readonly<Record<string, string>>;
 }
 
+/** A manifest without its list of files: what a server needs (the list is large for large sites). */
+export type ManifestHead = Omit<Manifest, 'files'>;
+
+const HEAD_BYTES = 64 * 1024;
+const FILES_KEY = '\n "files": {';
+
+/**
+ * The manifest of a built site without its list of files, read from the file's first bytes
+ * (the build writes `files` last), or null when the directory holds none.
+ */
+export async function readManifestHead(siteDir: string): Promise<ManifestHead | null> {
+  let head: string;
+  try {
+    const file = await open(join(siteDir, MANIFEST_PATH));
+    try {
+      const { buffer, bytesRead } = await file.read(Buffer.alloc(HEAD_BYTES), 0, HEAD_BYTES, 0);
+      head = buffer.toString('utf8', 0, bytesRead);
+    } finally {
+      await file.close();
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw error;
+  }
+  const end = head.indexOf(FILES_KEY);
+  const manifest = end > 0 && head[end - 1] === ',' ? parseManifest(`${head.slice(0, end)} "files": {}}`, siteDir) : await readManifest(siteDir);
+  if (!manifest) return null;
+  const { files: _, ...rest } = manifest;
+  return rest;
+}
+
 /** The manifest of a built site, or null when the directory holds none. */
 export async function readManifest(siteDir: string): Promise<Manifest | null> {
   let text: string;
@@ -38,6 +69,10 @@ export async function readManifest(siteDir: string): Promise<Manifest | null> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
     throw error;
   }
+  return parseManifest(text, siteDir);
+}
+
+function parseManifest(text: string, siteDir: string): Manifest {
   try {
     const manifest = JSON.parse(text) as Manifest;
     if (manifest.generator !== 'cities-api' || typeof manifest.files !== 'object') throw new Error('not a cities-api manifest');

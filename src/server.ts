@@ -5,7 +5,7 @@ import { detailJson, cityJson } from './json-text.js';
 import type { Negotiation } from './negotiate.js';
 import { readBody } from './request-body.js';
 import { render, route, type ApiRequest, type Headers, type Route } from './respond.js';
-import type { CachedFile } from './file-cache.js';
+import { withoutCacheControl, type CachedFile } from './file-cache.js';
 import type { SiteState } from './site-state.js';
 import { checkToken } from './token-auth.js';
 
@@ -63,7 +63,7 @@ function sendFile(req: IncomingMessage, res: ServerResponse, file: string, heade
   delete req.headers.range;
   req.url = `/${file}`;
   options.track?.(res);
-  site.files(req, res, () => send(res, 404, headers, Buffer.from(detailJson('Not found.'))));
+  site.files(req, withoutCacheControl(res), () => send(res, 404, headers, Buffer.from(detailJson('Not found.'))));
 }
 
 async function create(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, apiRequest: ApiRequest, decision: Extract<Route, { kind: 'create' }>): Promise<void> {

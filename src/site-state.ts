@@ -5,14 +5,14 @@ import { CityIndex } from './city-index.js';
 import { CitiesApiError } from './errors.js';
 import { FileCache } from './file-cache.js';
 import { CityTable } from './city-table.js';
-import { DATASET_PATH, readManifest, type Manifest } from './manifest.js';
+import { DATASET_PATH, readManifestHead, type ManifestHead } from './manifest.js';
 import { STATIC_HEADERS, type SiteContext } from './respond.js';
 
 export type FileHandler = ReturnType<typeof sirv>;
 
-/** What the server answers from: a built site's files (read once, by sirv) and its dataset in memory. */
+/** What the server answers from: a built site's files (through sirv) and its dataset in memory. */
 export interface SiteState {
-  readonly manifest: Manifest;
+  readonly manifest: ManifestHead;
   readonly context: SiteContext;
   readonly files: FileHandler;
   /** sirv's answers kept in memory. */
@@ -20,7 +20,7 @@ export interface SiteState {
 }
 
 export async function loadSite(dir: string): Promise<SiteState> {
-  const manifest = await readManifest(dir);
+  const manifest = await readManifestHead(dir);
   if (!manifest) throw new CitiesApiError(`${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`, 2);
   const table = CityTable.fromDatasetFile(await readFile(join(dir, DATASET_PATH)));
   const { baseUrl, collation, pageSizes, orderings } = manifest.settings;
@@ -30,8 +30,10 @@ export async function loadSite(dir: string): Promise<SiteState> {
     mount: new URL(baseUrl).pathname.replace(/\/+$/, ''),
     layout: { count: table.count, pageSizes, orderings },
   };
+  // sirv's dev mode looks each file up when asked instead of walking the whole tree at start:
+  // a large site holds hundreds of thousands of files, and hot ones are cached (FileCache).
   const files = sirv(dir, {
-    dev: false,
+    dev: true,
     etag: true,
     gzip: true,
     brotli: true,

@@ -45,6 +45,7 @@ describe('every answer carries the reference headers', () => {
     const res = await rawRequest(api(query), { method });
     expect(res.status).toBe(status);
     expect(res.headers).toMatchObject({ ...REFERENCE, 'content-type': type });
+    expect(res.headers['cache-control']).toBeUndefined();
   });
 });
 
