@@ -7,8 +7,13 @@
 //     [--static QUERY] [--live QUERY]
 // The four runs are interleaved for --rounds rounds and each figure is the median, so a
 // neighbour's burst on a shared machine does not decide a ratio.
+// Then, at scale: serve on the 140k-city benchmark site (npm run bench:data; built with the
+// orderings and page sizes of npm run bench:build): RSS of the server (peak and after load)
+// against 3 × the dataset's JSON size, and p99 of a live page deep in an ordering under load.
+//   [--large-data FILE] [--large-live QUERY] [--skip-large]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,6 +30,10 @@ const { values: opts } = parseArgs({
     live: { type: 'string', default: 'page_size=7&page=3' },
     'page-sizes': { type: 'string', default: '10,20,50,100' },
     'collation': { type: 'string', default: 'locale' },
+    'large-data': { type: 'string', default: join(ROOT, 'bench-data', 'cities-140k.json') },
+    'large-live': { type: 'string', default: 'ordering=-name_ar&page_size=7&page=15000' },
+    'large-static': { type: 'string', default: 'ordering=name_en&page_size=100&page=700' },
+    'skip-large': { type: 'boolean', default: false },
   },
 });
 
@@ -53,6 +62,13 @@ async function load(url, label, duration = Number(opts.duration)) {
   const r = await autocannon({ url, connections: Number(opts.connections), duration, pipelining: 1 });
   if (r.non2xx || r.errors || r.timeouts) throw new Error(`${label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
   return { label, rps: r.requests.average, p99: r.latency.p99 };
+}
+
+/** Current and peak resident memory of a process, in MB (Linux /proc). */
+function memory(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)[1]);
+  return { rss: kb('VmRSS') / 1000, peak: kb('VmHWM') / 1000 };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -101,6 +117,39 @@ try {
   const computed = ratio(live, minLive);
   console.log(`\nprecomputed / minimal: ${precomputed.toFixed(2)} (target >= 0.80) ${precomputed >= 0.8 ? 'ok' : 'MISSED'}`);
   console.log(`live / minimal:        ${computed.toFixed(2)} (target >= 0.50) ${computed >= 0.5 ? 'ok' : 'MISSED'}`);
+  if (!opts['skip-large']) await atScale();
 } finally {
   rmSync(site, { recursive: true, force: true });
+}
+
+async function atScale() {
+  const data = opts['large-data'];
+  if (!existsSync(data)) {
+    console.error(`\n${data} is missing: deriving it (npm run bench:data) ...`);
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'bench-data.mjs'), '--out', data], { stdio: 'inherit' });
+  }
+  const dir = join(site, 'large');
+  const built = performance.now();
+  console.log('\nbuilding the 140k-city site (default, ±name_en, ±name_ar; page sizes 10, 100) ...');
+  execFileSync(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'build', '--data', data, '--out', dir, '--orderings', 'default,name_en,-name_en,name_ar,-name_ar', '--page-sizes', '10,100'], { stdio: 'inherit' });
+  console.log(`built in ${((performance.now() - built) / 1000).toFixed(1)} s`);
+  const started = performance.now();
+  const serve = await start([join(ROOT, 'bin/cities-api.js'), 'serve', dir, '--port', '0'], 'serve (140k)');
+  const ready = (performance.now() - started) / 1000;
+  const atStart = memory(serve.child.pid);
+  const targets = [
+    [`${serve.url}/cities/?${opts['large-live']}`, `live page deep in an ordering (?${opts['large-live']})`],
+    [`${serve.url}/cities/?${opts['large-static']}`, `precomputed page (?${opts['large-static']})`],
+    [`${serve.url}/cities/?ordering=name_fr,-name_en&page_size=25&page=5000`, 'live, two-field ordering (?ordering=name_fr,-name_en&page_size=25&page=5000)'],
+  ];
+  for (const [url, label] of targets) await load(url, label, 1);
+  const results = [];
+  for (const [url, label] of targets) results.push(await load(url, label));
+  const after = memory(serve.child.pid);
+  await stop(serve.child);
+  const budget = (3 * statSync(data).size) / 1e6;
+  console.log(`\n140k-city site, loopback, ${opts.connections} connections, ${opts.duration} s each; server ready in ${ready.toFixed(1)} s`);
+  for (const r of results) console.log(`${r.label.padEnd(82)} ${String(Math.round(r.rps)).padStart(7)} req/s   p99 ${String(r.p99).padStart(4)} ms`);
+  console.log(`serve RSS: ${atStart.rss.toFixed(0)} MB at start, ${after.rss.toFixed(0)} MB after load, peak ${after.peak.toFixed(0)} MB; budget 3 × dataset JSON = ${budget.toFixed(0)} MB ${after.peak <= budget ? 'ok' : 'MISSED'}`);
+  console.log(`deep live page p99: ${results[0].p99} ms (target < 5 ms) ${results[0].p99 < 5 ? 'ok' : 'MISSED'}`);
 }
