@@ -100,7 +100,6 @@ try {
   row('full build', full);
   const base = await baseline();
   row('baseline (read + rewrite)', base);
-  rmSync(copy, { recursive: true, force: true });
   const again = await build(opts.data);
   row('rebuild, no change', again);
   const edit = editOneCity();
@@ -121,5 +120,6 @@ try {
   for (const [label, value, target] of checks) console.log(`${label.padEnd(30)} ${fmt(value, 2).padStart(6)}  (target <= ${target}) ${value <= target ? 'ok' : 'MISSED'}`);
   if (again.written !== 0) console.log(`no-change rebuild wrote ${again.written} files: MISSED (must be 0)`);
 } finally {
+  rmSync(copy, { recursive: true, force: true });
   if (!opts.keep && !opts.dir) rmSync(work, { recursive: true, force: true });
 }

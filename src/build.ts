@@ -46,7 +46,7 @@ export interface BuildPlan {
   readonly pages: number;
   /** Files the site will hold, compressed siblings included. */
   readonly files: number;
-  /** Estimated bytes of the pages, and of their `.gz`/`.br` siblings. */
+  /** Estimated bytes of the pages, and of their `.gz`/`.br` siblings (0 when up to date: not sampled). */
   readonly jsonBytes: number;
   readonly compressedBytes: number;
   /** The dataset, settings and version are those the site was built from: nothing to write. */
@@ -73,8 +73,6 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   const shape: SiteShape = { cities: table.count, pageSizes: settings.pageSizes, orderings: settings.orderings.length, compress: settings.compress };
   const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
   if (countSiteFiles(shape) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(shape, maxFiles), 2);
-  const index = new CityIndex(table, settings.collation);
-  const size = estimateSiteSize(shape, table.jsonBytes(), settings.baseUrl.length, settings.compress ? sampleCompressedRatio(index, settings) : 0);
   const dataset = table.datasetParts();
   const manifest = {
     generator: 'cities-api',
@@ -83,7 +81,10 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     dataset: { count: table.count, sha256: sha256(dataset) },
   };
   const upToDate = !options.force && sameInput(await readManifestHead(options.out).catch(() => null), manifest);
-  const plan: BuildPlan = { cities: table.count, ...size, upToDate };
+  const index = new CityIndex(table, settings.collation);
+  // Sampling compression sorts an ordering: only worth it when pages are to be built.
+  const ratio = settings.compress && !upToDate ? sampleCompressedRatio(index, settings) : 0;
+  const plan: BuildPlan = { cities: table.count, ...estimateSiteSize(shape, table.jsonBytes(), settings.baseUrl.length, ratio), upToDate };
   options.onStart?.(plan);
   if (upToDate) {
     return { ...plan, written: 0, unchanged: plan.files, removed: 0, seconds: (performance.now() - started) / 1000 };
