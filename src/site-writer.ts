@@ -1,9 +1,11 @@
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import fg from 'fast-glob';
 import { CitiesApiError } from './errors.js';
 import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Body } from './file-output.js';
 import { MANIFEST_PATH, readManifest, type Manifest } from './manifest.js';
+import { removeTree } from './remove-tree.js';
+import { runBounded } from './run-bounded.js';
 import { isAlive, lockSite, siteSiblings } from './site-lock.js';
 import { WritePool } from './write-pool.js';
 
@@ -43,13 +45,13 @@ export async function writeSite(outDir: string, entries: Iterable<SiteEntry>, ma
       throw new CitiesApiError(`${outDir} exists and is not a cities-api site; choose an empty or new directory (nothing was written)`, 2);
     }
     const { staging, previous } = siteSiblings(outDir);
-    await rm(staging, { recursive: true, force: true });
+    await removeTree(staging);
     try {
       const stats = await assemble(outDir, staging, old, entries, manifest, options);
       await swapIn(outDir, staging, previous);
       return stats;
     } catch (error) {
-      await rm(staging, { recursive: true, force: true });
+      await removeTree(staging);
       throw error;
     }
   } finally {
@@ -112,23 +114,6 @@ async function assemble(outDir: string, staging: string, old: Manifest | null, e
   return { files: counts.written + counts.unchanged, written: counts.written, unchanged: counts.unchanged, removed };
 }
 
-/** Runs `task` over `items` with at most `limit` in flight; waits for all before returning or throwing. */
-async function runBounded<T>(items: Iterable<T>, task: (item: T) => Promise<void>, limit: number): Promise<void> {
-  const running = new Set<Promise<void>>();
-  let failure: unknown;
-  try {
-    for (const item of items) {
-      if (failure) break;
-      const p: Promise<void> = task(item).catch((error) => void (failure ??= error)).finally(() => running.delete(p));
-      running.add(p);
-      if (running.size >= limit) await Promise.race(running);
-    }
-  } finally {
-    await Promise.all(running);
-  }
-  if (failure) throw failure;
-}
-
 async function isEmpty(dir: string): Promise<boolean> {
   for await (const _ of listFiles(dir)) return false;
   return true;
@@ -148,7 +133,7 @@ async function swapIn(outDir: string, staging: string, previous: string): Promis
     if (hadOld) await rename(previous, outDir);
     throw error;
   }
-  if (hadOld) await rm(previous, { recursive: true, force: true });
+  if (hadOld) await removeTree(previous);
 }
 
 /** Relative paths of every file under a directory (none when it does not exist), streamed. */
@@ -171,7 +156,7 @@ export async function recoverSite(outDir: string): Promise<void> {
     if (!outExists && name.includes('.previous-') && !(await stat(outDir).then(() => true, () => false))) {
       await rename(join(parent, name), outDir);
     } else {
-      await rm(join(parent, name), { recursive: true, force: true });
+      await removeTree(join(parent, name));
     }
   }
 }

@@ -1,0 +1,44 @@
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeTree } from '../src/remove-tree.js';
+import { tempDir } from './helpers.js';
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-remove-')));
+afterAll(() => cleanup());
+
+async function tree(name: string, files: number): Promise<string> {
+  const dir = join(root, name);
+  for (const sub of ['a/x', 'a/y', 'b']) {
+    await mkdir(join(dir, sub), { recursive: true });
+    await Promise.all(Array.from({ length: files }, (_, i) => writeFile(join(dir, sub, `${i}.json`), `${i}`)));
+  }
+  await writeFile(join(dir, 'top.json'), '{}');
+  return dir;
+}
+
+describe('removeTree', () => {
+  it.each([
+    ['a tree of nested directories, more files than unlinks in flight', 'deep', 200],
+    ['a tree of empty directories', 'empty', 0],
+  ])('deletes %s', async (_, name, files) => {
+    await removeTree(await tree(name, files));
+    expect(await readdir(root)).not.toContain(name);
+  });
+
+  it('a missing directory is nothing to do', async () => {
+    await expect(removeTree(join(root, 'never-there'))).resolves.toBeUndefined();
+  });
+
+  it('deletes a symbolic link, not what it points to', async () => {
+    const kept = await tree('kept', 2);
+    const dir = join(root, 'with-link');
+    await mkdir(dir);
+    await symlink(kept, join(dir, 'link'));
+    await removeTree(dir);
+    expect((await readdir(root)).filter((n) => n === 'with-link' || n === 'kept')).toEqual(['kept']);
+    expect(await readdir(join(kept, 'a/x'))).toHaveLength(2);
+  });
+});
