@@ -188,9 +188,12 @@ async function invalidUtf8(file: string): Promise<InvalidUtf8> {
     if (isUtf8(prefix.subarray(0, prefix.length - incompleteTail(prefix)))) lo = mid;
     else hi = mid;
   }
+  // The first `lo` bytes pass, but they may end with the lead of a sequence the next byte breaks
+  // (Latin-1 "é" before a space): the bad byte is that lead, not the byte after it.
+  const bad = lo - incompleteTail(bytes.subarray(0, lo));
   let line = 1;
-  for (let i = bytes.indexOf(10); i >= 0 && i < lo; i = bytes.indexOf(10, i + 1)) line++;
-  return new InvalidUtf8(lo, bytes[lo]!, line);
+  for (let i = bytes.indexOf(10); i >= 0 && i < bad; i = bytes.indexOf(10, i + 1)) line++;
+  return new InvalidUtf8(bad, bytes[bad]!, line);
 }
 
 function datasetError(file: string, collector: Collector): CitiesApiError {
