@@ -139,8 +139,10 @@ async function jsonSyntaxProblem(file: string): Promise<Problem> {
     return { reason: Array.isArray(value) ? 'is not a JSON array of city objects' : 'must hold a JSON array of city objects' };
   } catch (error) {
     const message = (error as Error).message;
+    // Without a position the text ended too soon ("Unexpected end of JSON input"): point at its last line.
     const position = /position (\d+)/.exec(message);
-    return { ...(position ? { line: text.slice(0, Number(position[1])).split('\n').length } : {}), reason: `is not valid JSON: ${message}` };
+    const at = position ? Number(position[1]) : text.trimEnd().length;
+    return { line: text.slice(0, at).split('\n').length, reason: `is not valid JSON: ${message}` };
   }
 }
 

@@ -80,8 +80,12 @@ describe('problems name the physical line, field and reason', () => {
     ]);
   });
 
-  it('JSON syntax errors name the line', async () => {
-    expect(await problemsOf('syntax.json', '[\n{"id": 1,\n}\n]')).toEqual([expect.stringMatching(/^3\|\|\|is not valid JSON/)]);
+  it.each([
+    ['a syntax error names its line', '[\n{"id": 1,\n}\n]', 3],
+    ['a file cut short names its last line', '[\n{"id": 1,\n"name_ar":\n\n', 3],
+    ['an empty file names line 1', '', 1],
+  ])('JSON: %s', async (_, content, line) => {
+    expect(await problemsOf('syntax.json', content)).toEqual([expect.stringMatching(new RegExp(`^${line}\\|\\|\\|is not valid JSON`))]);
   });
 
   it('lists at most 50 problems and says how many more', async () => {
