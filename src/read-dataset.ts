@@ -136,7 +136,9 @@ async function jsonSyntaxProblem(file: string): Promise<Problem> {
   const text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '');
   try {
     const value: unknown = JSON.parse(text);
-    return { reason: Array.isArray(value) ? 'is not a JSON array of city objects' : 'must hold a JSON array of city objects' };
+    // Valid JSON of the wrong shape: point at the line where the value starts.
+    const line = text.slice(0, text.length - text.trimStart().length).split('\n').length;
+    return { line, reason: Array.isArray(value) ? 'is not a JSON array of city objects' : 'must hold a JSON array of city objects' };
   } catch (error) {
     const message = (error as Error).message;
     // Without a position the text ended too soon ("Unexpected end of JSON input"): point at its last line.

@@ -88,6 +88,14 @@ describe('problems name the physical line, field and reason', () => {
     expect(await problemsOf('syntax.json', content)).toEqual([expect.stringMatching(new RegExp(`^${line}\\|\\|\\|is not valid JSON`))]);
   });
 
+  it.each([
+    ['an object', '{"id": 1}', '1|||must hold a JSON array of city objects'],
+    ['an object after blank lines', '\n\n  {"id": 1}\n', '3|||must hold a JSON array of city objects'],
+    ['a number', '42', '1|||must hold a JSON array of city objects'],
+  ])('JSON: %s instead of an array names the line it starts on', async (_, content, expected) => {
+    expect(await problemsOf('shape.json', content)).toEqual([expected]);
+  });
+
   it('lists at most 50 problems and says how many more', async () => {
     const rows = Array.from({ length: 60 }, (_, i) => row(i + 1, ''));
     const file = join(dir, 'many.csv');
