@@ -136,11 +136,15 @@ async function jsonSyntaxProblem(file: string): Promise<Problem> {
   const text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '');
   try {
     const value: unknown = JSON.parse(text);
-    return { reason: Array.isArray(value) ? 'is not a JSON array of city objects' : 'must hold a JSON array of city objects' };
+    // Valid JSON of the wrong shape: point at the line where the value starts.
+    const line = text.slice(0, text.length - text.trimStart().length).split('\n').length;
+    return { line, reason: Array.isArray(value) ? 'is not a JSON array of city objects' : 'must hold a JSON array of city objects' };
   } catch (error) {
     const message = (error as Error).message;
+    // Without a position the text ended too soon ("Unexpected end of JSON input"): point at its last line.
     const position = /position (\d+)/.exec(message);
-    return { ...(position ? { line: text.slice(0, Number(position[1])).split('\n').length } : {}), reason: `is not valid JSON: ${message}` };
+    const at = position ? Number(position[1]) : text.trimEnd().length;
+    return { line: text.slice(0, at).split('\n').length, reason: `is not valid JSON: ${message}` };
   }
 }
 
@@ -188,9 +192,12 @@ async function invalidUtf8(file: string): Promise<InvalidUtf8> {
     if (isUtf8(prefix.subarray(0, prefix.length - incompleteTail(prefix)))) lo = mid;
     else hi = mid;
   }
+  // The first `lo` bytes pass, but they may end with the lead of a sequence the next byte breaks
+  // (Latin-1 "é" before a space): the bad byte is that lead, not the byte after it.
+  const bad = lo - incompleteTail(bytes.subarray(0, lo));
   let line = 1;
-  for (let i = bytes.indexOf(10); i >= 0 && i < lo; i = bytes.indexOf(10, i + 1)) line++;
-  return new InvalidUtf8(lo, bytes[lo]!, line);
+  for (let i = bytes.indexOf(10); i >= 0 && i < bad; i = bytes.indexOf(10, i + 1)) line++;
+  return new InvalidUtf8(bad, bytes[bad]!, line);
 }
 
 function datasetError(file: string, collector: Collector): CitiesApiError {

@@ -64,6 +64,8 @@ describe('problems name the physical line, field and reason', () => {
     ['no header', '', ['1|||has no header row (expected id,name_ar,...,updated_at)']],
     ['unknown column', `${HEADER},population\n`, [expect.stringMatching(/^1\|\|\|header: unknown column "population"/)]],
     ['invalid UTF-8', Buffer.concat([Buffer.from(`${HEADER}\n${row(1)}\n1,`), Buffer.from([0xff, 0xfe]), Buffer.from('\n')]), [expect.stringMatching(/^3\|\|\|is not valid UTF-8 \(byte 0xff/)]],
+    ['Latin-1 text names the broken lead byte, not the byte after it', Buffer.concat([Buffer.from(`${HEADER}\n1,Caf`), Buffer.from([0xe9]), Buffer.from(` noir\n`)]), [`2|||is not valid UTF-8 (byte 0xe9 at offset ${HEADER.length + 1 + 5})`]],
+    ['Latin-1 text at the end of a line stays on its line', Buffer.concat([Buffer.from(`${HEADER}\n1,Caf`), Buffer.from([0xe9]), Buffer.from(`\n2,x\n`)]), [`2|||is not valid UTF-8 (byte 0xe9 at offset ${HEADER.length + 1 + 5})`]],
   ])('%s', async (_, content, expected) => {
     expect(await problemsOf('bad.csv', content)).toEqual(expected);
   });
@@ -78,8 +80,20 @@ describe('problems name the physical line, field and reason', () => {
     ]);
   });
 
-  it('JSON syntax errors name the line', async () => {
-    expect(await problemsOf('syntax.json', '[\n{"id": 1,\n}\n]')).toEqual([expect.stringMatching(/^3\|\|\|is not valid JSON/)]);
+  it.each([
+    ['a syntax error names its line', '[\n{"id": 1,\n}\n]', 3],
+    ['a file cut short names its last line', '[\n{"id": 1,\n"name_ar":\n\n', 3],
+    ['an empty file names line 1', '', 1],
+  ])('JSON: %s', async (_, content, line) => {
+    expect(await problemsOf('syntax.json', content)).toEqual([expect.stringMatching(new RegExp(`^${line}\\|\\|\\|is not valid JSON`))]);
+  });
+
+  it.each([
+    ['an object', '{"id": 1}', '1|||must hold a JSON array of city objects'],
+    ['an object after blank lines', '\n\n  {"id": 1}\n', '3|||must hold a JSON array of city objects'],
+    ['a number', '42', '1|||must hold a JSON array of city objects'],
+  ])('JSON: %s instead of an array names the line it starts on', async (_, content, expected) => {
+    expect(await problemsOf('shape.json', content)).toEqual([expected]);
   });
 
   it('lists at most 50 problems and says how many more', async () => {

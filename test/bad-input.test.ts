@@ -1,0 +1,85 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readTree, tempDir } from './helpers.js';
+
+// The bad-input corpus (test/fixtures/bad/): every file is refused by the compiled CLI with
+// exit code 1, one problem located by file, line (and JSON record), field and value, no stack
+// trace, and the site built before left exactly as it was. `cases.json` is the expected table.
+
+const ROOT = join(import.meta.dirname, '..');
+const BAD = join(import.meta.dirname, 'fixtures', 'bad');
+
+interface BadCase {
+  readonly file: string;
+  /** What the file checks (the test's name). */
+  readonly checks: string;
+  /** CSV: the physical line; JSON: the line the record (or the broken text) is on. */
+  readonly line: number;
+  /** JSON: the record's index and id. */
+  readonly record?: number;
+  readonly id?: unknown;
+  /** The field and its value as printed, when the problem is in one field. */
+  readonly field?: string;
+  readonly value?: string;
+  /** A substring of the reason. */
+  readonly reason: string;
+}
+
+const CASES = JSON.parse(readFileSync(join(BAD, 'cases.json'), 'utf8')) as BadCase[];
+
+/** Runs `node bin/cities-api.js ...` from the repository root. */
+async function cliProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [join(ROOT, 'bin/cities-api.js'), ...args], { cwd: ROOT }).then(
+    (r) => ({ code: 0, ...r }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}
+
+/** SHA-256 of every file under dir (hidden ones included), by relative path. */
+async function treeHashes(dir: string): Promise<Record<string, string>> {
+  const hashes: Record<string, string> = {};
+  for (const [path, bytes] of await readTree(dir)) hashes[path] = createHash('sha256').update(bytes).digest('hex');
+  return hashes;
+}
+
+let root: string;
+let cleanup: () => Promise<void>;
+let before: Record<string, string>;
+beforeAll(async () => {
+  ({ dir: root, cleanup } = await tempDir('cities-api-bad-'));
+  const built = await cliProcess('build', '--data', 'data/cities.csv', '--out', join(root, 'site'), '--page-sizes', '20', '--orderings', 'default,-name_ar');
+  expect(built, 'the site to protect must build').toMatchObject({ code: 0, stderr: '' });
+  before = await treeHashes(root);
+  expect(Object.keys(before).length).toBeGreaterThan(30);
+});
+afterAll(() => cleanup());
+
+describe('the bad-input corpus', () => {
+  it('cases.json lists every fixture once', () => {
+    const fixtures = readdirSync(BAD).filter((name) => /\.(csv|json)$/.test(name) && name !== 'cases.json').sort();
+    expect(CASES.map((c) => c.file).sort()).toEqual(fixtures);
+  });
+});
+
+describe('build refuses a bad dataset, says where, and leaves the site as it was', () => {
+  it.each(CASES.map((c) => [c.checks, c] as const))('%s', async (_, c) => {
+    const data = `test/fixtures/bad/${c.file}`;
+    const run = await cliProcess('build', '--data', data, '--out', join(root, 'site'));
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).not.toContain('    at ');
+    const file = join(ROOT, data);
+    const [heading, problem, ...rest] = run.stderr.split('\n');
+    expect(heading).toBe(`cities-api: invalid dataset ${file} (1 problem; nothing was written):`);
+    const record = c.record === undefined ? '' : `record ${c.record}${c.id === undefined ? '' : ` (id ${JSON.stringify(c.id)})`}: `;
+    const field = c.field === undefined ? '' : `field ${c.field}, value ${c.value}: `;
+    expect(problem!.startsWith(`  ${file}:${c.line}: ${record}${field}`), problem).toBe(true);
+    expect(problem).toContain(c.reason);
+    expect(rest).toEqual(['']);
+    expect(await treeHashes(root)).toEqual(before);
+  });
+});
