@@ -79,6 +79,13 @@ describe('slow clients are cut off', () => {
     expect(res.status).toBe(400);
   });
 
+  it('a chunked body over 64 KiB → 413 JSON (the client reads it), connection closed', async () => {
+    const chunk = `${(8192).toString(16)}\r\n${' '.repeat(8192)}\r\n`;
+    const res = await rawExchange(server.url, `${post('Transfer-Encoding: chunked\r\n')}${chunk.repeat(9)}0\r\n\r\n`);
+    expect([res.status, res.headers.connection, res.closed]).toEqual([413, 'close', true]);
+    expect(detail(res.body)).toBe('Request body is larger than 65536 bytes.');
+  });
+
   it('no cut-off request left an error behind', () => {
     expect(logs.filter((l) => l.startsWith('error'))).toEqual([]);
   });
