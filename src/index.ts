@@ -12,3 +12,5 @@ export { paginate, pageSizeFrom, DEFAULT_PAGE_SIZE, type PageSlice } from './pag
 export { parseQuery, type QueryPair } from './query-string.js';
 export { readDataset } from './read-dataset.js';
 export { staticPathFor } from './site-layout.js';
+export { serve, type RunningServer, type ServeOptions } from './serve.js';
+export { DEFAULT_LIMITS, MAX_TARGET_BYTES, type ServerLimits } from './server-limits.js';

@@ -5,6 +5,7 @@ import { optionsMetadata } from './metadata.js';
 import { negotiate, type Negotiation } from './negotiate.js';
 import { answerListing, bodyBytes } from './page.js';
 import { lastValue, parseQuery, queryFieldCount, unquote, type QueryPair } from './query-string.js';
+import { MAX_TARGET_BYTES } from './server-limits.js';
 import { staticPathFor, type LayoutSettings } from './site-layout.js';
 
 // How the server answers each request, decided without I/O: a complete answer, a static file
@@ -45,16 +46,19 @@ const DJANGO_HEADERS: Headers = {
   'Cross-Origin-Opener-Policy': 'same-origin',
 };
 export const API_HEADERS: Headers = { Allow: ALLOW, Vary: 'Accept', 'Access-Control-Allow-Origin': '*', ...DJANGO_HEADERS };
-const JSON_HEADERS: Readonly<Headers> = { ...API_HEADERS, 'Content-Type': 'application/json' };
+export const JSON_HEADERS: Readonly<Headers> = { ...API_HEADERS, 'Content-Type': 'application/json' };
 /** What every answer from a site file carries besides sirv's own headers. */
 export const STATIC_HEADERS = JSON_HEADERS;
-/** DRF's http_method_names beyond the four the view allows. */
+/** Django's DATA_UPLOAD_MAX_NUMBER_FIELDS. */
 const MAX_FIELDS = 1000;
 const HTML = 'text/html; charset=utf-8';
 const NOT_FOUND_PAGE = '<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
 const BAD_REQUEST_PAGE = '<!doctype html>\n<html lang="en">\n<head>\n  <title>Bad Request (400)</title>\n</head>\n<body>\n  <h1>Bad Request (400)</h1><p></p>\n</body>\n</html>\n';
 
+const URI_TOO_LONG = Buffer.from(detailJson(`Request-URI too long: the path and query must fit in ${MAX_TARGET_BYTES} bytes.`));
+
 export function route(req: ApiRequest, site: SiteContext): Route {
+  if (req.target.length > MAX_TARGET_BYTES) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
   const q = req.target.indexOf('?');
   const path = unquote(q < 0 ? req.target : req.target.slice(0, q));
   const query = q < 0 ? '' : req.target.slice(q + 1);
@@ -88,6 +92,17 @@ export function route(req: ApiRequest, site: SiteContext): Route {
   }
 }
 
+/**
+ * The origin form (`/path?query`) of a request target: an absolute-form target
+ * (`http://host/cities/`, as sent to proxies) loses its scheme and authority, as gunicorn reads it.
+ */
+export function originForm(target: string): string {
+  const absolute = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
+  if (!absolute) return target;
+  const rest = target.slice(absolute[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
 /** An API answer in the negotiated form: JSON (indented on request) or the browsable page. */
 export function render(req: ApiRequest, negotiation: Negotiation, status: number, body: string | Buffer | Iterable<Buffer>, pairs?: readonly QueryPair[]): Extract<Route, { kind: 'answer' }> {
   const indent = 'indent' in negotiation ? negotiation.indent : null;
@@ -112,6 +127,7 @@ function negotiateCached(format: string | undefined, accept: string | undefined)
   let result = negotiations.get(key);
   if (!result) {
     result = negotiate(format, accept);
+    if (key.length > 512) return result; // a client's oddity, not worth keeping
     if (negotiations.size >= 256) negotiations.clear();
     negotiations.set(key, result);
   }

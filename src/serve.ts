@@ -1,13 +1,14 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname } from 'node:path';
 import { build } from './build.js';
 import { CityWriter } from './city-writer.js';
 import type { Collation } from './collation.js';
 import { CitiesApiError } from './errors.js';
-import { createHandler } from './server.js';
+import { createHttpServer } from './http-server.js';
+import { answerConnect, createHandler } from './server.js';
+import { resolveLimits, type ServerLimits } from './server-limits.js';
 import { DEFAULT_PAGE_SIZES, normalizeBaseUrl } from './settings.js';
 import { LiveSite } from './live-site.js';
 import { sha256 } from './file-output.js';
@@ -28,6 +29,8 @@ export interface ServeOptions {
   readonly token?: string | undefined;
   /** Rebuild when the dataset file changes (needs `data`). */
   readonly watch?: boolean | undefined;
+  /** Timeouts and header size; each defaults to DEFAULT_LIMITS' (see server-limits.ts). */
+  readonly limits?: Partial<ServerLimits> | undefined;
   readonly log?: (line: string) => void;
 }
 
@@ -44,6 +47,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
   if ((options.writable || options.watch) && !options.data) throw new CitiesApiError(`--${options.writable ? 'writable' : 'watch'} needs a dataset file (--data)`, 2);
   if (options.writable && !options.token) throw new CitiesApiError('--writable needs a token: set CITIES_API_TOKEN in the environment', 2);
+  const limits = resolveLimits(options.limits);
   let live: LiveSite | undefined;
   let ready!: () => void;
   const started = new Promise<void>((resolve) => (ready = resolve));
@@ -53,10 +57,18 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     track: (res) => live!.track(res),
     get writer() { return writer; },
     token: options.token,
+    bodyTimeout: limits.bodyTimeout,
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
   });
   let isReady = false;
-  const server = createServer((req, res) => (isReady ? handler(req, res) : void started.then(() => handler(req, res))));
+  const server = createHttpServer({
+    limits,
+    handler: (req, res) => (isReady ? handler(req, res) : void started.then(() => handler(req, res))),
+    answerConnect: async (req) => {
+      if (!isReady) await started;
+      return answerConnect(req, live!.current.context);
+    },
+  });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>

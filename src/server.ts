@@ -4,8 +4,11 @@ import { validateNewCity } from './create-city.js';
 import { detailJson, cityJson } from './json-text.js';
 import type { Negotiation } from './negotiate.js';
 import { readBody } from './request-body.js';
-import { render, route, type ApiRequest, type Headers, type Route } from './respond.js';
+import { bodyBytes } from './page.js';
+import { rawResponse } from './raw-answer.js';
+import { JSON_HEADERS, originForm, render, route, type ApiRequest, type Headers, type Route, type SiteContext } from './respond.js';
 import { withoutCacheControl, type CachedFile } from './file-cache.js';
+import { DEFAULT_LIMITS } from './server-limits.js';
 import type { SiteState } from './site-state.js';
 import { checkToken } from './token-auth.js';
 
@@ -17,6 +20,8 @@ export interface HandlerOptions {
   /** Set when POST may create cities (`--writable`), with the token clients must send. */
   readonly writer?: CityWriter | undefined;
   readonly token?: string | undefined;
+  /** Longest pause within a POST body (ms). */
+  readonly bodyTimeout?: number;
   readonly onError?: (error: unknown) => void;
 }
 
@@ -42,7 +47,7 @@ function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptio
   const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
   const apiRequest: ApiRequest = {
     method: req.method ?? 'GET',
-    target: req.url ?? '/',
+    target: originForm(req.url ?? '/'),
     accept: req.headers.accept,
     preflightHeaders: preflight ? (req.headers['access-control-request-headers'] ?? '') : undefined,
   };
@@ -54,6 +59,14 @@ function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptio
     return sendFile(req, res, decision.file, decision.headers, cached, site, options);
   }
   return create(req, res, options, apiRequest, decision);
+}
+
+/** The answer to CONNECT (405 on the API, 404 elsewhere, as Django answers it), as bytes for the socket. */
+export function answerConnect(req: IncomingMessage, site: SiteContext): Buffer {
+  const decision = route({ method: 'CONNECT', target: originForm(req.url ?? '/'), accept: req.headers.accept }, site);
+  // Only GET, HEAD and POST are routed to files or the writer.
+  const answer = decision.kind === 'answer' ? decision : { status: 405, headers: JSON_HEADERS, body: Buffer.from(detailJson('Method "CONNECT" not allowed.')) };
+  return rawResponse(answer.status, answer.headers, Buffer.isBuffer(answer.body) ? answer.body : bodyBytes(answer.body));
 }
 
 function sendFile(req: IncomingMessage, res: ServerResponse, file: string, headers: Headers, cached: CachedFile | null, site: SiteState, options: HandlerOptions): void {
@@ -76,8 +89,9 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
   }
   const denied = checkToken(req.headers.authorization, options.token);
   if (denied) return fail(denied.status, denied.detail, { 'WWW-Authenticate': 'Token' });
-  const body = await readBody(req);
-  if ('status' in body) return fail(body.status, body.detail, body.status === 413 ? { Connection: 'close' } : {});
+  const body = await readBody(req, options.bodyTimeout ?? DEFAULT_LIMITS.bodyTimeout);
+  // The rest of a refused body is never read: the connection cannot carry another request.
+  if ('status' in body) return fail(body.status, body.detail, body.status === 413 || body.status === 408 ? { Connection: 'close' } : {});
   const result = validateNewCity(body.data, body.fromForm);
   if ('errors' in result) return answerWith(res, apiRequest, decision.negotiation, 400, JSON.stringify(result.errors));
   const city = await options.writer.create(result.city);

@@ -55,4 +55,11 @@ describe('pyStrip strips what Python str.strip() strips', () => {
   ])('%s', (_, text, expected) => {
     expect(pyStrip(text)).toBe(expected);
   });
+
+  it('takes linear time on a long run of spaces inside a value (was quadratic: 7 s for 64 KB)', () => {
+    const text = `a${' '.repeat(64_000)}b`;
+    const started = performance.now();
+    expect(pyStrip(` ${text}\t`)).toBe(text);
+    expect(performance.now() - started).toBeLessThan(100);
+  });
 });

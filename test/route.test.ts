@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/city-index.js';
 import { CityTable } from '../src/city-table.js';
-import { route, type SiteContext } from '../src/respond.js';
+import { originForm, route, type SiteContext } from '../src/respond.js';
 import { makeCity } from './helpers.js';
 
 const site: SiteContext = {
@@ -33,8 +33,22 @@ describe('route decides every request without I/O', () => {
     ['other path', '/cities/1/', 'GET', undefined, 404],
     ['1001 fields', `/cities/?${'&'.repeat(1000)}`, 'GET', undefined, 400],
     ['1000 fields', `/cities/?${'&'.repeat(999)}`, 'GET', undefined, 'static'],
+    ['a target of 8 KiB', `/cities/?x=${'a'.repeat(8192 - 11)}`, 'GET', undefined, 200],
+    ['a target over 8 KiB', `/cities/?x=${'a'.repeat(8192 - 10)}`, 'GET', undefined, 414],
+    ['a long target on another path', `/${'a'.repeat(9000)}`, 'POST', undefined, 414],
   ])('%s', (_, target, method, accept, expected) => {
     expect(status(target, method, accept)).toBe(expected);
+  });
+
+  it.each([
+    ['http://example.org/cities/?page=2', '/cities/?page=2'],
+    ['https://example.org:8443/x', '/x'],
+    ['http://example.org?page=2', '/?page=2'],
+    ['/cities/?next=http://x/y', '/cities/?next=http://x/y'],
+    ['//cities/', '//cities/'],
+    ['*', '*'],
+  ])('the origin form of %s is %s', (target, expected) => {
+    expect(originForm(target)).toBe(expected);
   });
 
   it('any query string gets a deliberate answer, never an exception', () => {
