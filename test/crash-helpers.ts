@@ -55,12 +55,17 @@ export interface Exit {
   readonly stderr: string;
 }
 
+/** Starts `bin/cities-api.js ARGS` as a real process (see spawnNode). */
+export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): ReturnType<typeof spawnNode> {
+  return spawnNode([join(ROOT, 'bin/cities-api.js'), ...args], env);
+}
+
 /**
- * Starts `bin/cities-api.js ARGS` as a real process. `exited` resolves once it is gone (reaped);
- * `printed(re)` once its stdout matches `re` (or it has exited).
+ * Starts `node ARGS`. `exited` resolves once it is gone (reaped); `printed(re)` once its stdout
+ * matches `re` (or it has exited).
  */
-export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; exited: Promise<Exit>; printed: (re: RegExp) => Promise<void> } {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnNode(args: readonly string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; exited: Promise<Exit>; printed: (re: RegExp) => Promise<void> } {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.once('close', () => running.delete(child));
   let stdout = '';

@@ -1,13 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build, type BuildResult } from '../src/build.js';
 import { NAME_FIELDS } from '../src/fields.js';
 import { readManifest } from '../src/manifest.js';
 import { readDataset } from '../src/read-dataset.js';
-import { appears, checkSite, killStragglers, manyCities, seededRandom, shuffled, siteLeftovers, sleep, spawnCli, spreadDelays, treeDifferences, writeDataset } from './crash-helpers.js';
-import { readTree, tempDir } from './helpers.js';
-import { rawRequest, startCli } from './serve-helpers.js';
+import { appears, checkSite, killStragglers, manyCities, seededRandom, shuffled, siteLeftovers, sleep, spawnCli, spawnNode, spreadDelays, treeDifferences, writeDataset } from './crash-helpers.js';
+import { KIT, readTree, tempDir } from './helpers.js';
+import { rawRequest, ROOT, startCli } from './serve-helpers.js';
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -162,6 +164,67 @@ describe('two builds of one site at once never interleave', () => {
     expect(loser.stderr).toBe(`cities-api: another build of ${out} is running (pid ${winner.child.pid}); wait for it to finish (lock: ${join(root, `.${name}.lock`)})\n`);
     expect(await wholeVersion(out)).toBe(winner.version);
     expect(await siteLeftovers(out)).toEqual([]);
+  });
+
+  it('two builds in one process: the second stops with the same message (they would share one staging tree)', async () => {
+    const out = join(root, 'race-in-process');
+    const options = (data: string) => ({ data, out, baseUrl: 'http://x', collation: 'codepoint' as const, pageSizes: [20] });
+    const results = await Promise.allSettled([build(options(join(KIT, 'cities48.csv'))), build(options(join(KIT, 'cities11.csv')))]);
+    expect(results.map(({ status }) => status).sort()).toEqual(['fulfilled', 'rejected']);
+    const built = results.find((r): r is PromiseFulfilledResult<BuildResult> => r.status === 'fulfilled')!.value;
+    const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason as Error;
+    expect(refused.message).toBe(`another build of ${out} is running (pid ${process.pid}); wait for it to finish (lock: ${join(root, '.race-in-process.lock')})`);
+    expect((await checkSite(out)).problems).toEqual([]);
+    expect((await readManifest(out))!.dataset.count).toBe(built.cities);
+    expect(await siteLeftovers(out)).toEqual([]);
+  });
+});
+
+describe('the build lock holds under contention', () => {
+  // A contender takes the lock (lib/site-lock.js) as fast as it can; while holding it, it
+  // creates a marker file exclusively, so a second holder at the same time is seen (EEXIST).
+  // After some holds it dies holding the lock, which the others must take over.
+  const CONTENDER = `
+    import { open, rm } from 'node:fs/promises';
+    const [lockModule, out, marker, deadline, holds] = process.argv.slice(1);
+    const { lockSite } = await import(lockModule);
+    const tally = { held: 0, refused: 0, overlaps: 0 };
+    while (Date.now() < Number(deadline)) {
+      let release;
+      try { release = await lockSite(out); } catch { tally.refused++; continue; }
+      tally.held++;
+      try {
+        await (await open(marker, 'wx')).close();
+        await new Promise((resolve) => setImmediate(resolve));
+        await rm(marker);
+      } catch (error) {
+        if (error.code !== 'EEXIST') throw error;
+        tally.overlaps++;
+      }
+      if (tally.held === Number(holds)) break;
+      await release();
+    }
+    console.log(JSON.stringify(tally));`;
+
+  it('four processes at a time, each dying with the lock after 25 holds: never two holders at once', async () => {
+    const out = join(root, 'contended');
+    const lockModule = pathToFileURL(join(ROOT, 'lib/site-lock.js')).href;
+    const deadline = Date.now() + 2500;
+    const total = { held: 0, refused: 0, overlaps: 0, contenders: 0 };
+    await Promise.all([1, 2, 3, 4].map(async () => {
+      while (Date.now() < deadline) {
+        const exit = await spawnNode(['--input-type=module', '-e', CONTENDER, lockModule, out, join(root, 'contended-holder'), String(deadline), '25']).exited;
+        expect(exit, exit.stderr).toMatchObject({ code: 0 });
+        const tally = JSON.parse(exit.stdout) as Omit<typeof total, 'contenders'>;
+        total.held += tally.held;
+        total.refused += tally.refused;
+        total.overlaps += tally.overlaps;
+        total.contenders++;
+      }
+    }));
+    expect(total.held).toBeGreaterThan(total.contenders);
+    expect(total.refused).toBeGreaterThan(0);
+    expect(total.overlaps).toBe(0);
   });
 });
 
