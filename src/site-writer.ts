@@ -143,15 +143,15 @@ export function listFiles(dir: string): AsyncIterable<string> {
 
 /**
  * Repairs what a killed build can leave: if the site was moved aside but the new one never
- * arrived, the previous site is moved back; staging trees of dead builders are removed.
+ * arrived, the previous site is moved back; staging trees and lock drafts of dead builders are removed.
  * Call it holding the build lock.
  */
 export async function recoverSite(outDir: string): Promise<void> {
   const { parent, prefix } = siteSiblings(outDir);
-  const leftovers = await fg(`${fg.escapePath(prefix)}{staging,previous}-*`, { cwd: parent, dot: true, onlyDirectories: true, deep: 1 });
+  const leftovers = await fg(`${fg.escapePath(prefix)}{staging,previous,lock}-*`, { cwd: parent, dot: true, onlyFiles: false, deep: 1 });
   const outExists = await stat(outDir).then(() => true, () => false);
   for (const name of leftovers.sort()) {
-    const pid = Number(name.slice(name.lastIndexOf('-') + 1));
+    const pid = Number.parseInt(name.slice(name.lastIndexOf('-') + 1), 10);
     if (pid !== process.pid && isAlive(pid)) continue;
     if (!outExists && name.includes('.previous-') && !(await stat(outDir).then(() => true, () => false))) {
       await rename(join(parent, name), outDir);

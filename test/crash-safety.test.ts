@@ -1,0 +1,297 @@
+import type { ChildProcess } from 'node:child_process';
+import { copyFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build, type BuildResult } from '../src/build.js';
+import { NAME_FIELDS } from '../src/fields.js';
+import { readManifest } from '../src/manifest.js';
+import { readDataset } from '../src/read-dataset.js';
+import { appears, checkSite, killStragglers, manyCities, seededRandom, shuffled, siteLeftovers, sleep, spawnCli, spawnNode, spreadDelays, treeDifferences, writeDataset } from './crash-helpers.js';
+import { KIT, readTree, tempDir } from './helpers.js';
+import { rawRequest, ROOT, startCli } from './serve-helpers.js';
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-crash-')));
+afterAll(async () => {
+  await killStragglers();
+  await cleanup();
+});
+
+// Two versions of a site built into the same directory. B renames a fifth of A's cities and
+// precomputes another page size, so a build from one to the other hard-links unchanged pages,
+// writes new ones and removes stale ones: every path of the incremental writer is exercised.
+const CITIES = 3000;
+const KILLS = 24;
+/** Kill runs stop early past this (a loaded machine is slow), once at least MIN_KILLS are done. */
+const KILL_BUDGET_MS = 60_000;
+const MIN_KILLS = 12;
+/** Kills of a writable server, per dataset format, and the size of its dataset. */
+const WRITE_KILLS = 8;
+const WRITE_CITIES = 300;
+const BUILDING = /cities valid; building \d+ pages/;
+const SITE_FLAGS = ['--collation', 'codepoint', '--base-url', 'http://x', '--orderings', 'default,name_en'];
+type Version = 'A' | 'B';
+const versions: Record<Version, { data: string; pageSizes: string; tree: Map<string, Buffer>; dataset: string }> = {
+  A: { data: '', pageSizes: '50', tree: new Map(), dataset: '' },
+  B: { data: '', pageSizes: '20', tree: new Map(), dataset: '' },
+};
+const buildArgs = (version: Version, out: string) => ['build', '--data', versions[version].data, '--out', out, '--page-sizes', versions[version].pageSizes, ...SITE_FLAGS];
+const other = (version: Version): Version => (version === 'A' ? 'B' : 'A');
+
+/** Builds `version` into `out` to completion; returns the "N written, N unchanged, N removed" counts. */
+async function buildFully(version: Version, out: string): Promise<{ written: number; unchanged: number; removed: number }> {
+  const exit = await spawnCli(buildArgs(version, out)).exited;
+  expect(exit, exit.stderr).toMatchObject({ code: 0 });
+  const [, written, unchanged, removed] = /: (\d+) written, (\d+) unchanged, (\d+) removed/.exec(exit.stdout)!.map(Number);
+  return { written: written!, unchanged: unchanged!, removed: removed! };
+}
+
+/**
+ * Which version a site directory holds, after checking it is byte for byte that version's clean
+ * build (whose files were checked against its manifest: sha256, no extra file, .gz/.br decompress
+ * to their page). Undefined when the directory holds no site.
+ */
+async function wholeVersion(out: string): Promise<Version | undefined> {
+  const manifest = await readManifest(out);
+  if (!manifest) return undefined;
+  const version = (Object.keys(versions) as Version[]).find((v) => versions[v].dataset === manifest.dataset.sha256);
+  expect(version, `dataset ${manifest.dataset.sha256} is neither A nor B`).toBeDefined();
+  expect(treeDifferences(await readTree(out), versions[version!].tree)).toEqual([]);
+  return version;
+}
+
+beforeAll(async () => {
+  const a = manyCities(CITIES, 'A');
+  const b = a.map((city, i) => (i % 5 ? city : { ...city, name_en: `${city.name_en} renamed`, name_fr: `B ${city.name_fr}` }));
+  versions.A.data = join(root, 'a.csv');
+  versions.B.data = join(root, 'b.csv');
+  await Promise.all([writeDataset(versions.A.data, a), writeDataset(versions.B.data, b)]);
+  for (const version of ['A', 'B'] as const) {
+    const reference = join(root, `reference-${version}`);
+    await buildFully(version, reference);
+    const { dataset, problems, tree } = await checkSite(reference);
+    expect(problems).toEqual([]);
+    Object.assign(versions[version], { dataset, tree });
+  }
+  expect(versions.A.dataset).not.toBe(versions.B.dataset);
+});
+
+describe('a build killed at any moment leaves a whole site, and the next build recovers', () => {
+  it(`SIGKILL at up to ${KILLS} seeded moments of a build: the site is always all A or all B; the next build cleans up and finds it intact`, async () => {
+    const out = join(root, 'site');
+    await buildFully('A', out);
+    // Phases of a build from A to B: from the "building N pages" line (the dataset is read) to
+    // the swap (the old site renamed aside), then to the exit (the old site deleted).
+    const calibration = spawnCli(buildArgs('B', out));
+    await calibration.printed(BUILDING);
+    const building = performance.now();
+    await appears(root, `.site.previous-${calibration.child.pid}`, calibration.exited);
+    const swapped = performance.now();
+    expect(await calibration.exited).toMatchObject({ code: 0 });
+    const phases = { assembling: swapped - building, cleanup: performance.now() - swapped };
+
+    // Two thirds of the kills are spread over the whole build, one third over the moments after
+    // the swap (a short window a wall-clock schedule rarely hits on a loaded machine).
+    const random = seededRandom(6);
+    const anywhere = spreadDelays((KILLS * 2) / 3, 0, phases.assembling + phases.cleanup, random).map((delay) => ({ after: 'building' as const, delay }));
+    const afterSwap = spreadDelays(KILLS / 3, 0, phases.cleanup, random).map((delay) => ({ after: 'swap' as const, delay }));
+    const schedule = shuffled([...anywhere, ...afterSwap], random);
+
+    let present: Version = 'B';
+    const tally = { 'before the swap': 0, 'between the two renames': 0, 'after the swap, before cleanup': 0, 'after the swap': 0, 'build finished first': 0 };
+    const deadline = performance.now() + KILL_BUDGET_MS;
+    let runs = 0;
+    for (const { after, delay } of schedule) {
+      if (runs >= MIN_KILLS && performance.now() > deadline) break;
+      runs++;
+      const target = other(present);
+      const { child, exited, printed } = spawnCli(buildArgs(target, out));
+      const swap = appears(root, `.site.previous-${child.pid}`, exited);
+      await (after === 'swap' ? swap : printed(BUILDING));
+      await sleep(delay);
+      child.kill('SIGKILL');
+      const exit = await exited;
+      const leftovers = await siteLeftovers(out);
+      expect(leftovers.every((name) => name === '.site.lock' || name.endsWith(`-${child.pid}`)), leftovers.join()).toBe(true);
+      const found = await wholeVersion(out);
+      let expected: Version;
+      if (exit.signal !== 'SIGKILL') {
+        expect(exit, exit.stderr).toMatchObject({ code: 0 });
+        tally['build finished first']++;
+        expected = target;
+      } else if (!found) {
+        // Killed between rename(out, previous) and rename(staging, out): the next build moves the previous site back.
+        expect(leftovers).toContain(`.site.previous-${child.pid}`);
+        tally['between the two renames']++;
+        expected = present;
+      } else if (found === present) {
+        tally['before the swap']++;
+        expected = present;
+      } else {
+        tally[leftovers.includes(`.site.previous-${child.pid}`) ? 'after the swap, before cleanup' : 'after the swap']++;
+        expected = target;
+      }
+      expect(found ?? present).toBe(expected);
+      // The next, normal build of what should be there finds every file intact (nothing to
+      // write or remove: all hard-linked) and leaves nothing beside the site.
+      expect(await buildFully(expected, out)).toMatchObject({ written: 0, removed: 0 });
+      expect(await siteLeftovers(out)).toEqual([]);
+      if (!found) expect(await wholeVersion(out)).toBe(expected);
+      present = expected;
+    }
+    console.log(`build killed ${runs} times (assembling ~${Math.round(phases.assembling)} ms, cleanup ~${Math.round(phases.cleanup)} ms):`, tally);
+    expect(tally['before the swap']).toBeGreaterThan(0);
+    expect(tally['after the swap'] + tally['after the swap, before cleanup']).toBeGreaterThan(0);
+  }, 180_000);
+});
+
+describe('two builds of one site at once never interleave', () => {
+  // Both builds have every page to write (a new directory, or a site whose links point elsewhere),
+  // so each holds the lock long after the other has read its dataset and reaches for it.
+  it.each([
+    ['into a new directory', []],
+    ['over a site built for another base URL', ['--base-url', 'http://elsewhere']],
+  ])('%s: one builds, the other stops at once with a clear message', async (_, before) => {
+    const name = `race-${before.length ? 'over' : 'new'}`;
+    const out = join(root, name);
+    if (before.length) expect(await spawnCli([...buildArgs('A', out), ...before]).exited).toMatchObject({ code: 0 });
+    const builds = (['A', 'B'] as const).map((version) => ({ version, ...spawnCli(buildArgs(version, out)) }));
+    const exits = await Promise.all(builds.map(({ exited }) => exited));
+    expect(exits.map(({ code }) => code).sort()).toEqual([0, 1]);
+    const winner = builds[exits.findIndex(({ code }) => code === 0)]!;
+    const loser = exits.find(({ code }) => code === 1)!;
+    expect(loser.stderr).toBe(`cities-api: another build of ${out} is running (pid ${winner.child.pid}); wait for it to finish (lock: ${join(root, `.${name}.lock`)})\n`);
+    expect(await wholeVersion(out)).toBe(winner.version);
+    expect(await siteLeftovers(out)).toEqual([]);
+  });
+
+  it('two builds in one process: the second stops with the same message (they would share one staging tree)', async () => {
+    const out = join(root, 'race-in-process');
+    const options = (data: string) => ({ data, out, baseUrl: 'http://x', collation: 'codepoint' as const, pageSizes: [20] });
+    const results = await Promise.allSettled([build(options(join(KIT, 'cities48.csv'))), build(options(join(KIT, 'cities11.csv')))]);
+    expect(results.map(({ status }) => status).sort()).toEqual(['fulfilled', 'rejected']);
+    const built = results.find((r): r is PromiseFulfilledResult<BuildResult> => r.status === 'fulfilled')!.value;
+    const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason as Error;
+    expect(refused.message).toBe(`another build of ${out} is running (pid ${process.pid}); wait for it to finish (lock: ${join(root, '.race-in-process.lock')})`);
+    expect((await checkSite(out)).problems).toEqual([]);
+    expect((await readManifest(out))!.dataset.count).toBe(built.cities);
+    expect(await siteLeftovers(out)).toEqual([]);
+  });
+});
+
+describe('the build lock holds under contention', () => {
+  // A contender takes the lock (lib/site-lock.js) as fast as it can; while holding it, it
+  // creates a marker file exclusively, so a second holder at the same time is seen (EEXIST).
+  // After some holds it dies holding the lock, which the others must take over.
+  const CONTENDER = `
+    import { open, rm } from 'node:fs/promises';
+    const [lockModule, out, marker, deadline, holds] = process.argv.slice(1);
+    const { lockSite } = await import(lockModule);
+    const tally = { held: 0, refused: 0, overlaps: 0 };
+    while (Date.now() < Number(deadline)) {
+      let release;
+      try { release = await lockSite(out); } catch { tally.refused++; continue; }
+      tally.held++;
+      try {
+        await (await open(marker, 'wx')).close();
+        await new Promise((resolve) => setImmediate(resolve));
+        await rm(marker);
+      } catch (error) {
+        if (error.code !== 'EEXIST') throw error;
+        tally.overlaps++;
+      }
+      if (tally.held === Number(holds)) break;
+      await release();
+    }
+    console.log(JSON.stringify(tally));`;
+
+  it('four processes at a time, each dying with the lock after 25 holds: never two holders at once', async () => {
+    const out = join(root, 'contended');
+    const lockModule = pathToFileURL(join(ROOT, 'lib/site-lock.js')).href;
+    const deadline = Date.now() + 2500;
+    const total = { held: 0, refused: 0, overlaps: 0, contenders: 0 };
+    await Promise.all([1, 2, 3, 4].map(async () => {
+      while (Date.now() < deadline) {
+        const exit = await spawnNode(['--input-type=module', '-e', CONTENDER, lockModule, out, join(root, 'contended-holder'), String(deadline), '25']).exited;
+        expect(exit, exit.stderr).toMatchObject({ code: 0 });
+        const tally = JSON.parse(exit.stdout) as Omit<typeof total, 'contenders'>;
+        total.held += tally.held;
+        total.refused += tally.refused;
+        total.overlaps += tally.overlaps;
+        total.contenders++;
+      }
+    }));
+    expect(total.held).toBeGreaterThan(total.contenders);
+    expect(total.refused).toBeGreaterThan(0);
+    expect(total.overlaps).toBe(0);
+  });
+});
+
+describe('a writable server killed at any moment keeps its dataset whole', () => {
+  const TOKEN = 'crash-token-0123456789';
+  const names = (name: string) => Object.fromEntries(NAME_FIELDS.map((field) => [field, name]));
+  const post = (url: string, name: string) =>
+    rawRequest(`${url}/cities/`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` }, body: JSON.stringify(names(name)) });
+  const count = async (url: string) => (JSON.parse((await rawRequest(`${url}/cities/`)).body.toString()) as { count: number }).count;
+  const killed = async (child: ChildProcess) => {
+    const gone = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await gone;
+  };
+
+  it.each(['csv', 'json'] as const)(`.%s: SIGKILL at ${WRITE_KILLS} seeded moments of 3 parallel POSTs: the file is always the old or a new whole dataset holding every acknowledged city`, async (format) => {
+    const dir = join(root, `writable-${format}`);
+    await mkdir(dir);
+    const file = join(dir, `cities.${format}`);
+    await writeDataset(file, manyCities(WRITE_CITIES, 'W'));
+    const start = () => startCli([join(dir, 'site'), '--data', file, '--port', '0', '--writable', '--collation', 'codepoint', '--orderings', 'default', '--page-sizes', '10'], { CITIES_API_TOKEN: TOKEN });
+
+    // How long three parallel creations take to be answered (the file is written early on, the site rebuilt after).
+    const first = await start();
+    const started = performance.now();
+    expect((await Promise.all([0, 1, 2].map((j) => post(first.url, `Calibration ${j}`)))).map(({ status }) => status)).toEqual([201, 201, 201]);
+    const duration = performance.now() - started;
+    await killed(first.child);
+
+    const random = seededRandom(format === 'csv' ? 11 : 12);
+    // Squared, so a third of the kills fall in the first ninth of the span, where the file is written.
+    const delays = shuffled(spreadDelays(WRITE_KILLS, 0, 1, random).map((u) => duration * 1.2 * u * u), random);
+    const tally = { 'none committed': 0, 'some committed': 0, 'all committed': 0, acknowledged: 0 };
+    for (const [run, delay] of delays.entries()) {
+      const before = (await readDataset(file)).toCities();
+      const server = await start();
+      // Restarted after a kill, the server rebuilds its site from the file: every committed city is answered.
+      expect(await count(server.url)).toBe(before.length);
+      const posted = [0, 1, 2].map((j) => `Run ${run} city ${j}`);
+      const answers = Promise.allSettled(posted.map((name) => post(server.url, name)));
+      await sleep(delay);
+      await killed(server.child);
+      const acknowledged = (await answers).flatMap((answer, j) => (answer.status === 'fulfilled' && answer.value.status === 201 ? [posted[j]!] : []));
+
+      const after = (await readDataset(file)).toCities();
+      expect(after.slice(0, before.length)).toEqual(before);
+      const added = after.slice(before.length);
+      const firstId = Math.max(...before.map(({ id }) => id)) + 1;
+      expect(added.map(({ id }) => id)).toEqual(added.map((_, i) => firstId + i));
+      expect(new Set(added.map(({ name_en }) => name_en)).size).toBe(added.length);
+      expect(posted).toEqual(expect.arrayContaining(added.map(({ name_en }) => name_en)));
+      expect(added.map(({ name_en }) => name_en)).toEqual(expect.arrayContaining(acknowledged));
+      // The backup is a whole dataset too, never ahead of the file: as it was before its last change
+      // (or the same, if killed between making the backup and the rename).
+      await copyFile(`${file}.bak`, join(dir, `backup.${format}`));
+      const backup = (await readDataset(join(dir, `backup.${format}`))).toCities();
+      expect(after.slice(0, backup.length)).toEqual(backup);
+      expect(backup.length).toBeLessThanOrEqual(after.length);
+      tally[added.length === 0 ? 'none committed' : added.length < posted.length ? 'some committed' : 'all committed']++;
+      tally.acknowledged += acknowledged.length;
+    }
+    const last = await start();
+    expect(await count(last.url)).toBe((await readDataset(file)).count);
+    await last.stop();
+    console.log(`.${format} server killed ${WRITE_KILLS} times during 3 POSTs (answered in ~${Math.round(duration)} ms):`, tally);
+    expect(tally['none committed']).toBeGreaterThan(0);
+    expect(tally['some committed'] + tally['all committed']).toBeGreaterThan(0);
+  }, 120_000);
+});
