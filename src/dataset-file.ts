@@ -1,13 +1,14 @@
-import { copyFile, open, readFile, rename, rm } from 'node:fs/promises';
+import { copyFile, link, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { readCsvRows } from './csv-rows.js';
 import { CITY_FIELDS, type City } from './fields.js';
 import { cityJson } from './json-text.js';
+import { isAlive } from './site-lock.js';
 
 /**
  * Appends cities to a dataset file without disturbing what is there: the new text is written to
- * a temporary file, fsynced, and renamed over the old one (which is first kept as FILE.bak),
- * so the file is always either the old or the new complete dataset.
+ * a temporary file, fsynced, and renamed over the old one (which is first kept as FILE.bak,
+ * itself replaced by a rename), so the file and its backup are always complete datasets.
  */
 export async function appendCities(file: string, cities: readonly City[]): Promise<void> {
   const text = await readFile(file);
@@ -46,7 +47,9 @@ function appendJson(source: string, cities: readonly City[]): string {
 
 async function replaceAtomically(file: string, content: string): Promise<void> {
   const dir = dirname(file);
+  await removeDeadTemps(dir, basename(file));
   const temp = join(dir, `.${basename(file)}.tmp-${process.pid}`);
+  const backup = join(dir, `.${basename(file)}.bak-${process.pid}`);
   const handle = await open(temp, 'w');
   try {
     await handle.writeFile(content);
@@ -55,12 +58,23 @@ async function replaceAtomically(file: string, content: string): Promise<void> {
     await handle.close();
   }
   try {
-    await copyFile(file, `${file}.bak`);
+    await rm(backup, { force: true });
+    await link(file, backup).catch(() => copyFile(file, backup));
+    await rename(backup, `${file}.bak`);
     await rename(temp, file);
   } catch (error) {
     await rm(temp, { force: true });
+    await rm(backup, { force: true });
     throw error;
   }
   const dirHandle = await open(dir, 'r');
   await dirHandle.sync().finally(() => dirHandle.close());
+}
+
+/** Temporary files left beside the dataset by writers that were killed. */
+async function removeDeadTemps(dir: string, name: string): Promise<void> {
+  for (const entry of await readdir(dir)) {
+    const match = entry.startsWith(`.${name}.`) ? /\.(?:tmp|bak)-(\d+)$/.exec(entry) : null;
+    if (match && Number(match[1]) !== process.pid && !isAlive(Number(match[1]))) await rm(join(dir, entry), { force: true });
+  }
 }
