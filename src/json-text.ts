@@ -56,7 +56,8 @@ const PART_BYTES = 256 * 1024;
 export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Buffer): Iterable<Buffer> {
   const link = (url: string | null) => (url === null ? 'null' : jsonString(url));
   const head = `{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[`;
-  function* parts(limit: number): Generator<Buffer> {
+  if (n <= EAGER_CITIES) return [assemble(head, n, city)];
+  function* parts(): Generator<Buffer> {
     let group: Buffer[] = [Buffer.from(head)];
     let size = group[0]!.length;
     for (let i = 0; i < n; i++) {
@@ -64,7 +65,7 @@ export function envelopeJson(count: number, next: string | null, previous: strin
       if (i) group.push(COMMA);
       group.push(bytes);
       size += bytes.length + (i ? 1 : 0);
-      if (size >= limit) {
+      if (size >= PART_BYTES) {
         yield Buffer.concat(group, size);
         group = [];
         size = 0;
@@ -73,7 +74,22 @@ export function envelopeJson(count: number, next: string | null, previous: strin
     group.push(TAIL);
     yield Buffer.concat(group, size + TAIL.length);
   }
-  return n <= EAGER_CITIES ? [...parts(Infinity)] : { [Symbol.iterator]: () => parts(PART_BYTES) };
+  return { [Symbol.iterator]: parts };
+}
+
+/** An ordinary page as one buffer: sized first, then each city copied once. */
+function assemble(head: string, n: number, city: (i: number) => Buffer): Buffer {
+  const cities = new Array<Buffer>(n);
+  let size = Buffer.byteLength(head) + Math.max(0, n - 1) + TAIL.length;
+  for (let i = 0; i < n; i++) size += (cities[i] = city(i)).length;
+  const out = Buffer.allocUnsafe(size);
+  let at = out.write(head, 0, 'utf8');
+  for (let i = 0; i < n; i++) {
+    if (i) out[at++] = 0x2c;
+    at += cities[i]!.copy(out, at);
+  }
+  TAIL.copy(out, at);
+  return out;
 }
 
 /** A DRF error body such as `{"detail":"Invalid page."}`. */

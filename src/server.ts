@@ -105,6 +105,7 @@ function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiati
 
 function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | Iterable<Buffer>): void {
   for (const name in headers) res.setHeader(name, headers[name]!);
+  if (Array.isArray(body) && body.length === 1) body = body[0] as Buffer;
   if (body === undefined || Buffer.isBuffer(body)) {
     if (body) res.setHeader('Content-Length', body.length);
     res.writeHead(status);
