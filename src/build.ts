@@ -14,7 +14,7 @@ import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, tooManyFilesAdvice
 import { sha256 } from './file-output.js';
 import { compressedRatio } from './compression.js';
 import { answerListing, bodyBytes } from './page.js';
-import { writeSite, type SiteEntry, type WriteStats } from './site-writer.js';
+import { tidySite, writeSite, type SiteEntry, type WriteStats } from './site-writer.js';
 
 export const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
@@ -87,6 +87,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   const plan: BuildPlan = { cities: table.count, ...estimateSiteSize(shape, table.jsonBytes(), settings.baseUrl.length, ratio), upToDate };
   options.onStart?.(plan);
   if (upToDate) {
+    await tidySite(options.out);
     return { ...plan, written: 0, unchanged: plan.files, removed: 0, seconds: (performance.now() - started) / 1000 };
   }
   const { pages } = plan;

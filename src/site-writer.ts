@@ -141,6 +141,16 @@ export function listFiles(dir: string): AsyncIterable<string> {
   return fg.stream('**/*', { cwd: dir, dot: true, onlyFiles: true, followSymbolicLinks: false, suppressErrors: true }) as AsyncIterable<string>;
 }
 
+/** Holding the build lock, repairs what killed builds left beside a site that needs no writing. */
+export async function tidySite(outDir: string): Promise<void> {
+  const release = await lockSite(outDir);
+  try {
+    await recoverSite(outDir);
+  } finally {
+    await release();
+  }
+}
+
 /**
  * Repairs what a killed build can leave: if the site was moved aside but the new one never
  * arrived, the previous site is moved back; staging trees and lock drafts of dead builders are removed.
