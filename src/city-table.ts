@@ -37,7 +37,8 @@ export class CityTable {
     for (let i = 0; i < count; i++) {
       const start = lines[2 * i]!, end = lines[2 * i + 1]!;
       ids[i] = Number(file.toString('latin1', start + ID_PREFIX.length, file.indexOf(0x2c, start)));
-      top[i] = file.lastIndexOf(TOP_TRUE, end) > file.lastIndexOf(LONGITUDE, end) ? 1 : 0;
+      // Quotes inside values are escaped, so the first `,"top":` after the city's start is its key.
+      top[i] = file[file.indexOf(TOP_KEY, start) + TOP_KEY.length] === 0x74 ? 1 : 0;
       spans.set([0, start, end], i * 3);
     }
     return new CityTable(count, ids, top, [file], spans);
@@ -106,8 +107,7 @@ export class CityTable {
 }
 
 const ID_PREFIX = Buffer.from('{"id":');
-const TOP_TRUE = Buffer.from(',"top":true,');
-const LONGITUDE = Buffer.from(',"longitude":');
+const TOP_KEY = Buffer.from(',"top":');
 const PART_BYTES = 256 * 1024;
 const OPEN = Buffer.from('[\n');
 const COMMA_LINE = Buffer.from(',\n');

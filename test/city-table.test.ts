@@ -28,6 +28,15 @@ describe('CityTable keeps cities as their serialized bytes', () => {
     );
   });
 
+  it.each([
+    ['a name that spells the top key', ',"top":true,', false],
+    ['a name that spells the longitude key', ',"longitude":1,"latitude":2,"top":false,', true],
+  ])('reads top flags back from a dataset file whatever the names: %s', (_, name, top) => {
+    const cities = [makeCity(1, { top: true }), makeCity(2, { name_en: name, top }), makeCity(3, { top: false })];
+    const loaded = CityTable.fromDatasetFile(Buffer.concat([...CityTable.fromCities(cities).datasetParts()]));
+    expect([...loaded.top]).toEqual([1, top ? 1 : 0, 0]);
+  });
+
   it('spreads a large dataset over several buffers', () => {
     const cities = Array.from({ length: 12_000 }, (_, i) => makeCity(i, { name: `${'n'.repeat(20)}${i}` }));
     const table = CityTable.fromCities(cities);
