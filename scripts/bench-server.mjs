@@ -58,8 +58,8 @@ function stop(child) {
   });
 }
 
-async function load(url, label, duration = Number(opts.duration)) {
-  const r = await autocannon({ url, connections: Number(opts.connections), duration, pipelining: 1 });
+async function load(url, label, duration = Number(opts.duration), connections = Number(opts.connections)) {
+  const r = await autocannon({ url, connections, duration, pipelining: 1 });
   if (r.non2xx || r.errors || r.timeouts) throw new Error(`${label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
   return { label, rps: r.requests.average, p99: r.latency.p99 };
 }
@@ -145,11 +145,15 @@ async function atScale() {
   for (const [url, label] of targets) await load(url, label, 1);
   const results = [];
   for (const [url, label] of targets) results.push(await load(url, label));
+  // The deep page again under lighter loads: at 32 connections on 2 cores, p99 is mostly queueing.
+  const lighter = [];
+  for (const connections of [16, 8]) lighter.push({ connections, ...(await load(targets[0][0], targets[0][1], Number(opts.duration), connections)) });
   const after = memory(serve.child.pid);
   await stop(serve.child);
   const budget = (3 * statSync(data).size) / 1e6;
   console.log(`\n140k-city site, loopback, ${opts.connections} connections, ${opts.duration} s each; server ready in ${ready.toFixed(1)} s`);
   for (const r of results) console.log(`${r.label.padEnd(82)} ${String(Math.round(r.rps)).padStart(7)} req/s   p99 ${String(r.p99).padStart(4)} ms`);
   console.log(`serve RSS: ${atStart.rss.toFixed(0)} MB at start, ${after.rss.toFixed(0)} MB after load, peak ${after.peak.toFixed(0)} MB; budget 3 × dataset JSON = ${budget.toFixed(0)} MB ${after.peak <= budget ? 'ok' : 'MISSED'}`);
-  console.log(`deep live page p99: ${results[0].p99} ms (target < 5 ms) ${results[0].p99 < 5 ? 'ok' : 'MISSED'}`);
+  for (const r of lighter) console.log(`deep live page at ${r.connections} connections: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms`);
+  console.log(`deep live page p99 at ${opts.connections} connections: ${results[0].p99} ms (target < 5 ms) ${results[0].p99 < 5 ? 'ok' : 'MISSED'}`);
 }
