@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
 import { NAME_FIELDS, type City } from '../src/fields.js';
 
 export const KIT = join(import.meta.dirname, 'fixtures', 'conformance');
@@ -51,4 +53,12 @@ export const KIT_DATASETS = [
 export async function kitAnswers(name: string): Promise<KitAnswer[]> {
   const text = await readFile(join(KIT, `${name}.expected.jsonl`), 'utf8');
   return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as KitAnswer);
+}
+
+/** Replays a kit dataset's recorded requests against a running server with the kit's own run.mjs. */
+export async function replayKit(url: string, name: string, prefix?: string, extra: string[] = []): Promise<{ passed: number; failed: number; failures: string[]; stdout: string }> {
+  const args = [join(KIT, 'run.mjs'), url, join(KIT, `${name}.expected.jsonl`), ...extra, ...(prefix ? ['--prefix', prefix] : [])];
+  const { stdout } = await promisify(execFile)(process.execPath, args).catch((e: { stdout: string }) => e);
+  const [, passed, failed] = /(\d+) passed, (\d+) failed\s*$/.exec(stdout) ?? [];
+  return { passed: Number(passed), failed: Number(failed), failures: stdout.split('\n').filter((l) => l.startsWith('FAIL')), stdout };
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostingSettings } from '../src/hosting.js';
 import { readManifest } from '../src/manifest.js';
 import { atLeastPattern, nginxConfig } from '../src/nginx-config.js';
-import { KIT, KIT_DATASETS, tempDir } from './helpers.js';
+import { KIT, KIT_DATASETS, replayKit, tempDir } from './helpers.js';
 import { rawRequest, startCli } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 
@@ -94,13 +94,11 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
     const manifest = (await readManifest(site))!;
     const nginx = await startNginx(join(root, name), site, nginxConfig(hostingSettings(manifest), { liveUrl: live.url, site }));
     try {
-      const args = [join(KIT, 'run.mjs'), nginx.url, join(KIT, `${name}.expected.jsonl`), '--verbose', ...(prefix ? ['--prefix', prefix] : [])];
-      const { stdout } = await promisify(execFile)(process.execPath, args).catch((e: { stdout: string }) => e);
-      const [, passed, failed] = /(\d+) passed, (\d+) failed\s*$/.exec(stdout) ?? [];
-      totals.passed += Number(passed);
-      totals.failed += Number(failed);
-      expect(stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);
-      expect([Number(passed), Number(failed)]).toEqual([80, 0]);
+      const { passed, failed, failures } = await replayKit(nginx.url, name, prefix, ['--verbose']);
+      totals.passed += passed;
+      totals.failed += failed;
+      expect(failures).toEqual([]);
+      expect([passed, failed]).toEqual([80, 0]);
       // Which answers came from files: nginx sends its own ETag (strong, "mtime-size"); serve's are weak.
       const kit = (await readFile(join(KIT, `${name}.requests.txt`), 'utf8')).split('\n').filter((l) => l.startsWith('/cities/'));
       for (const target of kit) {
