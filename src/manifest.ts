@@ -60,6 +60,18 @@ export async function readManifestHead(siteDir: string): Promise<ManifestHead | 
   return rest;
 }
 
+/**
+ * The manifest's text: one-space indented JSON, `files` last and sorted by path (what
+ * readManifestHead relies on), written without building a sorted copy of a large map.
+ */
+export function manifestJson(head: ManifestHead, files: Readonly<Record<string, string>>): string {
+  const paths = Object.keys(files).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const text = JSON.stringify({ ...head, files: {} }, null, 1);
+  if (!paths.length) return `${text}\n`;
+  const lines = paths.map((path) => `  ${JSON.stringify(path)}: ${JSON.stringify(files[path])}`);
+  return `${text.slice(0, -'{}\n}'.length)}{\n${lines.join(',\n')}\n }\n}\n`;
+}
+
 /** The manifest of a built site, or null when the directory holds none. */
 export async function readManifest(siteDir: string): Promise<Manifest | null> {
   let text: string;

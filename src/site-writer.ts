@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import fg from 'fast-glob';
 import { CitiesApiError } from './errors.js';
 import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Body } from './file-output.js';
-import { MANIFEST_PATH, readManifest, type Manifest } from './manifest.js';
+import { MANIFEST_PATH, manifestJson, readManifest, type Manifest } from './manifest.js';
 import { removeTree } from './remove-tree.js';
 import { runBounded } from './run-bounded.js';
 import { isAlive, lockSite, siteSiblings } from './site-lock.js';
@@ -99,8 +99,7 @@ async function assemble(outDir: string, staging: string, old: Manifest | null, e
   };
   await runBounded(entries, one, IN_FLIGHT).finally(() => pool?.close());
 
-  const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const manifestText = `${JSON.stringify({ ...manifest, files: sorted }, null, 1)}\n`;
+  const manifestText = manifestJson(manifest, files);
   const oldManifestText = old ? await readFile(join(outDir, MANIFEST_PATH), 'utf8') : undefined;
   await ensureDir(dirname(join(staging, MANIFEST_PATH)));
   if (manifestText === oldManifestText && (await reuse(join(outDir, MANIFEST_PATH), join(staging, MANIFEST_PATH)))) counts.unchanged++;
