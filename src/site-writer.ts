@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import fg from 'fast-glob';
 import { CitiesApiError } from './errors.js';
@@ -99,18 +99,28 @@ async function assemble(outDir: string, staging: string, old: Manifest | null, e
   };
   await runBounded(entries, one, IN_FLIGHT).finally(() => pool?.close());
 
-  const manifestText = manifestJson(manifest, files);
-  const oldManifestText = old ? await readFile(join(outDir, MANIFEST_PATH), 'utf8') : undefined;
   await ensureDir(dirname(join(staging, MANIFEST_PATH)));
-  if (manifestText === oldManifestText && (await reuse(join(outDir, MANIFEST_PATH), join(staging, MANIFEST_PATH)))) counts.unchanged++;
+  if (old && sameManifest(old, manifest, files) && (await reuse(join(outDir, MANIFEST_PATH), join(staging, MANIFEST_PATH)))) counts.unchanged++;
   else {
-    await writeFile(join(staging, MANIFEST_PATH), manifestText);
+    await writeFile(join(staging, MANIFEST_PATH), manifestJson(manifest, files));
     counts.written++;
   }
   const kept = (path: string) => path === MANIFEST_PATH || path in files || VARIANTS.some((v) => path.endsWith(v) && compressed.has(path.slice(0, -v.length)));
   let removed = 0;
   for await (const path of listFiles(outDir)) if (!kept(path)) removed++;
   return { files: counts.written + counts.unchanged, written: counts.written, unchanged: counts.unchanged, removed };
+}
+
+/** Whether the old manifest says exactly what the new one would (so its file can be kept). */
+function sameManifest(old: Manifest, manifest: Omit<Manifest, 'files'>, files: Readonly<Record<string, string>>): boolean {
+  const { files: oldFiles, ...oldHead } = old;
+  if (JSON.stringify(oldHead) !== JSON.stringify(manifest)) return false;
+  let count = 0;
+  for (const path in files) {
+    if (oldFiles[path] !== files[path]) return false;
+    count++;
+  }
+  return count === Object.keys(oldFiles).length;
 }
 
 async function isEmpty(dir: string): Promise<boolean> {
