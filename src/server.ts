@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CityWriter } from './city-writer.js';
+import { CreateRefused, type CityWriter } from './city-writer.js';
 import { validateNewCity } from './create-city.js';
 import { detailJson, cityJson } from './json-text.js';
 import type { Negotiation } from './negotiate.js';
@@ -94,7 +94,13 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
   if ('status' in body) return fail(body.status, body.detail, body.status === 413 || body.status === 408 ? { Connection: 'close' } : {});
   const result = validateNewCity(body.data, body.fromForm);
   if ('errors' in result) return answerWith(res, apiRequest, decision.negotiation, 400, JSON.stringify(result.errors));
-  const city = await options.writer.create(result.city);
+  let city;
+  try {
+    city = await options.writer.create(result.city);
+  } catch (error) {
+    if (!(error instanceof CreateRefused)) throw error;
+    return fail(error.status, error.detail, error.retryAfter ? { 'Retry-After': String(error.retryAfter) } : {});
+  }
   answerWith(res, apiRequest, decision.negotiation, 201, cityJson(city));
 }
 

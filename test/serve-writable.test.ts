@@ -1,10 +1,12 @@
-import { copyFile, readFile, stat } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/build.js';
 import { NAME_FIELDS } from '../src/fields.js';
 import { readDataset } from '../src/read-dataset.js';
-import { serve, type RunningServer } from '../src/serve.js';
+import { serve, type RunningServer, type ServeOptions } from '../src/serve.js';
+import { appears, manyCities, sleep, spawnCli, writeDataset } from './crash-helpers.js';
 import { KIT, tempDir } from './helpers.js';
 import { rawRequest } from './serve-helpers.js';
 
@@ -152,3 +154,157 @@ describe('answers stay whole while another process rebuilds the site', () => {
     }
   });
 });
+
+/** A writable server of its own, on a copy of cities11 in `root/name/`, waiting at most `lockWait` for locks. */
+async function writable(name: string, extra: Partial<ServeOptions> = {}) {
+  const dir = join(root, name);
+  await mkdir(dir);
+  const data = join(dir, 'cities.csv');
+  await copyFile(join(KIT, 'cities11.csv'), data);
+  const logs: string[] = [];
+  const server = await serve({ dir: join(dir, 'site'), data, port: 0, writable: true, token: TOKEN, collation: 'codepoint', pageSizes: [10], orderings: ['default'], lockWait: 300, log: (l) => logs.push(l), ...extra });
+  return { dir, data, server, logs };
+}
+const create = (to: RunningServer, name: string) =>
+  rawRequest(to.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` }, body: JSON.stringify(names(name)) });
+/** The English names a server answers with (all of them: cities11 and a few more). */
+const served = async (from: RunningServer) => (json((await rawRequest(`${from.apiUrl}?page_size=100`)).body).results as { name_en: string }[]).map((c) => c.name_en);
+const inFile = async (file: string) => (await readDataset(file)).toCities().map((c) => c.name_en);
+const REFERENCE_HEADERS = { 'content-type': 'application/json', allow: 'GET, POST, HEAD, OPTIONS', vary: 'Accept', 'x-frame-options': 'DENY' };
+const DEAD_PID = 2 ** 22 + 7;
+
+describe('a POST is committed whole (in the file and answered, 201) or not written at all', () => {
+  const holders: ChildProcess[] = [];
+  /** A live process that is not this one, to hold a lock. */
+  const liveHolder = () => holders[holders.push(spawn('sleep', ['600'])) - 1]!.pid!;
+  afterAll(() => holders.forEach((h) => h.kill()));
+
+  it.each([
+    ['the site\'s build lock (another build of the site)', '.site.lock'],
+    ['the dataset\'s lock (another server adding cities)', '.cities.csv.lock'],
+  ])('%s held by another process past the wait: 503, Retry-After, JSON detail, nothing written; once released the next POST is committed and served', async (_, lock) => {
+    const w = await writable(`busy${lock}`);
+    try {
+      const before = await readFile(w.data);
+      await writeFile(join(w.dir, lock), `${liveHolder()}\n`);
+      const refused = await create(w.server, 'Refused');
+      expect([refused.status, json(refused.body)]).toEqual([503, { detail: 'Another process is updating this data; nothing was written. Try again in 1 s.' }]);
+      expect(refused.headers).toMatchObject({ ...REFERENCE_HEADERS, 'retry-after': '1' });
+      expect((await readFile(w.data)).equals(before)).toBe(true);
+      expect((await readdir(w.dir)).sort()).toEqual([lock, 'cities.csv', 'site'].sort());
+      await rm(join(w.dir, lock));
+      expect((await create(w.server, 'Accepted')).status).toBe(201);
+      expect(await served(w.server)).toEqual(expect.arrayContaining(['Accepted']));
+      expect(await served(w.server)).not.toContain('Refused');
+      expect((await inFile(w.data)).slice(11)).toEqual(['Accepted']);
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it.each([
+    ['the site\'s build lock', '.site.lock'],
+    ['the dataset\'s lock', '.cities.csv.lock'],
+  ])('%s released while the POST waits: the POST is committed (201), not refused', async (_, lock) => {
+    const w = await writable(`wait${lock}`, { lockWait: 20_000 });
+    try {
+      await writeFile(join(w.dir, lock), `${liveHolder()}\n`);
+      const answer = create(w.server, 'Waited');
+      await sleep(400);
+      await rm(join(w.dir, lock));
+      expect((await answer).status).toBe(201);
+      expect(await served(w.server)).toContain('Waited');
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it.each(['.site.lock', '.cities.csv.lock'])('a dead process\'s %s is taken over at once', async (lock) => {
+    const w = await writable(`dead${lock}`, { lockWait: 60_000 });
+    try {
+      await writeFile(join(w.dir, lock), `${DEAD_PID}\n`);
+      const started = performance.now();
+      expect((await create(w.server, 'After a crash')).status).toBe(201);
+      expect(performance.now() - started).toBeLessThan(30_000);
+      expect(await served(w.server)).toContain('After a crash');
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it('a dataset broken by hand: 500, the file left as it is; once repaired, the next POST is committed and served', async () => {
+    const w = await writable('broken');
+    try {
+      const good = await readFile(w.data);
+      await writeFile(w.data, `${good}not,a,row\n`);
+      const failed = await create(w.server, 'Lost');
+      expect([failed.status, json(failed.body)]).toEqual([500, { detail: 'A server error occurred.' }]);
+      expect(w.logs.join('\n')).toMatch(/invalid dataset .*cities\.csv/);
+      expect((await readFile(w.data)).toString()).toBe(`${good}not,a,row\n`);
+      await writeFile(w.data, good);
+      expect((await create(w.server, 'Repaired')).status).toBe(201);
+      expect(await served(w.server)).toContain('Repaired');
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it('a POST while another process really builds the same site: it waits for that build, then is committed and served', async () => {
+    const w = await writable('real-build', { lockWait: 60_000 });
+    try {
+      const big = join(w.dir, 'big.csv');
+      await writeDataset(big, manyCities(1000, 'Other'));
+      const other = spawnCli(['build', '--data', big, '--out', join(w.dir, 'site'), '--collation', 'codepoint', '--base-url', 'http://x', '--page-sizes', '10', '--orderings', 'default,name_en,-name_en']);
+      await appears(w.dir, '.site.lock', other.exited);
+      const answer = await create(w.server, 'During a build');
+      expect((await other.exited).code).toBe(0);
+      expect(answer.status).toBe(201);
+      expect((await inFile(w.data)).at(-1)).toBe('During a build');
+      expect(await served(w.server)).toContain('During a build');
+    } finally {
+      await w.server.close();
+    }
+  }, 120_000);
+});
+
+describe('one failed rebuild does not stop the next (the rebuild queue forgets failures)', () => {
+  it('--watch: an invalid save is reported and ignored; the next valid save is served', async () => {
+    const w = await writable('watch', { watch: true });
+    try {
+      const good = await readFile(w.data);
+      await writeFile(w.data, `${good}1,broken\n`);
+      await until(() => w.logs.some((l) => /changed but was not used: invalid dataset/.test(l)));
+      await copyFile(join(KIT, 'prefixed30.csv'), w.data);
+      await until(async () => json((await rawRequest(w.server.apiUrl)).body).count === 30);
+      expect(w.logs.at(-1)).toMatch(/changed: rebuilt, now 30 cities/);
+      expect((await create(w.server, 'After the watch')).status).toBe(201);
+      expect(json((await rawRequest(w.server.apiUrl)).body).count).toBe(31);
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it('--watch: a save while another build holds the site is rebuilt once that build is done', async () => {
+    const w = await writable('watch-busy', { watch: true });
+    const holder = spawn('sleep', ['600']);
+    try {
+      await writeFile(join(w.dir, '.site.lock'), `${holder.pid}\n`);
+      await copyFile(join(KIT, 'prefixed30.csv'), w.data);
+      await until(() => w.logs.some((l) => /changed but was not used: another build/.test(l)));
+      await rm(join(w.dir, '.site.lock'));
+      await until(async () => json((await rawRequest(w.server.apiUrl)).body).count === 30);
+    } finally {
+      holder.kill();
+      await w.server.close();
+    }
+  });
+});
+
+/** Waits (up to 20 s) until `check` holds. */
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await sleep(100);
+  }
+  throw new Error(`not reached: ${check.toString()}`);
+}
