@@ -1,8 +1,9 @@
 """
 The reference's POST /cities/, in real Django + DRF (Debian's python3-djangorestframework), as a
-differential oracle: a ModelSerializer over the reference's fields, TokenAuthentication, SQLite in
-memory. Reads {"token": KEY, "cases": [{"headers": {name: latin-1 text}, "body": base64}]} on
-stdin; writes one JSON answer per case: {"status", "headers", "body": base64}.
+differential oracle: a ModelSerializer over the reference's fields (models.py), TokenAuthentication,
+SQLite in memory, Django's test client. Reads {"token": KEY, "cases": [{"headers": {name: text,
+each character one byte as sent}, "body": base64}]} on stdin; writes one JSON answer per case:
+{"status", "headers", "body": base64}. Run it with Debian's /usr/bin/python3.
 """
 import base64
 import json
@@ -28,10 +29,10 @@ settings.configure(
     REST_FRAMEWORK={
         'DEFAULT_AUTHENTICATION_CLASSES': ['rest_framework.authentication.TokenAuthentication'],
         'DEFAULT_PERMISSION_CLASSES': ['rest_framework.permissions.IsAuthenticatedOrReadOnly'],
-        'DEFAULT_RENDERER_CLASSES': ['rest_framework.renderers.JSONRenderer'],
         'COERCE_DECIMAL_TO_STRING': False,
         'UNAUTHENTICATED_USER': None,
     },
+    TEMPLATES=[{'BACKEND': 'django.template.backends.django.DjangoTemplates', 'APP_DIRS': True}],
     LOGGING_CONFIG=None,
 )
 django.setup()
