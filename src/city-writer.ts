@@ -96,7 +96,8 @@ export class CityWriter {
       }
       return { created, lastId: id };
     } finally {
-      await release();
+      // Committed or not, the answer stands: a lock file left behind is taken over by the next writer.
+      await release().catch((error: Error) => this.options.log?.(`error: could not release the lock of ${target}: ${error.message}`));
     }
   }
 

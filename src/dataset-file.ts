@@ -56,8 +56,10 @@ export async function commitStaged({ target, temp, before }: StagedDataset): Pro
     await discardStaged({ temp });
     throw error;
   }
-  const dirHandle = await open(dir, 'r');
-  await dirHandle.sync().finally(() => dirHandle.close());
+  // The new file is in place: syncing its directory only makes the rename durable sooner, and
+  // some filesystems refuse to; a failure here must not report the commit as failed.
+  const dirHandle = await open(dir, 'r').catch(() => null);
+  await dirHandle?.sync().catch(() => undefined).finally(() => dirHandle.close());
 }
 
 export async function discardStaged({ temp }: Pick<StagedDataset, 'temp'>): Promise<void> {

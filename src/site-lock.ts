@@ -156,6 +156,8 @@ async function removeStale(file: string): Promise<void> {
 }
 
 export function isAlive(pid: number): boolean {
+  // 0 and below name process groups, not a holder: a lock file holding no pid is nobody's.
+  if (!(pid > 0)) return false;
   try {
     process.kill(pid, 0);
     return true;

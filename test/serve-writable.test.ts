@@ -221,10 +221,15 @@ describe('a POST is committed whole (in the file and answered, 201) or not writt
     }
   });
 
-  it.each(['.site.lock', '.cities.csv.lock'])('a dead process\'s %s is taken over at once', async (lock) => {
-    const w = await writable(`dead${lock}`, { lockWait: 60_000 });
+  it.each([
+    ['.site.lock', 'a dead process\'s', `${DEAD_PID}\n`],
+    ['.cities.csv.lock', 'a dead process\'s', `${DEAD_PID}\n`],
+    ['.site.lock', 'a garbage', 'not a pid\n'],
+    ['.cities.csv.lock', 'an empty', ''],
+  ])('%s: %s lock is taken over at once', async (lock, kind, content) => {
+    const w = await writable(`taken-${kind.split(' ')[1]}${lock}`, { lockWait: 60_000 });
     try {
-      await writeFile(join(w.dir, lock), `${DEAD_PID}\n`);
+      await writeFile(join(w.dir, lock), content);
       const started = performance.now();
       expect((await create(w.server, 'After a crash')).status).toBe(201);
       expect(performance.now() - started).toBeLessThan(30_000);
