@@ -29,15 +29,16 @@ export function run(file: string, args: readonly string[], cwd: string, env: Nod
   });
 }
 
-/** A long-running command started by bash in its own process group, until it prints its URL. */
+/** A long-running command started by bash in its own process group, until it prints its URL; stop() signals the group and waits for all of it. */
 export async function startUntilUrl(command: string, cwd: string, env: NodeJS.ProcessEnv = userEnv()): Promise<{ url: string; output: () => string; stop: () => Promise<number | null> }> {
   const child = spawn('bash', ['-eo', 'pipefail', '-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close': every process holding the output pipes has ended, the server started by npx included.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
+    try { process.kill(-child.pid!, 'SIGTERM'); } catch { /* the group has ended */ }
     return exited;
   };
   const url = await new Promise<string>((resolve, reject) => {

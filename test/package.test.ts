@@ -106,7 +106,8 @@ describe('a clean clone', () => {
 
 describe('the tarball', () => {
   const docs = readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`);
-  it.each(['LICENSE', 'README.md', 'package.json', 'bin/cities-api.js', 'lib/index.js', 'lib/index.d.ts', 'lib/cli.js', 'data/cities.csv', 'data/README.md', ...docs])('holds %s', (path) => {
+  const binImports = [...readFileSync(join(ROOT, 'bin/cities-api.js'), 'utf8').matchAll(/from '\.\.\/(lib\/[^']+)'/g)].map((m) => m[1]!);
+  it.each(['LICENSE', 'README.md', 'package.json', 'bin/cities-api.js', 'lib/index.js', 'lib/index.d.ts', ...binImports, 'data/cities.csv', 'data/README.md', ...docs])('holds %s', (path) => {
     expect(packed.files.map((f) => f.path)).toContain(path);
   });
 
