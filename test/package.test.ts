@@ -1,17 +1,18 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { chmod, copyFile, cp, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
-import { request as httpsRequest } from 'node:https';
-import { connect, createServer } from 'node:net';
+import { copyFile, cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { satisfies } from 'semver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { documentedCommands, sandboxed } from './doc-commands.js';
 import { tempDir } from './helpers.js';
 import { shellCommands, shellWords, splitCode } from './markdown.js';
+import { freePort, httpsGet, startNginx, writeNginxConf } from './nginx-tls.js';
 import { ROOT, run, startUntilUrl, userEnv } from './package-helpers.js';
 import { rawRequest } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
+import { runWorkflow, type StepResult, type Workflow } from './workflow-runner.js';
 
 // cities-api as users install it: packed from a clean copy of the repository (what a clone
 // holds, lib/ not built), installed from the tarball into an empty project, and used there as
@@ -150,38 +151,6 @@ describe('engines: the Node versions in which require() loads this ES module pac
   });
 });
 
-interface DocCommand { doc: string; command: string }
-
-/** Every `npx cities-api` command the shipped docs show, in order: shell blocks and netlify.toml's build command. */
-async function documentedCommands(): Promise<{ commands: DocCommand[]; synopses: DocCommand[]; stray: DocCommand[] }> {
-  const paths = ['README.md', ...(await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
-  const commands: DocCommand[] = [];
-  const synopses: DocCommand[] = [];
-  const stray: DocCommand[] = [];
-  for (const doc of paths) {
-    for (const block of splitCode(await readFile(join(ROOT, doc), 'utf8')).blocks) {
-      if (block.lang === 'yaml') continue; // the workflow: run below, step by step
-      if (block.lang === 'toml') {
-        for (const m of block.text.matchAll(/^\s*command\s*=\s*"(.*)"\s*$/gm)) commands.push({ doc, command: m[1]! });
-        continue;
-      }
-      for (const command of shellCommands(block.text)) {
-        if (command.startsWith('npx cities-api ')) commands.push({ doc, command });
-        else if (command.startsWith('cities-api ')) synopses.push({ doc, command });
-        else if (/\bnpx\s+cities-api\b/.test(command)) stray.push({ doc, command });
-      }
-    }
-  }
-  return { commands, synopses, stray };
-}
-
-/** A documented command as it runs in a sandbox: system paths moved into it, servers on a free port. */
-function sandboxed(command: string, root: string): string {
-  let c = command.replace(/(^|[\s=>"'])\/(srv|etc)\//g, `$1${root}/$2/`);
-  if (/^npx cities-api serve\b/.test(c)) c = /--port \d+/.test(c) ? c.replace(/--port \d+/, '--port 0') : `${c} --port 0`;
-  return c;
-}
-
 const documented = await documentedCommands();
 const sandboxes = new Map<string, string>();
 
@@ -219,20 +188,13 @@ describe('every npx cities-api command of the README and docs/ runs in a user\'s
 });
 
 describe('the GitHub Actions workflow', () => {
-  interface Step { name?: string; uses?: string; run?: string; env?: Record<string, string> }
-  interface Workflow { env?: Record<string, string>; jobs: Record<string, { env?: Record<string, string>; steps: Step[] }> }
   let text: string;
   let workflow: Workflow;
   let dir: string;
   let runnerTemp: string;
   let awsCalls: string[][];
   const call = (i: number) => awsCalls[i]?.join(' ') ?? '';
-  let stepResults: { step: string; code: number; output: string }[];
-
-  /** `${{ secrets.NAME }}` as a fixed fake value; the run scripts themselves hold no expression. */
-  function expand(env: Record<string, string> = {}): Record<string, string> {
-    return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v).replace(/\$\{\{\s*secrets\.(\w+)\s*\}\}/g, 'secret-$1')]));
-  }
+  let stepResults: StepResult[];
 
   beforeAll(async () => {
     text = await readFile(join(ROOT, WORKFLOW), 'utf8');
@@ -241,34 +203,7 @@ describe('the GitHub Actions workflow', () => {
     dir = join(work.dir, 'projects', 'workflow');
     await cp(template, dir, { recursive: true, verbatimSymlinks: true });
     runnerTemp = join(work.dir, 'runner-temp');
-    const bin = join(work.dir, 'fake-bin');
-    await mkdir(runnerTemp);
-    await mkdir(bin);
-    // The AWS CLI, recording each call's arguments; `--query ETag` answers a new ETag each time, as CloudFront does.
-    await writeFile(join(bin, 'aws'), [
-      '#!/bin/sh',
-      'printf "%s\\037" "$@" >> "$AWS_LOG"; printf "\\n" >> "$AWS_LOG"',
-      'case "$*" in *"--query ETag"*) echo "etag-$(wc -l < "$AWS_LOG" | tr -d " ")";; esac', '',
-    ].join('\n'));
-    await chmod(join(bin, 'aws'), 0o755);
-    const awsLog = join(work.dir, 'aws.log');
-    await writeFile(awsLog, '');
-    stepResults = [];
-    for (const [, job] of Object.entries(workflow.jobs)) {
-      for (const step of job.steps) {
-        if (!step.run) continue;
-        const script = join(runnerTemp, `step-${stepResults.length}.sh`);
-        await writeFile(script, step.run);
-        const env = userEnv({
-          ...expand(workflow.env), ...expand(job.env), ...expand(step.env),
-          PATH: `${bin}:${process.env.PATH}`, AWS_LOG: awsLog, RUNNER_TEMP: runnerTemp, GITHUB_WORKSPACE: dir, CI: 'true',
-        });
-        const result = await run('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], dir, env);
-        stepResults.push({ step: step.name ?? step.run, code: result.code, output: result.stdout + result.stderr });
-        if (result.code !== 0) break;
-      }
-    }
-    awsCalls = (await readFile(awsLog, 'utf8')).split('\n').filter(Boolean).map((line) => line.split('\x1f').slice(0, -1));
+    ({ stepResults, awsCalls } = await runWorkflow(workflow, dir, runnerTemp, join(work.dir, 'fake-bin')));
   }, 300_000);
 
   it('docs/deploy.md shows the file verbatim', async () => {
@@ -418,20 +353,6 @@ describe.runIf(haveNginx && haveOpenssl)('docs/nginx.md: the server {} it shows,
     return config;
   }
 
-  async function writeMain(config: string): Promise<string> {
-    const prefix = join(dir, 'nginx');
-    await mkdir(join(prefix, 'logs'), { recursive: true });
-    await writeFile(join(prefix, 'site.conf'), config);
-    await writeFile(join(prefix, 'nginx.conf'), [
-      'user root;', 'worker_processes 1;', 'daemon off;', `pid ${prefix}/nginx.pid;`, `error_log ${prefix}/logs/error.log warn;`,
-      'events { worker_connections 64; }',
-      `http { access_log off; client_body_temp_path ${prefix}/body; proxy_temp_path ${prefix}/proxy;`,
-      `  fastcgi_temp_path ${prefix}/fastcgi; uwsgi_temp_path ${prefix}/uwsgi; scgi_temp_path ${prefix}/scgi;`,
-      `  include ${prefix}/site.conf; }`, '',
-    ].join('\n'));
-    return prefix;
-  }
-
   beforeAll(async () => {
     dir = sandboxes.get('docs/nginx.md')!;
     expect(dir, 'the commands of docs/nginx.md ran first').toBeDefined();
@@ -444,7 +365,7 @@ describe.runIf(haveNginx && haveOpenssl)('docs/nginx.md: the server {} it shows,
   });
 
   it('passes nginx -t as written (certificate lines included)', async () => {
-    const prefix = await writeMain(await siteConfig());
+    const prefix = await writeNginxConf(join(dir, 'nginx'), await siteConfig());
     const test = await run(NGINX, ['-t', '-p', prefix, '-c', join(prefix, 'nginx.conf')], dir);
     expect(test.code, test.stderr).toBe(0);
     expect(test.stderr).toContain('test is successful');
@@ -452,8 +373,8 @@ describe.runIf(haveNginx && haveOpenssl)('docs/nginx.md: the server {} it shows,
 
   it('answers a precomputed page over TLS from its file, and redirects plain HTTP to HTTPS', async () => {
     const ports = { tls: await freePort(), http: await freePort() };
-    const prefix = await writeMain(await siteConfig(ports));
-    const nginx = await startUntilListening(prefix, ports.tls);
+    const prefix = await writeNginxConf(join(dir, 'nginx'), await siteConfig(ports));
+    const nginx = await startNginx(NGINX, prefix, ports.tls);
     try {
       const tls = await httpsGet(`https://127.0.0.1:${ports.tls}/api/v1/cities/?page=2&ordering=-name_ar`);
       expect(tls.status).toBe(200);
@@ -465,46 +386,4 @@ describe.runIf(haveNginx && haveOpenssl)('docs/nginx.md: the server {} it shows,
     }
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startUntilListening(prefix: string, port: number): Promise<{ stop: () => Promise<void> }> {
-  const child = spawn(NGINX, ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'ignore' });
-  const up = () => new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => resolve(!!socket.end()));
-    socket.on('error', () => resolve(false));
-  });
-  const stop = () => new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGQUIT');
-  });
-  for (let i = 0; i < 200; i++) {
-    if (await up()) return { stop };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await stop();
-  throw new Error(`nginx did not start: ${await readFile(join(prefix, 'logs/error.log'), 'utf8').catch(() => '')}`);
-}
-
-function httpsGet(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { servername: 'example.org', headers: { Host: 'example.org' }, rejectUnauthorized: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
