@@ -3,7 +3,8 @@ import { compareCodePoints } from './codepoint.js';
 /** One `name=value` pair of a query string, percent-decoded. */
 export type QueryPair = readonly [name: string, value: string];
 
-const utf8 = new TextDecoder('utf-8', { fatal: false });
+/** As Python's decode: a leading U+FEFF is kept (TextDecoder drops it by default). */
+const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
 /**
  * Python's `urllib.parse.parse_qsl(qs, keep_blank_values=True)`, as Django reads `request.GET`:
@@ -86,7 +87,6 @@ export function withParam(pairs: readonly QueryPair[], name: string, value: stri
 }
 
 const ALWAYS_SAFE = /^[A-Za-z0-9_.\-~]*$/;
-
 /** Python's `quote_plus(s, safe='')`: UTF-8 percent-encoding, space as `+`, uppercase hex. */
 export function quotePlus(s: string): string {
   if (ALWAYS_SAFE.test(s)) return s;

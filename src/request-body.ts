@@ -52,7 +52,7 @@ export async function parseBody(body: Buffer, contentType: string | undefined): 
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json') {
     try {
-      return { data: JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body)), fromForm: false };
+      return { data: JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body)), fromForm: false };
     } catch (error) {
       return { status: 400, detail: `JSON parse error - ${(error as Error).message}` };
     }
