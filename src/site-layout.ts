@@ -1,5 +1,5 @@
 import { isNameField } from './fields.js';
-import { pageCount, DEFAULT_PAGE_SIZE } from './paginate.js';
+import { pageCount, pageSizeFrom, DEFAULT_PAGE_SIZE } from './paginate.js';
 import type { QueryPair } from './query-string.js';
 
 // Where each precomputed answer lives in the site, and which requests it answers:
@@ -51,7 +51,7 @@ export function staticPathFor(pairs: readonly QueryPair[], settings: LayoutSetti
   if (size !== undefined) {
     if (!POSITIVE.test(size)) return null;
     const configured = settings.pageSizes.includes(Number(size));
-    if (!configured) return firstOrLast && BigInt(size) >= BigInt(settings.count) ? allPath(ordering) : null;
+    if (!configured) return firstOrLast && holdsAll(size, settings.count) ? allPath(ordering) : null;
   }
   const pageSize = size === undefined ? DEFAULT_PAGE_SIZE : Number(size);
   const sizeSegment = size === undefined ? DEFAULT_SEGMENT : pageSize;
@@ -60,3 +60,13 @@ export function staticPathFor(pairs: readonly QueryPair[], settings: LayoutSetti
   if (!POSITIVE.test(page) || page.length > 15 || Number(page) > pageCount(settings.count, pageSize)) return null;
   return pagePath(ordering, sizeSegment, Number(page));
 }
+
+/**
+ * Whether page_size (canonical digits) gives the one page of all cities: at least count, and read
+ * by int() (at most 4300 digits) into a size Django still counts one page for (not 0: see pageCount).
+ */
+function holdsAll(size: string, count: number): boolean {
+  const exact = pageSizeFrom(size);
+  return String(exact) === size && exact >= BigInt(count) && pageCount(count, exact) === 1;
+}
+
