@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CitiesApiError } from './errors.js';
 
@@ -40,8 +40,11 @@ export async function loadConfig(cwd: string): Promise<ProjectConfig> {
   const file = join(cwd, CONFIG_FILE);
   let text: string;
   try {
+    // A device or a pipe under that name is refused before it is read (it may never end).
+    if (!(await stat(file)).isFile()) throw new CitiesApiError(`cannot read ${file}: it is not a regular file`, 2);
     text = await readFile(file, 'utf8');
   } catch (error) {
+    if (error instanceof CitiesApiError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new CitiesApiError(`cannot read ${file}: ${(error as Error).message}`, 2);
   }
