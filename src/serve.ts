@@ -1,5 +1,4 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname } from 'node:path';
 import { build } from './build.js';
@@ -11,6 +10,7 @@ import { answerConnect, createHandler } from './server.js';
 import { resolveLimits, type ServerLimits } from './server-limits.js';
 import { DEFAULT_PAGE_SIZES, normalizeBaseUrl } from './settings.js';
 import { LiveSite } from './live-site.js';
+import { readDatasetBytes } from './read-dataset.js';
 import { sha256 } from './file-output.js';
 
 export interface ServeOptions {
@@ -82,7 +82,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     let builtHash = '';
     const settings = () => live?.current.manifest.settings;
     const buildFromData = async () => {
-      const text = await readFile(options.data!);
+      const text = await readDatasetBytes(options.data!);
       await build({
         data: options.data!,
         out: options.dir,
@@ -110,7 +110,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         if (file !== name) return;
         clearTimeout(timer);
         timer = setTimeout(async () => {
-          const text = await readFile(options.data!).catch(() => null);
+          const text = await readDatasetBytes(options.data!).catch(() => null);
           if (!text || sha256(text) === builtHash) return;
           await rebuild().then(
             () => log(`${options.data} changed: rebuilt, now ${live!.current.context.index.count} cities`),
