@@ -9,6 +9,7 @@ import { CONFIG_FILE, loadConfig } from '../src/config-file.js';
 import { CitiesApiError } from '../src/errors.js';
 import { CITY_FIELDS } from '../src/fields.js';
 import { readDataset } from '../src/read-dataset.js';
+import { normalizeBaseUrl, parseCollation, parseOrderings, parsePageSizes } from '../src/settings.js';
 import { tempDir } from './helpers.js';
 
 // #17: what a dataset reader holds and prints is bounded, whatever the file: a record longer
@@ -83,6 +84,27 @@ describe('#17 a dataset is read within bounds, and refused in a few short lines'
     const file = join(dir, 'largest.csv');
     await writeFile(file, `${HEADER}\n${ROW('1').replaceAll('Name', '𝒜'.repeat(255))}\n${ROW('2')}\n`);
     expect((await readDataset(file)).toCities()[0]!.name_en).toBe('𝒜'.repeat(255));
+  });
+});
+
+describe('#17 settings and config values are quoted short in messages', () => {
+  const long = 'x'.repeat(500_000);
+  it.each([
+    ['a base URL', () => normalizeBaseUrl(long)],
+    ['a page size', () => parsePageSizes(long)],
+    ['an ordering', () => parseOrderings(long)],
+    ['a collation', () => parseCollation(long)],
+  ])('%s', (_, parse) => {
+    expect(parse).toThrow(/^invalid [^"]*"x{70,}\.\.\.": .{0,150}$/);
+  });
+
+  it('a config file with a 500 KB key and value', async () => {
+    const project = join(dir, 'config-long');
+    await mkdir(project);
+    await writeFile(join(project, CONFIG_FILE), JSON.stringify({ [long]: 1 }));
+    await expect(loadConfig(project)).rejects.toThrow(/unknown setting "x{70,}\.\.\." \(known: [^)]*\)$/);
+    await writeFile(join(project, CONFIG_FILE), JSON.stringify({ baseUrl: [long] }));
+    await expect(loadConfig(project)).rejects.toThrow(/setting "baseUrl" has the wrong type \(\["x{70,}\.\.\.\)$/);
   });
 });
 
