@@ -1,4 +1,4 @@
-import { parsePyInt, pyStrip } from './python-text.js';
+import { parsePyInt, pyBytesStrip, pyStrip } from './python-text.js';
 import { unquote } from './query-string.js';
 
 // DRF's DefaultContentNegotiation with the reference's two renderers, JSON first, then the
@@ -10,6 +10,9 @@ export type Renderer = 'json' | 'html';
 export type Negotiation =
   | { readonly renderer: Renderer; readonly indent: number | null }
   | { readonly status: 404 | 406; readonly detail: string };
+
+/** Shared by every media type without parameters (declared before RENDERERS parses theirs). */
+const NO_PARAMS: ReadonlyMap<string, string> = new Map();
 
 const RENDERERS: readonly { name: Renderer; format: string; mediaType: MediaType }[] = [
   { name: 'json', format: 'json', mediaType: parseMediaType('application/json') },
@@ -26,7 +29,8 @@ export function negotiate(format: string | undefined, accept: string | undefined
   const renderers = format ? RENDERERS.filter((r) => r.format === format) : RENDERERS;
   if (!renderers.length) return { status: 404, detail: 'Not found.' };
   // get_accept_list: str.strip() of each comma-separated token (Unicode whitespace, U+001C-U+001F too).
-  const accepted = (accept ?? '*/*').split(',').map((token) => parseMediaType(pyStrip(token)));
+  // A set, as DRF groups them: a token given twice is parsed once.
+  const accepted = [...new Set((accept ?? '*/*').split(',').map(pyStrip))].map(parseMediaType);
   for (let precedence = 3; precedence >= 0; precedence--) {
     const group = accepted.filter((m) => precedenceOf(m) === precedence);
     for (const renderer of renderers) {
@@ -47,11 +51,6 @@ function forRenderer(renderer: MediaType, match: MediaType): MediaType {
   return parseMediaType([`${renderer.main}/${renderer.sub}`, ...[...match.params].map(([k, v]) => `${k}=${v}`)].join(';'));
 }
 
-/** bytes.strip(): ASCII whitespace only, as Django's parse_header strips each part of the header. */
-function asciiStrip(s: string): string {
-  return s.replace(/^[ \t\n\r\v\f]+|[ \t\n\r\v\f]+$/g, '');
-}
-
 /**
  * Django 3.2's parse_header (through DRF's parse_header_parameters): `type/sub; key=value;
  * key="quoted"`, parts split on `;` outside an even count of quotes, ASCII whitespace stripped,
@@ -59,13 +58,13 @@ function asciiStrip(s: string): string {
  * (Non-ASCII in a type or a parameter name makes DRF fail with a 500; here it is just text.)
  */
 export function parseMediaType(text: string): MediaType {
-  const [type = '', ...rest] = splitParams(text);
-  const params = new Map<string, string>();
+  const [type = '', ...rest] = text.includes(';') ? splitParams(text) : [pyBytesStrip(text)];
+  const params = rest.length ? new Map<string, string>() : NO_PARAMS;
   for (const part of rest) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
-    let name = asciiLower(asciiStrip(part.slice(0, eq)));
-    let value = asciiStrip(part.slice(eq + 1));
+    let name = asciiLower(pyBytesStrip(part.slice(0, eq)));
+    let value = pyBytesStrip(part.slice(eq + 1));
     if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replaceAll('\\\\', '\\').replaceAll('\\"', '"');
     if (name.endsWith('*')) {
       name = name.slice(0, -1);
@@ -75,7 +74,7 @@ export function parseMediaType(text: string): MediaType {
         value = unquote(pieces[2]!);
       }
     }
-    params.set(name, value);
+    (params as Map<string, string>).set(name, value);
   }
   const full = asciiLower(type);
   const slash = full.indexOf('/');
@@ -83,27 +82,27 @@ export function parseMediaType(text: string): MediaType {
 }
 
 function asciiLower(s: string): string {
-  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  return /[A-Z]/.test(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s;
 }
 
-/** Django's _parse_header_params: a `;` ends a part unless the part so far holds an odd number of quotes. */
+/**
+ * Django's _parse_header_params: a `;` ends a part unless the part so far holds an odd number of
+ * quotes (escaped ones count too). Quotes are counted once each, not again per `;` as Django does.
+ */
 function splitParams(text: string): string[] {
   const parts: string[] = [];
-  let rest = text;
-  for (;;) {
-    let end = rest.indexOf(';');
-    while (end > 0 && countQuotes(rest, end) % 2) end = rest.indexOf(';', end + 1);
-    if (end < 0) end = rest.length;
-    parts.push(asciiStrip(rest.slice(0, end)));
-    if (end === rest.length) return parts;
-    rest = rest.slice(end + 1);
+  let quote = text.indexOf('"');
+  for (let start = 0; ; ) {
+    let end = text.indexOf(';', start);
+    for (let quotes = 0; end > start; end = text.indexOf(';', end + 1)) {
+      for (; quote >= 0 && quote < end; quote = text.indexOf('"', quote + 1)) quotes++;
+      if (quotes % 2 === 0) break;
+    }
+    if (end < 0) end = text.length;
+    parts.push(pyBytesStrip(text.slice(start, end)));
+    if (end === text.length) return parts;
+    start = end + 1;
   }
-}
-
-function countQuotes(s: string, end: number): number {
-  let n = 0;
-  for (let i = s.indexOf('"'); i >= 0 && i < end; i = s.indexOf('"', i + 1)) n++;
-  return n;
 }
 
 function precedenceOf(m: MediaType): number {

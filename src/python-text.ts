@@ -17,6 +17,13 @@ export function pyStrip(s: string): string {
   return stripRuns(s, PY_SPACE);
 }
 
+/** Python's `bytes.strip()`: ASCII whitespace only (space, \t, \n, \r, \v, \f). */
+export function pyBytesStrip(s: string): string {
+  return stripRuns(s, PY_BYTES_SPACE);
+}
+
+const PY_BYTES_SPACE = /[ \t\n\r\v\f]/;
+
 function stripRuns(s: string, space: RegExp): string {
   let start = 0;
   let end = s.length;
