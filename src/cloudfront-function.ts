@@ -157,6 +157,9 @@ function plainJsonAccepted(header) {
   var json = false;
   var ranges = header.value.toLowerCase().split(',');
   for (var i = 0; i < ranges.length; i++) {
+    // DRF strips Python whitespace (U+001C-U+001F, U+0085 too): a range with any byte beyond
+    // printable ASCII is left to the live server, which reads it exactly.
+    if (/[^\t\x20-\x7e]/.test(ranges[i])) return false;
     var range = ranges[i].trim();
     if (range.indexOf(';') >= 0 || range === 'text/html' || range === 'text/*' || range === '*/html') return false;
     if (range === '*/*' || range === 'application/*' || range === 'application/json' || range === '*/json') json = true;
