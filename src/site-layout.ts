@@ -1,5 +1,5 @@
 import { isNameField } from './fields.js';
-import { pageCount, pageSizeFrom, DEFAULT_PAGE_SIZE } from './paginate.js';
+import { pageCount, DEFAULT_PAGE_SIZE } from './paginate.js';
 import type { QueryPair } from './query-string.js';
 
 // Where each precomputed answer lives in the site, and which requests it answers:
@@ -62,11 +62,13 @@ export function staticPathFor(pairs: readonly QueryPair[], settings: LayoutSetti
 }
 
 /**
- * Whether page_size (canonical digits) gives the one page of all cities: at least count, and read
- * by int() (at most 4300 digits) into a size Django still counts one page for (not 0: see pageCount).
+ * The most digits of a page_size the all-cities file answers. Up to this, any size >= count is
+ * Django's one page (int() reads up to 4300 digits, and Django's float page count only drops to
+ * 0 from count * 2^1075, about 10^323); larger sizes are answered live, exactly.
  */
-function holdsAll(size: string, count: number): boolean {
-  const exact = pageSizeFrom(size);
-  return String(exact) === size && exact >= BigInt(count) && pageCount(count, exact) === 1;
-}
+export const ALL_PAGE_SIZE_DIGITS = 300;
 
+/** Whether page_size (canonical digits) gives the one page of all cities. */
+function holdsAll(size: string, count: number): boolean {
+  return size.length <= ALL_PAGE_SIZE_DIGITS && BigInt(size) >= BigInt(count);
+}

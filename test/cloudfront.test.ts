@@ -253,6 +253,9 @@ describe('query to object', () => {
     ['page_size=1000000000000000000000', 'cities/default/all.json'],
     ['page_size=1000000000000000000000&page=last', 'cities/default/all.json'],
     ['page_size=99999&page=2', null],
+    // up to 300 digits; beyond, DRF may count 0 pages (page=last is 404) or refuse the number (default size): live
+    [`page_size=1${'0'.repeat(299)}&page=last`, 'cities/default/all.json'],
+    [`page_size=1${'0'.repeat(300)}`, null],
     ['page_size=47', null],
     ['page_size=7&page=3', null],
     ['page_size=010', null],
