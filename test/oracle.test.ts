@@ -12,7 +12,8 @@ import { tempDir } from './helpers.js';
 
 // The real reference as a test oracle: seeded hostile datasets and queries, answered by the real
 // DRF (test/drf-reference, through Django's test client) and by route() in-process; every answer
-// must be equal byte for byte, or the difference be one of JUSTIFIED. A bigger run by hand:
+// must be equal byte for byte, or the difference be one of JUSTIFIED (oracle-compare.ts); where the
+// real service is not deterministic, the reference is pinned (drf-reference/main.py). A bigger run by hand:
 //   ORACLE_SEED=7 ORACLE_DATASETS=20 ORACLE_REQUESTS=500 npm run oracle
 
 const SEED = setting('ORACLE_SEED', 1);
