@@ -3,7 +3,7 @@ import { notPrecomputedJson, type HostingSettings } from './hosting.js';
 import { PRECOMPUTABLE_ORDERINGS } from './ordering.js';
 import { DEFAULT_PAGE_SIZE } from './paginate.js';
 import { STATIC_HEADERS } from './respond.js';
-import { DEFAULT_SEGMENT, SITE_DIR } from './site-layout.js';
+import { ALL_PAGE_SIZE_DIGITS, DEFAULT_SEGMENT, SITE_DIR } from './site-layout.js';
 
 // A CloudFront Function (viewer-request, runtime cloudfront-js-2.0) for the site on S3: a request
 // for `{mount}/cities/` whose query the site covers is rewritten to its object key (query
@@ -67,6 +67,7 @@ var LIVE = ${literal(live)};
 var HEADERS = ${literal(headers)};
 var NOT_PRECOMPUTED = ${literal(notPrecomputedJson(settings.pageSizes))};
 var POSITIVE = /^[1-9][0-9]*$/;
+var ALL_DIGITS = ${ALL_PAGE_SIZE_DIGITS};
 
 function handler(event) {
   var request = event.request;
@@ -124,7 +125,7 @@ function objectKey(raw) {
   var firstOrLast = page === undefined || page === '1' || page === 'last';
   if (size !== undefined) {
     if (!POSITIVE.test(size)) return null;
-    if (SIZES.indexOf(size) < 0) return firstOrLast && atLeast(size, COUNT) ? SITE + '/' + ordering + '/all.json' : null;
+    if (SIZES.indexOf(size) < 0) return firstOrLast && size.length <= ALL_DIGITS && atLeast(size, COUNT) ? SITE + '/' + ordering + '/all.json' : null;
   }
   var pageSize = size === undefined ? DEFAULT_PAGE_SIZE : Number(size);
   var prefix = SITE + '/' + ordering + '/' + (size === undefined ? DEFAULT : size) + '/';
@@ -157,6 +158,9 @@ function plainJsonAccepted(header) {
   var json = false;
   var ranges = header.value.toLowerCase().split(',');
   for (var i = 0; i < ranges.length; i++) {
+    // DRF strips Python whitespace (U+001C-U+001F, U+0085 too): a range with any byte beyond
+    // printable ASCII is left to the live server, which reads it exactly.
+    if (/[^\t\x20-\x7e]/.test(ranges[i])) return false;
     var range = ranges[i].trim();
     if (range.indexOf(';') >= 0 || range === 'text/html' || range === 'text/*' || range === '*/html') return false;
     if (range === '*/*' || range === 'application/*' || range === 'application/json' || range === '*/json') json = true;

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CitiesApiError } from './errors.js';
+import { CitiesApiError, shortText, showValue } from './errors.js';
 
 export const CONFIG_FILE = 'cities-api.config.json';
 
@@ -40,8 +40,11 @@ export async function loadConfig(cwd: string): Promise<ProjectConfig> {
   const file = join(cwd, CONFIG_FILE);
   let text: string;
   try {
+    // A device or a pipe under that name is refused before it is read (it may never end).
+    if (!(await stat(file)).isFile()) throw new CitiesApiError(`cannot read ${file}: it is not a regular file`, 2);
     text = await readFile(file, 'utf8');
   } catch (error) {
+    if (error instanceof CitiesApiError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new CitiesApiError(`cannot read ${file}: ${(error as Error).message}`, 2);
   }
@@ -54,8 +57,8 @@ export async function loadConfig(cwd: string): Promise<ProjectConfig> {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new CitiesApiError(`${file} must hold a JSON object`, 2);
   for (const [key, value] of Object.entries(config)) {
     const check = TYPES[key as keyof ProjectConfig];
-    if (!check) throw new CitiesApiError(`${file}: unknown setting "${key}" (known: ${Object.keys(TYPES).join(', ')})`, 2);
-    if (!check(value)) throw new CitiesApiError(`${file}: setting "${key}" has the wrong type (${JSON.stringify(value)})`, 2);
+    if (!check) throw new CitiesApiError(`${file}: unknown setting "${shortText(key)}" (known: ${Object.keys(TYPES).join(', ')})`, 2);
+    if (!check(value)) throw new CitiesApiError(`${file}: setting "${shortText(key)}" has the wrong type (${showValue(value)})`, 2);
   }
   return config as ProjectConfig;
 }

@@ -28,12 +28,19 @@ export function formatProblem(p: Problem): string {
   const place: string[] = [];
   if (p.file !== undefined) place.push(p.line !== undefined ? `${p.file}:${p.line}` : p.file);
   else if (p.line !== undefined) place.push(`line ${p.line}`);
-  if (p.index !== undefined) place.push(`record ${p.index}${p.id !== undefined ? ` (id ${JSON.stringify(p.id)})` : ''}`);
-  const what = p.field !== undefined ? `field ${p.field}, value ${showValue(p.value)}: ` : '';
+  if (p.index !== undefined) place.push(`record ${p.index}${p.id !== undefined ? ` (id ${showValue(p.id)})` : ''}`);
+  const what = p.field !== undefined ? `field ${shortText(p.field)}, value ${showValue(p.value)}: ` : '';
   return `${place.length ? `${place.join(': ')}: ` : ''}${what}${p.reason}`;
 }
 
-function showValue(value: unknown): string {
-  const text = value === undefined ? 'missing' : JSON.stringify(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+/** A value from user input as JSON, cut to 80 characters: a message never repeats a whole record. */
+export function showValue(value: unknown): string {
+  return shortText(value === undefined ? 'missing' : JSON.stringify(value) ?? String(value));
+}
+
+/** Text cut to `max` characters (whole code points), with `...` where it was cut. */
+export function shortText(text: string, max = 80): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max - 3);
+  return `${/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut}...`;
 }

@@ -29,6 +29,13 @@ export const FIELD_LOCALES: Readonly<Record<NameField, string>> = {
 
 export const MAX_NAME_LENGTH = 255;
 
+/**
+ * The most bytes one record of a dataset file may take: a city is at most about 50 KiB (16 names
+ * of 255 characters, even spelled as JSON \u escapes); anything longer is not a city dataset
+ * (a file with no line breaks, a device), and reading stops there instead of holding it all.
+ */
+export const MAX_RECORD_BYTES = 1024 * 1024;
+
 export function isNameField(value: string): value is NameField {
   return (NAME_FIELDS as readonly string[]).includes(value);
 }

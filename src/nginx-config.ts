@@ -55,8 +55,10 @@ location = ${api} {
     # Files only for GET/HEAD asking for JSON with exactly some of ordering, page, page_size,
     # each once, in their canonical spellings; anything else is computed live.
     if ($request_method !~ ^(GET|HEAD)$) { return 418; }
-    if ($http_accept ~ "text/html|text/\\*|;") { return 418; }
-    if ($http_accept !~ "^$|\\*/\\*|application/(json|\\*)") { return 418; }
+    # Accept: ranges as DRF reads them (case-insensitive, one comma-separated range at a time);
+    # parameters, anything the browsable renderer takes and bytes beyond printable ASCII go live.
+    if ($http_accept ~* "(^|,)[ \\t]*(text/(html|\\*)|\\*/html)[ \\t]*(,|$)|;|[^\\t\\x20-\\x7e]") { return 418; }
+    if ($http_accept !~* "^$|(^|,)[ \\t]*(\\*/\\*|\\*/json|application/(json|\\*))[ \\t]*(,|$)") { return 418; }
     if ($args !~ "^(?:(?:ordering|page|page_size)=[^&]+(?:&+|$))*$") { return 418; }
     if ($args ~ "(?:^|&)(ordering|page_size|page)=[^&]*&(?:.*&)?\\1=") { return 418; }
     if ($arg_ordering !~ "^(?:|${orderings})$") { return 418; }

@@ -4,17 +4,25 @@ export const DEFAULT_PAGE_SIZE = 10;
 
 /**
  * DRF's PageNumberPagination page size: a positive integer as Python's int() reads it, else the
- * default. Sizes beyond the safe-integer range behave like any size >= count (one page).
+ * default. Exact, as Python holds it: a size of 400 digits is not the same as one of 20 (see pageCount).
  */
-export function pageSizeFrom(param: string | undefined, defaultSize = DEFAULT_PAGE_SIZE): number {
-  if (param === undefined) return defaultSize;
-  const size = parsePyInt(param);
-  if (size === null || size <= 0n) return defaultSize;
-  return size > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(size);
+export function pageSizeFrom(param: string | undefined, defaultSize = DEFAULT_PAGE_SIZE): bigint {
+  const size = param === undefined ? null : parsePyInt(param);
+  return size === null || size <= 0n ? BigInt(defaultSize) : size;
 }
 
-export function pageCount(count: number, pageSize: number): number {
-  return Math.max(1, Math.ceil(count / pageSize));
+/**
+ * Django's Paginator.num_pages: `ceil(max(1, count) / size)` with Python's float division, which
+ * is correctly rounded, so it underflows to 0.0 (no pages at all) once size >= hits * 2^1075.
+ */
+export function pageCount(count: number, pageSize: number | bigint): number {
+  const hits = Math.max(1, count);
+  if (typeof pageSize === 'bigint') {
+    if (pageSize >= BigInt(hits) << 1075n) return 0;
+    if (pageSize >= BigInt(hits)) return 1;
+    pageSize = Number(pageSize);
+  }
+  return Math.ceil(hits / pageSize);
 }
 
 export interface PageSlice {
@@ -28,19 +36,22 @@ export interface PageSlice {
 
 /**
  * Django's Paginator.page() with DRF's page parameter: absent means 1, `last` the last page,
- * else an integer as int() reads it in 1..pages. Null where the reference answers
- * 404 "Invalid page." (an empty dataset still has one empty page 1).
+ * else an integer as int() reads it in 1..pages, where page 1 always exists (an empty dataset,
+ * or a size so large the page count underflowed to 0). Null where the reference answers
+ * 404 "Invalid page." (`last` of zero pages is page 0).
  */
-export function paginate(count: number, pageSize: number, pageParam: string | undefined): PageSlice | null {
+export function paginate(count: number, pageSize: number | bigint, pageParam: string | undefined): PageSlice | null {
   const pages = pageCount(count, pageSize);
   let number: number;
   if (pageParam === undefined) number = 1;
   else if (pageParam === 'last') number = pages;
   else {
     const parsed = parsePyInt(pageParam);
-    if (parsed === null || parsed < 1n || parsed > BigInt(pages)) return null;
+    if (parsed === null || parsed < 1n || (parsed > BigInt(pages) && parsed !== 1n)) return null;
     number = Number(parsed);
   }
-  const start = (number - 1) * pageSize;
-  return { number, pages, start, end: Math.min(count, start + pageSize) };
+  if (number < 1) return null;
+  const size = BigInt(pageSize) >= BigInt(count) ? count : Number(pageSize);
+  const start = (number - 1) * size;
+  return { number, pages, start, end: Math.min(count, start + size) };
 }

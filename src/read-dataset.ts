@@ -4,9 +4,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { CityTableBuilder, type CityTable } from './city-table.js';
 import { CsvSyntaxError, readCsvRows } from './csv-rows.js';
-import { CitiesApiError, formatProblem, type Problem } from './errors.js';
+import { CitiesApiError, formatProblem, shortText, showValue, type Problem } from './errors.js';
 import { CITY_FIELDS, type City } from './fields.js';
-import { JsonArraySplitter, JsonShapeError } from './json-records.js';
+import { elementSyntaxError, JsonArraySplitter, JsonShapeError } from './json-records.js';
 import { validateRecord, type RawRecord, type RecordResult } from './validate-record.js';
 
 export const MAX_LISTED_PROBLEMS = 50;
@@ -22,24 +22,43 @@ type Where = Omit<Problem, 'reason'>;
  * file, line or record, field, value and reason.
  */
 export async function readDataset(file: string): Promise<CityTable> {
-  const format = extname(file).toLowerCase();
-  if (format !== '.csv' && format !== '.json') {
-    throw new CitiesApiError(`${file}: unsupported dataset type "${format || '(none)'}": use a .csv or .json file`);
-  }
-  await stat(file).catch((error: NodeJS.ErrnoException) => {
-    throw new CitiesApiError(`cannot read dataset ${file}: ${error.code ?? error.message}`);
-  });
+  const format = await checkDatasetFile(file);
   const collector = new Collector();
   const chunks = utf8Chunks(file);
   try {
     if (format === '.csv') await readCsv(chunks, collector);
-    else await readJson(chunks, collector, file);
+    else await readJson(chunks, collector);
   } catch (error) {
     if (!(error instanceof InvalidUtf8)) throw error;
     collector.problem({ line: error.line, reason: `is not valid UTF-8 (byte 0x${error.byte.toString(16)} at offset ${error.offset})` });
   }
   if (collector.total) throw datasetError(file, collector);
   return collector.table.finish();
+}
+
+/**
+ * The dataset file's format, once it is known to be a regular `.csv` or `.json` file: a device,
+ * FIFO or directory (`/dev/zero` behind a `.csv` link) is refused before anything is read.
+ */
+export async function checkDatasetFile(file: string): Promise<'.csv' | '.json'> {
+  const format = extname(file).toLowerCase();
+  if (format !== '.csv' && format !== '.json') {
+    throw new CitiesApiError(`${file}: unsupported dataset type "${shortText(format) || '(none)'}": use a .csv or .json file`);
+  }
+  const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
+    throw new CitiesApiError(`cannot read dataset ${file}: ${error.code ?? error.message}`);
+  });
+  if (!info.isFile()) {
+    const kind = info.isDirectory() ? 'a directory' : info.isFIFO() ? 'a pipe (FIFO)' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file';
+    throw new CitiesApiError(`cannot read dataset ${file}: it is ${kind}; give the path of a regular .csv or .json file`);
+  }
+  return format;
+}
+
+/** The bytes of a dataset file (to hash it), refused as readDataset refuses it. */
+export async function readDatasetBytes(file: string): Promise<Buffer> {
+  await checkDatasetFile(file);
+  return readFile(file);
 }
 
 /** Gathers validated cities (while all is well) and problems (capped), checking ids are unique. */
@@ -97,7 +116,7 @@ async function readCsv(chunks: AsyncIterable<Buffer>, collector: Collector): Pro
 
 function headerProblems(header: readonly string[]): string[] {
   const known = CITY_FIELDS as readonly string[];
-  const list = (names: string[]) => [...new Set(names)].map((n) => JSON.stringify(n)).join(', ');
+  const list = (names: string[]) => [...new Set(names)].map((n) => showValue(n)).join(', ');
   const missing = known.filter((name) => !header.includes(name));
   const unknown = header.filter((name) => !known.includes(name));
   const repeated = header.filter((name, i) => header.indexOf(name) !== i);
@@ -108,13 +127,13 @@ function headerProblems(header: readonly string[]): string[] {
   ];
 }
 
-async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector, file: string): Promise<void> {
+async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector): Promise<void> {
   const splitter = new JsonArraySplitter((text, index, line) => {
     let record: unknown;
     try {
       record = JSON.parse(text);
     } catch {
-      throw new JsonShapeError(`record ${index} is not valid JSON`);
+      throw elementSyntaxError(text, line)!;
     }
     const isObject = typeof record === 'object' && record !== null && !Array.isArray(record);
     const id = isObject ? (record as RawRecord).id : undefined;
@@ -127,24 +146,7 @@ async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector, fil
     splitter.end();
   } catch (error) {
     if (!(error instanceof JsonShapeError)) throw error;
-    collector.problem(await jsonSyntaxProblem(file));
-  }
-}
-
-/** JSON.parse's own account of what is wrong with the file, located by line (only on the error path). */
-async function jsonSyntaxProblem(file: string): Promise<Problem> {
-  const text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '');
-  try {
-    const value: unknown = JSON.parse(text);
-    // Valid JSON of the wrong shape: point at the line where the value starts.
-    const line = text.slice(0, text.length - text.trimStart().length).split('\n').length;
-    return { line, reason: Array.isArray(value) ? 'is not a JSON array of city objects' : 'must hold a JSON array of city objects' };
-  } catch (error) {
-    const message = (error as Error).message;
-    // Without a position the text ended too soon ("Unexpected end of JSON input"): point at its last line.
-    const position = /position (\d+)/.exec(message);
-    const at = position ? Number(position[1]) : text.trimEnd().length;
-    return { line: text.slice(0, at).split('\n').length, reason: `is not valid JSON: ${message}` };
+    collector.problem({ line: error.line, ...(error.index !== undefined ? { index: error.index } : {}), reason: error.message });
   }
 }
 
@@ -157,17 +159,20 @@ class InvalidUtf8 extends Error {
 /** The file's chunks, checked to be UTF-8 on the way (InvalidUtf8 names the first bad byte). */
 async function* utf8Chunks(file: string): AsyncGenerator<Buffer> {
   let carry = Buffer.alloc(0);
+  // File offset and line of carry's first byte (everything before it is checked).
   let offset = 0;
+  let line = 1;
   for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
     // A multi-byte character may straddle chunks: check up to the last complete one, carry the rest.
     const bytes = carry.length ? Buffer.concat([carry, chunk]) : chunk;
     const complete = bytes.length - incompleteTail(bytes);
-    if (!isUtf8(bytes.subarray(0, complete))) throw await invalidUtf8(file);
+    if (!isUtf8(bytes.subarray(0, complete))) throw invalidUtf8(bytes, offset, line);
+    line += countNewlines(bytes.subarray(0, complete));
+    offset += complete;
     carry = Buffer.from(bytes.subarray(complete));
-    offset += chunk.length;
     yield chunk;
   }
-  if (carry.length) throw await invalidUtf8(file);
+  if (carry.length) throw invalidUtf8(carry, offset, line);
 }
 
 /** How many bytes at the end of `bytes` begin a UTF-8 sequence that is not finished yet (0-3). */
@@ -182,9 +187,14 @@ function incompleteTail(bytes: Buffer): number {
   return 0;
 }
 
-/** Locates the first invalid byte (only on the error path, reading the whole file). */
-async function invalidUtf8(file: string): Promise<InvalidUtf8> {
-  const bytes = await readFile(file);
+function countNewlines(bytes: Buffer): number {
+  let n = 0;
+  for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) n++;
+  return n;
+}
+
+/** Locates the first invalid byte in `bytes`, which start at file offset `offset`, on line `line`. */
+function invalidUtf8(bytes: Buffer, offset: number, line: number): InvalidUtf8 {
   let lo = 0, hi = bytes.length;
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
@@ -195,9 +205,7 @@ async function invalidUtf8(file: string): Promise<InvalidUtf8> {
   // The first `lo` bytes pass, but they may end with the lead of a sequence the next byte breaks
   // (Latin-1 "é" before a space): the bad byte is that lead, not the byte after it.
   const bad = lo - incompleteTail(bytes.subarray(0, lo));
-  let line = 1;
-  for (let i = bytes.indexOf(10); i >= 0 && i < bad; i = bytes.indexOf(10, i + 1)) line++;
-  return new InvalidUtf8(bad, bytes[bad]!, line);
+  return new InvalidUtf8(offset + bad, bytes[bad]!, line + countNewlines(bytes.subarray(0, bad)));
 }
 
 function datasetError(file: string, collector: Collector): CitiesApiError {

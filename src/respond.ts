@@ -4,7 +4,7 @@ import { detailJson, indentJson } from './json-text.js';
 import { optionsMetadata } from './metadata.js';
 import { negotiate, type Negotiation } from './negotiate.js';
 import { answerListing, bodyBytes } from './page.js';
-import { lastValue, parseQuery, queryFieldCount, unquote, type QueryPair } from './query-string.js';
+import { iriToUri, lastValue, parseQuery, queryFieldCount, unquote, type QueryPair } from './query-string.js';
 import { MAX_TARGET_BYTES } from './server-limits.js';
 import { staticPathFor, type LayoutSettings } from './site-layout.js';
 
@@ -52,8 +52,11 @@ export const STATIC_HEADERS = JSON_HEADERS;
 /** Django's DATA_UPLOAD_MAX_NUMBER_FIELDS. */
 const MAX_FIELDS = 1000;
 const HTML = 'text/html; charset=utf-8';
-const NOT_FOUND_PAGE = '<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
-const BAD_REQUEST_PAGE = '<!doctype html>\n<html lang="en">\n<head>\n  <title>Bad Request (400)</title>\n</head>\n<body>\n  <h1>Bad Request (400)</h1><p></p>\n</body>\n</html>\n';
+/** Django 3.2's default error pages (views/defaults.py) are sent as `text/html`, without a charset. */
+const ERROR_HTML = 'text/html';
+/** Django's ERROR_PAGE_TEMPLATE, byte for byte (it starts with a newline). */
+const NOT_FOUND_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
+const BAD_REQUEST_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Bad Request (400)</title>\n</head>\n<body>\n  <h1>Bad Request (400)</h1><p></p>\n</body>\n</html>\n';
 
 const URI_TOO_LONG = Buffer.from(detailJson(`Request-URI too long: the path and query must fit in ${MAX_TARGET_BYTES} bytes.`));
 
@@ -63,9 +66,9 @@ export function route(req: ApiRequest, site: SiteContext): Route {
   const path = unquote(q < 0 ? req.target : req.target.slice(0, q));
   const query = q < 0 ? '' : req.target.slice(q + 1);
   if (path === `${site.mount}/cities`) {
-    return page(301, { ...DJANGO_HEADERS, Location: `${site.mount}/cities/${query ? `?${query}` : ''}` }, '');
+    return page(301, { ...DJANGO_HEADERS, Location: `${site.mount}/cities/${query ? `?${iriToUri(query)}` : ''}` }, '', HTML);
   }
-  if (path !== `${site.mount}/cities/`) return page(404, DJANGO_HEADERS, NOT_FOUND_PAGE);
+  if (path !== `${site.mount}/cities/`) return page(404, DJANGO_HEADERS, NOT_FOUND_PAGE, ERROR_HTML);
   if (queryFieldCount(query) > MAX_FIELDS) return badRequest();
   const pairs = parseQuery(query);
   const negotiation = negotiateCached(lastValue(pairs, 'format'), req.accept);
@@ -136,9 +139,9 @@ function negotiateCached(format: string | undefined, accept: string | undefined)
 
 /** Django's own 400 page, for a request it refuses as suspicious (too many fields). */
 export function badRequest(): Extract<Route, { kind: 'answer' }> {
-  return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE);
+  return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE, ERROR_HTML);
 }
 
-function page(status: number, headers: Headers, html: string): Extract<Route, { kind: 'answer' }> {
-  return { kind: 'answer', status, headers: { ...headers, 'Content-Type': HTML }, body: Buffer.from(html) };
+function page(status: number, headers: Headers, html: string, type: string): Extract<Route, { kind: 'answer' }> {
+  return { kind: 'answer', status, headers: { ...headers, 'Content-Type': type }, body: Buffer.from(html) };
 }

@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { build } from './build.js';
@@ -11,6 +11,7 @@ import { answerConnect, createHandler } from './server.js';
 import { resolveLimits, type ServerLimits } from './server-limits.js';
 import { DEFAULT_PAGE_SIZES, normalizeBaseUrl } from './settings.js';
 import { LiveSite } from './live-site.js';
+import { readDatasetBytes } from './read-dataset.js';
 import { sha256 } from './file-output.js';
 import { checkWritable } from './dataset-file.js';
 import { LockBusyError, siteSiblings, whileBusy } from './site-lock.js';
@@ -98,7 +99,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     const settings = () => live?.current.manifest.settings;
     // Waits (bounded) while another process builds the same site, rather than failing at once.
     const buildFrom = (data: string) => whileBusy(async () => {
-      const text = await readFile(data);
+      const text = await readDatasetBytes(data);
       await build({
         data,
         out: options.dir,
@@ -129,7 +130,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       const real = await realpath(options.data!);
       const watched = new Set([resolve(options.data!), real]);
       const check = async () => {
-        const text = await readFile(options.data!).catch(() => null);
+        const text = await readDatasetBytes(options.data!).catch(() => null);
         if (!text || sha256(text) === builtHash) return;
         await publish(options.data!).then(
           () => log(`${options.data} changed: rebuilt, now ${live!.current.context.index.count} cities`),

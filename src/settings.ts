@@ -1,5 +1,5 @@
 import { isCollation, type Collation } from './collation.js';
-import { CitiesApiError } from './errors.js';
+import { CitiesApiError, shortText } from './errors.js';
 import { PRECOMPUTABLE_ORDERINGS } from './ordering.js';
 
 export const DEFAULT_DATA = 'data/cities.csv';
@@ -14,13 +14,13 @@ export function normalizeBaseUrl(text: string): string {
   try {
     url = new URL(text);
   } catch {
-    throw new CitiesApiError(`invalid base URL "${text}": expected an absolute URL such as https://example.org/api/v1`, 2);
+    throw new CitiesApiError(`invalid base URL "${shortText(text)}": expected an absolute URL such as https://example.org/api/v1`, 2);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new CitiesApiError(`invalid base URL "${text}": only http and https are supported`, 2);
+    throw new CitiesApiError(`invalid base URL "${shortText(text)}": only http and https are supported`, 2);
   }
   if (url.search || url.hash || url.username || url.password) {
-    throw new CitiesApiError(`invalid base URL "${text}": it must not carry a query, fragment or credentials`, 2);
+    throw new CitiesApiError(`invalid base URL "${shortText(text)}": it must not carry a query, fragment or credentials`, 2);
   }
   return url.href.replace(/\/+$/, '');
 }
@@ -30,7 +30,7 @@ export function parsePageSizes(value: string | readonly number[]): number[] {
   const items = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value.map(String);
   const sizes = items.map((item) => {
     if (!/^[1-9][0-9]*$/.test(item) || !Number.isSafeInteger(Number(item))) {
-      throw new CitiesApiError(`invalid page size "${item}": page sizes are positive integers, e.g. 10,20,50,100`, 2);
+      throw new CitiesApiError(`invalid page size "${shortText(item)}": page sizes are positive integers, e.g. 10,20,50,100`, 2);
     }
     return Number(item);
   });
@@ -44,7 +44,7 @@ export function parseOrderings(value: string | readonly string[]): string[] {
   if (items.length === 1 && items[0] === 'all') return [...PRECOMPUTABLE_ORDERINGS];
   for (const item of items) {
     if (!PRECOMPUTABLE_ORDERINGS.includes(item)) {
-      throw new CitiesApiError(`invalid ordering "${item}": use all, or a list of default, name_en, -name_en, ... (the 16 name_* fields, - for descending)`, 2);
+      throw new CitiesApiError(`invalid ordering "${shortText(item)}": use all, or a list of default, name_en, -name_en, ... (the 16 name_* fields, - for descending)`, 2);
     }
   }
   if (!items.length) throw new CitiesApiError('no orderings given: expected all, or a list such as default,name_en,-name_en', 2);
@@ -52,7 +52,7 @@ export function parseOrderings(value: string | readonly string[]): string[] {
 }
 
 export function parseCollation(value: string): Collation {
-  if (!isCollation(value)) throw new CitiesApiError(`invalid collation "${value}": use locale or codepoint`, 2);
+  if (!isCollation(value)) throw new CitiesApiError(`invalid collation "${shortText(String(value))}": use locale or codepoint`, 2);
   return value;
 }
 
@@ -60,7 +60,7 @@ export function parseCollation(value: string): Collation {
 export function parseMaxFiles(value: string | number): number {
   const text = String(value);
   if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new CitiesApiError(`invalid --max-files "${text}": expected a positive integer such as 1000000`, 2);
+    throw new CitiesApiError(`invalid --max-files "${shortText(text)}": expected a positive integer such as 1000000`, 2);
   }
   return Number(text);
 }

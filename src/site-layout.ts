@@ -51,7 +51,7 @@ export function staticPathFor(pairs: readonly QueryPair[], settings: LayoutSetti
   if (size !== undefined) {
     if (!POSITIVE.test(size)) return null;
     const configured = settings.pageSizes.includes(Number(size));
-    if (!configured) return firstOrLast && BigInt(size) >= BigInt(settings.count) ? allPath(ordering) : null;
+    if (!configured) return firstOrLast && holdsAll(size, settings.count) ? allPath(ordering) : null;
   }
   const pageSize = size === undefined ? DEFAULT_PAGE_SIZE : Number(size);
   const sizeSegment = size === undefined ? DEFAULT_SEGMENT : pageSize;
@@ -59,4 +59,16 @@ export function staticPathFor(pairs: readonly QueryPair[], settings: LayoutSetti
   if (page === 'last') return pagePath(ordering, sizeSegment, 'last');
   if (!POSITIVE.test(page) || page.length > 15 || Number(page) > pageCount(settings.count, pageSize)) return null;
   return pagePath(ordering, sizeSegment, Number(page));
+}
+
+/**
+ * The most digits of a page_size the all-cities file answers. Up to this, any size >= count is
+ * Django's one page (int() reads up to 4300 digits, and Django's float page count only drops to
+ * 0 from count * 2^1075, about 10^323); larger sizes are answered live, exactly.
+ */
+export const ALL_PAGE_SIZE_DIGITS = 300;
+
+/** Whether page_size (canonical digits) gives the one page of all cities. */
+function holdsAll(size: string, count: number): boolean {
+  return size.length <= ALL_PAGE_SIZE_DIGITS && BigInt(size) >= BigInt(count);
 }

@@ -36,6 +36,29 @@ describe('negotiate picks the renderer as DRF content negotiation does', () => {
   });
 });
 
+// Found by the DRF oracle; each expected answer is what DRF 3.14 on Django 3.2 (/usr/bin/python3) gives.
+describe('Accept headers are read as DRF + Django 3.2 parse them', () => {
+  const json = (indent: number | null) => ({ renderer: 'json', indent });
+  it.each([
+    ['tokens are str.strip()ed: U+001C-U+001F around a token', '\x1capplication/json; indent=3\x1f', json(3)],
+    ['tokens are str.strip()ed: NEL before a token', '\x85text/html', { renderer: 'html', indent: null }],
+    ['inside a token only ASCII whitespace is stripped (U+001C stays in the type)', 'application/json\x1c; indent=2', { status: 406, detail: 'Could not satisfy the request Accept header.' }],
+    ['a vertical tab is ASCII whitespace', 'application/json\v; indent=2', json(2)],
+    ['a wildcard passes its parameters re-joined and parsed again', '*/*; indent="4;indent=2"', json(2)],
+    ['a quoted value is one value', 'application/json; indent="4;indent=2"', json(null)],
+    ['a quoted semicolon does not split', 'application/json; x="a;b"; indent=2', json(2)],
+    ['an escaped quote still counts as a quote when splitting', 'application/json; x="a\\";b"; indent=2', json(null)],
+    ['RFC 2231 name*=charset\'\'value is decoded', "application/json; indent*=utf-8''%35", json(5)],
+    ['a name* without charset keeps its value', 'application/json; indent*=5', json(5)],
+    ['parameter names are case-insensitive', 'application/json; INDENT=6', json(6)],
+    ['the last of a repeated parameter wins', 'application/json; indent=1; indent=7', json(7)],
+    ['a no-break space before the value is skipped by int()', 'application/json; indent=\xa04', json(4)],
+    ['the most specific type wins before renderer order', 'text/html; q=1; indent=3, application/json; indent=2', json(2)],
+  ])('%s', (_, accept, expected) => {
+    expect(negotiate(undefined, accept)).toEqual(expected);
+  });
+});
+
 describe('indentJson lays out JSON as json.dumps(indent=n) does, changing only whitespace', () => {
   it.each([
     ['nested', '{"a":[1,{"b":null}],"c":"x"}', 2, '{\n  "a": [\n    1,\n    {\n      "b": null\n    }\n  ],\n  "c": "x"\n}'],

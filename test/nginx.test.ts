@@ -127,6 +127,17 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
       expect((await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { 'If-None-Match': String(same.headers.etag) } })).status).toBe(304);
       const html = await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { Accept: 'text/html' } });
       expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
+      // Whatever the Accept header, nginx answers as the live server does (it was matched as a substring,
+      // case-sensitively: `*/html`, `TEXT/HTML` and `application/jsonx` got the JSON file).
+      const accepts = [
+        '*/*', 'application/json', 'APPLICATION/JSON', ' application/* ', '*/json', 'image/png, */*', 'text/plain', 'application/jsonx',
+        '*/html, */*', 'TEXT/HTML, */*', 'Text/*,application/json', 'application/json;q=1', '*/*, \x85text/*', '\x85application/json', 'application/jsonx, image/*',
+      ];
+      for (const accept of accepts) {
+        const get = (url: string) => rawRequest(`${url}/cities/?page=2`, { headers: { Accept: accept } });
+        const [viaNginx, direct] = [await get(nginx.url), await get(live.url)];
+        expect([viaNginx.status, viaNginx.headers['content-type'], viaNginx.body.toString()], accept).toEqual([direct.status, direct.headers['content-type'], direct.body.toString()]);
+      }
       const log = await nginx.log(); expect(log, log).not.toMatch(/\[(error|crit|alert|emerg)\]/);
     } finally {
       await nginx.stop();

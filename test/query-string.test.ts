@@ -63,3 +63,20 @@ describe('withParam rebuilds the query as DRF replace_query_param / remove_query
     expect(withParam(parseQuery(qs), name, value)).toBe(expected);
   });
 });
+
+describe('#12 a leading U+FEFF in a query name or value is kept, as Python decodes it', () => {
+  it.each([
+    ['in a name', '%EF%BB%BFpage=2', [['\ufeffpage', '2']]],
+    ['in a value', 'page=%EF%BB%BF2', [['page', '\ufeff2']]],
+    ['in an ordering', 'ordering=%EF%BB%BFname_en', [['ordering', '\ufeffname_en']]],
+    ['two of them', 'a=%EF%BB%BF%EF%BB%BF', [['a', '\ufeff\ufeff']]],
+    ['after other text', 'a=x%EF%BB%BF', [['a', 'x\ufeff']]],
+  ])('%s', (_, qs, expected) => {
+    expect(parseQuery(qs)).toEqual(expected);
+  });
+
+  it('links keep it: replace_query_param quotes it back', () => {
+    expect(withParam(parseQuery('%EF%BB%BFpage=2&ordering=%EF%BB%BFname_en'), 'page', '2')).toBe('ordering=%EF%BB%BFname_en&page=2&%EF%BB%BFpage=2');
+  });
+});
+

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/city-index.js';
 import { CityTable } from '../src/city-table.js';
+import { bodyBytes } from '../src/page.js';
 import { originForm, route, type SiteContext } from '../src/respond.js';
 import { makeCity } from './helpers.js';
 
@@ -64,5 +65,56 @@ describe('route decides every request without I/O', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+});
+
+// Found by the DRF oracle (test/oracle.test.ts); each expectation is what the real DRF answers.
+describe('answers found different from DRF, now as DRF gives them', () => {
+  const live = (target: string, accept?: string) => {
+    const r = route({ method: 'GET', target, accept }, site);
+    if (r.kind !== 'answer') throw new Error(`${target} was not answered live (${r.kind})`);
+    return { status: r.status, headers: r.headers, text: bodyBytes([r.body].flat() as Buffer[]).toString() };
+  };
+  const ids = (target: string) => (JSON.parse(live(target).text) as { results: { id: number }[] }).results.map((c) => c.id);
+  const defaultIds = ids('/cities/?page_size=23&x');
+
+  it.each([
+    ['#12 a BOM before the ordering field makes it unknown: the default order', '/cities/?page_size=23&ordering=%EF%BB%BFname_en', defaultIds],
+    ['#12 a BOM before the page name makes it another parameter: page 1', '/cities/?page_size=5&%EF%BB%BFpage=2', defaultIds.slice(0, 5)],
+  ])('%s', (_, target, expected) => {
+    expect(ids(target)).toEqual(expected);
+  });
+
+  it.each([
+    ['#12 a BOM before the page number: 404, not a site file', '/cities/?page=%EF%BB%BF2', 404],
+    ['#13 U+001F after the page number: int() refuses it', '/cities/?page=1%1F', 404],
+    ['#13 U+001C before the page number', '/cities/?page=%1C1', 404],
+    ['a no-break space around the page number is skipped by int()', '/cities/?page=%C2%A02%C2%A0', 200],
+    ['a page size for which Django counts 0 pages: page=last is page 0', `/cities/?page_size=${23n << 1075n}&page=last`, 404],
+    ['that size on page 1: all cities', `/cities/?page_size=${23n << 1075n}&page=1`, 200],
+    ['a page size of 4301 digits is refused by int(): the default size, page 3 is there', `/cities/?page_size=1${'0'.repeat(4300)}&page=3`, 200],
+  ])('%s', (_, target, expected) => {
+    expect(live(target).status).toBe(expected);
+  });
+
+  it('#13 a page size behind U+001C is the default 10', () => {
+    expect(ids('/cities/?page_size=%1C5')).toEqual(defaultIds.slice(0, 10));
+  });
+
+  it('#12 links keep a BOM as the request spelled it', () => {
+    const { next } = JSON.parse(live('/cities/?%EF%BB%BFpage=x&ordering=%EF%BB%BFname_en').text) as { next: string };
+    expect(next).toBe('http://x/cities/?ordering=%EF%BB%BFname_en&page=2&%EF%BB%BFpage=x');
+  });
+
+  it("Django's 404 and 400 pages: text/html without a charset, its template byte for byte (leading newline)", () => {
+    for (const [target, title] of [['/cities/1', 'Not Found'], [`/cities/?${'&'.repeat(1000)}`, 'Bad Request (400)']] as const) {
+      const answer = live(target);
+      expect(answer.headers['Content-Type']).toBe('text/html');
+      expect(answer.text.startsWith(`\n<!doctype html>\n<html lang="en">\n<head>\n  <title>${title}</title>`)).toBe(true);
+    }
+  });
+
+  it("the redirect's Location spells the query as Django's iri_to_uri does", () => {
+    expect(live('/cities?a={|}&b="<x>"^`\\&c=%41+é').headers.Location).toBe('/cities/?a=%7B%7C%7D&b=%22%3Cx%3E%22%5E%60%5C&c=%41+%C3%A9');
   });
 });

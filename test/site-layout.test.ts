@@ -39,6 +39,9 @@ describe('staticPathFor maps a query to the file that answers it', () => {
     ['page with leading zero', 'page=02'],
     ['page 2 of the all-cities page', 'page_size=99999&page=2'],
     ['spaces in ordering', 'ordering=%20name_en'],
+    ['#12 a BOM before the page number (int() refuses it)', 'page=%EF%BB%BF2'],
+    ['#12 a BOM before the ordering field', 'ordering=%EF%BB%BFname_en'],
+    ['#12 a BOM before a parameter name', '%EF%BB%BFpage=2'],
   ])('%s: ?%s is answered live', (_, qs) => {
     expect(staticPathFor(parseQuery(qs), settings)).toBeNull();
   });
@@ -49,6 +52,17 @@ describe('staticPathFor maps a query to the file that answers it', () => {
     ['the default ordering when not built', 'page=2', null],
   ])('with only some orderings built: %s', (_, qs, expected) => {
     expect(staticPathFor(parseQuery(qs), { ...settings, orderings: ['name_ar', '-name_ar'] })).toBe(expected);
+  });
+
+  // Found by the DRF oracle: int() refuses more than 4300 digits, and Django's float page count is 0 from count * 2^1075.
+  it.each([
+    ['300 digits, last page: the all-cities page', `page_size=1${'0'.repeat(299)}&page=last`, 'cities/default/all.json'],
+    ['301 digits is answered live (exactly, as Django pages it)', `page_size=1${'0'.repeat(300)}&page=last`, null],
+    ['4301 digits (int() refuses it: the default size) is answered live', `page_size=1${'0'.repeat(4300)}`, null],
+    ['a size for which Django counts 0 pages, page=last, is answered live', `page_size=${48n << 1075n}&page=last`, null],
+    ['a size for which Django counts 0 pages is answered live', `page_size=${48n << 1075n}`, null],
+  ])('%s', (_, qs, expected) => {
+    expect(staticPathFor(parseQuery(qs), settings)).toBe(expected);
   });
 
   it('an empty dataset maps every size to the all-cities page', () => {
