@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // npm run bench:orderings: what a new multi-field ordering (`?ordering=name_fr,-name_de,...`)
 // costs at scale, and what a few clients sending them do to everyone else.
-//   1. in process: the time CityIndex.order() takes for orderings it has not seen (after every
-//      field's ranks exist, as on a server that has answered each field once);
+//   1. in process, for orderings it has not seen (after every field's ranks exist, as on a server
+//      that has answered each field once): the time CityIndex takes for a page of 10 (what a
+//      request costs; before CityIndex.positions existed, order() was what a request cost) and
+//      for the whole order (what a page inside thousands of ties on the first term costs);
 //   2. against `cities-api serve` (a child process, on a site with only the default ordering
 //      precomputed): latency of a precomputed page alone, then while --connections clients
 //      each send new multi-field orderings back to back. Prints the ratio of the two medians.
@@ -63,17 +65,23 @@ const index = new lib.CityIndex(table, 'locale');
 let started = performance.now();
 for (const field of lib.NAME_FIELDS) index.order(lib.parseOrdering(field));
 const rankMs = performance.now() - started;
-const costs = [];
-const orderings = newOrderings(1);
-for (let i = 0; i < Number(opts.orderings); i++) {
-  const ordering = lib.parseOrdering(orderings.next().value);
-  started = performance.now();
-  index.order(ordering);
-  costs.push(performance.now() - started);
+/** Milliseconds `run` takes for each of --orderings new orderings. */
+function costs(seed, run) {
+  const times = [];
+  const orderings = newOrderings(seed);
+  for (let i = 0; i < Number(opts.orderings); i++) {
+    const ordering = lib.parseOrdering(orderings.next().value);
+    const t = performance.now();
+    run(ordering, (i * 7919) % (table.count - 10));
+    times.push(performance.now() - t);
+  }
+  return `median ${ms(percentile(times, 0.5))}, p99 ${ms(percentile(times, 0.99))}, max ${ms(Math.max(...times))}`;
 }
 console.log(`${table.count} cities, locale collation (${opts.data})`);
 console.log(`16 fields ranked and sorted once: ${ms(rankMs)} in all`);
-console.log(`new multi-field ordering, ${costs.length} of them: median ${ms(percentile(costs, 0.5))}, p99 ${ms(percentile(costs, 0.99))}, max ${ms(Math.max(...costs))}`);
+const page = index.positions ? costs(1, (ordering, start) => index.positions(ordering, start, start + 10)) : 'n/a (no CityIndex.positions)';
+console.log(`new multi-field ordering, ${opts.orderings} of them, a page of 10: ${page}`);
+console.log(`new multi-field ordering, ${opts.orderings} of them, the whole order: ${costs(2, (ordering) => index.order(ordering))}`);
 
 // 2. Against the server.
 const dir = mkdtempSync(join(tmpdir(), 'cities-bench-orderings-'));
@@ -109,8 +117,8 @@ try {
   let sent = 0;
   const busy = await Promise.allSettled(Array.from({ length: Number(opts.connections) }, async (_, i) => {
     const mine = newOrderings(1000 + i);
-    while (!stop) {
-      await get(`/cities/?ordering=${mine.next().value}&page_size=10`);
+    for (let n = 0; !stop; n++) {
+      await get(`/cities/?ordering=${mine.next().value}&page_size=10&page=${1 + ((n * 7919 + i * 104729) % 13000)}`);
       sent++;
     }
   }).concat([sample(performance.now() + duration).then((times) => { stop = true; return times; })]));
