@@ -119,18 +119,25 @@ export function render(req: ApiRequest, negotiation: Negotiation, status: number
   return { kind: 'answer', status, headers: JSON_HEADERS, body: Buffer.from(indentJson(json, indent!)) };
 }
 
-const negotiations = new Map<string, Negotiation>();
+/** By format, then by Accept header (absent is its own key, never equal to any text). */
+const negotiations = new Map<string | undefined, Map<string | undefined, Negotiation>>();
+let remembered = 0;
 
 /** negotiate(), remembered for the few Accept headers clients really send. */
 function negotiateCached(format: string | undefined, accept: string | undefined): Negotiation {
-  const key = `${format ?? '\0'}\n${accept ?? '\0'}`;
-  let result = negotiations.get(key);
-  if (!result) {
-    result = negotiate(format, accept);
-    if (key.length > 512) return result; // a client's oddity, not worth keeping
-    if (negotiations.size >= 256) negotiations.clear();
-    negotiations.set(key, result);
+  const byAccept = negotiations.get(format);
+  const known = byAccept?.get(accept);
+  if (known) return known;
+  const result = negotiate(format, accept);
+  if ((format?.length ?? 0) + (accept?.length ?? 0) > 512) return result; // a client's oddity, not worth keeping
+  if (remembered >= 256) {
+    negotiations.clear();
+    remembered = 0;
   }
+  let forFormat = negotiations.get(format);
+  if (!forFormat) negotiations.set(format, (forFormat = new Map()));
+  forFormat.set(accept, result);
+  remembered++;
   return result;
 }
 

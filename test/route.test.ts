@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/city-index.js';
 import { CityTable } from '../src/city-table.js';
+import { negotiate } from '../src/negotiate.js';
+import { quotePlus } from '../src/query-string.js';
 import { originForm, route, type SiteContext } from '../src/respond.js';
 import { makeCity } from './helpers.js';
 
@@ -64,5 +66,35 @@ describe('route decides every request without I/O', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe('no request changes what the next one gets (negotiation memo keys are injective)', () => {
+  /** What route() must answer for ?page=2 with this format and Accept, computed without any memo. */
+  const fresh = (format: string | undefined, accept: string | undefined) => {
+    const n = negotiate(format, accept);
+    return 'status' in n ? n.status : n.renderer === 'json' && n.indent === null ? 'static' : 200;
+  };
+  const target = (format: string | undefined) => `/cities/?page=2${format === undefined ? '' : `&format=${quotePlus(format)}`}`;
+  type Ask = readonly [format: string | undefined, accept: string | undefined];
+
+  it.each<[string, Ask, Ask]>([
+    ['format=%00 vs no format', ['\0', 'application/json'], [undefined, 'application/json']],
+    ['Accept NUL vs no Accept', [undefined, '\0'], [undefined, undefined]],
+    ['both NUL vs neither', ['\0', '\0'], [undefined, undefined]],
+    ['a newline moved from format to Accept', ['api\ntext/html', undefined], ['api', 'text/html\n\0']],
+    ['format=json vs format=json plus what was the separator', ['json\n', 'text/html'], ['json', '\ntext/html']],
+    ['empty format vs no format', ['', 'image/png'], [undefined, 'image/png']],
+  ])('%s', (_, first, second) => {
+    for (const [a, b] of [[first, second], [second, first]] as const) {
+      for (const [format, accept] of [a, b, a, b]) {
+        expect(status(target(format), 'GET', accept), `format ${JSON.stringify(format)}, Accept ${JSON.stringify(accept)}`).toBe(fresh(format, accept));
+      }
+    }
+  });
+
+  it('the pairs above do differ, so a shared key would show', () => {
+    expect(fresh('\0', 'application/json')).not.toBe(fresh(undefined, 'application/json'));
+    expect(fresh(undefined, '\0')).not.toBe(fresh(undefined, undefined));
   });
 });
