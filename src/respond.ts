@@ -32,9 +32,16 @@ export interface SiteContext {
 
 export type Headers = Record<string, string>;
 
+export interface StaticRoute {
+  readonly kind: 'static';
+  /** The site file holding the answer. */
+  readonly file: string;
+  readonly headers: Headers;
+}
+
 export type Route =
   | { readonly kind: 'answer'; readonly status: number; readonly headers: Headers; readonly body: Buffer | Iterable<Buffer> }
-  | { readonly kind: 'static'; readonly file: string; readonly headers: Headers }
+  | StaticRoute
   | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
 
 export const ALLOW = 'GET, POST, HEAD, OPTIONS';

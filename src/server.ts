@@ -6,8 +6,9 @@ import type { Negotiation } from './negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from './page.js';
 import { rawResponse } from './raw-answer.js';
-import { JSON_HEADERS, originForm, render, route, type ApiRequest, type Headers, type Route, type SiteContext } from './respond.js';
-import { withoutCacheControl, type CachedFile } from './file-cache.js';
+import { JSON_HEADERS, originForm, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './respond.js';
+import type { FileLookup } from './file-cache.js';
+import { RelayResponse } from './sirv-response.js';
 import { DEFAULT_LIMITS } from './server-limits.js';
 import type { SiteState } from './site-state.js';
 import { checkToken } from './token-auth.js';
@@ -33,16 +34,17 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     else res.destroy();
   };
   return (req, res) => {
+    const fail = failed(res);
     try {
-      handle(req, res, options)?.catch(failed(res));
+      handle(req, res, options, fail)?.catch(fail);
     } catch (error) {
-      failed(res)(error);
+      fail(error);
     }
   };
 }
 
 /** Answers synchronously when it can (the hot paths); returns a promise when it must wait. */
-function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions): Promise<void> | void {
+function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, fail: (error: unknown) => void): Promise<void> | void {
   const site = options.site();
   const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
   const apiRequest: ApiRequest = {
@@ -54,9 +56,19 @@ function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptio
   const decision = route(apiRequest, site.context);
   if (decision.kind === 'answer') return send(res, decision.status, decision.headers, decision.body);
   if (decision.kind === 'static') {
-    const cached = site.cache.get(decision.file, req.headers['accept-encoding']);
-    if (cached instanceof Promise) return cached.then((entry) => sendFile(req, res, decision.file, decision.headers, entry, site, options));
-    return sendFile(req, res, decision.file, decision.headers, cached, site, options);
+    // A file the site should hold but that is missing or unreadable: the answer is computed instead.
+    const live = () => {
+      try {
+        const answer = route(apiRequest, { ...site.context, useFiles: false });
+        if (answer.kind !== 'answer') throw new Error(`${apiRequest.method} ${apiRequest.target} has no live answer`);
+        send(res, answer.status, answer.headers, answer.body);
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const found = site.cache.get(decision.file, req.headers['accept-encoding']);
+    if (found instanceof Promise) return found.then((entry) => sendFile(req, res, decision, entry, site, options, live));
+    return sendFile(req, res, decision, found, site, options, live);
   }
   return create(req, res, options, apiRequest, decision);
 }
@@ -69,14 +81,18 @@ export function answerConnect(req: IncomingMessage, site: SiteContext): Buffer {
   return rawResponse(answer.status, answer.headers, Buffer.isBuffer(answer.body) ? answer.body : bodyBytes(answer.body));
 }
 
-function sendFile(req: IncomingMessage, res: ServerResponse, file: string, headers: Headers, cached: CachedFile | null, site: SiteState, options: HandlerOptions): void {
-  if (cached && req.headers['if-none-match'] === cached.etag) return send(res, 304, headers);
-  if (cached) return send(res, 200, cached.headers as Headers, cached.body);
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+function sendFile(req: IncomingMessage, res: ServerResponse, { file, headers }: StaticRoute, found: FileLookup, site: SiteState, options: HandlerOptions, live: () => void): void {
+  if (found === 'absent') return live();
+  if (found !== 'large') {
+    if (found.etag !== undefined && req.headers['if-none-match'] === found.etag) return send(res, 304, headers);
+    return send(res, 200, found.headers as Headers, found.body);
+  }
+  const relay = new RelayResponse(res, live);
+  for (const name in headers) relay.setHeader(name, headers[name]!);
   delete req.headers.range;
   req.url = `/${file}`;
   options.track?.(res);
-  site.files(req, withoutCacheControl(res), () => send(res, 404, headers, Buffer.from(detailJson('Not found.'))));
+  site.files(req, relay as unknown as ServerResponse, live);
 }
 
 async function create(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, apiRequest: ApiRequest, decision: Extract<Route, { kind: 'create' }>): Promise<void> {
