@@ -4,9 +4,10 @@ import { detailJson, indentJson } from './json-text.js';
 import { optionsMetadata } from './metadata.js';
 import { negotiate, type Negotiation } from './negotiate.js';
 import { answerListing, bodyBytes } from './page.js';
-import { lastValue, parseQuery, queryFieldCount, unquote, type QueryPair } from './query-string.js';
+import { lastValue, parseQuery, queryFieldCount, type QueryPair } from './query-string.js';
 import { MAX_TARGET_BYTES } from './server-limits.js';
 import { staticPathFor, type LayoutSettings } from './site-layout.js';
+import { escapeUriPath, iriToUri, pathInfo } from './url-path.js';
 
 // How the server answers each request, decided without I/O: a complete answer, a static file
 // for sirv to send, or a POST that needs the body. Headers and statuses are the reference's.
@@ -23,7 +24,7 @@ export interface ApiRequest {
 export interface SiteContext {
   readonly index: CityIndex;
   readonly baseUrl: string;
-  /** The base URL's path, where `/cities/` is mounted (`` or `/api/v1`). */
+  /** The base URL's path, decoded as request paths are (mountOf): `` or `/api/v1` or `/café`. */
   readonly mount: string;
   readonly layout: LayoutSettings;
   /** False while the site's files are being replaced: everything is then computed live. */
@@ -66,11 +67,10 @@ const URI_TOO_LONG = Buffer.from(detailJson(`Request-URI too long: the path and 
 
 export function route(req: ApiRequest, site: SiteContext): Route {
   if (req.target.length > MAX_TARGET_BYTES) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
-  const q = req.target.indexOf('?');
-  const path = unquote(q < 0 ? req.target : req.target.slice(0, q));
-  const query = q < 0 ? '' : req.target.slice(q + 1);
+  const { rawPath, query } = splitTarget(req.target);
+  const path = pathInfo(rawPath);
   if (path === `${site.mount}/cities`) {
-    return page(301, { ...DJANGO_HEADERS, Location: `${site.mount}/cities/${query ? `?${query}` : ''}` }, '');
+    return page(301, { ...DJANGO_HEADERS, Location: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}` }, '');
   }
   if (path !== `${site.mount}/cities/`) return page(404, DJANGO_HEADERS, NOT_FOUND_PAGE);
   if (queryFieldCount(query) > MAX_FIELDS) return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE);
@@ -99,6 +99,14 @@ export function route(req: ApiRequest, site: SiteContext): Route {
   }
 }
 
+/** A request target's path and query, as gunicorn splits it: a fragment off first, then the query. */
+function splitTarget(target: string): { rawPath: string; query: string } {
+  const hash = target.indexOf('#');
+  const rest = hash < 0 ? target : target.slice(0, hash);
+  const q = rest.indexOf('?');
+  return q < 0 ? { rawPath: rest, query: '' } : { rawPath: rest.slice(0, q), query: rest.slice(q + 1) };
+}
+
 /**
  * The origin form (`/path?query`) of a request target: an absolute-form target
  * (`http://host/cities/`, as sent to proxies) loses its scheme and authority, as gunicorn reads it.
@@ -117,7 +125,7 @@ export function render(req: ApiRequest, negotiation: Negotiation, status: number
   if (!html && !indent) return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? Buffer.from(body) : body };
   const json = (typeof body === 'string' || Buffer.isBuffer(body) ? body : bodyBytes(body)).toString();
   if (html) {
-    pairs ??= parseQuery(req.target.split('?')[1] ?? '');
+    pairs ??= parseQuery(splitTarget(req.target).query);
     const headers = { ...API_HEADERS, 'Content-Type': HTML };
     const shown = { Allow: ALLOW, 'Content-Type': 'application/json', Vary: 'Accept' };
     const html = browsablePage({ method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, 'ordering'), pageSize: lastValue(pairs, 'page_size') });

@@ -12,6 +12,7 @@ import { resolveLimits, type ServerLimits } from './server-limits.js';
 import { DEFAULT_PAGE_SIZES, normalizeBaseUrl } from './settings.js';
 import { LiveSite } from './live-site.js';
 import { sha256 } from './file-output.js';
+import { escapeUriPath } from './url-path.js';
 
 export interface ServeOptions {
   /** The site directory: served as built, or (re)built first from `data`. */
@@ -98,7 +99,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     const rebuild = () => (queue = queue.then(() => live!.replace(buildFromData)));
     if (options.data) await buildFromData();
     live = await LiveSite.open(options.dir);
-    live.watchBuilds();
+    await live.watchBuilds();
     if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== settings()!.baseUrl) {
       throw new CitiesApiError(`${options.dir} was built for ${settings()!.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
     }
@@ -127,7 +128,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   isReady = true;
   ready();
   const { context } = live!.current;
-  const apiUrl = `${url}${context.mount}/cities/`;
+  const apiUrl = `${url}${escapeUriPath(context.mount)}/cities/`;
   log(`serving ${options.dir} at ${apiUrl} (${context.index.count} cities; links on ${context.baseUrl})`);
   return {
     url,
