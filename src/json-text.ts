@@ -46,14 +46,20 @@ const COMMA = Buffer.from(',');
 const TAIL = Buffer.from(']}');
 /** Pages of up to this many cities are assembled into one buffer; larger ones are produced in parts. */
 const EAGER_CITIES = 500;
-const PART_BYTES = 256 * 1024;
+/** About the size of each part (a part ends with the city that reaches it). */
+export const PART_BYTES = 256 * 1024;
+
+/** An answer produced in parts, re-iterable, whose total length is known without producing it. */
+export interface Parts extends Iterable<Buffer> {
+  readonly byteLength: number;
+}
 
 /**
  * The paginated envelope, by concatenating already-serialized cities (`city(0..n-1)`): one buffer
  * for ordinary pages; for the largest (all cities on one page) a re-iterable sequence of parts of
  * about PART_BYTES, produced while being written, so such a page is never held whole.
  */
-export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Buffer): Iterable<Buffer> {
+export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Buffer): Iterable<Buffer> | Parts {
   const link = (url: string | null) => (url === null ? 'null' : jsonString(url));
   const head = `{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[`;
   if (n <= EAGER_CITIES) return [assemble(head, n, city)];
@@ -74,7 +80,14 @@ export function envelopeJson(count: number, next: string | null, previous: strin
     group.push(TAIL);
     yield Buffer.concat(group, size + TAIL.length);
   }
-  return { [Symbol.iterator]: parts };
+  return {
+    [Symbol.iterator]: parts,
+    get byteLength() {
+      let size = Buffer.byteLength(head) + n - 1 + TAIL.length;
+      for (let i = 0; i < n; i++) size += city(i).length;
+      return size;
+    },
+  };
 }
 
 /** An ordinary page as one buffer: sized first, then each city copied once. */

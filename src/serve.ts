@@ -7,6 +7,7 @@ import { CityWriter } from './city-writer.js';
 import type { Collation } from './collation.js';
 import { CitiesApiError } from './errors.js';
 import { createHttpServer } from './http-server.js';
+import { SendGate } from './send-gate.js';
 import { answerConnect, createHandler } from './server.js';
 import { resolveLimits, type ServerLimits } from './server-limits.js';
 import { DEFAULT_PAGE_SIZES, normalizeBaseUrl } from './settings.js';
@@ -30,7 +31,7 @@ export interface ServeOptions {
   readonly token?: string | undefined;
   /** Rebuild when the dataset file changes (needs `data`). */
   readonly watch?: boolean | undefined;
-  /** Timeouts and header size; each defaults to DEFAULT_LIMITS' (see server-limits.ts). */
+  /** Timeouts, header size and memory for answers; each defaults to DEFAULT_LIMITS' (see server-limits.ts). */
   readonly limits?: Partial<ServerLimits> | undefined;
   readonly log?: (line: string) => void;
 }
@@ -59,6 +60,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     get writer() { return writer; },
     token: options.token,
     bodyTimeout: limits.bodyTimeout,
+    gate: new SendGate(limits.maxBufferedBytes, limits.sendTimeout),
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
   });
   let isReady = false;

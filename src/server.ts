@@ -1,14 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CityWriter } from './city-writer.js';
 import { validateNewCity } from './create-city.js';
-import { detailJson, cityJson } from './json-text.js';
+import { detailJson, cityJson, PART_BYTES, type Parts } from './json-text.js';
 import type { Negotiation } from './negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from './page.js';
 import { rawResponse } from './raw-answer.js';
 import { JSON_HEADERS, originForm, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './respond.js';
 import type { FileLookup } from './file-cache.js';
+import { holdBytes, type SendGate } from './send-gate.js';
 import { RelayResponse } from './sirv-response.js';
+
+/** What a file stream reads at a time (fs.createReadStream's default highWaterMark). */
+const FILE_CHUNK_BYTES = 64 * 1024;
 import { DEFAULT_LIMITS } from './server-limits.js';
 import type { SiteState } from './site-state.js';
 import { checkToken } from './token-auth.js';
@@ -23,6 +27,8 @@ export interface HandlerOptions {
   readonly token?: string | undefined;
   /** Longest pause within a POST body (ms). */
   readonly bodyTimeout?: number;
+  /** Decides when each answer may be computed (see send-gate.ts); without one, at once. */
+  readonly gate?: SendGate;
   readonly onError?: (error: unknown) => void;
 }
 
@@ -33,7 +39,7 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     if (!res.headersSent) send(res, 500, { 'Content-Type': 'application/json' }, Buffer.from(detailJson('A server error occurred.')));
     else res.destroy();
   };
-  return (req, res) => {
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     const fail = failed(res);
     try {
       handle(req, res, options, fail)?.catch(fail);
@@ -41,6 +47,8 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
       fail(error);
     }
   };
+  const { gate } = options;
+  return gate ? (req, res) => gate.admit(res, () => answer(req, res)) : answer;
 }
 
 /** Answers synchronously when it can (the hot paths); returns a promise when it must wait. */
@@ -87,6 +95,7 @@ function sendFile(req: IncomingMessage, res: ServerResponse, { file, headers }: 
     if (found.etag !== undefined && req.headers['if-none-match'] === found.etag) return send(res, 304, headers);
     return send(res, 200, found.headers as Headers, found.body);
   }
+  holdBytes(res, 2 * FILE_CHUNK_BYTES);
   const relay = new RelayResponse(res, live);
   for (const name in headers) relay.setHeader(name, headers[name]!);
   delete req.headers.range;
@@ -119,20 +128,31 @@ function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiati
   send(res, status, answer.headers, answer.body);
 }
 
-function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | Iterable<Buffer>): void {
+function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | Iterable<Buffer> | Parts): void {
   for (const name in headers) res.setHeader(name, headers[name]!);
   if (Array.isArray(body) && body.length === 1) body = body[0] as Buffer;
+  const head = res.req.method === 'HEAD';
   if (body === undefined || Buffer.isBuffer(body)) {
     if (body) res.setHeader('Content-Length', body.length);
+    if (body && !head) holdBytes(res, body.length);
     res.writeHead(status);
     res.end(body);
     return;
   }
-  // A large page in parts (a few hundred KiB each): measured, then sent part by part, never assembled.
-  let length = 0;
-  for (const part of body) length += part.length;
-  res.setHeader('Content-Length', length);
+  // A large page in parts (a few hundred KiB each): measured, then each part produced once the
+  // client has taken the previous one, so at most about one part is held; never assembled.
+  res.setHeader('Content-Length', 'byteLength' in body ? body.byteLength : bodyBytes(body).length);
   res.writeHead(status);
-  if (res.req.method !== 'HEAD') for (const part of body) res.write(part);
-  res.end();
+  if (head) return void res.end();
+  holdBytes(res, 2 * PART_BYTES);
+  const parts = body[Symbol.iterator]();
+  const pump = (): void => {
+    try {
+      for (let part = parts.next(); !part.done; part = parts.next()) if (!res.write(part.value)) return void res.once('drain', pump);
+      res.end();
+    } catch (error) {
+      res.destroy(error as Error); // the headers are sent: the connection is the only way to say it
+    }
+  };
+  pump();
 }
