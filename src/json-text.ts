@@ -1,4 +1,5 @@
 import { NAME_FIELDS, type City } from './fields.js';
+import { prettyParts } from './pretty-json.js';
 
 // Bytes exactly as DRF's JSONRenderer writes them: compact separators, UTF-8 (not \u-escaped),
 // U+2028/U+2029 escaped, and floats as Python's repr() writes them (`66.0`, `1e-06`).
@@ -90,6 +91,18 @@ export function envelopeJson(count: number, next: string | null, previous: strin
   };
 }
 
+/** Parts produced afresh on each iteration; their length is measured by producing them once. */
+export function lazyParts(produce: () => Iterable<Buffer>): Parts {
+  return {
+    [Symbol.iterator]: () => produce()[Symbol.iterator](),
+    get byteLength() {
+      let size = 0;
+      for (const part of produce()) size += part.length;
+      return size;
+    },
+  };
+}
+
 /** An ordinary page as one buffer: sized first, then each city copied once. */
 function assemble(head: string, n: number, city: (i: number) => Buffer): Buffer {
   const cities = new Array<Buffer>(n);
@@ -112,29 +125,8 @@ export function detailJson(detail: string): string {
 
 /**
  * Re-indents compact JSON as Python's json.dumps(indent=n, separators=(',', ': ')) lays it out,
- * touching only whitespace, so every token keeps its exact spelling.
+ * touching only whitespace, so every token keeps its exact spelling (see pretty-json.ts).
  */
 export function indentJson(compact: string, indent: number): string {
-  const pad = (depth: number) => `\n${' '.repeat(indent * depth)}`;
-  let out = '';
-  let depth = 0;
-  for (let i = 0; i < compact.length; i++) {
-    const c = compact[i]!;
-    if (c === '"') {
-      let j = i + 1;
-      while (compact[j] !== '"') j += compact[j] === '\\' ? 2 : 1;
-      out += compact.slice(i, j + 1);
-      i = j;
-    } else if (c === '{' || c === '[') {
-      const close = c === '{' ? '}' : ']';
-      if (compact[i + 1] === close) {
-        out += c + close;
-        i++;
-      } else out += c + pad(++depth);
-    } else if (c === '}' || c === ']') out += pad(--depth) + c;
-    else if (c === ',') out += `,${pad(depth)}`;
-    else if (c === ':') out += ': ';
-    else out += c;
-  }
-  return out;
+  return Buffer.concat([...prettyParts([Buffer.from(compact)], indent)]).toString();
 }

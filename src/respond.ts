@@ -1,8 +1,9 @@
 import { browsablePage } from './browsable.js';
 import type { CityIndex } from './city-index.js';
-import { detailJson, indentJson } from './json-text.js';
+import { detailJson, lazyParts } from './json-text.js';
 import { optionsMetadata } from './metadata.js';
 import { negotiate, type Negotiation } from './negotiate.js';
+import { prettyParts } from './pretty-json.js';
 import { answerListing, bodyBytes } from './page.js';
 import { lastValue, parseQuery, queryFieldCount, type QueryPair } from './query-string.js';
 import { MAX_TARGET_BYTES } from './server-limits.js';
@@ -123,15 +124,17 @@ export function render(req: ApiRequest, negotiation: Negotiation, status: number
   const indent = 'indent' in negotiation ? negotiation.indent : null;
   const html = 'renderer' in negotiation && negotiation.renderer === 'html';
   if (!html && !indent) return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? Buffer.from(body) : body };
-  const json = (typeof body === 'string' || Buffer.isBuffer(body) ? body : bodyBytes(body)).toString();
+  const json: Iterable<Buffer> = typeof body === 'string' ? [Buffer.from(body)] : Buffer.isBuffer(body) ? [body] : body;
+  let produce = () => prettyParts(json, indent!);
   if (html) {
     pairs ??= parseQuery(splitTarget(req.target).query);
-    const headers = { ...API_HEADERS, 'Content-Type': HTML };
     const shown = { Allow: ALLOW, 'Content-Type': 'application/json', Vary: 'Accept' };
-    const html = browsablePage({ method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, 'ordering'), pageSize: lastValue(pairs, 'page_size') });
-    return { kind: 'answer', status, headers, body: Buffer.from(html) };
+    const page = { method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, 'ordering'), pageSize: lastValue(pairs, 'page_size') };
+    produce = () => browsablePage(page);
   }
-  return { kind: 'answer', status, headers: JSON_HEADERS, body: Buffer.from(indentJson(json, indent!)) };
+  // A large answer (in parts) stays in parts, produced while it is sent.
+  const bytes = typeof body !== 'string' && !Buffer.isBuffer(body) && 'byteLength' in body ? lazyParts(produce) : bodyBytes(produce());
+  return { kind: 'answer', status, headers: html ? { ...API_HEADERS, 'Content-Type': HTML } : JSON_HEADERS, body: bytes };
 }
 
 /** By format, then by Accept header (absent is its own key, never equal to any text). */

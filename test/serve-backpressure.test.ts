@@ -7,6 +7,7 @@ import { CityIndex } from '../src/city-index.js';
 import { answerListing, bodyBytes } from '../src/page.js';
 import { parseQuery } from '../src/query-string.js';
 import { readDataset } from '../src/read-dataset.js';
+import { route } from '../src/respond.js';
 import { makeCity, tempDir } from './helpers.js';
 import { readResponses } from './raw-http.js';
 import { rawRequest, startCli } from './serve-helpers.js';
@@ -107,6 +108,29 @@ describe('clients that do not read what they asked for', () => {
       await readResponses(connections[i]!, 1, (res) => {
         expect(res.status).toBe(200);
         expect(res.body.equals(expected(targets[i]!))).toBe(true);
+      });
+    }
+  }, 120_000);
+
+  it('slow readers of the one-page answer as the browsable page and as indented JSON: produced part by part, never whole', async () => {
+    const before = rss();
+    const accepts = ['text/html', 'application/json; indent=4'];
+    const { port } = new URL(server.url);
+    const connections = await Promise.all(Array.from({ length: 8 }, (_, i) => new Promise<Socket>((resolve) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(`GET /cities/?page_size=${COUNT} HTTP/1.1\r\nHost: x\r\nAccept: ${accepts[i % 2]}\r\n\r\n`);
+        resolve(socket);
+      });
+      socket.pause();
+      sockets.push(socket);
+    })));
+    const grown = await growth(before, 2500);
+    console.log(`slow readers of pretty pages: server RSS +${grown.toFixed(0)} MB (4 browsable pages and 4 indented answers of all 20,000 cities)`);
+    expect(grown).toBeLessThan(60);
+    for (const i of [0, 1]) {
+      const answer = route({ method: 'GET', target: `/cities/?page_size=${COUNT}`, accept: accepts[i] }, { index, baseUrl: server.url, mount: '', layout: { count: COUNT, pageSizes: [10] }, useFiles: false });
+      await readResponses(connections[i]!, 1, (res) => {
+        expect(answer.kind === 'answer' && res.body.equals(bodyBytes(answer.body as Iterable<Buffer>))).toBe(true);
       });
     }
   }, 120_000);
