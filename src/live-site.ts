@@ -87,7 +87,7 @@ export class LiveSite {
 
   private async checkBuild(): Promise<void> {
     const holder = await readHolder(siteSiblings(this.dir).lock).catch(() => null);
-    if (holder !== null && holder > 0 && isAlive(holder)) {
+    if (holder !== null && isAlive(holder)) {
       if (!this.external) {
         this.external = true;
         this.replacing++;

@@ -15,7 +15,7 @@ const RENDERERS: readonly { name: Renderer; format: string; mediaType: MediaType
   { name: 'html', format: 'api', mediaType: parseMediaType('text/html') },
 ];
 
-interface MediaType {
+export interface MediaType {
   readonly main: string;
   readonly sub: string;
   readonly params: ReadonlyMap<string, string>;
@@ -72,7 +72,8 @@ function precedenceOf(m: MediaType): number {
   return m.params.size === 0 || (m.params.size === 1 && m.params.has('q')) ? 2 : 3;
 }
 
-function matches(renderer: MediaType, accepted: MediaType): boolean {
+/** DRF's media_type_matches: whether `accepted` (an Accept range, or a request's Content-Type) is served by `renderer` (or a parser). */
+export function matches(renderer: MediaType, accepted: MediaType): boolean {
   if (renderer.sub !== '*' && accepted.sub !== '*' && accepted.sub !== renderer.sub) return false;
   return renderer.main === '*' || accepted.main === '*' || accepted.main === renderer.main;
 }

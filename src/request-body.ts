@@ -1,16 +1,21 @@
 import type { IncomingMessage } from 'node:http';
+import { parseUrlencoded } from './form-body.js';
+import { parseMultipart } from './multipart-body.js';
+import { matches, parseMediaType, type MediaType } from './negotiate.js';
+import { decodeStream, lookupCodec, PyDecodeError, type Codec } from './python-codecs.js';
+import { parsePyJson, PyJsonError } from './python-json.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
 export type ParsedBody =
   | { readonly data: unknown; readonly fromForm: boolean }
-  | { readonly status: 400 | 408 | 413 | 415; readonly detail: string };
+  | { readonly status: 400 | 408 | 413 | 415; readonly detail: string }
+  | { readonly status: 400; readonly page: 'bad-request' };
 
-type Failure = Extract<ParsedBody, { status: number }>;
+type Failure = Extract<ParsedBody, { detail: string }>;
 
 /**
- * Reads a request body of at most 64 KiB and parses it as DRF's parsers would (JSON, form,
- * multipart). A body that pauses longer than `timeout` ms is answered 408, so a client that
+ * Reads a request body of at most 64 KiB and parses it (parseBody). A body that pauses longer than `timeout` ms is answered 408, so a client that
  * stops sending cannot keep its request (and the writer's attention) forever.
  */
 export async function readBody(req: IncomingMessage, timeout: number): Promise<ParsedBody> {
@@ -47,25 +52,48 @@ function collect(req: IncomingMessage, timeout: number): Promise<Buffer | Failur
   });
 }
 
+/**
+ * Parses a body as DRF's parsers do, picked by Content-Type in DRF's order (JSON, form,
+ * multipart; `*' matches), decoded with the request's charset, refused with DRF's messages.
+ */
 export async function parseBody(body: Buffer, contentType: string | undefined): Promise<ParsedBody> {
   if (!body.length) return { data: {}, fromForm: false };
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type === 'application/json') {
+  const raw = contentType ?? '';
+  const type = parseMediaType(raw);
+  const parser = PARSERS.find(([parserType]) => matches(parserType, type))?.[1];
+  if (!parser) return { status: 415, detail: `Unsupported media type "${raw}" in request.` };
+  const codec = requestCodec(type);
+  if (typeof codec === 'object') return { status: 415, detail: `Unsupported charset "${codec.unsupported}" in request: send UTF-8 (or Latin-1).` };
+  if (parser === 'json') {
     try {
-      return { data: JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body)), fromForm: false };
+      return { data: parsePyJson(decodeStream(body, codec)), fromForm: false };
     } catch (error) {
-      return { status: 400, detail: `JSON parse error - ${(error as Error).message}` };
+      if (error instanceof PyJsonError || error instanceof PyDecodeError) return { status: 400, detail: `JSON parse error - ${error.message}` };
+      throw error;
     }
   }
-  if (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data') {
-    try {
-      const form = await new Response(body, { headers: { 'content-type': contentType! } }).formData();
-      const data: Record<string, string> = {};
-      for (const [name, value] of form) if (typeof value === 'string') data[name] = value;
-      return { data, fromForm: true };
-    } catch (error) {
-      return { status: 400, detail: `Multipart form parse error - ${(error as Error).message}` };
-    }
+  if (parser === 'form') {
+    const data = parseUrlencoded(body, codec);
+    return data ? { data, fromForm: true } : TOO_MANY_FIELDS;
   }
-  return { status: 415, detail: `Unsupported media type "${contentType ?? ''}" in request.` };
+  const result = parseMultipart(body, raw, type, codec);
+  if ('tooMany' in result) return TOO_MANY_FIELDS;
+  if ('error' in result) return { status: 400, detail: `Multipart form parse error - ${result.error}` };
+  return { data: result.data, fromForm: true };
 }
+
+const PARSERS = ([['application/json', 'json'], ['application/x-www-form-urlencoded', 'form'], ['multipart/form-data', 'multipart']] as const)
+  .map(([type, name]) => [parseMediaType(type), name] as const);
+
+/**
+ * The codec Django decodes the body with: the charset parameter when Python knows it (then,
+ * among Python's codecs, we decode UTF-8, Latin-1 and ASCII: `unsupported` for the others,
+ * which we cannot tell from names Python does not know), else UTF-8 (DEFAULT_CHARSET).
+ */
+function requestCodec(type: MediaType): Codec | { readonly unsupported: string } {
+  const charset = type.params.get('charset');
+  if (charset === undefined) return 'utf-8';
+  return lookupCodec(charset) ?? { unsupported: charset };
+}
+/** Django refuses a body of too many fields or files (SuspiciousOperation) with its HTML 400 page. */
+const TOO_MANY_FIELDS = { status: 400, page: 'bad-request' } as const;

@@ -74,7 +74,7 @@ export function route(req: ApiRequest, site: SiteContext): Route {
     return page(301, { ...DJANGO_HEADERS, Location: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}` }, '');
   }
   if (path !== `${site.mount}/cities/`) return page(404, DJANGO_HEADERS, NOT_FOUND_PAGE);
-  if (queryFieldCount(query) > MAX_FIELDS) return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE);
+  if (queryFieldCount(query) > MAX_FIELDS) return badRequest();
   const pairs = parseQuery(query);
   const negotiation = negotiateCached(lastValue(pairs, 'format'), req.accept);
   const answer = (status: number, json: string | Buffer | Iterable<Buffer>) => render(req, negotiation, status, json, pairs);
@@ -159,6 +159,11 @@ function negotiateCached(format: string | undefined, accept: string | undefined)
   return result;
 }
 
-function page(status: number, headers: Headers, html: string): Route {
+/** Django's own 400 page, for a request it refuses as suspicious (too many fields). */
+export function badRequest(): Extract<Route, { kind: 'answer' }> {
+  return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE);
+}
+
+function page(status: number, headers: Headers, html: string): Extract<Route, { kind: 'answer' }> {
   return { kind: 'answer', status, headers: { ...headers, 'Content-Type': HTML }, body: Buffer.from(html) };
 }

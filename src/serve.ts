@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { basename, dirname } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { build } from './build.js';
 import { CityWriter } from './city-writer.js';
 import type { Collation } from './collation.js';
@@ -13,7 +13,12 @@ import { resolveLimits, type ServerLimits } from './server-limits.js';
 import { DEFAULT_PAGE_SIZES, normalizeBaseUrl } from './settings.js';
 import { LiveSite } from './live-site.js';
 import { sha256 } from './file-output.js';
+import { checkWritable } from './dataset-file.js';
+import { LockBusyError, siteSiblings, whileBusy } from './site-lock.js';
+import { tokenProblems } from './token-auth.js';
 import { escapeUriPath } from './url-path.js';
+
+const DEFAULT_LOCK_WAIT = 10_000;
 
 export interface ServeOptions {
   /** The site directory: served as built, or (re)built first from `data`. */
@@ -31,6 +36,8 @@ export interface ServeOptions {
   readonly token?: string | undefined;
   /** Rebuild when the dataset file changes (needs `data`). */
   readonly watch?: boolean | undefined;
+  /** How long a POST or a rebuild waits for a lock another process holds (the site's build lock, the dataset's), in ms; default 10 s. */
+  readonly lockWait?: number | undefined;
   /** Timeouts, header size and memory for answers; each defaults to DEFAULT_LIMITS' (see server-limits.ts). */
   readonly limits?: Partial<ServerLimits> | undefined;
   readonly log?: (line: string) => void;
@@ -49,6 +56,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
   if ((options.writable || options.watch) && !options.data) throw new CitiesApiError(`--${options.writable ? 'writable' : 'watch'} needs a dataset file (--data)`, 2);
   if (options.writable && !options.token) throw new CitiesApiError('--writable needs a token: set CITIES_API_TOKEN in the environment', 2);
+  if (options.writable) {
+    const { error, warning } = tokenProblems(options.token!);
+    if (error) throw new CitiesApiError(`CITIES_API_TOKEN ${error}`, 2);
+    if (warning) log(`warning: CITIES_API_TOKEN ${warning}`);
+    for (const line of await checkWritable(options.data!)) log(line);
+  }
+  const lockWait = options.lockWait ?? DEFAULT_LOCK_WAIT;
   const limits = resolveLimits(options.limits);
   let live: LiveSite | undefined;
   let ready!: () => void;
@@ -80,14 +94,16 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  let watcher: FSWatcher | undefined;
+  let watchers: FSWatcher[] = [];
+  let timer: NodeJS.Timeout | undefined;
   try {
     let builtHash = '';
     const settings = () => live?.current.manifest.settings;
-    const buildFromData = async () => {
-      const text = await readFile(options.data!);
+    // Waits (bounded) while another process builds the same site, rather than failing at once.
+    const buildFrom = (data: string) => whileBusy(async () => {
+      const text = await readFile(data);
       await build({
-        data: options.data!,
+        data,
         out: options.dir,
         collation: options.collation ?? settings()?.collation ?? 'locale',
         baseUrl: options.baseUrl ?? settings()?.baseUrl ?? url.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
@@ -96,33 +112,45 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         liveUrl: settings()?.liveUrl ?? undefined,
       });
       builtHash = sha256(text);
+    }, lockWait, siteSiblings(options.dir).lock);
+    // Site replacements run one at a time; one that fails leaves the site as it was and does not stop the next.
+    let queue: Promise<unknown> = Promise.resolve();
+    const publish = (data: string): Promise<void> => {
+      const run = queue.then(() => live!.replace(() => buildFrom(data)));
+      queue = run.catch(() => undefined);
+      return run;
     };
-    let queue = Promise.resolve();
-    const rebuild = () => (queue = queue.then(() => live!.replace(buildFromData)));
-    if (options.data) await buildFromData();
+    if (options.data) await buildFrom(options.data);
     live = await LiveSite.open(options.dir);
     await live.watchBuilds();
     if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== settings()!.baseUrl) {
       throw new CitiesApiError(`${options.dir} was built for ${settings()!.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
     }
-    if (options.writable) writer = new CityWriter(options.data!, rebuild);
+    if (options.writable) writer = new CityWriter(options.data!, { publish, lockWait, log });
     if (options.watch) {
-      const name = basename(options.data!);
-      let timer: NodeJS.Timeout | undefined;
-      watcher = watch(dirname(options.data!), (_, file) => {
-        if (file !== name) return;
+      // A symlinked dataset changes when its target is edited, or when the link is pointed elsewhere.
+      const real = await realpath(options.data!);
+      const watched = new Set([resolve(options.data!), real]);
+      const check = async () => {
+        const text = await readFile(options.data!).catch(() => null);
+        if (!text || sha256(text) === builtHash) return;
+        await publish(options.data!).then(
+          () => log(`${options.data} changed: rebuilt, now ${live!.current.context.index.count} cities`),
+          (error) => {
+            log(`${options.data} changed but was not used: ${(error as Error).message}`);
+            // Another build held the site: try again once it may be done.
+            if (error instanceof LockBusyError) timer = setTimeout(check, lockWait);
+          },
+        );
+      };
+      watchers = [...new Set([...watched].map(dirname))].map((dir) => watch(dir, (_, file) => {
+        if (!file || !watched.has(join(dir, file))) return;
         clearTimeout(timer);
-        timer = setTimeout(async () => {
-          const text = await readFile(options.data!).catch(() => null);
-          if (!text || sha256(text) === builtHash) return;
-          await rebuild().then(
-            () => log(`${options.data} changed: rebuilt, now ${live!.current.context.index.count} cities`),
-            (error) => log(`${options.data} changed but was not used: ${(error as Error).message}`),
-          );
-        }, 150);
-      });
+        timer = setTimeout(check, 150);
+      }));
     }
   } catch (error) {
+    for (const watcher of watchers) watcher.close();
     live?.close();
     server.close();
     throw error;
@@ -136,7 +164,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     url,
     apiUrl,
     async close() {
-      watcher?.close();
+      for (const watcher of watchers) watcher.close();
+      clearTimeout(timer);
       live?.close();
       await writer?.idle();
       await new Promise<void>((resolve) => {

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CityWriter } from './city-writer.js';
+import { CreateRefused, type CityWriter } from './city-writer.js';
 import { validateNewCity } from './create-city.js';
 import { detailJson, cityJson, PART_BYTES, type Parts } from './json-text.js';
 import type { Negotiation } from './negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from './page.js';
 import { rawResponse } from './raw-answer.js';
-import { JSON_HEADERS, originForm, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './respond.js';
+import { badRequest, JSON_HEADERS, originForm, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './respond.js';
 import type { FileLookup } from './file-cache.js';
 import { holdBytes, type SendGate } from './send-gate.js';
 import { RelayResponse } from './sirv-response.js';
@@ -116,10 +116,20 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
   if (denied) return fail(denied.status, denied.detail, { 'WWW-Authenticate': 'Token' });
   const body = await readBody(req, options.bodyTimeout ?? DEFAULT_LIMITS.bodyTimeout);
   // The rest of a refused body is never read: the connection cannot carry another request.
+  if ('page' in body) {
+    const page = badRequest();
+    return send(res, page.status, page.headers, page.body as Buffer);
+  }
   if ('status' in body) return fail(body.status, body.detail, body.status === 413 || body.status === 408 ? { Connection: 'close' } : {});
   const result = validateNewCity(body.data, body.fromForm);
   if ('errors' in result) return answerWith(res, apiRequest, decision.negotiation, 400, JSON.stringify(result.errors));
-  const city = await options.writer.create(result.city);
+  let city;
+  try {
+    city = await options.writer.create(result.city);
+  } catch (error) {
+    if (!(error instanceof CreateRefused)) throw error;
+    return fail(error.status, error.detail, error.retryAfter ? { 'Retry-After': String(error.retryAfter) } : {});
+  }
   answerWith(res, apiRequest, decision.negotiation, 201, cityJson(city));
 }
 

