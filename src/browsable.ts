@@ -1,5 +1,5 @@
 import { NAME_FIELDS } from './fields.js';
-import { indentJson } from './json-text.js';
+import { escapeHtml, prettyParts } from './pretty-json.js';
 
 // The browsable page (DRF's `format=api`, and what browsers get): the same answer as JSON,
 // pretty-printed, with clickable links and a small form for ordering and page size.
@@ -10,8 +10,8 @@ export interface BrowsableAnswer {
   readonly target: string;
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
-  /** The JSON body the API would send. */
-  readonly json: string;
+  /** The JSON body the API would send, in parts. */
+  readonly json: Iterable<Buffer>;
   /** Values to preselect in the form. */
   readonly ordering?: string | undefined;
   readonly pageSize?: string | undefined;
@@ -22,22 +22,6 @@ const REASONS: Readonly<Record<number, string>> = {
   405: 'Method Not Allowed', 406: 'Not Acceptable', 413: 'Request Entity Too Large', 415: 'Unsupported Media Type',
 };
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** Pretty JSON with every http(s) URL string turned into a link. */
-function linkedJson(json: string): string {
-  const pretty = indentJson(json, 4);
-  let html = '';
-  let last = 0;
-  for (const m of pretty.matchAll(/"(https?:\/\/[^"\\\s]+)"/g)) {
-    const url = m[1]!;
-    html += `${escapeHtml(pretty.slice(last, m.index))}"<a href="${escapeHtml(url)}" rel="nofollow">${escapeHtml(url)}</a>"`;
-    last = m.index + m[0].length;
-  }
-  return html + escapeHtml(pretty.slice(last));
-}
 
 function orderingOptions(selected: string | undefined): string {
   const values = ['', ...NAME_FIELDS.flatMap((f) => [f, `-${f}`])];
@@ -46,10 +30,11 @@ function orderingOptions(selected: string | undefined): string {
     .join('');
 }
 
-export function browsablePage(answer: BrowsableAnswer): string {
+/** The page in parts: the answer's JSON pretty-printed (escaped, URLs linked) part by part, never whole. */
+export function* browsablePage(answer: BrowsableAnswer): Generator<Buffer> {
   const headers = Object.entries(answer.headers).map(([k, v]) => `<b>${escapeHtml(k)}:</b> ${escapeHtml(v)}`).join('\n');
   const path = answer.target.split('?')[0]!;
-  return `<!DOCTYPE html>
+  yield Buffer.from(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -80,7 +65,9 @@ a{color:#1a5fb4}
 <pre class="response"><b>HTTP ${answer.status} ${REASONS[answer.status] ?? ''}</b>
 ${headers}
 
-${linkedJson(answer.json)}</pre>
+`);
+  yield* prettyParts(answer.json, 4, 'html');
+  yield Buffer.from(`</pre>
 </main>
 <script>
 document.getElementById('listing').addEventListener('submit', function () {
@@ -89,5 +76,5 @@ document.getElementById('listing').addEventListener('submit', function () {
 </script>
 </body>
 </html>
-`;
+`);
 }

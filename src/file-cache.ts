@@ -1,5 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { Writable } from 'node:stream';
+import { CaptureResponse } from './sirv-response.js';
 
 type FileHandler = (req: IncomingMessage, res: ServerResponse, next?: () => void) => void;
 
@@ -10,24 +10,34 @@ export interface CachedFile {
   readonly body: Buffer;
 }
 
+/** A site file's answer; or `large`: sirv must stream it; or `absent`: missing or unreadable. */
+export type FileLookup = CachedFile | 'large' | 'absent';
+
 const MAX_ENTRY_BYTES = 1024 * 1024;
 
-/** The precompressed variant sirv picks for an Accept-Encoding header. */
-export function variantFor(acceptEncoding: string | undefined): string {
-  if (!acceptEncoding) return '';
-  if (/(br|brotli)/i.test(acceptEncoding)) return 'br';
-  return acceptEncoding.includes('gzip') ? 'gzip' : '';
+/**
+ * sirv serves a file's `.br` sibling when Accept-Encoding matches /(br|brotli)/i, else its `.gz`
+ * one when it includes `gzip`, falling back to the next when a sibling is missing: what it sends
+ * depends on these two tests only. Their four outcomes, with an Accept-Encoding for each.
+ */
+const ACCEPTED = ['', 'gzip', 'br', 'br, gzip'] as const;
+
+export function acceptedEncodings(acceptEncoding: string | undefined): 0 | 1 | 2 | 3 {
+  const value = acceptEncoding ?? '';
+  return ((/(br|brotli)/i.test(value) ? 2 : 0) + (value.includes('gzip') ? 1 : 0)) as 0 | 1 | 2 | 3;
 }
 
 /**
- * Remembers sirv's answers: the first request of a file (per encoding) is answered by sirv
- * and captured, later ones are sent from memory with the same headers, so hot pages cost no
- * disk I/O. Bounded by bytes (least recently used out); files over 1 MiB are left to sirv.
+ * Remembers sirv's answers: the first request of a file (per accepted encodings) is answered by
+ * sirv and captured, later ones are sent from memory with the same headers, so hot pages cost no
+ * disk I/O. Bounded by bytes (least recently used out); files over 1 MiB are left to sirv;
+ * missing or unreadable files are not remembered (a later request looks again).
+ * Keys are one digit (the accepted encodings) followed by the file: injective.
  */
 export class FileCache {
   private readonly entries = new Map<string, CachedFile>();
-  private readonly loading = new Map<string, Promise<CachedFile | null>>();
-  private readonly tooBig = new Set<string>();
+  private readonly loading = new Map<string, Promise<FileLookup>>();
+  private readonly large = new Set<string>();
   private bytes = 0;
 
   constructor(
@@ -37,23 +47,24 @@ export class FileCache {
     private readonly maxBytes = 64 * 1024 * 1024,
   ) {}
 
-  /** The cached answer for a site file, or null when sirv must send it itself (large or missing). */
-  get(file: string, acceptEncoding: string | undefined): CachedFile | null | Promise<CachedFile | null> {
-    const key = `${variantFor(acceptEncoding)}:${file}`;
+  /** What the cache has for a site file, as sirv would answer it to this Accept-Encoding. */
+  get(file: string, acceptEncoding: string | undefined): FileLookup | Promise<FileLookup> {
+    const accepted = acceptedEncodings(acceptEncoding);
+    const key = `${accepted}${file}`;
     const hit = this.entries.get(key);
     if (hit) {
       this.entries.delete(key);
       this.entries.set(key, hit);
       return hit;
     }
-    if (this.tooBig.has(key)) return null;
+    if (this.large.has(key)) return 'large';
     let pending = this.loading.get(key);
     if (!pending) {
-      pending = this.capture(file, acceptEncoding).then((entry) => {
+      pending = this.capture(file, ACCEPTED[accepted]).then((found) => {
         this.loading.delete(key);
-        if (!entry) this.tooBig.add(key);
-        else this.remember(key, entry);
-        return entry;
+        if (found === 'large') this.large.add(key);
+        else if (found !== 'absent') this.remember(key, found);
+        return found;
       });
       this.loading.set(key, pending);
     }
@@ -70,57 +81,20 @@ export class FileCache {
     }
   }
 
-  private capture(file: string, acceptEncoding: string | undefined): Promise<CachedFile | null> {
+  private capture(file: string, acceptEncoding: string): Promise<FileLookup> {
     return new Promise((resolve, reject) => {
       const req = { url: `/${file}`, method: 'GET', headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {} };
-      const res = new CaptureResponse();
-      res.on('finish', () => resolve(res.result(this.baseHeaders)));
+      const res = new CaptureResponse(MAX_ENTRY_BYTES);
       res.on('error', reject);
-      this.files(req as unknown as IncomingMessage, res as unknown as ServerResponse, () => resolve(null));
+      void res.outcome.then((outcome) => {
+        if (outcome === 'unreadable') return resolve('absent');
+        if (outcome === 'large' || res.statusCode !== 200) return resolve('large');
+        const base = new Set(Object.keys(this.baseHeaders).map((name) => name.toLowerCase()));
+        const own = Object.entries(res.headers()).filter(([name]) => !base.has(name.toLowerCase()));
+        const etag = own.find(([name]) => name.toLowerCase() === 'etag')?.[1] as string | undefined;
+        resolve({ headers: { ...this.baseHeaders, ...Object.fromEntries(own) }, etag, body: res.body() });
+      });
+      this.files(req as unknown as IncomingMessage, res as unknown as ServerResponse, () => resolve('absent'));
     });
-  }
-}
-
-/**
- * Makes sirv's answer on `res` carry no Cache-Control: its dev mode (see site-state.ts) adds
- * `no-cache`, which the reference never sends.
- */
-export function withoutCacheControl(res: ServerResponse): ServerResponse {
-  const writeHead = res.writeHead.bind(res) as (status: number, headers?: OutgoingHttpHeaders) => ServerResponse;
-  res.writeHead = ((status: number, headers?: OutgoingHttpHeaders) => {
-    if (headers) delete headers['Cache-Control'];
-    return writeHead(status, headers);
-  }) as ServerResponse['writeHead'];
-  return res;
-}
-
-/** Just enough of a ServerResponse for sirv to write into. */
-class CaptureResponse extends Writable {
-  statusCode = 200;
-  private readonly headers: OutgoingHttpHeaders = {};
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-
-  setHeader(name: string, value: string | number): this {
-    this.headers[name.toLowerCase()] = value;
-    return this;
-  }
-  getHeader(name: string) {
-    return this.headers[name.toLowerCase()];
-  }
-  writeHead(status: number, headers: OutgoingHttpHeaders = {}): this {
-    this.statusCode = status;
-    for (const [name, value] of Object.entries(headers)) if (value !== undefined) this.setHeader(name, value as string);
-    return this;
-  }
-  override _write(chunk: Buffer, _: BufferEncoding, done: () => void): void {
-    this.size += chunk.length;
-    if (this.size <= MAX_ENTRY_BYTES) this.chunks.push(chunk);
-    done();
-  }
-  result(base: OutgoingHttpHeaders): CachedFile | null {
-    if (this.statusCode !== 200 || this.size > MAX_ENTRY_BYTES) return null;
-    const { vary: _vary, 'content-type': _type, 'cache-control': _cache, ...own } = this.headers;
-    return { headers: { ...base, ...own }, etag: own.etag as string | undefined, body: Buffer.concat(this.chunks, this.size) };
   }
 }

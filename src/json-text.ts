@@ -1,4 +1,5 @@
 import { NAME_FIELDS, type City } from './fields.js';
+import { prettyParts } from './pretty-json.js';
 
 // Bytes exactly as DRF's JSONRenderer writes them: compact separators, UTF-8 (not \u-escaped),
 // U+2028/U+2029 escaped, and floats as Python's repr() writes them (`66.0`, `1e-06`).
@@ -46,14 +47,20 @@ const COMMA = Buffer.from(',');
 const TAIL = Buffer.from(']}');
 /** Pages of up to this many cities are assembled into one buffer; larger ones are produced in parts. */
 const EAGER_CITIES = 500;
-const PART_BYTES = 256 * 1024;
+/** About the size of each part (a part ends with the city that reaches it). */
+export const PART_BYTES = 256 * 1024;
+
+/** An answer produced in parts, re-iterable, whose total length is known without producing it. */
+export interface Parts extends Iterable<Buffer> {
+  readonly byteLength: number;
+}
 
 /**
  * The paginated envelope, by concatenating already-serialized cities (`city(0..n-1)`): one buffer
  * for ordinary pages; for the largest (all cities on one page) a re-iterable sequence of parts of
  * about PART_BYTES, produced while being written, so such a page is never held whole.
  */
-export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Buffer): Iterable<Buffer> {
+export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Buffer): Iterable<Buffer> | Parts {
   const link = (url: string | null) => (url === null ? 'null' : jsonString(url));
   const head = `{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[`;
   if (n <= EAGER_CITIES) return [assemble(head, n, city)];
@@ -74,7 +81,26 @@ export function envelopeJson(count: number, next: string | null, previous: strin
     group.push(TAIL);
     yield Buffer.concat(group, size + TAIL.length);
   }
-  return { [Symbol.iterator]: parts };
+  return {
+    [Symbol.iterator]: parts,
+    get byteLength() {
+      let size = Buffer.byteLength(head) + n - 1 + TAIL.length;
+      for (let i = 0; i < n; i++) size += city(i).length;
+      return size;
+    },
+  };
+}
+
+/** Parts produced afresh on each iteration; their length is measured by producing them once. */
+export function lazyParts(produce: () => Iterable<Buffer>): Parts {
+  return {
+    [Symbol.iterator]: () => produce()[Symbol.iterator](),
+    get byteLength() {
+      let size = 0;
+      for (const part of produce()) size += part.length;
+      return size;
+    },
+  };
 }
 
 /** An ordinary page as one buffer: sized first, then each city copied once. */
@@ -99,29 +125,8 @@ export function detailJson(detail: string): string {
 
 /**
  * Re-indents compact JSON as Python's json.dumps(indent=n, separators=(',', ': ')) lays it out,
- * touching only whitespace, so every token keeps its exact spelling.
+ * touching only whitespace, so every token keeps its exact spelling (see pretty-json.ts).
  */
 export function indentJson(compact: string, indent: number): string {
-  const pad = (depth: number) => `\n${' '.repeat(indent * depth)}`;
-  let out = '';
-  let depth = 0;
-  for (let i = 0; i < compact.length; i++) {
-    const c = compact[i]!;
-    if (c === '"') {
-      let j = i + 1;
-      while (compact[j] !== '"') j += compact[j] === '\\' ? 2 : 1;
-      out += compact.slice(i, j + 1);
-      i = j;
-    } else if (c === '{' || c === '[') {
-      const close = c === '{' ? '}' : ']';
-      if (compact[i + 1] === close) {
-        out += c + close;
-        i++;
-      } else out += c + pad(++depth);
-    } else if (c === '}' || c === ']') out += pad(--depth) + c;
-    else if (c === ',') out += `,${pad(depth)}`;
-    else if (c === ':') out += ': ';
-    else out += c;
-  }
-  return out;
+  return Buffer.concat([...prettyParts([Buffer.from(compact)], indent)]).toString();
 }

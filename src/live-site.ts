@@ -1,9 +1,13 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { basename, dirname, join } from 'node:path';
-import { MANIFEST_PATH } from './manifest.js';
+import { MANIFEST_PATH, readManifestHead } from './manifest.js';
+import { isAlive, readHolder, siteSiblings } from './site-lock.js';
 import { loadSite, type SiteState } from './site-state.js';
+
+/** How often a held build lock is looked at again (its holder may have died). */
+const POLL_MS = 250;
 
 /**
  * The site a server answers from, kept consistent while its files change: while a build (ours
@@ -16,7 +20,11 @@ export class LiveSite {
   private replacing = 0;
   private readonly sending = new Set<ServerResponse>();
   private watcher: FSWatcher | undefined;
-  /** Which manifest file the state was loaded from: a build writes a new one when anything changed. */
+  /** Another process's build holds the lock: counted once in `replacing`. */
+  private external = false;
+  private followTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Which site the state was loaded from (see manifestId). */
   private manifestId = '';
 
   private constructor(private readonly dir: string, state: SiteState) {
@@ -51,37 +59,46 @@ export class LiveSite {
     }
   }
 
-  /** Follows builds made by other processes: files unused while their lock exists, reloaded after. */
-  watchBuilds(): void {
-    const parent = dirname(this.dir);
-    const lock = `.${basename(this.dir)}.lock`;
-    let external = false;
-    let timer: NodeJS.Timeout | undefined;
-    this.watcher = watch(parent, (_, name) => {
-      if (name !== lock && name !== basename(this.dir)) return;
-      if (name === lock && !external) {
-        external = true;
-        this.replacing++;
-      }
-      clearTimeout(timer);
-      timer = setTimeout(() => void this.settleExternal().then((done) => {
-        if (done && external) {
-          external = false;
-          this.replacing--;
-        }
-      }), 50);
+  /**
+   * Follows builds made by other processes: files unused while a live process holds the build
+   * lock (already at start, or from when it appears), the site reloaded once the lock is released.
+   * A lock whose holder is dead (a build killed with SIGKILL leaves it) is ignored: it is looked
+   * at again every POLL_MS while held, since the holder's death changes no file.
+   */
+  async watchBuilds(): Promise<void> {
+    const names = [basename(siteSiblings(this.dir).lock), basename(this.dir)];
+    this.watcher = watch(dirname(this.dir), (_, name) => {
+      if (names.includes(name as string)) this.followBuild(50);
     });
+    await this.checkBuild();
   }
 
   close(): void {
     this.watcher?.close();
+    clearTimeout(this.followTimer);
+    this.closed = true;
   }
 
-  private async settleExternal(): Promise<boolean> {
-    const locked = await readFile(join(dirname(this.dir), `.${basename(this.dir)}.lock`)).then(() => true, () => false);
-    if (locked) return false;
+  private followBuild(delay: number): void {
+    clearTimeout(this.followTimer);
+    if (this.closed) return;
+    this.followTimer = setTimeout(() => void this.checkBuild(), delay).unref();
+  }
+
+  private async checkBuild(): Promise<void> {
+    const holder = await readHolder(siteSiblings(this.dir).lock).catch(() => null);
+    if (holder !== null && isAlive(holder)) {
+      if (!this.external) {
+        this.external = true;
+        this.replacing++;
+      }
+      return this.followBuild(POLL_MS);
+    }
     await this.reload().catch(() => undefined);
-    return true;
+    if (this.external) {
+      this.external = false;
+      this.replacing--;
+    }
   }
 
   private async reload(): Promise<void> {
@@ -92,7 +109,11 @@ export class LiveSite {
   }
 }
 
+/**
+ * What identifies a site's content: its manifest head (generator, settings, dataset hash) and the
+ * manifest file itself (a build rewrites it whenever any file changed).
+ */
 async function manifestId(dir: string): Promise<string> {
   const { ino, size, mtimeMs } = await stat(join(dir, MANIFEST_PATH));
-  return `${ino}:${size}:${mtimeMs}`;
+  return JSON.stringify([ino, size, mtimeMs, await readManifestHead(dir)]);
 }

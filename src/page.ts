@@ -26,11 +26,11 @@ export function answerListing(index: CityIndex, pairs: readonly QueryPair[], bas
   const pageSize = pageSizeFrom(lastValue(pairs, 'page_size'));
   const slice = paginate(index.count, pageSize, lastValue(pairs, 'page'));
   if (!slice) return { status: 404, body: [INVALID_PAGE] };
-  const order = index.order(parseOrdering(lastValue(pairs, 'ordering')));
+  const positions = index.positions(parseOrdering(lastValue(pairs, 'ordering')), slice.start, slice.end);
   const link = (page: number | null) => listingUrl(baseUrl, withParam(pairs, 'page', page === null ? null : String(page)));
   const next = slice.number < slice.pages ? link(slice.number + 1) : null;
   const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : null;
-  return { status: 200, body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(order[slice.start + i]!)) };
+  return { status: 200, body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(positions[i]!)) };
 }
 
 /** `{baseUrl}/cities/` with a query string when there is one. */

@@ -87,17 +87,6 @@ export function withParam(pairs: readonly QueryPair[], name: string, value: stri
 }
 
 const ALWAYS_SAFE = /^[A-Za-z0-9_.\-~]*$/;
-/** What Django's iri_to_uri leaves as it is: RFC 3986's reserved and unreserved characters, and `%`. */
-const IRI_SAFE = /[^A-Za-z0-9_.\-~/#%[\]=:;$&()+,!?*@']/gu;
-
-/**
- * Django's `iri_to_uri` (`quote(iri, safe="/#%[]=:;$&()+,!?*@'~")`), as a redirect's Location
- * spells the request's query: anything else becomes %XX of its UTF-8 bytes (upper-case hex).
- */
-export function iriToUri(iri: string): string {
-  return iri.toWellFormed().replace(IRI_SAFE, encodeURIComponent);
-}
-
 /** Python's `quote_plus(s, safe='')`: UTF-8 percent-encoding, space as `+`, uppercase hex. */
 export function quotePlus(s: string): string {
   if (ALWAYS_SAFE.test(s)) return s;

@@ -1,12 +1,14 @@
 import { browsablePage } from './browsable.js';
 import type { CityIndex } from './city-index.js';
-import { detailJson, indentJson } from './json-text.js';
+import { detailJson, lazyParts } from './json-text.js';
 import { optionsMetadata } from './metadata.js';
 import { negotiate, type Negotiation } from './negotiate.js';
+import { prettyParts } from './pretty-json.js';
 import { answerListing, bodyBytes } from './page.js';
-import { iriToUri, lastValue, parseQuery, queryFieldCount, unquote, type QueryPair } from './query-string.js';
+import { lastValue, parseQuery, queryFieldCount, type QueryPair } from './query-string.js';
 import { MAX_TARGET_BYTES } from './server-limits.js';
 import { staticPathFor, type LayoutSettings } from './site-layout.js';
+import { escapeUriPath, iriToUri, pathInfo } from './url-path.js';
 
 // How the server answers each request, decided without I/O: a complete answer, a static file
 // for sirv to send, or a POST that needs the body. Headers and statuses are the reference's.
@@ -23,7 +25,7 @@ export interface ApiRequest {
 export interface SiteContext {
   readonly index: CityIndex;
   readonly baseUrl: string;
-  /** The base URL's path, where `/cities/` is mounted (`` or `/api/v1`). */
+  /** The base URL's path, decoded as request paths are (mountOf): `` or `/api/v1` or `/café`. */
   readonly mount: string;
   readonly layout: LayoutSettings;
   /** False while the site's files are being replaced: everything is then computed live. */
@@ -32,9 +34,16 @@ export interface SiteContext {
 
 export type Headers = Record<string, string>;
 
+export interface StaticRoute {
+  readonly kind: 'static';
+  /** The site file holding the answer. */
+  readonly file: string;
+  readonly headers: Headers;
+}
+
 export type Route =
   | { readonly kind: 'answer'; readonly status: number; readonly headers: Headers; readonly body: Buffer | Iterable<Buffer> }
-  | { readonly kind: 'static'; readonly file: string; readonly headers: Headers }
+  | StaticRoute
   | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
 
 export const ALLOW = 'GET, POST, HEAD, OPTIONS';
@@ -62,11 +71,10 @@ const URI_TOO_LONG = Buffer.from(detailJson(`Request-URI too long: the path and 
 
 export function route(req: ApiRequest, site: SiteContext): Route {
   if (req.target.length > MAX_TARGET_BYTES) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
-  const q = req.target.indexOf('?');
-  const path = unquote(q < 0 ? req.target : req.target.slice(0, q));
-  const query = q < 0 ? '' : req.target.slice(q + 1);
+  const { rawPath, query } = splitTarget(req.target);
+  const path = pathInfo(rawPath);
   if (path === `${site.mount}/cities`) {
-    return page(301, { ...DJANGO_HEADERS, Location: `${site.mount}/cities/${query ? `?${iriToUri(query)}` : ''}` }, '', HTML);
+    return page(301, { ...DJANGO_HEADERS, Location: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}` }, '', HTML);
   }
   if (path !== `${site.mount}/cities/`) return page(404, DJANGO_HEADERS, NOT_FOUND_PAGE, ERROR_HTML);
   if (queryFieldCount(query) > MAX_FIELDS) return badRequest();
@@ -95,6 +103,14 @@ export function route(req: ApiRequest, site: SiteContext): Route {
   }
 }
 
+/** A request target's path and query, as gunicorn splits it: a fragment off first, then the query. */
+function splitTarget(target: string): { rawPath: string; query: string } {
+  const hash = target.indexOf('#');
+  const rest = hash < 0 ? target : target.slice(0, hash);
+  const q = rest.indexOf('?');
+  return q < 0 ? { rawPath: rest, query: '' } : { rawPath: rest.slice(0, q), query: rest.slice(q + 1) };
+}
+
 /**
  * The origin form (`/path?query`) of a request target: an absolute-form target
  * (`http://host/cities/`, as sent to proxies) loses its scheme and authority, as gunicorn reads it.
@@ -111,29 +127,38 @@ export function render(req: ApiRequest, negotiation: Negotiation, status: number
   const indent = 'indent' in negotiation ? negotiation.indent : null;
   const html = 'renderer' in negotiation && negotiation.renderer === 'html';
   if (!html && !indent) return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? Buffer.from(body) : body };
-  const json = (typeof body === 'string' || Buffer.isBuffer(body) ? body : bodyBytes(body)).toString();
+  const json: Iterable<Buffer> = typeof body === 'string' ? [Buffer.from(body)] : Buffer.isBuffer(body) ? [body] : body;
+  let produce = () => prettyParts(json, indent!);
   if (html) {
-    pairs ??= parseQuery(req.target.split('?')[1] ?? '');
-    const headers = { ...API_HEADERS, 'Content-Type': HTML };
+    pairs ??= parseQuery(splitTarget(req.target).query);
     const shown = { Allow: ALLOW, 'Content-Type': 'application/json', Vary: 'Accept' };
-    const html = browsablePage({ method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, 'ordering'), pageSize: lastValue(pairs, 'page_size') });
-    return { kind: 'answer', status, headers, body: Buffer.from(html) };
+    const page = { method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, 'ordering'), pageSize: lastValue(pairs, 'page_size') };
+    produce = () => browsablePage(page);
   }
-  return { kind: 'answer', status, headers: JSON_HEADERS, body: Buffer.from(indentJson(json, indent!)) };
+  // A large answer (in parts) stays in parts, produced while it is sent.
+  const bytes = typeof body !== 'string' && !Buffer.isBuffer(body) && 'byteLength' in body ? lazyParts(produce) : bodyBytes(produce());
+  return { kind: 'answer', status, headers: html ? { ...API_HEADERS, 'Content-Type': HTML } : JSON_HEADERS, body: bytes };
 }
 
-const negotiations = new Map<string, Negotiation>();
+/** By format, then by Accept header (absent is its own key, never equal to any text). */
+const negotiations = new Map<string | undefined, Map<string | undefined, Negotiation>>();
+let remembered = 0;
 
 /** negotiate(), remembered for the few Accept headers clients really send. */
 function negotiateCached(format: string | undefined, accept: string | undefined): Negotiation {
-  const key = `${format ?? '\0'}\n${accept ?? '\0'}`;
-  let result = negotiations.get(key);
-  if (!result) {
-    result = negotiate(format, accept);
-    if (key.length > 512) return result; // a client's oddity, not worth keeping
-    if (negotiations.size >= 256) negotiations.clear();
-    negotiations.set(key, result);
+  const byAccept = negotiations.get(format);
+  const known = byAccept?.get(accept);
+  if (known) return known;
+  const result = negotiate(format, accept);
+  if ((format?.length ?? 0) + (accept?.length ?? 0) > 512) return result; // a client's oddity, not worth keeping
+  if (remembered >= 256) {
+    negotiations.clear();
+    remembered = 0;
   }
+  let forFormat = negotiations.get(format);
+  if (!forFormat) negotiations.set(format, (forFormat = new Map()));
+  forFormat.set(accept, result);
+  remembered++;
   return result;
 }
 

@@ -7,6 +7,7 @@ import { CityWriter } from './city-writer.js';
 import type { Collation } from './collation.js';
 import { CitiesApiError } from './errors.js';
 import { createHttpServer } from './http-server.js';
+import { SendGate } from './send-gate.js';
 import { answerConnect, createHandler } from './server.js';
 import { resolveLimits, type ServerLimits } from './server-limits.js';
 import { DEFAULT_PAGE_SIZES, normalizeBaseUrl } from './settings.js';
@@ -16,6 +17,7 @@ import { sha256 } from './file-output.js';
 import { checkWritable } from './dataset-file.js';
 import { LockBusyError, siteSiblings, whileBusy } from './site-lock.js';
 import { tokenProblems } from './token-auth.js';
+import { escapeUriPath } from './url-path.js';
 
 const DEFAULT_LOCK_WAIT = 10_000;
 
@@ -37,7 +39,7 @@ export interface ServeOptions {
   readonly watch?: boolean | undefined;
   /** How long a POST or a rebuild waits for a lock another process holds (the site's build lock, the dataset's), in ms; default 10 s. */
   readonly lockWait?: number | undefined;
-  /** Timeouts and header size; each defaults to DEFAULT_LIMITS' (see server-limits.ts). */
+  /** Timeouts, header size and memory for answers; each defaults to DEFAULT_LIMITS' (see server-limits.ts). */
   readonly limits?: Partial<ServerLimits> | undefined;
   readonly log?: (line: string) => void;
 }
@@ -73,6 +75,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     get writer() { return writer; },
     token: options.token,
     bodyTimeout: limits.bodyTimeout,
+    gate: new SendGate(limits.maxBufferedBytes, limits.sendTimeout),
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
   });
   let isReady = false;
@@ -120,7 +123,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     };
     if (options.data) await buildFrom(options.data);
     live = await LiveSite.open(options.dir);
-    live.watchBuilds();
+    await live.watchBuilds();
     if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== settings()!.baseUrl) {
       throw new CitiesApiError(`${options.dir} was built for ${settings()!.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
     }
@@ -156,7 +159,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   isReady = true;
   ready();
   const { context } = live!.current;
-  const apiUrl = `${url}${context.mount}/cities/`;
+  const apiUrl = `${url}${escapeUriPath(context.mount)}/cities/`;
   log(`serving ${options.dir} at ${apiUrl} (${context.index.count} cities; links on ${context.baseUrl})`);
   return {
     url,

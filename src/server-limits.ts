@@ -1,7 +1,8 @@
 import { CitiesApiError } from './errors.js';
 
-// What a single client may cost the server: how long it may take to send a request and how
-// large the request line and headers may be. Pure: serve.ts applies them to node:http.
+// What a single client may cost the server: how long it may take to send a request, how large
+// the request line and headers may be, how long it may leave an answer unread, and what all
+// answers may hold in memory. Pure: serve.ts applies them to node:http and the send gate.
 
 export interface ServerLimits {
   /** Time to receive the request line and all headers, from the request's first byte (ms). */
@@ -14,6 +15,10 @@ export interface ServerLimits {
   readonly keepAliveTimeout: number;
   /** Request line plus headers, in bytes; beyond it node:http answers 431. */
   readonly maxHeaderSize: number;
+  /** How long a client may take no byte of an answer before its connection is closed (ms), as nginx's send_timeout. */
+  readonly sendTimeout: number;
+  /** Bytes answers may hold in memory at once, across connections; beyond it further answers wait (see send-gate.ts). */
+  readonly maxBufferedBytes: number;
 }
 
 /** Request targets (path and query) longer than this are answered 414, as nginx's default 8k buffer does. */
@@ -26,6 +31,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   keepAliveTimeout: 5_000,
   // Well above MAX_TARGET_BYTES, so a long URL gets its 414 rather than node's 431.
   maxHeaderSize: 64 * 1024,
+  sendTimeout: 60_000,
+  maxBufferedBytes: 64 * 1024 * 1024,
 };
 
 /** The defaults with some replaced, checked: positive integers, headers within the request time. */

@@ -1,13 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CreateRefused, type CityWriter } from './city-writer.js';
 import { validateNewCity } from './create-city.js';
-import { detailJson, cityJson } from './json-text.js';
+import { detailJson, cityJson, PART_BYTES, type Parts } from './json-text.js';
 import type { Negotiation } from './negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from './page.js';
 import { rawResponse } from './raw-answer.js';
-import { badRequest, JSON_HEADERS, originForm, render, route, type ApiRequest, type Headers, type Route, type SiteContext } from './respond.js';
-import { withoutCacheControl, type CachedFile } from './file-cache.js';
+import { badRequest, JSON_HEADERS, originForm, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './respond.js';
+import type { FileLookup } from './file-cache.js';
+import { holdBytes, type SendGate } from './send-gate.js';
+import { RelayResponse } from './sirv-response.js';
+
+/** What a file stream reads at a time (fs.createReadStream's default highWaterMark). */
+const FILE_CHUNK_BYTES = 64 * 1024;
 import { DEFAULT_LIMITS } from './server-limits.js';
 import type { SiteState } from './site-state.js';
 import { checkToken } from './token-auth.js';
@@ -22,6 +27,8 @@ export interface HandlerOptions {
   readonly token?: string | undefined;
   /** Longest pause within a POST body (ms). */
   readonly bodyTimeout?: number;
+  /** Decides when each answer may be computed (see send-gate.ts); without one, at once. */
+  readonly gate?: SendGate;
   readonly onError?: (error: unknown) => void;
 }
 
@@ -32,17 +39,20 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     if (!res.headersSent) send(res, 500, { 'Content-Type': 'application/json' }, Buffer.from(detailJson('A server error occurred.')));
     else res.destroy();
   };
-  return (req, res) => {
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
+    const fail = failed(res);
     try {
-      handle(req, res, options)?.catch(failed(res));
+      handle(req, res, options, fail)?.catch(fail);
     } catch (error) {
-      failed(res)(error);
+      fail(error);
     }
   };
+  const { gate } = options;
+  return gate ? (req, res) => gate.admit(res, () => answer(req, res)) : answer;
 }
 
 /** Answers synchronously when it can (the hot paths); returns a promise when it must wait. */
-function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions): Promise<void> | void {
+function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, fail: (error: unknown) => void): Promise<void> | void {
   const site = options.site();
   const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
   const apiRequest: ApiRequest = {
@@ -54,9 +64,19 @@ function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptio
   const decision = route(apiRequest, site.context);
   if (decision.kind === 'answer') return send(res, decision.status, decision.headers, decision.body);
   if (decision.kind === 'static') {
-    const cached = site.cache.get(decision.file, req.headers['accept-encoding']);
-    if (cached instanceof Promise) return cached.then((entry) => sendFile(req, res, decision.file, decision.headers, entry, site, options));
-    return sendFile(req, res, decision.file, decision.headers, cached, site, options);
+    // A file the site should hold but that is missing or unreadable: the answer is computed instead.
+    const live = () => {
+      try {
+        const answer = route(apiRequest, { ...site.context, useFiles: false });
+        if (answer.kind !== 'answer') throw new Error(`${apiRequest.method} ${apiRequest.target} has no live answer`);
+        send(res, answer.status, answer.headers, answer.body);
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const found = site.cache.get(decision.file, req.headers['accept-encoding']);
+    if (found instanceof Promise) return found.then((entry) => sendFile(req, res, decision, entry, site, options, live));
+    return sendFile(req, res, decision, found, site, options, live);
   }
   return create(req, res, options, apiRequest, decision);
 }
@@ -69,14 +89,19 @@ export function answerConnect(req: IncomingMessage, site: SiteContext): Buffer {
   return rawResponse(answer.status, answer.headers, Buffer.isBuffer(answer.body) ? answer.body : bodyBytes(answer.body));
 }
 
-function sendFile(req: IncomingMessage, res: ServerResponse, file: string, headers: Headers, cached: CachedFile | null, site: SiteState, options: HandlerOptions): void {
-  if (cached && req.headers['if-none-match'] === cached.etag) return send(res, 304, headers);
-  if (cached) return send(res, 200, cached.headers as Headers, cached.body);
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+function sendFile(req: IncomingMessage, res: ServerResponse, { file, headers }: StaticRoute, found: FileLookup, site: SiteState, options: HandlerOptions, live: () => void): void {
+  if (found === 'absent') return live();
+  if (found !== 'large') {
+    if (found.etag !== undefined && req.headers['if-none-match'] === found.etag) return send(res, 304, headers);
+    return send(res, 200, found.headers as Headers, found.body);
+  }
+  holdBytes(res, 2 * FILE_CHUNK_BYTES);
+  const relay = new RelayResponse(res, live);
+  for (const name in headers) relay.setHeader(name, headers[name]!);
   delete req.headers.range;
   req.url = `/${file}`;
   options.track?.(res);
-  site.files(req, withoutCacheControl(res), () => send(res, 404, headers, Buffer.from(detailJson('Not found.'))));
+  site.files(req, relay as unknown as ServerResponse, live);
 }
 
 async function create(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, apiRequest: ApiRequest, decision: Extract<Route, { kind: 'create' }>): Promise<void> {
@@ -113,20 +138,31 @@ function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiati
   send(res, status, answer.headers, answer.body);
 }
 
-function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | Iterable<Buffer>): void {
+function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | Iterable<Buffer> | Parts): void {
   for (const name in headers) res.setHeader(name, headers[name]!);
   if (Array.isArray(body) && body.length === 1) body = body[0] as Buffer;
+  const head = res.req.method === 'HEAD';
   if (body === undefined || Buffer.isBuffer(body)) {
     if (body) res.setHeader('Content-Length', body.length);
+    if (body && !head) holdBytes(res, body.length);
     res.writeHead(status);
     res.end(body);
     return;
   }
-  // A large page in parts (a few hundred KiB each): measured, then sent part by part, never assembled.
-  let length = 0;
-  for (const part of body) length += part.length;
-  res.setHeader('Content-Length', length);
+  // A large page in parts (a few hundred KiB each): measured, then each part produced once the
+  // client has taken the previous one, so at most about one part is held; never assembled.
+  res.setHeader('Content-Length', 'byteLength' in body ? body.byteLength : bodyBytes(body).length);
   res.writeHead(status);
-  if (res.req.method !== 'HEAD') for (const part of body) res.write(part);
-  res.end();
+  if (head) return void res.end();
+  holdBytes(res, 2 * PART_BYTES);
+  const parts = body[Symbol.iterator]();
+  const pump = (): void => {
+    try {
+      for (let part = parts.next(); !part.done; part = parts.next()) if (!res.write(part.value)) return void res.once('drain', pump);
+      res.end();
+    } catch (error) {
+      res.destroy(error as Error); // the headers are sent: the connection is the only way to say it
+    }
+  };
+  pump();
 }

@@ -1,6 +1,7 @@
 import { isCollation, type Collation } from './collation.js';
 import { CitiesApiError, shortText } from './errors.js';
 import { PRECOMPUTABLE_ORDERINGS } from './ordering.js';
+import { canonicalPath } from './url-path.js';
 
 export const DEFAULT_DATA = 'data/cities.csv';
 export const DEFAULT_OUT = 'dist';
@@ -8,7 +9,10 @@ export const DEFAULT_BASE_URL = 'http://localhost:8080';
 export const DEFAULT_COLLATION: Collation = 'locale';
 export const DEFAULT_PAGE_SIZES: readonly number[] = [10, 20, 50, 100];
 
-/** An absolute http(s) URL without query or fragment, normalized, with no trailing slash. */
+/**
+ * An absolute http(s) URL without query or fragment, normalized, with no trailing slash; its path
+ * spelled as the reference writes it in links (Django's escape_uri_path of the decoded path).
+ */
 export function normalizeBaseUrl(text: string): string {
   let url: URL;
   try {
@@ -22,7 +26,7 @@ export function normalizeBaseUrl(text: string): string {
   if (url.search || url.hash || url.username || url.password) {
     throw new CitiesApiError(`invalid base URL "${shortText(text)}": it must not carry a query, fragment or credentials`, 2);
   }
-  return url.href.replace(/\/+$/, '');
+  return `${url.protocol}//${url.host}${canonicalPath(url)}`;
 }
 
 /** `10,20,50,100` as distinct positive integers in ascending order. */

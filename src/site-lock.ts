@@ -132,7 +132,7 @@ async function linked(from: string, to: string): Promise<boolean> {
 }
 
 /** The pid in a lock file (0 when unreadable), or null when there is no such file. */
-async function readHolder(file: string): Promise<number | null> {
+export async function readHolder(file: string): Promise<number | null> {
   try {
     return Number((await readFile(file, 'utf8')).trim()) || 0;
   } catch (error) {

@@ -7,6 +7,7 @@ import { FileCache } from './file-cache.js';
 import { CityTable } from './city-table.js';
 import { DATASET_PATH, readManifestHead, type ManifestHead } from './manifest.js';
 import { STATIC_HEADERS, type SiteContext } from './respond.js';
+import { mountOf } from './url-path.js';
 
 export type FileHandler = ReturnType<typeof sirv>;
 
@@ -27,7 +28,7 @@ export async function loadSite(dir: string): Promise<SiteState> {
   const context: SiteContext = {
     index: new CityIndex(table, collation),
     baseUrl,
-    mount: new URL(baseUrl).pathname.replace(/\/+$/, ''),
+    mount: mountOf(baseUrl),
     layout: { count: table.count, pageSizes, orderings },
   };
   // sirv's dev mode looks each file up when asked instead of walking the whole tree at start:

@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/city-index.js';
 import { CityTable } from '../src/city-table.js';
 import { compareCodePoints } from '../src/codepoint.js';
-import type { Collation } from '../src/collation.js';
-import type { NameField } from '../src/fields.js';
-import { orderingKey, parseOrdering } from '../src/ordering.js';
+import fc from 'fast-check';
+import { comparatorFor, type Collation } from '../src/collation.js';
+import { NAME_FIELDS, type City, type NameField } from '../src/fields.js';
+import { orderingKey, parseOrdering, type Ordering } from '../src/ordering.js';
 import { makeCity } from './helpers.js';
 
 describe('parseOrdering keeps what DRF OrderingFilter keeps', () => {
@@ -104,5 +105,103 @@ describe('multi-field orderings compare field by field', () => {
     ];
     const index = new CityIndex(CityTable.fromCities(cities), 'codepoint');
     expect([...index.order(parseOrdering('name_en,-name_ar'))].map((p) => cities[p]!.id)).toEqual([2, 4, 1, 3]);
+  });
+});
+
+/** The reference definition: a comparator over collated names, field by field, then id ascending. */
+function comparatorOrder(cities: readonly City[], ordering: Ordering, collation: Collation): number[] {
+  const keys = ordering.length ? ordering : [{ field: 'top' as const }, { field: 'name_en' as const, descending: false }];
+  return cities.map((c) => c.id).sort((a, b) => {
+    const x = cities.find((c) => c.id === a)!, y = cities.find((c) => c.id === b)!;
+    for (const term of keys) {
+      if (term.field === 'top') {
+        if (x.top !== y.top) return x.top ? -1 : 1;
+        continue;
+      }
+      const d = comparatorFor(term.field, collation)(x[term.field], y[term.field]);
+      if (d) return term.descending ? -d : d;
+    }
+    return a - b;
+  });
+}
+
+describe('orders composed from ranks (counting passes) equal a comparator sort', () => {
+  // A tiny alphabet makes ties frequent on every field, so each term and the id decide often;
+  // 'distinct' fields give every city its own name, where later terms must never matter.
+  const tiny = fc.constantFrom('a', 'b', 'B', 'é', 'e\u0301', '東', '');
+  const orderingText = fc.array(fc.tuple(fc.constantFrom<NameField>('name_en', 'name_ar', 'name_fr', 'name_de', 'name_ch'), fc.boolean()), { maxLength: 5 })
+    .map((terms) => terms.map(([field, descending]) => (descending ? `-${field}` : field)).join(','));
+  const dataset = fc.uniqueArray(fc.integer({ min: 1, max: 10_000 }), { maxLength: 60 }).chain((ids) => fc.tuple(
+    ...ids.map((id, i) => fc.record({ en: tiny, ar: tiny, fr: tiny, top: fc.boolean() }).map((r) =>
+      makeCity(id, { name: `d${i}`, name_en: r.en, name_ar: r.ar, name_fr: r.fr, top: r.top }))),
+  ));
+
+  it.each<[Collation]>([['codepoint'], ['locale']])('%s collation: every ordering, asked in any sequence (cached or not)', (collation) => {
+    fc.assert(
+      fc.property(dataset, fc.array(orderingText, { minLength: 1, maxLength: 6 }), (cities, texts) => {
+        const index = new CityIndex(CityTable.fromCities(cities), collation);
+        for (const text of [...texts, ...texts]) {
+          const ordering = parseOrdering(text);
+          expect([...index.order(ordering)].map((p) => cities[p]!.id), text).toEqual(comparatorOrder(cities, ordering, collation));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it.each<[Collation]>([['codepoint'], ['locale']])('%s collation: any page of a new ordering is ordered alone as the whole order would place it', (collation) => {
+    fc.assert(
+      fc.property(dataset, orderingText, fc.nat(70), fc.nat(20), (cities, text, from, length) => {
+        const index = new CityIndex(CityTable.fromCities(cities), collation);
+        const ordering = parseOrdering(text);
+        const [start, end] = [Math.min(from, cities.length), Math.min(from + length, cities.length)];
+        expect([...index.positions(ordering, start, end)].map((p) => cities[p]!.id)).toEqual(comparatorOrder(cities, ordering, collation).slice(start, end));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a page inside thousands of ties on the first term is still ordered by the rest', () => {
+    const cities = Array.from({ length: 6000 }, (_, i) => makeCity(6000 - i, { name_en: i % 1000 ? 'same' : `u${i}`, name_ar: 'abc'[i % 3], name_fr: `f${i % 7}` }));
+    const index = new CityIndex(CityTable.fromCities(cities), 'codepoint');
+    const ordering = parseOrdering('name_en,-name_ar,name_fr');
+    const expected = comparatorOrder(cities, ordering, 'codepoint');
+    for (const [start, end] of [[0, 10], [2500, 2600], [5990, 6000]] as const) {
+      expect([...index.positions(ordering, start, end)].map((p) => cities[p]!.id)).toEqual(expected.slice(start, end));
+    }
+  });
+
+  it.each([
+    ['a field named twice keeps its first direction', 'name_en,-name_ar,-name_en', 'name_en,-name_ar'],
+    ['terms after an all-distinct field cannot decide', 'name_de,name_en', 'name_de'],
+  ])('%s', (_, given, same) => {
+    const cities = [3, 1, 4, 5, 9, 2, 6].map((id, i) => makeCity(id, { name_en: 'ab'[i % 2], name_ar: 'xyz'[i % 3], name_de: `d${7 - i}` }));
+    const index = new CityIndex(CityTable.fromCities(cities), 'codepoint');
+    expect([...index.order(parseOrdering(given))]).toEqual([...index.order(parseOrdering(same))]);
+    expect([...index.order(parseOrdering(given))].map((p) => cities[p]!.id)).toEqual(comparatorOrder(cities, parseOrdering(same), 'codepoint'));
+  });
+});
+
+describe('order cache keys are injective', () => {
+  it('orderingKey parses back to the same ordering, for every ordering of up to three terms', () => {
+    const terms = NAME_FIELDS.flatMap((field) => [{ field, descending: false }, { field, descending: true }]);
+    const keys = new Set<string>();
+    let checked = 0;
+    const check = (ordering: Ordering) => {
+      const key = orderingKey(ordering);
+      expect(parseOrdering(key)).toEqual(ordering);
+      keys.add(key);
+      checked++;
+    };
+    check([]);
+    for (const a of terms) {
+      check([a]);
+      for (const b of terms) {
+        if (b.field === a.field) continue;
+        check([a, b]);
+        for (const c of terms.slice(0, 8)) if (c.field !== a.field && c.field !== b.field) check([a, b, c]);
+      }
+    }
+    expect(keys.size).toBe(checked);
   });
 });

@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 /** What came back on a raw connection: the first response (if any), every byte, and how it ended. */
@@ -99,4 +99,39 @@ export function decodedBody(res: { headers: Record<string, string | string[] | u
     // truncated (HEAD) or not what it claims: the raw bytes are checked instead
   }
   return res.body;
+}
+
+/**
+ * Reads `count` consecutive responses (each with a Content-Length) from a connected socket,
+ * handing each to `each` as it completes, so that many large answers need not be held at once.
+ */
+export function readResponses(socket: Socket, count: number, each: (res: { status: number; headers: Record<string, string>; body: Buffer }, index: number) => void, timeout = 60_000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let buffered: Buffer = Buffer.alloc(0);
+    let read = 0;
+    const timer = setTimeout(() => done(new Error(`${read} of ${count} responses read before the timeout`)), timeout);
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      socket.off('data', onData);
+      if (error) reject(error);
+      else resolve(read);
+    };
+    const onData = (chunk: Buffer) => {
+      buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const { status, headers } = parseResponse(buffered.subarray(0, end + 4));
+        const length = Number(headers['content-length']);
+        if (status === null || !Number.isFinite(length)) return done(new Error(`response ${read} has no Content-Length`));
+        if (buffered.length < end + 4 + length) return;
+        each({ status, headers, body: buffered.subarray(end + 4, end + 4 + length) }, read++);
+        buffered = buffered.subarray(end + 4 + length);
+        if (read === count) return done();
+      }
+    };
+    socket.on('data', onData);
+    socket.once('close', () => done(read === count ? undefined : new Error(`the server closed after ${read} of ${count} responses`)));
+    socket.resume();
+  });
 }

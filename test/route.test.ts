@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/city-index.js';
 import { CityTable } from '../src/city-table.js';
 import { bodyBytes } from '../src/page.js';
+import { negotiate } from '../src/negotiate.js';
+import { quotePlus } from '../src/query-string.js';
 import { originForm, route, type SiteContext } from '../src/respond.js';
 import { makeCity } from './helpers.js';
 
@@ -116,5 +118,35 @@ describe('answers found different from DRF, now as DRF gives them', () => {
 
   it("the redirect's Location spells the query as Django's iri_to_uri does", () => {
     expect(live('/cities?a={|}&b="<x>"^`\\&c=%41+é').headers.Location).toBe('/cities/?a=%7B%7C%7D&b=%22%3Cx%3E%22%5E%60%5C&c=%41+%C3%A9');
+  });
+});
+
+describe('no request changes what the next one gets (negotiation memo keys are injective)', () => {
+  /** What route() must answer for ?page=2 with this format and Accept, computed without any memo. */
+  const fresh = (format: string | undefined, accept: string | undefined) => {
+    const n = negotiate(format, accept);
+    return 'status' in n ? n.status : n.renderer === 'json' && n.indent === null ? 'static' : 200;
+  };
+  const target = (format: string | undefined) => `/cities/?page=2${format === undefined ? '' : `&format=${quotePlus(format)}`}`;
+  type Ask = readonly [format: string | undefined, accept: string | undefined];
+
+  it.each<[string, Ask, Ask]>([
+    ['format=%00 vs no format', ['\0', 'application/json'], [undefined, 'application/json']],
+    ['Accept NUL vs no Accept', [undefined, '\0'], [undefined, undefined]],
+    ['both NUL vs neither', ['\0', '\0'], [undefined, undefined]],
+    ['a newline moved from format to Accept', ['api\ntext/html', undefined], ['api', 'text/html\n\0']],
+    ['format=json vs format=json plus what was the separator', ['json\n', 'text/html'], ['json', '\ntext/html']],
+    ['empty format vs no format', ['', 'image/png'], [undefined, 'image/png']],
+  ])('%s', (_, first, second) => {
+    for (const [a, b] of [[first, second], [second, first]] as const) {
+      for (const [format, accept] of [a, b, a, b]) {
+        expect(status(target(format), 'GET', accept), `format ${JSON.stringify(format)}, Accept ${JSON.stringify(accept)}`).toBe(fresh(format, accept));
+      }
+    }
+  });
+
+  it('the pairs above do differ, so a shared key would show', () => {
+    expect(fresh('\0', 'application/json')).not.toBe(fresh(undefined, 'application/json'));
+    expect(fresh(undefined, '\0')).not.toBe(fresh(undefined, undefined));
   });
 });

@@ -1,0 +1,78 @@
+// Request paths as the reference (Django behind gunicorn) reads and writes them. gunicorn
+// percent-decodes the path to bytes (PATH_INFO); Django decodes those as UTF-8, putting invalid
+// bytes back as %XX (repercent_broken_unicode), and matches routes on that text. Links and
+// redirects carry the path re-encoded by escape_uri_path, the query by iri_to_uri.
+
+/** Django's `request.path` for a raw request path (`/caf%C3%A9/cities/` → `/café/cities/`). */
+export function pathInfo(raw: string): string {
+  if (!/[%\x80-\uffff]/.test(raw)) return raw;
+  // Python's unquote_to_bytes: %XX is a byte, any other character its UTF-8 bytes.
+  const bytes: number[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] === '%' && /^[0-9A-Fa-f]{2}$/.test(raw.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(raw.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else {
+      const point = raw.codePointAt(i)!;
+      if (point > 0xffff) i++;
+      bytes.push(...Buffer.from(String.fromCodePoint(point).toWellFormed()));
+    }
+  }
+  let path = '';
+  for (let i = 0; i < bytes.length; ) {
+    const length = sequenceLength(bytes, i);
+    if (length) path += Buffer.from(bytes.slice(i, i + length)).toString('utf8');
+    else path += `%${bytes[i]!.toString(16).toUpperCase().padStart(2, '0')}`;
+    i += length || 1;
+  }
+  return path;
+}
+
+/** Length of the well-formed UTF-8 sequence starting at `i` (Unicode table 3-7), or 0. */
+function sequenceLength(bytes: readonly number[], i: number): number {
+  const b = bytes[i]!;
+  if (b < 0x80) return 1;
+  const [length, low, high] = b >= 0xc2 && b <= 0xdf ? [2, 0x80, 0xbf]
+    : b === 0xe0 ? [3, 0xa0, 0xbf] : b === 0xed ? [3, 0x80, 0x9f] : b >= 0xe1 && b <= 0xef ? [3, 0x80, 0xbf]
+    : b === 0xf0 ? [4, 0x90, 0xbf] : b === 0xf4 ? [4, 0x80, 0x8f] : b >= 0xf1 && b <= 0xf3 ? [4, 0x80, 0xbf] : [0, 0, 0];
+  if (!length) return 0;
+  const second = bytes[i + 1];
+  if (second === undefined || second < low || second > high) return 0;
+  for (let k = 2; k < length; k++) {
+    const next = bytes[i + k];
+    if (next === undefined || next < 0x80 || next > 0xbf) return 0;
+  }
+  return length;
+}
+
+/**
+ * Python's `urllib.parse.quote(text, safe)`: UTF-8 percent-encoding (uppercase hex) of all but
+ * letters, digits, `_.-~` and the `safe` characters.
+ */
+function pyQuote(text: string, safe: string): string {
+  return encodeURIComponent(text.toWellFormed()).replace(/%([0-7][0-9A-F])|[!'()*]/g, (match, hex?: string) => {
+    const char = hex ? String.fromCharCode(parseInt(hex, 16)) : match;
+    if (safe.includes(char)) return char;
+    return hex ? match : `%${char.charCodeAt(0).toString(16).toUpperCase()}`;
+  });
+}
+
+/** Django's escape_uri_path: a path as links and redirects carry it. */
+export function escapeUriPath(path: string): string {
+  return pyQuote(path, "/:@&+$,-_.!~*'()");
+}
+
+/** Django's iri_to_uri: a query string as a redirect carries it. */
+export function iriToUri(text: string): string {
+  return pyQuote(text, "/#%[]=:;$&()+,!?*@'~");
+}
+
+/** Where `/cities/` is mounted for a base URL, as request paths are matched: `` or e.g. `/café`. */
+export function mountOf(baseUrl: string): string {
+  return pathInfo(new URL(baseUrl).pathname).replace(/\/+$/, '');
+}
+
+/** A base URL's path as the reference would write it in links (`/caf%C3%A9`), without trailing slashes. */
+export function canonicalPath(url: URL): string {
+  return escapeUriPath(pathInfo(url.pathname)).replace(/\/+$/, '');
+}
