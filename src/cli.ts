@@ -96,6 +96,7 @@ export async function runMain(options: RunOptions): Promise<number> {
       const name = flags.out ?? c.out ?? DEFAULT_OUT;
       const where = result.dir === out ? '' : ` (→ ${result.dir})`;
       say(`built ${name}/${where}: ${result.files} files: ${result.written} written, ${result.unchanged} unchanged, ${result.removed} removed in ${result.seconds.toFixed(2)} s`);
+      if (result.leftover) say(`could not delete the previous site ${result.leftover}; it holds nothing the new site needs: delete it by hand (the next build tries again)`);
       if (result.kept.length) say(`kept ${result.kept.length} ${result.kept.length === 1 ? 'file' : 'files'} that ${result.kept.length === 1 ? 'is' : 'are'} not the site's: ${listSome(result.kept)}`);
     });
 

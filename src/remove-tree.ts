@@ -1,5 +1,5 @@
 import type { Dir } from 'node:fs';
-import { lstat, opendir, rmdir, unlink } from 'node:fs/promises';
+import { chmod, lstat, opendir, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runBounded } from './run-bounded.js';
 
@@ -13,7 +13,10 @@ const IN_FLIGHT = 32;
  */
 export async function removeTree(dir: string): Promise<void> {
   try {
-    if (!(await lstat(dir)).isDirectory()) return await unlink(dir);
+    const stats = await lstat(dir);
+    if (!stats.isDirectory()) return await unlink(dir);
+    // A read-only directory (someone's, carried into a site with its permissions) is made writable to empty it.
+    if (!(stats.mode & 0o200)) await chmod(dir, (stats.mode & 0o7777) | 0o700).catch(() => undefined);
   } catch (error) {
     return ignoreMissing(error as NodeJS.ErrnoException);
   }

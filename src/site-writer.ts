@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, readdir, rename, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import fg from 'fast-glob';
 import type { SpaceGuard } from './disk-space.js';
@@ -21,6 +21,8 @@ export interface WriteStats {
   readonly removed: number;
   /** Entries of the site directory that are not the site's, kept as they were (directories end with `/`). */
   readonly kept: readonly string[];
+  /** The previous tree, moved aside, when it could not be deleted (the next build tries again), and why. */
+  readonly leftover?: string;
 }
 
 export interface WriteOptions {
@@ -40,6 +42,28 @@ export interface WriteOptions {
  * path (resolveSiteDir): a symbolic link there would be renamed, not its target.
  */
 export async function writeSite(outDir: string, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
+  return writeSiteLocked(outDir, entries, manifest, options).catch((error: Error) => {
+    throw environmentError(error, outDir);
+  });
+}
+
+const ENVIRONMENT: Record<string, string> = {
+  ENOSPC: 'free some space',
+  EDQUOT: 'free some space (disk quota)',
+  EACCES: 'check the permissions of the site directory and its parent',
+  EPERM: 'check the permissions of the site directory and its parent',
+  EROFS: 'build on a writable filesystem',
+  EMFILE: 'raise the open files limit (ulimit -n)',
+};
+
+/** A failure of the machine rather than of the build (no space, no permission...), said with the path and what to do. */
+function environmentError(error: Error, outDir: string): Error {
+  const code = (error as NodeJS.ErrnoException).code ?? /^(E[A-Z]+):/.exec(error.message)?.[1];
+  const advice = code && ENVIRONMENT[code];
+  return advice ? new CitiesApiError(`cannot build ${outDir}: ${error.message}; ${advice} and build again (the site was left as it was)`, 2) : error;
+}
+
+async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
   await mkdir(dirname(outDir), { recursive: true });
   const release = await lockSite(outDir);
   try {
@@ -62,11 +86,13 @@ export async function writeSite(outDir: string, entries: Iterable<SiteEntry>, ma
       const { removed, kept } = await keepForeignFiles(outDir, staging, new SiteOwnership(old), inNewSite);
       const paths = sortedPaths(site.files);
       const manifestStats = await placeManifest(outDir, staging, old, manifest, site.files, paths, options.force ? 'no' : cache ? 'as built' : 'if same bytes');
-      await swapIn(outDir, staging, previous);
-      await site.records.write(outDir, paths, manifestStats.stats).catch(() => undefined);
+      const hadOld = await swapIn(outDir, staging, previous);
+      // The new site is in place: what follows only tidies, and cannot fail the build.
+      await site.records.write(outDir, paths, manifestStats.stats).catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
+      const leftover = hadOld ? await removeTree(previous).then(() => undefined, (error: Error) => `${previous}: ${error.message}`) : undefined;
       const written = site.written + (manifestStats.reused ? 0 : 1);
       const unchanged = site.unchanged + (manifestStats.reused ? 1 : 0);
-      return { files: written + unchanged, written, unchanged, removed, kept };
+      return { files: written + unchanged, written, unchanged, removed, kept, ...(leftover && { leftover }) };
     } catch (error) {
       await removeTree(staging);
       throw error;
@@ -113,7 +139,8 @@ async function hasEntries(dir: string): Promise<boolean> {
   return (await readdir(dir).catch(() => [])).length > 0;
 }
 
-async function swapIn(outDir: string, staging: string, previous: string): Promise<void> {
+/** Moves the old site aside and the new one in (the old one back if that fails); whether there was an old one. */
+async function swapIn(outDir: string, staging: string, previous: string): Promise<boolean> {
   let hadOld = true;
   try {
     await rename(outDir, previous);
@@ -127,7 +154,7 @@ async function swapIn(outDir: string, staging: string, previous: string): Promis
     if (hadOld) await rename(previous, outDir);
     throw error;
   }
-  if (hadOld) await removeTree(previous);
+  return hadOld;
 }
 
 /** Holding the build lock, repairs what killed builds left beside a site that needs no writing. */
@@ -155,6 +182,7 @@ export async function recoverSite(outDir: string): Promise<void> {
     if (pid !== process.pid && isAlive(pid)) continue;
     const path = join(parent, name);
     if (name.includes('.previous-') && !(await exists(outDir)) && (await lstat(path)).isDirectory()) await rename(path, outDir);
-    else await removeTree(path);
+    // What cannot be deleted (permissions) stays: it is in no build's way, and the next one tries again.
+    else await removeTree(path).catch(() => undefined);
   }
 }

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeTree } from '../src/remove-tree.js';
@@ -26,6 +26,14 @@ describe('removeTree', () => {
   ])('deletes %s', async (_, name, files) => {
     await removeTree(await tree(name, files));
     expect(await readdir(root)).not.toContain(name);
+  });
+
+  it('deletes a tree holding read-only directories (someone’s, carried into a site with their permissions)', async () => {
+    const dir = await tree('read-only', 2);
+    await chmod(join(dir, 'a/x'), 0o555);
+    await chmod(join(dir, 'a'), 0o500);
+    await removeTree(dir);
+    expect(await readdir(root)).not.toContain('read-only');
   });
 
   it('a missing directory is nothing to do', async () => {

@@ -3,7 +3,7 @@ import { cp, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/p
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recoverSite, writeSite, type SiteEntry } from '../src/site-writer.js';
-import { checkSite, siteLeftovers } from './crash-helpers.js';
+import { checkSite, siteLeftovers, treeDifferences } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
 
 const manifest = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compress: true, liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
@@ -28,6 +28,23 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
     for (const [path, bytes] of before) expect(bytes.equals(after.get(path)!)).toBe(true);
     expect(await siteLeftovers(out)).toEqual([]);
+  });
+
+  it('a disk that fills up (ENOSPC from a writer thread) is said with the path and what to do (exit 2), the old site whole, the next build working', async () => {
+    const out = join(root, 'full-disk');
+    await writeSite(out, entries(5), manifest, { compress: true });
+    const before = await readTree(out);
+    function* filling(): Generator<SiteEntry> {
+      yield* entries(3, 'v2');
+      throw new Error(`ENOSPC: no space left on device, write '${join(out, 'cities/p/3.json')}'`);
+    }
+    await expect(writeSite(out, filling(), manifest, { compress: true })).rejects.toMatchObject({
+      exitCode: 2,
+      message: `cannot build ${out}: ENOSPC: no space left on device, write '${join(out, 'cities/p/3.json')}'; free some space and build again (the site was left as it was)`,
+    });
+    expect(treeDifferences(before, await readTree(out))).toEqual([]);
+    expect(await siteLeftovers(out)).toEqual([]);
+    await expect(writeSite(out, entries(5, 'v2'), manifest, { compress: true })).resolves.toMatchObject({ written: 16 });
   });
 
   it('counts written, unchanged and removed files, compressed siblings included', async () => {
