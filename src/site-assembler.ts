@@ -5,7 +5,7 @@ import type { SpaceGuard } from './disk-space.js';
 import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Body } from './file-output.js';
 import type { Manifest } from './manifest.js';
 import { runBounded } from './run-bounded.js';
-import { contentHash, RealDirs } from './site-check.js';
+import { holdsBytes, RealDirs } from './site-check.js';
 import { StatRecords, type FileStat, type Slot, type StatCache } from './stat-cache.js';
 import { WritePool } from './write-pool.js';
 
@@ -53,14 +53,14 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
   const ensureDir = (dir: string) => made.get(dir) ?? made.set(dir, mkdir(dir, { recursive: true })).get(dir)!;
   const dirs = new RealDirs(outDir);
 
-  /** Links the old file into staging if it can be trusted to hold the bytes hashed `hash`; its stats, or null. */
-  const reuseOld = async (path: string, slot: Slot, hash: string): Promise<FileStat | null> => {
+  /** Links the old file into staging if it can be trusted to hold the entry's bytes (`hash`, and `bytes` when in one buffer); its stats, or null. */
+  const reuseOld = async (path: string, slot: Slot, hash: string, bytes: Buffer | undefined): Promise<FileStat | null> => {
     const name = slot ? path + VARIANTS[slot - 1] : path;
     if (!(await dirs.ok(dirname(path)))) return null;
     const from = join(outDir, name);
     const stats = await lstat(from).catch(() => null);
     if (!stats?.isFile()) return null;
-    if (!cache?.matches(path, slot, stats) && (await contentHash(from, slot, stats.ino)) !== hash) return null;
+    if (!cache?.matches(path, slot, stats) && !(await holdsBytes(from, slot, stats.size, hash, bytes))) return null;
     await ensureDir(dirname(join(staging, name)));
     return reuse(from, join(staging, name), stats);
   };
@@ -79,18 +79,18 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
     const compress = !!entry.compress && options.compress;
     if (compress) compressed.add(entry.path);
     const slots: Slot[] = compress ? [0, 1, 2] : [0];
+    const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Buffer) : undefined;
     let todo = slots;
     if (!options.force && old?.files[entry.path] === hash) {
       todo = [];
       for (const slot of slots) {
-        const kept = await reuseOld(entry.path, slot, hash);
+        const kept = await reuseOld(entry.path, slot, hash, single);
         if (kept) {
           records.set(entry.path, slot, kept);
           counts.unchanged++;
         } else todo.push(slot);
       }
     }
-    const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Buffer) : undefined;
     const target = join(staging, entry.path);
     const pooled = todo.length === slots.length && single && (pool ??= new WritePool()).write(target, single, compress);
     if (pooled) {

@@ -1,8 +1,9 @@
-import { constants, lstatSync, type Stats } from 'node:fs';
+import { constants, lstatSync, readFile, type Stats } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createBrotliDecompress, createGunzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliDecompress, createBrotliDecompress, createGunzip, gunzip } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { VARIANTS } from './file-output.js';
 import { readManifest, type Manifest } from './manifest.js';
@@ -29,27 +30,38 @@ export class RealDirs {
   }
 }
 
+/** Files up to this size are read whole (one read, decompressed in one call); larger ones are streamed. */
+const READ_WHOLE = 4 * 1024 * 1024;
+const readFileAsync = promisify(readFile);
+// Open flags as a number (Node takes them; @types/node lists only strings): a link in the file's place fails (ELOOP).
+const READ_NO_LINK = (constants.O_RDONLY | constants.O_NOFOLLOW) as unknown as string;
+const gunzipAsync = promisify(gunzip);
+const brotliAsync = promisify(brotliDecompress);
+
 /**
- * The sha256 of a regular file's bytes (slot 0), or of what its gzip (1) or brotli (2) bytes
- * decompress to; null when it is not a regular file with inode `ino`, or cannot be read or decoded.
+ * Whether a regular file (`size` bytes, as lstat said) holds `bytes` (hashed `hash`) as they
+ * are (slot 0) or gzip- (1) or brotli-compressed (2). A link in its place is never followed; a
+ * file that cannot be read or decoded holds nothing.
  */
-export async function contentHash(path: string, slot: Slot, ino: number): Promise<string | null> {
-  let file;
+export async function holdsBytes(path: string, slot: Slot, size: number, hash: string, bytes?: Buffer): Promise<boolean> {
   try {
-    file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    if (size > READ_WHOLE) return (await streamedHash(path, slot)) === hash;
+    const raw = await readFileAsync(path, { flag: READ_NO_LINK });
+    const content = slot === 1 ? await gunzipAsync(raw) : slot === 2 ? await brotliAsync(raw) : raw;
+    return bytes ? content.equals(bytes) : createHash('sha256').update(content).digest('hex') === hash;
   } catch {
-    return null;
+    return false;
   }
+}
+
+async function streamedHash(path: string, slot: Slot): Promise<string> {
+  const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
-    const stats = await file.stat();
-    if (!stats.isFile() || stats.ino !== ino) return null;
     const hash = createHash('sha256');
     const source = file.createReadStream({ autoClose: false });
     if (slot) await pipeline(source, slot === 1 ? createGunzip() : createBrotliDecompress(), hash);
     else await pipeline(source, hash);
     return hash.digest('hex');
-  } catch {
-    return null;
   } finally {
     await file.close();
   }

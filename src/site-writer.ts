@@ -3,12 +3,12 @@ import { dirname, join } from 'node:path';
 import fg from 'fast-glob';
 import type { SpaceGuard } from './disk-space.js';
 import { CitiesApiError } from './errors.js';
-import { reuse, sha256, VARIANTS } from './file-output.js';
+import { reuse, VARIANTS } from './file-output.js';
 import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
 import { MANIFEST_PATH, manifestJson, readManifest, sortedPaths, type Manifest } from './manifest.js';
 import { removeTree } from './remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
-import { contentHash } from './site-check.js';
+import { holdsBytes } from './site-check.js';
 import { isAlive, lockSite, siteSiblings } from './site-lock.js';
 import { StatCache, type FileStat } from './stat-cache.js';
 
@@ -114,7 +114,7 @@ async function placeManifest(outDir: string, staging: string, old: Manifest | nu
     const from = join(outDir, MANIFEST_PATH);
     const stats = await lstat(from).catch(() => null);
     if (reuseOld === 'if same bytes') text = manifestJson(manifest, files, paths);
-    const same = !!stats?.isFile() && (reuseOld === 'as built' || (await contentHash(from, 0, stats.ino)) === sha256(text!));
+    const same = !!stats?.isFile() && (reuseOld === 'as built' || (await holdsBytes(from, 0, stats.size, '', Buffer.from(text!))));
     const linked = same && stats && (await reuse(from, to, stats));
     if (linked) return { stats: linked, reused: true };
   }
