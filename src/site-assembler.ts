@@ -1,5 +1,4 @@
-import { mkdir } from 'node:fs/promises';
-import { lstat } from 'node:fs/promises';
+import { lstat, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
 import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Body } from './file-output.js';
