@@ -23,11 +23,12 @@ const disk = (free: number, more: Partial<DiskSpace> = {}): DiskSpace => ({ path
 /** The 140k-city site of the README: 426,081 files, 1.44 GB of JSON and 0.49 GB of .gz/.br. */
 const big = { files: 426_081, jsonBytes: 1.44 * GB, compressedBytes: 0.49 * GB };
 
-describe('bytesOnDisk: the estimate + 10 %, and half a block per file', () => {
+describe('bytesOnDisk: the estimate + 10 %, and three quarters of a block per file', () => {
   it.each([
     ['no file', { files: 0, jsonBytes: 0, compressedBytes: 0 }, 4096, 0],
-    ['one small file on 4 KB blocks', { files: 1, jsonBytes: 100, compressedBytes: 0 }, 4096, 110 + 2048],
-    ['the 140k-city site on 4 KB blocks (≈ 3 GB: du measured 2.9 GB)', big, 4096, Math.round(1.93 * GB * 1.1 + 426_081 * 2048)],
+    ['one small file on 4 KB blocks', { files: 1, jsonBytes: 100, compressedBytes: 0 }, 4096, 110 + 3072],
+    ['the 30k-city site (436.2 MB in 94,566 files; du: 722.5 MB)', { files: 94_566, jsonBytes: 436_209_296, compressedBytes: 0 }, 4096, Math.round(436_209_296 * 1.1 + 94_566 * 3072)],
+    ['the 140k-city site on 4 KB blocks', big, 4096, Math.round(1.93 * GB * 1.1 + 426_081 * 3072)],
   ])('%s', (_, size, block, expected) => {
     expect(bytesOnDisk(size, block)).toBe(expected);
   });
@@ -38,8 +39,8 @@ describe('spaceShortage: a build must fit beside the old site and leave the marg
   it.each<[string, DiskSpace, typeof big | null, number, RegExp | null]>([
     ['fits with room to spare', disk(10 * GB), null, GB, null],
     ['fits exactly with the margin', disk(need + GB), null, GB, null],
-    ['one byte short of the margin', disk(need + GB - 1), null, GB, /the site needs about 3\.0 GB \(426,081 files; the estimate \+ 10 %\) and a build leaves 1\.0 GB free \(--min-free\), but the filesystem of \/srv has 4\.0 GB free\./],
-    ['a 15 GB site on a 10 GB disk', disk(10 * GB), { files: 3_749_532, jsonBytes: 14 * GB, compressedBytes: 5 * GB }, 0, /needs about 28\.6 GB .* has 10\.0 GB free/],
+    ['one byte short of the margin', disk(need + GB - 1), null, GB, /the site needs about 3.4 GB \(426,081 files; the estimate \+ 10 %\) and a build leaves 1\.0 GB free \(--min-free\), but the filesystem of \/srv has 4.4 GB free\./],
+    ['a 15 GB site on a 10 GB disk', disk(10 * GB), { files: 3_749_532, jsonBytes: 14 * GB, compressedBytes: 5 * GB }, 0, /needs about 32.4 GB .* has 10\.0 GB free/],
     ['what the old site can reuse costs nothing (hard links)', disk(1.5 * GB), null, 0.1 * GB, null],
     ['too few inodes, whatever the bytes', disk(100 * GB, { freeInodes: 400_000 }), null, 0, /and 400,000 free inodes for 426,081 files/],
     ['a filesystem without an inode count (btrfs) has no inode limit', disk(100 * GB, { freeInodes: 0, inodes: 0 }), null, 0, null],
