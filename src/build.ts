@@ -10,7 +10,10 @@ import { DEFAULT_PAGE_SIZE } from './paginate.js';
 import { readDataset } from './read-dataset.js';
 import { normalizeBaseUrl, parseOrderings, parsePageSizes } from './settings.js';
 import { pageFiles } from './site-files.js';
-import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, tooManyFilesAdvice, type SiteShape } from './site-size.js';
+import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type SiteShape } from './site-size.js';
+import { checkFreeSpace, SpaceGuard } from './disk-space.js';
+import { checkSiteFiles, type SiteCheck } from './site-check.js';
+import { checkSiteLocation, resolveSiteDir } from './site-path.js';
 import { sha256 } from './file-output.js';
 import { compressedRatio } from './compression.js';
 import { answerListing, bodyBytes } from './page.js';
@@ -34,8 +37,12 @@ export interface BuildOptions {
   readonly liveUrl?: string | undefined;
   /** Refuse to build a site of more files than this (default 1,000,000). */
   readonly maxFiles?: number;
-  /** Rebuild every page even when the dataset, settings and version are those of the site. */
+  /** Rewrite every file, reusing nothing of the old site. */
   readonly force?: boolean;
+  /** Bytes the build leaves free on the site's filesystem (default: 5 % of it, at most 1 GB). */
+  readonly minFree?: number | undefined;
+  /** The working directory of whoever asked (default: the process's): a build never replaces it. */
+  readonly cwd?: string;
   /** Called once the dataset is valid, before anything is written. */
   readonly onStart?: (plan: BuildPlan) => void;
   readonly onProgress?: (pagesDone: number, pages: number) => void;
@@ -49,8 +56,12 @@ export interface BuildPlan {
   /** Estimated bytes of the pages, and of their `.gz`/`.br` siblings (0 when up to date: not sampled). */
   readonly jsonBytes: number;
   readonly compressedBytes: number;
-  /** The dataset, settings and version are those the site was built from: nothing to write. */
+  /** The dataset, settings and version are those the site was built from and its files are as built: nothing to write. */
   readonly upToDate: boolean;
+  /** When the input is the site's (and not --force): how its files compare with what the build left. */
+  readonly check: SiteCheck | null;
+  /** The site directory, symbolic links resolved: where the files are written. */
+  readonly dir: string;
 }
 
 export interface BuildResult extends WriteStats, BuildPlan {
@@ -69,6 +80,8 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     compress: options.compress ?? true,
     liveUrl: options.liveUrl ? normalizeBaseUrl(options.liveUrl) : null,
   };
+  const out = await resolveSiteDir(options.out);
+  await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
   const table = await readDataset(options.data);
   const shape: SiteShape = { cities: table.count, pageSizes: settings.pageSizes, orderings: settings.orderings.length, compress: settings.compress };
   const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
@@ -80,20 +93,28 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     settings,
     dataset: { count: table.count, sha256: sha256(dataset) },
   };
-  const upToDate = !options.force && sameInput(await readManifestHead(options.out).catch(() => null), manifest);
+  const old = await readManifestHead(out).catch(() => null);
+  const check = !options.force && sameInput(old, manifest) ? await checkSiteFiles(out) : null;
+  const upToDate = !!check && !check.unverified && !check.changed.length;
   const index = new CityIndex(table, settings.collation);
   // Sampling compression sorts an ordering: only worth it when pages are to be built.
   const ratio = settings.compress && !upToDate ? sampleCompressedRatio(index, settings) : 0;
-  const plan: BuildPlan = { cities: table.count, ...estimateSiteSize(shape, table.jsonBytes(), settings.baseUrl.length, ratio), upToDate };
-  options.onStart?.(plan);
+  const size = (of: SiteShape) => estimateSiteSize(of, (table.jsonBytes() * of.cities) / Math.max(1, table.count), settings.baseUrl.length, ratio);
+  const plan: BuildPlan = { cities: table.count, ...size(shape), upToDate, check, dir: out };
   if (upToDate) {
-    await tidySite(options.out);
-    return { ...plan, written: 0, unchanged: plan.files, removed: 0, seconds: (performance.now() - started) / 1000 };
+    options.onStart?.(plan);
+    await tidySite(out);
+    return { ...plan, written: 0, unchanged: plan.files, removed: 0, kept: [], seconds: (performance.now() - started) / 1000 };
   }
+  const reusable = old && !options.force ? reusableShape({ cities: old.dataset.count, ...old.settings }, { cities: table.count, ...settings }) : null;
+  const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
+  options.onStart?.(plan);
   const { pages } = plan;
   const hosting = hostingSettings(manifest);
-  const stats = await writeSite(options.out, siteEntries(index, settings, dataset, hosting), manifest, {
+  const stats = await writeSite(out, siteEntries(index, settings, dataset, hosting), manifest, {
     compress: settings.compress,
+    force: options.force,
+    guard: new SpaceGuard(out, minFree),
     onProgress: (done) => options.onProgress?.(Math.min(done, pages), pages),
   });
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };

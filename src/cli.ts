@@ -11,7 +11,7 @@ import { nginxConfig } from './nginx-config.js';
 import { cloudFrontFunction } from './cloudfront-function.js';
 import { readDataset } from './read-dataset.js';
 import { serve } from './serve.js';
-import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCollation, parseMaxFiles, parseOrderings, parsePageSizes } from './settings.js';
+import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCollation, parseMaxFiles, parseMinFree, parseOrderings, parsePageSizes } from './settings.js';
 import { DEFAULT_MAX_FILES, formatBytes } from './site-size.js';
 
 export interface RunOptions {
@@ -29,9 +29,18 @@ async function siteHosting(site: string, liveUrl?: string): Promise<HostingSetti
 }
 
 function describePlan(plan: BuildPlan): string {
-  if (plan.upToDate) return 'the site was built from this dataset with these settings: nothing to write (--force rebuilds)';
+  if (plan.upToDate) return 'the site was built from this dataset with these settings and its files are as built: nothing to write (--force rewrites every file)';
   const compressed = plan.compressedBytes ? ` + about ${formatBytes(plan.compressedBytes)} of .gz/.br` : '';
-  return `building ${plan.pages} pages (${plan.files} files, about ${formatBytes(plan.jsonBytes)} of JSON${compressed})`;
+  const building = `building ${plan.pages} pages (${plan.files} files, about ${formatBytes(plan.jsonBytes)} of JSON${compressed})`;
+  const { check } = plan;
+  if (check?.unverified) return `the site was built from this input, but there is no record of its files to check them by (a killed build, or a copied site): ${building}, reading the old files to reuse those intact`;
+  if (check) return `the site was built from this input, but ${check.changed.length} of its files changed since (${listSome(check.changed)}): ${building}, rewriting those`;
+  return building;
+}
+
+/** A few names of a list, and how many more. */
+function listSome(names: readonly string[], most = 5): string {
+  return names.slice(0, most).join(', ') + (names.length > most ? ` and ${names.length - most} more` : '');
 }
 
 /** Runs the command line and resolves to its exit code: 0 ok, 1 bad input, 2 bad usage. */
@@ -61,8 +70,9 @@ export async function runMain(options: RunOptions): Promise<number> {
     .option('--no-compress', 'do not write .gz/.br next to each page')
     .option('--live-url <url>', 'the live server static hosts send uncovered queries to (Netlify _redirects); default: none, they get a 404 saying so')
     .option('--max-files <n>', `refuse to build a site of more files than this (default: ${DEFAULT_MAX_FILES})`)
-    .option('--force', 'rebuild every page even when the dataset and settings are unchanged (e.g. after a Node upgrade changed ICU collation)')
-    .action(async (flags: { data?: string; out?: string; baseUrl?: string; collation?: string; pageSizes?: string; orderings?: string; compress: boolean; liveUrl?: string; maxFiles?: string; force?: boolean }) => {
+    .option('--min-free <size>', 'free space the build leaves on the site\'s filesystem, e.g. 500MB, 2GB, 0 (default: 5% of it, at most 1GB)')
+    .option('--force', 'rewrite every file, reusing nothing of the old site (e.g. after a Node upgrade changed ICU collation)')
+    .action(async (flags: { data?: string; out?: string; baseUrl?: string; collation?: string; pageSizes?: string; orderings?: string; compress: boolean; liveUrl?: string; maxFiles?: string; minFree?: string; force?: boolean }) => {
       const c: ProjectConfig = await config();
       const progress = progressLine(stderr, 'building pages');
       const data = resolve(cwd, flags.data ?? c.data ?? DEFAULT_DATA);
@@ -77,11 +87,17 @@ export async function runMain(options: RunOptions): Promise<number> {
         compress: flags.compress,
         liveUrl: flags.liveUrl ?? c.liveUrl,
         maxFiles: parseMaxFiles(flags.maxFiles ?? c.maxFiles ?? DEFAULT_MAX_FILES),
+        minFree: flags.minFree !== undefined || c.minFree !== undefined ? parseMinFree(flags.minFree ?? c.minFree!) : undefined,
         force: flags.force ?? false,
+        cwd,
         onStart: (plan) => say(`${flags.data ?? c.data ?? DEFAULT_DATA}: ${plan.cities} cities valid; ${describePlan(plan)}`),
         onProgress: (done, total) => progress.update(done, total),
       }).finally(() => progress.end());
-      say(`built ${flags.out ?? c.out ?? DEFAULT_OUT}/: ${result.files} files: ${result.written} written, ${result.unchanged} unchanged, ${result.removed} removed in ${result.seconds.toFixed(2)} s`);
+      const name = flags.out ?? c.out ?? DEFAULT_OUT;
+      const where = result.dir === out ? '' : ` (→ ${result.dir})`;
+      say(`built ${name}/${where}: ${result.files} files: ${result.written} written, ${result.unchanged} unchanged, ${result.removed} removed in ${result.seconds.toFixed(2)} s`);
+      if (result.leftover) say(`could not delete the previous site ${result.leftover}; it holds nothing the new site needs: delete it by hand (the next build tries again)`);
+      if (result.kept.length) say(`kept ${result.kept.length} ${result.kept.length === 1 ? 'file' : 'files'} that ${result.kept.length === 1 ? 'is' : 'are'} not the site's: ${listSome(result.kept)}`);
     });
 
   program

@@ -16,6 +16,7 @@ export interface ProjectConfig {
   host?: string;
   liveUrl?: string;
   maxFiles?: number;
+  minFree?: string | number;
 }
 
 const TYPES: Record<keyof ProjectConfig, (v: unknown) => boolean> = {
@@ -29,6 +30,7 @@ const TYPES: Record<keyof ProjectConfig, (v: unknown) => boolean> = {
   host: isString,
   liveUrl: isString,
   maxFiles: (v) => Number.isInteger(v),
+  minFree: (v) => isString(v) || (typeof v === 'number' && v >= 0),
 };
 
 function isString(v: unknown): v is string {

@@ -1,14 +1,18 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream, writeFile as writeFileCallback } from 'node:fs';
-import { copyFile, link, open, stat, utimes } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, link, lstat, open, rm, unlink, utimes } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { brotliCompress, createBrotliCompress, createGzip, gzip } from 'node:zlib';
 import { brotliOptions, gzipOptions } from './compression.js';
+import type { FileStat } from './stat-cache.js';
 
 // Writing one file of a site: its bytes (one buffer, or parts for large files so they are
 // never assembled in memory), its hash, its precompressed siblings, or a link to an unchanged copy.
+// Files are always created new (never written through a link that has their name), and each
+// write says the inode, size and mtime it left, for the stat cache.
 
 /** A file's bytes: text, a buffer, or parts (an array, or a re-iterable sequence produced on demand). */
 export type Body = string | Buffer | Iterable<Buffer>;
@@ -38,10 +42,13 @@ export function sha256(data: Body): string {
   return hash.digest('hex');
 }
 
-export async function writeParts(path: string, parts: Iterable<Buffer>): Promise<void> {
+export async function writeParts(path: string, parts: Iterable<Buffer>): Promise<FileStat> {
   const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Buffer) : undefined;
-  if (single) return writeFileAsync(path, single);
-  const handle = await open(path, 'w');
+  if (single) {
+    await writeFileAsync(path, single, { flag: 'wx' });
+    return lstat(path);
+  }
+  const handle = await open(path, 'wx');
   try {
     let batch: Buffer[] = [];
     let size = 0;
@@ -55,6 +62,7 @@ export async function writeParts(path: string, parts: Iterable<Buffer>): Promise
       }
     }
     if (batch.length) await handle.writev(batch);
+    return await handle.stat();
   } finally {
     await handle.close();
   }
@@ -64,31 +72,50 @@ export const VARIANTS = ['.gz', '.br'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /** Writes the gzip or brotli form of a body next to it. */
-export async function writeCompressed(path: string, parts: Iterable<Buffer>, variant: Variant): Promise<void> {
+export async function writeCompressed(path: string, parts: Iterable<Buffer>, variant: Variant): Promise<FileStat> {
   const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Buffer) : undefined;
   if (single) {
     const packed = variant === '.gz' ? await gzipAsync(single, gzipOptions(single.length)) : await brotliAsync(single, brotliOptions(single.length));
-    return writeFileAsync(path, packed);
+    await writeFileAsync(path, packed, { flag: 'wx' });
+  } else {
+    const compressor = variant === '.gz' ? createGzip(gzipOptions(0)) : createBrotliCompress(brotliOptions(0));
+    await pipeline(Readable.from(parts), compressor, createWriteStream(path, { flags: 'wx' }));
   }
-  const compressor = variant === '.gz' ? createGzip(gzipOptions(0)) : createBrotliCompress(brotliOptions(0));
-  await pipeline(Readable.from(parts), compressor, createWriteStream(path));
+  return lstat(path);
 }
 
 /**
- * Puts an unchanged file of the old tree into the new one as a hard link (a copy keeping its
- * mtime where links are impossible), so it is not rewritten. False when the old file is missing.
+ * Puts an unchanged file of the old tree (whose lstat gave `stats`) into the new one as a hard
+ * link (a copy keeping its mtime where links are impossible), so it is not rewritten. Resolves
+ * with the new entry's inode, size and mtime; null when the old file is gone or was replaced
+ * since `stats` were taken (then nothing is left at `to`).
  */
-export async function reuse(from: string, to: string): Promise<boolean> {
+export async function reuse(from: string, to: string, stats: FileStat): Promise<FileStat | null> {
   try {
     await link(from, to);
-    return true;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return false;
+    if (code === 'ENOENT') return null;
     if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK' && code !== 'ENOTSUP') throw error;
-    const { atime, mtime } = await stat(from);
-    await copyFile(from, to);
-    await utimes(to, atime, mtime);
-    return true;
+    await copyFile(from, to, constants.COPYFILE_EXCL);
+    const copied = await lstat(to);
+    if (copied.size !== stats.size) return unlink(to).then(() => null);
+    await utimes(to, new Date(stats.mtimeMs), new Date(stats.mtimeMs));
+    return lstat(to);
+  }
+  const linked = await lstat(to);
+  if (linked.isFile() && linked.ino === stats.ino) return linked;
+  await unlink(to);
+  return null;
+}
+
+/** Writes a file that must be new: whatever has its name (a link to someone's file, say) is removed, never written through. */
+export async function writeNew(path: string, bytes: Buffer | string): Promise<void> {
+  await rm(path, { force: true });
+  const file = await open(path, 'wx');
+  try {
+    await file.writeFile(bytes);
+  } finally {
+    await file.close();
   }
 }

@@ -64,12 +64,16 @@ export async function readManifestHead(siteDir: string): Promise<ManifestHead | 
  * The manifest's text: one-space indented JSON, `files` last and sorted by path (what
  * readManifestHead relies on), written without building a sorted copy of a large map.
  */
-export function manifestJson(head: ManifestHead, files: Readonly<Record<string, string>>): string {
-  const paths = Object.keys(files).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+export function manifestJson(head: ManifestHead, files: Readonly<Record<string, string>>, paths: readonly string[] = sortedPaths(files)): string {
   const text = JSON.stringify({ ...head, files: {} }, null, 1);
   if (!paths.length) return `${text}\n`;
   const lines = paths.map((path) => `  ${JSON.stringify(path)}: ${JSON.stringify(files[path])}`);
   return `${text.slice(0, -'{}\n}'.length)}{\n${lines.join(',\n')}\n }\n}\n`;
+}
+
+/** The paths of `files` in the manifest's order (by UTF-16 code units, as the file lists them). */
+export function sortedPaths(files: Readonly<Record<string, string>>): string[] {
+  return Object.keys(files).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** The manifest of a built site, or null when the directory holds none. */

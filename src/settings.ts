@@ -68,3 +68,14 @@ export function parseMaxFiles(value: string | number): number {
   }
   return Number(text);
 }
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12 };
+
+/** `--min-free`: a size in bytes, or with a unit (500MB, 2GB: powers of 1000, as the build prints sizes). */
+export function parseMinFree(value: string | number): number {
+  const text = String(value).trim();
+  const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?b)?$/i.exec(text);
+  const bytes = match ? Math.round(Number(match[1]) * SIZE_UNITS[(match[2] ?? '').toLowerCase()]!) : NaN;
+  if (!Number.isSafeInteger(bytes)) throw new CitiesApiError(`invalid --min-free "${text}": expected a size such as 500MB, 2GB or 0`, 2);
+  return bytes;
+}

@@ -1,6 +1,7 @@
-import { link, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { link, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { CitiesApiError } from './errors.js';
+import { writeNew } from './file-output.js';
 
 /** Sibling paths a build uses next to its site directory (same filesystem, so renames are atomic). */
 export function siteSiblings(outDir: string) {
@@ -10,6 +11,8 @@ export function siteSiblings(outDir: string) {
     lock: join(parent, `.${name}.lock`),
     staging: join(parent, `.${name}.staging-${process.pid}`),
     previous: join(parent, `.${name}.previous-${process.pid}`),
+    /** Kept beside the site for good: the stat records of its files (see stat-cache.ts). */
+    statCache: join(parent, `.${name}.stat-cache`),
     prefix: `.${name}.`,
     parent,
   };
@@ -86,7 +89,7 @@ async function takeLock(lock: string, describe: (holder: number, lock: string) =
     claimed.delete(lock);
   };
   try {
-    await writeFile(draft, `${process.pid}\n`);
+    await writeNew(draft, Buffer.from(`${process.pid}\n`));
     for (let attempt = 0; attempt < 5; attempt++) {
       if (await linked(draft, lock)) return release;
       const holder = await readHolder(lock);
@@ -156,8 +159,8 @@ async function removeStale(file: string): Promise<void> {
 }
 
 export function isAlive(pid: number): boolean {
-  // 0 and below name process groups, not a holder: a lock file holding no pid is nobody's.
-  if (!(pid > 0)) return false;
+  // 0 and negative numbers name process groups, not a builder (an unreadable lock holds 0).
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;

@@ -11,7 +11,7 @@ interface Writer {
   readonly worker: Worker;
   readonly memory: Uint8Array;
   readonly free: number[];
-  readonly done: Map<number, { resolve: () => void; reject: (e: Error) => void }>;
+  readonly done: Map<number, { resolve: (stats: number[]) => void; reject: (e: Error) => void }>;
 }
 
 /**
@@ -35,12 +35,12 @@ export class WritePool {
         free: Array.from({ length: SLOTS_PER_WORKER }, (_, i) => i),
         done: new Map(),
       };
-      writer.worker.on('message', ({ slot, error }: { slot: number; error?: string }) => {
+      writer.worker.on('message', ({ slot, error, stats }: { slot: number; error?: string; stats?: number[] }) => {
         const done = writer.done.get(slot)!;
         writer.done.delete(slot);
         writer.free.push(slot);
         if (error) done.reject(new Error(error));
-        else done.resolve();
+        else done.resolve(stats!);
         this.slotFreed.shift()?.();
       });
       writer.worker.on('error', (error) => {
@@ -52,8 +52,11 @@ export class WritePool {
     });
   }
 
-  /** Writes `bytes` at `path` (and `.gz`/`.br` beside it when `compress`); false when too large for a slot. */
-  write(path: string, bytes: Buffer, compress: boolean): false | Promise<void> {
+  /**
+   * Creates `path` holding `bytes` (and `.gz`/`.br` beside it when `compress`); resolves with the
+   * inode, size and mtime of each file written, in that order. False when too large for a slot.
+   */
+  write(path: string, bytes: Buffer, compress: boolean): false | Promise<number[]> {
     if (bytes.length > SLOT_BYTES) return false;
     return this.enqueue(path, bytes, compress);
   }
@@ -62,7 +65,7 @@ export class WritePool {
     await Promise.all(this.writers.map(({ worker }) => worker.terminate()));
   }
 
-  private async enqueue(path: string, bytes: Buffer, compress: boolean): Promise<void> {
+  private async enqueue(path: string, bytes: Buffer, compress: boolean): Promise<number[]> {
     let writer = this.freest();
     while (!writer.free.length && !this.failure) {
       await new Promise<void>((resolve) => this.slotFreed.push(resolve));
@@ -72,7 +75,7 @@ export class WritePool {
     const slot = writer.free.pop()!;
     writer.memory.set(bytes, slot * SLOT_BYTES);
     const job: WriteJob = { slot, length: bytes.length, path, compress };
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<number[]>((resolve, reject) => {
       writer.done.set(slot, { resolve, reject });
       writer.worker.postMessage(job);
     });

@@ -9,6 +9,7 @@ import { hostingSettings, type HostingSettings } from '../src/hosting.js';
 import { readManifest } from '../src/manifest.js';
 import { nginxConfig } from '../src/nginx-config.js';
 import { cli } from './cli-helpers.js';
+import { treeDifferences } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -36,16 +37,18 @@ describe('cities-api build, as a CI job runs it', () => {
   it('a rebuild with no change writes nothing and keeps every file as it was', async () => {
     const before = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
     const run = await cli(cwd, 'build');
-    expect(run.stdout).toMatch(/nothing to write \(--force rebuilds\)\n.*2085 files: 0 written, 2085 unchanged, 0 removed/);
+    expect(run.stdout).toMatch(/its files are as built: nothing to write \(--force rewrites every file\)\n.*2085 files: 0 written, 2085 unchanged, 0 removed/);
     const after = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
   });
 
-  it('--force recomputes every page, and still writes none whose bytes are unchanged', async () => {
-    const before = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
+  it('--force rewrites every file, reusing nothing of the old site (new inodes, same bytes)', async () => {
+    const before = await readTree(join(cwd, 'dist'));
+    const inode = (await stat(join(cwd, 'dist/cities/name_en/20/2.json'))).ino;
     const run = await cli(cwd, 'build', '--force');
-    expect(run.stdout).toMatch(/building 693 pages[^]*2085 files: 0 written, 2085 unchanged, 0 removed/);
-    expect((await stat(join(cwd, 'dist/cities/name_en/20/2.json'))).ino).toBe(before.ino);
+    expect(run.stdout).toMatch(/building 693 pages[^]*2085 files: 2085 written, 0 unchanged, 0 removed/);
+    expect((await stat(join(cwd, 'dist/cities/name_en/20/2.json'))).ino).not.toBe(inode);
+    expect(treeDifferences(before, await readTree(join(cwd, 'dist')))).toEqual([]);
   });
 
   it('refuses a site above --max-files before writing, naming what to drop', async () => {

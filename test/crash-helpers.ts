@@ -108,10 +108,13 @@ export function appears(dir: string, name: string, until: Promise<unknown>): Pro
   });
 }
 
-/** The entries a build leaves beside a site directory (`.NAME.lock`, `.NAME.staging-PID`, `.NAME.previous-PID`). */
+/**
+ * The entries a build leaves beside a site directory (`.NAME.lock`, `.NAME.staging-PID`,
+ * `.NAME.previous-PID`, `.NAME.stat-cache-PID`), but its stat cache (`.NAME.stat-cache`), kept for good.
+ */
 export async function siteLeftovers(outDir: string): Promise<string[]> {
   const prefix = `.${basename(outDir)}.`;
-  return (await readdir(dirname(outDir))).filter((name) => name.startsWith(prefix)).sort();
+  return (await readdir(dirname(outDir))).filter((name) => name.startsWith(prefix) && name !== `${prefix}stat-cache`).sort();
 }
 
 /**

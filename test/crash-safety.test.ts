@@ -135,9 +135,12 @@ describe('a build killed at any moment leaves a whole site, and the next build r
       }
       expect(found ?? present).toBe(expected);
       // The next, normal build of what should be there finds every file intact (nothing to
-      // write or remove: all hard-linked) and leaves nothing beside the site.
+      // write or remove: all hard-linked; read first when the kill left no stat cache that
+      // matches) and leaves nothing beside the site but its stat cache.
       expect(await buildFully(expected, out)).toMatchObject({ written: 0, removed: 0 });
       expect(await siteLeftovers(out)).toEqual([]);
+      // ...and leaves a stat cache that matches the site: the build after it checks every file by lstat and writes nothing.
+      expect((await spawnCli(buildArgs(expected, out)).exited).stdout).toMatch(/its files are as built: nothing to write/);
       if (!found) expect(await wholeVersion(out)).toBe(expected);
       present = expected;
     }

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recoverSite, writeSite, type SiteEntry } from '../src/site-writer.js';
+import { checkSite, siteLeftovers, treeDifferences } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
 
 const manifest = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compress: true, liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
@@ -26,14 +27,31 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
     const after = await readTree(out);
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
     for (const [path, bytes] of before) expect(bytes.equals(after.get(path)!)).toBe(true);
-    expect((await readdir(root)).filter((n) => n.startsWith('.fail.'))).toEqual([]);
+    expect(await siteLeftovers(out)).toEqual([]);
+  });
+
+  it('a disk that fills up (ENOSPC from a writer thread) is said with the path and what to do (exit 2), the old site whole, the next build working', async () => {
+    const out = join(root, 'full-disk');
+    await writeSite(out, entries(5), manifest, { compress: true });
+    const before = await readTree(out);
+    function* filling(): Generator<SiteEntry> {
+      yield* entries(3, 'v2');
+      throw new Error(`ENOSPC: no space left on device, write '${join(out, 'cities/p/3.json')}'`);
+    }
+    await expect(writeSite(out, filling(), manifest, { compress: true })).rejects.toMatchObject({
+      exitCode: 2,
+      message: `cannot build ${out}: ENOSPC: no space left on device, write '${join(out, 'cities/p/3.json')}'; free some space and build again (the site was left as it was)`,
+    });
+    expect(treeDifferences(before, await readTree(out))).toEqual([]);
+    expect(await siteLeftovers(out)).toEqual([]);
+    await expect(writeSite(out, entries(5, 'v2'), manifest, { compress: true })).resolves.toMatchObject({ written: 16 });
   });
 
   it('counts written, unchanged and removed files, compressed siblings included', async () => {
     const out = join(root, 'counts');
-    expect(await writeSite(out, entries(4), manifest, { compress: true })).toEqual({ files: 13, written: 13, unchanged: 0, removed: 0 });
+    expect(await writeSite(out, entries(4), manifest, { compress: true })).toEqual({ files: 13, written: 13, unchanged: 0, removed: 0, kept: [] });
     const changed = [...entries(2), { path: 'cities/p/2.json', body: Buffer.from('changed'), compress: true }];
-    expect(await writeSite(out, changed, manifest, { compress: true })).toEqual({ files: 10, written: 4, unchanged: 6, removed: 3 });
+    expect(await writeSite(out, changed, manifest, { compress: true })).toEqual({ files: 10, written: 4, unchanged: 6, removed: 3, kept: [] });
   });
 
   it('unchanged files keep their inode (hard links into the new tree)', async () => {
@@ -50,9 +68,35 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
     const deadPid = 2 ** 22 + 7;
     await rename(out, join(root, `.killed.previous-${deadPid}`));
     await mkdir(join(root, `.killed.staging-${deadPid}`));
+    await writeFile(join(root, `.killed.stat-cache-${deadPid}`), 'half a cache');
     await recoverSite(out);
     expect([...(await readTree(out)).keys()].sort()).toContain('cities/p/0.json');
-    expect((await readdir(root)).filter((n) => n.startsWith('.killed.'))).toEqual([]);
+    expect(await siteLeftovers(out)).toEqual([]);
+  });
+});
+
+describe('the stat cache (.NAME.stat-cache) is only trusted for what it recorded', () => {
+  it('after a build killed between its swap and writing the cache (the old cache left), the next build trusts no stale record: it reads the files, reuses the intact ones and rewrites a damaged one', async () => {
+    const out = join(root, 'stale-cache');
+    const cache = join(root, '.stale-cache.stat-cache');
+    await writeSite(out, entries(6), manifest, { compress: true });
+    const stale = await readFile(cache);
+    const changed = entries(6).map((e, i) => (i < 2 ? { ...e, body: Buffer.from(`v2-${i}`) } : e));
+    await writeSite(out, changed, { ...manifest, version: 'test 2' }, { compress: true });
+    await writeFile(cache, stale);
+    await writeFile(join(out, 'cities/p/4.json.gz'), 'damaged');
+    expect(await writeSite(out, changed, { ...manifest, version: 'test 2' }, { compress: true })).toMatchObject({ written: 1, unchanged: 18 });
+    expect((await checkSite(out)).problems).toEqual([]);
+  });
+
+  it('a site copied elsewhere (cp -a keeps mtimes, not inodes) has no records: every file is read, only a damaged one rewritten', async () => {
+    const out = join(root, 'original');
+    await writeSite(out, entries(4), manifest, { compress: true });
+    await cp(out, join(root, 'copy'), { recursive: true, preserveTimestamps: true });
+    await cp(join(root, '.original.stat-cache'), join(root, '.copy.stat-cache'));
+    await writeFile(join(root, 'copy/cities/p/1.json'), 'v1-X');
+    expect(await writeSite(join(root, 'copy'), entries(4), manifest, { compress: true })).toMatchObject({ written: 1, unchanged: 12 });
+    expect((await checkSite(join(root, 'copy'))).problems).toEqual([]);
   });
 });
 
@@ -72,7 +116,7 @@ describe('two builds never interleave', () => {
     const out = join(root, 'stale');
     await writeFile(join(root, '.stale.lock'), `${2 ** 22 + 9}\n`);
     await expect(writeSite(out, entries(1), manifest, { compress: false })).resolves.toMatchObject({ written: 2 });
-    expect((await readdir(root)).filter((n) => n.startsWith('.stale.'))).toEqual([]);
+    expect(await siteLeftovers(out)).toEqual([]);
   });
 });
 
