@@ -8,7 +8,7 @@ import { NAME_FIELDS } from '../src/fields.js';
 import { readManifest } from '../src/manifest.js';
 import { readDataset } from '../src/read-dataset.js';
 import { appears, checkSite, killStragglers, manyCities, seededRandom, shuffled, siteLeftovers, sleep, spawnCli, spawnNode, spreadDelays, treeDifferences, writeDataset } from './crash-helpers.js';
-import { KIT, readTree, tempDir } from './helpers.js';
+import { KIT, readTree, tempDir, entriesOf } from './helpers.js';
 import { rawRequest, ROOT, startCli } from './serve-helpers.js';
 
 let root: string;
@@ -294,7 +294,7 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
     expect(await count(last.url)).toBe((await readDataset(file)).count);
     // The killed servers' dataset lock and staged files are taken over and removed by the next POST.
     expect((await post(last.url, 'After the kills')).status).toBe(201);
-    expect((await readdir(dir)).sort()).toEqual([`backup.${format}`, `cities.${format}`, `cities.${format}.bak`, 'site']);
+    expect(await entriesOf(dir)).toEqual([`backup.${format}`, `cities.${format}`, `cities.${format}.bak`, 'site']);
     await last.stop();
     console.log(`.${format} server killed ${WRITE_KILLS} times during 3 POSTs (answered in ~${Math.round(duration)} ms):`, tally);
     expect(tally['none committed']).toBeGreaterThan(0);

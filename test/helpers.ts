@@ -62,3 +62,8 @@ export async function replayKit(url: string, name: string, prefix?: string, extr
   const [, passed, failed] = /(\d+) passed, (\d+) failed\s*$/.exec(stdout) ?? [];
   return { passed: Number(passed), failed: Number(failed), failures: stdout.split('\n').filter((l) => l.startsWith('FAIL')), stdout };
 }
+
+/** The entries of a directory, sorted, without the stat caches builds keep beside their sites (`.NAME.stat-cache`). */
+export async function entriesOf(dir: string): Promise<string[]> {
+  return (await readdir(dir)).filter((name) => !/^\..+\.stat-cache$/.test(name)).sort();
+}

@@ -8,7 +8,7 @@ import { NAME_FIELDS } from '../src/fields.js';
 import { readDataset } from '../src/read-dataset.js';
 import { serve, type RunningServer, type ServeOptions } from '../src/serve.js';
 import { appears, manyCities, sleep, spawnCli, writeDataset } from './crash-helpers.js';
-import { KIT, makeCity, tempDir } from './helpers.js';
+import { KIT, makeCity, tempDir, entriesOf } from './helpers.js';
 import { rawRequest, startCli } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 
@@ -193,7 +193,7 @@ describe('a POST is committed whole (in the file and answered, 201) or not writt
       expect([refused.status, json(refused.body)]).toEqual([503, { detail: 'Another process is updating this data; nothing was written. Try again in 1 s.' }]);
       expect(refused.headers).toMatchObject({ ...REFERENCE_HEADERS, 'retry-after': '1' });
       expect((await readFile(w.data)).equals(before)).toBe(true);
-      expect((await readdir(w.dir)).sort()).toEqual([lock, 'cities.csv', 'site'].sort());
+      expect(await entriesOf(w.dir)).toEqual([lock, 'cities.csv', 'site'].sort());
       await rm(join(w.dir, lock));
       expect((await create(w.server, 'Accepted')).status).toBe(201);
       expect(await served(w.server)).toEqual(expect.arrayContaining(['Accepted']));
@@ -361,7 +361,7 @@ describe('real server processes', () => {
       expect([failed.status, json(failed.body)]).toEqual([500, { detail: 'A server error occurred.' }]);
       expect(server.output()).toMatch(/EFBIG/);
       expect((await readFile(data)).equals(before)).toBe(true);
-      expect((await readdir(dir)).sort()).toEqual(['cities.csv', 'site']);
+      expect(await entriesOf(dir)).toEqual(['cities.csv', 'site']);
       await limit('unlimited');
       expect((await createAt(server.url, 'Room again')).status).toBe(201);
       expect(await servedAt(server.url)).toContain('Room again');
@@ -445,7 +445,7 @@ describe('a symlinked dataset is written through its link; links beside it are n
       expect(await readFile(victim, 'utf8')).toBe('not yours\n');
       expect((await lstat(`${data}.bak`)).isFile()).toBe(true);
       expect((await readFile(`${data}.bak`)).equals(before)).toBe(true);
-      expect((await readdir(dir)).sort()).toEqual(['cities.csv', 'cities.csv.bak', 'site', 'victim.txt']);
+      expect(await entriesOf(dir)).toEqual(['cities.csv', 'cities.csv.bak', 'site', 'victim.txt']);
     } finally {
       await server.close();
     }
