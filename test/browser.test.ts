@@ -2,7 +2,7 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serve, type RunningServer } from '../src/serve.js';
+import { serve, type RunningServer } from '../src/app/serve.js';
 import { tempDir } from './helpers.js';
 import { ROOT } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';

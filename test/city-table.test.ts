@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CityTable } from '../src/city-table.js';
-import { readCsvRows } from '../src/csv-rows.js';
-import { NAME_FIELDS } from '../src/fields.js';
-import { JsonArraySplitter, JsonShapeError } from '../src/json-records.js';
+import { CityTable } from '../src/core/city-table.js';
+import { readCsvRows } from '../src/dataset/csv-rows.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import { JsonArraySplitter, JsonShapeError } from '../src/dataset/json-records.js';
 import { makeCity } from './helpers.js';
 
 const hostile = fc.string({ unit: fc.constantFrom('a', 'é', '"', '\\', ',', '\n', '\u2028', '𝒜', '{', '}', '[', ']', ':', ' '), minLength: 1, maxLength: 8 });

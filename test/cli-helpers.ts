@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { runMain } from '../src/cli.js';
+import { runMain } from '../src/cli/main.js';
 
 /** Runs the CLI in-process and captures what it prints. */
 export async function cli(cwd: string, ...rawArgs: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

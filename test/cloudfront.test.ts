@@ -4,16 +4,16 @@ import { join } from 'node:path';
 import vm from 'node:vm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../src/build.js';
-import { CLOUDFRONT_FUNCTION_MAX_BYTES, CLOUDFRONT_IMPORT, cloudFrontFunction, liveOrigin } from '../src/cloudfront-function.js';
-import { CitiesApiError } from '../src/errors.js';
-import { hostingSettings, notPrecomputedJson, type HostingSettings } from '../src/hosting.js';
-import { readManifest } from '../src/manifest.js';
-import { negotiate } from '../src/negotiate.js';
-import { PRECOMPUTABLE_ORDERINGS } from '../src/ordering.js';
-import { parseQuery } from '../src/query-string.js';
-import { ALLOW } from '../src/respond.js';
-import { staticPathFor } from '../src/site-layout.js';
+import { build } from '../src/app/build.js';
+import { CLOUDFRONT_FUNCTION_MAX_BYTES, CLOUDFRONT_IMPORT, cloudFrontFunction, liveOrigin } from '../src/hosts/cloudfront.js';
+import { CitiesApiError } from '../src/core/errors.js';
+import { hostingSettings, notPrecomputedJson, type HostingSettings } from '../src/hosts/hosting.js';
+import { readManifest } from '../src/site/manifest.js';
+import { negotiate } from '../src/core/negotiate.js';
+import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
+import { parseQuery } from '../src/core/query-string.js';
+import { ALLOW } from '../src/http/route.js';
+import { staticPathFor } from '../src/site/layout.js';
 import { KIT, KIT_DATASETS, kitAnswers, tempDir } from './helpers.js';
 
 // The generated function runs in a fresh V8 context (no Node globals, a recording stand-in for

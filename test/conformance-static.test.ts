@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../src/build.js';
-import { readManifest } from '../src/manifest.js';
-import { parseQuery } from '../src/query-string.js';
-import { staticPathFor } from '../src/site-layout.js';
+import { build } from '../src/app/build.js';
+import { readManifest } from '../src/site/manifest.js';
+import { parseQuery } from '../src/core/query-string.js';
+import { staticPathFor } from '../src/site/layout.js';
 import { KIT, KIT_DATASETS, kitAnswers, readTree, tempDir } from './helpers.js';
 
 // Every `core` GET answer of the kit whose request the static site covers must equal, body and

@@ -4,8 +4,8 @@ import { watch } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { CITY_FIELDS, type City } from '../src/fields.js';
-import { MANIFEST_PATH, readManifest } from '../src/manifest.js';
+import { CITY_FIELDS, type City } from '../src/core/fields.js';
+import { MANIFEST_PATH, readManifest } from '../src/site/manifest.js';
 import { makeCity, readTree } from './helpers.js';
 import { ROOT } from './serve-helpers.js';
 

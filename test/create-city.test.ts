@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateNewCity } from '../src/create-city.js';
-import { NAME_FIELDS } from '../src/fields.js';
-import { UploadedFile } from '../src/form-body.js';
+import { validateNewCity } from '../src/post/create-city.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import { UploadedFile } from '../src/post/form-body.js';
 
 const names = Object.fromEntries(NAME_FIELDS.map((f) => [f, 'Name']));
 

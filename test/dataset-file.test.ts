@@ -1,10 +1,10 @@
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CityWriter } from '../src/city-writer.js';
-import type { NewCity } from '../src/create-city.js';
-import { appendCities, commitStaged, DatasetChanged, stageAppend } from '../src/dataset-file.js';
-import { readDataset } from '../src/read-dataset.js';
+import { CityWriter } from '../src/dataset/city-writer.js';
+import type { NewCity } from '../src/post/create-city.js';
+import { appendCities, commitStaged, DatasetChanged, stageAppend } from '../src/dataset/append-cities.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
 import { makeCity, tempDir } from './helpers.js';
 
 let root: string;

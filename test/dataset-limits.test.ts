@@ -5,11 +5,11 @@ import { mkdir, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFIG_FILE, loadConfig } from '../src/config-file.js';
-import { CitiesApiError } from '../src/errors.js';
-import { CITY_FIELDS } from '../src/fields.js';
-import { readDataset } from '../src/read-dataset.js';
-import { normalizeBaseUrl, parseCollation, parseOrderings, parsePageSizes } from '../src/settings.js';
+import { CONFIG_FILE, loadConfig } from '../src/cli/config-file.js';
+import { CitiesApiError } from '../src/core/errors.js';
+import { CITY_FIELDS } from '../src/core/fields.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
+import { normalizeBaseUrl, parseCollation, parseOrderings, parsePageSizes } from '../src/site/spec.js';
 import { tempDir } from './helpers.js';
 
 // #17: what a dataset reader holds and prints is bounded, whatever the file: a record longer
@@ -119,7 +119,7 @@ describe('#17 a config file that is not a regular file is refused unread', () =>
 
 /** The peak RSS (MiB) of a child process that reads `file` with readDataset (the compiled lib/). */
 async function peakRss(file: string): Promise<number> {
-  const script = `import { readDataset } from ${JSON.stringify(join(import.meta.dirname, '..', 'lib', 'read-dataset.js'))};
+  const script = `import { readDataset } from ${JSON.stringify(join(import.meta.dirname, '..', 'lib', 'index.js'))};
     await readDataset(${JSON.stringify(file)}).catch(() => {});
     process.stdout.write(String(process.resourceUsage().maxRSS / 1024));`;
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);

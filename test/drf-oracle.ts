@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { City } from '../src/fields.js';
+import type { City } from '../src/core/fields.js';
 
 // The real DRF (Debian's python3-djangorestframework on /usr/bin/python3) as a long-lived
 // process: a dataset and a batch of requests in, one recorded answer a line out.

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import sirv from 'sirv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FileCache, type CachedFile } from '../src/file-cache.js';
-import { RelayResponse } from '../src/sirv-response.js';
+import { FileCache, type CachedFile } from '../src/http/file-cache.js';
+import { RelayResponse } from '../src/http/sirv-response.js';
 import { tempDir } from './helpers.js';
 
 let root: string;

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { NAME_FIELDS, type City } from '../src/fields.js';
+import { NAME_FIELDS, type City } from '../src/core/fields.js';
 
 export const KIT = join(import.meta.dirname, 'fixtures', 'conformance');
 

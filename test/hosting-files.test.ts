@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../src/build.js';
-import { hostingSettings, NOT_PRECOMPUTED_PATH, notPrecomputedJson } from '../src/hosting.js';
-import { readManifest } from '../src/manifest.js';
-import { netlifyHeaders, netlifyRedirects } from '../src/netlify-files.js';
-import { openApiDocument } from '../src/openapi.js';
+import { build } from '../src/app/build.js';
+import { hostingSettings, NOT_PRECOMPUTED_PATH, notPrecomputedJson } from '../src/hosts/hosting.js';
+import { readManifest } from '../src/site/manifest.js';
+import { netlifyHeaders, netlifyRedirects } from '../src/hosts/netlify.js';
+import { openApiDocument } from '../src/hosts/openapi.js';
 import { KIT, tempDir } from './helpers.js';
 
 let root: string;

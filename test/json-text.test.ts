@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cityJson, envelopeJson, jsonString, pyFloatRepr } from '../src/json-text.js';
-import type { City } from '../src/fields.js';
+import { cityJson, envelopeJson, jsonString, pyFloatRepr } from '../src/core/json-text.js';
+import type { City } from '../src/core/fields.js';
 
 describe('pyFloatRepr writes floats as Python repr()', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manifestJson, MANIFEST_PATH, readManifest, readManifestHead, type ManifestHead } from '../src/manifest.js';
+import { manifestJson, MANIFEST_PATH, readManifest, readManifestHead, type ManifestHead } from '../src/site/manifest.js';
 import { tempDir } from './helpers.js';
 
 let root: string;

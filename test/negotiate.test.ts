@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { indentJson } from '../src/json-text.js';
-import { negotiate } from '../src/negotiate.js';
+import { indentJson } from '../src/core/json-text.js';
+import { negotiate } from '../src/core/negotiate.js';
 
 describe('negotiate picks the renderer as DRF content negotiation does', () => {
   it.each([

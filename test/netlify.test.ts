@@ -3,13 +3,13 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseAllRedirects } from 'netlify-redirect-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../src/build.js';
-import { hostingSettings, NOT_PRECOMPUTED_PATH, type HostingSettings } from '../src/hosting.js';
-import { readManifest } from '../src/manifest.js';
-import { NETLIFY_CACHE_CONTROL, netlifyHeaders, netlifyRedirects } from '../src/netlify-files.js';
-import { PRECOMPUTABLE_ORDERINGS } from '../src/ordering.js';
-import { parseQuery, type QueryPair } from '../src/query-string.js';
-import { allPath, DEFAULT_SEGMENT, staticPathFor } from '../src/site-layout.js';
+import { build } from '../src/app/build.js';
+import { hostingSettings, NOT_PRECOMPUTED_PATH, type HostingSettings } from '../src/hosts/hosting.js';
+import { readManifest } from '../src/site/manifest.js';
+import { NETLIFY_CACHE_CONTROL, netlifyHeaders, netlifyRedirects } from '../src/hosts/netlify.js';
+import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
+import { parseQuery, type QueryPair } from '../src/core/query-string.js';
+import { allPath, DEFAULT_SEGMENT, staticPathFor } from '../src/site/layout.js';
 import { KIT, KIT_DATASETS, kitAnswers, tempDir, type KitAnswer } from './helpers.js';
 
 // Every GET of the kit, routed by Netlify's own redirect engine through the generated _redirects:

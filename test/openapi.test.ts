@@ -3,11 +3,11 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 // validates OpenAPI documents with it. Ajv2020 speaks the JSON Schema dialect of OpenAPI 3.1.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { CITY_FIELDS, NAME_FIELDS } from '../src/fields.js';
-import type { HostingSettings } from '../src/hosting.js';
-import { optionsMetadata } from '../src/metadata.js';
-import { PRECOMPUTABLE_ORDERINGS } from '../src/ordering.js';
-import { openApiDocument } from '../src/openapi.js';
+import { CITY_FIELDS, NAME_FIELDS } from '../src/core/fields.js';
+import type { HostingSettings } from '../src/hosts/hosting.js';
+import { optionsMetadata } from '../src/core/metadata.js';
+import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
+import { openApiDocument } from '../src/hosts/openapi.js';
 import { KIT_DATASETS, kitAnswers, makeCity } from './helpers.js';
 
 interface Operation { operationId: string; parameters?: Record<string, unknown>[]; security?: unknown; responses: Record<string, unknown> }

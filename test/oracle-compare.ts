@@ -1,11 +1,11 @@
-import { CityIndex } from '../src/city-index.js';
-import type { CityTable } from '../src/city-table.js';
-import { PRECOMPUTABLE_ORDERINGS } from '../src/ordering.js';
-import { bodyBytes } from '../src/page.js';
-import { route, type SiteContext } from '../src/respond.js';
-import { pyStrip } from '../src/python-text.js';
-import { MAX_TARGET_BYTES } from '../src/server-limits.js';
-import { pageFiles } from '../src/site-files.js';
+import { CityIndex } from '../src/core/city-index.js';
+import type { CityTable } from '../src/core/city-table.js';
+import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
+import { bodyBytes } from '../src/core/page.js';
+import { route, type SiteContext } from '../src/http/route.js';
+import { pyStrip } from '../src/core/python-text.js';
+import { MAX_TARGET_BYTES } from '../src/http/limits.js';
+import { pageFiles } from '../src/site/pages.js';
 import type { RecordedAnswer, ReferenceRequest } from './drf-oracle.js';
 
 // Our side of the oracle, in-process: route() with a `codepoint` index, a site file answered with

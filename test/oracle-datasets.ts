@@ -1,4 +1,4 @@
-import { CITY_FIELDS, NAME_FIELDS, type City } from '../src/fields.js';
+import { CITY_FIELDS, NAME_FIELDS, type City } from '../src/core/fields.js';
 import { Rng } from './oracle-rng.js';
 
 // Seeded hostile datasets for the DRF oracle: names with spaces of every kind, BOM, control

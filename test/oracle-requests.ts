@@ -1,4 +1,4 @@
-import { NAME_FIELDS } from '../src/fields.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
 import type { Rng } from './oracle-rng.js';
 
 // Seeded hostile requests for the DRF oracle: page, page_size, ordering and format values

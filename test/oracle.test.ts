@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CityTable } from '../src/city-table.js';
-import { readDataset } from '../src/read-dataset.js';
+import { CityTable } from '../src/core/city-table.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
 import { DrfReference, drfMissing, PYTHON, type RecordedAnswer, type ReferenceRequest } from './drf-oracle.js';
 import { compareAnswers, ourAnswer, ourSite } from './oracle-compare.js';
 import { datasetFile, oracleDataset } from './oracle-datasets.js';

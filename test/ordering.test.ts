@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { CityIndex } from '../src/city-index.js';
-import { CityTable } from '../src/city-table.js';
-import { compareCodePoints } from '../src/codepoint.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
+import { compareCodePoints } from '../src/core/codepoint.js';
 import fc from 'fast-check';
-import { comparatorFor, type Collation } from '../src/collation.js';
-import { NAME_FIELDS, type City, type NameField } from '../src/fields.js';
-import { orderingKey, parseOrdering, type Ordering } from '../src/ordering.js';
+import { comparatorFor, type Collation } from '../src/core/collation.js';
+import { NAME_FIELDS, type City, type NameField } from '../src/core/fields.js';
+import { orderingKey, parseOrdering, type Ordering } from '../src/core/ordering.js';
 import { makeCity } from './helpers.js';
 
 describe('parseOrdering keeps what DRF OrderingFilter keeps', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CityIndex } from '../src/city-index.js';
-import { CityTable } from '../src/city-table.js';
-import { answerListing, bodyBytes } from '../src/page.js';
-import { parseQuery } from '../src/query-string.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
+import { answerListing, bodyBytes } from '../src/core/page.js';
+import { parseQuery } from '../src/core/query-string.js';
 import { makeCity } from './helpers.js';
 
 const index = new CityIndex(CityTable.fromCities(Array.from({ length: 25 }, (_, i) => makeCity(i + 1, { name: `City ${String(i + 1).padStart(2, '0')}` }))), 'codepoint');

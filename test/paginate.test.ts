@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pageCount, pageSizeFrom, paginate } from '../src/paginate.js';
+import { pageCount, pageSizeFrom, paginate } from '../src/core/paginate.js';
 
 describe('pageSizeFrom reads page_size as DRF does', () => {
   it.each([

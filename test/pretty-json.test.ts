@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { prettyParts, type PrettyMode } from '../src/pretty-json.js';
+import { prettyParts, type PrettyMode } from '../src/core/pretty-json.js';
 
 /** The browsable page's JSON as it was first written, on whole text: escape everything, link whole URL strings. */
 function linkedOracle(pretty: string): string {

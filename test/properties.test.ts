@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CityIndex } from '../src/city-index.js';
-import { CityTable } from '../src/city-table.js';
-import type { Collation } from '../src/collation.js';
-import { NAME_FIELDS } from '../src/fields.js';
-import { singleOrderings } from '../src/ordering.js';
-import { answerListing, bodyBytes } from '../src/page.js';
-import type { QueryPair } from '../src/query-string.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
+import type { Collation } from '../src/core/collation.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import { singleOrderings } from '../src/core/ordering.js';
+import { answerListing, bodyBytes } from '../src/core/page.js';
+import type { QueryPair } from '../src/core/query-string.js';
 import { makeCity } from './helpers.js';
 
 // Names drawn from a small hostile alphabet so that ties, accents, astral and fullwidth

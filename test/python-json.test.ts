@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pyFloatRepr } from '../src/json-text.js';
-import { lookupCodec } from '../src/python-codecs.js';
-import { parsePyJson, PyJsonError, type PyJson } from '../src/python-json.js';
+import { pyFloatRepr } from '../src/core/json-text.js';
+import { lookupCodec } from '../src/post/python-codecs.js';
+import { parsePyJson, PyJsonError, type PyJson } from '../src/post/python-json.js';
 import { requireTool } from './tool-check.js';
 
 // parsePyJson and lookupCodec against CPython itself (/usr/bin/python3): the same texts read to

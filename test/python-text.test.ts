@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePyInt, pyStrip } from '../src/python-text.js';
+import { parsePyInt, pyStrip } from '../src/core/python-text.js';
 
 // Expected values are what CPython 3.11's int() and str.strip() return.
 describe('parsePyInt reads integers as Python int() does', () => {

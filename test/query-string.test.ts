@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lastValue, parseQuery, queryFieldCount, quotePlus, withParam } from '../src/query-string.js';
+import { lastValue, parseQuery, queryFieldCount, quotePlus, withParam } from '../src/core/query-string.js';
 
 // Expected values are what Python's urllib.parse (parse_qsl, quote_plus) returns.
 describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)', () => {

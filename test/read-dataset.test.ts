@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CitiesApiError } from '../src/errors.js';
-import { CITY_FIELDS } from '../src/fields.js';
-import { readDataset } from '../src/read-dataset.js';
+import { CitiesApiError } from '../src/core/errors.js';
+import { CITY_FIELDS } from '../src/core/fields.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
 import { KIT, tempDir } from './helpers.js';
 
 const HEADER = CITY_FIELDS.join(',');

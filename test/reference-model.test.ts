@@ -2,15 +2,15 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../src/build.js';
-import { CityIndex } from '../src/city-index.js';
-import { CityTable } from '../src/city-table.js';
-import type { Collation } from '../src/collation.js';
-import type { City } from '../src/fields.js';
-import { answerListing, bodyBytes } from '../src/page.js';
-import { parseQuery, type QueryPair } from '../src/query-string.js';
-import { readDataset } from '../src/read-dataset.js';
-import { staticPathFor } from '../src/site-layout.js';
+import { build } from '../src/app/build.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
+import type { Collation } from '../src/core/collation.js';
+import type { City } from '../src/core/fields.js';
+import { answerListing, bodyBytes } from '../src/core/page.js';
+import { parseQuery, type QueryPair } from '../src/core/query-string.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
+import { staticPathFor } from '../src/site/layout.js';
 import { KIT, KIT_DATASETS, kitAnswers, tempDir } from './helpers.js';
 
 // The listing checked against a plain reference model of DRF + Django's paginator, written here

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseBody } from '../src/request-body.js';
+import { parseBody } from '../src/http/request-body.js';
 
 describe('#12 a JSON body is decoded as DRF decodes it: a leading U+FEFF is not dropped', () => {
   it.each([

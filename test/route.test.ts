@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CityIndex } from '../src/city-index.js';
-import { CityTable } from '../src/city-table.js';
-import { bodyBytes } from '../src/page.js';
-import { negotiate } from '../src/negotiate.js';
-import { quotePlus } from '../src/query-string.js';
-import { originForm, route, type SiteContext } from '../src/respond.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
+import { bodyBytes } from '../src/core/page.js';
+import { negotiate } from '../src/core/negotiate.js';
+import { quotePlus } from '../src/core/query-string.js';
+import { originForm, route, type SiteContext } from '../src/http/route.js';
 import { makeCity } from './helpers.js';
 
 const site: SiteContext = {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SendGate } from '../src/send-gate.js';
+import { SendGate } from '../src/http/send-gate.js';
 
 /** Just what the gate reads of a socket and a response. */
 class FakeSocket extends EventEmitter {

@@ -3,11 +3,11 @@ import { copyFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createSocketServer, type Server as SocketServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CityIndex } from '../src/city-index.js';
-import { answerListing, bodyBytes } from '../src/page.js';
-import { parseQuery } from '../src/query-string.js';
-import { readDataset } from '../src/read-dataset.js';
-import { serve, type RunningServer } from '../src/serve.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { answerListing, bodyBytes } from '../src/core/page.js';
+import { parseQuery } from '../src/core/query-string.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
+import { serve, type RunningServer } from '../src/app/serve.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
 import { rawRequest } from './serve-helpers.js';
 

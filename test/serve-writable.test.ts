@@ -3,10 +3,10 @@ import { copyFile, lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../src/build.js';
-import { NAME_FIELDS } from '../src/fields.js';
-import { readDataset } from '../src/read-dataset.js';
-import { serve, type RunningServer, type ServeOptions } from '../src/serve.js';
+import { build } from '../src/app/build.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
+import { serve, type RunningServer, type ServeOptions } from '../src/app/serve.js';
 import { appears, manyCities, sleep, spawnCli, writeDataset } from './crash-helpers.js';
 import { KIT, makeCity, tempDir, entriesOf } from './helpers.js';
 import { rawRequest, startCli } from './serve-helpers.js';

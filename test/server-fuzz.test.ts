@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serve, type RunningServer } from '../src/serve.js';
+import { serve, type RunningServer } from '../src/app/serve.js';
 import { KIT, tempDir } from './helpers.js';
 import { decodedBody, rawExchange, type RawExchange } from './raw-http.js';
 

@@ -1,8 +1,8 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serve, type RunningServer } from '../src/serve.js';
-import { DEFAULT_LIMITS, resolveLimits } from '../src/server-limits.js';
+import { serve, type RunningServer } from '../src/app/serve.js';
+import { DEFAULT_LIMITS, resolveLimits } from '../src/http/limits.js';
 import { KIT, tempDir } from './helpers.js';
 import { rawExchange } from './raw-http.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuery } from '../src/query-string.js';
-import { staticPathFor } from '../src/site-layout.js';
+import { parseQuery } from '../src/core/query-string.js';
+import { staticPathFor } from '../src/site/layout.js';
 
 const settings = { count: 48, pageSizes: [10, 20, 50, 100] };
 

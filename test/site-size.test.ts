@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countSiteFiles, estimateSiteSize, formatBytes, tooManyFilesAdvice, type SiteShape } from '../src/site-size.js';
+import { countSiteFiles, estimateSiteSize, formatBytes, tooManyFilesAdvice, type SiteShape } from '../src/site/size.js';
 
 const shape = (cities: number, pageSizes: number[], orderings: number, compress = true): SiteShape => ({ cities, pageSizes, orderings, compress });
 

@@ -1,10 +1,10 @@
 import { readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SiteOwnership } from '../src/foreign-files.js';
-import { readManifest, type Manifest } from '../src/manifest.js';
-import { writeSite } from '../src/site-writer.js';
-import { StatCache } from '../src/stat-cache.js';
+import { SiteOwnership } from '../src/write/foreign-files.js';
+import { readManifest, type Manifest } from '../src/site/manifest.js';
+import { writeSite } from '../src/write/site-writer.js';
+import { StatCache } from '../src/write/stat-cache.js';
 import { tempDir } from './helpers.js';
 
 const head = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compress: true, liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;

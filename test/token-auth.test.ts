@@ -8,7 +8,7 @@ vi.mock('node:crypto', async (importOriginal) => {
   timingSafeEqual.mockImplementation(crypto.timingSafeEqual);
   return { ...crypto, timingSafeEqual };
 });
-const { checkToken, tokenProblems } = await import('../src/token-auth.js');
+const { checkToken, tokenProblems } = await import('../src/http/token-auth.js');
 
 const TOKEN = 's3cret-token-0123456789';
 /** A header as node hands it over: each byte received as one latin-1 character (here, text sent as UTF-8). */

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CityIndex } from '../src/city-index.js';
-import { CityTable } from '../src/city-table.js';
-import { route, type SiteContext } from '../src/respond.js';
-import { normalizeBaseUrl } from '../src/settings.js';
-import { escapeUriPath, iriToUri, mountOf, pathInfo } from '../src/url-path.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
+import { route, type SiteContext } from '../src/http/route.js';
+import { normalizeBaseUrl } from '../src/site/spec.js';
+import { escapeUriPath, iriToUri, mountOf, pathInfo } from '../src/core/url-path.js';
 import { makeCity } from './helpers.js';
 import { requireTool } from './tool-check.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CITY_FIELDS } from '../src/fields.js';
-import { decimalPlaces, normalizeTimestamp, validateRecord, type RawRecord } from '../src/validate-record.js';
+import { CITY_FIELDS } from '../src/core/fields.js';
+import { decimalPlaces, normalizeTimestamp, validateRecord, type RawRecord } from '../src/core/validate-record.js';
 
 const csvRow = (overrides: Record<string, string> = {}): Record<string, string> => ({
   ...Object.fromEntries(CITY_FIELDS.map((f) => [f, f.startsWith('name_') ? 'Name' : ''])),

@@ -1,0 +1,143 @@
+import { VERSION } from '../site/version.js';
+import { CityIndex } from '../core/city-index.js';
+import type { Collation } from '../core/collation.js';
+import { hostingSettings, NOT_PRECOMPUTED_PATH, notPrecomputedJson, type HostingSettings } from '../hosts/hosting.js';
+import { DATASET_PATH, readManifestHead, type ManifestHead, type SiteSettings } from '../site/manifest.js';
+import { CitiesApiError } from '../core/errors.js';
+import { netlifyHeaders, netlifyRedirects } from '../hosts/netlify.js';
+import { openApiDocument } from '../hosts/openapi.js';
+import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
+import { readDataset } from '../dataset/read-dataset.js';
+import { normalizeBaseUrl, parseOrderings, parsePageSizes } from '../site/spec.js';
+import { pageFiles } from '../site/pages.js';
+import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type SiteShape } from '../site/size.js';
+import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
+import { checkSiteFiles, type SiteCheck } from '../write/site-check.js';
+import { checkSiteLocation, resolveSiteDir } from '../write/site-path.js';
+import { sha256 } from '../write/file-output.js';
+import { compressedRatio } from '../write/compression.js';
+import { answerListing, bodyBytes } from '../core/page.js';
+import { tidySite, writeSite, type SiteEntry, type WriteStats } from '../write/site-writer.js';
+
+
+export interface BuildOptions {
+  /** Dataset file, `.csv` or `.json`. */
+  readonly data: string;
+  /** Site directory to (re)build. */
+  readonly out: string;
+  readonly baseUrl: string;
+  readonly collation: Collation;
+  readonly pageSizes: readonly number[];
+  /** Orderings to precompute (default: all 33). */
+  readonly orderings?: readonly string[] | undefined;
+  /** Write `.gz`/`.br` next to each page (default true). */
+  readonly compress?: boolean;
+  /** The live server (`cities-api serve`) static hosts send what no file covers to. */
+  readonly liveUrl?: string | undefined;
+  /** Refuse to build a site of more files than this (default 1,000,000). */
+  readonly maxFiles?: number;
+  /** Rewrite every file, reusing nothing of the old site. */
+  readonly force?: boolean;
+  /** Bytes the build leaves free on the site's filesystem (default: 5 % of it, at most 1 GB). */
+  readonly minFree?: number | undefined;
+  /** The working directory of whoever asked (default: the process's): a build never replaces it. */
+  readonly cwd?: string;
+  /** Called once the dataset is valid, before anything is written. */
+  readonly onStart?: (plan: BuildPlan) => void;
+  readonly onProgress?: (pagesDone: number, pages: number) => void;
+}
+
+export interface BuildPlan {
+  readonly cities: number;
+  readonly pages: number;
+  /** Files the site will hold, compressed siblings included. */
+  readonly files: number;
+  /** Estimated bytes of the pages, and of their `.gz`/`.br` siblings (0 when up to date: not sampled). */
+  readonly jsonBytes: number;
+  readonly compressedBytes: number;
+  /** The dataset, settings and version are those the site was built from and its files are as built: nothing to write. */
+  readonly upToDate: boolean;
+  /** When the input is the site's (and not --force): how its files compare with what the build left. */
+  readonly check: SiteCheck | null;
+  /** The site directory, symbolic links resolved: where the files are written. */
+  readonly dir: string;
+}
+
+export interface BuildResult extends WriteStats, BuildPlan {
+  readonly seconds: number;
+}
+
+/** Reads and validates the dataset, then writes every precomputed page of the site. */
+export async function build(options: BuildOptions): Promise<BuildResult> {
+  const started = performance.now();
+  const settings: SiteSettings = {
+    baseUrl: normalizeBaseUrl(options.baseUrl),
+    collation: options.collation,
+    pageSizes: parsePageSizes(options.pageSizes),
+    orderings: parseOrderings(options.orderings ?? 'all'),
+    defaultPageSize: DEFAULT_PAGE_SIZE,
+    compress: options.compress ?? true,
+    liveUrl: options.liveUrl ? normalizeBaseUrl(options.liveUrl) : null,
+  };
+  const out = await resolveSiteDir(options.out);
+  await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
+  const table = await readDataset(options.data);
+  const shape: SiteShape = { cities: table.count, pageSizes: settings.pageSizes, orderings: settings.orderings.length, compress: settings.compress };
+  const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
+  if (countSiteFiles(shape) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(shape, maxFiles), 2);
+  const dataset = table.datasetParts();
+  const manifest = {
+    generator: 'cities-api',
+    version: VERSION,
+    settings,
+    dataset: { count: table.count, sha256: sha256(dataset) },
+  };
+  const old = await readManifestHead(out).catch(() => null);
+  const check = !options.force && sameInput(old, manifest) ? await checkSiteFiles(out) : null;
+  const upToDate = !!check && !check.unverified && !check.changed.length;
+  const index = new CityIndex(table, settings.collation);
+  // Sampling compression sorts an ordering: only worth it when pages are to be built.
+  const ratio = settings.compress && !upToDate ? sampleCompressedRatio(index, settings) : 0;
+  const size = (of: SiteShape) => estimateSiteSize(of, (table.jsonBytes() * of.cities) / Math.max(1, table.count), settings.baseUrl.length, ratio);
+  const plan: BuildPlan = { cities: table.count, ...size(shape), upToDate, check, dir: out };
+  if (upToDate) {
+    options.onStart?.(plan);
+    await tidySite(out);
+    return { ...plan, written: 0, unchanged: plan.files, removed: 0, kept: [], seconds: (performance.now() - started) / 1000 };
+  }
+  const reusable = old && !options.force ? reusableShape({ cities: old.dataset.count, ...old.settings }, { cities: table.count, ...settings }) : null;
+  const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
+  options.onStart?.(plan);
+  const { pages } = plan;
+  const hosting = hostingSettings(manifest);
+  const stats = await writeSite(out, siteEntries(index, settings, dataset, hosting), manifest, {
+    compress: settings.compress,
+    force: options.force,
+    guard: new SpaceGuard(out, minFree),
+    onProgress: (done) => options.onProgress?.(Math.min(done, pages), pages),
+  });
+  return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The compression ratio of the first page at each page size, weighted alike (each size holds every city once). */
+function sampleCompressedRatio(index: CityIndex, settings: SiteSettings): number {
+  const sizes = [DEFAULT_PAGE_SIZE, ...settings.pageSizes].map((size) => Math.min(size, 1000));
+  const ratios = sizes.map((size) => compressedRatio(bodyBytes(answerListing(index, [['page_size', String(size)]], settings.baseUrl).body)));
+  return ratios.reduce((a, b) => a + b, 0) / ratios.length;
+}
+
+/** Whether a site was built from this very input (same generator version, settings and dataset bytes). */
+function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
+  return !!site && JSON.stringify(site) === JSON.stringify(manifest);
+}
+
+function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: Iterable<Buffer>, hosting: HostingSettings): Generator<SiteEntry> {
+  for (const file of pageFiles(index, settings)) yield { ...file, compress: true };
+  yield { path: DATASET_PATH, body: dataset };
+  // What static hosts need: Netlify's routing and headers, the OpenAPI description, and the
+  // honest answer of a host without a live server.
+  yield { path: '_redirects', body: netlifyRedirects(hosting) };
+  yield { path: '_headers', body: netlifyHeaders(hosting) };
+  yield { path: 'openapi.json', body: `${JSON.stringify(openApiDocument(hosting), null, 2)}\n` };
+  yield { path: NOT_PRECOMPUTED_PATH, body: notPrecomputedJson(settings.pageSizes) };
+}

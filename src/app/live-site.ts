@@ -1,0 +1,119 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { basename, dirname, join } from 'node:path';
+import { MANIFEST_PATH, readManifestHead } from '../site/manifest.js';
+import { isAlive, readHolder, siteSiblings } from '../write/lock.js';
+import { loadSite, type SiteState } from './site-state.js';
+
+/** How often a held build lock is looked at again (its holder may have died). */
+const POLL_MS = 250;
+
+/**
+ * The site a server answers from, kept consistent while its files change: while a build (ours
+ * or another process's, seen by its lock file) replaces the tree, a file could change between
+ * its lookup and its read, so answers are computed live from the data in memory; once the new
+ * tree is in place it is loaded and files are served again.
+ */
+export class LiveSite {
+  private state: SiteState;
+  private replacing = 0;
+  private readonly sending = new Set<ServerResponse>();
+  private watcher: FSWatcher | undefined;
+  /** Another process's build holds the lock: counted once in `replacing`. */
+  private external = false;
+  private followTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Which site the state was loaded from (see manifestId). */
+  private manifestId = '';
+
+  private constructor(private readonly dir: string, state: SiteState) {
+    this.state = state;
+  }
+
+  static async open(dir: string): Promise<LiveSite> {
+    const site = new LiveSite(dir, await loadSite(dir));
+    site.manifestId = await manifestId(dir);
+    return site;
+  }
+
+  get current(): SiteState {
+    return this.replacing ? { ...this.state, context: { ...this.state.context, useFiles: false } } : this.state;
+  }
+
+  /** Marks a response as streaming a site file until it finishes. */
+  track(res: ServerResponse): void {
+    this.sending.add(res);
+    res.once('close', () => this.sending.delete(res));
+  }
+
+  /** Runs `replace` (which rewrites the site's files) with files unused, then loads the new site. */
+  async replace(replace: () => Promise<void>): Promise<void> {
+    this.replacing++;
+    try {
+      while (this.sending.size) await new Promise((resolve) => setTimeout(resolve, 5));
+      await replace();
+      await this.reload();
+    } finally {
+      this.replacing--;
+    }
+  }
+
+  /**
+   * Follows builds made by other processes: files unused while a live process holds the build
+   * lock (already at start, or from when it appears), the site reloaded once the lock is released.
+   * A lock whose holder is dead (a build killed with SIGKILL leaves it) is ignored: it is looked
+   * at again every POLL_MS while held, since the holder's death changes no file.
+   */
+  async watchBuilds(): Promise<void> {
+    const names = [basename(siteSiblings(this.dir).lock), basename(this.dir)];
+    this.watcher = watch(dirname(this.dir), (_, name) => {
+      if (names.includes(name as string)) this.followBuild(50);
+    });
+    await this.checkBuild();
+  }
+
+  close(): void {
+    this.watcher?.close();
+    clearTimeout(this.followTimer);
+    this.closed = true;
+  }
+
+  private followBuild(delay: number): void {
+    clearTimeout(this.followTimer);
+    if (this.closed) return;
+    this.followTimer = setTimeout(() => void this.checkBuild(), delay).unref();
+  }
+
+  private async checkBuild(): Promise<void> {
+    const holder = await readHolder(siteSiblings(this.dir).lock).catch(() => null);
+    if (holder !== null && isAlive(holder)) {
+      if (!this.external) {
+        this.external = true;
+        this.replacing++;
+      }
+      return this.followBuild(POLL_MS);
+    }
+    await this.reload().catch(() => undefined);
+    if (this.external) {
+      this.external = false;
+      this.replacing--;
+    }
+  }
+
+  private async reload(): Promise<void> {
+    const id = await manifestId(this.dir);
+    if (id === this.manifestId) return;
+    this.state = await loadSite(this.dir);
+    this.manifestId = id;
+  }
+}
+
+/**
+ * What identifies a site's content: its manifest head (generator, settings, dataset hash) and the
+ * manifest file itself (a build rewrites it whenever any file changed).
+ */
+async function manifestId(dir: string): Promise<string> {
+  const { ino, size, mtimeMs } = await stat(join(dir, MANIFEST_PATH));
+  return JSON.stringify([ino, size, mtimeMs, await readManifestHead(dir)]);
+}

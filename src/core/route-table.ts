@@ -1,0 +1,94 @@
+import { NAME_FIELDS } from './fields.js';
+
+// The route table: the one place that says what the API's URL space is and where a built site
+// keeps each precomputed answer. The server's route(), the page function, the static build, every
+// host's config (nginx, CloudFront, Netlify), the OpenAPI document and the edge handler read it;
+// none of them restates a parameter's spelling, a path or a header.
+
+/** Django's default security headers (SecurityMiddleware, XFrameOptionsMiddleware): on every answer. */
+const DJANGO_HEADERS = {
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+} as const;
+
+const ALLOW = 'GET, POST, HEAD, OPTIONS';
+
+export const ROUTES = {
+  /** The endpoint, below the base URL's path; without its last slash it redirects there (301). */
+  endpoint: '/cities/',
+  /** Query parameters the endpoint reads. */
+  param: { format: 'format', ordering: 'ordering', page: 'page', pageSize: 'page_size' },
+  /** `format` values: compact JSON, and the browsable HTML page. */
+  format: { json: 'json', html: 'api' },
+  /** The `page` value of the last page. */
+  lastPage: 'last',
+  /** What makes an ordering term descending. */
+  descending: '-',
+  /** The fields `ordering` accepts; other names are dropped, as DRF's OrderingFilter does. */
+  orderingFields: NAME_FIELDS,
+  /** Path segment of a file for a parameter the request does not give. */
+  absent: 'default',
+  /** A site's files, relative to its root: `{name}` is a parameter's canonical spelling. */
+  file: {
+    dir: 'cities',
+    page: 'cities/{ordering}/{page_size}/{page}.json',
+    /**
+     * Any page_size >= the number of cities, on page 1 (or none, or last): the one page of all
+     * cities, whose links are null. The count is in the name, so a host config holding a count
+     * that a rebuild changed finds no file, and sends the query to the live side.
+     */
+    all: 'cities/{ordering}/all-{count}.json',
+    /** The honest 404 of a static host without a live side. */
+    notPrecomputed: 'cities/not-precomputed.json',
+    /** What the site keeps for itself (manifest, dataset, host configs): never an answer. */
+    meta: '_cities-api',
+  },
+  /** Answers a file can give: to these methods, */
+  fileMethods: ['GET', 'HEAD'],
+  /**
+   * and to Accept headers (none counts as any) whose ranges are plain ASCII without parameters,
+   * none of them one the browsable renderer takes, and one of them one the JSON renderer takes.
+   */
+  accept: {
+    json: ['*/*', '*/json', 'application/*', 'application/json'],
+    html: ['text/html', 'text/*', '*/html'],
+  },
+  /** Headers on every answer of the endpoint; Django's own pages carry only `djangoHeaders`. */
+  headers: { Allow: ALLOW, Vary: 'Accept', 'Access-Control-Allow-Origin': '*', ...DJANGO_HEADERS },
+  djangoHeaders: DJANGO_HEADERS,
+  contentType: {
+    json: 'application/json',
+    html: 'text/html; charset=utf-8',
+    /** Django 3.2's default error pages carry no charset. */
+    djangoPage: 'text/html',
+  },
+  /** Header names the answers carry besides `headers`. */
+  header: {
+    contentType: 'Content-Type',
+    location: 'Location',
+    retryAfter: 'Retry-After',
+    authenticate: 'WWW-Authenticate',
+    allowMethods: 'Access-Control-Allow-Methods',
+    allowHeaders: 'Access-Control-Allow-Headers',
+    maxAge: 'Access-Control-Max-Age',
+  },
+  /** What one request may hold: the target (path and query), query fields (Django's DATA_UPLOAD_MAX_NUMBER_FIELDS), a POST body. */
+  limits: { targetBytes: 8 * 1024, fields: 1000, bodyBytes: 64 * 1024 },
+} as const;
+
+export type FileParam = 'ordering' | 'page_size' | 'page' | 'count';
+
+/** A file template with its `{name}` placeholders replaced: `fill(ROUTES.file.page, { ordering: '$1', ... })`. */
+export function fill(template: string, values: Partial<Record<FileParam, string | number>>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: FileParam) => (values[name] === undefined ? whole : String(values[name])));
+}
+
+/** The endpoint's path below a mount (the base URL's path): `/cities/` or `/api/v1/cities/`. */
+export function endpointPath(mount: string): string {
+  return `${mount}${ROUTES.endpoint}`;
+}
+
+/** The 33 orderings a file can hold, in build order: `default`, `name_ar`, `-name_ar`, `name_en`, ... */
+export const FILE_ORDERINGS: readonly string[] = [ROUTES.absent, ...ROUTES.orderingFields.flatMap((field) => [field, `${ROUTES.descending}${field}`])];

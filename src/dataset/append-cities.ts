@@ -1,0 +1,186 @@
+import { constants } from 'node:fs';
+import { access, copyFile, link, lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { readCsvRows } from './csv-rows.js';
+import { CitiesApiError } from '../core/errors.js';
+import { CITY_FIELDS, type City } from '../core/fields.js';
+import { cityJson } from '../core/json-text.js';
+import { isAlive } from '../write/lock.js';
+import { validateRecord } from '../core/validate-record.js';
+
+/**
+ * A dataset file changed in two steps, so that nothing is replaced before the new data is known
+ * to be good: `stageAppend` writes the new dataset, complete and fsynced, to a temporary file
+ * beside the real one (a symlinked path is resolved: the link's target is what changes); the
+ * caller checks it (builds the site from it), then `commitStaged` renames it over the file, the
+ * old one first kept as FILE.bak (itself replaced by a rename), or `discardStaged` drops it.
+ */
+export interface StagedDataset {
+  /** The real file: the dataset path with every symlink resolved. */
+  readonly target: string;
+  /** The new dataset, beside the target, named with the dataset's extension so it reads as one. */
+  readonly temp: string;
+  /** The bytes it replaces: the commit refuses if the file no longer holds them. */
+  readonly before: Buffer;
+}
+
+/** Appends cities in one step (stage, then commit). */
+export async function appendCities(file: string, cities: readonly City[]): Promise<void> {
+  await commitStaged(await stageAppend(file, cities));
+}
+
+/** Writes the dataset `file` plus `cities` to a temporary file beside its real file; `before`, when given, is what it must hold. */
+export async function stageAppend(file: string, cities: readonly City[], before?: Buffer): Promise<StagedDataset> {
+  const target = await realpath(file);
+  const text = before ?? (await readFile(target));
+  const json = extname(file).toLowerCase() === '.json';
+  await checkStorable(cities, json);
+  const next = json ? appendJson(text.toString('utf8'), cities) : await appendCsv(text, cities);
+  const temp = await writeTemp(target, extname(file), next);
+  return { target, temp, before: text };
+}
+
+/** Replaces the file with the staged dataset, keeping the old one as FILE.bak. Throws, changing nothing, if the file changed meanwhile. */
+export async function commitStaged({ target, temp, before }: StagedDataset): Promise<void> {
+  const dir = dirname(target);
+  const backup = join(dir, `.${basename(target)}.bak-${process.pid}`);
+  try {
+    if (!(await readFile(target)).equals(before)) throw new DatasetChanged(target);
+    await rm(backup, { force: true });
+    await link(target, backup).catch(() => copyFile(target, backup, constants.COPYFILE_EXCL));
+    // rename() replaces a `.bak` that is a symlink itself, never the file it points to.
+    await rename(backup, `${target}.bak`);
+    await rename(temp, target);
+  } catch (error) {
+    await rm(backup, { force: true });
+    await discardStaged({ temp });
+    throw error;
+  }
+  // The new file is in place: syncing its directory only makes the rename durable sooner, and
+  // some filesystems refuse to; a failure here must not report the commit as failed.
+  const dirHandle = await open(dir, 'r').catch(() => null);
+  await dirHandle?.sync().catch(() => undefined).finally(() => dirHandle.close());
+}
+
+export async function discardStaged({ temp }: Pick<StagedDataset, 'temp'>): Promise<void> {
+  await rm(temp, { force: true });
+}
+
+/** The dataset was changed by someone else between reading it and replacing it. */
+export class DatasetChanged extends CitiesApiError {
+  constructor(file: string) {
+    super(`${file} changed while cities were being added to it; nothing was written`);
+  }
+}
+
+/**
+ * Refuses cities the dataset reader would not read back as they are: each record is written
+ * as it will be in the file and read with the reader's own validator.
+ */
+async function checkStorable(cities: readonly City[], json: boolean): Promise<void> {
+  for (const city of cities) {
+    let raw: Record<string, unknown> = {};
+    if (json) raw = JSON.parse(cityJson(city)) as Record<string, unknown>;
+    else {
+      const row = `${CITY_FIELDS.join(',')}\n${csvRow(city, CITY_FIELDS)}\n`;
+      await readCsvRows([Buffer.from(row)], ({ values, line }) => {
+        if (line > 1) raw = Object.fromEntries(CITY_FIELDS.map((field, i) => [field, values[i]]));
+      });
+    }
+    const result = validateRecord(raw, !json);
+    if (!result.city || cityJson(result.city) !== cityJson(city)) {
+      const why = result.problems?.map((p) => `${p.field}: ${p.reason}`).join('; ') ?? 'it reads back differently';
+      throw new CitiesApiError(`city ${city.id} cannot be stored in the dataset as it is (${why}); nothing was written`);
+    }
+  }
+}
+
+async function appendCsv(text: Buffer, cities: readonly City[]): Promise<string> {
+  const newline = text.indexOf(10);
+  const firstLine = text.subarray(0, newline < 0 ? text.length : newline > 0 && text[newline - 1] === 13 ? newline - 1 : newline);
+  let header: readonly string[] = CITY_FIELDS;
+  await readCsvRows([firstLine], ({ values }) => void (header = values));
+  const source = text.toString('utf8');
+  const eol = source.includes('\r\n') ? '\r\n' : '\n';
+  const rows = cities.map((city) => csvRow(city, header));
+  const separator = source.length && !source.endsWith('\n') ? eol : '';
+  return `${source}${separator}${rows.join(eol)}${eol}`;
+}
+
+function csvRow(city: City, header: readonly string[]): string {
+  return header.map((field) => csvField(csvValue(city, field))).join(',');
+}
+
+function csvValue(city: City, field: string): string {
+  const value = city[field as keyof City];
+  return value === null || value === undefined ? '' : String(value);
+}
+
+function csvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+function appendJson(source: string, cities: readonly City[]): string {
+  const end = source.lastIndexOf(']');
+  const before = source.slice(0, end).trimEnd();
+  const empty = before.endsWith('[');
+  const items = cities.map((city) => `  ${cityJson(city)}`).join(',\n');
+  return `${before}${empty ? '' : ','}\n${items}\n${source.slice(end)}`;
+}
+
+/** The new text in a file created beside `target` (never through a link: O_EXCL), with its mode and owner, fsynced. */
+async function writeTemp(target: string, extension: string, content: string): Promise<string> {
+  const dir = dirname(target);
+  const name = basename(target);
+  await removeDeadTemps(dir, name);
+  const temp = join(dir, `.${name}.tmp-${process.pid}${extension}`);
+  await rm(temp, { force: true });
+  const { mode, uid, gid } = await lstat(target);
+  const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode & 0o7777);
+  try {
+    await handle.writeFile(content);
+    await handle.chmod(mode & 0o7777);
+    await handle.chown(uid, gid).catch(() => undefined); // only root may give a file away
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  return temp;
+}
+
+/** Temporary files and lock drafts left beside the dataset by writers that were killed. */
+async function removeDeadTemps(dir: string, name: string): Promise<void> {
+  for (const entry of await readdir(dir)) {
+    const match = entry.startsWith(`.${name}.`) ? /\.(?:tmp|bak|lock)-(\d+)(?:\.[^.]*)?$/.exec(entry) : null;
+    if (!match || Number(match[1]) === process.pid || isAlive(Number(match[1]))) continue;
+    const stats = await lstat(join(dir, entry)).catch(() => null);
+    if (stats && !stats.isDirectory()) await rm(join(dir, entry), { force: true });
+  }
+}
+
+/**
+ * Checks, when a writable server starts, that POSTs can replace the dataset: a regular file
+ * (through any symlinks), in a directory where its new versions can be created. Throws what
+ * would stop every POST; returns lines to log (notes, and warnings so marked).
+ */
+export async function checkWritable(file: string): Promise<string[]> {
+  const target = await realpath(file).catch((error: NodeJS.ErrnoException) => {
+    throw new CitiesApiError(`cannot read dataset ${file}: ${error.code ?? error.message}`, 2);
+  });
+  const via = target === resolve(file) ? '' : ` (a link to ${target})`;
+  const stats = await stat(target);
+  if (!stats.isFile()) throw new CitiesApiError(`--writable needs the dataset ${file}${via} to be a regular file`, 2);
+  await access(dirname(target), constants.W_OK).catch(() => {
+    throw new CitiesApiError(`--writable: cannot create files in ${dirname(target)}, where new versions of ${file}${via} are written before they replace it; make that directory writable`, 2);
+  });
+  if ((await lstat(`${target}.bak`).catch(() => null))?.isDirectory()) {
+    throw new CitiesApiError(`--writable: ${target}.bak is a directory; the previous version of the dataset is kept under that name: move the directory away`, 2);
+  }
+  const warnings: string[] = [];
+  if (via) warnings.push(`${file}${via}: POSTs replace ${target} (its previous version kept as ${target}.bak)`);
+  if (stats.nlink > 1) warnings.push(`warning: ${target} has ${stats.nlink} hard links: each POST replaces it with a new file, so its other names keep the old data`);
+  return warnings;
+}

@@ -1,0 +1,225 @@
+import { VERSION } from '../site/version.js';
+import { MAX_NAME_LENGTH, NAME_FIELDS, type NameField } from '../core/fields.js';
+import type { HostingSettings } from './hosting.js';
+import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
+import { MAX_BODY_BYTES } from '../http/request-body.js';
+import { ALLOW } from '../http/route.js';
+import { COORDINATE_LIMITS, MAX_DECIMALS } from '../core/validate-record.js';
+
+// The OpenAPI 3.1 description of `{base_url}/cities/`, written by the build as openapi.json so
+// clients can be generated. Schemas are JSON Schema 2020-12, checked against the conformance kit.
+
+type Json = Record<string, unknown>;
+
+const LANGUAGES: Readonly<Record<NameField, string>> = {
+  name_ar: 'Arabic', name_en: 'English', name_ch: 'Chinese', name_fr: 'French', name_ur: 'Urdu', name_fa: 'Persian',
+  name_sp: 'Spanish', name_de: 'German', name_it: 'Italian', name_uk: 'Ukrainian', name_hi: 'Hindi', name_id: 'Indonesian',
+  name_ru: 'Russian', name_pt: 'Portuguese', name_ms: 'Malay', name_tr: 'Turkish',
+};
+const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$';
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Json, extra: Json = {}) => ({ 'application/json': { schema, ...extra } });
+const API_HEADERS = { Allow: { $ref: '#/components/headers/Allow' }, Vary: { $ref: '#/components/headers/Vary' } };
+
+export function openApiDocument(settings: HostingSettings): object {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Cities API',
+      version: VERSION,
+      description:
+        'A paginated, sortable list of cities with names in 16 languages, answered as a Django REST Framework service answers it. ' +
+        'Every page of the default order and of each single name_* ordering is served as a precomputed static file ' +
+        `(${DEFAULT_PAGE_SIZE} a page without page_size; ${sizesText(settings)}; any page_size of at least the number of cities); ` +
+        'every other query (other page sizes, ordering lists, extra parameters) and POST are answered live by `cities-api serve`. ' +
+        'Names are compared in the collation the site was built with: `locale` (an ICU collator of each language) or `codepoint` (Unicode code point order).',
+    },
+    servers: [{ url: settings.baseUrl }],
+    paths: { '/cities/': { get: listOperation(settings), head: headOperation(), post: createOperation(), options: optionsOperation() } },
+    components: {
+      schemas: { City: citySchema(), CityList: cityListSchema(settings.baseUrl), NewCity: newCitySchema(), Error: errorSchema(), ValidationErrors: validationErrorsSchema(), Metadata: metadataSchema() },
+      headers: {
+        Allow: { description: 'The methods the endpoint allows.', schema: { type: 'string', const: ALLOW } },
+        Vary: { description: 'Answers depend on the Accept header.', schema: { type: 'string', const: 'Accept' } },
+      },
+      securitySchemes: {
+        tokenAuth: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <key>`, the key the server was started with (CITIES_API_TOKEN).' },
+      },
+    },
+  };
+}
+
+function listParameters(settings: HostingSettings): Json[] {
+  const query = (name: string, description: string, schema: Json, extra: Json = {}) => ({ name, in: 'query', required: false, description, schema, ...extra });
+  return [
+    query('ordering',
+      `Comma-separated sort fields, each one of ${NAME_FIELDS.join(', ')}, ascending, or prefixed with \`-\` for descending. ` +
+        'Other field names (id, top, unknown ones) are ignored; without any valid field the default order applies: top cities first, then name_en ascending. ' +
+        'Ties are always broken by id ascending, so no city appears on two pages.',
+      { type: 'string' },
+      { examples: { ascending: { value: 'name_en' }, descending: { value: '-name_ar' }, list: { value: 'name_en,-name_ar' } } }),
+    query('page',
+      '1-based page number, or `last`. A page out of range, or anything else, is 404 `Invalid page.`.',
+      { oneOf: [{ type: 'integer', minimum: 1 }, { type: 'string', const: 'last' }], default: 1 }),
+    query('page_size',
+      `Cities per page: any positive integer; an invalid value means the default (${DEFAULT_PAGE_SIZE}). ` +
+        'A size of at least `count` gives one page with `next` and `previous` null. ' +
+        `Static pages are precomputed without page_size and for ${sizesText(settings)}; other sizes are computed live.`,
+      { type: 'integer', minimum: 1, default: DEFAULT_PAGE_SIZE },
+      { 'x-precomputed-page-sizes': [...settings.pageSizes] }),
+    query('format', '`json`, or `api` for the browsable HTML page; any other value is 404 `Not found.`.', { type: 'string', enum: ['json', 'api'] }),
+  ];
+}
+
+function listOperation(settings: HostingSettings): Json {
+  return {
+    operationId: 'listCities',
+    summary: 'List cities, one page at a time',
+    parameters: listParameters(settings),
+    responses: {
+      '200': {
+        description: 'A page of cities (HTML when `format=api` or a browser asks for text/html).',
+        headers: API_HEADERS,
+        content: { ...json(ref('CityList')), 'text/html': { schema: { type: 'string' } } },
+      },
+      '404': {
+        description: '`Invalid page.` for a page that is not a positive integer, `last` or in range; `Not found.` for an unknown format. ' +
+          'A static-only host answers a query it has no file for with a `Not precomputed: ...` detail.',
+        content: json(ref('Error'), { examples: { invalidPage: { value: { detail: 'Invalid page.' } }, unknownFormat: { value: { detail: 'Not found.' } } } }),
+      },
+      '406': errorResponse('The Accept header asks for neither application/json nor text/html.'),
+    },
+  };
+}
+
+function headOperation(): Json {
+  return {
+    operationId: 'headCities',
+    summary: 'As GET, without a body',
+    responses: {
+      '200': { description: 'The headers GET would send.', headers: API_HEADERS },
+      '404': { description: 'GET would answer 404.' },
+    },
+  };
+}
+
+function createOperation(): Json {
+  const body = { schema: ref('NewCity') };
+  return {
+    operationId: 'createCity',
+    summary: 'Create a city (only on a server started with --writable)',
+    security: [{ tokenAuth: [] }],
+    requestBody: {
+      required: true,
+      description: `At most ${MAX_BODY_BYTES} bytes.`,
+      content: { 'application/json': body, 'application/x-www-form-urlencoded': body, 'multipart/form-data': body },
+    },
+    responses: {
+      '201': { description: 'The city as stored: id is the highest id plus one, both timestamps are now.', headers: API_HEADERS, content: json(ref('City')) },
+      '400': {
+        description: 'Invalid fields (a list of messages per field), or a body that cannot be parsed (`detail`).',
+        content: json({ oneOf: [ref('ValidationErrors'), ref('Error')] }),
+      },
+      '401': { ...errorResponse('No or wrong `Authorization: Token <key>` header.'), headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Token' } } } },
+      '403': errorResponse('The server is read-only (not started with --writable and CITIES_API_TOKEN).'),
+      '413': errorResponse(`The body is larger than ${MAX_BODY_BYTES} bytes.`),
+      '415': errorResponse('The body is not JSON, a URL-encoded form or multipart form data.'),
+    },
+  };
+}
+
+function optionsOperation(): Json {
+  return {
+    operationId: 'describeCities',
+    summary: 'Describe the endpoint and the fields POST accepts (also answers CORS preflights)',
+    responses: { '200': { description: 'DRF metadata of the endpoint.', content: json(ref('Metadata')) } },
+  };
+}
+
+function errorResponse(description: string): Json {
+  return { description, content: json(ref('Error')) };
+}
+
+function nameSchema(field: NameField): Json {
+  return { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, description: `Name in ${LANGUAGES[field]}.` };
+}
+
+function coordinateSchema(field: keyof typeof COORDINATE_LIMITS): Json {
+  const limit = COORDINATE_LIMITS[field];
+  return { type: ['number', 'null'], minimum: -limit, maximum: limit, description: `Decimal degrees with at most ${MAX_DECIMALS} decimals; null for a city without a location.` };
+}
+
+function timestampSchema(description: string): Json {
+  return { type: 'string', format: 'date-time', pattern: TIMESTAMP_PATTERN, readOnly: true, description: `${description} (UTC, always 6 fractional digits and Z).` };
+}
+
+function citySchema(): Json {
+  const properties = {
+    id: { type: 'integer', readOnly: true, description: 'Unique city identifier.' },
+    ...Object.fromEntries(NAME_FIELDS.map((field) => [field, nameSchema(field)])),
+    longitude: coordinateSchema('longitude'),
+    latitude: coordinateSchema('latitude'),
+    top: { type: 'boolean', description: 'A featured city: listed first in the default order.' },
+    created_at: timestampSchema('When the city was created'),
+    updated_at: timestampSchema('When the city was last changed'),
+  };
+  return { type: 'object', description: 'A city; every field is always present.', properties, required: Object.keys(properties), additionalProperties: false };
+}
+
+function cityListSchema(baseUrl: string): Json {
+  // Links are absolute, on the base URL, and keep the request's query with `page` changed.
+  const link = (description: string) => ({ type: ['string', 'null'], format: 'uri', pattern: `^${escapeRegExp(baseUrl)}/cities/(\\?.*)?$`, description });
+  return {
+    type: 'object',
+    properties: {
+      count: { type: 'integer', minimum: 0, description: 'Number of cities across all pages.' },
+      next: link('The next page, or null on the last page.'),
+      previous: link('The previous page, or null on the first page.'),
+      results: { type: 'array', items: ref('City'), description: 'The cities of this page, in the requested order.' },
+    },
+    required: ['count', 'next', 'previous', 'results'],
+    additionalProperties: false,
+  };
+}
+
+function newCitySchema(): Json {
+  const names = Object.fromEntries(NAME_FIELDS.map((field) => [field, { ...nameSchema(field), description: `Name in ${LANGUAGES[field]}; leading and trailing whitespace is trimmed, and it must not be blank.` }]));
+  const coordinate = (field: keyof typeof COORDINATE_LIMITS) => ({ ...coordinateSchema(field), default: null, description: `Decimal degrees with at most ${MAX_DECIMALS} decimals (a number or a numeric string); give longitude and latitude together, or neither.` });
+  return {
+    type: 'object',
+    description: 'A city to create. id, created_at and updated_at are set by the server; unknown fields are ignored.',
+    properties: { ...names, longitude: coordinate('longitude'), latitude: coordinate('latitude'), top: { type: 'boolean', default: false, description: 'A featured city (also `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`).' } },
+    required: [...NAME_FIELDS],
+  };
+}
+
+function errorSchema(): Json {
+  return { type: 'object', properties: { detail: { type: 'string' } }, required: ['detail'], additionalProperties: false, examples: [{ detail: 'Invalid page.' }] };
+}
+
+function validationErrorsSchema(): Json {
+  return {
+    type: 'object',
+    description: 'Messages per field; `non_field_errors` for the body as a whole.',
+    additionalProperties: { type: 'array', items: { type: 'string' } },
+    examples: [{ name_en: ['This field is required.'] }],
+  };
+}
+
+function metadataSchema(): Json {
+  const field = { type: 'object', properties: { type: { type: 'string' }, required: { type: 'boolean' }, read_only: { type: 'boolean' }, label: { type: 'string' } }, required: ['type', 'required', 'read_only', 'label'] };
+  const strings = { type: 'array', items: { type: 'string' } };
+  return {
+    type: 'object',
+    properties: { name: { type: 'string' }, description: { type: 'string' }, renders: strings, parses: strings, actions: { type: 'object', properties: { POST: { type: 'object', additionalProperties: field } } } },
+    required: ['name', 'description', 'renders', 'parses', 'actions'],
+  };
+}
+
+function sizesText(settings: HostingSettings): string {
+  return settings.pageSizes.length ? `page_size ${settings.pageSizes.join(', ')}` : 'no other page_size';
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

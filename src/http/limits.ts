@@ -1,0 +1,59 @@
+import { CitiesApiError } from '../core/errors.js';
+
+// What a single client may cost the server: how long it may take to send a request, how large
+// the request line and headers may be, how long it may leave an answer unread, and what all
+// answers may hold in memory. Pure: serve.ts applies them to node:http and the send gate.
+
+export interface ServerLimits {
+  /** Time to receive the request line and all headers, from the request's first byte (ms). */
+  readonly headersTimeout: number;
+  /** Time to receive the whole request, body included (ms). */
+  readonly requestTimeout: number;
+  /** Longest pause between two parts of a POST body before it is answered 408 (ms). */
+  readonly bodyTimeout: number;
+  /** How long an idle keep-alive connection stays open (ms). */
+  readonly keepAliveTimeout: number;
+  /** Request line plus headers, in bytes; beyond it node:http answers 431. */
+  readonly maxHeaderSize: number;
+  /** How long a client may take no byte of an answer before its connection is closed (ms), as nginx's send_timeout. */
+  readonly sendTimeout: number;
+  /** Bytes answers may hold in memory at once, across connections; beyond it further answers wait (see send-gate.ts). */
+  readonly maxBufferedBytes: number;
+}
+
+/** Request targets (path and query) longer than this are answered 414, as nginx's default 8k buffer does. */
+export const MAX_TARGET_BYTES = 8 * 1024;
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  bodyTimeout: 10_000,
+  keepAliveTimeout: 5_000,
+  // Well above MAX_TARGET_BYTES, so a long URL gets its 414 rather than node's 431.
+  maxHeaderSize: 64 * 1024,
+  sendTimeout: 60_000,
+  maxBufferedBytes: 64 * 1024 * 1024,
+};
+
+/** The defaults with some replaced, checked: positive integers, headers within the request time. */
+export function resolveLimits(given: Partial<ServerLimits> = {}): ServerLimits {
+  const limits: ServerLimits = { ...DEFAULT_LIMITS };
+  for (const [name, value] of Object.entries(given) as [keyof ServerLimits, number | undefined][]) {
+    if (value === undefined) continue;
+    if (!(name in DEFAULT_LIMITS)) throw new CitiesApiError(`unknown server limit "${name}"`, 2);
+    if (!Number.isInteger(value) || value <= 0) throw new CitiesApiError(`server limit ${name} must be a positive integer, not ${value}`, 2);
+    (limits as Record<keyof ServerLimits, number>)[name] = value;
+  }
+  if (limits.headersTimeout > limits.requestTimeout) {
+    throw new CitiesApiError(`headersTimeout (${limits.headersTimeout} ms) must not exceed requestTimeout (${limits.requestTimeout} ms)`, 2);
+  }
+  if (limits.maxHeaderSize <= MAX_TARGET_BYTES) {
+    throw new CitiesApiError(`maxHeaderSize must exceed the ${MAX_TARGET_BYTES}-byte request target limit`, 2);
+  }
+  return limits;
+}
+
+/** How often node:http looks for expired requests: often enough that a timeout is late by a quarter at most. */
+export function checkingInterval(limits: ServerLimits): number {
+  return Math.max(25, Math.min(1000, Math.floor(Math.min(limits.headersTimeout, limits.requestTimeout) / 4)));
+}

@@ -1,0 +1,168 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CreateRefused, type CityWriter } from '../dataset/city-writer.js';
+import { validateNewCity } from '../post/create-city.js';
+import { detailJson, cityJson, PART_BYTES, type Parts } from '../core/json-text.js';
+import type { Negotiation } from '../core/negotiate.js';
+import { readBody } from './request-body.js';
+import { bodyBytes } from '../core/page.js';
+import { rawResponse } from './raw-answer.js';
+import { badRequest, JSON_HEADERS, originForm, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './route.js';
+import type { FileLookup } from './file-cache.js';
+import { holdBytes, type SendGate } from './send-gate.js';
+import { RelayResponse } from './sirv-response.js';
+
+/** What a file stream reads at a time (fs.createReadStream's default highWaterMark). */
+const FILE_CHUNK_BYTES = 64 * 1024;
+import { DEFAULT_LIMITS } from './limits.js';
+import type { SiteState } from '../app/site-state.js';
+import { checkToken } from './token-auth.js';
+
+export interface HandlerOptions {
+  /** The site to answer from now (it changes after a rebuild). */
+  readonly site: () => SiteState;
+  /** Told about each response that streams a site file, until it finishes. */
+  readonly track?: (res: ServerResponse) => void;
+  /** Set when POST may create cities (`--writable`), with the token clients must send. */
+  readonly writer?: CityWriter | undefined;
+  readonly token?: string | undefined;
+  /** Longest pause within a POST body (ms). */
+  readonly bodyTimeout?: number;
+  /** Decides when each answer may be computed (see send-gate.ts); without one, at once. */
+  readonly gate?: SendGate;
+  readonly onError?: (error: unknown) => void;
+}
+
+/** The HTTP request handler: routes each request, sends static files through sirv, computes the rest. */
+export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const failed = (res: ServerResponse) => (error: unknown) => {
+    options.onError?.(error);
+    if (!res.headersSent) send(res, 500, { 'Content-Type': 'application/json' }, Buffer.from(detailJson('A server error occurred.')));
+    else res.destroy();
+  };
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
+    const fail = failed(res);
+    try {
+      handle(req, res, options, fail)?.catch(fail);
+    } catch (error) {
+      fail(error);
+    }
+  };
+  const { gate } = options;
+  return gate ? (req, res) => gate.admit(res, () => answer(req, res)) : answer;
+}
+
+/** Answers synchronously when it can (the hot paths); returns a promise when it must wait. */
+function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, fail: (error: unknown) => void): Promise<void> | void {
+  const site = options.site();
+  const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+  const apiRequest: ApiRequest = {
+    method: req.method ?? 'GET',
+    target: originForm(req.url ?? '/'),
+    accept: req.headers.accept,
+    preflightHeaders: preflight ? (req.headers['access-control-request-headers'] ?? '') : undefined,
+  };
+  const decision = route(apiRequest, site.context);
+  if (decision.kind === 'answer') return send(res, decision.status, decision.headers, decision.body);
+  if (decision.kind === 'static') {
+    // A file the site should hold but that is missing or unreadable: the answer is computed instead.
+    const live = () => {
+      try {
+        const answer = route(apiRequest, { ...site.context, useFiles: false });
+        if (answer.kind !== 'answer') throw new Error(`${apiRequest.method} ${apiRequest.target} has no live answer`);
+        send(res, answer.status, answer.headers, answer.body);
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const found = site.cache.get(decision.file, req.headers['accept-encoding']);
+    if (found instanceof Promise) return found.then((entry) => sendFile(req, res, decision, entry, site, options, live));
+    return sendFile(req, res, decision, found, site, options, live);
+  }
+  return create(req, res, options, apiRequest, decision);
+}
+
+/** The answer to CONNECT (405 on the API, 404 elsewhere, as Django answers it), as bytes for the socket. */
+export function answerConnect(req: IncomingMessage, site: SiteContext): Buffer {
+  const decision = route({ method: 'CONNECT', target: originForm(req.url ?? '/'), accept: req.headers.accept }, site);
+  // Only GET, HEAD and POST are routed to files or the writer.
+  const answer = decision.kind === 'answer' ? decision : { status: 405, headers: JSON_HEADERS, body: Buffer.from(detailJson('Method "CONNECT" not allowed.')) };
+  return rawResponse(answer.status, answer.headers, Buffer.isBuffer(answer.body) ? answer.body : bodyBytes(answer.body));
+}
+
+function sendFile(req: IncomingMessage, res: ServerResponse, { file, headers }: StaticRoute, found: FileLookup, site: SiteState, options: HandlerOptions, live: () => void): void {
+  if (found === 'absent') return live();
+  if (found !== 'large') {
+    if (found.etag !== undefined && req.headers['if-none-match'] === found.etag) return send(res, 304, headers);
+    return send(res, 200, found.headers as Headers, found.body);
+  }
+  holdBytes(res, 2 * FILE_CHUNK_BYTES);
+  const relay = new RelayResponse(res, live);
+  for (const name in headers) relay.setHeader(name, headers[name]!);
+  delete req.headers.range;
+  req.url = `/${file}`;
+  options.track?.(res);
+  site.files(req, relay as unknown as ServerResponse, live);
+}
+
+async function create(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, apiRequest: ApiRequest, decision: Extract<Route, { kind: 'create' }>): Promise<void> {
+  const fail = (status: number, detail: string, extra: Headers = {}) => {
+    const answer = render(apiRequest, decision.negotiation, status, detailJson(detail));
+    send(res, status, { ...answer.headers, ...extra }, answer.body);
+  };
+  if (!options.writer || options.token === undefined) {
+    return fail(403, 'This API is read-only: start cities-api serve with --writable and CITIES_API_TOKEN set to accept POST.');
+  }
+  const denied = checkToken(req.headers.authorization, options.token);
+  if (denied) return fail(denied.status, denied.detail, { 'WWW-Authenticate': 'Token' });
+  const body = await readBody(req, options.bodyTimeout ?? DEFAULT_LIMITS.bodyTimeout);
+  // The rest of a refused body is never read: the connection cannot carry another request.
+  if ('page' in body) {
+    const page = badRequest();
+    return send(res, page.status, page.headers, page.body as Buffer);
+  }
+  if ('status' in body) return fail(body.status, body.detail, body.status === 413 || body.status === 408 ? { Connection: 'close' } : {});
+  const result = validateNewCity(body.data, body.fromForm);
+  if ('errors' in result) return answerWith(res, apiRequest, decision.negotiation, 400, JSON.stringify(result.errors));
+  let city;
+  try {
+    city = await options.writer.create(result.city);
+  } catch (error) {
+    if (!(error instanceof CreateRefused)) throw error;
+    return fail(error.status, error.detail, error.retryAfter ? { 'Retry-After': String(error.retryAfter) } : {});
+  }
+  answerWith(res, apiRequest, decision.negotiation, 201, cityJson(city));
+}
+
+function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiation, status: number, json: string): void {
+  const answer = render(req, negotiation, status, json);
+  send(res, status, answer.headers, answer.body);
+}
+
+function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | Iterable<Buffer> | Parts): void {
+  for (const name in headers) res.setHeader(name, headers[name]!);
+  if (Array.isArray(body) && body.length === 1) body = body[0] as Buffer;
+  const head = res.req.method === 'HEAD';
+  if (body === undefined || Buffer.isBuffer(body)) {
+    if (body) res.setHeader('Content-Length', body.length);
+    if (body && !head) holdBytes(res, body.length);
+    res.writeHead(status);
+    res.end(body);
+    return;
+  }
+  // A large page in parts (a few hundred KiB each): measured, then each part produced once the
+  // client has taken the previous one, so at most about one part is held; never assembled.
+  res.setHeader('Content-Length', 'byteLength' in body ? body.byteLength : bodyBytes(body).length);
+  res.writeHead(status);
+  if (head) return void res.end();
+  holdBytes(res, 2 * PART_BYTES);
+  const parts = body[Symbol.iterator]();
+  const pump = (): void => {
+    try {
+      for (let part = parts.next(); !part.done; part = parts.next()) if (!res.write(part.value)) return void res.once('drain', pump);
+      res.end();
+    } catch (error) {
+      res.destroy(error as Error); // the headers are sent: the connection is the only way to say it
+    }
+  };
+  pump();
+}

@@ -1,0 +1,172 @@
+import { browsablePage } from '../core/browsable.js';
+import type { CityIndex } from '../core/city-index.js';
+import { detailJson, lazyParts } from '../core/json-text.js';
+import { optionsMetadata } from '../core/metadata.js';
+import { negotiate, type Negotiation } from '../core/negotiate.js';
+import { prettyParts } from '../core/pretty-json.js';
+import { answerListing, bodyBytes } from '../core/page.js';
+import { lastValue, parseQuery, queryFieldCount, type QueryPair } from '../core/query-string.js';
+import { MAX_TARGET_BYTES } from './limits.js';
+import { staticPathFor, type LayoutSettings } from '../site/layout.js';
+import { escapeUriPath, iriToUri, pathInfo } from '../core/url-path.js';
+
+// How the server answers each request, decided without I/O: a complete answer, a static file
+// for sirv to send, or a POST that needs the body. Headers and statuses are the reference's.
+
+export interface ApiRequest {
+  readonly method: string;
+  /** Path and query exactly as received (`/cities/?page=2`). */
+  readonly target: string;
+  readonly accept?: string | undefined;
+  /** Present on a CORS preflight. */
+  readonly preflightHeaders?: string | undefined;
+}
+
+export interface SiteContext {
+  readonly index: CityIndex;
+  readonly baseUrl: string;
+  /** The base URL's path, decoded as request paths are (mountOf): `` or `/api/v1` or `/café`. */
+  readonly mount: string;
+  readonly layout: LayoutSettings;
+  /** False while the site's files are being replaced: everything is then computed live. */
+  readonly useFiles?: boolean;
+}
+
+export type Headers = Record<string, string>;
+
+export interface StaticRoute {
+  readonly kind: 'static';
+  /** The site file holding the answer. */
+  readonly file: string;
+  readonly headers: Headers;
+}
+
+export type Route =
+  | { readonly kind: 'answer'; readonly status: number; readonly headers: Headers; readonly body: Buffer | Iterable<Buffer> }
+  | StaticRoute
+  | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
+
+export const ALLOW = 'GET, POST, HEAD, OPTIONS';
+/** Django's default security headers, on every response of the reference. */
+const DJANGO_HEADERS: Headers = {
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+};
+export const API_HEADERS: Headers = { Allow: ALLOW, Vary: 'Accept', 'Access-Control-Allow-Origin': '*', ...DJANGO_HEADERS };
+export const JSON_HEADERS: Readonly<Headers> = { ...API_HEADERS, 'Content-Type': 'application/json' };
+/** What every answer from a site file carries besides sirv's own headers. */
+export const STATIC_HEADERS = JSON_HEADERS;
+/** Django's DATA_UPLOAD_MAX_NUMBER_FIELDS. */
+const MAX_FIELDS = 1000;
+const HTML = 'text/html; charset=utf-8';
+/** Django 3.2's default error pages (views/defaults.py) are sent as `text/html`, without a charset. */
+const ERROR_HTML = 'text/html';
+/** Django's ERROR_PAGE_TEMPLATE, byte for byte (it starts with a newline). */
+const NOT_FOUND_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
+const BAD_REQUEST_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Bad Request (400)</title>\n</head>\n<body>\n  <h1>Bad Request (400)</h1><p></p>\n</body>\n</html>\n';
+
+const URI_TOO_LONG = Buffer.from(detailJson(`Request-URI too long: the path and query must fit in ${MAX_TARGET_BYTES} bytes.`));
+
+export function route(req: ApiRequest, site: SiteContext): Route {
+  if (req.target.length > MAX_TARGET_BYTES) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
+  const { rawPath, query } = splitTarget(req.target);
+  const path = pathInfo(rawPath);
+  if (path === `${site.mount}/cities`) {
+    return page(301, { ...DJANGO_HEADERS, Location: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}` }, '', HTML);
+  }
+  if (path !== `${site.mount}/cities/`) return page(404, DJANGO_HEADERS, NOT_FOUND_PAGE, ERROR_HTML);
+  if (queryFieldCount(query) > MAX_FIELDS) return badRequest();
+  const pairs = parseQuery(query);
+  const negotiation = negotiateCached(lastValue(pairs, 'format'), req.accept);
+  const answer = (status: number, json: string | Buffer | Iterable<Buffer>) => render(req, negotiation, status, json, pairs);
+  if ('status' in negotiation) return answer(negotiation.status, detailJson(negotiation.detail));
+  switch (req.method) {
+    case 'GET':
+    case 'HEAD': {
+      const file = site.useFiles !== false && negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.layout) : null;
+      if (file) return { kind: 'static', file, headers: JSON_HEADERS };
+      const listing = answerListing(site.index, pairs, site.baseUrl);
+      return answer(listing.status, listing.body);
+    }
+    case 'OPTIONS': {
+      const options = answer(200, JSON.stringify(optionsMetadata()));
+      if (req.preflightHeaders === undefined) return options;
+      const preflight = { 'Access-Control-Allow-Methods': ALLOW, 'Access-Control-Max-Age': '86400', ...(req.preflightHeaders ? { 'Access-Control-Allow-Headers': req.preflightHeaders } : {}) };
+      return { ...options, headers: { ...options.headers, ...preflight } };
+    }
+    case 'POST':
+      return { kind: 'create', headers: API_HEADERS, negotiation };
+    default:
+      return answer(405, detailJson(`Method "${req.method}" not allowed.`));
+  }
+}
+
+/** A request target's path and query, as gunicorn splits it: a fragment off first, then the query. */
+function splitTarget(target: string): { rawPath: string; query: string } {
+  const hash = target.indexOf('#');
+  const rest = hash < 0 ? target : target.slice(0, hash);
+  const q = rest.indexOf('?');
+  return q < 0 ? { rawPath: rest, query: '' } : { rawPath: rest.slice(0, q), query: rest.slice(q + 1) };
+}
+
+/**
+ * The origin form (`/path?query`) of a request target: an absolute-form target
+ * (`http://host/cities/`, as sent to proxies) loses its scheme and authority, as gunicorn reads it.
+ */
+export function originForm(target: string): string {
+  const absolute = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
+  if (!absolute) return target;
+  const rest = target.slice(absolute[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/** An API answer in the negotiated form: JSON (indented on request) or the browsable page. */
+export function render(req: ApiRequest, negotiation: Negotiation, status: number, body: string | Buffer | Iterable<Buffer>, pairs?: readonly QueryPair[]): Extract<Route, { kind: 'answer' }> {
+  const indent = 'indent' in negotiation ? negotiation.indent : null;
+  const html = 'renderer' in negotiation && negotiation.renderer === 'html';
+  if (!html && !indent) return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? Buffer.from(body) : body };
+  const json: Iterable<Buffer> = typeof body === 'string' ? [Buffer.from(body)] : Buffer.isBuffer(body) ? [body] : body;
+  let produce = () => prettyParts(json, indent!);
+  if (html) {
+    pairs ??= parseQuery(splitTarget(req.target).query);
+    const shown = { Allow: ALLOW, 'Content-Type': 'application/json', Vary: 'Accept' };
+    const page = { method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, 'ordering'), pageSize: lastValue(pairs, 'page_size') };
+    produce = () => browsablePage(page);
+  }
+  // A large answer (in parts) stays in parts, produced while it is sent.
+  const bytes = typeof body !== 'string' && !Buffer.isBuffer(body) && 'byteLength' in body ? lazyParts(produce) : bodyBytes(produce());
+  return { kind: 'answer', status, headers: html ? { ...API_HEADERS, 'Content-Type': HTML } : JSON_HEADERS, body: bytes };
+}
+
+/** By format, then by Accept header (absent is its own key, never equal to any text). */
+const negotiations = new Map<string | undefined, Map<string | undefined, Negotiation>>();
+let remembered = 0;
+
+/** negotiate(), remembered for the few Accept headers clients really send. */
+function negotiateCached(format: string | undefined, accept: string | undefined): Negotiation {
+  const byAccept = negotiations.get(format);
+  const known = byAccept?.get(accept);
+  if (known) return known;
+  const result = negotiate(format, accept);
+  if ((format?.length ?? 0) + (accept?.length ?? 0) > 512) return result; // a client's oddity, not worth keeping
+  if (remembered >= 256) {
+    negotiations.clear();
+    remembered = 0;
+  }
+  let forFormat = negotiations.get(format);
+  if (!forFormat) negotiations.set(format, (forFormat = new Map()));
+  forFormat.set(accept, result);
+  remembered++;
+  return result;
+}
+
+/** Django's own 400 page, for a request it refuses as suspicious (too many fields). */
+export function badRequest(): Extract<Route, { kind: 'answer' }> {
+  return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE, ERROR_HTML);
+}
+
+function page(status: number, headers: Headers, html: string, type: string): Extract<Route, { kind: 'answer' }> {
+  return { kind: 'answer', status, headers: { ...headers, 'Content-Type': type }, body: Buffer.from(html) };
+}

@@ -1,0 +1,118 @@
+import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
+import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
+
+// How big a site gets before it is built: files and bytes grow with orderings × page sizes ×
+// cities, so the build can say so up front and refuse what would swamp a disk or a host.
+
+export const DEFAULT_MAX_FILES = 1_000_000;
+/** Files per page: the page, and its `.gz` and `.br` when compressed. */
+const filesPerPage = (compress: boolean) => (compress ? 3 : 1);
+/** Files besides the pages: manifest, dataset copy, `_redirects`, `_headers`, `openapi.json`, not-precomputed answer. */
+export const OTHER_FILES = 6;
+
+export interface SiteShape {
+  readonly cities: number;
+  readonly pageSizes: readonly number[];
+  readonly orderings: number;
+  readonly compress: boolean;
+}
+
+export interface SiteSize {
+  readonly pages: number;
+  readonly files: number;
+  /** Estimated bytes of the pages, and of their `.gz`/`.br` siblings. */
+  readonly jsonBytes: number;
+  readonly compressedBytes: number;
+}
+
+/** Pages of one ordering: every page of each size (the default one first), its `last`, and all cities. */
+function pagesPerOrdering(cities: number, pageSizes: readonly number[]): number {
+  return [DEFAULT_PAGE_SIZE, ...pageSizes].reduce((n, size) => n + pageCount(cities, size) + 1, 1);
+}
+
+export function countSiteFiles(shape: SiteShape): number {
+  return pagesPerOrdering(shape.cities, shape.pageSizes) * shape.orderings * filesPerPage(shape.compress) + OTHER_FILES;
+}
+
+/**
+ * The site's size from the dataset's serialized size (every page size and `all` hold each city
+ * once) and the compression ratio of sample pages (`.gz` + `.br` bytes per JSON byte).
+ */
+export function estimateSiteSize(shape: SiteShape, cityBytes: number, baseUrlLength: number, compressedRatio: number): SiteSize {
+  const pages = pagesPerOrdering(shape.cities, shape.pageSizes) * shape.orderings;
+  const perCity = shape.cities ? cityBytes / shape.cities + 1 : 0;
+  const envelope = 2 * (baseUrlLength + 60) + 40;
+  const lastPages = [DEFAULT_PAGE_SIZE, ...shape.pageSizes].reduce((n, size) => n + Math.min(size, shape.cities), 0);
+  const jsonBytes = Math.round(pages * envelope + (perCity * (shape.cities * (shape.pageSizes.length + 2) + lastPages)) * shape.orderings);
+  return { pages, files: countSiteFiles(shape), jsonBytes, compressedBytes: shape.compress ? Math.round(jsonBytes * compressedRatio) : 0 };
+}
+
+/** Slack on the estimated bytes (measured within 5 % at 140k cities; compression varies more). */
+export const ESTIMATE_SLACK = 1.1;
+
+/**
+ * Bytes files take on disk: their bytes (+ ESTIMATE_SLACK) and three quarters of a block each,
+ * lost in their last block (measured: 3.0 KB a file on 4 KB blocks at 30k cities, where most
+ * files are `.gz`/`.br` of 1-2 KB).
+ */
+export function bytesOnDisk(size: Pick<SiteSize, 'files' | 'jsonBytes' | 'compressedBytes'>, blockSize: number): number {
+  return Math.round((size.jsonBytes + size.compressedBytes) * ESTIMATE_SLACK + size.files * blockSize * 0.75);
+}
+
+/** The settings of a site that decide which of its files another build can reuse. */
+export interface ReusableSite {
+  readonly cities: number;
+  readonly baseUrl: string;
+  readonly collation: string;
+  readonly defaultPageSize: number;
+  readonly pageSizes: readonly number[];
+  readonly orderings: readonly string[];
+  readonly compress: boolean;
+}
+
+/**
+ * At most what a new site can reuse of an old one (hard links cost no space): the pages both
+ * precompute (same base URL and collation, the orderings and page sizes of both, the cities of the
+ * smaller), as if their bytes were all unchanged. Null when nothing can be.
+ */
+export function reusableShape(old: ReusableSite, site: ReusableSite): SiteShape | null {
+  if (old.baseUrl !== site.baseUrl || old.collation !== site.collation || old.defaultPageSize !== site.defaultPageSize) return null;
+  const orderings = site.orderings.filter((key) => old.orderings.includes(key)).length;
+  if (!orderings) return null;
+  return { cities: Math.min(old.cities, site.cities), pageSizes: site.pageSizes.filter((size) => old.pageSizes.includes(size)), orderings, compress: old.compress && site.compress };
+}
+
+/** Why a site is refused above `maxFiles`, and which orderings or page sizes to drop so it fits. */
+export function tooManyFilesAdvice(shape: SiteShape, maxFiles: number): string {
+  const files = countSiteFiles(shape);
+  const ways: string[] = [];
+  const perOrdering = countSiteFiles({ ...shape, orderings: 1 }) - OTHER_FILES;
+  const orderingsThatFit = Math.floor((maxFiles - OTHER_FILES) / perOrdering);
+  if (orderingsThatFit >= 1 && orderingsThatFit < shape.orderings) {
+    ways.push(`precompute at most ${orderingsThatFit} of the ${shape.orderings} orderings (e.g. --orderings ${exampleOrderings(orderingsThatFit)}); the others are answered live`);
+  }
+  const sizes = [...shape.pageSizes];
+  while (sizes.length > 1 && countSiteFiles({ ...shape, pageSizes: sizes }) > maxFiles) sizes.shift();
+  if (sizes.length < shape.pageSizes.length && countSiteFiles({ ...shape, pageSizes: sizes }) <= maxFiles) {
+    ways.push(`drop the smallest page sizes: --page-sizes ${sizes.join(',')} (${countSiteFiles({ ...shape, pageSizes: sizes }).toLocaleString('en')} files)`);
+  }
+  if (shape.compress && countSiteFiles({ ...shape, compress: false }) <= maxFiles) ways.push('--no-compress (one file per page instead of three)');
+  ways.push(`raise --max-files to ${files.toLocaleString('en')} if the disk and the host can take it`);
+  return `the site would hold ${files.toLocaleString('en')} files, above --max-files ${maxFiles.toLocaleString('en')}. To fit: ${ways.join('; or ')}. Nothing was written.`;
+}
+
+function exampleOrderings(n: number): string {
+  const picks = ['default', 'name_en', '-name_en', ...PRECOMPUTABLE_ORDERINGS.filter((key) => !['default', 'name_en', '-name_en'].includes(key))];
+  return picks.slice(0, n).join(',');
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value >= 100 || unit === 0 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
+}

@@ -1,0 +1,81 @@
+import { isCollation, type Collation } from '../core/collation.js';
+import { CitiesApiError, shortText } from '../core/errors.js';
+import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
+import { canonicalPath } from '../core/url-path.js';
+
+export const DEFAULT_DATA = 'data/cities.csv';
+export const DEFAULT_OUT = 'dist';
+export const DEFAULT_BASE_URL = 'http://localhost:8080';
+export const DEFAULT_COLLATION: Collation = 'locale';
+export const DEFAULT_PAGE_SIZES: readonly number[] = [10, 20, 50, 100];
+
+/**
+ * An absolute http(s) URL without query or fragment, normalized, with no trailing slash; its path
+ * spelled as the reference writes it in links (Django's escape_uri_path of the decoded path).
+ */
+export function normalizeBaseUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CitiesApiError(`invalid base URL "${shortText(text)}": expected an absolute URL such as https://example.org/api/v1`, 2);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new CitiesApiError(`invalid base URL "${shortText(text)}": only http and https are supported`, 2);
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new CitiesApiError(`invalid base URL "${shortText(text)}": it must not carry a query, fragment or credentials`, 2);
+  }
+  return `${url.protocol}//${url.host}${canonicalPath(url)}`;
+}
+
+/** `10,20,50,100` as distinct positive integers in ascending order. */
+export function parsePageSizes(value: string | readonly number[]): number[] {
+  const items = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value.map(String);
+  const sizes = items.map((item) => {
+    if (!/^[1-9][0-9]*$/.test(item) || !Number.isSafeInteger(Number(item))) {
+      throw new CitiesApiError(`invalid page size "${shortText(item)}": page sizes are positive integers, e.g. 10,20,50,100`, 2);
+    }
+    return Number(item);
+  });
+  if (!sizes.length) throw new CitiesApiError('no page sizes given: expected a list such as 10,20,50,100', 2);
+  return [...new Set(sizes)].sort((a, b) => a - b);
+}
+
+/** Orderings to precompute (`default`, `name_en`, `-name_ar`, ... or `all`), in build order. */
+export function parseOrderings(value: string | readonly string[]): string[] {
+  const items = (typeof value === 'string' ? value.split(',') : [...value]).map((s) => s.trim());
+  if (items.length === 1 && items[0] === 'all') return [...PRECOMPUTABLE_ORDERINGS];
+  for (const item of items) {
+    if (!PRECOMPUTABLE_ORDERINGS.includes(item)) {
+      throw new CitiesApiError(`invalid ordering "${shortText(item)}": use all, or a list of default, name_en, -name_en, ... (the 16 name_* fields, - for descending)`, 2);
+    }
+  }
+  if (!items.length) throw new CitiesApiError('no orderings given: expected all, or a list such as default,name_en,-name_en', 2);
+  return PRECOMPUTABLE_ORDERINGS.filter((key) => items.includes(key));
+}
+
+export function parseCollation(value: string): Collation {
+  if (!isCollation(value)) throw new CitiesApiError(`invalid collation "${shortText(String(value))}": use locale or codepoint`, 2);
+  return value;
+}
+
+/** `--max-files`: a positive integer. */
+export function parseMaxFiles(value: string | number): number {
+  const text = String(value);
+  if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new CitiesApiError(`invalid --max-files "${shortText(text)}": expected a positive integer such as 1000000`, 2);
+  }
+  return Number(text);
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12 };
+
+/** `--min-free`: a size in bytes, or with a unit (500MB, 2GB: powers of 1000, as the build prints sizes). */
+export function parseMinFree(value: string | number): number {
+  const text = String(value).trim();
+  const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?b)?$/i.exec(text);
+  const bytes = match ? Math.round(Number(match[1]) * SIZE_UNITS[(match[2] ?? '').toLowerCase()]!) : NaN;
+  if (!Number.isSafeInteger(bytes)) throw new CitiesApiError(`invalid --min-free "${text}": expected a size such as 500MB, 2GB or 0`, 2);
+  return bytes;
+}

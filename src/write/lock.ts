@@ -1,0 +1,170 @@
+import { link, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { CitiesApiError } from '../core/errors.js';
+import { writeNew } from './file-output.js';
+
+/** Sibling paths a build uses next to its site directory (same filesystem, so renames are atomic). */
+export function siteSiblings(outDir: string) {
+  const parent = dirname(outDir);
+  const name = basename(outDir);
+  return {
+    lock: join(parent, `.${name}.lock`),
+    staging: join(parent, `.${name}.staging-${process.pid}`),
+    previous: join(parent, `.${name}.previous-${process.pid}`),
+    /** Kept beside the site for good: the stat records of its files (see stat-cache.ts). */
+    statCache: join(parent, `.${name}.stat-cache`),
+    prefix: `.${name}.`,
+    parent,
+  };
+}
+
+/** Locks this process holds or is taking, so two holders in one process exclude each other too. */
+const claimed = new Set<string>();
+
+export type Release = () => Promise<void>;
+
+/** The lock is held by another live process (or another holder in this one): wait, or give up. */
+export class LockBusyError extends CitiesApiError {
+  constructor(message: string, readonly holder: number, readonly lock: string) {
+    super(message);
+  }
+}
+
+/**
+ * Takes the site's build lock, so two builds never interleave: a second build fails with a
+ * clear message while the first is alive; a dead builder's lock is taken over.
+ */
+export function lockSite(outDir: string): Promise<Release> {
+  return takeLock(siteSiblings(outDir).lock, (holder, lock) => `another build of ${outDir} is running (pid ${holder}); wait for it to finish (lock: ${lock})`);
+}
+
+/** The lock writers of a dataset file hold while they choose ids and replace it (`.NAME.lock` beside it). */
+export function lockDataset(file: string): Promise<Release> {
+  const lock = join(dirname(file), `.${basename(file)}.lock`);
+  return takeLock(lock, (holder) => `another process (pid ${holder}) is adding cities to ${file}; wait for it to finish (lock: ${lock})`);
+}
+
+/**
+ * Runs `task` (which takes a lock), again and again while it finds the lock busy, for up to
+ * `wait` ms; then its LockBusyError is thrown. With `lock`, each attempt first waits (cheaply,
+ * reading the lock file) for that lock to be free, so a costly task is not run in vain.
+ */
+export async function whileBusy<T>(task: () => Promise<T>, wait: number, lock?: string): Promise<T> {
+  const deadline = performance.now() + wait;
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
+    if (lock && performance.now() + delay < deadline && (await isHeld(lock))) {
+      await pause(delay);
+      continue;
+    }
+    try {
+      return await task();
+    } catch (error) {
+      if (!(error instanceof LockBusyError) || performance.now() + delay > deadline) throw error;
+    }
+    await pause(delay);
+  }
+}
+
+/** Whether a live holder (another process, or a holder in this one) has the lock. */
+async function isHeld(lock: string): Promise<boolean> {
+  if (claimed.has(lock)) return true;
+  const holder = await readHolder(lock);
+  return holder !== null && isOther(holder);
+}
+
+/**
+ * A lock file holding its holder's pid. It appears with the pid already in it (a draft file
+ * hard-linked into place), so it is never seen empty; a dead holder's lock is replaced (one
+ * rename, so it never disappears) by one taker at a time, the one holding `LOCK.takeover`.
+ */
+async function takeLock(lock: string, describe: (holder: number, lock: string) => string): Promise<Release> {
+  const busy = (holder: number) => new LockBusyError(describe(holder, lock), holder, lock);
+  if (claimed.has(lock)) throw busy(process.pid);
+  claimed.add(lock);
+  const draft = `${lock}-${process.pid}`;
+  const takeover = `${lock}.takeover`;
+  const release = async () => {
+    await rm(lock, { force: true });
+    claimed.delete(lock);
+  };
+  try {
+    await writeNew(draft, Buffer.from(`${process.pid}\n`));
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if (await linked(draft, lock)) return release;
+      const holder = await readHolder(lock);
+      if (holder === null) continue;
+      if (isOther(holder)) throw busy(holder);
+      if (!(await linked(draft, takeover))) {
+        const taker = await readHolder(takeover);
+        if (taker !== null && isOther(taker)) throw busy(taker);
+        if (taker !== null) await removeStale(takeover);
+        continue;
+      }
+      try {
+        const still = await readHolder(lock);
+        if (still === null) continue;
+        if (isOther(still)) throw busy(still);
+        await rename(draft, lock);
+        return release;
+      } finally {
+        await rm(takeover, { force: true });
+      }
+    }
+    throw new CitiesApiError(`cannot take the lock ${lock}`);
+  } catch (error) {
+    claimed.delete(lock);
+    throw error;
+  } finally {
+    await rm(draft, { force: true });
+  }
+}
+
+/** A live process other than this one (a lock holding this pid is a dead process's whose pid was reused). */
+const isOther = (pid: number) => pid !== process.pid && isAlive(pid);
+
+/** Creates `to` as a hard link of `from`; false when `to` exists. */
+async function linked(from: string, to: string): Promise<boolean> {
+  try {
+    await link(from, to);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+/** The pid in a lock file (0 when unreadable), or null when there is no such file. */
+export async function readHolder(file: string): Promise<number | null> {
+  try {
+    return Number((await readFile(file, 'utf8')).trim()) || 0;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** Deletes a dead taker's takeover file, unless a live one replaced it meanwhile (then it is put back). */
+async function removeStale(file: string): Promise<void> {
+  const aside = `${file}-${process.pid}`;
+  try {
+    await rename(file, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  const taker = await readHolder(aside);
+  if (taker !== null && isOther(taker)) await linked(aside, file);
+  await rm(aside, { force: true });
+}
+
+export function isAlive(pid: number): boolean {
+  // 0 and negative numbers name process groups, not a builder (an unreadable lock holds 0).
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,108 @@
+import { lstat, mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { SpaceGuard } from './disk-space.js';
+import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Body } from './file-output.js';
+import type { Manifest } from '../site/manifest.js';
+import { runBounded } from './run-bounded.js';
+import { holdsBytes, RealDirs } from './site-check.js';
+import { StatRecords, type FileStat, type Slot, type StatCache } from './stat-cache.js';
+import { WritePool } from './write-pool.js';
+
+export interface SiteEntry {
+  readonly path: string;
+  /** The bytes, or for large files the parts to write one after the other. */
+  readonly body: Body;
+  /** Also write `.gz` and `.br` siblings (for hosts and sirv to serve precompressed). */
+  readonly compress?: boolean;
+}
+
+export interface AssembleOptions {
+  readonly compress: boolean;
+  /** Reuse nothing of the old tree: every file is written anew. */
+  readonly force?: boolean;
+  readonly guard?: SpaceGuard;
+  readonly onProgress?: (entriesDone: number) => void;
+}
+
+export interface Assembled {
+  /** path -> sha256 of every entry (the manifest's `files`). */
+  readonly files: Record<string, string>;
+  /** Entries written with `.gz`/`.br`. */
+  readonly compressed: ReadonlySet<string>;
+  readonly records: StatRecords;
+  readonly written: number;
+  readonly unchanged: number;
+}
+
+const IN_FLIGHT = 48;
+
+/**
+ * Writes every entry into `staging`. A file of the old tree is reused (hard-linked: it keeps its
+ * inode and mtime) only when the old manifest lists the same bytes for it and the file is a
+ * regular file reached through real directories that either still shows the inode, size and mtime
+ * the stat cache recorded or, read, holds those bytes (a `.gz`/`.br` is decompressed). Anything
+ * else (edited, truncated, replaced, turned into a link or a directory, missing) is written anew.
+ */
+export async function assemble(outDir: string, staging: string, old: Manifest | null, cache: StatCache | null, entries: Iterable<SiteEntry>, options: AssembleOptions): Promise<Assembled> {
+  const files: Record<string, string> = {};
+  const compressed = new Set<string>();
+  const records = new StatRecords();
+  const counts = { written: 0, unchanged: 0, entries: 0 };
+  const made = new Map<string, Promise<unknown>>();
+  const ensureDir = (dir: string) => made.get(dir) ?? made.set(dir, mkdir(dir, { recursive: true })).get(dir)!;
+  const dirs = new RealDirs(outDir);
+
+  /** Links the old file into staging if it can be trusted to hold the entry's bytes (`hash`, and `bytes` when in one buffer); its stats, or null. */
+  const reuseOld = async (path: string, slot: Slot, hash: string, bytes: Buffer | undefined): Promise<FileStat | null> => {
+    const name = slot ? path + VARIANTS[slot - 1] : path;
+    if (!(await dirs.ok(dirname(path)))) return null;
+    const from = join(outDir, name);
+    const stats = await lstat(from).catch(() => null);
+    if (!stats?.isFile()) return null;
+    if (!cache?.matches(path, slot, stats) && !(await holdsBytes(from, slot, stats.size, hash, bytes))) return null;
+    await ensureDir(dirname(join(staging, name)));
+    return reuse(from, join(staging, name), stats);
+  };
+
+  const wrote = async (path: string, stats: readonly FileStat[], slots: readonly Slot[]) => {
+    slots.forEach((slot, i) => records.set(path, slot, stats[i]!));
+    counts.written += slots.length;
+    await options.guard?.wrote(stats.reduce((n, s) => n + s.size, 0));
+  };
+
+  let pool: WritePool | undefined;
+  const one = async (entry: SiteEntry) => {
+    const parts = partsOf(entry.body);
+    const hash = sha256(parts);
+    files[entry.path] = hash;
+    const compress = !!entry.compress && options.compress;
+    if (compress) compressed.add(entry.path);
+    const slots: Slot[] = compress ? [0, 1, 2] : [0];
+    const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Buffer) : undefined;
+    let todo = slots;
+    if (!options.force && old?.files[entry.path] === hash) {
+      todo = [];
+      for (const slot of slots) {
+        const kept = await reuseOld(entry.path, slot, hash, single);
+        if (kept) {
+          records.set(entry.path, slot, kept);
+          counts.unchanged++;
+        } else todo.push(slot);
+      }
+    }
+    const target = join(staging, entry.path);
+    const pooled = todo.length === slots.length && single && (pool ??= new WritePool()).write(target, single, compress);
+    if (pooled) {
+      const flat = await pooled;
+      await wrote(entry.path, [0, 1, 2].slice(0, slots.length).map((i) => ({ ino: flat[i * 3]!, size: flat[i * 3 + 1]!, mtimeMs: flat[i * 3 + 2]! })), slots);
+    } else if (todo.length) {
+      await ensureDir(dirname(target));
+      const stats: FileStat[] = [];
+      for (const slot of todo) stats.push(await (slot ? writeCompressed(target + VARIANTS[slot - 1], parts, VARIANTS[slot - 1]!) : writeParts(target, parts)));
+      await wrote(entry.path, stats, todo);
+    }
+    options.onProgress?.(++counts.entries);
+  };
+  await runBounded(entries, one, IN_FLIGHT).finally(() => pool?.close());
+  return { files, compressed, records, written: counts.written, unchanged: counts.unchanged };
+}

@@ -1,0 +1,188 @@
+import { chmod, lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import fg from 'fast-glob';
+import type { SpaceGuard } from './disk-space.js';
+import { CitiesApiError } from '../core/errors.js';
+import { reuse, VARIANTS } from './file-output.js';
+import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
+import { MANIFEST_PATH, manifestJson, readManifest, sortedPaths, type Manifest } from '../site/manifest.js';
+import { removeTree } from './remove-tree.js';
+import { assemble, type SiteEntry } from './site-assembler.js';
+import { holdsBytes } from './site-check.js';
+import { isAlive, lockSite, siteSiblings } from './lock.js';
+import { StatCache, type FileStat } from './stat-cache.js';
+
+export type { SiteEntry } from './site-assembler.js';
+
+export interface WriteStats {
+  readonly files: number;
+  readonly written: number;
+  readonly unchanged: number;
+  readonly removed: number;
+  /** Entries of the site directory that are not the site's, kept as they were (directories end with `/`). */
+  readonly kept: readonly string[];
+  /** The previous tree, moved aside, when it could not be deleted (the next build tries again), and why. */
+  readonly leftover?: string;
+}
+
+export interface WriteOptions {
+  readonly compress: boolean;
+  /** Reuse nothing of the old site: every file is written anew. */
+  readonly force?: boolean;
+  /** Stops the build when free space runs low. */
+  readonly guard?: SpaceGuard;
+  readonly onProgress?: (entriesDone: number) => void;
+}
+
+/**
+ * Writes a whole site atomically and incrementally: a new tree is assembled next to the old one
+ * (unchanged files are hard-linked, so they keep their inode and mtime; the rest are written;
+ * entries that are not the site's are carried over), then swapped in with two renames, and the
+ * stat cache is written. A failed or killed build leaves the old site. `outDir` must be a real
+ * path (resolveSiteDir): a symbolic link there would be renamed, not its target.
+ */
+export async function writeSite(outDir: string, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
+  return writeSiteLocked(outDir, entries, manifest, options).catch((error: Error) => {
+    throw environmentError(error, outDir);
+  });
+}
+
+const ENVIRONMENT: Record<string, string> = {
+  ENOSPC: 'free some space',
+  EDQUOT: 'free some space (disk quota)',
+  EACCES: 'check the permissions of the site directory and its parent',
+  EPERM: 'check the permissions of the site directory and its parent',
+  EROFS: 'build on a writable filesystem',
+  EMFILE: 'raise the open files limit (ulimit -n)',
+};
+
+/** A failure of the machine rather than of the build (no space, no permission...), said with the path and what to do. */
+function environmentError(error: Error, outDir: string): Error {
+  const code = (error as NodeJS.ErrnoException).code ?? /^(E[A-Z]+):/.exec(error.message)?.[1];
+  const advice = code && ENVIRONMENT[code];
+  return advice ? new CitiesApiError(`cannot build ${outDir}: ${error.message}; ${advice} and build again (the site was left as it was)`, 2) : error;
+}
+
+async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
+  await mkdir(dirname(outDir), { recursive: true });
+  const release = await lockSite(outDir);
+  try {
+    await recoverSite(outDir);
+    const old = await readManifest(outDir);
+    if (!old && (await hasEntries(outDir))) {
+      throw new CitiesApiError(`${outDir} exists and is not a cities-api site; choose an empty or new directory (nothing was written)`, 2);
+    }
+    const { staging, previous } = siteSiblings(outDir);
+    await removeTree(staging);
+    try {
+      await mkdir(staging);
+      // The site directory keeps its permissions (a host may need them).
+      const own = await lstat(outDir).catch(() => null);
+      if (own) await chmod(staging, own.mode & 0o7777);
+      const cache = old && !options.force ? await StatCache.read(outDir, old) : null;
+      const site = await assemble(outDir, staging, old, cache, entries, options);
+      const inNewSite = (path: string) =>
+        path === MANIFEST_PATH || path in site.files || VARIANTS.some((v) => path.endsWith(v) && site.compressed.has(path.slice(0, -v.length)));
+      const { removed, kept } = await keepForeignFiles(outDir, staging, new SiteOwnership(old), inNewSite);
+      const paths = sortedPaths(site.files);
+      const manifestStats = await placeManifest(outDir, staging, old, manifest, site.files, paths, options.force ? 'no' : cache ? 'as built' : 'if same bytes');
+      const hadOld = await swapIn(outDir, staging, previous);
+      // The new site is in place: what follows only tidies, and cannot fail the build.
+      await site.records.write(outDir, paths, manifestStats.stats).catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
+      const leftover = hadOld ? await removeTree(previous).then(() => undefined, (error: Error) => `${previous}: ${error.message}`) : undefined;
+      const written = site.written + (manifestStats.reused ? 0 : 1);
+      const unchanged = site.unchanged + (manifestStats.reused ? 1 : 0);
+      return { files: written + unchanged, written, unchanged, removed, kept, ...(leftover && { leftover }) };
+    } catch (error) {
+      await removeTree(staging);
+      throw error;
+    }
+  } finally {
+    await release();
+  }
+}
+
+/**
+ * Puts the manifest into staging: the old one, linked, when it says exactly the same and is as
+ * built (the stat cache vouches for it) or holds the very bytes the build would write.
+ */
+async function placeManifest(outDir: string, staging: string, old: Manifest | null, manifest: Omit<Manifest, 'files'>, files: Readonly<Record<string, string>>, paths: readonly string[], reuseOld: 'no' | 'as built' | 'if same bytes'): Promise<{ stats: FileStat; reused: boolean }> {
+  const to = join(staging, MANIFEST_PATH);
+  await mkdir(dirname(to), { recursive: true });
+  let text: string | undefined;
+  if (reuseOld !== 'no' && old && sameManifest(old, manifest, files)) {
+    const from = join(outDir, MANIFEST_PATH);
+    const stats = await lstat(from).catch(() => null);
+    if (reuseOld === 'if same bytes') text = manifestJson(manifest, files, paths);
+    const same = !!stats?.isFile() && (reuseOld === 'as built' || (await holdsBytes(from, 0, stats.size, '', Buffer.from(text!))));
+    const linked = same && stats && (await reuse(from, to, stats));
+    if (linked) return { stats: linked, reused: true };
+  }
+  await writeFile(to, text ?? manifestJson(manifest, files, paths), { flag: 'wx' });
+  return { stats: await lstat(to), reused: false };
+}
+
+/** Whether the old manifest says exactly what the new one would (so its file can be kept). */
+function sameManifest(old: Manifest, manifest: Omit<Manifest, 'files'>, files: Readonly<Record<string, string>>): boolean {
+  const { files: oldFiles, ...oldHead } = old;
+  if (JSON.stringify(oldHead) !== JSON.stringify(manifest)) return false;
+  let count = 0;
+  for (const path in files) {
+    if (oldFiles[path] !== files[path]) return false;
+    count++;
+  }
+  return count === Object.keys(oldFiles).length;
+}
+
+/** Whether a directory holds anything at all (a link or an empty directory counts). */
+async function hasEntries(dir: string): Promise<boolean> {
+  return (await readdir(dir).catch(() => [])).length > 0;
+}
+
+/** Moves the old site aside and the new one in (the old one back if that fails); whether there was an old one. */
+async function swapIn(outDir: string, staging: string, previous: string): Promise<boolean> {
+  let hadOld = true;
+  try {
+    await rename(outDir, previous);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    hadOld = false;
+  }
+  try {
+    await rename(staging, outDir);
+  } catch (error) {
+    if (hadOld) await rename(previous, outDir);
+    throw error;
+  }
+  return hadOld;
+}
+
+/** Holding the build lock, repairs what killed builds left beside a site that needs no writing. */
+export async function tidySite(outDir: string): Promise<void> {
+  const release = await lockSite(outDir);
+  try {
+    await recoverSite(outDir);
+  } finally {
+    await release();
+  }
+}
+
+/**
+ * Repairs what a killed build can leave: if the site was moved aside but the new one never
+ * arrived, the previous site is moved back (only a real directory: never a link of that name);
+ * staging trees, lock drafts and stat cache drafts of dead builders are removed (a link is
+ * unlinked, never followed). Call it holding the build lock.
+ */
+export async function recoverSite(outDir: string): Promise<void> {
+  const { parent, prefix } = siteSiblings(outDir);
+  const leftovers = await fg(`${fg.escapePath(prefix)}{staging,previous,lock,stat-cache}-*`, { cwd: parent, dot: true, onlyFiles: false, deep: 1, followSymbolicLinks: false });
+  const exists = (path: string) => lstat(path).then(() => true, () => false);
+  for (const name of leftovers.sort()) {
+    const pid = Number.parseInt(name.slice(name.lastIndexOf('-') + 1), 10);
+    if (pid !== process.pid && isAlive(pid)) continue;
+    const path = join(parent, name);
+    if (name.includes('.previous-') && !(await exists(outDir)) && (await lstat(path)).isDirectory()) await rename(path, outDir);
+    // What cannot be deleted (permissions) stays: it is in no build's way, and the next one tries again.
+    else await removeTree(path).catch(() => undefined);
+  }
+}

@@ -1,0 +1,112 @@
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeNew } from './file-output.js';
+import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
+import { siteSiblings } from './lock.js';
+
+// What git's index does for a work tree, for a site: the inode, size and mtime each file had
+// when the build wrote or checked it, kept beside the site (`.NAME.stat-cache`, never inside: the
+// site's bytes stay deterministic). A file whose lstat still shows them holds the bytes the
+// manifest lists, so a rebuild trusts it without reading it; any other file is read or rewritten.
+// The cache is bound to the manifest's own inode, size and mtime: a site with another manifest
+// (a killed build, a copy, an edit) has no records at all. Deleting the cache costs one rebuild
+// that reads every file.
+
+/** Per file of the manifest: inode, size, mtime of the file, then of its `.gz`, then of its `.br` (0s: none). */
+export const SLOTS = 9;
+const FIELDS = 3;
+const MAGIC = 0x63617069;
+const FORMAT = 1;
+const HEADER = 6;
+
+export type FileStat = Pick<Stats, 'ino' | 'size' | 'mtimeMs'>;
+
+/** 0 for the file itself, 1 for its `.gz`, 2 for its `.br` (the order of VARIANTS). */
+export type Slot = 0 | 1 | 2;
+
+export function sameStat(a: FileStat, data: Float64Array, at: number): boolean {
+  return data[at] === a.ino && data[at + 1] === a.size && data[at + 2] === a.mtimeMs && a.ino !== 0;
+}
+
+/** The records of a site's files, aligned with its manifest's paths (`paths()`, sorted). */
+export class StatCache {
+  private index: Map<string, number> | undefined;
+
+  private constructor(
+    private readonly manifest: Manifest,
+    private readonly data: Float64Array,
+  ) {}
+
+  /** The site's cache, or null when it has none that belongs to its current manifest. */
+  static async read(siteDir: string, manifest: Manifest): Promise<StatCache | null> {
+    let bytes: Buffer;
+    try {
+      const file = await open(siteSiblings(siteDir).statCache, constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        bytes = await file.readFile();
+      } finally {
+        await file.close();
+      }
+    } catch {
+      return null;
+    }
+    if (bytes.length % 8 || bytes.length < HEADER * 8) return null;
+    const data = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+    const count = Object.keys(manifest.files).length;
+    if (data[0] !== MAGIC || data[1] !== FORMAT || data[2] !== count || data.length !== HEADER + count * SLOTS) return null;
+    const own = await lstat(join(siteDir, MANIFEST_PATH)).catch(() => null);
+    if (!own?.isFile() || !sameStat(own, data, 3)) return null;
+    return new StatCache(manifest, data);
+  }
+
+  /** Whether `stats` (of the file at `path`, or its variant) are those recorded. */
+  matches(path: string, slot: Slot, stats: FileStat): boolean {
+    this.index ??= new Map(Object.keys(this.manifest.files).map((p, i) => [p, i]));
+    const i = this.index.get(path);
+    return i !== undefined && this.matchesAt(i, slot, stats);
+  }
+
+  /** The slots the build recorded for the `i`th path: the file, and the `.gz`/`.br` it wrote beside it. */
+  slotsAt(i: number): Slot[] {
+    const at = HEADER + i * SLOTS;
+    return ([0, 1, 2] as const).filter((slot) => slot === 0 || this.data[at + slot * FIELDS] !== 0);
+  }
+
+  matchesAt(i: number, slot: Slot, stats: FileStat): boolean {
+    return sameStat(stats, this.data, HEADER + i * SLOTS + slot * FIELDS);
+  }
+}
+
+/** Records gathered while a site is assembled, keyed by the manifest's paths. */
+export class StatRecords {
+  private readonly slots = new Map<string, number>();
+  private data = new Float64Array(1024 * SLOTS);
+
+  set(path: string, slot: Slot, stats: FileStat): void {
+    let i = this.slots.get(path);
+    if (i === undefined) {
+      i = this.slots.size;
+      this.slots.set(path, i);
+      if ((i + 1) * SLOTS > this.data.length) {
+        const grown = new Float64Array(this.data.length * 2);
+        grown.set(this.data);
+        this.data = grown;
+      }
+    }
+    this.data.set([stats.ino, stats.size, stats.mtimeMs], i * SLOTS + slot * FIELDS);
+  }
+
+  /** Writes the cache of a site whose manifest lists `paths` (in its order) and has `manifestStats`. */
+  async write(siteDir: string, paths: readonly string[], manifestStats: FileStat): Promise<void> {
+    const out = new Float64Array(HEADER + paths.length * SLOTS);
+    out.set([MAGIC, FORMAT, paths.length, manifestStats.ino, manifestStats.size, manifestStats.mtimeMs]);
+    paths.forEach((path, n) => {
+      const i = this.slots.get(path);
+      if (i !== undefined) out.set(this.data.subarray(i * SLOTS, (i + 1) * SLOTS), HEADER + n * SLOTS);
+    });
+    const { statCache } = siteSiblings(siteDir);
+    await writeNew(`${statCache}-${process.pid}`, Buffer.from(out.buffer));
+    await rename(`${statCache}-${process.pid}`, statCache);
+  }
+}

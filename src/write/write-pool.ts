@@ -1,0 +1,87 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { WriteJob, WriterData } from './write-worker.js';
+
+const SLOTS_PER_WORKER = 16;
+const SLOT_BYTES = 128 * 1024;
+// Under the tests the sources run as TypeScript; the thread always runs the compiled script.
+const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? '../../lib/write/write-worker.js' : './write-worker.js', import.meta.url);
+
+interface Writer {
+  readonly worker: Worker;
+  readonly memory: Uint8Array;
+  readonly free: number[];
+  readonly done: Map<number, { resolve: (stats: number[]) => void; reject: (e: Error) => void }>;
+}
+
+/**
+ * Writer threads, each with a few slots of memory shared with this thread: a page is copied into
+ * a free slot and written (with its compressed siblings) by the thread, so no buffer is allocated
+ * or handed between threads per page and memory stays flat. Pages larger than a slot are not
+ * taken (write() returns false).
+ */
+export class WritePool {
+  private readonly writers: Writer[];
+  private readonly slotFreed: (() => void)[] = [];
+  private failure: Error | undefined;
+
+  constructor(size = Math.max(1, availableParallelism())) {
+    this.writers = Array.from({ length: size }, () => {
+      const memory = new SharedArrayBuffer(SLOTS_PER_WORKER * SLOT_BYTES);
+      const data: WriterData = { memory, slotBytes: SLOT_BYTES };
+      const writer: Writer = {
+        worker: new Worker(WORKER_URL, { workerData: data, execArgv: [] }),
+        memory: new Uint8Array(memory),
+        free: Array.from({ length: SLOTS_PER_WORKER }, (_, i) => i),
+        done: new Map(),
+      };
+      writer.worker.on('message', ({ slot, error, stats }: { slot: number; error?: string; stats?: number[] }) => {
+        const done = writer.done.get(slot)!;
+        writer.done.delete(slot);
+        writer.free.push(slot);
+        if (error) done.reject(new Error(error));
+        else done.resolve(stats!);
+        this.slotFreed.shift()?.();
+      });
+      writer.worker.on('error', (error) => {
+        this.failure ??= error;
+        for (const { reject } of writer.done.values()) reject(error);
+        for (const wake of this.slotFreed.splice(0)) wake();
+      });
+      return writer;
+    });
+  }
+
+  /**
+   * Creates `path` holding `bytes` (and `.gz`/`.br` beside it when `compress`); resolves with the
+   * inode, size and mtime of each file written, in that order. False when too large for a slot.
+   */
+  write(path: string, bytes: Buffer, compress: boolean): false | Promise<number[]> {
+    if (bytes.length > SLOT_BYTES) return false;
+    return this.enqueue(path, bytes, compress);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.writers.map(({ worker }) => worker.terminate()));
+  }
+
+  private async enqueue(path: string, bytes: Buffer, compress: boolean): Promise<number[]> {
+    let writer = this.freest();
+    while (!writer.free.length && !this.failure) {
+      await new Promise<void>((resolve) => this.slotFreed.push(resolve));
+      writer = this.freest();
+    }
+    if (this.failure) throw this.failure;
+    const slot = writer.free.pop()!;
+    writer.memory.set(bytes, slot * SLOT_BYTES);
+    const job: WriteJob = { slot, length: bytes.length, path, compress };
+    return new Promise<number[]>((resolve, reject) => {
+      writer.done.set(slot, { resolve, reject });
+      writer.worker.postMessage(job);
+    });
+  }
+
+  private freest(): Writer {
+    return this.writers.reduce((a, b) => (b.free.length > a.free.length ? b : a));
+  }
+}
