@@ -5,7 +5,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../src/site/version.js';
 import { cloudFrontFunction } from '../src/hosts/cloudfront.js';
-import { hostingSettings, type HostingSettings } from '../src/hosts/hosting.js';
+import { specOf } from '../src/site/manifest.js';
+import type { SiteSpec } from '../src/site/spec.js';
 import { readManifest } from '../src/site/manifest.js';
 import { nginxConfig } from '../src/hosts/nginx.js';
 import { cli } from './cli-helpers.js';
@@ -149,13 +150,13 @@ describe('a bad dataset is refused and the old site stays as it was', () => {
 
 describe('cities-api config', () => {
   it.each([
-    ['nginx', ['--live-url', 'http://127.0.0.1:9000'], (settings: HostingSettings) => nginxConfig(settings, { liveUrl: 'http://127.0.0.1:9000', site: join(cwd, 'dist') })],
-    ['cloudfront', [], (settings: HostingSettings) => cloudFrontFunction(settings)],
-    ['cloudfront', ['--live-url', 'https://live.example.org'], (settings: HostingSettings) => cloudFrontFunction({ ...settings, liveUrl: 'https://live.example.org' })],
+    ['nginx', ['--live-url', 'http://127.0.0.1:9000'], (settings: SiteSpec) => nginxConfig(settings, { liveUrl: 'http://127.0.0.1:9000', site: join(cwd, 'dist') })],
+    ['cloudfront', [], (settings: SiteSpec) => cloudFrontFunction(settings)],
+    ['cloudfront', ['--live-url', 'https://live.example.org'], (settings: SiteSpec) => cloudFrontFunction({ ...settings, liveUrl: 'https://live.example.org' })],
   ])('%s %j prints the config of the built site', async (host, args, expected) => {
     const run = await cli(cwd, 'config', host, ...args);
     expect(run.code).toBe(0);
-    expect(run.stdout).toBe(expected(hostingSettings((await readManifest(join(cwd, 'dist')))!)));
+    expect(run.stdout).toBe(expected(specOf((await readManifest(join(cwd, 'dist')))!)));
   });
 
   it('a directory without a site is a clear error', async () => {

@@ -5,6 +5,7 @@ import { build } from '../src/app/build.js';
 import { readManifest } from '../src/site/manifest.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { staticPathFor } from '../src/site/layout.js';
+import { siteSpec } from '../src/site/spec.js';
 import { KIT, KIT_DATASETS, kitAnswers, readTree, tempDir } from './helpers.js';
 
 // Every `core` GET answer of the kit whose request the static site covers must equal, body and
@@ -26,7 +27,7 @@ describe.each(KIT_DATASETS)('kit dataset $name', ({ name, baseUrl }) => {
 
   it('every covered core answer equals its file', async () => {
     const manifest = await readManifest(site());
-    const settings = { count: manifest!.dataset.count, pageSizes: manifest!.settings.pageSizes };
+    const settings = siteSpec(manifest!.settings, manifest!.dataset.count);
     let covered = 0;
     const core = (await kitAnswers(name)).filter((a) => a.level === 'core' && a.method === 'GET');
     for (const want of core) {

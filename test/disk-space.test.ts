@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultMinFree, diskSpace, spaceShortage, SpaceGuard, type DiskSpace } from '../src/write/disk-space.js';
 import { parseMinFree } from '../src/site/spec.js';
-import { bytesOnDisk, reusableShape, type ReusableSite } from '../src/site/size.js';
+import { bytesOnDisk, reusableShape, type Reusable } from '../src/site/size.js';
 import { writeSite } from '../src/write/site-writer.js';
 import { cli } from './cli-helpers.js';
 import { siteLeftovers, treeDifferences } from './crash-helpers.js';
@@ -58,11 +58,12 @@ describe('spaceShortage: a build must fit beside the old site and leave the marg
 });
 
 describe('reusableShape: at most the pages both sites precompute', () => {
-  const site: ReusableSite = { cities: 1000, baseUrl: 'http://x', collation: 'locale', defaultPageSize: 10, pageSizes: [20, 50], orderings: ['default', 'name_en'], compress: true };
-  it.each<[string, Partial<ReusableSite>, ReturnType<typeof reusableShape>]>([
-    ['the same site: all of it', {}, { cities: 1000, pageSizes: [20, 50], orderings: 2, compress: true }],
-    ['fewer cities, another page size, one more ordering', { cities: 800, pageSizes: [50, 100], orderings: ['default', 'name_en', 'name_fr'] }, { cities: 800, pageSizes: [50], orderings: 2, compress: true }],
-    ['an uncompressed old site: its pages only', { compress: false }, { cities: 1000, pageSizes: [20, 50], orderings: 2, compress: false }],
+  const site: Reusable = { count: 1000, baseUrl: 'http://x', collation: 'locale', defaultPageSize: 10, pageSizes: [20, 50], orderings: ['default', 'name_en'], compress: true };
+  const both = ['default', 'name_en'];
+  it.each<[string, Partial<Reusable>, ReturnType<typeof reusableShape>]>([
+    ['the same site: all of it', {}, { count: 1000, pageSizes: [20, 50], orderings: both, compress: true }],
+    ['fewer cities, another page size, one more ordering', { count: 800, pageSizes: [50, 100], orderings: ['default', 'name_en', 'name_fr'] }, { count: 800, pageSizes: [50], orderings: both, compress: true }],
+    ['an uncompressed old site: its pages only', { compress: false }, { count: 1000, pageSizes: [20, 50], orderings: both, compress: false }],
     ['another base URL: every link differs, nothing', { baseUrl: 'http://y' }, null],
     ['another collation: nothing', { collation: 'codepoint' }, null],
     ['no ordering in common: nothing', { orderings: ['-name_en'] }, null],

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { NAME_FIELDS, type City } from '../src/core/fields.js';
+import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
+import { siteSpec, type SiteSettings, type SiteSpec } from '../src/site/spec.js';
 
 export const KIT = join(import.meta.dirname, 'fixtures', 'conformance');
 
@@ -66,4 +68,13 @@ export async function replayKit(url: string, name: string, prefix?: string, extr
 /** The entries of a directory, sorted, without the stat caches builds keep beside their sites (`.NAME.stat-cache`). */
 export async function entriesOf(dir: string): Promise<string[]> {
   return (await readdir(dir)).filter((name) => !/^\..+\.stat-cache$/.test(name)).sort();
+}
+
+/** A site spec for tests: the kit's base URL, code-point collation, the default page sizes, all 33 orderings, 48 cities, unless overridden. */
+export function testSpec(overrides: Partial<SiteSpec> = {}): SiteSpec {
+  const settings: SiteSettings = {
+    baseUrl: 'http://api.example.com', collation: 'codepoint', pageSizes: [10, 20, 50, 100], orderings: [...PRECOMPUTABLE_ORDERINGS],
+    defaultPageSize: 10, compress: true, liveUrl: null, ...overrides,
+  };
+  return { ...siteSpec(settings, overrides.count ?? 48), ...overrides };
 }

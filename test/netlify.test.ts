@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import { parseAllRedirects } from 'netlify-redirect-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
-import { hostingSettings, NOT_PRECOMPUTED_PATH, type HostingSettings } from '../src/hosts/hosting.js';
-import { readManifest } from '../src/site/manifest.js';
+import { ROUTES } from '../src/core/route-table.js';
+import { readManifest, specOf } from '../src/site/manifest.js';
+import type { SiteSpec } from '../src/site/spec.js';
 import { NETLIFY_CACHE_CONTROL, netlifyHeaders, netlifyRedirects } from '../src/hosts/netlify.js';
 import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { parseQuery, type QueryPair } from '../src/core/query-string.js';
-import { allPath, DEFAULT_SEGMENT, staticPathFor } from '../src/site/layout.js';
-import { KIT, KIT_DATASETS, kitAnswers, tempDir, type KitAnswer } from './helpers.js';
+import { allPath, staticPathFor } from '../src/site/layout.js';
+import { KIT, KIT_DATASETS, kitAnswers, tempDir, testSpec, type KitAnswer } from './helpers.js';
 
 // Every GET of the kit, routed by Netlify's own redirect engine through the generated _redirects:
 // a request the site covers must reach exactly its file (whose body is the reference's); anything
@@ -79,11 +80,12 @@ describe.each(KIT_DATASETS)('Netlify, kit dataset $name', ({ name, baseUrl, pref
 
   /** Routes every kit GET and checks it against the reference; returns how many ended each way. */
   async function routeKit(liveUrl: string | undefined): Promise<Map<Outcome, number>> {
-    const settings: HostingSettings = hostingSettings((await readManifest(site()))!, liveUrl);
+    const built = specOf((await readManifest(site()))!);
+    const settings: SiteSpec = liveUrl ? { ...built, liveUrl } : built;
     const route = await netlifyMatcher(netlifyRedirects(settings), join(root, `${name}-${liveUrl ? 'live' : 'static'}._redirects`));
     const uncovered = settings.liveUrl
       ? { to: `${settings.liveUrl}${prefix}/cities/`, status: 200 }
-      : { to: `/${NOT_PRECOMPUTED_PATH}`, status: 404 };
+      : { to: `/${ROUTES.extras.notPrecomputed}`, status: 404 };
     const outcomes = new Map<Outcome, number>();
     for (const want of answers) {
       const [path, query = ''] = want.target.split('?') as [string, string?];
@@ -92,20 +94,20 @@ describe.each(KIT_DATASETS)('Netlify, kit dataset $name', ({ name, baseUrl, pref
       const got = route(prefix + path, query);
       const label = `${want.target} → ${got?.to} ${got?.status}`;
       expect(got, label).not.toBeNull();
-      const outcome = await judge(want, path, pairs, covered, got!, uncovered, label);
+      const outcome = await judge(want, path, pairs, covered, got!, uncovered, label, settings.count);
       outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
     }
     return outcomes;
   }
 
-  async function judge(want: KitAnswer, path: string, pairs: QueryPair[], covered: string | null, got: Match, uncovered: Match, label: string): Promise<Outcome> {
+  async function judge(want: KitAnswer, path: string, pairs: QueryPair[], covered: string | null, got: Match, uncovered: Match, label: string, count: number): Promise<Outcome> {
     if (got.to === uncovered.to) {
       expect(got.status, label).toBe(uncovered.status);
       if (!covered || path !== '/cities/') return uncovered.status === 200 ? 'live' : 'notPrecomputed';
       // The only covered requests not routed to their file: sizes no rule enumerates.
-      const [ordering = DEFAULT_SEGMENT, size] = ['ordering', 'page_size'].map((name) => pairs.find(([n]) => n === name)?.[1]);
+      const [ordering = ROUTES.absent, size] = ['ordering', 'page_size'].map((name) => pairs.find(([n]) => n === name)?.[1]);
       const routed = { file: covered, configuredSize: PAGE_SIZES.includes(Number(size)) };
-      expect(routed, `${label}: covered by ${covered}, not routed there`).toEqual({ file: allPath(ordering), configuredSize: false });
+      expect(routed, `${label}: covered by ${covered}, not routed there`).toEqual({ file: allPath(ordering, count), configuredSize: false });
       return 'sizeAtLeastCount';
     }
     expect(got.to.startsWith('/cities/') && got.status === 200, label).toBe(true);
@@ -150,7 +152,7 @@ afterAll(() => {
 });
 
 describe('netlifyRedirects', () => {
-  const settings: HostingSettings = { baseUrl: 'http://api.example.com', mount: '', count: 48, pageSizes: PAGE_SIZES, orderings: ALL_ORDERINGS };
+  const settings = testSpec({ baseUrl: 'http://api.example.com', count: 48, pageSizes: PAGE_SIZES, orderings: ALL_ORDERINGS });
 
   it('is deterministic and does not grow with the dataset', () => {
     expect(netlifyRedirects({ ...settings, pageSizes: [...PAGE_SIZES] })).toBe(netlifyRedirects(settings));
@@ -199,8 +201,8 @@ describe('netlifyHeaders', () => {
     { mount: '', paths: ['/cities/*'] },
     { mount: '/api/v1', paths: ['/api/v1/cities/*', '/cities/*'] },
   ])('mount "$mount": headers for $paths', ({ mount, paths }) => {
-    const text = netlifyHeaders({ baseUrl: `https://cities.example.org${mount}`, mount, count: 30, pageSizes: PAGE_SIZES, orderings: ALL_ORDERINGS });
-    expect(text).toBe(netlifyHeaders({ baseUrl: `https://cities.example.org${mount}`, mount, count: 7, pageSizes: [5], orderings: ['default'] }));
+    const text = netlifyHeaders(testSpec({ baseUrl: `https://cities.example.org${mount}`, count: 30, pageSizes: PAGE_SIZES, orderings: ALL_ORDERINGS }));
+    expect(text).toBe(netlifyHeaders(testSpec({ baseUrl: `https://cities.example.org${mount}`, count: 7, pageSizes: [5], orderings: ['default'] })));
     expect(text.startsWith('# Generated by cities-api')).toBe(true);
     const blocks = parseHeaders(text);
     expect([...blocks.keys()]).toEqual(paths);
@@ -213,5 +215,29 @@ describe('netlifyHeaders', () => {
         'Cache-Control': NETLIFY_CACHE_CONTROL,
       });
     }
+  });
+});
+
+describe('Netlify\'s config is part of the site, and holds no fact of the data', () => {
+  let root: string;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-netlify-stale-')));
+  afterAll(() => cleanup());
+
+  it('rebuilt from another dataset, _redirects and _headers are byte for byte the same; with other page sizes, the rebuild rewrites them', async () => {
+    const site = join(root, 'site');
+    const files = async () => Promise.all(['_redirects', '_headers'].map((name) => readFile(join(site, name), 'utf8')));
+    const buildFrom = (name: string, pageSizes: number[]) => build({ data: join(KIT, `${name}.csv`), out: site, baseUrl: 'http://api.example.com', collation: 'codepoint', pageSizes, compress: false });
+    await buildFrom('cities11', PAGE_SIZES);
+    const eleven = await files();
+    await buildFrom('cities48', PAGE_SIZES);
+    expect(await files()).toEqual(eleven);
+    await buildFrom('cities11', PAGE_SIZES);
+    expect(await files()).toEqual(eleven);
+    await buildFrom('cities48', [5, 50]);
+    const [redirects] = await files();
+    expect(redirects).not.toBe(eleven[0]);
+    expect(redirects).toContain('page_size=50');
+    expect(redirects).not.toContain('page_size=20 ');
   });
 });

@@ -4,8 +4,7 @@ import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostingSettings } from '../src/hosts/hosting.js';
-import { readManifest } from '../src/site/manifest.js';
+import { readManifest, specOf } from '../src/site/manifest.js';
 import { atLeastPattern, nginxConfig } from '../src/hosts/nginx.js';
 import { KIT, KIT_DATASETS, replayKit, tempDir } from './helpers.js';
 import { rawRequest, startCli } from './serve-helpers.js';
@@ -92,7 +91,7 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
     const site = join(root, name, 'site');
     const live = await startCli([site, '--data', join(KIT, `${name}.csv`), '--base-url', baseUrl, '--collation', 'codepoint', '--port', '0']);
     const manifest = (await readManifest(site))!;
-    const nginx = await startNginx(join(root, name), site, nginxConfig(hostingSettings(manifest), { liveUrl: live.url, site }));
+    const nginx = await startNginx(join(root, name), site, nginxConfig(specOf(manifest!), { liveUrl: live.url, site }));
     try {
       const { passed, failed, failures } = await replayKit(nginx.url, name, prefix, ['--verbose']);
       totals.passed += passed;
@@ -111,10 +110,34 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
     }
   });
 
+  // A user rebuilds the site on every data change and rarely regenerates the server config.
+  it.each([
+    ['11 -> 48 cities', 'cities11', '10,20,50,100', 'cities48', '10,20,50,100'],
+    ['48 -> 11 cities', 'cities48', '10,20,50,100', 'cities11', '10,20,50,100'],
+    ['page sizes 10,20 -> 5,50', 'cities48', '10,20', 'cities48', '5,50'],
+  ])('a config generated before a rebuild (%s) answers the new data exactly', async (label, before, beforeSizes, after, afterSizes) => {
+    const dir = join(root, label.replace(/\W+/g, '-'));
+    const site = join(dir, 'site');
+    const baseUrl = 'http://api.example.com';
+    const first = await startCli([site, '--data', join(KIT, `${before}.csv`), '--base-url', baseUrl, '--collation', 'codepoint', '--page-sizes', beforeSizes, '--port', '0']);
+    const config = nginxConfig(specOf((await readManifest(site))!), { liveUrl: first.url, site });
+    await first.stop();
+    const live = await startCli([site, '--data', join(KIT, `${after}.csv`), '--base-url', baseUrl, '--collation', 'codepoint', '--page-sizes', afterSizes, '--port', '0']);
+    const nginx = await startNginx(dir, site, config.replaceAll(first.url, live.url));
+    try {
+      const { passed, failed, failures } = await replayKit(nginx.url, after, '', ['--verbose']);
+      expect(failures).toEqual([]);
+      expect([passed, failed]).toEqual([80, 0]);
+    } finally {
+      await nginx.stop();
+      await live.stop();
+    }
+  });
+
   it('answers from files carry the reference headers, gzip and 304s', async () => {
     const site = join(root, 'headers', 'site');
     const live = await startCli([site, '--data', join(KIT, 'cities48.csv'), '--base-url', 'http://api.example.com', '--collation', 'codepoint', '--port', '0']);
-    const nginx = await startNginx(join(root, 'headers'), site, nginxConfig(hostingSettings((await readManifest(site))!), { liveUrl: live.url }));
+    const nginx = await startNginx(join(root, 'headers'), site, nginxConfig(specOf((await readManifest(site))!), { liveUrl: live.url }));
     try {
       const res = await rawRequest(`${nginx.url}/cities/?page=2&ordering=-name_ar`);
       expect(res.headers).toMatchObject({ allow: 'GET, POST, HEAD, OPTIONS', vary: 'Accept', 'content-type': 'application/json', 'access-control-allow-origin': '*' });

@@ -4,11 +4,10 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { CITY_FIELDS, NAME_FIELDS } from '../src/core/fields.js';
-import type { HostingSettings } from '../src/hosts/hosting.js';
 import { optionsMetadata } from '../src/core/metadata.js';
 import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { openApiDocument } from '../src/hosts/openapi.js';
-import { KIT_DATASETS, kitAnswers, makeCity } from './helpers.js';
+import { KIT_DATASETS, kitAnswers, makeCity, testSpec } from './helpers.js';
 
 interface Operation { operationId: string; parameters?: Record<string, unknown>[]; security?: unknown; responses: Record<string, unknown> }
 interface Document {
@@ -18,9 +17,7 @@ interface Document {
   components: { schemas: Record<string, { required?: string[]; properties?: object }>; securitySchemes: Record<string, unknown> };
 }
 
-const settings = (baseUrl: string, pageSizes: number[] = [10, 20, 50, 100]): HostingSettings => ({
-  baseUrl, mount: new URL(baseUrl).pathname.replace(/\/+$/, ''), count: 48, pageSizes, orderings: PRECOMPUTABLE_ORDERINGS,
-});
+const settings = (baseUrl: string, pageSizes: number[] = [10, 20, 50, 100]) => testSpec({ baseUrl, pageSizes });
 const documentFor = (baseUrl: string, pageSizes?: number[]) => openApiDocument(settings(baseUrl, pageSizes)) as Document;
 /** The document as the validator's input type (it validates at run time what it cannot know statically). */
 const asInput = (document: object) => structuredClone(document) as Parameters<typeof validate>[0];

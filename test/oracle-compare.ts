@@ -6,6 +6,7 @@ import { route, type SiteContext } from '../src/http/route.js';
 import { pyStrip } from '../src/core/python-text.js';
 import { MAX_TARGET_BYTES } from '../src/http/limits.js';
 import { pageFiles } from '../src/site/pages.js';
+import { testSpec } from './helpers.js';
 import type { RecordedAnswer, ReferenceRequest } from './drf-oracle.js';
 
 // Our side of the oracle, in-process: route() with a `codepoint` index, a site file answered with
@@ -28,8 +29,7 @@ export function ourSite(table: CityTable, shape: SiteShape): OurSite {
   const orderings = shape.orderings ?? PRECOMPUTABLE_ORDERINGS;
   const files = new Map<string, Buffer>();
   for (const file of pageFiles(index, { baseUrl: shape.baseUrl, pageSizes: shape.pageSizes, orderings })) files.set(file.path, bodyBytes(file.body));
-  const mount = new URL(shape.baseUrl).pathname.replace(/\/$/, '');
-  return { site: { index, baseUrl: shape.baseUrl, mount, layout: { count: index.count, pageSizes: shape.pageSizes, orderings: shape.orderings } }, files };
+  return { site: { index, spec: testSpec({ baseUrl: shape.baseUrl, count: index.count, pageSizes: shape.pageSizes, orderings }) }, files };
 }
 
 const COMPARED_HEADERS = ['allow', 'content-type', 'vary', 'location'];

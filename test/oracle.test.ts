@@ -61,7 +61,7 @@ describe.skipIf(missing !== null)(`the real DRF (${PYTHON}) as oracle`, () => {
       const table = await readDataset(file);
       expect(table.toCities(), `dataset ${n} read back from ${data.format}`).toEqual(data.cities);
       const ours = ourSite(table, data);
-      const requests: ReferenceRequest[] = Array.from({ length: REQUESTS }, () => oracleRequest(rng, data.cities.length, ours.site.mount));
+      const requests: ReferenceRequest[] = Array.from({ length: REQUESTS }, () => oracleRequest(rng, data.cities.length, ours.site.spec.mount));
       const theirs = await drf.answer(data.cities, data.coordinates, data.baseUrl, requests);
       requests.forEach((req, i) => {
         const verdict = compareAnswers(req, ourAnswer(req, ours), theirs[i]!);

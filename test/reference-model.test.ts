@@ -1,3 +1,4 @@
+import { ROUTES } from '../src/core/route-table.js';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
@@ -357,7 +358,7 @@ describe('a real build writes, for every query the site covers, the live answer 
           await build({ data: await writeDataset(specs, style), out, baseUrl, collation, pageSizes, orderings: orderings ?? undefined, compress: false });
           const cities = specs.map((s) => s.city);
           const index = new CityIndex(CityTable.fromCities(cities), collation);
-          const layout = { count: cities.length, pageSizes, orderings: orderings ?? undefined };
+          const layout = { count: cities.length, pageSizes, orderings: orderings ?? SITE_ORDERINGS };
           const expectFileIsLive = async (pairs: readonly QueryPair[], path: string) => {
             const file = await readFile(join(out, path));
             expect(file.equals(liveAnswer(index, pairs, baseUrl).bytes), `${path} for ${JSON.stringify(pairs)}`).toBe(true);
@@ -386,8 +387,8 @@ describe('a real build writes, for every query the site covers, the live answer 
           const written = (await readdir(join(out, 'cities'), { recursive: true, withFileTypes: true }))
             .filter((e) => e.isFile())
             .map((e) => relative(out, join(e.parentPath, e.name)));
-          const allFiles = (orderings ?? SITE_ORDERINGS).map((o) => `cities/${o}/all.json`);
-          expect(new Set(written)).toEqual(new Set([...covered, ...allFiles, 'cities/not-precomputed.json']));
+          const allFiles = (orderings ?? SITE_ORDERINGS).map((o) => `cities/${o}/all-${cities.length}.json`);
+          expect(new Set(written)).toEqual(new Set([...covered, ...allFiles, ROUTES.extras.notPrecomputed]));
           // Random queries: whatever maps to a file is answered by it as live; and live is the model.
           for (const { pairs } of queries) {
             const path = staticPathFor(pairs, layout);

@@ -6,13 +6,11 @@ import { bodyBytes } from '../src/core/page.js';
 import { negotiate } from '../src/core/negotiate.js';
 import { quotePlus } from '../src/core/query-string.js';
 import { originForm, route, type SiteContext } from '../src/http/route.js';
-import { makeCity } from './helpers.js';
+import { makeCity, testSpec } from './helpers.js';
 
 const site: SiteContext = {
   index: new CityIndex(CityTable.fromCities(Array.from({ length: 23 }, (_, i) => makeCity(i + 1, { name: `N${i % 7}`, top: i % 5 === 0 }))), 'codepoint'),
-  baseUrl: 'http://x',
-  mount: '',
-  layout: { count: 23, pageSizes: [10, 20] },
+  spec: testSpec({ baseUrl: 'http://x', count: 23, pageSizes: [10, 20] }),
 };
 const status = (target: string, method = 'GET', accept?: string) => {
   const r = route({ method, target, accept }, site);

@@ -8,7 +8,7 @@ import { answerListing, bodyBytes } from '../src/core/page.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { route } from '../src/http/route.js';
-import { makeCity, tempDir } from './helpers.js';
+import { makeCity, tempDir, testSpec } from './helpers.js';
 import { readResponses } from './raw-http.js';
 import { rawRequest, startCli } from './serve-helpers.js';
 
@@ -128,7 +128,7 @@ describe('clients that do not read what they asked for', () => {
     console.log(`slow readers of pretty pages: server RSS +${grown.toFixed(0)} MB (4 browsable pages and 4 indented answers of all 20,000 cities)`);
     expect(grown).toBeLessThan(60);
     for (const i of [0, 1]) {
-      const answer = route({ method: 'GET', target: `/cities/?page_size=${COUNT}`, accept: accepts[i] }, { index, baseUrl: server.url, mount: '', layout: { count: COUNT, pageSizes: [10] }, useFiles: false });
+      const answer = route({ method: 'GET', target: `/cities/?page_size=${COUNT}`, accept: accepts[i] }, { index, spec: testSpec({ baseUrl: server.url, count: COUNT, pageSizes: [10] }), useFiles: false });
       await readResponses(connections[i]!, 1, (res) => {
         expect(answer.kind === 'answer' && res.body.equals(bodyBytes(answer.body as Iterable<Buffer>))).toBe(true);
       });

@@ -1,15 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { countSiteFiles, estimateSiteSize, formatBytes, tooManyFilesAdvice, type SiteShape } from '../src/site/size.js';
+import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
+import { ROUTES } from '../src/core/route-table.js';
+import { countSiteFiles, estimateSiteSize, formatBytes, OTHER_FILES, tooManyFilesAdvice, type Sized } from '../src/site/size.js';
 
-const shape = (cities: number, pageSizes: number[], orderings: number, compress = true): SiteShape => ({ cities, pageSizes, orderings, compress });
+const shape = (count: number, pageSizes: number[], orderings: number, compress = true): Sized => ({ count, pageSizes, orderings: PRECOMPUTABLE_ORDERINGS.slice(0, orderings), compress });
 
-describe('countSiteFiles: pages (every page, last, all) × orderings × (page, .gz, .br) + 6 other files', () => {
-  it.each<[string, SiteShape, number]>([
-    ['the bundled 48 cities, defaults', shape(48, [10, 20, 50, 100], 33), 2085],
-    ['the bundled 48 cities, without compression', shape(48, [10, 20, 50, 100], 33, false), 699],
-    ['an empty dataset still has page 1, last and all', shape(0, [10], 1, false), 5 + 6],
-    ['140k cities, the benchmark shape', shape(135_233, [10, 100], 5), (13_524 + 1 + 13_524 + 1 + 1_353 + 1 + 1) * 5 * 3 + 6],
-    ['140k cities, every ordering and the default sizes', shape(135_233, [10, 20, 50, 100], 33), (13_524 * 2 + 6_762 + 2_705 + 1_353 + 5 + 1) * 33 * 3 + 6],
+describe('countSiteFiles: pages (every page, last, all) × orderings × (page, .gz, .br) + the other files', () => {
+  it('the other files are the route table\'s extras: 7', () => expect(OTHER_FILES).toBe(Object.keys(ROUTES.extras).length));
+  it.each<[string, Sized, number]>([
+    ['the bundled 48 cities, defaults', shape(48, [10, 20, 50, 100], 33), 2086],
+    ['the bundled 48 cities, without compression', shape(48, [10, 20, 50, 100], 33, false), 700],
+    ['an empty dataset still has page 1, last and all', shape(0, [10], 1, false), 5 + 7],
+    ['140k cities, the benchmark shape', shape(135_233, [10, 100], 5), (13_524 + 1 + 13_524 + 1 + 1_353 + 1 + 1) * 5 * 3 + 7],
+    ['140k cities, every ordering and the default sizes', shape(135_233, [10, 20, 50, 100], 33), (13_524 * 2 + 6_762 + 2_705 + 1_353 + 5 + 1) * 33 * 3 + 7],
   ])('%s', (_, s, files) => expect(countSiteFiles(s)).toBe(files));
 });
 
@@ -28,7 +31,7 @@ describe('estimateSiteSize', () => {
 });
 
 describe('tooManyFilesAdvice names what to drop', () => {
-  it.each<[string, SiteShape, number, RegExp[]]>([
+  it.each<[string, Sized, number, RegExp[]]>([
     ['fewer orderings, with an exact list', shape(48, [10, 20, 50, 100], 33), 1000, [/at most 15 of the 33 orderings \(e\.g\. --orderings default,name_en,-name_en,(?:-?name_\w+,){11}-?name_\w+\)/]],
     ['the smallest page sizes, keeping the largest', shape(48, [10, 20, 50, 100], 33), 1000, [/--page-sizes 100 \(897 files\)/]],
     ['140k cities, defaults: 8 orderings, as the default page size alone is too many', shape(135_233, [10, 20, 50, 100], 33), 1_000_000, [/at most 8 of the 33 orderings/, /^(?!.*--page-sizes)/]],

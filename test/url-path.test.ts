@@ -6,7 +6,7 @@ import { CityTable } from '../src/core/city-table.js';
 import { route, type SiteContext } from '../src/http/route.js';
 import { normalizeBaseUrl } from '../src/site/spec.js';
 import { escapeUriPath, iriToUri, mountOf, pathInfo } from '../src/core/url-path.js';
-import { makeCity } from './helpers.js';
+import { makeCity, testSpec } from './helpers.js';
 import { requireTool } from './tool-check.js';
 
 describe('request paths are read as Django reads them behind gunicorn', () => {
@@ -44,7 +44,7 @@ describe('request paths are read as Django reads them behind gunicorn', () => {
 
 describe('a base URL whose path needs percent-encoding', () => {
   const index = new CityIndex(CityTable.fromCities(Array.from({ length: 15 }, (_, i) => makeCity(i + 1))), 'codepoint');
-  const site = (baseUrl: string): SiteContext => ({ index, baseUrl: normalizeBaseUrl(baseUrl), mount: mountOf(normalizeBaseUrl(baseUrl)), layout: { count: 15, pageSizes: [10] } });
+  const site = (baseUrl: string): SiteContext => ({ index, spec: testSpec({ baseUrl: normalizeBaseUrl(baseUrl), count: 15, pageSizes: [10] }) });
   const answer = (baseUrl: string, target: string) => {
     const r = route({ method: 'GET', target }, site(baseUrl));
     if (r.kind !== 'answer') return { status: r.kind, location: undefined, next: undefined };

@@ -1,8 +1,12 @@
 import { VERSION } from '../site/version.js';
 import { CityIndex } from '../core/city-index.js';
 import type { Collation } from '../core/collation.js';
-import { hostingSettings, NOT_PRECOMPUTED_PATH, notPrecomputedJson, type HostingSettings } from '../hosts/hosting.js';
-import { DATASET_PATH, readManifestHead, type ManifestHead, type SiteSettings } from '../site/manifest.js';
+import { cloudFrontFunction } from '../hosts/cloudfront.js';
+import { notPrecomputedJson } from '../hosts/not-precomputed.js';
+import { ROUTES } from '../core/route-table.js';
+import { readManifestHead, specOf, type ManifestHead } from '../site/manifest.js';
+import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
+import type { Body } from '../write/file-output.js';
 import { CitiesApiError } from '../core/errors.js';
 import { netlifyHeaders, netlifyRedirects } from '../hosts/netlify.js';
 import { openApiDocument } from '../hosts/openapi.js';
@@ -10,7 +14,7 @@ import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { readDataset } from '../dataset/read-dataset.js';
 import { normalizeBaseUrl, parseOrderings, parsePageSizes } from '../site/spec.js';
 import { pageFiles } from '../site/pages.js';
-import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type SiteShape } from '../site/size.js';
+import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
 import { checkSiteFiles, type SiteCheck } from '../write/site-check.js';
 import { checkSiteLocation, resolveSiteDir } from '../write/site-path.js';
@@ -82,9 +86,9 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   const out = await resolveSiteDir(options.out);
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
   const table = await readDataset(options.data);
-  const shape: SiteShape = { cities: table.count, pageSizes: settings.pageSizes, orderings: settings.orderings.length, compress: settings.compress };
+  const spec = siteSpec(settings, table.count);
   const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
-  if (countSiteFiles(shape) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(shape, maxFiles), 2);
+  if (countSiteFiles(spec) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(spec, maxFiles), 2);
   const dataset = table.datasetParts();
   const manifest = {
     generator: 'cities-api',
@@ -98,19 +102,18 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   const index = new CityIndex(table, settings.collation);
   // Sampling compression sorts an ordering: only worth it when pages are to be built.
   const ratio = settings.compress && !upToDate ? sampleCompressedRatio(index, settings) : 0;
-  const size = (of: SiteShape) => estimateSiteSize(of, (table.jsonBytes() * of.cities) / Math.max(1, table.count), settings.baseUrl.length, ratio);
-  const plan: BuildPlan = { cities: table.count, ...size(shape), upToDate, check, dir: out };
+  const size = (of: Sized) => estimateSiteSize(of, (table.jsonBytes() * of.count) / Math.max(1, table.count), settings.baseUrl.length, ratio);
+  const plan: BuildPlan = { cities: table.count, ...size(spec), upToDate, check, dir: out };
   if (upToDate) {
     options.onStart?.(plan);
     await tidySite(out);
     return { ...plan, written: 0, unchanged: plan.files, removed: 0, kept: [], seconds: (performance.now() - started) / 1000 };
   }
-  const reusable = old && !options.force ? reusableShape({ cities: old.dataset.count, ...old.settings }, { cities: table.count, ...settings }) : null;
+  const reusable = old && !options.force ? reusableShape(specOf(old), spec) : null;
   const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
   options.onStart?.(plan);
   const { pages } = plan;
-  const hosting = hostingSettings(manifest);
-  const stats = await writeSite(out, siteEntries(index, settings, dataset, hosting), manifest, {
+  const stats = await writeSite(out, siteEntries(index, spec, dataset), manifest, {
     compress: settings.compress,
     force: options.force,
     guard: new SpaceGuard(out, minFree),
@@ -122,7 +125,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
 /** The compression ratio of the first page at each page size, weighted alike (each size holds every city once). */
 function sampleCompressedRatio(index: CityIndex, settings: SiteSettings): number {
   const sizes = [DEFAULT_PAGE_SIZE, ...settings.pageSizes].map((size) => Math.min(size, 1000));
-  const ratios = sizes.map((size) => compressedRatio(bodyBytes(answerListing(index, [['page_size', String(size)]], settings.baseUrl).body)));
+  const ratios = sizes.map((size) => compressedRatio(bodyBytes(answerListing(index, [[ROUTES.param.pageSize, String(size)]], settings.baseUrl).body)));
   return ratios.reduce((a, b) => a + b, 0) / ratios.length;
 }
 
@@ -131,13 +134,16 @@ function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
   return !!site && JSON.stringify(site) === JSON.stringify(manifest);
 }
 
-function* siteEntries(index: CityIndex, settings: SiteSettings, dataset: Iterable<Buffer>, hosting: HostingSettings): Generator<SiteEntry> {
-  for (const file of pageFiles(index, settings)) yield { ...file, compress: true };
-  yield { path: DATASET_PATH, body: dataset };
-  // What static hosts need: Netlify's routing and headers, the OpenAPI description, and the
-  // honest answer of a host without a live server.
-  yield { path: '_redirects', body: netlifyRedirects(hosting) };
-  yield { path: '_headers', body: netlifyHeaders(hosting) };
-  yield { path: 'openapi.json', body: `${JSON.stringify(openApiDocument(hosting), null, 2)}\n` };
-  yield { path: NOT_PRECOMPUTED_PATH, body: notPrecomputedJson(settings.pageSizes) };
+function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Buffer>): Generator<SiteEntry> {
+  for (const file of pageFiles(index, spec)) yield { ...file, compress: true };
+  // Every other file of the route table's list but the manifest, which the writer writes last.
+  const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest'>, Body> = {
+    dataset,
+    cloudfront: cloudFrontFunction(spec),
+    netlifyRedirects: netlifyRedirects(spec),
+    netlifyHeaders: netlifyHeaders(spec),
+    openapi: `${JSON.stringify(openApiDocument(spec), null, 2)}\n`,
+    notPrecomputed: notPrecomputedJson(spec.pageSizes),
+  };
+  for (const [name, body] of Object.entries(extras)) yield { path: ROUTES.extras[name as keyof typeof extras], body };
 }

@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { MANIFEST_PATH, readManifestHead } from '../site/manifest.js';
 import { isAlive, readHolder, siteSiblings } from '../write/lock.js';
-import { loadSite, type SiteState } from './site-state.js';
+import { loadSite, type SiteState } from '../http/site-state.js';
 
 /** How often a held build lock is looked at again (its holder may have died). */
 const POLL_MS = 250;

@@ -17,6 +17,7 @@ import { sha256 } from '../write/file-output.js';
 import { checkWritable } from '../dataset/append-cities.js';
 import { LockBusyError, siteSiblings, whileBusy } from '../write/lock.js';
 import { tokenProblems } from '../http/token-auth.js';
+import { endpointPath } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
 
 const DEFAULT_LOCK_WAIT = 10_000;
@@ -159,8 +160,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   isReady = true;
   ready();
   const { context } = live!.current;
-  const apiUrl = `${url}${escapeUriPath(context.mount)}/cities/`;
-  log(`serving ${options.dir} at ${apiUrl} (${context.index.count} cities; links on ${context.baseUrl})`);
+  const apiUrl = `${url}${escapeUriPath(endpointPath(context.spec.mount))}`;
+  log(`serving ${options.dir} at ${apiUrl} (${context.index.count} cities; links on ${context.spec.baseUrl})`);
   return {
     url,
     apiUrl,

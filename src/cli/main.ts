@@ -1,3 +1,4 @@
+import { ROUTES } from '../core/route-table.js';
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
@@ -6,13 +7,12 @@ import { VERSION } from '../site/version.js';
 import { loadConfig, type ProjectConfig } from './config-file.js';
 import { CitiesApiError } from '../core/errors.js';
 import { progressLine } from './progress.js';
-import { hostingSettings, type HostingSettings } from '../hosts/hosting.js';
-import { readManifest } from '../site/manifest.js';
+import { readManifestHead, specOf } from '../site/manifest.js';
 import { nginxConfig } from '../hosts/nginx.js';
 import { cloudFrontFunction } from '../hosts/cloudfront.js';
 import { readDataset } from '../dataset/read-dataset.js';
 import { serve } from '../app/serve.js';
-import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCollation, parseMaxFiles, parseMinFree, parseOrderings, parsePageSizes } from '../site/spec.js';
+import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, type SiteSpec, parseCollation, parseMaxFiles, parseMinFree, parseOrderings, parsePageSizes } from '../site/spec.js';
 import { DEFAULT_MAX_FILES, formatBytes } from '../site/size.js';
 
 export interface RunOptions {
@@ -22,11 +22,12 @@ export interface RunOptions {
   readonly stderr?: Writable & { isTTY?: boolean };
 }
 
-/** The hosting settings of a built site, or a clear error when the directory holds none. */
-async function siteHosting(site: string, liveUrl?: string): Promise<HostingSettings> {
-  const manifest = await readManifest(site);
+/** The spec of a built site (its live URL replaced when one is given), or a clear error when the directory holds none. */
+async function builtSpec(site: string, liveUrl?: string): Promise<SiteSpec> {
+  const manifest = await readManifestHead(site);
   if (!manifest) throw new CitiesApiError(`${site} holds no cities-api site: run cities-api build first (or pass --site DIR)`, 1);
-  return hostingSettings(manifest, liveUrl);
+  const spec = specOf(manifest);
+  return liveUrl ? { ...spec, liveUrl } : spec;
 }
 
 function describePlan(plan: BuildPlan): string {
@@ -51,7 +52,7 @@ export async function runMain(options: RunOptions): Promise<number> {
   const stderr = options.stderr ?? process.stderr;
   const say = (line: string) => void stdout.write(`${line}\n`);
   const program = new Command('cities-api')
-    .description('Build the paginated /cities/ API as static JSON files, and serve them.')
+    .description(`Build the paginated ${ROUTES.endpoint} API as static JSON files, and serve them.`)
     .version(VERSION)
     .exitOverride()
     .configureOutput({ writeOut: (s) => void stdout.write(s), writeErr: (s) => void stderr.write(s) })
@@ -61,7 +62,7 @@ export async function runMain(options: RunOptions): Promise<number> {
 
   program
     .command('build')
-    .description('write every precomputed page of /cities/ as JSON files')
+    .description(`write every precomputed page of ${ROUTES.endpoint} as JSON files`)
     .addOption(dataOption())
     .option('--out <dir>', `site directory (default: ${DEFAULT_OUT})`)
     .option('--base-url <url>', `URL the API is published at, used in next/previous links (default: ${DEFAULT_BASE_URL})`)
@@ -160,7 +161,7 @@ export async function runMain(options: RunOptions): Promise<number> {
     .action(async (flags: { site?: string; liveUrl: string }) => {
       const c = await config();
       const site = resolve(cwd, flags.site ?? c.out ?? DEFAULT_OUT);
-      stdout.write(nginxConfig(await siteHosting(site), { liveUrl: normalizeBaseUrl(flags.liveUrl), site }));
+      stdout.write(nginxConfig(await builtSpec(site), { liveUrl: normalizeBaseUrl(flags.liveUrl), site }));
     });
 
   configCommand
@@ -171,7 +172,7 @@ export async function runMain(options: RunOptions): Promise<number> {
     .action(async (flags: { site?: string; liveUrl?: string }) => {
       const c = await config();
       const site = resolve(cwd, flags.site ?? c.out ?? DEFAULT_OUT);
-      stdout.write(cloudFrontFunction(await siteHosting(site, flags.liveUrl && normalizeBaseUrl(flags.liveUrl))));
+      stdout.write(cloudFrontFunction(await builtSpec(site, flags.liveUrl && normalizeBaseUrl(flags.liveUrl))));
     });
 
   try {

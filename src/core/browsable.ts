@@ -1,5 +1,5 @@
-import { NAME_FIELDS } from './fields.js';
 import { escapeHtml, prettyParts } from './pretty-json.js';
+import { ROUTES } from './route-table.js';
 
 // The browsable page (DRF's `format=api`, and what browsers get): the same answer as JSON,
 // pretty-printed, with clickable links and a small form for ordering and page size.
@@ -24,7 +24,7 @@ const REASONS: Readonly<Record<number, string>> = {
 
 
 function orderingOptions(selected: string | undefined): string {
-  const values = ['', ...NAME_FIELDS.flatMap((f) => [f, `-${f}`])];
+  const values = ['', ...ROUTES.orderingFields.flatMap((f) => [f, `${ROUTES.descending}${f}`])];
   return values
     .map((v) => `<option value="${v}"${v === (selected ?? '') ? ' selected' : ''}>${v ? escapeHtml(v) : 'default (top first, then name_en)'}</option>`)
     .join('');
@@ -57,8 +57,8 @@ a{color:#1a5fb4}
 <main>
 <h1>City List</h1>
 <form method="get" action="${escapeHtml(path)}" id="listing">
-<label>Ordering <select name="ordering">${orderingOptions(answer.ordering)}</select></label>
-<label>Page size <input name="page_size" type="number" min="1" placeholder="10" value="${escapeHtml(answer.pageSize ?? '')}"></label>
+<label>Ordering <select name="${ROUTES.param.ordering}">${orderingOptions(answer.ordering)}</select></label>
+<label>Page size <input name="${ROUTES.param.pageSize}" type="number" min="1" placeholder="10" value="${escapeHtml(answer.pageSize ?? '')}"></label>
 <button type="submit">Show</button>
 </form>
 <p class="request"><b>${escapeHtml(answer.method)}</b> ${escapeHtml(answer.target)}</p>

@@ -1,5 +1,6 @@
 import { isNameField, NAME_FIELDS, type NameField } from './fields.js';
 import { pyStrip } from './python-text.js';
+import { ROUTES } from './route-table.js';
 
 export interface OrderTerm {
   readonly field: NameField;
@@ -22,8 +23,8 @@ export function parseOrdering(param: string | undefined): Ordering {
   const seen = new Set<string>();
   for (const raw of param.split(',')) {
     const term = pyStrip(raw);
-    const descending = term.startsWith('-');
-    const field = descending ? term.slice(1) : term;
+    const descending = term.startsWith(ROUTES.descending);
+    const field = descending ? term.slice(ROUTES.descending.length) : term;
     if (!isNameField(field) || seen.has(field)) continue;
     seen.add(field);
     terms.push({ field, descending });
@@ -33,8 +34,8 @@ export function parseOrdering(param: string | undefined): Ordering {
 
 /** A stable name for an ordering: `default`, `name_en`, `-name_ar`, `name_en,-name_ar`. */
 export function orderingKey(ordering: Ordering): string {
-  if (ordering.length === 0) return 'default';
-  return ordering.map((t) => (t.descending ? `-${t.field}` : t.field)).join(',');
+  if (ordering.length === 0) return ROUTES.absent;
+  return ordering.map((t) => (t.descending ? `${ROUTES.descending}${t.field}` : t.field)).join(',');
 }
 
 /** The default ordering plus every single accepted field, ascending and descending (33). */

@@ -1,3 +1,4 @@
+import { ROUTES } from './route-table.js';
 import { parsePyInt } from './python-text.js';
 
 export const DEFAULT_PAGE_SIZE = 10;
@@ -44,7 +45,7 @@ export function paginate(count: number, pageSize: number | bigint, pageParam: st
   const pages = pageCount(count, pageSize);
   let number: number;
   if (pageParam === undefined) number = 1;
-  else if (pageParam === 'last') number = pages;
+  else if (pageParam === ROUTES.lastPage) number = pages;
   else {
     const parsed = parsePyInt(pageParam);
     if (parsed === null || parsed < 1n || (parsed > BigInt(pages) && parsed !== 1n)) return null;

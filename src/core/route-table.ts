@@ -40,10 +40,21 @@ export const ROUTES = {
      * that a rebuild changed finds no file, and sends the query to the live side.
      */
     all: 'cities/{ordering}/all-{count}.json',
-    /** The honest 404 of a static host without a live side. */
-    notPrecomputed: 'cities/not-precomputed.json',
     /** What the site keeps for itself (manifest, dataset, host configs): never an answer. */
     meta: '_cities-api',
+  },
+  /** Every file of a site besides its pages. */
+  extras: {
+    manifest: '_cities-api/manifest.json',
+    /** The validated dataset, which the live side loads. */
+    dataset: '_cities-api/cities.json',
+    /** The CloudFront Function for this build (viewer-request), published by the deploy. */
+    cloudfront: '_cities-api/cloudfront-function.js',
+    netlifyRedirects: '_redirects',
+    netlifyHeaders: '_headers',
+    openapi: 'openapi.json',
+    /** The honest 404 of a static host without a live side. */
+    notPrecomputed: 'cities/not-precomputed.json',
   },
   /** Answers a file can give: to these methods, */
   fileMethods: ['GET', 'HEAD'],
@@ -67,6 +78,7 @@ export const ROUTES = {
   /** Header names the answers carry besides `headers`. */
   header: {
     contentType: 'Content-Type',
+    vary: 'Vary',
     location: 'Location',
     retryAfter: 'Retry-After',
     authenticate: 'WWW-Authenticate',
@@ -90,5 +102,3 @@ export function endpointPath(mount: string): string {
   return `${mount}${ROUTES.endpoint}`;
 }
 
-/** The 33 orderings a file can hold, in build order: `default`, `name_ar`, `-name_ar`, `name_en`, ... */
-export const FILE_ORDERINGS: readonly string[] = [ROUTES.absent, ...ROUTES.orderingFields.flatMap((field) => [field, `${ROUTES.descending}${field}`])];

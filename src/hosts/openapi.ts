@@ -1,12 +1,11 @@
 import { VERSION } from '../site/version.js';
 import { MAX_NAME_LENGTH, NAME_FIELDS, type NameField } from '../core/fields.js';
-import type { HostingSettings } from './hosting.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
-import { MAX_BODY_BYTES } from '../http/request-body.js';
-import { ALLOW } from '../http/route.js';
+import { ROUTES } from '../core/route-table.js';
+import type { SiteSpec } from '../site/spec.js';
 import { COORDINATE_LIMITS, MAX_DECIMALS } from '../core/validate-record.js';
 
-// The OpenAPI 3.1 description of `{base_url}/cities/`, written by the build as openapi.json so
+// The OpenAPI 3.1 description of the endpoint, written by the build as openapi.json so
 // clients can be generated. Schemas are JSON Schema 2020-12, checked against the conformance kit.
 
 type Json = Record<string, unknown>;
@@ -19,9 +18,10 @@ const LANGUAGES: Readonly<Record<NameField, string>> = {
 const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$';
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Json, extra: Json = {}) => ({ 'application/json': { schema, ...extra } });
+const { param, headers: REFERENCE_HEADERS, limits } = ROUTES;
 const API_HEADERS = { Allow: { $ref: '#/components/headers/Allow' }, Vary: { $ref: '#/components/headers/Vary' } };
 
-export function openApiDocument(settings: HostingSettings): object {
+export function openApiDocument(settings: SiteSpec): object {
   return {
     openapi: '3.1.0',
     info: {
@@ -29,18 +29,18 @@ export function openApiDocument(settings: HostingSettings): object {
       version: VERSION,
       description:
         'A paginated, sortable list of cities with names in 16 languages, answered as a Django REST Framework service answers it. ' +
-        'Every page of the default order and of each single name_* ordering is served as a precomputed static file ' +
-        `(${DEFAULT_PAGE_SIZE} a page without page_size; ${sizesText(settings)}; any page_size of at least the number of cities); ` +
+        `Every page of the default order and of each single-field ${param.ordering} is served as a precomputed static file ` +
+        `(${DEFAULT_PAGE_SIZE} a page without ${param.pageSize}; ${sizesText(settings)}; any ${param.pageSize} of at least the number of cities); ` +
         'every other query (other page sizes, ordering lists, extra parameters) and POST are answered live by `cities-api serve`. ' +
         'Names are compared in the collation the site was built with: `locale` (an ICU collator of each language) or `codepoint` (Unicode code point order).',
     },
     servers: [{ url: settings.baseUrl }],
-    paths: { '/cities/': { get: listOperation(settings), head: headOperation(), post: createOperation(), options: optionsOperation() } },
+    paths: { [ROUTES.endpoint]: { get: listOperation(settings), head: headOperation(), post: createOperation(), options: optionsOperation() } },
     components: {
       schemas: { City: citySchema(), CityList: cityListSchema(settings.baseUrl), NewCity: newCitySchema(), Error: errorSchema(), ValidationErrors: validationErrorsSchema(), Metadata: metadataSchema() },
       headers: {
-        Allow: { description: 'The methods the endpoint allows.', schema: { type: 'string', const: ALLOW } },
-        Vary: { description: 'Answers depend on the Accept header.', schema: { type: 'string', const: 'Accept' } },
+        Allow: { description: 'The methods the endpoint allows.', schema: { type: 'string', const: REFERENCE_HEADERS.Allow } },
+        Vary: { description: 'Answers depend on the Accept header.', schema: { type: 'string', const: REFERENCE_HEADERS.Vary } },
       },
       securitySchemes: {
         tokenAuth: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <key>`, the key the server was started with (CITIES_API_TOKEN).' },
@@ -49,29 +49,29 @@ export function openApiDocument(settings: HostingSettings): object {
   };
 }
 
-function listParameters(settings: HostingSettings): Json[] {
+function listParameters(settings: SiteSpec): Json[] {
   const query = (name: string, description: string, schema: Json, extra: Json = {}) => ({ name, in: 'query', required: false, description, schema, ...extra });
   return [
-    query('ordering',
-      `Comma-separated sort fields, each one of ${NAME_FIELDS.join(', ')}, ascending, or prefixed with \`-\` for descending. ` +
+    query(param.ordering,
+      `Comma-separated sort fields, each one of ${NAME_FIELDS.join(', ')}, ascending, or prefixed with \`${ROUTES.descending}\` for descending. ` +
         'Other field names (id, top, unknown ones) are ignored; without any valid field the default order applies: top cities first, then name_en ascending. ' +
         'Ties are always broken by id ascending, so no city appears on two pages.',
       { type: 'string' },
       { examples: { ascending: { value: 'name_en' }, descending: { value: '-name_ar' }, list: { value: 'name_en,-name_ar' } } }),
-    query('page',
-      '1-based page number, or `last`. A page out of range, or anything else, is 404 `Invalid page.`.',
-      { oneOf: [{ type: 'integer', minimum: 1 }, { type: 'string', const: 'last' }], default: 1 }),
-    query('page_size',
+    query(param.page,
+      `1-based page number, or \`${ROUTES.lastPage}\`. A page out of range, or anything else, is 404 \`Invalid page.\`.`,
+      { oneOf: [{ type: 'integer', minimum: 1 }, { type: 'string', const: ROUTES.lastPage }], default: 1 }),
+    query(param.pageSize,
       `Cities per page: any positive integer; an invalid value means the default (${DEFAULT_PAGE_SIZE}). ` +
         'A size of at least `count` gives one page with `next` and `previous` null. ' +
-        `Static pages are precomputed without page_size and for ${sizesText(settings)}; other sizes are computed live.`,
+        `Static pages are precomputed without ${param.pageSize} and for ${sizesText(settings)}; other sizes are computed live.`,
       { type: 'integer', minimum: 1, default: DEFAULT_PAGE_SIZE },
       { 'x-precomputed-page-sizes': [...settings.pageSizes] }),
-    query('format', '`json`, or `api` for the browsable HTML page; any other value is 404 `Not found.`.', { type: 'string', enum: ['json', 'api'] }),
+    query(param.format, `\`${ROUTES.format.json}\`, or \`${ROUTES.format.html}\` for the browsable HTML page; any other value is 404 \`Not found.\`.`, { type: 'string', enum: [ROUTES.format.json, ROUTES.format.html] }),
   ];
 }
 
-function listOperation(settings: HostingSettings): Json {
+function listOperation(settings: SiteSpec): Json {
   return {
     operationId: 'listCities',
     summary: 'List cities, one page at a time',
@@ -111,7 +111,7 @@ function createOperation(): Json {
     security: [{ tokenAuth: [] }],
     requestBody: {
       required: true,
-      description: `At most ${MAX_BODY_BYTES} bytes.`,
+      description: `At most ${limits.bodyBytes} bytes.`,
       content: { 'application/json': body, 'application/x-www-form-urlencoded': body, 'multipart/form-data': body },
     },
     responses: {
@@ -120,9 +120,9 @@ function createOperation(): Json {
         description: 'Invalid fields (a list of messages per field), or a body that cannot be parsed (`detail`).',
         content: json({ oneOf: [ref('ValidationErrors'), ref('Error')] }),
       },
-      '401': { ...errorResponse('No or wrong `Authorization: Token <key>` header.'), headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Token' } } } },
+      '401': { ...errorResponse('No or wrong `Authorization: Token <key>` header.'), headers: { [ROUTES.header.authenticate]: { schema: { type: 'string', const: 'Token' } } } },
       '403': errorResponse('The server is read-only (not started with --writable and CITIES_API_TOKEN).'),
-      '413': errorResponse(`The body is larger than ${MAX_BODY_BYTES} bytes.`),
+      '413': errorResponse(`The body is larger than ${limits.bodyBytes} bytes.`),
       '415': errorResponse('The body is not JSON, a URL-encoded form or multipart form data.'),
     },
   };
@@ -168,7 +168,7 @@ function citySchema(): Json {
 
 function cityListSchema(baseUrl: string): Json {
   // Links are absolute, on the base URL, and keep the request's query with `page` changed.
-  const link = (description: string) => ({ type: ['string', 'null'], format: 'uri', pattern: `^${escapeRegExp(baseUrl)}/cities/(\\?.*)?$`, description });
+  const link = (description: string) => ({ type: ['string', 'null'], format: 'uri', pattern: `^${escapeRegExp(baseUrl)}${escapeRegExp(ROUTES.endpoint)}(\\?.*)?$`, description });
   return {
     type: 'object',
     properties: {
@@ -216,8 +216,8 @@ function metadataSchema(): Json {
   };
 }
 
-function sizesText(settings: HostingSettings): string {
-  return settings.pageSizes.length ? `page_size ${settings.pageSizes.join(', ')}` : 'no other page_size';
+function sizesText(settings: SiteSpec): string {
+  return settings.pageSizes.length ? `${param.pageSize} ${settings.pageSizes.join(', ')}` : `no other ${param.pageSize}`;
 }
 
 function escapeRegExp(text: string): string {

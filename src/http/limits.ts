@@ -1,3 +1,4 @@
+import { ROUTES } from '../core/route-table.js';
 import { CitiesApiError } from '../core/errors.js';
 
 // What a single client may cost the server: how long it may take to send a request, how large
@@ -22,7 +23,7 @@ export interface ServerLimits {
 }
 
 /** Request targets (path and query) longer than this are answered 414, as nginx's default 8k buffer does. */
-export const MAX_TARGET_BYTES = 8 * 1024;
+export const MAX_TARGET_BYTES = ROUTES.limits.targetBytes;
 
 export const DEFAULT_LIMITS: ServerLimits = {
   headersTimeout: 10_000,

@@ -1,3 +1,4 @@
+import { ROUTES } from '../core/route-table.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CreateRefused, type CityWriter } from '../dataset/city-writer.js';
 import { validateNewCity } from '../post/create-city.js';
@@ -14,7 +15,7 @@ import { RelayResponse } from './sirv-response.js';
 /** What a file stream reads at a time (fs.createReadStream's default highWaterMark). */
 const FILE_CHUNK_BYTES = 64 * 1024;
 import { DEFAULT_LIMITS } from './limits.js';
-import type { SiteState } from '../app/site-state.js';
+import type { SiteState } from './site-state.js';
 import { checkToken } from './token-auth.js';
 
 export interface HandlerOptions {
@@ -36,7 +37,7 @@ export interface HandlerOptions {
 export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const failed = (res: ServerResponse) => (error: unknown) => {
     options.onError?.(error);
-    if (!res.headersSent) send(res, 500, { 'Content-Type': 'application/json' }, Buffer.from(detailJson('A server error occurred.')));
+    if (!res.headersSent) send(res, 500, { [ROUTES.header.contentType]: ROUTES.contentType.json }, Buffer.from(detailJson('A server error occurred.')));
     else res.destroy();
   };
   const answer = (req: IncomingMessage, res: ServerResponse) => {
@@ -113,7 +114,7 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
     return fail(403, 'This API is read-only: start cities-api serve with --writable and CITIES_API_TOKEN set to accept POST.');
   }
   const denied = checkToken(req.headers.authorization, options.token);
-  if (denied) return fail(denied.status, denied.detail, { 'WWW-Authenticate': 'Token' });
+  if (denied) return fail(denied.status, denied.detail, { [ROUTES.header.authenticate]: 'Token' });
   const body = await readBody(req, options.bodyTimeout ?? DEFAULT_LIMITS.bodyTimeout);
   // The rest of a refused body is never read: the connection cannot carry another request.
   if ('page' in body) {
@@ -128,7 +129,7 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
     city = await options.writer.create(result.city);
   } catch (error) {
     if (!(error instanceof CreateRefused)) throw error;
-    return fail(error.status, error.detail, error.retryAfter ? { 'Retry-After': String(error.retryAfter) } : {});
+    return fail(error.status, error.detail, error.retryAfter ? { [ROUTES.header.retryAfter]: String(error.retryAfter) } : {});
   }
   answerWith(res, apiRequest, decision.negotiation, 201, cityJson(city));
 }

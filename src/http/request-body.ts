@@ -1,3 +1,4 @@
+import { ROUTES } from '../core/route-table.js';
 import type { IncomingMessage } from 'node:http';
 import { parseUrlencoded } from '../post/form-body.js';
 import { parseMultipart } from '../post/multipart-body.js';
@@ -5,7 +6,7 @@ import { matches, parseMediaType, type MediaType } from '../core/negotiate.js';
 import { decodeStream, lookupCodec, PyDecodeError, type Codec } from '../post/python-codecs.js';
 import { parsePyJson, PyJsonError } from '../post/python-json.js';
 
-export const MAX_BODY_BYTES = 64 * 1024;
+export const MAX_BODY_BYTES = ROUTES.limits.bodyBytes;
 
 export type ParsedBody =
   | { readonly data: unknown; readonly fromForm: boolean }

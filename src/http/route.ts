@@ -6,9 +6,10 @@ import { negotiate, type Negotiation } from '../core/negotiate.js';
 import { prettyParts } from '../core/pretty-json.js';
 import { answerListing, bodyBytes } from '../core/page.js';
 import { lastValue, parseQuery, queryFieldCount, type QueryPair } from '../core/query-string.js';
-import { MAX_TARGET_BYTES } from './limits.js';
-import { staticPathFor, type LayoutSettings } from '../site/layout.js';
+import { endpointPath, ROUTES } from '../core/route-table.js';
 import { escapeUriPath, iriToUri, pathInfo } from '../core/url-path.js';
+import { queryForFile, staticPathFor } from '../site/layout.js';
+import type { SiteSpec } from '../site/spec.js';
 
 // How the server answers each request, decided without I/O: a complete answer, a static file
 // for sirv to send, or a POST that needs the body. Headers and statuses are the reference's.
@@ -22,12 +23,10 @@ export interface ApiRequest {
   readonly preflightHeaders?: string | undefined;
 }
 
+/** What route() answers from: a site's spec, its dataset ready for answering, and whether its files may be used now. */
 export interface SiteContext {
+  readonly spec: SiteSpec;
   readonly index: CityIndex;
-  readonly baseUrl: string;
-  /** The base URL's path, decoded as request paths are (mountOf): `` or `/api/v1` or `/café`. */
-  readonly mount: string;
-  readonly layout: LayoutSettings;
   /** False while the site's files are being replaced: everything is then computed live. */
   readonly useFiles?: boolean;
 }
@@ -46,54 +45,46 @@ export type Route =
   | StaticRoute
   | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
 
-export const ALLOW = 'GET, POST, HEAD, OPTIONS';
-/** Django's default security headers, on every response of the reference. */
-const DJANGO_HEADERS: Headers = {
-  'X-Frame-Options': 'DENY',
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'same-origin',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-};
-export const API_HEADERS: Headers = { Allow: ALLOW, Vary: 'Accept', 'Access-Control-Allow-Origin': '*', ...DJANGO_HEADERS };
-export const JSON_HEADERS: Readonly<Headers> = { ...API_HEADERS, 'Content-Type': 'application/json' };
-/** What every answer from a site file carries besides sirv's own headers. */
-export const STATIC_HEADERS = JSON_HEADERS;
-/** Django's DATA_UPLOAD_MAX_NUMBER_FIELDS. */
-const MAX_FIELDS = 1000;
-const HTML = 'text/html; charset=utf-8';
-/** Django 3.2's default error pages (views/defaults.py) are sent as `text/html`, without a charset. */
-const ERROR_HTML = 'text/html';
+const { header, headers: API_HEADERS, djangoHeaders: DJANGO_HEADERS, contentType, limits } = ROUTES;
+/** Every answer of the endpoint in compact JSON, and every answer from a site file (with sirv's own). */
+export const JSON_HEADERS: Readonly<Headers> = { ...API_HEADERS, [header.contentType]: contentType.json };
+export { API_HEADERS };
 /** Django's ERROR_PAGE_TEMPLATE, byte for byte (it starts with a newline). */
 const NOT_FOUND_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
 const BAD_REQUEST_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Bad Request (400)</title>\n</head>\n<body>\n  <h1>Bad Request (400)</h1><p></p>\n</body>\n</html>\n';
 
-const URI_TOO_LONG = Buffer.from(detailJson(`Request-URI too long: the path and query must fit in ${MAX_TARGET_BYTES} bytes.`));
+const URI_TOO_LONG = Buffer.from(detailJson(`Request-URI too long: the path and query must fit in ${limits.targetBytes} bytes.`));
 
 export function route(req: ApiRequest, site: SiteContext): Route {
-  if (req.target.length > MAX_TARGET_BYTES) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
+  if (req.target.length > limits.targetBytes) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
   const { rawPath, query } = splitTarget(req.target);
   const path = pathInfo(rawPath);
-  if (path === `${site.mount}/cities`) {
-    return page(301, { ...DJANGO_HEADERS, Location: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}` }, '', HTML);
+  const endpoint = endpointPath(site.spec.mount);
+  if (path === endpoint.slice(0, -1)) {
+    return page(301, { ...DJANGO_HEADERS, [header.location]: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}` }, '', contentType.html);
   }
-  if (path !== `${site.mount}/cities/`) return page(404, DJANGO_HEADERS, NOT_FOUND_PAGE, ERROR_HTML);
-  if (queryFieldCount(query) > MAX_FIELDS) return badRequest();
-  const pairs = parseQuery(query);
-  const negotiation = negotiateCached(lastValue(pairs, 'format'), req.accept);
+  if (path !== endpoint) return fileRoute(req, path, query, site) ?? page(404, DJANGO_HEADERS, NOT_FOUND_PAGE, contentType.djangoPage);
+  if (queryFieldCount(query) > limits.fields) return badRequest();
+  return answerEndpoint(req, parseQuery(query), site);
+}
+
+/** The endpoint's answer to a request with these query pairs. */
+function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: SiteContext): Route {
+  const negotiation = negotiateCached(lastValue(pairs, ROUTES.param.format), req.accept);
   const answer = (status: number, json: string | Buffer | Iterable<Buffer>) => render(req, negotiation, status, json, pairs);
   if ('status' in negotiation) return answer(negotiation.status, detailJson(negotiation.detail));
   switch (req.method) {
     case 'GET':
     case 'HEAD': {
-      const file = site.useFiles !== false && negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.layout) : null;
+      const file = site.useFiles !== false && negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.spec) : null;
       if (file) return { kind: 'static', file, headers: JSON_HEADERS };
-      const listing = answerListing(site.index, pairs, site.baseUrl);
+      const listing = answerListing(site.index, pairs, site.spec.baseUrl);
       return answer(listing.status, listing.body);
     }
     case 'OPTIONS': {
       const options = answer(200, JSON.stringify(optionsMetadata()));
       if (req.preflightHeaders === undefined) return options;
-      const preflight = { 'Access-Control-Allow-Methods': ALLOW, 'Access-Control-Max-Age': '86400', ...(req.preflightHeaders ? { 'Access-Control-Allow-Headers': req.preflightHeaders } : {}) };
+      const preflight = { [header.allowMethods]: API_HEADERS.Allow, [header.maxAge]: '86400', ...(req.preflightHeaders ? { [header.allowHeaders]: req.preflightHeaders } : {}) };
       return { ...options, headers: { ...options.headers, ...preflight } };
     }
     case 'POST':
@@ -101,6 +92,17 @@ export function route(req: ApiRequest, site: SiteContext): Route {
     default:
       return answer(405, detailJson(`Method "${req.method}" not allowed.`));
   }
+}
+
+/**
+ * A GET or HEAD of a site file's path, as a host that rewrote a query to that file asks its
+ * failover origin once the site no longer holds it: the endpoint's answer to the query the file
+ * stands for (queryForFile). Null for any other request, which gets Django's 404.
+ */
+function fileRoute(req: ApiRequest, path: string, query: string, site: SiteContext): Route | null {
+  if (!(ROUTES.fileMethods as readonly string[]).includes(req.method) || queryFieldCount(query) > limits.fields) return null;
+  const pairs = queryForFile(path, parseQuery(query));
+  return pairs && answerEndpoint(req, pairs, site);
 }
 
 /** A request target's path and query, as gunicorn splits it: a fragment off first, then the query. */
@@ -131,13 +133,14 @@ export function render(req: ApiRequest, negotiation: Negotiation, status: number
   let produce = () => prettyParts(json, indent!);
   if (html) {
     pairs ??= parseQuery(splitTarget(req.target).query);
-    const shown = { Allow: ALLOW, 'Content-Type': 'application/json', Vary: 'Accept' };
-    const page = { method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, 'ordering'), pageSize: lastValue(pairs, 'page_size') };
+    const { Allow, Vary } = API_HEADERS;
+    const shown = { Allow, [header.contentType]: contentType.json, Vary };
+    const page = { method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, ROUTES.param.ordering), pageSize: lastValue(pairs, ROUTES.param.pageSize) };
     produce = () => browsablePage(page);
   }
   // A large answer (in parts) stays in parts, produced while it is sent.
   const bytes = typeof body !== 'string' && !Buffer.isBuffer(body) && 'byteLength' in body ? lazyParts(produce) : bodyBytes(produce());
-  return { kind: 'answer', status, headers: html ? { ...API_HEADERS, 'Content-Type': HTML } : JSON_HEADERS, body: bytes };
+  return { kind: 'answer', status, headers: html ? { ...API_HEADERS, [header.contentType]: contentType.html } : JSON_HEADERS, body: bytes };
 }
 
 /** By format, then by Accept header (absent is its own key, never equal to any text). */
@@ -164,9 +167,9 @@ function negotiateCached(format: string | undefined, accept: string | undefined)
 
 /** Django's own 400 page, for a request it refuses as suspicious (too many fields). */
 export function badRequest(): Extract<Route, { kind: 'answer' }> {
-  return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE, ERROR_HTML);
+  return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE, contentType.djangoPage);
 }
 
 function page(status: number, headers: Headers, html: string, type: string): Extract<Route, { kind: 'answer' }> {
-  return { kind: 'answer', status, headers: { ...headers, 'Content-Type': type }, body: Buffer.from(html) };
+  return { kind: 'answer', status, headers: { ...headers, [header.contentType]: type }, body: Buffer.from(html) };
 }

@@ -1,3 +1,4 @@
+import { ROUTES } from '../core/route-table.js';
 import { decodeStrict, type Codec } from './python-codecs.js';
 import { parseQuery, queryFieldCount } from '../core/query-string.js';
 
@@ -7,7 +8,7 @@ import { parseQuery, queryFieldCount } from '../core/query-string.js';
 // at most DATA_UPLOAD_MAX_NUMBER_FIELDS fields.
 
 /** Django's DATA_UPLOAD_MAX_NUMBER_FIELDS: over it Django refuses the body (TooManyFieldsSent, 400). */
-export const MAX_FORM_FIELDS = 1000;
+export const MAX_FORM_FIELDS = ROUTES.limits.fields;
 
 /** A file part of a multipart body: DRF hands the file itself to the field, whose text is its name. */
 export class UploadedFile {

@@ -1,74 +1,136 @@
 import { isNameField } from '../core/fields.js';
 import { pageCount, DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import type { QueryPair } from '../core/query-string.js';
+import { fill, ROUTES } from '../core/route-table.js';
+import type { SiteSpec } from './spec.js';
 
-// Where each precomputed answer lives in the site, and which requests it answers:
-//   cities/{ordering}/{page_size}/{page}.json   ordering: `default` or e.g. `name_en`, `-name_ar`
-//                                               page_size: `default` (absent) or a configured size
-//                                               page: 1..pages, and `last`
-//   cities/{ordering}/all.json                  any page_size >= count (no links: one body fits all)
-// A request maps to a file only when its parameters are exactly some of ordering, page and
-// page_size, each once, in these canonical spellings; anything else is answered live.
+// Where each precomputed answer lives in a site (the route table's file templates), and which
+// requests it answers: exactly some of ordering, page and page_size, each once, in canonical
+// spellings. Anything else is answered live.
 
-export const SITE_DIR = 'cities';
-export const DEFAULT_SEGMENT = 'default';
+const { param, absent, lastPage, descending } = ROUTES;
 
-export interface LayoutSettings {
-  readonly count: number;
-  readonly pageSizes: readonly number[];
-  /** Precomputed orderings; all 33 when absent. */
-  readonly orderings?: readonly string[] | undefined;
+/** What decides which files a site holds. */
+export type Layout = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings'>;
+
+export function pagePath(ordering: string, pageSize: number | typeof absent, page: number | typeof lastPage): string {
+  return fill(ROUTES.file.page, { ordering, page_size: pageSize, page });
 }
 
-export function pagePath(ordering: string, pageSize: number | typeof DEFAULT_SEGMENT, page: number | 'last'): string {
-  return `${SITE_DIR}/${ordering}/${pageSize}/${page}.json`;
+export function allPath(ordering: string, count: number): string {
+  return fill(ROUTES.file.all, { ordering, count });
 }
 
-export function allPath(ordering: string): string {
-  return `${SITE_DIR}/${ordering}/all.json`;
-}
+/**
+ * The most digits of a page_size a file answers. Up to this, any size >= count is Django's one
+ * page (int() reads up to 4300 digits, and Django's float page count only drops to 0 from
+ * count * 2^1075, about 10^323); larger sizes are answered live, exactly.
+ */
+export const ALL_PAGE_SIZE_DIGITS = 300;
+/** The most digits of a page number a file answers. */
+export const PAGE_DIGITS = 15;
 
 const POSITIVE = /^[1-9][0-9]*$/;
 
-/** The site file holding the answer to a query, or null when the query must be answered live. */
-export function staticPathFor(pairs: readonly QueryPair[], settings: LayoutSettings): string | null {
-  let ordering = DEFAULT_SEGMENT;
+interface FileQuery {
+  readonly ordering: string;
+  readonly size?: string | undefined;
+  readonly page?: string | undefined;
+}
+
+/** The canonical parameters of a query a file can answer, or null when some parameter rules every file out. */
+function fileQuery(pairs: readonly QueryPair[]): FileQuery | null {
+  let ordering: string = absent;
   let size: string | undefined;
   let page: string | undefined;
   const seen = new Set<string>();
   for (const [name, value] of pairs) {
     if (seen.has(name)) return null;
     seen.add(name);
-    if (name === 'ordering') {
-      if (!isNameField(value.startsWith('-') ? value.slice(1) : value)) return null;
+    if (name === param.ordering) {
+      if (!isNameField(value.startsWith(descending) ? value.slice(descending.length) : value)) return null;
       ordering = value;
-    } else if (name === 'page_size') size = value;
-    else if (name === 'page') page = value;
+    } else if (name === param.pageSize) size = value;
+    else if (name === param.page) page = value;
     else return null;
   }
-  if (settings.orderings && !settings.orderings.includes(ordering)) return null;
-  const firstOrLast = page === undefined || page === '1' || page === 'last';
-  if (size !== undefined) {
-    if (!POSITIVE.test(size)) return null;
-    const configured = settings.pageSizes.includes(Number(size));
-    if (!configured) return firstOrLast && holdsAll(size, settings.count) ? allPath(ordering) : null;
+  if (size !== undefined && (!POSITIVE.test(size) || size.length > ALL_PAGE_SIZE_DIGITS)) return null;
+  if (page !== undefined && page !== lastPage && (!POSITIVE.test(page) || page.length > PAGE_DIGITS)) return null;
+  return { ordering, size, page };
+}
+
+const firstOrLast = (page: string | undefined) => page === undefined || page === '1' || page === lastPage;
+
+/** Whether page_size (canonical digits) gives the one page of all cities. */
+export function holdsAll(size: string, count: number): boolean {
+  return BigInt(size) >= BigInt(count);
+}
+
+function pageKey({ ordering, size, page }: FileQuery): string {
+  const number = page === undefined ? 1 : page === lastPage ? lastPage : Number(page);
+  return pagePath(ordering, size === undefined ? absent : Number(size), number);
+}
+
+/** The site file holding the answer to a query, or null when the query must be answered live. */
+export function staticPathFor(pairs: readonly QueryPair[], layout: Layout): string | null {
+  const query = fileQuery(pairs);
+  if (!query || !layout.orderings.includes(query.ordering)) return null;
+  const { ordering, size, page } = query;
+  if (size !== undefined && !layout.pageSizes.includes(Number(size))) {
+    return firstOrLast(page) && holdsAll(size, layout.count) ? allPath(ordering, layout.count) : null;
   }
-  const pageSize = size === undefined ? DEFAULT_PAGE_SIZE : Number(size);
-  const sizeSegment = size === undefined ? DEFAULT_SEGMENT : pageSize;
-  if (page === undefined || page === '1') return pagePath(ordering, sizeSegment, 1);
-  if (page === 'last') return pagePath(ordering, sizeSegment, 'last');
-  if (!POSITIVE.test(page) || page.length > 15 || Number(page) > pageCount(settings.count, pageSize)) return null;
-  return pagePath(ordering, sizeSegment, Number(page));
+  const pages = pageCount(layout.count, size === undefined ? DEFAULT_PAGE_SIZE : Number(size));
+  if (!firstOrLast(page) && Number(page) > pages) return null;
+  return pageKey(query);
 }
 
 /**
- * The most digits of a page_size the all-cities file answers. Up to this, any size >= count is
- * Django's one page (int() reads up to 4300 digits, and Django's float page count only drops to
- * 0 from count * 2^1075, about 10^323); larger sizes are answered live, exactly.
+ * The file that holds a query's answer wherever a site holds it, knowing no setting and, but for
+ * the all-cities rule (given `count`), nothing of the data: what a host config holding no such
+ * fact maps a query to, leaving it to the file's existence, and the live side, to decide.
  */
-export const ALL_PAGE_SIZE_DIGITS = 300;
+export function fileKeyFor(pairs: readonly QueryPair[], count?: number): string | null {
+  const query = fileQuery(pairs);
+  if (!query) return null;
+  if (count !== undefined && query.size !== undefined && firstOrLast(query.page) && holdsAll(query.size, count)) return allPath(query.ordering, count);
+  return pageKey(query);
+}
 
-/** Whether page_size (canonical digits) gives the one page of all cities. */
-function holdsAll(size: string, count: number): boolean {
-  return size.length <= ALL_PAGE_SIZE_DIGITS && BigInt(size) >= BigInt(count);
+/**
+ * The query a request for a site file's path stands for, as the live side answers it when a host
+ * that rewrote the query to that file asks it instead (a CloudFront origin failover, once a
+ * rebuild removed the file): the request's own query when it maps to that very file, else the
+ * file's canonical query. Null when the path is no file's, or the query another file's.
+ */
+export function queryForFile(path: string, pairs: readonly QueryPair[]): QueryPair[] | null {
+  const key = path.slice(1);
+  const file = parseFileKey(key);
+  if (!file) return null;
+  const count = 'count' in file ? file.count : undefined;
+  if (pairs.length) return fileKeyFor(pairs, count) === key ? [...pairs] : null;
+  const canonical: QueryPair[] = [];
+  if (file.ordering !== absent) canonical.push([param.ordering, file.ordering]);
+  if ('count' in file) canonical.push([param.pageSize, String(file.count)]);
+  else {
+    if (file.size !== absent) canonical.push([param.pageSize, file.size]);
+    if (file.page !== '1') canonical.push([param.page, file.page]);
+  }
+  return fileKeyFor(canonical, count) === key ? canonical : null;
+}
+
+/** A file path's segments by the route table's templates: a page file's or an all-cities file's. */
+function parseFileKey(key: string): { ordering: string; size: string; page: string } | { ordering: string; count: number } | null {
+  const match = (template: string) => {
+    const names: string[] = [];
+    const pattern = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_, name: string) => {
+      names.push(name);
+      return '([^/]+)';
+    });
+    const found = new RegExp(`^${pattern}$`).exec(key);
+    return found ? Object.fromEntries(names.map((name, i) => [name, found[i + 1]!])) : null;
+  };
+  const all = match(ROUTES.file.all);
+  if (all && /^(0|[1-9][0-9]*)$/.test(all.count!)) return { ordering: all.ordering!, count: Number(all.count) };
+  const page = match(ROUTES.file.page);
+  return page ? { ordering: page.ordering!, size: page.page_size!, page: page.page! } : null;
 }

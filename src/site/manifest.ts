@@ -1,24 +1,13 @@
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Collation } from '../core/collation.js';
+import { ROUTES } from '../core/route-table.js';
+import { siteSpec, type SiteSettings, type SiteSpec } from './spec.js';
 import { CitiesApiError } from '../core/errors.js';
 
-export const META_DIR = '_cities-api';
-export const MANIFEST_PATH = `${META_DIR}/manifest.json`;
+export const META_DIR = ROUTES.file.meta;
+export const MANIFEST_PATH = ROUTES.extras.manifest;
 /** The validated dataset, which `serve` loads to answer what no file covers. */
-export const DATASET_PATH = `${META_DIR}/cities.json`;
-
-export interface SiteSettings {
-  readonly baseUrl: string;
-  readonly collation: Collation;
-  readonly pageSizes: readonly number[];
-  /** Precomputed orderings (`default`, `name_en`, `-name_ar`, ...). */
-  readonly orderings: readonly string[];
-  readonly defaultPageSize: number;
-  readonly compress: boolean;
-  /** The live server static hosts send what no file covers to (Netlify's `_redirects`), if any. */
-  readonly liveUrl: string | null;
-}
+export const DATASET_PATH = ROUTES.extras.dataset;
 
 export interface Manifest {
   readonly generator: string;
@@ -31,6 +20,11 @@ export interface Manifest {
 
 /** A manifest without its list of files: what a server needs (the list is large for large sites). */
 export type ManifestHead = Omit<Manifest, 'files'>;
+
+/** The spec of the site a manifest describes. */
+export function specOf(manifest: Pick<ManifestHead, 'settings' | 'dataset'>): SiteSpec {
+  return siteSpec(manifest.settings, manifest.dataset.count);
+}
 
 const HEAD_BYTES = 64 * 1024;
 const FILES_KEY = '\n "files": {';

@@ -1,5 +1,7 @@
 import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
 import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
+import { ROUTES } from '../core/route-table.js';
+import type { SiteSpec } from './spec.js';
 
 // How big a site gets before it is built: files and bytes grow with orderings × page sizes ×
 // cities, so the build can say so up front and refuse what would swamp a disk or a host.
@@ -7,15 +9,11 @@ import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
 export const DEFAULT_MAX_FILES = 1_000_000;
 /** Files per page: the page, and its `.gz` and `.br` when compressed. */
 const filesPerPage = (compress: boolean) => (compress ? 3 : 1);
-/** Files besides the pages: manifest, dataset copy, `_redirects`, `_headers`, `openapi.json`, not-precomputed answer. */
-export const OTHER_FILES = 6;
+/** Files besides the pages (the route table's extras: manifest, dataset, host configs, ...). */
+export const OTHER_FILES = Object.keys(ROUTES.extras).length;
 
-export interface SiteShape {
-  readonly cities: number;
-  readonly pageSizes: readonly number[];
-  readonly orderings: number;
-  readonly compress: boolean;
-}
+/** What decides a site's size. */
+export type Sized = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings' | 'compress'>;
 
 export interface SiteSize {
   readonly pages: number;
@@ -30,21 +28,22 @@ function pagesPerOrdering(cities: number, pageSizes: readonly number[]): number 
   return [DEFAULT_PAGE_SIZE, ...pageSizes].reduce((n, size) => n + pageCount(cities, size) + 1, 1);
 }
 
-export function countSiteFiles(shape: SiteShape): number {
-  return pagesPerOrdering(shape.cities, shape.pageSizes) * shape.orderings * filesPerPage(shape.compress) + OTHER_FILES;
+export function countSiteFiles(site: Sized): number {
+  return pagesPerOrdering(site.count, site.pageSizes) * site.orderings.length * filesPerPage(site.compress) + OTHER_FILES;
 }
 
 /**
  * The site's size from the dataset's serialized size (every page size and `all` hold each city
  * once) and the compression ratio of sample pages (`.gz` + `.br` bytes per JSON byte).
  */
-export function estimateSiteSize(shape: SiteShape, cityBytes: number, baseUrlLength: number, compressedRatio: number): SiteSize {
-  const pages = pagesPerOrdering(shape.cities, shape.pageSizes) * shape.orderings;
-  const perCity = shape.cities ? cityBytes / shape.cities + 1 : 0;
+export function estimateSiteSize(site: Sized, cityBytes: number, baseUrlLength: number, compressedRatio: number): SiteSize {
+  const orderings = site.orderings.length;
+  const pages = pagesPerOrdering(site.count, site.pageSizes) * orderings;
+  const perCity = site.count ? cityBytes / site.count + 1 : 0;
   const envelope = 2 * (baseUrlLength + 60) + 40;
-  const lastPages = [DEFAULT_PAGE_SIZE, ...shape.pageSizes].reduce((n, size) => n + Math.min(size, shape.cities), 0);
-  const jsonBytes = Math.round(pages * envelope + (perCity * (shape.cities * (shape.pageSizes.length + 2) + lastPages)) * shape.orderings);
-  return { pages, files: countSiteFiles(shape), jsonBytes, compressedBytes: shape.compress ? Math.round(jsonBytes * compressedRatio) : 0 };
+  const lastPages = [DEFAULT_PAGE_SIZE, ...site.pageSizes].reduce((n, size) => n + Math.min(size, site.count), 0);
+  const jsonBytes = Math.round(pages * envelope + (perCity * (site.count * (site.pageSizes.length + 2) + lastPages)) * orderings);
+  return { pages, files: countSiteFiles(site), jsonBytes, compressedBytes: site.compress ? Math.round(jsonBytes * compressedRatio) : 0 };
 }
 
 /** Slack on the estimated bytes (measured within 5 % at 140k cities; compression varies more). */
@@ -59,37 +58,29 @@ export function bytesOnDisk(size: Pick<SiteSize, 'files' | 'jsonBytes' | 'compre
   return Math.round((size.jsonBytes + size.compressedBytes) * ESTIMATE_SLACK + size.files * blockSize * 0.75);
 }
 
-/** The settings of a site that decide which of its files another build can reuse. */
-export interface ReusableSite {
-  readonly cities: number;
-  readonly baseUrl: string;
-  readonly collation: string;
-  readonly defaultPageSize: number;
-  readonly pageSizes: readonly number[];
-  readonly orderings: readonly string[];
-  readonly compress: boolean;
-}
+/** What decides which of a site's files another build can reuse. */
+export type Reusable = Sized & Pick<SiteSpec, 'baseUrl' | 'collation' | 'defaultPageSize'>;
 
 /**
  * At most what a new site can reuse of an old one (hard links cost no space): the pages both
  * precompute (same base URL and collation, the orderings and page sizes of both, the cities of the
  * smaller), as if their bytes were all unchanged. Null when nothing can be.
  */
-export function reusableShape(old: ReusableSite, site: ReusableSite): SiteShape | null {
+export function reusableShape(old: Reusable, site: Reusable): Sized | null {
   if (old.baseUrl !== site.baseUrl || old.collation !== site.collation || old.defaultPageSize !== site.defaultPageSize) return null;
-  const orderings = site.orderings.filter((key) => old.orderings.includes(key)).length;
-  if (!orderings) return null;
-  return { cities: Math.min(old.cities, site.cities), pageSizes: site.pageSizes.filter((size) => old.pageSizes.includes(size)), orderings, compress: old.compress && site.compress };
+  const orderings = site.orderings.filter((key) => old.orderings.includes(key));
+  if (!orderings.length) return null;
+  return { count: Math.min(old.count, site.count), pageSizes: site.pageSizes.filter((size) => old.pageSizes.includes(size)), orderings, compress: old.compress && site.compress };
 }
 
 /** Why a site is refused above `maxFiles`, and which orderings or page sizes to drop so it fits. */
-export function tooManyFilesAdvice(shape: SiteShape, maxFiles: number): string {
+export function tooManyFilesAdvice(shape: Sized, maxFiles: number): string {
   const files = countSiteFiles(shape);
   const ways: string[] = [];
-  const perOrdering = countSiteFiles({ ...shape, orderings: 1 }) - OTHER_FILES;
+  const perOrdering = countSiteFiles({ ...shape, orderings: shape.orderings.slice(0, 1) }) - OTHER_FILES;
   const orderingsThatFit = Math.floor((maxFiles - OTHER_FILES) / perOrdering);
-  if (orderingsThatFit >= 1 && orderingsThatFit < shape.orderings) {
-    ways.push(`precompute at most ${orderingsThatFit} of the ${shape.orderings} orderings (e.g. --orderings ${exampleOrderings(orderingsThatFit)}); the others are answered live`);
+  if (orderingsThatFit >= 1 && orderingsThatFit < shape.orderings.length) {
+    ways.push(`precompute at most ${orderingsThatFit} of the ${shape.orderings.length} orderings (e.g. --orderings ${exampleOrderings(orderingsThatFit)}); the others are answered live`);
   }
   const sizes = [...shape.pageSizes];
   while (sizes.length > 1 && countSiteFiles({ ...shape, pageSizes: sizes }) > maxFiles) sizes.shift();
@@ -102,7 +93,8 @@ export function tooManyFilesAdvice(shape: SiteShape, maxFiles: number): string {
 }
 
 function exampleOrderings(n: number): string {
-  const picks = ['default', 'name_en', '-name_en', ...PRECOMPUTABLE_ORDERINGS.filter((key) => !['default', 'name_en', '-name_en'].includes(key))];
+  const first = [ROUTES.absent, 'name_en', `${ROUTES.descending}name_en`];
+  const picks = [...first, ...PRECOMPUTABLE_ORDERINGS.filter((key) => !first.includes(key))];
   return picks.slice(0, n).join(',');
 }
 

@@ -1,7 +1,34 @@
 import { isCollation, type Collation } from '../core/collation.js';
 import { CitiesApiError, shortText } from '../core/errors.js';
 import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
-import { canonicalPath } from '../core/url-path.js';
+import { canonicalPath, mountOf } from '../core/url-path.js';
+
+/** What a site is built for, as its manifest records it. */
+export interface SiteSettings {
+  readonly baseUrl: string;
+  readonly collation: Collation;
+  readonly pageSizes: readonly number[];
+  /** Precomputed orderings (`default`, `name_en`, `-name_ar`, ...). */
+  readonly orderings: readonly string[];
+  readonly defaultPageSize: number;
+  readonly compress: boolean;
+  /** Where static hosts send what no file covers (a running `cities-api serve`, an edge function), if anywhere. */
+  readonly liveUrl: string | null;
+}
+
+/**
+ * A site as everything that builds, serves or hosts it sees it: its settings, the number of
+ * cities, and what follows from them (computed here, once).
+ */
+export interface SiteSpec extends SiteSettings {
+  readonly count: number;
+  /** The base URL's path, decoded as request paths are matched: `` or `/api/v1` or `/café`. */
+  readonly mount: string;
+}
+
+export function siteSpec(settings: SiteSettings, count: number): SiteSpec {
+  return { ...settings, count, mount: mountOf(settings.baseUrl) };
+}
 
 export const DEFAULT_DATA = 'data/cities.csv';
 export const DEFAULT_OUT = 'dist';

@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import sirv from 'sirv';
 import { CityIndex } from '../core/city-index.js';
 import { CitiesApiError } from '../core/errors.js';
-import { FileCache } from '../http/file-cache.js';
+import { FileCache } from './file-cache.js';
 import { CityTable } from '../core/city-table.js';
 import { DATASET_PATH, readManifestHead, type ManifestHead } from '../site/manifest.js';
-import { STATIC_HEADERS, type SiteContext } from '../http/route.js';
-import { mountOf } from '../core/url-path.js';
+import { ROUTES } from '../core/route-table.js';
+import { siteSpec } from '../site/spec.js';
+import { JSON_HEADERS, type SiteContext } from './route.js';
 
 export type FileHandler = ReturnType<typeof sirv>;
 
@@ -24,13 +25,7 @@ export async function loadSite(dir: string): Promise<SiteState> {
   const manifest = await readManifestHead(dir);
   if (!manifest) throw new CitiesApiError(`${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`, 2);
   const table = CityTable.fromDatasetFile(await readFile(join(dir, DATASET_PATH)));
-  const { baseUrl, collation, pageSizes, orderings } = manifest.settings;
-  const context: SiteContext = {
-    index: new CityIndex(table, collation),
-    baseUrl,
-    mount: mountOf(baseUrl),
-    layout: { count: table.count, pageSizes, orderings },
-  };
+  const context: SiteContext = { spec: siteSpec(manifest.settings, table.count), index: new CityIndex(table, manifest.settings.collation) };
   // sirv's dev mode looks each file up when asked instead of walking the whole tree at start:
   // a large site holds hundreds of thousands of files, and hot ones are cached (FileCache).
   const files = sirv(dir, {
@@ -40,7 +35,7 @@ export async function loadSite(dir: string): Promise<SiteState> {
     brotli: true,
     extensions: [],
     // The reference sends `Vary: Accept` only; it is kept exactly (see docs on caching).
-    setHeaders: (res) => res.setHeader('Vary', 'Accept'),
+    setHeaders: (res) => res.setHeader(ROUTES.header.vary, ROUTES.headers.Vary),
   });
-  return { manifest, context, files, cache: new FileCache(files, STATIC_HEADERS) };
+  return { manifest, context, files, cache: new FileCache(files, JSON_HEADERS) };
 }
