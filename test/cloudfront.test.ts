@@ -13,7 +13,8 @@ import { ROUTES } from '../src/core/route-table.js';
 import { CLOUDFRONT_FUNCTION_MAX_BYTES, CLOUDFRONT_IMPORT, cloudFrontFunction, liveOrigin } from '../src/hosts/cloudfront.js';
 import { notPrecomputedJson } from '../src/hosts/not-precomputed.js';
 import { fileKeyFor } from '../src/site/layout.js';
-import { readManifest, specOf } from '../src/site/manifest.js';
+import { specOf } from '../src/site/manifest.js';
+import { readManifest } from '../src/write/manifest-file.js';
 import type { SiteSpec } from '../src/site/spec.js';
 import { KIT, KIT_DATASETS, kitAnswers, tempDir, testSpec, type KitAnswer } from './helpers.js';
 import { rawRequest } from './serve-helpers.js';
@@ -199,7 +200,7 @@ describe('the kit through a CloudFront distribution: function, S3, failover to t
     beforeAll(async () => {
       await build({ data: join(KIT, `${name}.csv`), out: site(), baseUrl, collation: 'codepoint', pageSizes: [10, 20, 50, 100], compress: false });
       spec = specOf((await readManifest(site()))!);
-      live = await serve({ dir: site(), port: 0 });
+      live = await serve({ dir: site(), port: 0, failoverOrigin: true });
     });
     afterAll(() => live.close());
 
@@ -245,7 +246,7 @@ describe('a function generated before a rebuild never answers wrongly: a missing
     // What `cities-api config cloudfront --live-url` printed for the site as it was.
     const stale = loadFunction(cloudFrontFunction({ ...specOf((await readManifest(site))!), liveUrl: LIVE_URL }));
     await build({ data: join(KIT, `${after}.csv`), out: site, baseUrl, collation: 'codepoint', pageSizes: afterSizes, compress: false });
-    const live = await serve({ dir: site, port: 0 });
+    const live = await serve({ dir: site, port: 0, failoverOrigin: true });
     try {
       const seen = { object: 0, failover: 0 };
       for (const want of await kitAnswers(after)) {

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, type BuildResult } from '../src/app/build.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
-import { readManifest } from '../src/site/manifest.js';
+import { readManifest } from '../src/write/manifest-file.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { appears, checkSite, killStragglers, manyCities, seededRandom, shuffled, siteLeftovers, sleep, spawnCli, spawnNode, spreadDelays, treeDifferences, writeDataset } from './crash-helpers.js';
 import { KIT, readTree, tempDir, entriesOf } from './helpers.js';

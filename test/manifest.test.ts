@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manifestJson, MANIFEST_PATH, readManifest, readManifestHead, type ManifestHead } from '../src/site/manifest.js';
+import { manifestJson, MANIFEST_PATH, type ManifestHead } from '../src/site/manifest.js';
+import { readManifest, readManifestHead } from '../src/write/manifest-file.js';
 import { tempDir } from './helpers.js';
 
 let root: string;

@@ -42,6 +42,19 @@ describe('route decides every request without I/O', () => {
   });
 
   it.each([
+    ['a page file, as a failover origin', '/cities/default/20/2.json?page=2&page_size=20', true, 'static'],
+    ['a page file for another page size: computed', '/cities/name_en/7/2.json', true, 200],
+    ['the all file for another count: computed', '/cities/default/all-11.json', true, 200],
+    ['HEAD of a page file', '/cities/default/default/1.json', true, 'static'],
+    ['a page file, not a failover origin: 404 as the reference', '/cities/default/default/1.json', false, 404],
+    ['a path that is no file key', '/cities/default/x/1.json', true, 404],
+    ['the dataset copy', '/_cities-api/cities.json', true, 404],
+  ])('%s', (_, target, filePaths, expected) => {
+    const r = route({ method: 'GET', target }, site, filePaths);
+    expect(r.kind === 'answer' ? r.status : r.kind).toBe(expected);
+  });
+
+  it.each([
     ['http://example.org/cities/?page=2', '/cities/?page=2'],
     ['https://example.org:8443/x', '/x'],
     ['http://example.org?page=2', '/?page=2'],

@@ -66,8 +66,8 @@ describe('a site file that is missing or unreadable is computed live, never 404 
     ['missing (cached path)', 'site', 'page=2', 'cities/default/default/2.json', 'missing', undefined],
     ['unreadable (cached path)', 'site', 'ordering=name_en&page=3', 'cities/name_en/default/3.json', 'socket', undefined],
     ['missing with its gzip sibling, asked gzipped', 'site', 'page=4', 'cities/default/default/4.json', 'missing', 'gzip'],
-    ['missing (streamed by sirv: over 1 MiB)', 'large', 'page_size=2000', 'cities/default/all.json', 'missing', undefined],
-    ['unreadable (streamed by sirv)', 'large', 'ordering=name_en&page_size=5000', 'cities/name_en/all.json', 'socket', undefined],
+    ['missing (streamed by sirv: over 1 MiB)', 'large', 'page_size=2000', 'cities/default/all-1200.json', 'missing', undefined],
+    ['unreadable (streamed by sirv)', 'large', 'ordering=name_en&page_size=5000', 'cities/name_en/all-1200.json', 'socket', undefined],
   ])('%s', async (_, site, query, file, how, encoding) => {
     await serving(site, async (server) => {
       const url = `${server.apiUrl}?${query}`;

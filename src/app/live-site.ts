@@ -2,7 +2,8 @@ import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { basename, dirname, join } from 'node:path';
-import { MANIFEST_PATH, readManifestHead } from '../site/manifest.js';
+import { MANIFEST_PATH } from '../site/manifest.js';
+import { readManifestHead } from '../write/manifest-file.js';
 import { isAlive, readHolder, siteSiblings } from '../write/lock.js';
 import { loadSite, type SiteState } from '../http/site-state.js';
 

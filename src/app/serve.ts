@@ -42,6 +42,8 @@ export interface ServeOptions {
   readonly lockWait?: number | undefined;
   /** Timeouts, header size and memory for answers; each defaults to DEFAULT_LIMITS' (see server-limits.ts). */
   readonly limits?: Partial<ServerLimits> | undefined;
+  /** Also answer GET/HEAD of the site's file paths with the answer each stands for: the origin a CDN fails over to when its copy of the site lacks a file. */
+  readonly failoverOrigin?: boolean | undefined;
   readonly log?: (line: string) => void;
 }
 
@@ -78,6 +80,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     bodyTimeout: limits.bodyTimeout,
     gate: new SendGate(limits.maxBufferedBytes, limits.sendTimeout),
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
+    filePaths: options.failoverOrigin,
   });
   let isReady = false;
   const server = createHttpServer({

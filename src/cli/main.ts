@@ -7,7 +7,8 @@ import { VERSION } from '../site/version.js';
 import { loadConfig, type ProjectConfig } from './config-file.js';
 import { CitiesApiError } from '../core/errors.js';
 import { progressLine } from './progress.js';
-import { readManifestHead, specOf } from '../site/manifest.js';
+import { specOf } from '../site/manifest.js';
+import { readManifestHead } from '../write/manifest-file.js';
 import { nginxConfig } from '../hosts/nginx.js';
 import { cloudFrontFunction } from '../hosts/cloudfront.js';
 import { readDataset } from '../dataset/read-dataset.js';
@@ -126,7 +127,8 @@ export async function runMain(options: RunOptions): Promise<number> {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--writable', 'accept POST to create cities (clients send Authorization: Token $CITIES_API_TOKEN)')
     .option('--watch', 'rebuild and answer from the new data when the dataset file changes')
-    .action(async (dir: string | undefined, flags: { data?: string; baseUrl?: string; collation?: string; pageSizes?: string; orderings?: string; port: string; host: string; writable?: boolean; watch?: boolean }) => {
+    .option('--failover-origin', 'also answer the site\'s file paths, as the origin a CDN fails over to when its copy lacks a file (see docs/cloudfront.md)')
+    .action(async (dir: string | undefined, flags: { data?: string; baseUrl?: string; collation?: string; pageSizes?: string; orderings?: string; port: string; host: string; writable?: boolean; watch?: boolean; failoverOrigin?: boolean }) => {
       const c = await config();
       if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) throw new CitiesApiError(`invalid port "${flags.port}": expected 0-65535`, 2);
       const data = flags.data ?? c.data;
@@ -142,6 +144,7 @@ export async function runMain(options: RunOptions): Promise<number> {
         writable: flags.writable,
         token: process.env.CITIES_API_TOKEN,
         watch: flags.watch,
+        failoverOrigin: flags.failoverOrigin,
         log: say,
       });
       await new Promise<void>((done) => {

@@ -1,4 +1,5 @@
 import { MAX_NAME_LENGTH, NAME_FIELDS } from './fields.js';
+import { ROUTES } from './route-table.js';
 import { COORDINATE_LIMITS, MAX_DECIMALS, MAX_DIGITS } from './validate-record.js';
 
 const label = (field: string) => (field === 'id' ? 'ID' : field[0]!.toUpperCase() + field.slice(1).replaceAll('_', ' '));
@@ -17,8 +18,8 @@ export function optionsMetadata(): object {
   return {
     name: 'City List',
     description: '',
-    renders: ['application/json', 'text/html'],
-    parses: ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'],
+    renders: [ROUTES.mediaType.json, ROUTES.mediaType.html],
+    parses: [ROUTES.mediaType.json, ROUTES.mediaType.form, ROUTES.mediaType.multipart],
     actions: {
       POST: Object.fromEntries([
         field('id', 'integer', false, true),

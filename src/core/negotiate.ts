@@ -1,5 +1,6 @@
 import { parsePyInt, pyBytesStrip, pyStrip } from './python-text.js';
 import { unquote } from './query-string.js';
+import { ROUTES } from './route-table.js';
 
 // DRF's DefaultContentNegotiation with the reference's two renderers, JSON first, then the
 // browsable API: `?format=` filters renderers (an unknown one is 404), then the Accept header
@@ -15,8 +16,8 @@ export type Negotiation =
 const NO_PARAMS: ReadonlyMap<string, string> = new Map();
 
 const RENDERERS: readonly { name: Renderer; format: string; mediaType: MediaType }[] = [
-  { name: 'json', format: 'json', mediaType: parseMediaType('application/json') },
-  { name: 'html', format: 'api', mediaType: parseMediaType('text/html') },
+  { name: 'json', format: ROUTES.format.json, mediaType: parseMediaType(ROUTES.mediaType.json) },
+  { name: 'html', format: ROUTES.format.html, mediaType: parseMediaType(ROUTES.mediaType.html) },
 ];
 
 export interface MediaType {

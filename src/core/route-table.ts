@@ -14,6 +14,8 @@ const DJANGO_HEADERS = {
 } as const;
 
 const ALLOW = 'GET, POST, HEAD, OPTIONS';
+/** The media types of the two renderers (compact or indented JSON, the browsable page) and of the POST bodies DRF parses. */
+const MEDIA = { json: 'application/json', html: 'text/html', form: 'application/x-www-form-urlencoded', multipart: 'multipart/form-data' } as const;
 
 export const ROUTES = {
   /** The endpoint, below the base URL's path; without its last slash it redirects there (301). */
@@ -69,14 +71,16 @@ export const ROUTES = {
   /** Headers on every answer of the endpoint; Django's own pages carry only `djangoHeaders`. */
   headers: { Allow: ALLOW, Vary: 'Accept', 'Access-Control-Allow-Origin': '*', ...DJANGO_HEADERS },
   djangoHeaders: DJANGO_HEADERS,
+  mediaType: MEDIA,
   contentType: {
-    json: 'application/json',
-    html: 'text/html; charset=utf-8',
+    json: MEDIA.json,
+    html: `${MEDIA.html}; charset=utf-8`,
     /** Django 3.2's default error pages carry no charset. */
-    djangoPage: 'text/html',
+    djangoPage: MEDIA.html,
   },
   /** Header names the answers carry besides `headers`. */
   header: {
+    allow: 'Allow',
     contentType: 'Content-Type',
     vary: 'Vary',
     location: 'Location',
@@ -85,6 +89,8 @@ export const ROUTES = {
     allowMethods: 'Access-Control-Allow-Methods',
     allowHeaders: 'Access-Control-Allow-Headers',
     maxAge: 'Access-Control-Max-Age',
+    contentLength: 'Content-Length',
+    cacheControl: 'Cache-Control',
   },
   /** What one request may hold: the target (path and query), query fields (Django's DATA_UPLOAD_MAX_NUMBER_FIELDS), a POST body. */
   limits: { targetBytes: 8 * 1024, fields: 1000, bodyBytes: 64 * 1024 },

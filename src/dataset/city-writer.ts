@@ -1,6 +1,7 @@
 import { readFile, realpath } from 'node:fs/promises';
 import type { City } from '../core/fields.js';
 import type { NewCity } from '../post/create-city.js';
+import { CreateRefused, type CityStore } from '../post/city-store.js';
 import { commitStaged, DatasetChanged, discardStaged, stageAppend } from './append-cities.js';
 import { CitiesApiError } from '../core/errors.js';
 import { readDataset } from './read-dataset.js';
@@ -17,13 +18,6 @@ export interface WriterOptions {
   readonly log?: (line: string) => void;
 }
 
-/** A creation refused with an answer of its own (anything else is a plain server error). */
-export class CreateRefused extends CitiesApiError {
-  constructor(readonly status: 500 | 503, readonly detail: string, readonly retryAfter?: number) {
-    super(detail);
-  }
-}
-
 /**
  * Serializes creations into the dataset file. Creations that arrive while a write is under way
  * are committed together (one append, one rebuild), so concurrent POSTs never lose a record and
@@ -31,7 +25,7 @@ export class CreateRefused extends CitiesApiError {
  * never choose the same id) and replaces the file only once the site built from the new dataset
  * answers: a creation is either in the file and answered, or nowhere.
  */
-export class CityWriter {
+export class CityWriter implements CityStore {
   private pending: { city: NewCity; resolve: (c: City) => void; reject: (e: unknown) => void }[] = [];
   private running: Promise<void> | null = null;
 

@@ -72,6 +72,7 @@ var ACCEPT_JSON = ${literal(ROUTES.accept.json)};
 var ACCEPT_HTML = ${literal(ROUTES.accept.html)};
 var LIVE = ${literal(live)};
 var HEADERS = ${literal(headers)};
+var ALLOW = ${literal(ROUTES.header.allow.toLowerCase())};
 var NOT_PRECOMPUTED = ${literal(notPrecomputedJson())};
 var POSITIVE = /^[1-9][0-9]*$/;
 
@@ -168,7 +169,7 @@ function plainJsonAccepted(header) {
 
 function answer(status, description, allow, body, method) {
   var headers = {};
-  for (var name in HEADERS) headers[name] = { value: name === 'allow' ? allow : HEADERS[name] };
+  for (var name in HEADERS) headers[name] = { value: name === ALLOW ? allow : HEADERS[name] };
   var response = { statusCode: status, statusDescription: description, headers: headers };
   if (method !== 'HEAD') response.body = { encoding: 'text', data: body };
   return response;

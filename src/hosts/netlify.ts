@@ -56,7 +56,7 @@ export function netlifyHeaders(settings: SiteSpec): string {
   ];
   // The API path (as requested) and the files it is rewritten to, which differ when mounted.
   const paths = [...new Set([`${escapeUriPath(endpointPath(settings.mount))}*`, `/${file.dir}/*`])];
-  const headers = Object.entries({ ...ROUTES.headers, [ROUTES.header.contentType]: ROUTES.contentType.json, 'Cache-Control': NETLIFY_CACHE_CONTROL });
+  const headers = Object.entries({ ...ROUTES.headers, [ROUTES.header.contentType]: ROUTES.contentType.json, [ROUTES.header.cacheControl]: NETLIFY_CACHE_CONTROL });
   const blocks = paths.map((path) => [path, ...headers.map(([name, value]) => `  ${name}: ${value}`)].join('\n'));
   return `${comments(head)}${blocks.join('\n\n')}\n`;
 }

@@ -17,7 +17,7 @@ const LANGUAGES: Readonly<Record<NameField, string>> = {
 };
 const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$';
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: Json, extra: Json = {}) => ({ 'application/json': { schema, ...extra } });
+const json = (schema: Json, extra: Json = {}) => ({ [ROUTES.mediaType.json]: { schema, ...extra } });
 const { param, headers: REFERENCE_HEADERS, limits } = ROUTES;
 const API_HEADERS = { Allow: { $ref: '#/components/headers/Allow' }, Vary: { $ref: '#/components/headers/Vary' } };
 
@@ -78,16 +78,16 @@ function listOperation(settings: SiteSpec): Json {
     parameters: listParameters(settings),
     responses: {
       '200': {
-        description: 'A page of cities (HTML when `format=api` or a browser asks for text/html).',
+        description: `A page of cities (HTML when \`${ROUTES.param.format}=${ROUTES.format.html}\` or a browser asks for ${ROUTES.mediaType.html}).`,
         headers: API_HEADERS,
-        content: { ...json(ref('CityList')), 'text/html': { schema: { type: 'string' } } },
+        content: { ...json(ref('CityList')), [ROUTES.mediaType.html]: { schema: { type: 'string' } } },
       },
       '404': {
-        description: '`Invalid page.` for a page that is not a positive integer, `last` or in range; `Not found.` for an unknown format. ' +
+        description: `\`Invalid page.\` for a page that is not a positive integer, \`${ROUTES.lastPage}\` or in range; \`Not found.\` for an unknown format. ` +
           'A static-only host answers a query it has no file for with a `Not precomputed: ...` detail.',
         content: json(ref('Error'), { examples: { invalidPage: { value: { detail: 'Invalid page.' } }, unknownFormat: { value: { detail: 'Not found.' } } } }),
       },
-      '406': errorResponse('The Accept header asks for neither application/json nor text/html.'),
+      '406': errorResponse(`The Accept header asks for neither ${ROUTES.mediaType.json} nor ${ROUTES.mediaType.html}.`),
     },
   };
 }
@@ -112,7 +112,7 @@ function createOperation(): Json {
     requestBody: {
       required: true,
       description: `At most ${limits.bodyBytes} bytes.`,
-      content: { 'application/json': body, 'application/x-www-form-urlencoded': body, 'multipart/form-data': body },
+      content: { [ROUTES.mediaType.json]: body, [ROUTES.mediaType.form]: body, [ROUTES.mediaType.multipart]: body },
     },
     responses: {
       '201': { description: 'The city as stored: id is the highest id plus one, both timestamps are now.', headers: API_HEADERS, content: json(ref('City')) },

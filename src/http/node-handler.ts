@@ -1,6 +1,6 @@
 import { ROUTES } from '../core/route-table.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CreateRefused, type CityWriter } from '../dataset/city-writer.js';
+import { CreateRefused, type CityStore } from '../post/city-store.js';
 import { validateNewCity } from '../post/create-city.js';
 import { detailJson, cityJson, PART_BYTES, type Parts } from '../core/json-text.js';
 import type { Negotiation } from '../core/negotiate.js';
@@ -24,13 +24,15 @@ export interface HandlerOptions {
   /** Told about each response that streams a site file, until it finishes. */
   readonly track?: (res: ServerResponse) => void;
   /** Set when POST may create cities (`--writable`), with the token clients must send. */
-  readonly writer?: CityWriter | undefined;
+  readonly writer?: CityStore | undefined;
   readonly token?: string | undefined;
   /** Longest pause within a POST body (ms). */
   readonly bodyTimeout?: number;
   /** Decides when each answer may be computed (see send-gate.ts); without one, at once. */
   readonly gate?: SendGate;
   readonly onError?: (error: unknown) => void;
+  /** Also answer the site's file paths (`serve --failover-origin`). */
+  readonly filePaths?: boolean;
 }
 
 /** The HTTP request handler: routes each request, sends static files through sirv, computes the rest. */
@@ -62,13 +64,13 @@ function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptio
     accept: req.headers.accept,
     preflightHeaders: preflight ? (req.headers['access-control-request-headers'] ?? '') : undefined,
   };
-  const decision = route(apiRequest, site.context);
+  const decision = route(apiRequest, site.context, options.filePaths);
   if (decision.kind === 'answer') return send(res, decision.status, decision.headers, decision.body);
   if (decision.kind === 'static') {
     // A file the site should hold but that is missing or unreadable: the answer is computed instead.
     const live = () => {
       try {
-        const answer = route(apiRequest, { ...site.context, useFiles: false });
+        const answer = route(apiRequest, { ...site.context, useFiles: false }, options.filePaths);
         if (answer.kind !== 'answer') throw new Error(`${apiRequest.method} ${apiRequest.target} has no live answer`);
         send(res, answer.status, answer.headers, answer.body);
       } catch (error) {
@@ -117,7 +119,7 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
   if (denied) return fail(denied.status, denied.detail, { [ROUTES.header.authenticate]: 'Token' });
   const body = await readBody(req, options.bodyTimeout ?? DEFAULT_LIMITS.bodyTimeout);
   // The rest of a refused body is never read: the connection cannot carry another request.
-  if ('page' in body) {
+  if ('djangoPage' in body) {
     const page = badRequest();
     return send(res, page.status, page.headers, page.body as Buffer);
   }
@@ -144,7 +146,7 @@ function send(res: ServerResponse, status: number, headers: Headers, body?: Buff
   if (Array.isArray(body) && body.length === 1) body = body[0] as Buffer;
   const head = res.req.method === 'HEAD';
   if (body === undefined || Buffer.isBuffer(body)) {
-    if (body) res.setHeader('Content-Length', body.length);
+    if (body) res.setHeader(ROUTES.header.contentLength, body.length);
     if (body && !head) holdBytes(res, body.length);
     res.writeHead(status);
     res.end(body);
@@ -152,7 +154,7 @@ function send(res: ServerResponse, status: number, headers: Headers, body?: Buff
   }
   // A large page in parts (a few hundred KiB each): measured, then each part produced once the
   // client has taken the previous one, so at most about one part is held; never assembled.
-  res.setHeader('Content-Length', 'byteLength' in body ? body.byteLength : bodyBytes(body).length);
+  res.setHeader(ROUTES.header.contentLength, 'byteLength' in body ? body.byteLength : bodyBytes(body).length);
   res.writeHead(status);
   if (head) return void res.end();
   holdBytes(res, 2 * PART_BYTES);

@@ -11,7 +11,7 @@ export const MAX_BODY_BYTES = ROUTES.limits.bodyBytes;
 export type ParsedBody =
   | { readonly data: unknown; readonly fromForm: boolean }
   | { readonly status: 400 | 408 | 413 | 415; readonly detail: string }
-  | { readonly status: 400; readonly page: 'bad-request' };
+  | { readonly status: 400; readonly djangoPage: 'bad-request' };
 
 type Failure = Extract<ParsedBody, { detail: string }>;
 
@@ -20,9 +20,9 @@ type Failure = Extract<ParsedBody, { detail: string }>;
  * stops sending cannot keep its request (and the writer's attention) forever.
  */
 export async function readBody(req: IncomingMessage, timeout: number): Promise<ParsedBody> {
-  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return tooLarge();
+  if (Number(req.headers[CONTENT_LENGTH] ?? 0) > MAX_BODY_BYTES) return tooLarge();
   const body = await collect(req, timeout);
-  return Buffer.isBuffer(body) ? parseBody(body, req.headers['content-type']) : body;
+  return Buffer.isBuffer(body) ? parseBody(body, req.headers[CONTENT_TYPE] as string | undefined) : body;
 }
 
 function tooLarge(): Failure {
@@ -83,7 +83,9 @@ export async function parseBody(body: Buffer, contentType: string | undefined): 
   return { data: result.data, fromForm: true };
 }
 
-const PARSERS = ([['application/json', 'json'], ['application/x-www-form-urlencoded', 'form'], ['multipart/form-data', 'multipart']] as const)
+const CONTENT_LENGTH = ROUTES.header.contentLength.toLowerCase();
+const CONTENT_TYPE = ROUTES.header.contentType.toLowerCase();
+const PARSERS = ([[ROUTES.mediaType.json, 'json'], [ROUTES.mediaType.form, 'form'], [ROUTES.mediaType.multipart, 'multipart']] as const)
   .map(([type, name]) => [parseMediaType(type), name] as const);
 
 /**
@@ -97,4 +99,4 @@ function requestCodec(type: MediaType): Codec | { readonly unsupported: string }
   return lookupCodec(charset) ?? { unsupported: charset };
 }
 /** Django refuses a body of too many fields or files (SuspiciousOperation) with its HTML 400 page. */
-const TOO_MANY_FIELDS = { status: 400, page: 'bad-request' } as const;
+const TOO_MANY_FIELDS = { status: 400, djangoPage: 'bad-request' } as const;

@@ -55,7 +55,8 @@ const BAD_REQUEST_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>
 
 const URI_TOO_LONG = Buffer.from(detailJson(`Request-URI too long: the path and query must fit in ${limits.targetBytes} bytes.`));
 
-export function route(req: ApiRequest, site: SiteContext): Route {
+/** `filePaths`: also answer GET/HEAD of the site's file paths, as a failover origin behind a CDN that rewrites queries to files (see fileRoute). */
+export function route(req: ApiRequest, site: SiteContext, filePaths = false): Route {
   if (req.target.length > limits.targetBytes) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
   const { rawPath, query } = splitTarget(req.target);
   const path = pathInfo(rawPath);
@@ -63,7 +64,7 @@ export function route(req: ApiRequest, site: SiteContext): Route {
   if (path === endpoint.slice(0, -1)) {
     return page(301, { ...DJANGO_HEADERS, [header.location]: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}` }, '', contentType.html);
   }
-  if (path !== endpoint) return fileRoute(req, path, query, site) ?? page(404, DJANGO_HEADERS, NOT_FOUND_PAGE, contentType.djangoPage);
+  if (path !== endpoint) return (filePaths ? fileRoute(req, path, query, site) : null) ?? page(404, DJANGO_HEADERS, NOT_FOUND_PAGE, contentType.djangoPage);
   if (queryFieldCount(query) > limits.fields) return badRequest();
   return answerEndpoint(req, parseQuery(query), site);
 }

@@ -1,5 +1,8 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Writable, type Readable } from 'node:stream';
+import { ROUTES } from '../core/route-table.js';
+
+const CACHE_CONTROL = ROUTES.header.cacheControl.toLowerCase();
 
 // What sirv writes its answer into instead of the client's response: status and headers are
 // recorded, the file's bytes are collected (CaptureResponse) or passed on with backpressure
@@ -42,7 +45,7 @@ abstract class SirvResponse extends Writable {
    * `no-cache`, which the reference never sends.
    */
   protected recorded(): [string, HeaderValue][] {
-    return [...this.fields].filter(([key]) => key !== 'cache-control').map(([, field]) => field);
+    return [...this.fields].filter(([key]) => key !== CACHE_CONTROL).map(([, field]) => field);
   }
 
   protected abstract unreadable(error: Error): void;

@@ -1,8 +1,5 @@
-import { open, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { ROUTES } from '../core/route-table.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from './spec.js';
-import { CitiesApiError } from '../core/errors.js';
 
 export const META_DIR = ROUTES.file.meta;
 export const MANIFEST_PATH = ROUTES.extras.manifest;
@@ -26,33 +23,8 @@ export function specOf(manifest: Pick<ManifestHead, 'settings' | 'dataset'>): Si
   return siteSpec(manifest.settings, manifest.dataset.count);
 }
 
-const HEAD_BYTES = 64 * 1024;
-const FILES_KEY = '\n "files": {';
-
-/**
- * The manifest of a built site without its list of files, read from the file's first bytes
- * (the build writes `files` last), or null when the directory holds none.
- */
-export async function readManifestHead(siteDir: string): Promise<ManifestHead | null> {
-  let head: string;
-  try {
-    const file = await open(join(siteDir, MANIFEST_PATH));
-    try {
-      const { buffer, bytesRead } = await file.read(Buffer.alloc(HEAD_BYTES), 0, HEAD_BYTES, 0);
-      head = buffer.toString('utf8', 0, bytesRead);
-    } finally {
-      await file.close();
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
-    throw error;
-  }
-  const end = head.indexOf(FILES_KEY);
-  const manifest = end > 0 && head[end - 1] === ',' ? parseManifest(`${head.slice(0, end)} "files": {}}`, siteDir) : await readManifest(siteDir);
-  if (!manifest) return null;
-  const { files: _, ...rest } = manifest;
-  return rest;
-}
+/** What precedes the list of files in the manifest's text (manifestJson), so that a reader can stop there. */
+export const MANIFEST_FILES_KEY = '\n "files": {';
 
 /**
  * The manifest's text: one-space indented JSON, `files` last and sorted by path (what
@@ -68,26 +40,4 @@ export function manifestJson(head: ManifestHead, files: Readonly<Record<string, 
 /** The paths of `files` in the manifest's order (by UTF-16 code units, as the file lists them). */
 export function sortedPaths(files: Readonly<Record<string, string>>): string[] {
   return Object.keys(files).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
-/** The manifest of a built site, or null when the directory holds none. */
-export async function readManifest(siteDir: string): Promise<Manifest | null> {
-  let text: string;
-  try {
-    text = await readFile(join(siteDir, MANIFEST_PATH), 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
-    throw error;
-  }
-  return parseManifest(text, siteDir);
-}
-
-function parseManifest(text: string, siteDir: string): Manifest {
-  try {
-    const manifest = JSON.parse(text) as Manifest;
-    if (manifest.generator !== 'cities-api' || typeof manifest.files !== 'object') throw new Error('not a cities-api manifest');
-    return manifest;
-  } catch (error) {
-    throw new CitiesApiError(`${join(siteDir, MANIFEST_PATH)} is damaged (${(error as Error).message}); delete ${siteDir} and build again`);
-  }
 }

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream, writeFile as writeFileCallback } from 'node:fs';
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { copyFile, link, lstat, open, rm, unlink, utimes } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { brotliCompress, createBrotliCompress, createGzip, gzip } from 'node:zlib';
 import { brotliOptions, gzipOptions } from './compression.js';
-import type { FileStat } from './stat-cache.js';
 
 // Writing one file of a site: its bytes (one buffer, or parts for large files so they are
 // never assembled in memory), its hash, its precompressed siblings, or a link to an unchanged copy.
@@ -15,6 +14,9 @@ import type { FileStat } from './stat-cache.js';
 // write says the inode, size and mtime it left, for the stat cache.
 
 /** A file's bytes: text, a buffer, or parts (an array, or a re-iterable sequence produced on demand). */
+/** What a build records of a file it wrote, to know it again (stat-cache.ts). */
+export type FileStat = Pick<Stats, 'ino' | 'size' | 'mtimeMs'>;
+
 export type Body = string | Buffer | Iterable<Buffer>;
 
 // The callback forms, promisified: lighter per file than fs/promises (no FileHandle per write).

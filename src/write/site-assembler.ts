@@ -5,7 +5,8 @@ import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Bod
 import type { Manifest } from '../site/manifest.js';
 import { runBounded } from './run-bounded.js';
 import { holdsBytes, RealDirs } from './site-check.js';
-import { StatRecords, type FileStat, type Slot, type StatCache } from './stat-cache.js';
+import { StatRecords, type Slot, type StatCache } from './stat-cache.js';
+import type { FileStat } from './file-output.js';
 import { WritePool } from './write-pool.js';
 
 export interface SiteEntry {

@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { brotliDecompress, createBrotliDecompress, createGunzip, gunzip } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { VARIANTS } from './file-output.js';
-import { readManifest, type Manifest } from '../site/manifest.js';
+import { type Manifest } from '../site/manifest.js';
+import { readManifest } from './manifest-file.js';
 import { StatCache, type Slot } from './stat-cache.js';
 
 // Whether the files of a built site are still what the build left, without trusting anything

@@ -5,12 +5,14 @@ import type { SpaceGuard } from './disk-space.js';
 import { CitiesApiError } from '../core/errors.js';
 import { reuse, VARIANTS } from './file-output.js';
 import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
-import { MANIFEST_PATH, manifestJson, readManifest, sortedPaths, type Manifest } from '../site/manifest.js';
+import { MANIFEST_PATH, manifestJson, sortedPaths, type Manifest } from '../site/manifest.js';
+import { readManifest } from './manifest-file.js';
 import { removeTree } from './remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
 import { holdsBytes } from './site-check.js';
 import { isAlive, lockSite, siteSiblings } from './lock.js';
-import { StatCache, type FileStat } from './stat-cache.js';
+import { StatCache } from './stat-cache.js';
+import type { FileStat } from './file-output.js';
 
 export type { SiteEntry } from './site-assembler.js';
 

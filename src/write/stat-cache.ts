@@ -1,7 +1,7 @@
-import { constants, type Stats } from 'node:fs';
+import { constants } from 'node:fs';
 import { lstat, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeNew } from './file-output.js';
+import { writeNew, type FileStat } from './file-output.js';
 import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
 import { siteSiblings } from './lock.js';
 
@@ -19,8 +19,6 @@ const FIELDS = 3;
 const MAGIC = 0x63617069;
 const FORMAT = 1;
 const HEADER = 6;
-
-export type FileStat = Pick<Stats, 'ino' | 'size' | 'mtimeMs'>;
 
 /** 0 for the file itself, 1 for its `.gz`, 2 for its `.br` (the order of VARIANTS). */
 export type Slot = 0 | 1 | 2;

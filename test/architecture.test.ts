@@ -1,0 +1,63 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// The import rule of src/: folders are layers; a module imports only from its own folder or from
+// a lower layer, never upwards or sideways, and no set of modules imports itself in a circle.
+
+const SRC = resolve(import.meta.dirname, '../src');
+/** Each folder's rank: imports go to a strictly lower rank (or the same folder). */
+const LAYERS: Record<string, number> = { core: 0, post: 1, site: 1, write: 2, hosts: 2, dataset: 3, http: 3, app: 4, cli: 5 };
+/** Layers that compute answers and configs from values alone: no file system, no network. */
+const PURE = ['core', 'post', 'site', 'hosts'];
+const IO_MODULES = /^(?:node:)?(?:fs|fs\/promises|http|https|http2|net|tls|dgram|child_process|worker_threads|cluster)$/;
+
+const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => f.split('\\').join('/')).sort();
+const folderOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : '.');
+/** Every `import`/`export ... from` and `import()` of a module, with the module it names. */
+const importsOf = (file: string) => [...readFileSync(join(SRC, file), 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'([^']+)'|import\('([^']+)'\)/g)].map((m) => m[1] ?? m[2]!);
+const internal = (file: string, spec: string) => (spec.startsWith('.') ? relative(SRC, resolve(SRC, dirname(file), spec)).replace(/\.js$/, '.ts') : null);
+const edges = files.flatMap((file) => importsOf(file).map((spec) => ({ file, spec, target: internal(file, spec) })));
+
+describe('src/ is layered', () => {
+  it('every module lives in a layer folder (the package entry index.ts aside)', () => {
+    expect(files.filter((f) => folderOf(f) === '.' ? f !== 'index.ts' : !(folderOf(f) in LAYERS))).toEqual([]);
+  });
+
+  it.each(Object.keys(LAYERS))('%s imports only from its own folder and lower layers', (layer) => {
+    const upward = edges.filter((e) => folderOf(e.file) === layer && e.target && folderOf(e.target) !== layer && !(LAYERS[folderOf(e.target)]! < LAYERS[layer]!));
+    expect(upward.map((e) => `${e.file} -> ${e.target}`)).toEqual([]);
+  });
+
+  it.each(PURE)('%s imports no file system or network module', (layer) => {
+    const io = edges.filter((e) => folderOf(e.file) === layer && IO_MODULES.test(e.spec));
+    expect(io.map((e) => `${e.file} -> ${e.spec}`)).toEqual([]);
+  });
+
+  it('no module imports itself through others (no cycle)', () => {
+    expect(cyclesOf(new Map(files.map((f) => [f, edges.filter((e) => e.file === f && e.target).map((e) => e.target!)])))).toEqual([]);
+  });
+
+  it('the checks see violations: an upward import, an I/O import and a cycle in made-up modules', () => {
+    const made = [{ file: 'core/a.ts', spec: '../http/route.js' }, { file: 'site/b.ts', spec: 'node:fs/promises' }].map((e) => ({ ...e, target: internal(e.file, e.spec) }));
+    expect(made.map((e) => [e.target, e.target && LAYERS[folderOf(e.target)]! < LAYERS[folderOf(e.file)]!])).toEqual([['http/route.ts', false], [null, null]]);
+    expect(IO_MODULES.test(made[1]!.spec) && IO_MODULES.test('http') && !IO_MODULES.test('node:path')).toBe(true);
+    expect(cyclesOf(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual(['a -> b -> c -> a']);
+    expect(importsOf('http/node-handler.ts')).toContain('../post/city-store.js');
+  });
+});
+
+/** Each cycle of a graph of modules, as `a -> b -> a`. */
+function cyclesOf(next: ReadonlyMap<string, readonly string[]>): string[] {
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (node: string, path: string[]) => {
+    if (state.get(node) === 'done') return;
+    if (state.get(node) === 'open') return void cycles.push([...path.slice(path.indexOf(node)), node].join(' -> '));
+    state.set(node, 'open');
+    for (const target of next.get(node) ?? []) visit(target, [...path, node]);
+    state.set(node, 'done');
+  };
+  for (const node of next.keys()) visit(node, []);
+  return cycles;
+}
