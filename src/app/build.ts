@@ -18,7 +18,8 @@ import { pageFiles } from '../site/pages.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
 import { checkSiteFiles, type SiteCheck } from '../write/site-check.js';
-import { checkSiteLocation, resolveSiteDir } from '../write/site-path.js';
+import { checkSiteLocation, resolveSiteDir, SITE_ROLE } from '../write/site-path.js';
+import { fileSystemError } from '../write/fs-error.js';
 import { sha256 } from '../write/file-output.js';
 import { compressedRatio } from '../write/compression.js';
 import { answerListing, bodyBytes } from '../core/page.js';
@@ -72,8 +73,17 @@ export interface BuildResult extends WriteStats, BuildPlan {
   readonly seconds: number;
 }
 
-/** Reads and validates the dataset, then writes every precomputed page of the site. */
+/**
+ * Reads and validates the dataset, then writes every precomputed page of the site. A file system
+ * failure (no permission, a file where a directory should be...) is a CitiesApiError naming the path.
+ */
 export async function build(options: BuildOptions): Promise<BuildResult> {
+  return buildSite(options).catch(async (error: unknown) => {
+    throw await fileSystemError(error, SITE_ROLE, options.out);
+  });
+}
+
+async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const started = performance.now();
   const settings: SiteSettings = {
     baseUrl: normalizeBaseUrl(options.baseUrl),

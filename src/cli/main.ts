@@ -10,6 +10,7 @@ import { CitiesApiError } from '../core/errors.js';
 import { progressLine } from './progress.js';
 import { specOf } from '../site/manifest.js';
 import { readManifestHead } from '../write/manifest-file.js';
+import { fileSystemError, isErrno } from '../write/fs-error.js';
 import { nginxConfig } from '../hosts/nginx.js';
 import { cloudFrontFunction } from '../hosts/cloudfront.js';
 import { readDataset } from '../dataset/read-dataset.js';
@@ -26,7 +27,9 @@ export interface RunOptions {
 
 /** The spec of a built site (its live URL replaced when one is given), or a clear error when the directory holds none. */
 async function builtSpec(site: string, liveUrl?: string): Promise<SiteSpec> {
-  const manifest = await readManifestHead(site);
+  const manifest = await readManifestHead(site).catch(async (error: unknown) => {
+    throw await fileSystemError(error, { what: 'site directory', option: '--site' }, site);
+  });
   if (!manifest) throw new CitiesApiError(`${site} holds no cities-api site: run cities-api build first (or pass --site DIR)`, 1);
   const spec = specOf(manifest);
   return liveUrl ? { ...spec, liveUrl } : spec;
@@ -154,6 +157,8 @@ export async function runMain(options: RunOptions): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    // An errno no step named more precisely: still one line with the path.
+    if (isErrno(error)) error = await fileSystemError(error, { what: 'path' });
     if (error instanceof CitiesApiError) {
       stderr.write(`cities-api: ${error.message}\n`);
       return error.exitCode;

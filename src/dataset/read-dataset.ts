@@ -2,6 +2,8 @@ import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { fileSystemError } from '../write/fs-error.js';
+import { DATASET_ROLE } from './sample.js';
 import { CityTableBuilder, type CityTable } from '../core/city-table.js';
 import { CsvSyntaxError, readCsvRows } from './csv-rows.js';
 import { CitiesApiError, formatProblem, shortText, showValue, type Problem } from '../core/errors.js';
@@ -29,7 +31,7 @@ export async function readDataset(file: string): Promise<CityTable> {
     if (format === '.csv') await readCsv(chunks, collector);
     else await readJson(chunks, collector);
   } catch (error) {
-    if (!(error instanceof InvalidUtf8)) throw error;
+    if (!(error instanceof InvalidUtf8)) throw await fileSystemError(error, DATASET_ROLE, file);
     collector.problem({ line: error.line, reason: `is not valid UTF-8 (byte 0x${error.byte.toString(16)} at offset ${error.offset})` });
   }
   if (collector.total) throw datasetError(file, collector);
@@ -42,23 +44,26 @@ export async function readDataset(file: string): Promise<CityTable> {
  */
 export async function checkDatasetFile(file: string): Promise<'.csv' | '.json'> {
   const format = extname(file).toLowerCase();
-  if (format !== '.csv' && format !== '.json') {
+  // A directory is said to be one, whatever its name.
+  if (format !== '.csv' && format !== '.json' && !(await stat(file).catch(() => null))?.isDirectory()) {
     throw new CitiesApiError(`${file}: unsupported dataset type "${shortText(format) || '(none)'}": use a .csv or .json file`);
   }
-  const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
-    throw new CitiesApiError(`cannot read dataset ${file}: ${error.code ?? error.message}`);
+  const info = await stat(file).catch(async (error: unknown) => {
+    throw await fileSystemError(error, DATASET_ROLE, file);
   });
   if (!info.isFile()) {
     const kind = info.isDirectory() ? 'a directory' : info.isFIFO() ? 'a pipe (FIFO)' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file';
-    throw new CitiesApiError(`cannot read dataset ${file}: it is ${kind}; give the path of a regular .csv or .json file`);
+    throw new CitiesApiError(`cannot read dataset ${file}: it is ${kind}; give the path of a regular .csv or .json file with --data FILE`);
   }
-  return format;
+  return format as '.csv' | '.json';
 }
 
 /** The bytes of a dataset file (to hash it), refused as readDataset refuses it. */
 export async function readDatasetBytes(file: string): Promise<Buffer> {
   await checkDatasetFile(file);
-  return readFile(file);
+  return readFile(file).catch(async (error: unknown) => {
+    throw await fileSystemError(error, DATASET_ROLE, file);
+  });
 }
 
 /** Gathers validated cities (while all is well) and problems (capped), checking ids are unique. */
