@@ -13,7 +13,7 @@ import { netlifyHeaders, netlifyRedirects } from '../hosts/netlify.js';
 import { openApiDocument } from '../hosts/openapi.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { readDataset } from '../dataset/read-dataset.js';
-import { normalizeBaseUrl, parseOrderings, parsePageSizes } from '../site/spec.js';
+import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseOrderings, parsePageSizes } from '../site/spec.js';
 import { pageFiles } from '../site/pages.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
@@ -31,9 +31,12 @@ export interface BuildOptions {
   readonly data: string;
   /** Site directory to (re)build. */
   readonly out: string;
-  readonly baseUrl: string;
-  readonly collation: Collation;
-  readonly pageSizes: readonly number[];
+  /** URL the API is published at, for next/previous links (default http://localhost:8080: a local preview; the plan says so). */
+  readonly baseUrl?: string | undefined;
+  /** Text order (default `locale`: ICU per language). */
+  readonly collation?: Collation | undefined;
+  /** Page sizes precomputed besides the default one (default 10, 20, 50, 100). */
+  readonly pageSizes?: readonly number[] | undefined;
   /** Orderings to precompute (default: all 33). */
   readonly orderings?: readonly string[] | undefined;
   /** Write `.gz`/`.br` next to each page (default true). */
@@ -67,6 +70,8 @@ export interface BuildPlan {
   readonly check: SiteCheck | null;
   /** The site directory, symbolic links resolved: where the files are written. */
   readonly dir: string;
+  /** No base URL was given: links point at the default, http://localhost:8080 (fine for a preview, not for a deployment). */
+  readonly defaultBaseUrl: boolean;
 }
 
 export interface BuildResult extends WriteStats, BuildPlan {
@@ -86,9 +91,9 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
 async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const started = performance.now();
   const settings: SiteSettings = {
-    baseUrl: normalizeBaseUrl(options.baseUrl),
-    collation: options.collation,
-    pageSizes: parsePageSizes(options.pageSizes),
+    baseUrl: normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL),
+    collation: options.collation ?? DEFAULT_COLLATION,
+    pageSizes: parsePageSizes(options.pageSizes ?? DEFAULT_PAGE_SIZES),
     orderings: parseOrderings(options.orderings ?? 'all'),
     defaultPageSize: DEFAULT_PAGE_SIZE,
     compress: options.compress ?? true,
@@ -114,7 +119,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   // Sampling compression sorts an ordering: only worth it when pages are to be built.
   const ratio = settings.compress && !upToDate ? sampleCompressedRatio(index, settings) : 0;
   const size = (of: Sized) => estimateSiteSize(of, (table.jsonBytes() * of.count) / Math.max(1, table.count), settings.baseUrl.length, ratio);
-  const plan: BuildPlan = { cities: table.count, ...size(spec), upToDate, check, dir: out };
+  const plan: BuildPlan = { cities: table.count, ...size(spec), upToDate, check, dir: out, defaultBaseUrl: options.baseUrl === undefined };
   if (upToDate) {
     options.onStart?.(plan);
     await tidySite(out);

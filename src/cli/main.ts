@@ -15,7 +15,7 @@ import { nginxConfig } from '../hosts/nginx.js';
 import { cloudFrontFunction } from '../hosts/cloudfront.js';
 import { readDataset } from '../dataset/read-dataset.js';
 import { serve } from '../app/serve.js';
-import { DEFAULT_OUT, type SiteSpec } from '../site/spec.js';
+import { DEFAULT_BASE_URL, DEFAULT_OUT, type SiteSpec } from '../site/spec.js';
 import { formatBytes } from '../site/size.js';
 
 export interface RunOptions {
@@ -43,6 +43,12 @@ function describePlan(plan: BuildPlan): string {
   if (check?.unverified) return `the site was built from this input, but there is no record of its files to check them by (a killed build, or a copied site): ${building}, reading the old files to reuse those intact`;
   if (check) return `the site was built from this input, but ${check.changed.length} of its files changed since (${listSome(check.changed)}): ${building}, rewriting those`;
   return building;
+}
+
+/** Said when a site is built without a base URL: in GitHub Actions as an annotation on the run. */
+function defaultBaseUrlWarning(): string {
+  const text = `warning: no --base-url given: the site's next/previous links point at ${DEFAULT_BASE_URL}, which suits a local preview only; to deploy it, build with --base-url https://YOUR-HOST/PATH (or "baseUrl" in ${CONFIG_FILE})`;
+  return process.env.GITHUB_ACTIONS === 'true' ? `::warning title=cities-api::${text}` : `cities-api: ${text}`;
 }
 
 /** A few names of a list, and how many more. */
@@ -80,14 +86,15 @@ export async function runMain(options: RunOptions): Promise<number> {
 
   const buildCommand = command(program, 'build', `write every precomputed page of ${ROUTES.endpoint} as JSON files`);
   buildCommand.cmd.action(async () => {
-    const { o } = await buildCommand.options();
+    const { config, o } = await buildCommand.options();
+    const baseUrlGiven = buildCommand.cmd.getOptionValueSource('baseUrl') === 'cli' || config.baseUrl !== undefined;
     const progress = progressLine(stderr, 'building pages');
     const data = resolve(cwd, o.data!);
     const out = resolve(cwd, o.out!);
     const result = await build({
       data,
       out,
-      baseUrl: o.baseUrl!,
+      baseUrl: baseUrlGiven ? o.baseUrl : undefined,
       collation: o.collation!,
       pageSizes: o.pageSizes!,
       orderings: o.orderings!,
@@ -97,7 +104,10 @@ export async function runMain(options: RunOptions): Promise<number> {
       minFree: o.minFree,
       force: o.force ?? false,
       cwd,
-      onStart: (plan) => say(`${shown(data)}: ${plan.cities} cities valid; ${describePlan(plan)}`),
+      onStart: (plan) => {
+        say(`${shown(data)}: ${plan.cities} cities valid; ${describePlan(plan)}`);
+        if (plan.defaultBaseUrl) stderr.write(`${defaultBaseUrlWarning()}\n`);
+      },
       onProgress: (done, total) => progress.update(done, total),
     }).finally(() => progress.end());
     const where = result.dir === out ? '' : ` (→ ${result.dir})`;
