@@ -111,6 +111,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     version: VERSION,
     settings,
     dataset: { count: table.count, sha256: sha256(dataset) },
+    runtime: { icu: process.versions.icu ?? 'none', cldr: process.versions.cldr ?? 'none', unicode: process.versions.unicode ?? 'none' },
   };
   const old = await readManifestHead(out).catch(() => null);
   const check = !options.force && sameInput(old, manifest) ? await checkSiteFiles(out) : null;
@@ -145,7 +146,7 @@ function sampleCompressedRatio(index: CityIndex, settings: SiteSettings): number
   return ratios.reduce((a, b) => a + b, 0) / ratios.length;
 }
 
-/** Whether a site was built from this very input (same generator version, settings and dataset bytes). */
+/** Whether a site was built from this very input (same generator version, settings, dataset bytes and ICU/Unicode data). */
 function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
   return !!site && JSON.stringify(site) === JSON.stringify(manifest);
 }
