@@ -51,6 +51,13 @@ export interface BuildOptions {
   readonly minFree?: number | undefined;
   /** The working directory of whoever asked (default: the process's): a build never replaces it. */
   readonly cwd?: string;
+  /** Called while the dataset is read: bytes read so far, and the file's size. */
+  readonly onRead?: (bytesRead: number, bytes: number) => void;
+  /**
+   * Stops the build: it rejects with a CitiesApiError (exit code 130), the site as it was and the
+   * files written so far removed. Once every page is written the build completes.
+   */
+  readonly signal?: AbortSignal | undefined;
   /** Called once the dataset is valid, before anything is written. */
   readonly onStart?: (plan: BuildPlan) => void;
   readonly onProgress?: (pagesDone: number, pages: number) => void;
@@ -84,6 +91,7 @@ export interface BuildResult extends WriteStats, BuildPlan {
  */
 export async function build(options: BuildOptions): Promise<BuildResult> {
   return buildSite(options).catch(async (error: unknown) => {
+    if (options.signal?.aborted) throw new CitiesApiError(`interrupted: the site ${options.out} was left as it was (the files written so far were removed)`, 130);
     throw await fileSystemError(error, SITE_ROLE, options.out);
   });
 }
@@ -101,7 +109,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   };
   const out = await resolveSiteDir(options.out);
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
-  const table = await readDataset(options.data);
+  const table = await readDataset(options.data, { onProgress: options.onRead, signal: options.signal });
   const spec = siteSpec(settings, table.count);
   const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
   if (countSiteFiles(spec) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(spec, maxFiles), 2);
@@ -130,7 +138,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
   options.onStart?.(plan);
   const { pages } = plan;
-  const stats = await writeSite(out, siteEntries(index, spec, dataset), manifest, {
+  const stats = await writeSite(out, untilAborted(siteEntries(index, spec, dataset), options.signal), manifest, {
     compress: settings.compress,
     force: options.force,
     guard: new SpaceGuard(out, minFree),
@@ -149,6 +157,14 @@ function sampleCompressedRatio(index: CityIndex, settings: SiteSettings): number
 /** Whether a site was built from this very input (same generator version, settings, dataset bytes and ICU/Unicode data). */
 function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
   return !!site && JSON.stringify(site) === JSON.stringify(manifest);
+}
+
+/** The entries, until the signal aborts: the writer then fails, removing what it wrote. */
+function* untilAborted<T>(entries: Iterable<T>, signal: AbortSignal | undefined): Generator<T> {
+  for (const entry of entries) {
+    signal?.throwIfAborted();
+    yield entry;
+  }
 }
 
 function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Buffer>): Generator<SiteEntry> {

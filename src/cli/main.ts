@@ -51,6 +51,25 @@ function defaultBaseUrlWarning(): string {
   return process.env.GITHUB_ACTIONS === 'true' ? `::warning title=cities-api::${text}` : `cities-api: ${text}`;
 }
 
+/**
+ * Ctrl-C (SIGINT) or SIGTERM while building: the first aborts the build (which removes what it
+ * wrote), the next one is left to Node's default, which ends the process at once.
+ */
+function interruption(onInterrupt: () => void): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const handle = () => {
+    dispose();
+    onInterrupt();
+    controller.abort();
+  };
+  const dispose = () => {
+    for (const name of signals) process.off(name, handle);
+  };
+  for (const name of signals) process.on(name, handle);
+  return { signal: controller.signal, dispose };
+}
+
 /** A few names of a list, and how many more. */
 function listSome(names: readonly string[], most = 5): string {
   return names.slice(0, most).join(', ') + (names.length > most ? ` and ${names.length - most} more` : '');
@@ -88,9 +107,15 @@ export async function runMain(options: RunOptions): Promise<number> {
   buildCommand.cmd.action(async () => {
     const { config, o } = await buildCommand.options();
     const baseUrlGiven = buildCommand.cmd.getOptionValueSource('baseUrl') === 'cli' || config.baseUrl !== undefined;
-    const progress = progressLine(stderr, 'building pages');
     const data = resolve(cwd, o.data!);
     const out = resolve(cwd, o.out!);
+    const reading = progressLine(stderr, `reading ${shown(data)}`, { unit: 'bytes' });
+    const progress = progressLine(stderr, 'building pages', { unit: 'pages' });
+    const stop = interruption(() => {
+      reading.end();
+      progress.end();
+      stderr.write('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)\n');
+    });
     const result = await build({
       data,
       out,
@@ -104,12 +129,19 @@ export async function runMain(options: RunOptions): Promise<number> {
       minFree: o.minFree,
       force: o.force ?? false,
       cwd,
+      signal: stop.signal,
+      onRead: (read, bytes) => reading.update(read, bytes),
       onStart: (plan) => {
+        reading.end();
         say(`${shown(data)}: ${plan.cities} cities valid; ${describePlan(plan)}`);
         if (plan.defaultBaseUrl) stderr.write(`${defaultBaseUrlWarning()}\n`);
       },
       onProgress: (done, total) => progress.update(done, total),
-    }).finally(() => progress.end());
+    }).finally(() => {
+      stop.dispose();
+      reading.end();
+      progress.end();
+    });
     const where = result.dir === out ? '' : ` (→ ${result.dir})`;
     say(`built ${shown(out)}/${where}: ${result.files} files: ${result.written} written, ${result.unchanged} unchanged, ${result.removed} removed in ${result.seconds.toFixed(2)} s`);
     if (result.leftover) say(`could not delete the previous site ${result.leftover}; it holds nothing the new site needs: delete it by hand (the next build tries again)`);

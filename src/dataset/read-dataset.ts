@@ -18,15 +18,26 @@ const CHUNK_BYTES = 256 * 1024;
 
 type Where = Omit<Problem, 'reason'>;
 
+export interface ReadOptions {
+  /** Called after each chunk with the bytes read so far and the file's size. */
+  readonly onProgress?: (bytesRead: number, bytes: number) => void;
+  /** Stops reading (its reason thrown) once aborted. */
+  readonly signal?: AbortSignal | undefined;
+}
+
 /**
  * Reads and validates a dataset (`.csv` or `.json`) chunk by chunk into a compact CityTable.
  * An invalid dataset is refused as a whole: one CitiesApiError listing every problem with
  * file, line or record, field, value and reason.
  */
-export async function readDataset(file: string): Promise<CityTable> {
+export async function readDataset(file: string, options: ReadOptions = {}): Promise<CityTable> {
   const format = await checkDatasetFile(file);
   const collector = new Collector();
-  const chunks = utf8Chunks(file);
+  const size = options.onProgress ? (await stat(file)).size : 0;
+  const chunks = utf8Chunks(file, (read) => {
+    options.signal?.throwIfAborted();
+    options.onProgress?.(read, Math.max(size, read));
+  });
   try {
     if (format === '.csv') await readCsv(chunks, collector);
     else await readJson(chunks, collector);
@@ -162,7 +173,7 @@ class InvalidUtf8 extends Error {
 }
 
 /** The file's chunks, checked to be UTF-8 on the way (InvalidUtf8 names the first bad byte). */
-async function* utf8Chunks(file: string): AsyncGenerator<Buffer> {
+async function* utf8Chunks(file: string, onChunk: (bytesRead: number) => void): AsyncGenerator<Buffer> {
   let carry = Buffer.alloc(0);
   // File offset and line of carry's first byte (everything before it is checked).
   let offset = 0;
@@ -175,6 +186,7 @@ async function* utf8Chunks(file: string): AsyncGenerator<Buffer> {
     line += countNewlines(bytes.subarray(0, complete));
     offset += complete;
     carry = Buffer.from(bytes.subarray(complete));
+    onChunk(offset + carry.length);
     yield chunk;
   }
   if (carry.length) throw invalidUtf8(carry, offset, line);
