@@ -1,5 +1,6 @@
 import { Agent, createServer, request } from 'node:http';
-import { copyFile, rename, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watchDataset } from '../src/app/dataset-watch.js';
@@ -45,27 +46,19 @@ describe('listen', () => {
 });
 
 describe('watchDataset', () => {
-  it.each([
-    ['an edit of the file', async (file: string) => writeFile(file, 'changed')],
-    ['a file renamed over it (as editors save)', async (file: string) => { await writeFile(`${file}.new`, 'new'); await rename(`${file}.new`, file); }],
-  ])('reports %s once it settles', async (name, change) => {
-    const file = join(root, `watched-${name.length}.csv`);
-    await writeFile(file, 'x');
+  // Each case: the path watched (made in `dir`), and the change that must be reported.
+  it.each<[string, (dir: string) => Promise<string>, (watched: string) => Promise<void>]>([
+    ['an edit of the file', async (dir) => dir + '/edited.csv', (file) => writeFile(file, 'changed')],
+    ['a file renamed over it (as editors save)', async (dir) => dir + '/renamed.csv', async (file) => { await writeFile(`${file}.new`, 'new'); await rename(`${file}.new`, file); }],
+    ['an edit of a symlinked dataset\'s target', async (dir) => { await writeFile(`${dir}/target.csv`, 'x'); await symlink(`${dir}/target.csv`, `${dir}/link.csv`); return `${dir}/link.csv`; }, (link) => writeFile(link.replace('link.csv', 'target.csv'), 'y')],
+  ])('reports %s once, when it settles', async (name, make, change) => {
+    const dir = join(root, `watch-${name.replace(/\W+/g, '-')}`);
+    await mkdir(dir);
+    const file = await make(dir);
+    if (!existsSync(file)) await writeFile(file, 'x');
     let calls = 0;
     const watching = await watchDataset(file, () => calls++);
     await change(file);
-    await pause(600);
-    watching.close();
-    expect(calls).toBe(1);
-  });
-
-  it('a symlinked dataset: an edit of its target is reported', async () => {
-    const target = join(root, 'target.csv');
-    await writeFile(target, 'x');
-    await symlink(target, join(root, 'link.csv'));
-    let calls = 0;
-    const watching = await watchDataset(join(root, 'link.csv'), () => calls++);
-    await writeFile(target, 'y');
     await pause(600);
     watching.close();
     expect(calls).toBe(1);
