@@ -3,6 +3,9 @@ import type { Collation } from '../core/collation.js';
 import { CitiesApiError } from '../core/errors.js';
 import { createHttpServer } from '../http/node-server.js';
 import { listen } from '../http/listen.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { withPreviewPages } from '../http/preview-pages.js';
+import { withRequestLog } from '../http/request-log.js';
 import { SendGate } from '../http/send-gate.js';
 import { answerConnect, createHandler } from '../http/node-handler.js';
 import { resolveLimits, type ServerLimits } from '../http/limits.js';
@@ -41,6 +44,10 @@ export interface ServeOptions {
   /** Also answer GET/HEAD of the site's file paths with the answer each stands for: the origin a CDN fails over to when its copy of the site lacks a file. */
   readonly failoverOrigin?: boolean | undefined;
   readonly log?: (line: string) => void;
+  /** Told a line per request once answered (method, target, status, ms); none when absent. */
+  readonly requestLog?: ((line: string) => void) | undefined;
+  /** Answer `/` (a page linking the API) and `/openapi.json` (the site's), which the reference answers with a 404 (default true). */
+  readonly previewPages?: boolean | undefined;
 }
 
 export interface RunningServer {
@@ -90,9 +97,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
     filePaths: options.failoverOrigin,
   });
+  const whenReady = (req: IncomingMessage, res: ServerResponse) => (isReady ? handler(req, res) : void started.then(() => handler(req, res)));
+  const previewed = options.previewPages ?? true ? withPreviewPages(whenReady, { dir: options.dir, context: async () => (await started, live!.current.context) }) : whenReady;
   const server = createHttpServer({
     limits,
-    handler: (req, res) => (isReady ? handler(req, res) : void started.then(() => handler(req, res))),
+    handler: options.requestLog ? withRequestLog(previewed, options.requestLog) : previewed,
     answerConnect: async (req) => {
       if (!isReady) await started;
       return answerConnect(req, live!.current.context);

@@ -172,6 +172,8 @@ export async function runMain(options: RunOptions): Promise<number> {
       watch: o.watch,
       failoverOrigin: o.failoverOrigin,
       log: say,
+      requestLog: o.quiet ? undefined : say,
+      previewPages: o.previewPages,
     });
     await new Promise<void>((done) => {
       process.once('SIGINT', done);

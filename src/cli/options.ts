@@ -52,6 +52,8 @@ export interface OptionValues {
   writable: boolean;
   watch: boolean;
   failoverOrigin: boolean;
+  quiet: boolean;
+  previewPages: boolean;
 }
 
 function parsePort(value: string | number): number {
@@ -84,6 +86,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'writable', flag: '--writable', help: 'accept POST to create cities (clients send Authorization: Token $CITIES_API_TOKEN)', commands: ['serve'] },
   { key: 'watch', flag: '--watch', help: 'rebuild and answer from the new data when the dataset file changes', commands: ['serve'] },
   { key: 'failoverOrigin', flag: '--failover-origin', help: 'also answer the site\'s file paths, as the origin a CDN fails over to when its copy lacks a file (docs/cloudfront.md)', commands: ['serve'] },
+  { key: 'quiet', flag: '--quiet', help: 'print no line per request (method, target, status, ms)', commands: ['serve'], config: 'boolean' },
+  { key: 'previewPages', flag: '--no-preview-pages', help: 'answer / and /openapi.json with Django\'s 404, as the reference does, rather than a page linking the API and the site\'s OpenAPI document', commands: ['serve'], config: 'boolean', default: true },
 ];
 
 /** The options of one command, in table order. */
