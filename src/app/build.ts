@@ -54,8 +54,8 @@ export interface BuildOptions {
   /** Called while the dataset is read: bytes read so far, and the file's size. */
   readonly onRead?: (bytesRead: number, bytes: number) => void;
   /**
-   * Stops the build: it rejects with a CitiesApiError (exit code 130), the site as it was and the
-   * files written so far removed. Once every page is written the build completes.
+   * Stops the build: it rejects with a CitiesApiError saying so, the site as it was and the files
+   * written so far removed. Once every page is written the build completes.
    */
   readonly signal?: AbortSignal | undefined;
   /** Called once the dataset is valid, before anything is written. */
@@ -91,7 +91,7 @@ export interface BuildResult extends WriteStats, BuildPlan {
  */
 export async function build(options: BuildOptions): Promise<BuildResult> {
   return buildSite(options).catch(async (error: unknown) => {
-    if (options.signal?.aborted) throw new CitiesApiError(`interrupted: the site ${options.out} was left as it was (the files written so far were removed)`, 130);
+    if (options.signal?.aborted) throw new CitiesApiError(`interrupted: the site ${options.out} was left as it was (the files written so far were removed)`);
     throw await fileSystemError(error, SITE_ROLE, options.out);
   });
 }
