@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 
 /** Modules of the package by their file name (folders may move), and what part of serving each is. */
 const MODULES = {
-  routing: ['respond.js', 'query-string.js', 'negotiate.js', 'url-path.js', 'site-layout.js', 'python-text.js'],
+  routing: ['route.js', 'route-memo.js', 'route-table.js', 'query-string.js', 'negotiate.js', 'url-path.js', 'layout.js', 'python-text.js'],
   'page (computed)': ['page.js', 'paginate.js', 'json-text.js', 'city-index.js', 'rank-order.js', 'city-table.js', 'ordering.js', 'collation.js'],
   'file cache': ['file-cache.js', 'sirv-response.js'],
   'send gate': ['send-gate.js'],
@@ -26,6 +26,15 @@ const HEADER_FUNCTIONS = new Set(['setHeader', 'getHeader', 'hasHeader', 'remove
 const SOCKET_WRITES = new Set(['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'writeAsciiString', 'writeUcs2String']);
 const NODE_HTTP = /^node:(_http_|http$|net$|internal\/(http|streams\/|stream_base_commons|net|js_stream_socket))/;
 
+const HEADERS = 'headers';
+/** Which call into node:http the header work came through (the outermost header function on the stack). */
+function headerEntry(stack) {
+  const entry = stack.findLast((f) => HEADER_FUNCTIONS.has(f.callFrame.functionName) && NODE_HTTP.test(f.callFrame.url))?.callFrame.functionName;
+  if (entry === 'setHeader') return 'headers: setHeader, one call a header';
+  if (entry === 'writeHead' || entry === '_implicitHeader') return 'headers: writeHead (checks, serializes)';
+  return `headers: ${entry}`;
+}
+
 /** The part of serving a frame belongs to, or undefined when it inherits its caller's. */
 function partOf({ functionName, url }) {
   if (functionName === '(garbage collector)') return 'GC';
@@ -33,7 +42,7 @@ function partOf({ functionName, url }) {
   if (functionName === '(program)') return 'V8/native (program)';
   if (!url && SOCKET_WRITES.has(functionName)) return 'socket writes (syscall: loopback TCP)';
   if (url.startsWith('node:')) {
-    if (HEADER_FUNCTIONS.has(functionName) && NODE_HTTP.test(url)) return 'headers (node:http)';
+    if (HEADER_FUNCTIONS.has(functionName) && NODE_HTTP.test(url)) return HEADERS;
     return NODE_HTTP.test(url) ? 'node:http (parse, respond, write)' : undefined;
   }
   const file = basename(url.replace(/^file:\/\//, ''));
@@ -68,7 +77,8 @@ export function analyze(profile) {
     const us = (times[i + 1] ?? times[i]) - times[i];
     const node = nodes.get(profile.samples[i]);
     const stack = stackOf(node);
-    const part = stack.map((f) => partOf(f.callFrame)).find(Boolean) ?? (stack.some((f) => f.callFrame.url.startsWith('node:')) ? 'node (other: events, timers)' : 'other');
+    let part = stack.map((f) => partOf(f.callFrame)).find(Boolean) ?? (stack.some((f) => f.callFrame.url.startsWith('node:')) ? 'node (other: events, timers)' : 'other');
+    if (part === HEADERS) part = headerEntry(stack);
     if (part === 'idle') {
       idle += us;
       continue;
