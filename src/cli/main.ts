@@ -126,6 +126,7 @@ export async function runMain(options: RunOptions): Promise<number> {
       token: process.env.CITIES_API_TOKEN,
       watch: o.watch,
       failoverOrigin: o.failoverOrigin,
+      workers: o.workers,
       log: say,
     });
     await new Promise<void>((done) => {
