@@ -1,34 +1,21 @@
 import { availableParallelism } from 'node:os';
 import { CitiesApiError } from '../core/errors.js';
 import { resolveLimits, type ServerLimits } from '../http/limits.js';
-import type { Collation } from '../core/collation.js';
 import { LiveSite } from './live-site.js';
 import { checkWritable } from '../dataset/append-cities.js';
 import { tokenProblems } from '../http/token-auth.js';
 import { endpointPath } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
 import { startFront, type RunningServer } from './front.js';
-import { checkBaseUrl, SiteKeeper } from './site-keeper.js';
+import { checkBaseUrl, SiteKeeper, type SiteChoices } from './site-keeper.js';
 import { serveCluster } from './serve-cluster.js';
 
 const DEFAULT_LOCK_WAIT = 10_000;
 
-export interface ServeOptions {
-  /** The site directory: served as built, or (re)built first from `data`. */
-  readonly dir: string;
-  readonly data?: string | undefined;
-  /** Where links point; default: the site's own base URL, or this server's URL when building. */
-  readonly baseUrl?: string | undefined;
-  readonly collation?: Collation | undefined;
-  readonly pageSizes?: readonly number[] | undefined;
-  readonly orderings?: readonly string[] | undefined;
+export interface ServeOptions extends SiteChoices {
   readonly port?: number | undefined;
   readonly host?: string | undefined;
-  /** Accept POST (needs `data` and `token`). */
-  readonly writable?: boolean | undefined;
   readonly token?: string | undefined;
-  /** Rebuild when the dataset file changes (needs `data`). */
-  readonly watch?: boolean | undefined;
   /** How long a POST or a rebuild waits for a lock another process holds (the site's build lock, the dataset's), in ms; default 10 s. */
   readonly lockWait?: number | undefined;
   /** Timeouts, header size and memory for answers; each defaults to DEFAULT_LIMITS' (see server-limits.ts). */

@@ -10,15 +10,23 @@ import { readDatasetBytes } from '../dataset/read-dataset.js';
 import { sha256 } from '../write/file-output.js';
 import { LockBusyError, siteSiblings, whileBusy } from '../write/lock.js';
 
-export interface KeeperOptions {
+/** What a served site is, and how it is kept: the part of ServeOptions the writer reads. */
+export interface SiteChoices {
+  /** The site directory: served as built, or (re)built first from `data`. */
   readonly dir: string;
   readonly data?: string | undefined;
+  /** Where links point; default: the site's own base URL, or this server's URL when building. */
   readonly baseUrl?: string | undefined;
   readonly collation?: Collation | undefined;
   readonly pageSizes?: readonly number[] | undefined;
   readonly orderings?: readonly string[] | undefined;
+  /** Accept POST (needs `data` and `token`). */
   readonly writable?: boolean | undefined;
+  /** Rebuild when the dataset file changes (needs `data`). */
   readonly watch?: boolean | undefined;
+}
+
+export interface KeeperOptions extends SiteChoices {
   readonly lockWait: number;
   /** Where the server listens: the default base URL of a site it builds. */
   readonly url: string;
