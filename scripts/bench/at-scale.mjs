@@ -1,7 +1,7 @@
 // The second part of npm run bench: cities-api serve on the 140k-city benchmark site (npm run
 // bench:data; built with the orderings and page sizes of npm run bench:build): the server's RSS
 // (at start, after load, peak) against 3 × the dataset's JSON size, and the p99 of a live page
-// deep in an ordering under load, then under lighter loads.
+// deep in an ordering under load, then under lighter loads, then with 1 and 2 server processes.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,4 +50,21 @@ export async function atScale({ work, generator, cpus, duration, connections, da
   } finally {
     await stop(serve.child);
   }
+  await deepPageByWorkers({ dir, generator, cpus, duration, connections, path: `/cities/?${live}` });
+}
+
+/** The deep live page under the same load, served by 1 then 2 processes (serve --workers). */
+async function deepPageByWorkers({ dir, generator, cpus, duration, connections, path }) {
+  const rows = [];
+  for (const workers of [1, 2]) {
+    const server = await startServe(dir, { cpus: cpus.server, args: ['--workers', String(workers)] });
+    try {
+      await generator.load(`${server.url}${path}`, { duration: 1, connections });
+      rows.push({ workers, ...(await generator.load(`${server.url}${path}`, { duration, connections })) });
+    } finally {
+      await stop(server.child);
+    }
+  }
+  console.log(`\ndeep live page (${path}), ${connections} connections, by serve --workers:`);
+  for (const r of rows) console.log(`  --workers ${r.workers}: ${String(Math.round(r.rps)).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms ${r.p99 < 5 ? 'ok' : 'MISSED'} (target < 5 ms)`);
 }
