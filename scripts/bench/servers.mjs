@@ -35,7 +35,7 @@ export function startNode(args, { label, cpus, nodeFlags = [] }) {
 
 /** `cities-api serve DIR` on any free port. */
 export function startServe(dir, options = {}) {
-  return startNode([CLI, 'serve', dir, '--port', '0', ...(options.args ?? [])], { label: 'cities-api serve', ...options });
+  return startNode([CLI, 'serve', dir, '--port', '0', '--quiet', ...(options.args ?? [])], { label: 'cities-api serve', ...options });
 }
 
 /** Ends a child (SIGTERM: serve closes and exits normally, so --cpu-prof writes its profile). */

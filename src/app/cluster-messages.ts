@@ -12,6 +12,9 @@ export interface WorkerSetup {
   readonly token?: string | undefined;
   readonly limits: ServerLimits;
   readonly failoverOrigin?: boolean | undefined;
+  readonly previewPages?: boolean | undefined;
+  /** Send a line per request to the primary. */
+  readonly requestLog: boolean;
   readonly writable: boolean;
 }
 
@@ -37,4 +40,6 @@ export type FromWorker =
   | { readonly type: 'failed'; readonly id: number; readonly message: string; readonly exitCode?: 1 | 2 | undefined }
   /** A POST's valid city, for the primary's writer. */
   | { readonly type: 'create'; readonly id: number; readonly city: unknown }
-  | { readonly type: 'log'; readonly line: string };
+  | { readonly type: 'log'; readonly line: string }
+  /** A line of the request log. */
+  | { readonly type: 'request'; readonly line: string };

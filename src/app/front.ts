@@ -1,7 +1,9 @@
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CityStore } from '../post/city-store.js';
-import { CitiesApiError } from '../core/errors.js';
 import { createHttpServer } from '../http/node-server.js';
+import { listen } from '../http/listen.js';
+import { withPreviewPages } from '../http/preview-pages.js';
+import { withRequestLog } from '../http/request-log.js';
 import { SendGate } from '../http/send-gate.js';
 import { answerConnect, createHandler } from '../http/node-handler.js';
 import type { ServerLimits } from '../http/limits.js';
@@ -16,11 +18,14 @@ export interface RunningServer {
 }
 
 export interface FrontOptions {
+  readonly dir: string;
   readonly port?: number | undefined;
   readonly host?: string | undefined;
   readonly token?: string | undefined;
   readonly limits: ServerLimits;
   readonly failoverOrigin?: boolean | undefined;
+  readonly requestLog?: ((line: string) => void) | undefined;
+  readonly previewPages?: boolean | undefined;
   readonly log: (line: string) => void;
 }
 
@@ -49,30 +54,23 @@ export async function startFront(options: FrontOptions): Promise<Front> {
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
     filePaths: options.failoverOrigin,
   });
+  const whenReady = (req: IncomingMessage, res: ServerResponse) => (live ? handler(req, res) : void started.then(() => handler(req, res)));
+  const previewed = options.previewPages ?? true ? withPreviewPages(whenReady, { dir: options.dir, context: async () => (await started, live!.current.context) }) : whenReady;
   const server = createHttpServer({
     limits,
-    handler: (req, res) => (live ? handler(req, res) : void started.then(() => handler(req, res))),
+    handler: options.requestLog ? withRequestLog(previewed, options.requestLog) : previewed,
     answerConnect: async (req) => {
       if (!live) await started;
       return answerConnect(req, live!.current.context);
     },
   });
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new CitiesApiError(`port ${options.port} on ${host} is already in use; choose another with --port`) : error));
-    server.listen(options.port ?? 8080, host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server, options.port ?? 8080, options.host ?? '127.0.0.1');
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url: listening.url,
     open(site, store) {
       [live, writer] = [site, store];
       ready();
     },
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () => listening.close(),
   };
 }

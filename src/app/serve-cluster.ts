@@ -4,15 +4,25 @@ import type { City } from '../core/fields.js';
 import { CreateRefused } from '../post/city-store.js';
 import type { ServerLimits } from '../http/limits.js';
 import { readManifestHead } from '../write/manifest-file.js';
+import { CityWriter } from '../dataset/city-writer.js';
+import type { SiteSettings } from '../site/spec.js';
 import type { RunningServer } from './front.js';
-import { SiteKeeper, type KeeperOptions } from './site-keeper.js';
+import { SiteBuilder, type SiteBuilderOptions } from './site-builder.js';
+import { rebuildOnChange, watchDataset } from './dataset-watch.js';
 import type { FromPrimary, FromWorker, WorkerSetup } from './cluster-messages.js';
 
 const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? '../../lib/app/serve-worker.js' : './serve-worker.js', import.meta.url);
 /** How long a worker may take to close before it is killed. */
 const CLOSE_MS = 5000;
 
-type ClusterOptions = Omit<KeeperOptions, 'url' | 'settings' | 'replace' | 'describe'> & Omit<WorkerSetup, 'dir' | 'writable' | 'limits'> & { readonly limits: ServerLimits };
+type ClusterOptions = Omit<SiteBuilderOptions, 'serverUrl'> & Omit<WorkerSetup, 'writable' | 'limits' | 'requestLog'> & {
+  readonly requestLog?: ((line: string) => void) | undefined;
+  readonly data?: string | undefined;
+  readonly writable?: boolean | undefined;
+  readonly watch?: boolean | undefined;
+  readonly limits: ServerLimits;
+  readonly log: (line: string) => void;
+};
 
 /**
  * `serve` with several worker processes (node:cluster) sharing the port: each answers every
@@ -24,9 +34,10 @@ type ClusterOptions = Omit<KeeperOptions, 'url' | 'settings' | 'replace' | 'desc
 export async function serveCluster(options: ClusterOptions, count: number): Promise<RunningServer> {
   const { log } = options;
   cluster.setupPrimary({ exec: WORKER_URL.pathname, args: [], serialization: 'advanced' });
-  const setup: WorkerSetup = { dir: options.dir, port: options.port, host: options.host, token: options.token, limits: options.limits, failoverOrigin: options.failoverOrigin, writable: !!options.writable };
+  const setup: WorkerSetup = { dir: options.dir, port: options.port, host: options.host, token: options.token, limits: options.limits, failoverOrigin: options.failoverOrigin, previewPages: options.previewPages, requestLog: !!options.requestLog, writable: !!options.writable };
   const workers = new Set<Worker>();
-  let keeper: SiteKeeper | undefined;
+  let writer: CityWriter | undefined;
+  let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
   let closing = false;
   let asked = 0;
   /** Sends `message` to every worker and resolves once each has answered it (a worker that exits meanwhile counts as answered). */
@@ -40,6 +51,7 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'create') void create(worker, message.id, message.city);
       if (message.type === 'log') log(message.line);
+      if (message.type === 'request') options.requestLog?.(message.line);
     });
     worker.once('exit', (code, signal) => {
       workers.delete(worker);
@@ -60,7 +72,7 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
   const create = async (worker: Worker, id: number, city: unknown) => {
     let reply: FromPrimary;
     try {
-      reply = { type: 'created', id, city: await keeper!.writer!.create(city as Parameters<NonNullable<SiteKeeper['writer']>['create']>[0]) as City };
+      reply = { type: 'created', id, city: await writer!.create(city as Parameters<CityWriter['create']>[0]) as City };
     } catch (error) {
       reply = error instanceof CreateRefused
         ? { type: 'refused', id, status: error.status, detail: error.detail, retryAfter: error.retryAfter }
@@ -70,26 +82,28 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
   };
   try {
     const { url } = (await Promise.all(Array.from({ length: count }, start)))[0]!;
-    keeper = new SiteKeeper({
-      ...options,
-      url,
-      settings: async () => (await readManifestHead(options.dir))?.settings,
+    const builder = new SiteBuilder({ ...options, serverUrl: url });
+    if (options.data) await builder.first(options.data);
+    const site = { current: { manifest: { settings: await settingsOf(options.dir) } } };
+    builder.serving({
+      current: site.current,
       replace: async (build) => {
         await everyWorker({ type: 'replace' });
         try {
           await build();
         } finally {
           await everyWorker({ type: 'replaced' });
+          site.current.manifest.settings = await settingsOf(options.dir);
         }
       },
-      describe: () => `answered by ${workers.size} workers`,
     });
-    if (options.data) await keeper.buildFrom(options.data);
+    if (options.writable) writer = new CityWriter(options.data!, { publish: (data) => builder.publish(data), lockWait: options.lockWait, log });
     const answers = await everyWorker({ type: 'open', baseUrl: options.data ? undefined : options.baseUrl });
     const first = answers.find((answer) => answer?.type === 'opened');
     if (first?.type !== 'opened' || answers.length < count) throw new CitiesApiError('server workers exited while opening the site');
     opened = true;
-    if (options.watch) await keeper.watch();
+    const describe = () => `answered by ${workers.size} workers`;
+    if (options.watch) watching = await watchDataset(options.data!, () => void rebuildOnChange(options.data!, builder, describe, log, (ms) => watching?.again(ms), options.lockWait));
     const { apiUrl, summary } = first;
     log(`serving ${options.dir} at ${apiUrl} with ${count} workers (${summary})`);
     return { url, apiUrl, close };
@@ -100,7 +114,8 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
 
   async function close(): Promise<void> {
     closing = true;
-    await keeper?.close();
+    watching?.close();
+    await writer?.idle();
     await Promise.all([...workers].map((worker) => new Promise<void>((resolve) => {
       const kill = setTimeout(() => worker.kill('SIGKILL'), CLOSE_MS);
       worker.once('exit', () => (clearTimeout(kill), resolve()));
@@ -128,4 +143,10 @@ function ask(worker: Worker, message: FromPrimary & { id: number }): Promise<Fro
     worker.once('exit', onExit);
     worker.send(message);
   });
+}
+
+async function settingsOf(dir: string): Promise<SiteSettings> {
+  const head = await readManifestHead(dir);
+  if (!head) throw new CitiesApiError(`${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`, 2);
+  return head.settings;
 }

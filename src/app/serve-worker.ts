@@ -10,7 +10,7 @@ import { escapeUriPath } from '../core/url-path.js';
 import type { FromPrimary, FromWorker } from './cluster-messages.js';
 import { startFront, type Front } from './front.js';
 import { LiveSite } from './live-site.js';
-import { checkBaseUrl } from './site-keeper.js';
+import { checkBaseUrl } from './serve.js';
 
 const send = (message: FromWorker) => process.send!(message);
 const log = (line: string) => send({ type: 'log', line });
@@ -48,7 +48,7 @@ async function handle(message: FromPrimary): Promise<FromWorker | undefined> {
   switch (message.type) {
     case 'setup':
       dir = message.setup.dir;
-      front = await startFront({ ...message.setup, log });
+      front = await startFront({ ...message.setup, requestLog: message.setup.requestLog ? (line) => send({ type: 'request', line }) : undefined, log });
       store = message.setup.writable ? new PrimaryStore() : undefined;
       return { type: 'listening', id: message.id, url: front.url };
     case 'open': {
@@ -87,7 +87,7 @@ process.on('message', (message: FromPrimary) => {
   handle(message).then(
     (reply) => reply && send(reply),
     (error) => {
-      if ('id' in message) send({ type: 'failed', id: message.id, message: (error as Error).message, exitCode: error instanceof CitiesApiError ? error.exitCode : undefined });
+      if ('id' in message) send({ type: 'failed', id: message.id, message: (error as Error).message, exitCode: error instanceof CitiesApiError && error.exitCode === 2 ? 2 : undefined });
     },
   );
 });

@@ -1,78 +1,105 @@
 import { availableParallelism } from 'node:os';
+import { CityWriter } from '../dataset/city-writer.js';
+import type { Collation } from '../core/collation.js';
 import { CitiesApiError } from '../core/errors.js';
 import { resolveLimits, type ServerLimits } from '../http/limits.js';
+import { normalizeBaseUrl, type SiteSettings } from '../site/spec.js';
 import { LiveSite } from './live-site.js';
+import { SiteBuilder } from './site-builder.js';
+import { rebuildOnChange, watchDataset } from './dataset-watch.js';
 import { checkWritable } from '../dataset/append-cities.js';
 import { tokenProblems } from '../http/token-auth.js';
 import { endpointPath } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
 import { startFront, type RunningServer } from './front.js';
-import { checkBaseUrl, SiteKeeper, type SiteChoices } from './site-keeper.js';
 import { serveCluster } from './serve-cluster.js';
 
 const DEFAULT_LOCK_WAIT = 10_000;
 
-export interface ServeOptions extends SiteChoices {
+export interface ServeOptions {
+  /** The site directory: served as built, or (re)built first from `data`. */
+  readonly dir: string;
+  readonly data?: string | undefined;
+  /** Where links point; default: the site's own base URL, or this server's URL when building. */
+  readonly baseUrl?: string | undefined;
+  readonly collation?: Collation | undefined;
+  readonly pageSizes?: readonly number[] | undefined;
+  readonly orderings?: readonly string[] | undefined;
   readonly port?: number | undefined;
   readonly host?: string | undefined;
+  /** Accept POST (needs `data` and `token`). */
+  readonly writable?: boolean | undefined;
   readonly token?: string | undefined;
+  /** Rebuild when the dataset file changes (needs `data`). */
+  readonly watch?: boolean | undefined;
   /** How long a POST or a rebuild waits for a lock another process holds (the site's build lock, the dataset's), in ms; default 10 s. */
   readonly lockWait?: number | undefined;
   /** Timeouts, header size and memory for answers; each defaults to DEFAULT_LIMITS' (see server-limits.ts). */
   readonly limits?: Partial<ServerLimits> | undefined;
   /** Also answer GET/HEAD of the site's file paths with the answer each stands for: the origin a CDN fails over to when its copy of the site lacks a file. */
   readonly failoverOrigin?: boolean | undefined;
+  readonly log?: (line: string) => void;
+  /** Told a line per request once answered (method, target, status, ms); none when absent. */
+  readonly requestLog?: ((line: string) => void) | undefined;
+  /** Answer `/` (a page linking the API) and `/openapi.json` (the site's), which the reference answers with a 404 (default true). */
+  readonly previewPages?: boolean | undefined;
   /**
    * Server processes answering requests (node:cluster), each from the whole site; 'auto': one per
    * CPU. Default 1: this process. With more, this process is the one writer (builds, --watch,
    * --writable's commits) and every worker answers from the new site before a rebuild is reported.
    */
   readonly workers?: number | 'auto' | undefined;
-  readonly log?: (line: string) => void;
 }
 
 export type { RunningServer } from './front.js';
 
-/** Starts the server: static files first (sirv), everything else computed live from the same page function. */
-export async function serve(options: ServeOptions): Promise<RunningServer> {
-  const log = options.log ?? (() => {});
-  const workers = workerCount(options.workers);
+/** Checks the options that need no I/O, and the token's strength (a warning when weak). */
+function checkOptions(options: ServeOptions, log: (line: string) => void): void {
   if ((options.writable || options.watch) && !options.data) throw new CitiesApiError(`--${options.writable ? 'writable' : 'watch'} needs a dataset file (--data)`, 2);
   if (options.writable && !options.token) throw new CitiesApiError('--writable needs a token: set CITIES_API_TOKEN in the environment', 2);
   if (options.writable) {
     const { error, warning } = tokenProblems(options.token!);
     if (error) throw new CitiesApiError(`CITIES_API_TOKEN ${error}`, 2);
     if (warning) log(`warning: CITIES_API_TOKEN ${warning}`);
-    for (const line of await checkWritable(options.data!)) log(line);
   }
+}
+
+/**
+ * Starts the server, in four steps each in its own module: listen (http/listen.ts; requests
+ * wait until the site is ready), ensure the site is built (site-builder.ts, with --data),
+ * serve it (live-site.ts, following other processes' builds), then accept POST (--writable)
+ * and follow the dataset (--watch, dataset-watch.ts). Static files first (sirv), everything
+ * else computed live from the same page function.
+ */
+export async function serve(options: ServeOptions): Promise<RunningServer> {
+  const log = options.log ?? (() => {});
+  const workers = workerCount(options.workers);
+  checkOptions(options, log);
+  if (options.writable) for (const line of await checkWritable(options.data!)) log(line);
   const lockWait = options.lockWait ?? DEFAULT_LOCK_WAIT;
   const limits = resolveLimits(options.limits);
   if (workers > 1) return serveCluster({ ...options, lockWait, limits, log }, workers);
   const front = await startFront({ ...options, limits, log });
+  const builder = new SiteBuilder({ ...options, serverUrl: front.url, lockWait });
   let live: LiveSite | undefined;
-  let keeper: SiteKeeper | undefined;
+  let writer: CityWriter | undefined;
+  let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
   try {
-    keeper = new SiteKeeper({
-      ...options,
-      lockWait,
-      log,
-      url: front.url,
-      settings: async () => live?.current.manifest.settings,
-      replace: (build) => live!.replace(build),
-      describe: () => `${live!.current.context.index.count} cities`,
-    });
-    if (options.data) await keeper.buildFrom(options.data);
+    if (options.data) await builder.first(options.data);
     live = await LiveSite.open(options.dir);
+    builder.serving(live);
     await live.watchBuilds();
     checkBaseUrl(options, live.current.manifest.settings);
-    if (options.watch) await keeper.watch();
+    if (options.writable) writer = new CityWriter(options.data!, { publish: (data) => builder.publish(data), lockWait, log });
+    const describe = () => `${live!.current.context.index.count} cities`;
+    if (options.watch) watching = await watchDataset(options.data!, () => void rebuildOnChange(options.data!, builder, describe, log, (ms) => watching?.again(ms), lockWait));
   } catch (error) {
-    await keeper?.close();
+    watching?.close();
     live?.close();
     await front.close();
     throw error;
   }
-  front.open(live, keeper.writer);
+  front.open(live, writer);
   const { context } = live.current;
   const apiUrl = `${front.url}${escapeUriPath(endpointPath(context.spec.mount))}`;
   log(`serving ${options.dir} at ${apiUrl} (${context.index.count} cities; links on ${context.spec.baseUrl})`);
@@ -80,11 +107,19 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     url: front.url,
     apiUrl,
     async close() {
-      live!.close();
-      await keeper!.close();
+      watching?.close();
+      live?.close();
+      await writer?.idle();
       await front.close();
     },
   };
+}
+
+/** A site served as built must have been built for the base URL asked for. */
+export function checkBaseUrl(options: { readonly dir: string; readonly data?: string | undefined; readonly baseUrl?: string | undefined }, settings: SiteSettings): void {
+  if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== settings.baseUrl) {
+    throw new CitiesApiError(`${options.dir} was built for ${settings.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
+  }
 }
 
 /** How many server processes `workers` asks for (1, a count, or one per CPU). */

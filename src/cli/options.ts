@@ -53,6 +53,8 @@ export interface OptionValues {
   watch: boolean;
   failoverOrigin: boolean;
   workers: number | 'auto';
+  quiet: boolean;
+  previewPages: boolean;
 }
 
 function parsePort(value: string | number): number {
@@ -86,13 +88,15 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'liveUrl', flag: '--live-url <url>', help: 'origin for queries no file answers (a cities-api serve)', commands: ['config cloudfront'], defaultText: 'the site\'s --live-url, else a 404 saying so', parse: normalizeBaseUrl },
   { key: 'maxFiles', flag: '--max-files <n>', help: 'refuse to build a site of more files than this', commands: BUILDING, config: 'integer', default: DEFAULT_MAX_FILES, parse: parseMaxFiles },
   { key: 'minFree', flag: '--min-free <size>', help: 'free space the build leaves on the site\'s filesystem, e.g. 500MB, 2GB, 0', commands: BUILDING, config: 'size', defaultText: '5% of it, at most 1GB', parse: parseMinFree },
-  { key: 'force', flag: '--force', help: 'rewrite every file, reusing nothing of the old site (e.g. after a Node upgrade changed ICU collation)', commands: BUILDING },
+  { key: 'force', flag: '--force', help: 'rewrite every file, reusing nothing of the old site (a Node with other ICU/Unicode data rebuilds without it)', commands: BUILDING },
   { key: 'port', flag: '--port <number>', help: 'port to listen on (0: any free port)', commands: ['serve'], config: 'integer', default: 8080, parse: parsePort },
   { key: 'host', flag: '--host <address>', help: 'address to listen on', commands: ['serve'], config: 'string', default: '127.0.0.1' },
   { key: 'workers', flag: '--workers <n>', help: 'server processes sharing the port (node:cluster), auto: one per CPU; this process stays the one writer (builds, --watch, POST)', commands: ['serve'], config: 'integer or "auto"', default: 1, parse: parseWorkers },
   { key: 'writable', flag: '--writable', help: 'accept POST to create cities (clients send Authorization: Token $CITIES_API_TOKEN)', commands: ['serve'] },
   { key: 'watch', flag: '--watch', help: 'rebuild and answer from the new data when the dataset file changes', commands: ['serve'] },
   { key: 'failoverOrigin', flag: '--failover-origin', help: 'also answer the site\'s file paths, as the origin a CDN fails over to when its copy lacks a file (docs/cloudfront.md)', commands: ['serve'] },
+  { key: 'quiet', flag: '--quiet', help: 'print no line per request (method, target, status, ms)', commands: ['serve'], config: 'boolean' },
+  { key: 'previewPages', flag: '--no-preview-pages', help: 'answer / and /openapi.json with Django\'s 404, as the reference does, rather than a page linking the API and the site\'s OpenAPI document', commands: ['serve'], config: 'boolean', default: true },
 ];
 
 /** The options of one command, in table order. */
