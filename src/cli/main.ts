@@ -174,6 +174,7 @@ export async function runMain(options: RunOptions): Promise<number> {
       token: process.env.CITIES_API_TOKEN,
       watch: o.watch,
       failoverOrigin: o.failoverOrigin,
+      workers: o.workers,
       log: say,
       requestLog: o.quiet ? undefined : say,
       previewPages: o.previewPages,

@@ -2,7 +2,7 @@ import type { CityIndex } from './city-index.js';
 import { detailJson, envelopeJson } from './json-text.js';
 import { parseOrdering } from './ordering.js';
 import { pageSizeFrom, paginate } from './paginate.js';
-import { lastValue, withParam, type QueryPair } from './query-string.js';
+import { lastValue, paramSetter, type QueryPair } from './query-string.js';
 import { ROUTES } from './route-table.js';
 
 const { param } = ROUTES;
@@ -30,7 +30,8 @@ export function answerListing(index: CityIndex, pairs: readonly QueryPair[], bas
   const slice = paginate(index.count, pageSize, lastValue(pairs, param.page));
   if (!slice) return { status: 404, body: [INVALID_PAGE] };
   const positions = index.positions(parseOrdering(lastValue(pairs, param.ordering)), slice.start, slice.end);
-  const link = (page: number | null) => listingUrl(baseUrl, withParam(pairs, param.page, page === null ? null : String(page)));
+  const query = paramSetter(pairs, param.page);
+  const link = (page: number | null) => listingUrl(baseUrl, query(page === null ? null : String(page)));
   const next = slice.number < slice.pages ? link(slice.number + 1) : null;
   const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : null;
   return { status: 200, body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(positions[i]!)) };

@@ -46,6 +46,13 @@ export type Route =
   | StaticRoute
   | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
 
+/** A GET or HEAD the page function answers: what is left of routing once the request is decoded (see plan()). */
+export interface ListingRoute {
+  readonly kind: 'listing';
+  readonly pairs: readonly QueryPair[];
+  readonly negotiation: Negotiation;
+}
+
 const { header, headers: API_HEADERS, djangoHeaders: DJANGO_HEADERS, contentType, limits } = ROUTES;
 /** Every answer of the endpoint in compact JSON, and every answer from a site file (with sirv's own). */
 export const JSON_HEADERS: Readonly<Headers> = { ...API_HEADERS, [header.contentType]: contentType.json };
@@ -58,6 +65,16 @@ const URI_TOO_LONG = Buffer.from(detailJson(`Request-URI too long: the path and 
 
 /** `filePaths`: also answer GET/HEAD of the site's file paths, as a failover origin behind a CDN that rewrites queries to files (see fileRoute). */
 export function route(req: ApiRequest, site: SiteContext, filePaths = false): Route {
+  const decided = plan(req, site, filePaths);
+  return decided.kind === 'listing' ? answerPlanned(req, decided, site) : decided;
+}
+
+/**
+ * route(), the page left uncomputed: for a GET or HEAD, a `static` or `listing` plan depends on
+ * the method, target and Accept header and the site only, so a server may remember it (see
+ * route-memo.ts) and compute only the page with answerPlanned().
+ */
+export function plan(req: ApiRequest, site: SiteContext, filePaths = false): Route | ListingRoute {
   if (req.target.length > limits.targetBytes) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
   const { rawPath, query } = splitTarget(req.target);
   const path = pathInfo(rawPath);
@@ -70,8 +87,14 @@ export function route(req: ApiRequest, site: SiteContext, filePaths = false): Ro
   return answerEndpoint(req, parseQuery(query), site);
 }
 
+/** The page of a listing plan, in the negotiated form. */
+export function answerPlanned(req: ApiRequest, { pairs, negotiation }: ListingRoute, site: SiteContext): Extract<Route, { kind: 'answer' }> {
+  const listing = answerListing(site.index, pairs, site.spec.baseUrl);
+  return render(req, negotiation, listing.status, listing.body, pairs, site.index.count);
+}
+
 /** The endpoint's answer to a request with these query pairs. */
-function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: SiteContext): Route {
+function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: SiteContext): Route | ListingRoute {
   const negotiation = negotiateCached(lastValue(pairs, ROUTES.param.format), req.accept);
   const answer = (status: number, json: string | Buffer | Iterable<Buffer>) => render(req, negotiation, status, json, pairs);
   if ('status' in negotiation) return answer(negotiation.status, detailJson(negotiation.detail));
@@ -80,8 +103,7 @@ function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: Site
     case 'HEAD': {
       const file = site.useFiles !== false && negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.spec) : null;
       if (file) return { kind: 'static', file, headers: JSON_HEADERS };
-      const listing = answerListing(site.index, pairs, site.spec.baseUrl);
-      return render(req, negotiation, listing.status, listing.body, pairs, site.index.count);
+      return { kind: 'listing', pairs, negotiation };
     }
     case 'OPTIONS': {
       const options = answer(200, JSON.stringify(optionsMetadata()));
@@ -101,7 +123,7 @@ function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: Site
  * failover origin once the site no longer holds it: the endpoint's answer to the query the file
  * stands for (queryForFile). Null for any other request, which gets Django's 404.
  */
-function fileRoute(req: ApiRequest, path: string, query: string, site: SiteContext): Route | null {
+function fileRoute(req: ApiRequest, path: string, query: string, site: SiteContext): Route | ListingRoute | null {
   if (!(ROUTES.fileMethods as readonly string[]).includes(req.method) || queryFieldCount(query) > limits.fields) return null;
   const pairs = queryForFile(path, parseQuery(query));
   return pairs && answerEndpoint(req, pairs, site);
