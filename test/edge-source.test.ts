@@ -188,6 +188,14 @@ describe('what the edge cannot answer is a clear error, and a failure does not s
     await expect(source.answer(parseQuery(''), BASE)).rejects.toThrow(/chunks\/\d+\.bin is from another build than the edge index/);
   });
 
+  it('indexFor prepares one page: asked for another, its index throws instead of answering wrong', async () => {
+    const index = tiedIndex(600);
+    const prepared = await new EdgeSource(siteOf(index).read).indexFor(parseQuery('ordering=name_ar&page=2'));
+    expect(bodyBytes(answerListing(prepared, parseQuery('ordering=name_ar&page=2'), BASE).body).equals(bodyBytes(answerListing(index, parseQuery('ordering=name_ar&page=2'), BASE).body))).toBe(true);
+    expect(() => answerListing(prepared, parseQuery('ordering=name_ar&page=3'), BASE)).toThrow(/prepared another page/);
+    expect(() => answerListing(prepared, parseQuery('ordering=-name_ar&page=2'), BASE)).toThrow(/prepared another page/);
+  });
+
   it('a missing or foreign index says what to do', async () => {
     await expect(new EdgeSource(async () => new TextEncoder().encode('<!doctype html>')).answer([], BASE)).rejects.toThrow(/index\.json is not JSON: deploy the files of a site built by this version/);
     await expect(new EdgeSource(async () => new TextEncoder().encode('{"format":2}')).answer([], BASE)).rejects.toThrow(/not an edge index of format 1/);

@@ -34,22 +34,18 @@ export interface PageIndex {
 export function answerListing(index: PageIndex, pairs: readonly QueryPair[], baseUrl: string): ListingAnswer {
   const page = pageOf(index.count, pairs);
   if (!page) return { status: 404, body: [INVALID_PAGE] };
-  const positions = index.positions(page.ordering, page.slice.start, page.slice.end);
-  return pageAnswer(index.count, pairs, baseUrl, page.slice, (i) => index.json(positions[i]!));
+  const { slice } = page;
+  const positions = index.positions(page.ordering, slice.start, slice.end);
+  const link = (page: number | null) => listingUrl(baseUrl, withParam(pairs, param.page, page === null ? null : String(page)));
+  const next = slice.number < slice.pages ? link(slice.number + 1) : null;
+  const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : null;
+  return { status: 200, body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(positions[i]!)) };
 }
 
 /** Which cities a query asks for: its ordering and page slice, or null for 404 "Invalid page.". */
 export function pageOf(count: number, pairs: readonly QueryPair[]): { readonly ordering: Ordering; readonly slice: PageSlice } | null {
   const slice = paginate(count, pageSizeFrom(lastValue(pairs, param.pageSize)), lastValue(pairs, param.page));
   return slice && { ordering: parseOrdering(lastValue(pairs, param.ordering)), slice };
-}
-
-/** The 200 answer of a page whose `i`-th city (in the ordering) is `city(i)`. */
-export function pageAnswer(count: number, pairs: readonly QueryPair[], baseUrl: string, slice: PageSlice, city: (i: number) => Buffer): ListingAnswer {
-  const link = (page: number | null) => listingUrl(baseUrl, withParam(pairs, param.page, page === null ? null : String(page)));
-  const next = slice.number < slice.pages ? link(slice.number + 1) : null;
-  const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : null;
-  return { status: 200, body: envelopeJson(count, next, previous, slice.end - slice.start, city) };
 }
 
 /** The endpoint's absolute URL on `baseUrl`, with a query string when there is one. */

@@ -1,8 +1,8 @@
 import { CitiesApiError } from '../core/errors.js';
 import type { NameField } from '../core/fields.js';
-import type { Ordering } from '../core/ordering.js';
+import { orderingKey, type Ordering } from '../core/ordering.js';
 import { Orders, type OrderSource } from '../core/orders.js';
-import { INVALID_PAGE, pageAnswer, pageOf, type ListingAnswer } from '../core/page.js';
+import { answerListing, pageOf, type ListingAnswer, type PageIndex } from '../core/page.js';
 import type { QueryPair } from '../core/query-string.js';
 import type { Ranks } from '../core/rank-order.js';
 import { ROUTES } from '../core/route-table.js';
@@ -50,16 +50,32 @@ export class EdgeSource {
     return (await this.loaded()).index.count;
   }
 
-  /** answerListing(index of the whole dataset, pairs, baseUrl), byte for byte, from the files a page needs. */
-  async answer(pairs: readonly QueryPair[], baseUrl: string): Promise<ListingAnswer> {
+  /**
+   * What answerListing needs to answer this query (the same query, with any base URL): the
+   * page's positions and cities, read first. Its `positions` and `json` serve this page only.
+   */
+  async indexFor(pairs: readonly QueryPair[]): Promise<PageIndex> {
     const { index, fields, orders, chunks } = await this.loaded();
     const page = pageOf(index.count, pairs);
-    if (!page) return { status: 404, body: [INVALID_PAGE] };
+    if (!page) return { count: index.count, positions: unprepared, json: unprepared };
     const { start, end } = page.slice;
     if (end - start > this.maxPageCities) throw new PageTooLarge(end - start, this.maxPageCities);
     await fields.load(page.ordering.length ? orders.decisive(page.ordering).map((t) => t.field) : [ROUTES.absent]);
-    const cities = await chunks.cities(orders.positions(page.ordering, start, end));
-    return pageAnswer(index.count, pairs, baseUrl, page.slice, (i) => cities[i]!);
+    const positions = orders.positions(page.ordering, start, end);
+    const cities = await chunks.cities(positions);
+    const at = new Map<number, number>();
+    positions.forEach((position, i) => at.set(position, i));
+    const key = orderingKey(page.ordering);
+    return {
+      count: index.count,
+      positions: (ordering, from, to) => (from === start && to === end && orderingKey(ordering) === key ? positions : unprepared()),
+      json: (position) => cities[at.get(position) ?? unprepared()]!,
+    };
+  }
+
+  /** answerListing(index of the whole dataset, pairs, baseUrl), byte for byte, from the files the page needs. */
+  async answer(pairs: readonly QueryPair[], baseUrl: string): Promise<ListingAnswer> {
+    return answerListing(await this.indexFor(pairs), pairs, baseUrl);
   }
 
   private loaded(): Promise<Loaded> {
@@ -81,6 +97,10 @@ interface Loaded {
   readonly fields: FieldRanks;
   readonly orders: Orders;
   readonly chunks: ChunkReader;
+}
+
+function unprepared(): never {
+  throw new Error('the edge source prepared another page than the one asked');
 }
 
 function parseIndex(bytes: Uint8Array): EdgeIndex {
