@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RouteMemo, type Plan } from '../src/http/route-memo.js';
 import { JSON_HEADERS } from '../src/http/route.js';
 
+type Key = [method: string, accept: string | undefined, target: string];
 const planFor = (file: string): Plan => ({ kind: 'static', file, headers: JSON_HEADERS });
 
 // Requests whose method, Accept or target differ in any way never share a remembered decision.
@@ -12,7 +13,7 @@ describe('route memo keys are injective', () => {
     ['a NUL in the format vs none', ['GET', undefined, '/cities/?format=%00'], ['GET', undefined, '/cities/?format=']],
     ['target and Accept not concatenated', ['GET', 'a', 'b/cities/'], ['GET', 'ab', '/cities/']],
     ['Accept differing in case', ['GET', 'text/html', '/cities/'], ['GET', 'TEXT/HTML', '/cities/']],
-  ] as const)('%s', (_, a, b) => {
+  ] as [string, Key, Key][])('%s', (_, a, b) => {
     const memo = new RouteMemo();
     memo.set(...a, planFor('a'));
     expect(memo.get(...b)).toBeUndefined();
