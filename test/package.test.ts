@@ -120,8 +120,8 @@ describe('the tarball', () => {
     expect(packed.files.map((f) => f.path).filter((p) => pattern.test(p))).toEqual([]);
   });
 
-  it('is small: under 200 kB packed', () => {
-    expect(packed.size).toBeLessThan(200_000);
+  it('is small: under 300 kB packed (code, docs and the 48-city sample; the file list above keeps tests and bench data out)', () => {
+    expect(packed.size).toBeLessThan(300_000);
   });
 
   it('declares what users and registries read', async () => {
