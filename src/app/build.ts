@@ -135,7 +135,7 @@ function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
   return !!site && JSON.stringify(site) === JSON.stringify(manifest);
 }
 
-function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Buffer>): Generator<SiteEntry> {
+function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Uint8Array>): Generator<SiteEntry> {
   for (const file of pageFiles(index, spec)) yield { ...file, compress: true };
   // Every other file of the route table's list but the manifest, which the writer writes last.
   const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest'>, Body> = {

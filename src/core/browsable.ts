@@ -1,3 +1,4 @@
+import { utf8, type Bytes } from './bytes.js';
 import { escapeHtml, prettyParts } from './pretty-json.js';
 import { ROUTES } from './route-table.js';
 
@@ -11,7 +12,7 @@ export interface BrowsableAnswer {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   /** The JSON body the API would send, in parts. */
-  readonly json: Iterable<Buffer>;
+  readonly json: Iterable<Bytes>;
   /** Values to preselect in the form. */
   readonly ordering?: string | undefined;
   readonly pageSize?: string | undefined;
@@ -31,10 +32,10 @@ function orderingOptions(selected: string | undefined): string {
 }
 
 /** The page in parts: the answer's JSON pretty-printed (escaped, URLs linked) part by part, never whole. */
-export function* browsablePage(answer: BrowsableAnswer): Generator<Buffer> {
+export function* browsablePage(answer: BrowsableAnswer): Generator<Bytes> {
   const headers = Object.entries(answer.headers).map(([k, v]) => `<b>${escapeHtml(k)}:</b> ${escapeHtml(v)}`).join('\n');
   const path = answer.target.split('?')[0]!;
-  yield Buffer.from(`<!DOCTYPE html>
+  yield utf8(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -67,7 +68,7 @@ ${headers}
 
 `);
   yield* prettyParts(answer.json, 4, 'html');
-  yield Buffer.from(`</pre>
+  yield utf8(`</pre>
 </main>
 <script>
 document.getElementById('listing').addEventListener('submit', function () {

@@ -7,7 +7,7 @@ import type { Negotiation } from '../core/negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from '../core/page.js';
 import { rawResponse } from './raw-answer.js';
-import { badRequest, JSON_HEADERS, originForm, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './route.js';
+import { badRequest, JSON_HEADERS, originForm, READ_ONLY_DETAIL, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './route.js';
 import type { FileLookup } from './file-cache.js';
 import { holdBytes, type SendGate } from './send-gate.js';
 import { RelayResponse } from './sirv-response.js';
@@ -89,7 +89,7 @@ export function answerConnect(req: IncomingMessage, site: SiteContext): Buffer {
   const decision = route({ method: 'CONNECT', target: originForm(req.url ?? '/'), accept: req.headers.accept }, site);
   // Only GET, HEAD and POST are routed to files or the writer.
   const answer = decision.kind === 'answer' ? decision : { status: 405, headers: JSON_HEADERS, body: Buffer.from(detailJson('Method "CONNECT" not allowed.')) };
-  return rawResponse(answer.status, answer.headers, Buffer.isBuffer(answer.body) ? answer.body : bodyBytes(answer.body));
+  return rawResponse(answer.status, answer.headers, answer.body instanceof Uint8Array ? answer.body : bodyBytes(answer.body));
 }
 
 function sendFile(req: IncomingMessage, res: ServerResponse, { file, headers }: StaticRoute, found: FileLookup, site: SiteState, options: HandlerOptions, live: () => void): void {
@@ -113,7 +113,7 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
     send(res, status, { ...answer.headers, ...extra }, answer.body);
   };
   if (!options.writer || options.token === undefined) {
-    return fail(403, 'This API is read-only: start cities-api serve with --writable and CITIES_API_TOKEN set to accept POST.');
+    return fail(403, READ_ONLY_DETAIL);
   }
   const denied = checkToken(req.headers.authorization, options.token);
   if (denied) return fail(denied.status, denied.detail, { [ROUTES.header.authenticate]: 'Token' });
@@ -121,7 +121,7 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
   // The rest of a refused body is never read: the connection cannot carry another request.
   if ('djangoPage' in body) {
     const page = badRequest();
-    return send(res, page.status, page.headers, page.body as Buffer);
+    return send(res, page.status, page.headers, page.body);
   }
   if ('status' in body) return fail(body.status, body.detail, body.status === 413 || body.status === 408 ? { Connection: 'close' } : {});
   const result = validateNewCity(body.data, body.fromForm);
@@ -141,11 +141,11 @@ function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiati
   send(res, status, answer.headers, answer.body);
 }
 
-function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | Iterable<Buffer> | Parts): void {
+function send(res: ServerResponse, status: number, headers: Headers, body?: Uint8Array | Iterable<Uint8Array> | Parts): void {
   for (const name in headers) res.setHeader(name, headers[name]!);
-  if (Array.isArray(body) && body.length === 1) body = body[0] as Buffer;
+  if (Array.isArray(body) && body.length === 1) body = body[0] as Uint8Array;
   const head = res.req.method === 'HEAD';
-  if (body === undefined || Buffer.isBuffer(body)) {
+  if (body === undefined || body instanceof Uint8Array) {
     if (body) res.setHeader(ROUTES.header.contentLength, body.length);
     if (body && !head) holdBytes(res, body.length);
     res.writeHead(status);
