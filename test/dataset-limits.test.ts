@@ -104,7 +104,7 @@ describe('#17 settings and config values are quoted short in messages', () => {
     await writeFile(join(project, CONFIG_FILE), JSON.stringify({ [long]: 1 }));
     await expect(loadConfig(project)).rejects.toThrow(/unknown setting "x{70,}\.\.\." \(known: [^)]*\)$/);
     await writeFile(join(project, CONFIG_FILE), JSON.stringify({ baseUrl: [long] }));
-    await expect(loadConfig(project)).rejects.toThrow(/setting "baseUrl" has the wrong type \(\["x{70,}\.\.\.\)$/);
+    await expect(loadConfig(project)).rejects.toThrow(/setting "baseUrl" has the wrong type \(\["x{70,}\.\.\.\), expected a string$/);
   });
 });
 

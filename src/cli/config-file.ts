@@ -1,45 +1,22 @@
 import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { CitiesApiError, shortText, showValue } from '../core/errors.js';
+import { CONFIG_KEYS, configTypeAccepts } from './options.js';
 
 export const CONFIG_FILE = 'cities-api.config.json';
 
-/** Defaults a project can keep in `cities-api.config.json`; command-line flags override them. */
-export interface ProjectConfig {
-  data?: string;
-  out?: string;
-  baseUrl?: string;
-  collation?: string;
-  pageSizes?: string | number[];
-  orderings?: string | string[];
-  port?: number;
-  host?: string;
-  liveUrl?: string;
-  maxFiles?: number;
-  minFree?: string | number;
-}
+/** A project's config file: its values (keys of the option table), paths in them resolved against its directory. */
+export type ProjectConfig = Readonly<Record<string, unknown>>;
 
-const TYPES: Record<keyof ProjectConfig, (v: unknown) => boolean> = {
-  data: isString,
-  out: isString,
-  baseUrl: isString,
-  collation: isString,
-  pageSizes: (v) => isString(v) || (Array.isArray(v) && v.every((n) => typeof n === 'number')),
-  orderings: (v) => isString(v) || (Array.isArray(v) && v.every(isString)),
-  port: (v) => Number.isInteger(v),
-  host: isString,
-  liveUrl: isString,
-  maxFiles: (v) => Number.isInteger(v),
-  minFree: (v) => isString(v) || (typeof v === 'number' && v >= 0),
-};
+/** Config keys holding a path, read relative to the config file's directory. */
+const PATH_KEYS = ['data', 'out'];
 
-function isString(v: unknown): v is string {
-  return typeof v === 'string';
-}
-
-/** The config of the working directory, or {} when it has none. */
-export async function loadConfig(cwd: string): Promise<ProjectConfig> {
-  const file = join(cwd, CONFIG_FILE);
+/**
+ * The config given with `--config FILE` (which must exist), else `cities-api.config.json` of the
+ * working directory, or {} when there is none.
+ */
+export async function loadConfig(cwd: string, explicit?: string): Promise<ProjectConfig> {
+  const file = explicit === undefined ? join(cwd, CONFIG_FILE) : resolve(cwd, explicit);
   let text: string;
   try {
     // A device or a pipe under that name is refused before it is read (it may never end).
@@ -47,7 +24,8 @@ export async function loadConfig(cwd: string): Promise<ProjectConfig> {
     text = await readFile(file, 'utf8');
   } catch (error) {
     if (error instanceof CitiesApiError) throw error;
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && explicit === undefined) return {};
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new CitiesApiError(`--config ${explicit}: no such file (${file})`, 2);
     throw new CitiesApiError(`cannot read ${file}: ${(error as Error).message}`, 2);
   }
   let config: unknown;
@@ -57,10 +35,12 @@ export async function loadConfig(cwd: string): Promise<ProjectConfig> {
     throw new CitiesApiError(`${file} is not valid JSON: ${(error as Error).message}`, 2);
   }
   if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new CitiesApiError(`${file} must hold a JSON object`, 2);
+  const values: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(config)) {
-    const check = TYPES[key as keyof ProjectConfig];
-    if (!check) throw new CitiesApiError(`${file}: unknown setting "${shortText(key)}" (known: ${Object.keys(TYPES).join(', ')})`, 2);
-    if (!check(value)) throw new CitiesApiError(`${file}: setting "${shortText(key)}" has the wrong type (${showValue(value)})`, 2);
+    const type = CONFIG_KEYS.get(key);
+    if (!type) throw new CitiesApiError(`${file}: unknown setting "${shortText(key)}" (known: ${[...CONFIG_KEYS.keys()].join(', ')})`, 2);
+    if (!configTypeAccepts(type, value)) throw new CitiesApiError(`${file}: setting "${shortText(key)}" has the wrong type (${showValue(value)}), expected a ${type}`, 2);
+    values[key] = PATH_KEYS.includes(key) && !isAbsolute(value as string) ? resolve(dirname(file), value as string) : value;
   }
-  return config as ProjectConfig;
+  return values;
 }

@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONFIG_KEYS, OPTIONS, optionsMarkdown, optionsOf, type CommandName } from '../src/cli/options.js';
+import { cli } from './cli-helpers.js';
+import { KIT, tempDir } from './helpers.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-options-')));
+afterAll(() => cleanup());
+
+/** A project whose config file holds `config` (over a small, fast base), with the 11-city dataset as data/cities.csv. */
+async function project(name: string, config: Record<string, unknown>): Promise<string> {
+  const dir = join(root, name);
+  await mkdir(join(dir, 'data'), { recursive: true });
+  await copyFile(join(KIT, 'cities11.csv'), join(dir, 'data/cities.csv'));
+  await copyFile(join(KIT, 'cities48.csv'), join(dir, 'data/other.csv'));
+  await writeFile(join(dir, 'cities-api.config.json'), JSON.stringify({ orderings: 'default', pageSizes: [20], collation: 'codepoint', ...config }));
+  return dir;
+}
+
+/** `cities-api serve` started in `cwd`; resolves to the URL it says it listens at. */
+function serveIn(cwd: string): Promise<string> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise<string>((done, fail) => {
+    const read = (d: Buffer) => {
+      output += d;
+      const m = / at (http:\/\/[^/\s]+)/.exec(output);
+      if (m) { child.kill('SIGTERM'); done(m[1]!); }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.on('exit', () => fail(new Error(`serve stopped: ${output}`)));
+  });
+}
+
+const built = async (dir: string, ...args: string[]) => {
+  const run = await cli(dir, 'build', ...args);
+  return { ...run, manifest: run.code === 0 ? await readFile(join(dir, 'dist/_cities-api/manifest.json'), 'utf8').catch(() => '') : '' };
+};
+
+describe('every config file key changes what the command does', () => {
+  const cases: [string, Record<string, unknown>, (dir: string) => Promise<void>][] = [
+    ['data', { data: 'data/other.csv' }, async (dir) => expect((await built(dir)).stdout).toMatch(/^data\/other\.csv: 48 cities valid/)],
+    ['out', { out: 'public' }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'public/_cities-api/manifest.json'))).toBe(true); }],
+    ['baseUrl', { baseUrl: 'https://cities.example.org/v2' }, async (dir) => expect((await built(dir)).manifest).toContain('"baseUrl": "https://cities.example.org/v2"')],
+    ['collation', { collation: 'locale' }, async (dir) => expect((await built(dir)).manifest).toContain('"collation": "locale"')],
+    ['pageSizes', { pageSizes: [7] }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'dist/cities/default/7/2.json'))).toBe(true); }],
+    ['orderings', { orderings: ['default', '-name_fr'] }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'dist/cities/-name_fr/20/1.json'))).toBe(true); }],
+    ['compress', { compress: false }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'dist/cities/default/20/1.json.gz'))).toBe(false); }],
+    ['liveUrl', { liveUrl: 'https://live.example.org' }, async (dir) => { await built(dir); expect(await readFile(join(dir, 'dist/_redirects'), 'utf8')).toContain('https://live.example.org'); }],
+    ['maxFiles', { maxFiles: 3 }, async (dir) => expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/above --max-files 3\b/) })],
+    ['minFree', { minFree: '99999GB' }, async (dir) => expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--min-free/) })],
+    ['port', { port: 18_000 + (process.pid % 1000) }, async (dir) => { await built(dir); expect(await serveIn(dir)).toBe(`http://127.0.0.1:${18_000 + (process.pid % 1000)}`); }],
+    ['host', { host: '127.0.0.2', port: 0 }, async (dir) => { await built(dir); expect(await serveIn(dir)).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/); }],
+  ];
+
+  it('the cases cover every key of the table', () => {
+    expect(cases.map(([key]) => key).sort()).toEqual([...CONFIG_KEYS.keys()].sort());
+  });
+
+  it.each(cases)('%s', async (key, config, check) => {
+    await check(await project(`key-${key}`, config));
+  }, 60_000);
+
+  it('a flag wins over the config file', async () => {
+    const dir = await project('flag-wins', { pageSizes: [7] });
+    await built(dir, '--page-sizes', '9');
+    expect([existsSync(join(dir, 'dist/cities/default/9/1.json')), existsSync(join(dir, 'dist/cities/default/7/1.json'))]).toEqual([true, false]);
+  });
+});
+
+describe('--config FILE', () => {
+  it('reads another file, its relative paths from its own directory, before or after the command', async () => {
+    const dir = await project('explicit', {});
+    await mkdir(join(dir, 'conf'));
+    await writeFile(join(dir, 'conf/ci.json'), JSON.stringify({ data: '../data/other.csv', out: '../ci-site', orderings: 'default', pageSizes: [20] }));
+    for (const args of [['--config', 'conf/ci.json', 'build'], ['build', '--config', 'conf/ci.json']]) {
+      const run = await cli(dir, ...args);
+      expect(run, run.stderr).toMatchObject({ code: 0 });
+      expect(run.stdout).toMatch(/^data\/other\.csv: 48 cities valid[^]*built ci-site\//);
+    }
+  });
+
+  it.each([
+    ['a file that does not exist', 'nowhere.json', /--config nowhere\.json: no such file/],
+    ['an unknown key', 'unknown.json', /unknown setting "prot" \(known: /],
+    ['a key of the wrong type', 'wrong.json', /setting "port" has the wrong type \("8080"\), expected a integer/],
+  ])('refuses %s (exit 2)', async (_, file, message) => {
+    const dir = await project(`refused-${file}`, {});
+    await writeFile(join(dir, 'unknown.json'), '{"prot": 1}');
+    await writeFile(join(dir, 'wrong.json'), '{"port": "8080"}');
+    expect(await cli(dir, 'build', '--config', file)).toMatchObject({ code: 2, stderr: expect.stringMatching(message) });
+  });
+});
+
+describe('the option table makes --help and the README', () => {
+  it.each(['build', 'validate', 'serve', 'config nginx', 'config cloudfront'] as CommandName[])('%s --help lists each of its options', async (command) => {
+    const run = await cli(root, ...command.split(' '), '--help');
+    for (const option of optionsOf(command)) expect(run.stdout).toContain(option.flag.split(' ')[0]);
+  });
+
+  it('the README holds the table as the option table renders it', async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    expect(readme.slice(readme.indexOf('<!-- options -->') + '<!-- options -->\n'.length, readme.indexOf('\n<!-- /options -->'))).toBe(optionsMarkdown());
+  });
+
+  it('each entry is for at least one command and has help', () => {
+    expect(OPTIONS.filter((o) => !o.commands.length || !o.help)).toEqual([]);
+  });
+});
