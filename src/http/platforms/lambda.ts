@@ -1,0 +1,47 @@
+import { createFetchHandler } from '../fetch-handler.js';
+import { embeddedSite, type EmbeddedData } from '../embedded-site.js';
+
+// AWS Lambda behind a function URL (or API Gateway HTTP API): payload format 2.0 in, the
+// `{statusCode, headers, body, isBase64Encoded}` result out. Bodies go base64-encoded, so every
+// answer's bytes arrive as computed.
+
+/** The fields of a payload-2.0 event the handler reads. */
+export interface LambdaEvent {
+  readonly rawPath: string;
+  readonly rawQueryString?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly cookies?: readonly string[];
+  readonly body?: string;
+  readonly isBase64Encoded?: boolean;
+  readonly requestContext: { readonly http: { readonly method: string }; readonly domainName?: string };
+}
+
+export interface LambdaResult {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+  isBase64Encoded: boolean;
+}
+
+export function lambdaHandler(data: EmbeddedData): (event: LambdaEvent) => Promise<LambdaResult> {
+  const handler = createFetchHandler({ site: embeddedSite(data) });
+  return async (event) => {
+    const method = event.requestContext.http.method;
+    const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
+    const host = event.requestContext.domainName ?? event.headers?.host ?? 'lambda.invalid';
+    const body = event.body === undefined || method === 'GET' || method === 'HEAD' ? undefined : base64OrText(event.body, event.isBase64Encoded);
+    const response = await handler(new Request(`https://${host}${event.rawPath}${query}`, { method, headers: event.headers ?? {}, body }));
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    return { statusCode: response.status, headers: Object.fromEntries(response.headers), body: toBase64(bytes), isBase64Encoded: true };
+  };
+}
+
+function base64OrText(body: string, base64 = false): Uint8Array | string {
+  return base64 ? Uint8Array.from(atob(body), (c) => c.charCodeAt(0)) : body;
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
