@@ -18,7 +18,8 @@ import { zipArchive } from './zip-file.js';
 export const PLATFORMS = ['cloudflare', 'deno', 'netlify', 'lambda'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
-const BUNDLE = fileURLToPath(new URL('../edge/cities-api-edge.js', import.meta.url));
+/** Found the same way from src/app (tests) and lib/app (the package). */
+const BUNDLE = fileURLToPath(new URL('../../lib/edge/cities-api-edge.js', import.meta.url));
 const BUNDLE_NAME = 'cities-api-edge.js';
 const DATA_NAME = 'cities-site.js';
 /** Where Netlify's rewrites send uncovered queries: the function's own path, before the endpoint's. */
