@@ -1,3 +1,6 @@
+import { utf8 } from '../../core/bytes.js';
+import { detailJson } from '../../core/json-text.js';
+import { ROUTES } from '../../core/route-table.js';
 import { createFetchHandler } from '../fetch-handler.js';
 import { embeddedSite, type EmbeddedData } from '../embedded-site.js';
 
@@ -23,6 +26,9 @@ export interface LambdaResult {
   isBase64Encoded: boolean;
 }
 
+/** AWS Lambda's limit on a synchronous response (6 MB), less room for the headers; the body goes base64 (4 characters per 3 bytes). */
+export const LAMBDA_BODY_BYTES = Math.floor(((6 * 1024 * 1024 - 16 * 1024) * 3) / 4);
+
 export function lambdaHandler(data: EmbeddedData): (event: LambdaEvent) => Promise<LambdaResult> {
   const handler = createFetchHandler({ site: embeddedSite(data) });
   return async (event) => {
@@ -32,8 +38,15 @@ export function lambdaHandler(data: EmbeddedData): (event: LambdaEvent) => Promi
     const body = event.body === undefined || method === 'GET' || method === 'HEAD' ? undefined : base64OrText(event.body, event.isBase64Encoded);
     const response = await handler(new Request(`https://${host}${event.rawPath}${query}`, { method, headers: event.headers ?? {}, body }));
     const bytes = new Uint8Array(await response.arrayBuffer());
+    if (bytes.length > LAMBDA_BODY_BYTES) return tooLarge(bytes.length);
     return { statusCode: response.status, headers: Object.fromEntries(response.headers), body: toBase64(bytes), isBase64Encoded: true };
   };
+}
+
+/** Instead of Lambda's own failure (a 502 without a word): a clear answer saying what to ask instead. */
+function tooLarge(bytes: number): LambdaResult {
+  const detail = `This answer (${bytes} bytes) exceeds AWS Lambda's 6 MB response limit: ask for a smaller page_size.`;
+  return { statusCode: 500, headers: { [ROUTES.header.contentType]: ROUTES.contentType.json }, body: toBase64(utf8(detailJson(detail))), isBase64Encoded: true };
 }
 
 function base64OrText(body: string, base64 = false): Uint8Array | string {
