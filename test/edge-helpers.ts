@@ -12,10 +12,10 @@ import { KIT } from './helpers.js';
 // The edge runtime tests' shared steps: a kit dataset's site built as the serve kit test builds it,
 // its edge project written by `cities-api edge`'s own function, and every page file with its query.
 
-export async function kitEdgeProject(root: string, name: string, baseUrl: string, platform: Platform, dir = name): Promise<{ site: string; project: EdgeProject }> {
+export async function kitEdgeProject(root: string, name: string, baseUrl: string, platform: Platform, dir = name, out = join(root, dir, platform)): Promise<{ site: string; project: EdgeProject }> {
   const site = join(root, dir, 'site');
   await build({ data: join(KIT, `${name}.csv`), out: site, baseUrl, collation: 'codepoint', pageSizes: DEFAULT_PAGE_SIZES, compress: false });
-  return { site, project: await writeEdgeProject(platform, site, join(root, dir, platform)) };
+  return { site, project: await writeEdgeProject(platform, site, out) };
 }
 
 /** Every page file of a built site, with the request target (on the site's mount) it answers. */

@@ -20,7 +20,8 @@ export function registerEdgeCommand(command: { cmd: Command; options: () => Prom
     const { o } = await command.options();
     const out = resolve(cwd, o.edgeOut ?? `edge-${platform}`);
     const project = await writeEdgeProject(platform as Platform, resolve(cwd, o.out!), out);
-    say(`wrote ${shown(out)}/ for ${platform}: ${project.files.join(', ')} (bundle ${project.bundleBytes} bytes)`);
-    say(`deploy: cd ${shown(out)} && ${project.deploy}`);
+    const where = shown(out) || '.';
+    say(`wrote ${where}/ for ${platform}: ${project.files.join(', ')} (bundle ${project.bundleBytes} bytes)`);
+    say(`deploy: ${where === '.' ? '' : `cd ${where} && `}${project.deploy}`);
   });
 }
