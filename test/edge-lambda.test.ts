@@ -91,6 +91,7 @@ describe('the Lambda result', () => {
     ['a page: base64 of the exact bytes, the API headers', 'GET', '/cities/?page_size=3', 200],
     ['HEAD: the length of the GET, an empty body', 'HEAD', '/cities/', 200],
     ['POST: the read-only 403', 'POST', '/cities/', 403],
+    ['a page file\'s path, as CloudFront\'s failover from S3 asks it', 'GET', '/cities/name_en/default/2.json', 200],
   ])('%s', async (_, method, target, status) => {
     const { project } = await kitEdgeProject(root, 'cities11', 'http://api.example.com', 'lambda', `result-${method}`);
     const { handler } = (await import(pathToFileURL(join(project.out, 'index.mjs')).href)) as { handler: Handler };

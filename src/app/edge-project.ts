@@ -23,7 +23,7 @@ const BUNDLE = fileURLToPath(new URL('../../lib/edge/cities-api-edge.js', import
 const BUNDLE_NAME = 'cities-api-edge.js';
 const DATA_NAME = 'cities-site.js';
 /** Where Netlify's rewrites send uncovered queries: the function's own path, before the endpoint's. */
-export const NETLIFY_FUNCTION_PATH = '/_cities-api-live';
+export const NETLIFY_FUNCTION_PATH = '/cities-api-live';
 const NETLIFY_FUNCTION_DIR = 'netlify/functions/cities-api';
 /** Workers' compatibility date: the runtime behaviour the Worker was tested with. */
 const COMPATIBILITY_DATE = '2025-09-01';

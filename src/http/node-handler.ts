@@ -57,12 +57,13 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
 /** Answers synchronously when it can (the hot paths); returns a promise when it must wait. */
 function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, fail: (error: unknown) => void): Promise<void> | void {
   const site = options.site();
-  const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+  const { requestMethod, requestHeaders } = ROUTES.header;
+  const preflight = req.method === 'OPTIONS' && req.headers[requestMethod.toLowerCase()] !== undefined;
   const apiRequest: ApiRequest = {
     method: req.method ?? 'GET',
     target: originForm(req.url ?? '/'),
     accept: req.headers.accept,
-    preflightHeaders: preflight ? (req.headers['access-control-request-headers'] ?? '') : undefined,
+    preflightHeaders: preflight ? ((req.headers[requestHeaders.toLowerCase()] as string | undefined) ?? '') : undefined,
   };
   const decision = route(apiRequest, site.context, options.filePaths);
   if (decision.kind === 'answer') return send(res, decision.status, decision.headers, decision.body);

@@ -30,7 +30,8 @@ export interface LambdaResult {
 export const LAMBDA_BODY_BYTES = Math.floor(((6 * 1024 * 1024 - 16 * 1024) * 3) / 4);
 
 export function lambdaHandler(data: EmbeddedData): (event: LambdaEvent) => Promise<LambdaResult> {
-  const handler = createFetchHandler({ site: embeddedSite(data) });
+  // Behind CloudFront it is also the origin group's failover for S3 (as serve --failover-origin): file paths are answered.
+  const handler = createFetchHandler({ site: embeddedSite(data), filePaths: true });
   return async (event) => {
     const method = event.requestContext.http.method;
     const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
