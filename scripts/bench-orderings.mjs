@@ -85,7 +85,7 @@ console.log(`new multi-field ordering, ${opts.orderings} of them, the whole orde
 
 // 2. Against the server.
 const dir = mkdtempSync(join(tmpdir(), 'cities-bench-orderings-'));
-const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve', join(dir, 'site'), '--data', opts.data, '--port', '0', '--orderings', 'default', '--page-sizes', '10'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve', join(dir, 'site'), '--data', opts.data, '--port', '0', '--orderings', 'default', '--page-sizes', '10', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
 try {
   const url = await new Promise((resolve, reject) => {
     let out = '';

@@ -86,7 +86,7 @@ http.createServer((req, res) => {
 
 const site = mkdtempSync(join(tmpdir(), 'cities-bench-'));
 try {
-  const serve = await start([join(ROOT, 'bin/cities-api.js'), 'serve', join(site, 'dist'), '--data', opts.data, '--port', '0', '--page-sizes', opts['page-sizes'], '--collation', opts.collation], 'serve');
+  const serve = await start([join(ROOT, 'bin/cities-api.js'), 'serve', join(site, 'dist'), '--data', opts.data, '--port', '0', '--page-sizes', opts['page-sizes'], '--collation', opts.collation, '--quiet'], 'serve');
   const staticUrl = `${serve.url}/cities/?${opts.static}`;
   const liveUrl = `${serve.url}/cities/?${opts.live}`;
   const bodies = {};
@@ -134,7 +134,7 @@ async function atScale() {
   execFileSync(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'build', '--data', data, '--out', dir, '--orderings', 'default,name_en,-name_en,name_ar,-name_ar', '--page-sizes', '10,100'], { stdio: 'inherit' });
   console.log(`built in ${((performance.now() - built) / 1000).toFixed(1)} s`);
   const started = performance.now();
-  const serve = await start([join(ROOT, 'bin/cities-api.js'), 'serve', dir, '--port', '0'], 'serve (140k)');
+  const serve = await start([join(ROOT, 'bin/cities-api.js'), 'serve', dir, '--port', '0', '--quiet'], 'serve (140k)');
   const ready = (performance.now() - started) / 1000;
   const atStart = memory(serve.child.pid);
   const targets = [

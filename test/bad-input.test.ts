@@ -51,7 +51,7 @@ let cleanup: () => Promise<void>;
 let before: Record<string, string>;
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-api-bad-'));
-  const built = await cliProcess('build', '--data', 'data/cities.csv', '--out', join(root, 'site'), '--page-sizes', '20', '--orderings', 'default,-name_ar');
+  const built = await cliProcess('build', '--data', 'data/cities.csv', '--out', join(root, 'site'), '--page-sizes', '20', '--orderings', 'default,-name_ar', '--base-url', 'https://example.org');
   expect(built, 'the site to protect must build').toMatchObject({ code: 0, stderr: '' });
   before = await treeHashes(root);
   expect(Object.keys(before).length).toBeGreaterThan(30);

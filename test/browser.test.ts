@@ -48,6 +48,58 @@ describe.runIf(available)('the browsable API in Chromium', () => {
     expect(second).toContain(`"next": "${server.url}/cities/?page=3"`);
   });
 
+  it('the paginator: first, previous, the page numbers, next, last, keeping the ordering and the size', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.apiUrl}?ordering=-name_en&page_size=5`);
+    const pager = page.locator('nav.pager');
+    expect(await pager.innerText()).toBe('« first\n‹ previous\n1\n2\n3\n…\n10\nnext ›\nlast »');
+    await page.screenshot({ path: '/tmp/browsable-page1.png', fullPage: false });
+    await pager.getByRole('link', { name: 'last »' }).click();
+    await page.waitForURL(`${server.url}/cities/?ordering=-name_en&page=10&page_size=5`);
+    expect(await pager.innerText()).toBe('« first\n‹ previous\n1\n…\n8\n9\n10\nnext ›\nlast »');
+    await pager.getByRole('link', { name: '8' }).click();
+    await page.waitForURL(`${server.url}/cities/?ordering=-name_en&page=8&page_size=5`);
+    expect(await pager.locator('[aria-current=page]').innerText()).toBe('8');
+    await page.screenshot({ path: '/tmp/browsable-page8.png', fullPage: false });
+    await pager.getByRole('link', { name: '‹ previous' }).click();
+    await page.waitForURL(`${server.url}/cities/?ordering=-name_en&page=7&page_size=5`);
+    await pager.getByRole('link', { name: '« first' }).click();
+    await page.waitForURL(`${server.url}/cities/?ordering=-name_en&page_size=5`);
+    expect(await page.locator('pre.response').innerText()).toContain(`"next": "${server.url}/cities/?ordering=-name_en&page=2&page_size=5"`);
+  });
+
+  it('links it makes hold no empty parameter (?ordering=&page_size= asked)', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.apiUrl}?ordering=&page_size=`);
+    const hrefs = await page.locator('nav.pager a, .formats a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+    expect(hrefs).toEqual(['/cities/?page=2', '/cities/?page=3', '/cities/?page=4', '/cities/?page=5', '/cities/?page=2', '/cities/?page=5', '/cities/?format=json', '/cities/?format=api']);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${server.url}/cities/`);
+  });
+
+  it('the format switch: json gives the API\'s bytes, api this page', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.apiUrl}?page=2`);
+    const [json] = await Promise.all([page.waitForResponse(`${server.url}/cities/?format=json&page=2`), page.locator('.formats').getByRole('link', { name: 'json' }).click()]);
+    expect(json.headers()['content-type']).toBe('application/json');
+    expect(JSON.parse(await json.text())).toMatchObject({ count: 48, previous: `${server.url}/cities/?format=json` });
+    await page.goBack();
+    await page.locator('.formats').getByRole('link', { name: 'api' }).click();
+    await page.waitForURL(`${server.url}/cities/?format=api&page=2`);
+    expect(await page.title()).toBe('City List');
+  });
+
+  it('the OPTIONS button shows the endpoint\'s description', async () => {
+    const page = await browser.newPage();
+    await page.goto(server.apiUrl);
+    await page.click('#options');
+    await page.locator('pre.response', { hasText: 'HTTP 200' }).waitFor();
+    const text = await page.locator('pre.response').innerText();
+    expect(text).toMatch(/^HTTP 200 OK\nAllow: GET, POST, HEAD, OPTIONS\nContent-Type: application\/json\nVary: Accept\n\n\{\n {4}"name": "City List"/);
+    expect(await page.locator('.request').innerText()).toBe('OPTIONS /cities/');
+    await page.screenshot({ path: '/tmp/browsable-options.png', fullPage: false });
+  });
+
   it('the form orders and sizes the page', async () => {
     const page = await browser.newPage();
     await page.goto(server.apiUrl);

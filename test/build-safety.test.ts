@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => cleanup());
 
 const at = (...parts: string[]) => join(cwd, ...parts);
-const build = (out: string, ...args: string[]) => cli(cwd, 'build', '--out', out, '--orderings', 'default', '--page-sizes', '20', ...args);
+const build = (out: string, ...args: string[]) => cli(cwd, 'build', '--out', out, '--orderings', 'default', '--page-sizes', '20', '--base-url', 'https://example.org', ...args);
 const counts = (stdout: string) => /: (\d+) files: (\d+) written, (\d+) unchanged, (\d+) removed/.exec(stdout)!.slice(1).map(Number);
 /** Files of a site built with `--orderings default --page-sizes 20` from the bundled 48 cities: 11 pages × 3 + 7. */
 const FILES = 40;

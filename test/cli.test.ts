@@ -25,10 +25,37 @@ afterAll(() => cleanup());
 const firstPage = async (site = 'dist', file = 'cities/default/default/1.json') =>
   JSON.parse(await readFile(join(cwd, site, file), 'utf8')) as { count: number; next: string; results: { id: number }[] };
 
+describe('a site built without a base URL says so (a warning, also in CI: the build still runs)', () => {
+  const WARNING = 'warning: no --base-url given: the site\'s next/previous links point at http://localhost:8080, which suits a local preview only; to deploy it, build with --base-url https://YOUR-HOST/PATH (or "baseUrl" in cities-api.config.json)';
+  const withEnv = async <T>(env: Record<string, string | undefined>, body: () => Promise<T>): Promise<T> => {
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, env);
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k];
+    try {
+      return await body();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    }
+  };
+  it.each([
+    ['no --base-url: a warning, links on localhost', [], {}, `cities-api: ${WARNING}\n`, 'http://localhost:8080/cities/?page=2'],
+    ['no --base-url with CI=true: the same warning, the build done', [], { CI: 'true' }, `cities-api: ${WARNING}\n`, 'http://localhost:8080/cities/?page=2'],
+    ['no --base-url in GitHub Actions: an annotation on the run', [], { CI: 'true', GITHUB_ACTIONS: 'true' }, `::warning title=cities-api::${WARNING}\n`, 'http://localhost:8080/cities/?page=2'],
+    ['--base-url given: no warning', ['--base-url', 'https://example.org/api'], { CI: 'true' }, '', 'https://example.org/api/cities/?page=2'],
+    ['--base-url given as the default itself: no warning (a choice)', ['--base-url', 'http://localhost:8080'], {}, '', 'http://localhost:8080/cities/?page=2'],
+    ['baseUrl in the config file: no warning', ['--config', 'base-url.config.json'], {}, '', 'https://config.example.org/cities/?page=2'],
+  ])('%s', async (_, args, env, stderr, next) => {
+    await writeFile(join(cwd, 'base-url.config.json'), JSON.stringify({ baseUrl: 'https://config.example.org' }));
+    const run = await withEnv({ GITHUB_ACTIONS: undefined, ...env }, () => cli(cwd, 'build', '--out', 'dist-base', '--orderings', 'default', '--page-sizes', '20', ...args));
+    expect(run).toMatchObject({ code: 0, stderr });
+    expect((await firstPage('dist-base')).next).toBe(next);
+  });
+});
+
 describe('cities-api build, as a CI job runs it', () => {
   it('with no arguments builds dist/ from data/cities.csv', async () => {
     const run = await cli(cwd, 'build');
-    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run).toMatchObject({ code: 0, stderr: expect.stringMatching(/^cities-api: warning: no --base-url given/) });
     expect(run.stdout).toMatch(/^data\/cities\.csv: 48 cities valid; building 693 pages \(2086 files, about [\d.]+ MB of JSON \+ about [\d.]+ MB of \.gz\/\.br\)\nbuilt dist\/: 2086 files: 2086 written, 0 unchanged, 0 removed in [\d.]+ s\n$/);
     const page = await firstPage();
     expect(page.count).toBe(48);

@@ -1,6 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../src/app/build.js';
 import { manifestJson, MANIFEST_PATH, type ManifestHead } from '../src/site/manifest.js';
 import { readManifest, readManifestHead } from '../src/write/manifest-file.js';
 import { tempDir } from './helpers.js';
@@ -31,5 +32,37 @@ describe('manifestJson writes what JSON.stringify of the sorted manifest would, 
     await writeFile(join(dir, MANIFEST_PATH), text);
     expect(await readManifest(dir)).toEqual({ ...head, files: sorted });
     expect(await readManifestHead(dir)).toEqual(head);
+  });
+});
+
+describe('the manifest records the ICU, CLDR and Unicode data the site was built with', () => {
+  let root: string;
+  let done: () => Promise<void>;
+  beforeAll(async () => ({ dir: root, cleanup: done } = await tempDir('cities-icu-')));
+  afterAll(() => done());
+  const site = () => join(root, 'site');
+  const buildIt = () => build({ data: join(import.meta.dirname, '../data/cities.csv'), out: site(), orderings: ['default', 'name_en'], pageSizes: [20], compress: false });
+
+  it('as process.versions says', async () => {
+    await buildIt();
+    expect((await readManifest(site()))!.runtime).toEqual({ icu: process.versions.icu, cldr: process.versions.cldr, unicode: process.versions.unicode });
+  });
+
+  it.each([
+    ['another ICU version', (m: Record<string, any>) => void (m.runtime.icu = '1.0')],
+    ['another CLDR version', (m: Record<string, any>) => void (m.runtime.cldr = '1.0')],
+    ['another Unicode version', (m: Record<string, any>) => void (m.runtime.unicode = '1.0')],
+    ['none recorded (a site from an older cities-api)', (m: Record<string, any>) => void delete m.runtime],
+  ])('%s: the site is not up to date, it is rebuilt and records this Node again', async (_, edit) => {
+    await buildIt();
+    expect((await buildIt()).upToDate).toBe(true);
+    const file = join(site(), MANIFEST_PATH);
+    const manifest = JSON.parse(await readFile(file, 'utf8')) as Record<string, any>;
+    edit(manifest);
+    await writeFile(file, `${JSON.stringify(manifest, null, 1)}\n`);
+    const again = await buildIt();
+    expect(again.upToDate).toBe(false);
+    expect((await readManifest(site()))!.runtime!.icu).toBe(process.versions.icu);
+    expect((await buildIt()).upToDate).toBe(true);
   });
 });

@@ -39,6 +39,25 @@ function serveIn(cwd: string): Promise<string> {
   });
 }
 
+/** `cities-api serve` started in `cwd`, asked for `path` once: the status, and the lines printed after the start. */
+async function serveAndGet(cwd: string, path: string): Promise<{ status: number; lines: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  try {
+    const url = await new Promise<string>((done, fail) => {
+      child.stdout.on('data', () => { const m = / at (http:\/\/[^/\s]+)/.exec(output); if (m) done(m[1]!); });
+      child.on('exit', () => fail(new Error(`serve stopped: ${output}`)));
+    });
+    const started = output.length;
+    const { status } = await fetch(`${url}${path}`);
+    await new Promise((r) => setTimeout(r, 200));
+    return { status, lines: output.slice(started) };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
 const built = async (dir: string, ...args: string[]) => {
   const run = await cli(dir, 'build', ...args);
   return { ...run, manifest: run.code === 0 ? await readFile(join(dir, 'dist/_cities-api/manifest.json'), 'utf8').catch(() => '') : '' };
@@ -58,6 +77,8 @@ describe('every config file key changes what the command does', () => {
     ['minFree', { minFree: '99999GB' }, async (dir) => expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--min-free/) })],
     ['port', { port: 18_000 + (process.pid % 1000) }, async (dir) => { await built(dir); expect(await serveIn(dir)).toBe(`http://127.0.0.1:${18_000 + (process.pid % 1000)}`); }],
     ['host', { host: '127.0.0.2', port: 0 }, async (dir) => { await built(dir); expect(await serveIn(dir)).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/); }],
+    ['quiet', { quiet: true, port: 0 }, async (dir) => { await built(dir); expect(await serveAndGet(dir, '/cities/')).toEqual({ status: 200, lines: '' }); }],
+    ['previewPages', { previewPages: false, port: 0 }, async (dir) => { await built(dir); expect(await serveAndGet(dir, '/')).toEqual({ status: 404, lines: expect.stringMatching(/^GET \/ 404 /) }); }],
   ];
 
   it('the cases cover every key of the table', () => {

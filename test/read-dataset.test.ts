@@ -114,6 +114,6 @@ describe('problems name the physical line, field and reason', () => {
   });
 
   it('a missing file is refused', async () => {
-    await expect(readDataset(join(dir, 'nope.csv'))).rejects.toThrow(/cannot read dataset .*nope.csv: ENOENT/);
+    await expect(readDataset(join(dir, 'nope.csv'))).rejects.toThrow(/the dataset .*nope.csv does not exist; check the path, or choose another with --data FILE/);
   });
 });

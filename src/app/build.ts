@@ -13,12 +13,13 @@ import { netlifyHeaders, netlifyRedirects } from '../hosts/netlify.js';
 import { openApiDocument } from '../hosts/openapi.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { readDataset } from '../dataset/read-dataset.js';
-import { normalizeBaseUrl, parseOrderings, parsePageSizes } from '../site/spec.js';
+import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseOrderings, parsePageSizes } from '../site/spec.js';
 import { pageFiles } from '../site/pages.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
 import { checkSiteFiles, type SiteCheck } from '../write/site-check.js';
-import { checkSiteLocation, resolveSiteDir } from '../write/site-path.js';
+import { checkSiteLocation, resolveSiteDir, SITE_ROLE } from '../write/site-path.js';
+import { fileSystemError } from '../write/fs-error.js';
 import { sha256 } from '../write/file-output.js';
 import { compressedRatio } from '../write/compression.js';
 import { answerListing, bodyBytes } from '../core/page.js';
@@ -30,9 +31,12 @@ export interface BuildOptions {
   readonly data: string;
   /** Site directory to (re)build. */
   readonly out: string;
-  readonly baseUrl: string;
-  readonly collation: Collation;
-  readonly pageSizes: readonly number[];
+  /** URL the API is published at, for next/previous links (default http://localhost:8080: a local preview; the plan says so). */
+  readonly baseUrl?: string | undefined;
+  /** Text order (default `locale`: ICU per language). */
+  readonly collation?: Collation | undefined;
+  /** Page sizes precomputed besides the default one (default 10, 20, 50, 100). */
+  readonly pageSizes?: readonly number[] | undefined;
   /** Orderings to precompute (default: all 33). */
   readonly orderings?: readonly string[] | undefined;
   /** Write `.gz`/`.br` next to each page (default true). */
@@ -47,6 +51,13 @@ export interface BuildOptions {
   readonly minFree?: number | undefined;
   /** The working directory of whoever asked (default: the process's): a build never replaces it. */
   readonly cwd?: string;
+  /** Called while the dataset is read: bytes read so far, and the file's size. */
+  readonly onRead?: (bytesRead: number, bytes: number) => void;
+  /**
+   * Stops the build: it rejects with a CitiesApiError (exit code 130), the site as it was and the
+   * files written so far removed. Once every page is written the build completes.
+   */
+  readonly signal?: AbortSignal | undefined;
   /** Called once the dataset is valid, before anything is written. */
   readonly onStart?: (plan: BuildPlan) => void;
   readonly onProgress?: (pagesDone: number, pages: number) => void;
@@ -66,19 +77,31 @@ export interface BuildPlan {
   readonly check: SiteCheck | null;
   /** The site directory, symbolic links resolved: where the files are written. */
   readonly dir: string;
+  /** No base URL was given: links point at the default, http://localhost:8080 (fine for a preview, not for a deployment). */
+  readonly defaultBaseUrl: boolean;
 }
 
 export interface BuildResult extends WriteStats, BuildPlan {
   readonly seconds: number;
 }
 
-/** Reads and validates the dataset, then writes every precomputed page of the site. */
+/**
+ * Reads and validates the dataset, then writes every precomputed page of the site. A file system
+ * failure (no permission, a file where a directory should be...) is a CitiesApiError naming the path.
+ */
 export async function build(options: BuildOptions): Promise<BuildResult> {
+  return buildSite(options).catch(async (error: unknown) => {
+    if (options.signal?.aborted) throw new CitiesApiError(`interrupted: the site ${options.out} was left as it was (the files written so far were removed)`, 130);
+    throw await fileSystemError(error, SITE_ROLE, options.out);
+  });
+}
+
+async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const started = performance.now();
   const settings: SiteSettings = {
-    baseUrl: normalizeBaseUrl(options.baseUrl),
-    collation: options.collation,
-    pageSizes: parsePageSizes(options.pageSizes),
+    baseUrl: normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL),
+    collation: options.collation ?? DEFAULT_COLLATION,
+    pageSizes: parsePageSizes(options.pageSizes ?? DEFAULT_PAGE_SIZES),
     orderings: parseOrderings(options.orderings ?? 'all'),
     defaultPageSize: DEFAULT_PAGE_SIZE,
     compress: options.compress ?? true,
@@ -86,7 +109,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   };
   const out = await resolveSiteDir(options.out);
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
-  const table = await readDataset(options.data);
+  const table = await readDataset(options.data, { onProgress: options.onRead, signal: options.signal });
   const spec = siteSpec(settings, table.count);
   const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
   if (countSiteFiles(spec) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(spec, maxFiles), 2);
@@ -96,6 +119,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     version: VERSION,
     settings,
     dataset: { count: table.count, sha256: sha256(dataset) },
+    runtime: { icu: process.versions.icu ?? 'none', cldr: process.versions.cldr ?? 'none', unicode: process.versions.unicode ?? 'none' },
   };
   const old = await readManifestHead(out).catch(() => null);
   const check = !options.force && sameInput(old, manifest) ? await checkSiteFiles(out) : null;
@@ -104,7 +128,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   // Sampling compression sorts an ordering: only worth it when pages are to be built.
   const ratio = settings.compress && !upToDate ? sampleCompressedRatio(index, settings) : 0;
   const size = (of: Sized) => estimateSiteSize(of, (table.jsonBytes() * of.count) / Math.max(1, table.count), settings.baseUrl.length, ratio);
-  const plan: BuildPlan = { cities: table.count, ...size(spec), upToDate, check, dir: out };
+  const plan: BuildPlan = { cities: table.count, ...size(spec), upToDate, check, dir: out, defaultBaseUrl: options.baseUrl === undefined };
   if (upToDate) {
     options.onStart?.(plan);
     await tidySite(out);
@@ -114,7 +138,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
   options.onStart?.(plan);
   const { pages } = plan;
-  const stats = await writeSite(out, siteEntries(index, spec, dataset), manifest, {
+  const stats = await writeSite(out, untilAborted(siteEntries(index, spec, dataset), options.signal), manifest, {
     compress: settings.compress,
     force: options.force,
     guard: new SpaceGuard(out, minFree),
@@ -130,9 +154,17 @@ function sampleCompressedRatio(index: CityIndex, settings: SiteSettings): number
   return ratios.reduce((a, b) => a + b, 0) / ratios.length;
 }
 
-/** Whether a site was built from this very input (same generator version, settings and dataset bytes). */
+/** Whether a site was built from this very input (same generator version, settings, dataset bytes and ICU/Unicode data). */
 function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
   return !!site && JSON.stringify(site) === JSON.stringify(manifest);
+}
+
+/** The entries, until the signal aborts: the writer then fails, removing what it wrote. */
+function* untilAborted<T>(entries: Iterable<T>, signal: AbortSignal | undefined): Generator<T> {
+  for (const entry of entries) {
+    signal?.throwIfAborted();
+    yield entry;
+  }
 }
 
 function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Uint8Array>): Generator<SiteEntry> {

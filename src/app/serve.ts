@@ -1,21 +1,20 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { realpath } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { build } from './build.js';
 import { CityWriter } from '../dataset/city-writer.js';
 import type { Collation } from '../core/collation.js';
 import { CitiesApiError } from '../core/errors.js';
 import { createHttpServer } from '../http/node-server.js';
+import { listen } from '../http/listen.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { withPreviewPages } from '../http/preview-pages.js';
+import { withRequestLog } from '../http/request-log.js';
 import { SendGate } from '../http/send-gate.js';
 import { answerConnect, createHandler } from '../http/node-handler.js';
 import { resolveLimits, type ServerLimits } from '../http/limits.js';
-import { DEFAULT_PAGE_SIZES, normalizeBaseUrl } from '../site/spec.js';
+import { normalizeBaseUrl } from '../site/spec.js';
 import { LiveSite } from './live-site.js';
-import { readDatasetBytes } from '../dataset/read-dataset.js';
-import { sha256 } from '../write/file-output.js';
+import { SiteBuilder } from './site-builder.js';
+import { watchDataset } from './dataset-watch.js';
 import { checkWritable } from '../dataset/append-cities.js';
-import { LockBusyError, siteSiblings, whileBusy } from '../write/lock.js';
+import { LockBusyError } from '../write/lock.js';
 import { tokenProblems } from '../http/token-auth.js';
 import { endpointPath } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
@@ -45,6 +44,10 @@ export interface ServeOptions {
   /** Also answer GET/HEAD of the site's file paths with the answer each stands for: the origin a CDN fails over to when its copy of the site lacks a file. */
   readonly failoverOrigin?: boolean | undefined;
   readonly log?: (line: string) => void;
+  /** Told a line per request once answered (method, target, status, ms); none when absent. */
+  readonly requestLog?: ((line: string) => void) | undefined;
+  /** Answer `/` (a page linking the API) and `/openapi.json` (the site's), which the reference answers with a 404 (default true). */
+  readonly previewPages?: boolean | undefined;
 }
 
 export interface RunningServer {
@@ -55,23 +58,35 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts the server: static files first (sirv), everything else computed live from the same page function. */
-export async function serve(options: ServeOptions): Promise<RunningServer> {
-  const log = options.log ?? (() => {});
+/** Checks the options that need no I/O, and the token's strength (a warning when weak). */
+function checkOptions(options: ServeOptions, log: (line: string) => void): void {
   if ((options.writable || options.watch) && !options.data) throw new CitiesApiError(`--${options.writable ? 'writable' : 'watch'} needs a dataset file (--data)`, 2);
   if (options.writable && !options.token) throw new CitiesApiError('--writable needs a token: set CITIES_API_TOKEN in the environment', 2);
   if (options.writable) {
     const { error, warning } = tokenProblems(options.token!);
     if (error) throw new CitiesApiError(`CITIES_API_TOKEN ${error}`, 2);
     if (warning) log(`warning: CITIES_API_TOKEN ${warning}`);
-    for (const line of await checkWritable(options.data!)) log(line);
   }
+}
+
+/**
+ * Starts the server, in four steps each in its own module: listen (http/listen.ts; requests
+ * wait until the site is ready), ensure the site is built (site-builder.ts, with --data),
+ * serve it (live-site.ts, following other processes' builds), then accept POST (--writable)
+ * and follow the dataset (--watch, dataset-watch.ts). Static files first (sirv), everything
+ * else computed live from the same page function.
+ */
+export async function serve(options: ServeOptions): Promise<RunningServer> {
+  const log = options.log ?? (() => {});
+  checkOptions(options, log);
+  if (options.writable) for (const line of await checkWritable(options.data!)) log(line);
   const lockWait = options.lockWait ?? DEFAULT_LOCK_WAIT;
   const limits = resolveLimits(options.limits);
   let live: LiveSite | undefined;
+  let writer: CityWriter | undefined;
   let ready!: () => void;
   const started = new Promise<void>((resolve) => (ready = resolve));
-  let writer: CityWriter | undefined;
+  let isReady = false;
   const handler = createHandler({
     site: () => live!.current,
     track: (res) => live!.track(res),
@@ -82,101 +97,62 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
     filePaths: options.failoverOrigin,
   });
-  let isReady = false;
+  const whenReady = (req: IncomingMessage, res: ServerResponse) => (isReady ? handler(req, res) : void started.then(() => handler(req, res)));
+  const previewed = options.previewPages ?? true ? withPreviewPages(whenReady, { dir: options.dir, context: async () => (await started, live!.current.context) }) : whenReady;
   const server = createHttpServer({
     limits,
-    handler: (req, res) => (isReady ? handler(req, res) : void started.then(() => handler(req, res))),
+    handler: options.requestLog ? withRequestLog(previewed, options.requestLog) : previewed,
     answerConnect: async (req) => {
       if (!isReady) await started;
       return answerConnect(req, live!.current.context);
     },
   });
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new CitiesApiError(`port ${options.port} on ${host} is already in use; choose another with --port`) : error));
-    server.listen(options.port ?? 8080, host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  let watchers: FSWatcher[] = [];
-  let timer: NodeJS.Timeout | undefined;
+  const listening = await listen(server, options.port ?? 8080, options.host ?? '127.0.0.1');
+  const builder = new SiteBuilder({ ...options, serverUrl: listening.url, lockWait });
+  let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
   try {
-    let builtHash = '';
-    const settings = () => live?.current.manifest.settings;
-    // Waits (bounded) while another process builds the same site, rather than failing at once.
-    const buildFrom = (data: string) => whileBusy(async () => {
-      const text = await readDatasetBytes(data);
-      await build({
-        data,
-        out: options.dir,
-        collation: options.collation ?? settings()?.collation ?? 'locale',
-        baseUrl: options.baseUrl ?? settings()?.baseUrl ?? url.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
-        pageSizes: options.pageSizes ?? settings()?.pageSizes ?? DEFAULT_PAGE_SIZES,
-        orderings: options.orderings ?? settings()?.orderings,
-        liveUrl: settings()?.liveUrl ?? undefined,
-      });
-      builtHash = sha256(text);
-    }, lockWait, siteSiblings(options.dir).lock);
-    // Site replacements run one at a time; one that fails leaves the site as it was and does not stop the next.
-    let queue: Promise<unknown> = Promise.resolve();
-    const publish = (data: string): Promise<void> => {
-      const run = queue.then(() => live!.replace(() => buildFrom(data)));
-      queue = run.catch(() => undefined);
-      return run;
-    };
-    if (options.data) await buildFrom(options.data);
+    if (options.data) await builder.first(options.data);
     live = await LiveSite.open(options.dir);
+    builder.serving(live);
     await live.watchBuilds();
-    if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== settings()!.baseUrl) {
-      throw new CitiesApiError(`${options.dir} was built for ${settings()!.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
+    const built = live.current.manifest.settings.baseUrl;
+    if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== built) {
+      throw new CitiesApiError(`${options.dir} was built for ${built}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
     }
-    if (options.writable) writer = new CityWriter(options.data!, { publish, lockWait, log });
-    if (options.watch) {
-      // A symlinked dataset changes when its target is edited, or when the link is pointed elsewhere.
-      const real = await realpath(options.data!);
-      const watched = new Set([resolve(options.data!), real]);
-      const check = async () => {
-        const text = await readDatasetBytes(options.data!).catch(() => null);
-        if (!text || sha256(text) === builtHash) return;
-        await publish(options.data!).then(
-          () => log(`${options.data} changed: rebuilt, now ${live!.current.context.index.count} cities`),
-          (error) => {
-            log(`${options.data} changed but was not used: ${(error as Error).message}`);
-            // Another build held the site: try again once it may be done.
-            if (error instanceof LockBusyError) timer = setTimeout(check, lockWait);
-          },
-        );
-      };
-      watchers = [...new Set([...watched].map(dirname))].map((dir) => watch(dir, (_, file) => {
-        if (!file || !watched.has(join(dir, file))) return;
-        clearTimeout(timer);
-        timer = setTimeout(check, 150);
-      }));
-    }
+    if (options.writable) writer = new CityWriter(options.data!, { publish: (data) => builder.publish(data), lockWait, log });
+    if (options.watch) watching = await watchDataset(options.data!, () => void rebuildOnChange(options.data!, builder, live!, log, (ms) => watching?.again(ms), lockWait));
   } catch (error) {
-    for (const watcher of watchers) watcher.close();
+    watching?.close();
     live?.close();
-    server.close();
+    await listening.close();
     throw error;
   }
   isReady = true;
   ready();
-  const { context } = live!.current;
-  const apiUrl = `${url}${escapeUriPath(endpointPath(context.spec.mount))}`;
+  const { context } = live.current;
+  const apiUrl = `${listening.url}${escapeUriPath(endpointPath(context.spec.mount))}`;
   log(`serving ${options.dir} at ${apiUrl} (${context.index.count} cities; links on ${context.spec.baseUrl})`);
   return {
-    url,
+    url: listening.url,
     apiUrl,
     async close() {
-      for (const watcher of watchers) watcher.close();
-      clearTimeout(timer);
+      watching?.close();
       live?.close();
       await writer?.idle();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await listening.close();
     },
   };
+}
+
+/** --watch: a changed dataset is built and served; one that fails is reported and the site kept. */
+async function rebuildOnChange(data: string, builder: SiteBuilder, live: LiveSite, log: (line: string) => void, retry: (ms: number) => void, lockWait: number): Promise<void> {
+  if (!(await builder.changed(data))) return;
+  await builder.publish(data).then(
+    () => log(`${data} changed: rebuilt, now ${live.current.context.index.count} cities`),
+    (error) => {
+      log(`${data} changed but was not used: ${(error as Error).message}`);
+      // Another build held the site: try again once it may be done.
+      if (error instanceof LockBusyError) retry(lockWait);
+    },
+  );
 }

@@ -11,11 +11,12 @@ import { progressLine } from './progress.js';
 import { registerEdgeCommand } from './edge-command.js';
 import { specOf } from '../site/manifest.js';
 import { readManifestHead } from '../write/manifest-file.js';
+import { fileSystemError, isErrno } from '../write/fs-error.js';
 import { nginxConfig } from '../hosts/nginx.js';
 import { cloudFrontFunction } from '../hosts/cloudfront.js';
 import { readDataset } from '../dataset/read-dataset.js';
 import { serve } from '../app/serve.js';
-import { DEFAULT_OUT, type SiteSpec } from '../site/spec.js';
+import { DEFAULT_BASE_URL, DEFAULT_OUT, type SiteSpec } from '../site/spec.js';
 import { formatBytes } from '../site/size.js';
 
 export interface RunOptions {
@@ -27,7 +28,9 @@ export interface RunOptions {
 
 /** The spec of a built site (its live URL replaced when one is given), or a clear error when the directory holds none. */
 async function builtSpec(site: string, liveUrl?: string): Promise<SiteSpec> {
-  const manifest = await readManifestHead(site);
+  const manifest = await readManifestHead(site).catch(async (error: unknown) => {
+    throw await fileSystemError(error, { what: 'site directory', option: '--site' }, site);
+  });
   if (!manifest) throw new CitiesApiError(`${site} holds no cities-api site: run cities-api build first (or pass --site DIR)`, 1);
   const spec = specOf(manifest);
   return liveUrl ? { ...spec, liveUrl } : spec;
@@ -41,6 +44,31 @@ function describePlan(plan: BuildPlan): string {
   if (check?.unverified) return `the site was built from this input, but there is no record of its files to check them by (a killed build, or a copied site): ${building}, reading the old files to reuse those intact`;
   if (check) return `the site was built from this input, but ${check.changed.length} of its files changed since (${listSome(check.changed)}): ${building}, rewriting those`;
   return building;
+}
+
+/** Said when a site is built without a base URL: in GitHub Actions as an annotation on the run. */
+function defaultBaseUrlWarning(): string {
+  const text = `warning: no --base-url given: the site's next/previous links point at ${DEFAULT_BASE_URL}, which suits a local preview only; to deploy it, build with --base-url https://YOUR-HOST/PATH (or "baseUrl" in ${CONFIG_FILE})`;
+  return process.env.GITHUB_ACTIONS === 'true' ? `::warning title=cities-api::${text}` : `cities-api: ${text}`;
+}
+
+/**
+ * Ctrl-C (SIGINT) or SIGTERM while building: the first aborts the build (which removes what it
+ * wrote), the next one is left to Node's default, which ends the process at once.
+ */
+function interruption(onInterrupt: () => void): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const handle = () => {
+    dispose();
+    onInterrupt();
+    controller.abort();
+  };
+  const dispose = () => {
+    for (const name of signals) process.off(name, handle);
+  };
+  for (const name of signals) process.on(name, handle);
+  return { signal: controller.signal, dispose };
 }
 
 /** A few names of a list, and how many more. */
@@ -78,14 +106,21 @@ export async function runMain(options: RunOptions): Promise<number> {
 
   const buildCommand = command(program, 'build', `write every precomputed page of ${ROUTES.endpoint} as JSON files`);
   buildCommand.cmd.action(async () => {
-    const { o } = await buildCommand.options();
-    const progress = progressLine(stderr, 'building pages');
+    const { config, o } = await buildCommand.options();
+    const baseUrlGiven = buildCommand.cmd.getOptionValueSource('baseUrl') === 'cli' || config.baseUrl !== undefined;
     const data = resolve(cwd, o.data!);
     const out = resolve(cwd, o.out!);
+    const reading = progressLine(stderr, `reading ${shown(data)}`, { unit: 'bytes' });
+    const progress = progressLine(stderr, 'building pages', { unit: 'pages' });
+    const stop = interruption(() => {
+      reading.end();
+      progress.end();
+      stderr.write('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)\n');
+    });
     const result = await build({
       data,
       out,
-      baseUrl: o.baseUrl!,
+      baseUrl: baseUrlGiven ? o.baseUrl : undefined,
       collation: o.collation!,
       pageSizes: o.pageSizes!,
       orderings: o.orderings!,
@@ -95,9 +130,19 @@ export async function runMain(options: RunOptions): Promise<number> {
       minFree: o.minFree,
       force: o.force ?? false,
       cwd,
-      onStart: (plan) => say(`${shown(data)}: ${plan.cities} cities valid; ${describePlan(plan)}`),
+      signal: stop.signal,
+      onRead: (read, bytes) => reading.update(read, bytes),
+      onStart: (plan) => {
+        reading.end();
+        say(`${shown(data)}: ${plan.cities} cities valid; ${describePlan(plan)}`);
+        if (plan.defaultBaseUrl) stderr.write(`${defaultBaseUrlWarning()}\n`);
+      },
       onProgress: (done, total) => progress.update(done, total),
-    }).finally(() => progress.end());
+    }).finally(() => {
+      stop.dispose();
+      reading.end();
+      progress.end();
+    });
     const where = result.dir === out ? '' : ` (→ ${result.dir})`;
     say(`built ${shown(out)}/${where}: ${result.files} files: ${result.written} written, ${result.unchanged} unchanged, ${result.removed} removed in ${result.seconds.toFixed(2)} s`);
     if (result.leftover) say(`could not delete the previous site ${result.leftover}; it holds nothing the new site needs: delete it by hand (the next build tries again)`);
@@ -128,6 +173,8 @@ export async function runMain(options: RunOptions): Promise<number> {
       watch: o.watch,
       failoverOrigin: o.failoverOrigin,
       log: say,
+      requestLog: o.quiet ? undefined : say,
+      previewPages: o.previewPages,
     });
     await new Promise<void>((done) => {
       process.once('SIGINT', done);
@@ -157,6 +204,8 @@ export async function runMain(options: RunOptions): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    // An errno no step named more precisely: still one line with the path.
+    if (isErrno(error)) error = await fileSystemError(error, { what: 'path' });
     if (error instanceof CitiesApiError) {
       stderr.write(`cities-api: ${error.message}\n`);
       return error.exitCode;

@@ -52,6 +52,8 @@ export interface OptionValues {
   writable: boolean;
   watch: boolean;
   failoverOrigin: boolean;
+  quiet: boolean;
+  previewPages: boolean;
   edgeOut: string;
 }
 
@@ -79,12 +81,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'liveUrl', flag: '--live-url <url>', help: 'origin for queries no file answers (a cities-api serve)', commands: ['config cloudfront'], defaultText: 'the site\'s --live-url, else a 404 saying so', parse: normalizeBaseUrl },
   { key: 'maxFiles', flag: '--max-files <n>', help: 'refuse to build a site of more files than this', commands: BUILDING, config: 'integer', default: DEFAULT_MAX_FILES, parse: parseMaxFiles },
   { key: 'minFree', flag: '--min-free <size>', help: 'free space the build leaves on the site\'s filesystem, e.g. 500MB, 2GB, 0', commands: BUILDING, config: 'size', defaultText: '5% of it, at most 1GB', parse: parseMinFree },
-  { key: 'force', flag: '--force', help: 'rewrite every file, reusing nothing of the old site (e.g. after a Node upgrade changed ICU collation)', commands: BUILDING },
+  { key: 'force', flag: '--force', help: 'rewrite every file, reusing nothing of the old site (a Node with other ICU/Unicode data rebuilds without it)', commands: BUILDING },
   { key: 'port', flag: '--port <number>', help: 'port to listen on (0: any free port)', commands: ['serve'], config: 'integer', default: 8080, parse: parsePort },
   { key: 'host', flag: '--host <address>', help: 'address to listen on', commands: ['serve'], config: 'string', default: '127.0.0.1' },
   { key: 'writable', flag: '--writable', help: 'accept POST to create cities (clients send Authorization: Token $CITIES_API_TOKEN)', commands: ['serve'] },
   { key: 'watch', flag: '--watch', help: 'rebuild and answer from the new data when the dataset file changes', commands: ['serve'] },
   { key: 'failoverOrigin', flag: '--failover-origin', help: 'also answer the site\'s file paths, as the origin a CDN fails over to when its copy lacks a file (docs/cloudfront.md)', commands: ['serve'] },
+  { key: 'quiet', flag: '--quiet', help: 'print no line per request (method, target, status, ms)', commands: ['serve'], config: 'boolean' },
+  { key: 'previewPages', flag: '--no-preview-pages', help: 'answer / and /openapi.json with Django\'s 404, as the reference does, rather than a page linking the API and the site\'s OpenAPI document', commands: ['serve'], config: 'boolean', default: true },
   { key: 'edgeOut', flag: '--out <dir>', help: 'directory the edge project is written to (docs/deploy.md)', commands: ['edge'], defaultText: 'edge-PLATFORM' },
 ];
 

@@ -1,24 +1,82 @@
 import type { Writable } from 'node:stream';
 
+// Progress of one phase of work (reading the dataset, building pages). On a terminal: one line
+// redrawn in place with a bar, the rate and the time left; elsewhere (a CI log, a pipe): a plain
+// line every few seconds. Rates are averages since the phase began: honest, and steady.
+
 const SHOW_AFTER_MS = 1000;
 const REDRAW_MS = 100;
+/** Seconds between lines in a log: CITIES_API_PROGRESS_SECONDS, else 5. */
+export function logEverySeconds(env: NodeJS.ProcessEnv = process.env): number {
+  const seconds = Number(env.CITIES_API_PROGRESS_SECONDS);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : 5;
+}
+const BAR_WIDTH = 20;
 
-/** A progress line on a terminal, shown only once work has lasted over a second. */
-export function progressLine(stream: Writable & { isTTY?: boolean }, label: string): { update(done: number, total: number): void; end(): void } {
-  const started = Date.now();
-  let drawn = 0;
+export type ProgressStream = Writable & { isTTY?: boolean; columns?: number };
+
+export interface Progress {
+  update(done: number, total: number): void;
+  end(): void;
+}
+
+export interface ProgressOptions {
+  /** How amounts are said: pages, or bytes (`12.3 MB`). */
+  readonly unit: 'pages' | 'bytes';
+  /** Milliseconds between lines when not on a terminal (default: logEverySeconds()). */
+  readonly logEvery?: number;
+  readonly now?: () => number;
+}
+
+/** A phase's progress on `stream`, shown once it has lasted a second. */
+export function progressLine(stream: ProgressStream, label: string, options: ProgressOptions): Progress {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const every = stream.isTTY ? REDRAW_MS : (options.logEvery ?? logEverySeconds() * 1000);
+  let drawn = started;
   let shown = false;
   return {
     update(done, total) {
-      const now = Date.now();
-      if (!stream.isTTY || now - started < SHOW_AFTER_MS || now - drawn < REDRAW_MS) return;
-      drawn = now;
+      const at = now();
+      if (at - started < SHOW_AFTER_MS || at - drawn < every || done >= total) return;
+      drawn = at;
       shown = true;
-      const percent = total ? Math.floor((100 * done) / total) : 100;
-      stream.write(`\r${label}: ${done}/${total} (${percent}%)\x1b[K`);
+      const rate = (done * 1000) / Math.max(1, at - started);
+      const parts = progressParts(done, total, rate, options.unit);
+      if (!stream.isTTY) {
+        stream.write(`${label}: ${parts.amount} (${parts.percent}), ${parts.rate}, about ${parts.eta} left\n`);
+        return;
+      }
+      const line = `${label} ${bar(done, total)} ${parts.percent.padStart(3)} ${parts.amount}, ${parts.rate}, ETA ${parts.eta}`;
+      // Wider than the terminal, the line would wrap and \r could no longer redraw it.
+      stream.write(`\r${line.slice(0, Math.max(20, (stream.columns || 80) - 1))}\x1b[K`);
     },
     end() {
-      if (shown) stream.write('\r\x1b[K');
+      if (shown && stream.isTTY) stream.write('\r\x1b[K');
     },
   };
+}
+
+/** The words of a progress line: `4158/21020`, `19%`, `1234 pages/s`, `14s`. */
+export function progressParts(done: number, total: number, perSecond: number, unit: ProgressOptions['unit']): { amount: string; percent: string; rate: string; eta: string } {
+  const amount = unit === 'bytes' ? `${megabytes(done)}/${megabytes(total)} MB` : `${done}/${total} pages`;
+  const rate = unit === 'bytes' ? `${megabytes(perSecond)} MB/s` : `${Math.round(perSecond)} pages/s`;
+  const eta = perSecond > 0 ? duration((total - done) / perSecond) : '?';
+  return { amount, percent: `${total ? Math.floor((100 * done) / total) : 100}%`, rate, eta };
+}
+
+const megabytes = (bytes: number) => (bytes / 1e6).toFixed(1);
+
+/** Seconds as `45s`, `3m05s` or `1h02m`. */
+export function duration(seconds: number): string {
+  const s = Math.ceil(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
+}
+
+/** `[#####---------------]`: done out of total, in BAR_WIDTH cells. */
+export function bar(done: number, total: number): string {
+  const full = total ? Math.min(BAR_WIDTH, Math.floor((BAR_WIDTH * done) / total)) : BAR_WIDTH;
+  return `[${'#'.repeat(full)}${'-'.repeat(BAR_WIDTH - full)}]`;
 }

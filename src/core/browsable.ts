@@ -1,6 +1,7 @@
 import { utf8, type Bytes } from './bytes.js';
 import { escapeHtml, prettyParts } from './pretty-json.js';
 import { ROUTES } from './route-table.js';
+import { withParam, type QueryPair } from './query-string.js';
 
 // The browsable page (DRF's `format=api`, and what browsers get): the same answer as JSON,
 // pretty-printed, with clickable links and a small form for ordering and page size.
@@ -16,6 +17,10 @@ export interface BrowsableAnswer {
   /** Values to preselect in the form. */
   readonly ordering?: string | undefined;
   readonly pageSize?: string | undefined;
+  /** The request's query pairs, from which the page's own links are made. */
+  readonly pairs?: readonly QueryPair[] | undefined;
+  /** The page shown and how many there are, for the paginator (a listing answered 200). */
+  readonly pager?: { readonly number: number; readonly pages: number } | undefined;
 }
 
 const REASONS: Readonly<Record<number, string>> = {
@@ -31,10 +36,48 @@ function orderingOptions(selected: string | undefined): string {
     .join('');
 }
 
+/**
+ * DRF's displayed page numbers (pagination._get_displayed_page_numbers): all of them up to 5,
+ * else the first, the last, the current one and its neighbours, null where some are left out.
+ */
+export function displayedPages(current: number, last: number): (number | null)[] {
+  if (last <= 5) return Array.from({ length: last }, (_, i) => i + 1);
+  const included = new Set([1, current - 1, current, current + 1, last]);
+  if (current <= 4) for (const n of [2, 3]) included.add(n);
+  if (current >= last - 3) for (const n of [last - 1, last - 2]) included.add(n);
+  const shown: (number | null)[] = [...included].filter((n) => n > 0 && n <= last).sort((a, b) => a - b);
+  if (current > 4) shown.splice(1, 0, null);
+  if (current < last - 3) shown.splice(shown.length - 1, 0, null);
+  return shown;
+}
+
+/** A link of the page: its path with the request's query, one parameter set (or removed), and no empty parameter. */
+function pageLink(path: string, pairs: readonly QueryPair[], name: string, value: string | null): string {
+  const query = withParam(pairs.filter(([, v]) => v !== ''), name, value);
+  return escapeHtml(`${path}${query ? `?${query}` : ''}`);
+}
+
+/** DRF's paginator: first, previous, the displayed page numbers, next, last. */
+function paginator(path: string, pairs: readonly QueryPair[], { number, pages }: { number: number; pages: number }): string {
+  if (pages <= 1) return '';
+  const to = (n: number) => pageLink(path, pairs, ROUTES.param.page, n === 1 ? null : String(n));
+  const item = (label: string, n: number, rel = '') => (n < 1 || n > pages || n === number ? `<span class="off">${label}</span>` : `<a href="${to(n)}"${rel}>${label}</a>`);
+  const numbers = displayedPages(number, pages).map((n) => (n === null ? '<span class="gap">…</span>' : n === number ? `<span class="current" aria-current=page>${n}</span>` : `<a href="${to(n)}">${n}</a>`));
+  return `<nav class="pager" aria-label="pages">${[item('« first', 1), item('‹ previous', number - 1, ' rel="prev"'), ...numbers, item('next ›', number + 1, ' rel="next"'), item('last »', pages)].join('\n')}</nav>`;
+}
+
+/** The same request in another format: json (the API's bytes) or api (this page). */
+function formatSwitch(path: string, pairs: readonly QueryPair[]): string {
+  const links = Object.values(ROUTES.format).map((f) => `<a href="${pageLink(path, pairs, ROUTES.param.format, f)}">${f}</a>`);
+  return `<span class="formats">GET as ${links.join(' ')}</span>`;
+}
+
 /** The page in parts: the answer's JSON pretty-printed (escaped, URLs linked) part by part, never whole. */
 export function* browsablePage(answer: BrowsableAnswer): Generator<Bytes> {
   const headers = Object.entries(answer.headers).map(([k, v]) => `<b>${escapeHtml(k)}:</b> ${escapeHtml(v)}`).join('\n');
   const path = answer.target.split('?')[0]!;
+  const pairs = answer.pairs ?? [];
+  const pager = answer.pager ? paginator(path, pairs, answer.pager) : '';
   yield utf8(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -51,6 +94,13 @@ label{display:flex;flex-direction:column;font-size:.85em}
 pre{background:#fff;border:1px solid #ddd;padding:1em;overflow:auto;white-space:pre-wrap;word-break:break-word}
 .request{font-family:ui-monospace,monospace;background:#e8eeee;padding:.4em .7em}
 a{color:#1a5fb4}
+.bar{display:flex;flex-wrap:wrap;gap:.8em;align-items:center;justify-content:space-between;margin:0 0 .6em}
+.pager{display:flex;flex-wrap:wrap;gap:.25em}
+.pager a,.pager span{padding:.15em .55em;border:1px solid #ccd;border-radius:3px;background:#fff;text-decoration:none}
+.pager .current{background:#2c5d63;color:#fff;border-color:#2c5d63}
+.pager .off{color:#999}
+.pager .gap{border:0;background:none}
+.formats a{margin-left:.3em}
 </style>
 </head>
 <body>
@@ -61,7 +111,9 @@ a{color:#1a5fb4}
 <label>Ordering <select name="${ROUTES.param.ordering}">${orderingOptions(answer.ordering)}</select></label>
 <label>Page size <input name="${ROUTES.param.pageSize}" type="number" min="1" placeholder="10" value="${escapeHtml(answer.pageSize ?? '')}"></label>
 <button type="submit">Show</button>
+<button type="button" id="options">OPTIONS</button>
 </form>
+<div class="bar">${pager}${formatSwitch(path, pairs)}</div>
 <p class="request"><b>${escapeHtml(answer.method)}</b> ${escapeHtml(answer.target)}</p>
 <pre class="response"><b>HTTP ${answer.status} ${REASONS[answer.status] ?? ''}</b>
 ${headers}
@@ -71,8 +123,19 @@ ${headers}
   yield utf8(`</pre>
 </main>
 <script>
-document.getElementById('listing').addEventListener('submit', function () {
-  for (const el of this.elements) if (el.name && !el.value) el.disabled = true;
+// The form's query without its empty fields (and no bare '?' when all are empty).
+document.getElementById('listing').addEventListener('submit', function (event) {
+  event.preventDefault();
+  const query = new URLSearchParams();
+  for (const el of this.elements) if (el.name && el.value) query.append(el.name, el.value);
+  location.href = this.getAttribute('action') + (query.size ? '?' + query : '');
+});
+// OPTIONS: the endpoint's description, shown in place of the answer.
+document.getElementById('options').addEventListener('click', async function () {
+  const res = await fetch(location.pathname, { method: 'OPTIONS', headers: { Accept: '${ROUTES.mediaType.json}; indent=4' } });
+  document.querySelector('.request').textContent = 'OPTIONS ' + location.pathname;
+  const head = [${[ROUTES.header.allow, ROUTES.header.contentType, ROUTES.header.vary].map((h) => `'${h}'`).join(', ')}].map(function (h) { return h + ': ' + (res.headers.get(h) || ''); }).join('\\n');
+  document.querySelector('pre.response').textContent = 'HTTP ' + res.status + ' ' + res.statusText + '\\n' + head + '\\n\\n' + await res.text();
 });
 </script>
 </body>

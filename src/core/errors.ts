@@ -16,7 +16,8 @@ export class CitiesApiError extends Error {
   override readonly name = 'CitiesApiError';
   constructor(
     message: string,
-    readonly exitCode: 1 | 2 = 1,
+    /** 1 bad input or environment, 2 bad usage, 130 interrupted (SIGINT). */
+    readonly exitCode: 1 | 2 | 130 = 1,
     readonly problems: readonly Problem[] = [],
   ) {
     super(message);

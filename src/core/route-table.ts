@@ -58,6 +58,11 @@ export const ROUTES = {
     /** The honest 404 of a static host without a live side. */
     notPrecomputed: 'cities/not-precomputed.json',
   },
+  /**
+   * What `serve` answers besides the reference (which answers Django's 404 there), unless
+   * `--no-preview-pages`: a page linking the API, and the site's OpenAPI document at `/{extras.openapi}`.
+   */
+  preview: { index: '/' },
   /** Answers a file can give: to these methods, */
   fileMethods: ['GET', 'HEAD'],
   /**

@@ -1,3 +1,5 @@
+import { fileSystemError } from '../write/fs-error.js';
+import { DATASET_ROLE } from './sample.js';
 import { constants } from 'node:fs';
 import { access, copyFile, link, lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
@@ -167,8 +169,8 @@ async function removeDeadTemps(dir: string, name: string): Promise<void> {
  * would stop every POST; returns lines to log (notes, and warnings so marked).
  */
 export async function checkWritable(file: string): Promise<string[]> {
-  const target = await realpath(file).catch((error: NodeJS.ErrnoException) => {
-    throw new CitiesApiError(`cannot read dataset ${file}: ${error.code ?? error.message}`, 2);
+  const target = await realpath(file).catch(async (error: unknown) => {
+    throw await fileSystemError(error, DATASET_ROLE, file);
   });
   const via = target === resolve(file) ? '' : ` (a link to ${target})`;
   const stats = await stat(target);

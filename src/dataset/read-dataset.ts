@@ -2,6 +2,8 @@ import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { fileSystemError } from '../write/fs-error.js';
+import { DATASET_ROLE } from './sample.js';
 import { CityTableBuilder, type CityTable } from '../core/city-table.js';
 import { CsvSyntaxError, readCsvRows } from './csv-rows.js';
 import { CitiesApiError, formatProblem, shortText, showValue, type Problem } from '../core/errors.js';
@@ -16,20 +18,31 @@ const CHUNK_BYTES = 256 * 1024;
 
 type Where = Omit<Problem, 'reason'>;
 
+export interface ReadOptions {
+  /** Called after each chunk with the bytes read so far and the file's size. */
+  readonly onProgress?: (bytesRead: number, bytes: number) => void;
+  /** Stops reading (its reason thrown) once aborted. */
+  readonly signal?: AbortSignal | undefined;
+}
+
 /**
  * Reads and validates a dataset (`.csv` or `.json`) chunk by chunk into a compact CityTable.
  * An invalid dataset is refused as a whole: one CitiesApiError listing every problem with
  * file, line or record, field, value and reason.
  */
-export async function readDataset(file: string): Promise<CityTable> {
+export async function readDataset(file: string, options: ReadOptions = {}): Promise<CityTable> {
   const format = await checkDatasetFile(file);
   const collector = new Collector();
-  const chunks = utf8Chunks(file);
+  const size = options.onProgress ? (await stat(file)).size : 0;
+  const chunks = utf8Chunks(file, (read) => {
+    options.signal?.throwIfAborted();
+    options.onProgress?.(read, Math.max(size, read));
+  });
   try {
     if (format === '.csv') await readCsv(chunks, collector);
     else await readJson(chunks, collector);
   } catch (error) {
-    if (!(error instanceof InvalidUtf8)) throw error;
+    if (!(error instanceof InvalidUtf8)) throw await fileSystemError(error, DATASET_ROLE, file);
     collector.problem({ line: error.line, reason: `is not valid UTF-8 (byte 0x${error.byte.toString(16)} at offset ${error.offset})` });
   }
   if (collector.total) throw datasetError(file, collector);
@@ -42,23 +55,26 @@ export async function readDataset(file: string): Promise<CityTable> {
  */
 export async function checkDatasetFile(file: string): Promise<'.csv' | '.json'> {
   const format = extname(file).toLowerCase();
-  if (format !== '.csv' && format !== '.json') {
+  // A directory is said to be one, whatever its name.
+  if (format !== '.csv' && format !== '.json' && !(await stat(file).catch(() => null))?.isDirectory()) {
     throw new CitiesApiError(`${file}: unsupported dataset type "${shortText(format) || '(none)'}": use a .csv or .json file`);
   }
-  const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
-    throw new CitiesApiError(`cannot read dataset ${file}: ${error.code ?? error.message}`);
+  const info = await stat(file).catch(async (error: unknown) => {
+    throw await fileSystemError(error, DATASET_ROLE, file);
   });
   if (!info.isFile()) {
     const kind = info.isDirectory() ? 'a directory' : info.isFIFO() ? 'a pipe (FIFO)' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file';
-    throw new CitiesApiError(`cannot read dataset ${file}: it is ${kind}; give the path of a regular .csv or .json file`);
+    throw new CitiesApiError(`cannot read dataset ${file}: it is ${kind}; give the path of a regular .csv or .json file with --data FILE`);
   }
-  return format;
+  return format as '.csv' | '.json';
 }
 
 /** The bytes of a dataset file (to hash it), refused as readDataset refuses it. */
 export async function readDatasetBytes(file: string): Promise<Buffer> {
   await checkDatasetFile(file);
-  return readFile(file);
+  return readFile(file).catch(async (error: unknown) => {
+    throw await fileSystemError(error, DATASET_ROLE, file);
+  });
 }
 
 /** Gathers validated cities (while all is well) and problems (capped), checking ids are unique. */
@@ -157,7 +173,7 @@ class InvalidUtf8 extends Error {
 }
 
 /** The file's chunks, checked to be UTF-8 on the way (InvalidUtf8 names the first bad byte). */
-async function* utf8Chunks(file: string): AsyncGenerator<Buffer> {
+async function* utf8Chunks(file: string, onChunk: (bytesRead: number) => void): AsyncGenerator<Buffer> {
   let carry = Buffer.alloc(0);
   // File offset and line of carry's first byte (everything before it is checked).
   let offset = 0;
@@ -170,6 +186,7 @@ async function* utf8Chunks(file: string): AsyncGenerator<Buffer> {
     line += countNewlines(bytes.subarray(0, complete));
     offset += complete;
     carry = Buffer.from(bytes.subarray(complete));
+    onChunk(offset + carry.length);
     yield chunk;
   }
   if (carry.length) throw invalidUtf8(carry, offset, line);

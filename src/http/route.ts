@@ -6,6 +6,7 @@ import { optionsMetadata } from '../core/metadata.js';
 import { negotiate, type Negotiation } from '../core/negotiate.js';
 import { prettyParts } from '../core/pretty-json.js';
 import { answerListing, bodyBytes } from '../core/page.js';
+import { paginate, pageSizeFrom } from '../core/paginate.js';
 import { lastValue, parseQuery, queryFieldCount, type QueryPair } from '../core/query-string.js';
 import { endpointPath, ROUTES } from '../core/route-table.js';
 import { escapeUriPath, iriToUri, pathInfo } from '../core/url-path.js';
@@ -84,7 +85,7 @@ function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: Site
       const file = site.useFiles !== false && negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.spec) : null;
       if (file) return { kind: 'static', file, headers: JSON_HEADERS };
       const listing = answerListing(site.index, pairs, site.spec.baseUrl);
-      return answer(listing.status, listing.body);
+      return render(req, negotiation, listing.status, listing.body, pairs, site.index.count);
     }
     case 'OPTIONS': {
       const options = answer(200, JSON.stringify(optionsMetadata()));
@@ -130,7 +131,7 @@ export function originForm(target: string): string {
 }
 
 /** An API answer in the negotiated form: JSON (indented on request) or the browsable page. */
-export function render(req: ApiRequest, negotiation: Negotiation, status: number, body: string | Bytes | Iterable<Bytes>, pairs?: readonly QueryPair[]): Extract<Route, { kind: 'answer' }> {
+export function render(req: ApiRequest, negotiation: Negotiation, status: number, body: string | Bytes | Iterable<Bytes>, pairs?: readonly QueryPair[], count?: number): Extract<Route, { kind: 'answer' }> {
   const indent = 'indent' in negotiation ? negotiation.indent : null;
   const html = 'renderer' in negotiation && negotiation.renderer === 'html';
   if (!html && !indent) return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? utf8(body) : body };
@@ -140,7 +141,10 @@ export function render(req: ApiRequest, negotiation: Negotiation, status: number
     pairs ??= parseQuery(splitTarget(req.target).query);
     const { Allow, Vary } = API_HEADERS;
     const shown = { Allow, [header.contentType]: contentType.json, Vary };
-    const page = { method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, ROUTES.param.ordering), pageSize: lastValue(pairs, ROUTES.param.pageSize) };
+    const pageSize = lastValue(pairs, ROUTES.param.pageSize);
+    // The paginator of a listing: the slice the answer holds (count is given for listings only).
+    const pager = count !== undefined && status === 200 ? paginate(count, pageSizeFrom(pageSize), lastValue(pairs, ROUTES.param.page)) ?? undefined : undefined;
+    const page = { method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, ROUTES.param.ordering), pageSize, pairs, pager };
     produce = () => browsablePage(page);
   }
   // A large answer (in parts) stays in parts, produced while it is sent.

@@ -24,7 +24,7 @@ export interface SiteState {
 
 export async function loadSite(dir: string): Promise<SiteState> {
   const manifest = await readManifestHead(dir);
-  if (!manifest) throw new CitiesApiError(`${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`, 2);
+  if (!manifest) throw new CitiesApiError(`${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`, 1);
   const table = CityTable.fromDatasetFile(await readFile(join(dir, DATASET_PATH)));
   const context: SiteContext = { spec: siteSpec(manifest.settings, table.count), index: new CityIndex(table, manifest.settings.collation) };
   // sirv's dev mode looks each file up when asked instead of walking the whole tree at start:

@@ -11,6 +11,12 @@ export interface Manifest {
   readonly version: string;
   readonly settings: SiteSettings;
   readonly dataset: { readonly count: number; readonly sha256: string };
+  /**
+   * The ICU, CLDR and Unicode versions of the Node that built the site (`process.versions`): new
+   * collation data may change the order of names, so a site built with other data is rebuilt.
+   * Absent in sites built before it was recorded (which are then rebuilt too).
+   */
+  readonly runtime?: { readonly icu: string; readonly cldr: string; readonly unicode: string };
   /** Every file of the site but the manifest and the `.gz`/`.br` siblings of pages: path -> sha256 (hex) of its bytes. */
   readonly files: Readonly<Record<string, string>>;
 }

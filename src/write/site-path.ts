@@ -2,12 +2,16 @@ import { lstat, readlink, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
+import { fileSystemError, isErrno, type PathRole } from './fs-error.js';
 
 // Where a build may write: the site directory with every symbolic link resolved (a build works
 // on the real directory, so a link such as `current -> releases/v1` is never renamed or deleted
 // and always points at a whole site), and the places a build must refuse.
 
 const MAX_LINKS = 40;
+
+/** The site directory, as file system errors name it. */
+export const SITE_ROLE: PathRole = { what: 'site directory', option: '--out', note: 'the site was left as it was' };
 
 /**
  * The real path of a site directory that may not exist yet: symbolic links anywhere in it are
@@ -18,6 +22,7 @@ export async function resolveSiteDir(path: string): Promise<string> {
     return await follow(resolve(path), 0);
   } catch (error) {
     if (error instanceof CitiesApiError) throw error;
+    if (isErrno(error) && error.code !== 'ELOOP') throw await fileSystemError(error, SITE_ROLE, path);
     const why = (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'too many symbolic links' : (error as Error).message;
     throw new CitiesApiError(`cannot use ${path} as the site directory: ${why}`, 2);
   }

@@ -12,6 +12,8 @@ import { assemble, type SiteEntry } from './site-assembler.js';
 import { holdsBytes } from './site-check.js';
 import { isAlive, lockSite, siteSiblings } from './lock.js';
 import { StatCache } from './stat-cache.js';
+import { fileSystemError, isErrno } from './fs-error.js';
+import { SITE_ROLE } from './site-path.js';
 import type { FileStat } from './file-output.js';
 
 export type { SiteEntry } from './site-assembler.js';
@@ -44,8 +46,8 @@ export interface WriteOptions {
  * path (resolveSiteDir): a symbolic link there would be renamed, not its target.
  */
 export async function writeSite(outDir: string, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
-  return writeSiteLocked(outDir, entries, manifest, options).catch((error: Error) => {
-    throw environmentError(error, outDir);
+  return writeSiteLocked(outDir, entries, manifest, options).catch(async (error: Error) => {
+    throw isErrno(error) ? await fileSystemError(error, SITE_ROLE, outDir) : environmentError(error, outDir);
   });
 }
 
@@ -58,11 +60,11 @@ const ENVIRONMENT: Record<string, string> = {
   EMFILE: 'raise the open files limit (ulimit -n)',
 };
 
-/** A failure of the machine rather than of the build (no space, no permission...), said with the path and what to do. */
+/** A failure of the machine reported by a writer thread (its errno only in the message), said with the path and what to do. */
 function environmentError(error: Error, outDir: string): Error {
   const code = (error as NodeJS.ErrnoException).code ?? /^(E[A-Z]+):/.exec(error.message)?.[1];
   const advice = code && ENVIRONMENT[code];
-  return advice ? new CitiesApiError(`cannot build ${outDir}: ${error.message}; ${advice} and build again (the site was left as it was)`, 2) : error;
+  return advice ? new CitiesApiError(`cannot build ${outDir}: ${error.message}; ${advice} and build again (the site was left as it was)`, 1) : error;
 }
 
 async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {

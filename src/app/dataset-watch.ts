@@ -1,0 +1,30 @@
+import { watch } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+
+/** How long the dataset must stay quiet before a change is reported (editors write in steps). */
+const SETTLE_MS = 150;
+
+/**
+ * Calls `changed` once the dataset file has changed and settled. A symlinked dataset changes when
+ * its target is edited or when the link is pointed elsewhere: both directories are watched.
+ * Returns the function that stops watching; `again(ms)` lets the caller ask for another look later.
+ */
+export async function watchDataset(file: string, changed: () => void): Promise<{ close: () => void; again: (ms: number) => void }> {
+  const watched = new Set([resolve(file), await realpath(file)]);
+  let timer: NodeJS.Timeout | undefined;
+  const again = (ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(changed, ms);
+  };
+  const watchers = [...new Set([...watched].map(dirname))].map((dir) => watch(dir, (_, name) => {
+    if (name && watched.has(join(dir, name))) again(SETTLE_MS);
+  }));
+  return {
+    again,
+    close: () => {
+      clearTimeout(timer);
+      for (const watcher of watchers) watcher.close();
+    },
+  };
+}

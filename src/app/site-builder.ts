@@ -1,0 +1,76 @@
+import { build } from './build.js';
+import type { Collation } from '../core/collation.js';
+import { readDatasetBytes } from '../dataset/read-dataset.js';
+import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
+import { sha256 } from '../write/file-output.js';
+import { siteSiblings, whileBusy } from '../write/lock.js';
+import type { LiveSite } from './live-site.js';
+
+export interface SiteBuilderOptions {
+  readonly dir: string;
+  /** Settings given to serve; each absent one is the served site's own, else the build's default. */
+  readonly baseUrl?: string | undefined;
+  readonly collation?: Collation | undefined;
+  readonly pageSizes?: readonly number[] | undefined;
+  readonly orderings?: readonly string[] | undefined;
+  /** The base URL of a site built with none given and none before: the server's own. */
+  readonly serverUrl: string;
+  /** How long a build waits for another process's build of the same site (ms). */
+  readonly lockWait: number;
+}
+
+/**
+ * Builds the served site from a dataset file, for serve's --data, --watch and --writable: one
+ * replacement at a time, each waiting (bounded) for another process's build of the same site; a
+ * replacement that fails leaves the site as it was and does not stop the next.
+ */
+export class SiteBuilder {
+  private live: LiveSite | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  /** The SHA-256 of the dataset bytes the site was last built from. */
+  private builtHash = '';
+
+  constructor(private readonly options: SiteBuilderOptions) {}
+
+  /** Builds the site before it is served. */
+  async first(data: string): Promise<void> {
+    await this.build(data);
+  }
+
+  /** From now on, builds replace what `live` serves. */
+  serving(live: LiveSite): void {
+    this.live = live;
+  }
+
+  /** Rebuilds from `data` and makes the server answer from the new site. */
+  publish(data: string): Promise<void> {
+    const live = this.live;
+    const run = this.queue.then(() => (live ? live.replace(() => this.build(data)) : this.build(data)));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Whether `data` holds bytes other than those the site was built from (unreadable: no). */
+  async changed(data: string): Promise<boolean> {
+    const bytes = await readDatasetBytes(data).catch(() => null);
+    return bytes !== null && sha256(bytes) !== this.builtHash;
+  }
+
+  private build(data: string): Promise<void> {
+    const { options } = this;
+    const settings: SiteSettings | undefined = this.live?.current.manifest.settings;
+    return whileBusy(async () => {
+      const bytes = await readDatasetBytes(data);
+      await build({
+        data,
+        out: options.dir,
+        collation: options.collation ?? settings?.collation ?? 'locale',
+        baseUrl: options.baseUrl ?? settings?.baseUrl ?? options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
+        pageSizes: options.pageSizes ?? settings?.pageSizes ?? DEFAULT_PAGE_SIZES,
+        orderings: options.orderings ?? settings?.orderings,
+        liveUrl: settings?.liveUrl ?? undefined,
+      });
+      this.builtHash = sha256(bytes);
+    }, options.lockWait, siteSiblings(options.dir).lock);
+  }
+}

@@ -1,0 +1,103 @@
+import { access, lstat, readlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { CitiesApiError } from '../core/errors.js';
+
+// A failure of the file system (no such file, no permission, a file where a directory should
+// be...) said as one line: the path at fault (the directory a file could not be created in, not
+// the file) and what to do. Every errno that reaches the CLI goes through here.
+
+/** What a path was for, and how the user chooses another: `{ what: 'dataset', option: '--data' }`. */
+export interface PathRole {
+  readonly what: string;
+  readonly option?: string;
+  /** Said after the advice when the path does not exist (e.g. where a sample dataset is). */
+  readonly missingHint?: string;
+  /** Said last, e.g. that nothing was changed. */
+  readonly note?: string;
+}
+
+type Errno = NodeJS.ErrnoException & { path?: string; dest?: string };
+
+/** Whether a value is an error from the operating system (`code` and `syscall` set by Node). */
+export function isErrno(error: unknown): error is Errno {
+  return error instanceof Error && typeof (error as Errno).code === 'string' && /^E[A-Z0-9]+$/.test((error as Errno).code!) && typeof (error as Errno).syscall === 'string';
+}
+
+/** System calls that create or remove an entry: a permission error there is the directory's. */
+const ENTRY_CALLS = new Set(['mkdir', 'link', 'rename', 'symlink', 'unlink', 'rmdir', 'mkdtemp', 'copyfile']);
+
+const exists = (path: string) => lstat(path).then(() => true, () => false);
+
+/** The first of `path` and its parents that exists and is not a directory, if any. */
+async function fileInTheWay(path: string): Promise<string | undefined> {
+  for (let at = path; ; at = dirname(at)) {
+    const info = await lstat(at).catch(() => null);
+    if (info) return info.isDirectory() ? undefined : at;
+    if (dirname(at) === at) return undefined;
+  }
+}
+
+/** The outermost parent of `path` that cannot be searched (no x permission), if any. */
+async function closedParent(path: string): Promise<string | undefined> {
+  const parents: string[] = [];
+  for (let at = dirname(path); ; at = dirname(at)) {
+    parents.unshift(at);
+    if (dirname(at) === at) break;
+  }
+  for (const dir of parents) if (!(await access(dir, constants.X_OK).then(() => true, () => false))) return dir;
+  return undefined;
+}
+
+/**
+ * A CitiesApiError (exit 1) for an errno error, naming the path at fault and what to do; any
+ * other error is returned as it is. `fallback` is the path the caller was working on, for errors
+ * that carry none.
+ */
+export async function fileSystemError(error: unknown, role: PathRole, fallback?: string): Promise<unknown> {
+  if (!isErrno(error)) return error;
+  // The path at fault (a lock file, a page...), and the one the user named, said as the subject.
+  const path = resolve(error.path ?? fallback ?? '.');
+  const subject = resolve(fallback ?? path);
+  const at = path === subject ? `the ${role.what} ${subject}` : `${path} (of the ${role.what} ${subject})`;
+  const choose = role.option ? `, or choose another with ${role.option}` : '';
+  const fail = (message: string) => new CitiesApiError(`${message} (${error.code}${role.note ? `; ${role.note}` : ''})`, 1);
+  switch (error.code) {
+    case 'ENOENT': {
+      const way = await fileInTheWay(dirname(path));
+      const link = await readlink(subject).catch(() => undefined);
+      if (link !== undefined) return fail(`the ${role.what} ${subject} is a symbolic link to ${link}, which does not exist; fix the link${choose}`);
+      if (way) return fail(`the ${role.what} ${subject} cannot be used: ${way} is a file, not a directory; move it away${choose}`);
+      return fail(`the ${role.what} ${subject} does not exist; check the path${choose}${role.missingHint ? `; ${role.missingHint}` : ''}`);
+    }
+    case 'ENOTDIR':
+    case 'EEXIST': {
+      const way = (await fileInTheWay(error.code === 'EEXIST' ? path : dirname(path))) ?? path;
+      return fail(`the ${role.what} ${subject} cannot be used: ${way} is a file, not a directory; move it away${choose}`);
+    }
+    case 'EISDIR':
+      return fail(`${at} is a directory; give the path of a file${choose}`);
+    case 'EACCES':
+    case 'EPERM': {
+      const closed = await closedParent(path);
+      if (closed) return fail(`permission denied: cannot enter ${closed} (for the ${role.what} ${subject}); give this user access to it (chmod/chown)${choose}`);
+      const inDir = ENTRY_CALLS.has(error.syscall!) || !(await exists(path));
+      if (inDir) return fail(`permission denied: cannot write in ${dirname(path)} (for the ${role.what} ${subject}); make that directory writable for this user${choose}`);
+      return fail(`permission denied: cannot ${error.syscall === 'open' ? 'open' : 'use'} ${at}; give this user access to it (chmod/chown)${choose}`);
+    }
+    case 'EROFS':
+      return fail(`cannot write ${at}: it is on a read-only file system${choose || '; choose a writable place'}`);
+    case 'ELOOP':
+      return fail(`the ${role.what} ${subject} cannot be used: too many symbolic links (a loop?); fix the links${choose}`);
+    case 'ENAMETOOLONG':
+      return fail(`the ${role.what} ${subject} cannot be used: the name is too long${choose}`);
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return fail(`no space left for the ${role.what} ${subject}: free some space and try again`);
+    case 'EMFILE':
+    case 'ENFILE':
+      return fail(`too many open files while using the ${role.what} ${subject}: raise the open files limit (ulimit -n) and try again`);
+    default:
+      return fail(`the ${role.what} ${subject} cannot be used: ${error.message}`);
+  }
+}

@@ -1,0 +1,135 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CitiesApiError } from '../src/core/errors.js';
+import { fileSystemError } from '../src/write/fs-error.js';
+import { readTree, tempDir } from './helpers.js';
+
+// Environment errors as a user meets them: the CLI run as a process (as root it drops to
+// `nobody` where permissions matter), each answered with one line naming the path and what to
+// do, exit 1, no stack trace, and nothing built before lost.
+
+const ROOT = join(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin/cities-api.js');
+const SAMPLE = join(ROOT, 'data/cities.csv');
+const isRoot = process.getuid?.() === 0;
+const RUNUSER = '/usr/sbin/runuser';
+
+/** Whether permission cases can run: as a non-root user, or as root through runuser. */
+function canDropPrivileges(): boolean {
+  if (!isRoot || existsSync(RUNUSER)) return true;
+  const message = `running as root and ${RUNUSER} is missing: permission errors cannot be checked (install util-linux)`;
+  if (process.env.CI === 'true') throw new Error(`${message} (CI must not skip this test)`);
+  console.warn(`\n!!! SKIPPING permission cases: ${message} !!!\n`);
+  return false;
+}
+const PERMISSIONS = canDropPrivileges();
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => {
+  ({ dir, cleanup } = await tempDir('cities-env-'));
+  // Another user must reach the fixtures (mkdtemp makes the directory 0700).
+  await chmod(dir, 0o755);
+  await copyFile(SAMPLE, join(dir, 'cities.csv'));
+  await chmod(join(dir, 'cities.csv'), 0o644);
+  await writeFile(join(dir, 'a-file'), 'not a directory\n');
+  await mkdir(join(dir, 'folder.csv'));
+  await copyFile(SAMPLE, join(dir, 'secret.csv'));
+  await chmod(join(dir, 'secret.csv'), 0o600);
+  await mkdir(join(dir, 'closed'));
+  await copyFile(SAMPLE, join(dir, 'closed/cities.csv'));
+  await chmod(join(dir, 'closed'), 0o700);
+  await mkdir(join(dir, 'empty'));
+  await chmod(join(dir, 'empty'), 0o755);
+  // A site built before, in a directory then made read-only: a failed build must leave it whole.
+  await mkdir(join(dir, 'read-only'));
+  await run(false, 'build', '--data', join(dir, 'cities.csv'), '--out', join(dir, 'read-only/site'), '--no-compress', '--orderings', 'default');
+  await chmod(join(dir, 'read-only'), 0o555);
+  await mkdir(join(dir, 'read-only-2'));
+  await chmod(join(dir, 'read-only-2'), 0o555);
+}, 60_000);
+afterAll(() => cleanup());
+
+/** Runs the CLI as a process, as an unprivileged user when asked (and when this is root). */
+async function run(unprivileged: boolean, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [command, argv] = unprivileged && isRoot ? [RUNUSER, ['-u', 'nobody', '--', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]];
+  return promisify(execFile)(command, argv, { cwd: dir, env: { ...process.env, CI: '' } }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+  );
+}
+
+const at = (path: string) => () => join(dir, path);
+type Case = [name: string, unprivileged: boolean, args: () => string[], message: () => RegExp];
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const path = (name: string) => escape(join(dir, name));
+
+const CASES: Case[] = [
+  ['--out under a read-only directory names the directory, not the lock file', true, () => ['build', '--data', at('cities.csv')(), '--out', at('read-only-2/site')()],
+    () => new RegExp(`permission denied: cannot write in ${path('read-only-2')} \\(for the site directory ${path('read-only-2/site')}\\); make that directory writable for this user, or choose another with --out \\(EACCES; the site was left as it was\\)$`)],
+  ['a rebuild of a site whose parent is read-only names that directory', true, () => ['build', '--data', at('cities.csv')(), '--out', at('read-only/site')(), '--force', '--no-compress', '--orderings', 'default'],
+    () => new RegExp(`permission denied: cannot write in ${path('read-only')} \\(for the site directory ${path('read-only/site')}\\)`)],
+  ['--out under a regular file names that file', false, () => ['build', '--data', at('cities.csv')(), '--out', at('a-file/site')()],
+    () => new RegExp(`the site directory ${path('a-file/site')} cannot be used: ${path('a-file')} is a file, not a directory; move it away, or choose another with --out \\(ENOTDIR`)],
+  ['--out deep under a regular file names that file', false, () => ['build', '--data', at('cities.csv')(), '--out', at('a-file/x/y')()],
+    () => new RegExp(`${path('a-file')} is a file, not a directory`)],
+  ['--data a directory', false, () => ['build', '--data', at('folder.csv')(), '--out', at('out-1')()],
+    () => new RegExp(`cannot read dataset ${path('folder.csv')}: it is a directory; give the path of a regular .csv or .json file with --data FILE$`)],
+  ['--data a directory without an extension', false, () => ['validate', '--data', dir],
+    () => new RegExp(`cannot read dataset ${escape(dir)}: it is a directory`)],
+  ['a missing --data points at --data and the sample shipped in the package', false, () => ['build', '--data', at('nowhere.csv')(), '--out', at('out-2')()],
+    () => new RegExp(`the dataset ${path('nowhere.csv')} does not exist; check the path, or choose another with --data FILE; to try cities-api, a sample of 48 cities ships with it: --data ${escape(SAMPLE)} \\(ENOENT\\)$`)],
+  ['a bare build without data/cities.csv points at --data and the sample', false, () => ['build', '--out', at('out-3')()],
+    () => new RegExp(`the dataset ${path('data/cities.csv')} does not exist; .*--data ${escape(SAMPLE)}`)],
+  ['--data under a regular file names that file', false, () => ['validate', '--data', at('a-file/cities.csv')()],
+    () => new RegExp(`the dataset ${path('a-file/cities.csv')} cannot be used: ${path('a-file')} is a file, not a directory`)],
+  ['an unreadable --data', true, () => ['validate', '--data', at('secret.csv')()],
+    () => new RegExp(`permission denied: cannot open the dataset ${path('secret.csv')}; give this user access to it \\(chmod/chown\\), or choose another with --data FILE \\(EACCES\\)$`)],
+  ['--data in a directory this user cannot enter names that directory', true, () => ['validate', '--data', at('closed/cities.csv')()],
+    () => new RegExp(`permission denied: cannot enter ${path('closed')} \\(for the dataset ${path('closed/cities.csv')}\\)`)],
+  ['config nginx --site with no site', false, () => ['config', 'nginx', '--site', at('nowhere')()],
+    () => new RegExp(`${path('nowhere')} holds no cities-api site: run cities-api build first`)],
+  ['serve with no site, the same exit code', false, () => ['serve', at('nowhere')(), '--port', '0'],
+    () => new RegExp(`${path('nowhere')} holds no cities-api site: build it first`)],
+  ['config cloudfront --site in a directory this user cannot enter', true, () => ['config', 'cloudfront', '--site', at('closed/site')()],
+    () => new RegExp(`permission denied: cannot enter ${path('closed')} \\(for the site directory ${path('closed/site')}\\)`)],
+];
+
+describe('environment errors: one line naming the path and what to do, exit 1, no stack trace', () => {
+  it.each(CASES)('%s', async (_, unprivileged, args, message) => {
+    if (unprivileged && !PERMISSIONS) return;
+    const before = await readTree(join(dir, 'read-only/site'));
+    const result = await run(unprivileged, ...args());
+    expect(result.code).toBe(1);
+    const lines = result.stderr.split('\n').filter((line) => line && !line.startsWith('npm warn'));
+    expect(lines).toEqual([expect.stringMatching(/^cities-api: /)]);
+    expect(lines[0]).toMatch(message());
+    expect(result.stderr).not.toMatch(/unexpected error|\n\s+at /);
+    expect(await readTree(join(dir, 'read-only/site'))).toEqual(before);
+  }, 60_000);
+});
+
+describe('fileSystemError: every errno becomes a CitiesApiError naming the path', () => {
+  const errno = (code: string, syscall: string, path: string) => Object.assign(new Error(`${code}: failed, ${syscall} '${path}'`), { code, syscall, path });
+  const role = { what: 'site directory', option: '--out' };
+  it.each([
+    ['EROFS', 'open', /cannot write \/ro\/site\/x.json \(of the site directory \/ro\/site\): it is on a read-only file system, or choose another with --out \(EROFS\)/],
+    ['ENOSPC', 'write', /no space left for the site directory \/ro\/site: free some space and try again \(ENOSPC\)/],
+    ['EMFILE', 'open', /raise the open files limit \(ulimit -n\)/],
+    ['ELOOP', 'stat', /too many symbolic links \(a loop\?\); fix the links, or choose another with --out \(ELOOP\)/],
+    ['EIO', 'read', /the site directory \/ro\/site cannot be used: EIO: failed/],
+  ])('%s', async (code, syscall, message) => {
+    const error = await fileSystemError(errno(code, syscall, '/ro/site/x.json'), role, '/ro/site');
+    expect(error).toBeInstanceOf(CitiesApiError);
+    expect(error).toMatchObject({ exitCode: 1, message: expect.stringMatching(message) });
+  });
+
+  it('leaves an error that is not from the system as it is', async () => {
+    const error = new TypeError('a bug');
+    expect(await fileSystemError(error, role)).toBe(error);
+  });
+});

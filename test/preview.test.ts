@@ -1,0 +1,98 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loggedTarget, requestLine } from '../src/http/request-log.js';
+import { tempDir } from './helpers.js';
+import { rawRequest, ROOT, startCli } from './serve-helpers.js';
+
+// The preview server as users run it (the real CLI): a line per request (--quiet silences it),
+// `/` linking the API and `/openapi.json` served from the site, both off with --no-preview-pages
+// (then Django's 404, as the reference).
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let preview: Awaited<ReturnType<typeof startCli>>;
+let quiet: Awaited<ReturnType<typeof startCli>>;
+beforeAll(async () => {
+  ({ dir, cleanup } = await tempDir('cities-preview-'));
+  const data = join(ROOT, 'data/cities.csv');
+  preview = await startCli([join(dir, 'site'), '--data', data, '--port', '0', '--orderings', 'default', '--page-sizes', '20']);
+  quiet = await startCli([join(dir, 'site'), '--port', '0', '--quiet', '--no-preview-pages']);
+}, 120_000);
+afterAll(async () => {
+  await preview?.stop();
+  await quiet?.stop();
+  await cleanup();
+});
+
+/** The lines the server printed after `before` characters of its output, once `count` are there. */
+async function linesAfter(server: typeof preview, before: number, count: number): Promise<string[]> {
+  for (let i = 0; i < 100 && server.output().slice(before).split('\n').filter(Boolean).length < count; i++) await new Promise((r) => setTimeout(r, 20));
+  return server.output().slice(before).split('\n').filter(Boolean);
+}
+
+describe('a line per request: method, target, status, ms', () => {
+  it.each([
+    ['a page', 'GET', '/cities/?page=2', /^GET \/cities\/\?page=2 200 \d+(\.\d)?ms$/],
+    ['a page computed live', 'GET', '/cities/?page_size=7&ordering=-name_fr', /^GET \/cities\/\?page_size=7&ordering=-name_fr 200 \d+(\.\d)?ms$/],
+    ['HEAD', 'HEAD', '/cities/', /^HEAD \/cities\/ 200 \d+(\.\d)?ms$/],
+    ['OPTIONS', 'OPTIONS', '/cities/', /^OPTIONS \/cities\/ 200 \d+(\.\d)?ms$/],
+    ['a 404', 'GET', '/nowhere', /^GET \/nowhere 404 \d+(\.\d)?ms$/],
+    ['a 400', 'GET', '/cities/?page=abc', /^GET \/cities\/\?page=abc 404 \d+(\.\d)?ms$/],
+    ['the index page', 'GET', '/', /^GET \/ 200 \d+(\.\d)?ms$/],
+  ])('%s', async (_, method, target, line) => {
+    const before = preview.output().length;
+    await rawRequest(`${preview.url}${target}`, { method });
+    expect(await linesAfter(preview, before, 1)).toEqual([expect.stringMatching(line)]);
+  });
+
+  it('--quiet: none', async () => {
+    const before = quiet.output().length;
+    await rawRequest(`${quiet.url}/cities/?page=2`);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(quiet.output().slice(before)).toBe('');
+  });
+
+  it.each([
+    ['\x00\n\r', '\\x00\\x0a\\x0d'],
+    ['/\x1b[31mforged\nGET / 200 1ms', '/\\x1b[31mforged\\x0aGET\\x20/\\x20200\\x201ms'],
+    ['é', '\\xe9'],
+    ['\u{1F600}', '\\xf0\\x9f\\x98\\x80'],
+    ['a'.repeat(300), `${'a'.repeat(197)}...`],
+  ])('the target %j is logged as %s', (target, shown) => expect(loggedTarget(target)).toBe(shown));
+
+  it('a client gone before the end is said', () => expect(requestLine('GET', '/cities/', 200, 12.34, false)).toBe('GET /cities/ 200 closed 12ms'));
+});
+
+describe('the preview pages', () => {
+  it('/ links the API (JSON too) and openapi.json', async () => {
+    const res = await rawRequest(`${preview.url}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    const html = res.body.toString();
+    expect(html).toContain('<a href="/cities/">/cities/</a>');
+    expect(html).toContain('<a href="/cities/?format=json">JSON</a>');
+    expect(html).toContain('<a href="/openapi.json">/openapi.json</a>');
+    expect(html).toContain('48 cities');
+  });
+
+  it('/openapi.json is the site\'s own file', async () => {
+    const res = await rawRequest(`${preview.url}/openapi.json`);
+    expect([res.status, res.headers['content-type']]).toEqual([200, 'application/json']);
+    expect(res.body.equals(await readFile(join(dir, 'site/openapi.json')))).toBe(true);
+    const head = await rawRequest(`${preview.url}/openapi.json`, { method: 'HEAD' });
+    expect([head.status, head.body.length, head.headers['content-length']]).toEqual([200, 0, String(res.body.length)]);
+  });
+
+  it.each(['/', '/openapi.json'])('--no-preview-pages: %s is Django\'s 404, as /nowhere is', async (path) => {
+    const [res, nowhere] = await Promise.all([rawRequest(`${quiet.url}${path}`), rawRequest(`${quiet.url}/nowhere`)]);
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toBe(nowhere.headers['content-type']);
+    expect(res.body.toString()).toBe(nowhere.body.toString().replace('/nowhere', path));
+  });
+
+  it('other methods on / are the API handler\'s, as without preview pages', async () => {
+    const [res, strict] = await Promise.all([rawRequest(`${preview.url}/`, { method: 'POST' }), rawRequest(`${quiet.url}/`, { method: 'POST' })]);
+    expect(res.status).toBe(strict.status);
+  });
+});
