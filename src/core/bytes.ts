@@ -2,7 +2,8 @@
 // (workerd, Deno, edge runtimes). Node's Buffer is a Uint8Array: callers on Node lose nothing.
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// ignoreBOM: a leading U+FEFF is text (a name may start with one), never stripped.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 export type Bytes = Uint8Array;
 
