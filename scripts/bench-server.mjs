@@ -1,25 +1,31 @@
 #!/usr/bin/env node
-// npm run bench: requests/s and p99 latency of `cities-api serve` for a precomputed page and a
-// live page, against a minimal http.createServer sending the same bytes from memory, all
-// measured in one run on loopback, each server in its own process. Prints the ratios.
+// npm run bench: requests/s and p99 of `cities-api serve` against what the same answers cost
+// elsewhere, all in one run, on loopback, loaded by wrk (autocannon only as a loud fallback):
+//   A  serve, a precomputed page             D  the same-headers ceiling: a minimal node:http server
+//   B  serve, a live (computed) page            sending the same bytes with the exact headers serve
+//   C  a minimal node:http server sending       sends, one flat array to writeHead (D: the precomputed
+//      the precomputed page's bytes with        page's; D' the live page's)
+//      two headers (type, length)            E  nginx serving the site's file with the config
+//                                               `cities-api config nginx` generates
+// Rounds are interleaved (A B C D D' E, A B C ...) and each figure is the median of the rounds,
+// so a neighbour's burst hits every server alike. Goals: A >= 0.9 D, B >= 0.75 D'.
+// Then serve at 140k cities (see bench/at-scale.mjs); or, with --profile, only where serve's
+// time goes (see bench/profile-serve.mjs).
 //
-//   node scripts/bench-server.mjs [--data FILE] [--duration SECONDS] [--rounds N] [--connections N]
-//     [--static QUERY] [--live QUERY]
-// The four runs are interleaved for --rounds rounds and each figure is the median, so a
-// neighbour's burst on a shared machine does not decide a ratio.
-// Then, at scale: serve on the 140k-city benchmark site (npm run bench:data; built with the
-// orderings and page sizes of npm run bench:build): RSS of the server (peak and after load)
-// against 3 × the dataset's JSON size, and p99 of a live page deep in an ordering under load.
-//   [--large-data FILE] [--large-live QUERY] [--skip-large]
-import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+//   node scripts/bench-server.mjs [--duration S] [--rounds N] [--connections N] [--static QUERY]
+//     [--live QUERY] [--data FILE] [--loader wrk|autocannon] [--pin auto|off|L:S]
+//     [--max-load X] [--wait-load S] [--skip-large] [--large-data FILE] [--large-live QUERY]
+//     [--profile] [--profile-duration S] [--profile-interval US] [--profile-dir DIR]
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
+import { atScale } from './bench/at-scale.mjs';
+import { chooseTool, loader } from './bench/load.mjs';
+import { loadNow, median, placement, settle } from './bench/machine.mjs';
+import { profileServe } from './bench/profile-serve.mjs';
+import { answerOf, buildSite, cpuSeconds, freePort, minimalHeaders, NGINX, ownHeaders, ROOT, startNginx, startServe, startSmallServer, stop } from './bench/servers.mjs';
 
-const ROOT = join(import.meta.dirname, '..');
 const { values: opts } = parseArgs({
   options: {
     data: { type: 'string', default: join(ROOT, 'data/cities.csv') },
@@ -29,131 +35,145 @@ const { values: opts } = parseArgs({
     static: { type: 'string', default: 'ordering=name_en&page=2' },
     live: { type: 'string', default: 'page_size=7&page=3' },
     'page-sizes': { type: 'string', default: '10,20,50,100' },
-    'collation': { type: 'string', default: 'locale' },
+    collation: { type: 'string', default: 'locale' },
+    loader: { type: 'string' },
+    pin: { type: 'string', default: 'off' },
+    'max-load': { type: 'string', default: '1.5' },
+    'wait-load': { type: 'string', default: '300' },
     'large-data': { type: 'string', default: join(ROOT, 'bench-data', 'cities-140k.json') },
     'large-live': { type: 'string', default: 'ordering=-name_ar&page_size=7&page=15000' },
     'large-static': { type: 'string', default: 'ordering=name_en&page_size=100&page=700' },
     'skip-large': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    'profile-duration': { type: 'string', default: '10' },
+    'profile-interval': { type: 'string', default: '200' },
+    'profile-dir': { type: 'string', default: join(ROOT, 'bench-data', 'profiles') },
   },
 });
-
-/** Starts a child process and resolves with the first http:// URL it prints. */
-function start(args, label) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve({ url: m[1], child });
-    });
-    child.on('exit', (code) => reject(new Error(`${label} exited with ${code}: ${out}`)));
-  });
-}
-
-function stop(child) {
-  return new Promise((resolve) => {
-    child.once('exit', resolve);
-    child.kill('SIGTERM');
-  });
-}
-
-async function load(url, label, duration = Number(opts.duration), connections = Number(opts.connections)) {
-  const r = await autocannon({ url, connections, duration, pipelining: 1 });
-  if (r.non2xx || r.errors || r.timeouts) throw new Error(`${label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
-  return { label, rps: r.requests.average, p99: r.latency.p99 };
-}
-
-/** Current and peak resident memory of a process, in MB (Linux /proc). */
-function memory(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)[1]);
-  return { rss: kb('VmRSS') / 1000, peak: kb('VmHWM') / 1000 };
-}
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-const MINIMAL = `
-const http = require('node:http');
-const bodies = JSON.parse(process.argv[1]);
-const buffers = Object.fromEntries(Object.entries(bodies).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
-http.createServer((req, res) => {
-  const body = buffers[req.url];
-  res.writeHead(body ? 200 : 404, { 'Content-Type': 'application/json', 'Content-Length': body ? body.length : 0 });
-  res.end(body);
-}).listen(0, '127.0.0.1', function () { console.log('http://127.0.0.1:' + this.address().port); });
-`;
-
-const site = mkdtempSync(join(tmpdir(), 'cities-bench-'));
-try {
-  const serve = await start([join(ROOT, 'bin/cities-api.js'), 'serve', join(site, 'dist'), '--data', opts.data, '--port', '0', '--page-sizes', opts['page-sizes'], '--collation', opts.collation, '--quiet'], 'serve');
-  const staticUrl = `${serve.url}/cities/?${opts.static}`;
-  const liveUrl = `${serve.url}/cities/?${opts.live}`;
-  const bodies = {};
-  for (const [path, url] of [['/static', staticUrl], ['/live', liveUrl]]) {
-    bodies[path] = Buffer.from(await (await fetch(url)).arrayBuffer()).toString('base64');
+for (const name of ['duration', 'rounds', 'connections', 'wait-load', 'profile-duration', 'profile-interval']) {
+  if (!/^[1-9]\d*$/.test(opts[name])) {
+    console.error(`bench: --${name} must be a positive integer, not ${opts[name]}`);
+    process.exit(2);
   }
-  const minimal = await start(['-e', MINIMAL, JSON.stringify(bodies)], 'minimal server');
+}
+const duration = Number(opts.duration);
+const connections = Number(opts.connections);
+
+const cpus = placement(opts.pin);
+const tool = chooseTool(opts.loader);
+const generator = await loader(tool, cpus.loader);
+const load = await settle(Number(opts['max-load']), Number(opts['wait-load']));
+console.log(`${availableParallelism()} CPUs, node ${process.version}; ${load.line}`);
+console.log(`load generator: ${generator.describe}; ${connections} connections`);
+console.log(cpus.line);
+
+const work = mkdtempSync(join(tmpdir(), 'cities-bench-'));
+const running = [];
+try {
+  const site = join(work, 'site');
+  buildSite(['--data', opts.data, '--out', site, '--page-sizes', opts['page-sizes'], '--collation', opts.collation]);
+  if (opts.profile) {
+    await profileServe({ site, queries: { precomputed: opts.static, live: opts.live }, generator, cpus, connections, ...profileOptions() });
+  } else {
+    await compare(site);
+    if (!opts['skip-large']) await atScale({ work, generator, cpus, duration, connections, data: opts['large-data'], live: opts['large-live'], static: opts['large-static'] });
+  }
+} finally {
+  for (const server of running) await (server.stop?.() ?? stop(server.child));
+  generator.close();
+  rmSync(work, { recursive: true, force: true });
+}
+
+function profileOptions() {
+  return { duration: Number(opts['profile-duration']), interval: Number(opts['profile-interval']), dir: opts['profile-dir'] };
+}
+
+async function compare(site) {
+  const serve = await startServe(site, { cpus: cpus.server });
+  running.push(serve);
+  const paths = { precomputed: `/cities/?${opts.static}`, live: `/cities/?${opts.live}` };
+  const answers = {};
+  for (const [kind, path] of Object.entries(paths)) {
+    const answer = await answerOf(`${serve.url}${path}`);
+    if (answer.status !== 200) throw new Error(`serve answered ${answer.status} to ${path}`);
+    answers[kind] = { path, body: answer.body, headers: ownHeaders(answer.rawHeaders) };
+  }
+  const { precomputed, live } = answers;
+  const minimal = await startSmallServer([{ ...precomputed, headers: minimalHeaders(precomputed.body) }], { label: 'minimal server', cpus: cpus.server });
+  running.push(minimal);
+  const ceiling = await startSmallServer([precomputed, live], { label: 'same-headers ceiling', cpus: cpus.server });
+  running.push(ceiling);
+  const nginx = existsSync(NGINX) ? await startNginx(join(work, 'nginx'), site, { cpus: cpus.server, port: await freePort(), liveUrl: serve.url }) : undefined;
+  if (nginx) running.push(nginx);
+  else console.error(`\n!! ${NGINX} is missing (apt-get install -y nginx-light): E, nginx, is left out of this run\n`);
   const targets = [
-    [`${minimal.url}/static`, 'minimal server, same bytes as the precomputed page'],
-    [staticUrl, `cities-api serve, precomputed page (?${opts.static})`],
-    [`${minimal.url}/live`, 'minimal server, same bytes as the live page'],
-    [liveUrl, `cities-api serve, live page (?${opts.live})`],
+    { key: 'A', label: `serve, precomputed page (?${opts.static})`, server: serve, url: serve.url, answer: precomputed },
+    { key: 'B', label: `serve, live page (?${opts.live})`, server: serve, url: serve.url, answer: live },
+    { key: 'C', label: 'minimal node:http, same bytes as A, 2 headers', server: minimal, url: minimal.url, answer: precomputed },
+    { key: 'D', label: "same-headers ceiling: A's bytes and headers", server: ceiling, url: ceiling.url, answer: precomputed },
+    { key: "D'", label: "same-headers ceiling: B's bytes and headers", server: ceiling, url: ceiling.url, answer: live },
+    ...(nginx ? [{ key: 'E', label: 'nginx, the site file, generated config', server: nginx, url: nginx.url, answer: precomputed }] : []),
   ];
-  for (const [url, label] of targets) await load(url, label, 1); // warm-up: JIT, caches, presorted orderings
+  console.log(`\nanswers (checked before loading: status 200, the same body bytes as serve's):`);
+  for (const target of targets) {
+    const got = await answerOf(`${target.url}${target.answer.path}`);
+    if (got.status !== 200 || !got.body.equals(target.answer.body)) throw new Error(`${target.label}: ${got.status}, ${got.body.length} bytes, not serve's ${target.answer.body.length}`);
+    console.log(`  ${target.key.padEnd(3)} ${target.label.padEnd(50)} ${got.body.length} bytes; ${headerNote(ownHeaders(got.rawHeaders), target.answer.headers)}`);
+  }
+  for (const target of targets) await generator.load(`${target.url}${target.answer.path}`, { duration: 2, connections }); // warm-up: JIT, caches
   const runs = targets.map(() => []);
   for (let round = 0; round < Number(opts.rounds); round++) {
-    for (const [i, [url, label]] of targets.entries()) runs[i].push(await load(url, label));
+    for (const [i, target] of targets.entries()) {
+      const cpu = cpuSeconds(target.server.pid);
+      const run = await generator.load(`${target.url}${target.answer.path}`, { duration, connections });
+      runs[i].push({ ...run, serverCpu: (cpuSeconds(target.server.pid) - cpu) / run.seconds });
+    }
   }
-  const results = targets.map(([, label], i) => ({ label, rps: median(runs[i].map((r) => r.rps)), p99: median(runs[i].map((r) => r.p99)) }));
-  await stop(minimal.child);
-  await stop(serve.child);
-
-  console.log(`\nloopback, ${opts.connections} connections, median of ${opts.rounds} interleaved runs of ${opts.duration} s, dataset ${opts.data}`);
-  for (const r of results) console.log(`${r.label.padEnd(66)} ${String(Math.round(r.rps)).padStart(7)} req/s   p99 ${String(r.p99).padStart(4)} ms`);
-  const ratio = (a, b) => a.rps / b.rps;
-  const [minStatic, served, minLive, live] = results;
-  const precomputed = ratio(served, minStatic);
-  const computed = ratio(live, minLive);
-  console.log(`\nprecomputed / minimal: ${precomputed.toFixed(2)} (target >= 0.80) ${precomputed >= 0.8 ? 'ok' : 'MISSED'}`);
-  console.log(`live / minimal:        ${computed.toFixed(2)} (target >= 0.50) ${computed >= 0.5 ? 'ok' : 'MISSED'}`);
-  if (!opts['skip-large']) await atScale();
-} finally {
-  rmSync(site, { recursive: true, force: true });
+  const mid = (rs, field) => (rs.some((r) => r[field] === undefined) ? undefined : median(rs.map((r) => r[field])));
+  const results = Object.fromEntries(targets.map((target, i) => {
+    const rs = runs[i].map((r) => ({ ...r, perCpu: r.rps / r.serverCpu }));
+    return [target.key, { ...target, rps: mid(rs, 'rps'), p99: mid(rs, 'p99'), serverCpu: mid(rs, 'serverCpu'), loaderCpu: mid(rs, 'loaderCpu'), perCpu: mid(rs, 'perCpu'), all: rs.map((r) => r.rps) }];
+  }));
+  printResults(results);
+  for (const server of running.splice(0)) await (server.stop?.() ?? stop(server.child));
 }
 
-async function atScale() {
-  const data = opts['large-data'];
-  if (!existsSync(data)) {
-    console.error(`\n${data} is missing: deriving it (npm run bench:data) ...`);
-    execFileSync(process.execPath, [join(ROOT, 'scripts', 'bench-data.mjs'), '--out', data], { stdio: 'inherit' });
+function printResults(results) {
+  const percent = (x) => (x === undefined ? '   ?' : `${(100 * x).toFixed(0).padStart(3)}%`);
+  console.log(`\nmedians of ${opts.rounds} interleaved rounds of ${duration} s, ${connections} connections, loopback; load average now ${loadNow()}`);
+  console.log(`${''.padEnd(56)}   req/s      p99  server CPU  ${tool} CPU  req per CPU-s  req/s of each round`);
+  for (const r of Object.values(results)) {
+    console.log(`  ${r.key.padEnd(3)} ${r.label.padEnd(50)} ${String(Math.round(r.rps)).padStart(7)} ${r.p99.toFixed(2).padStart(6)} ms    ${percent(r.serverCpu)}      ${percent(r.loaderCpu)}   ${String(Math.round(r.perCpu)).padStart(12)}  ${r.all.map((x) => Math.round(x)).join(', ')}`);
   }
-  const dir = join(site, 'large');
-  const built = performance.now();
-  console.log('\nbuilding the 140k-city site (default, ±name_en, ±name_ar; page sizes 10, 100) ...');
-  execFileSync(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'build', '--data', data, '--out', dir, '--orderings', 'default,name_en,-name_en,name_ar,-name_ar', '--page-sizes', '10,100'], { stdio: 'inherit' });
-  console.log(`built in ${((performance.now() - built) / 1000).toFixed(1)} s`);
-  const started = performance.now();
-  const serve = await start([join(ROOT, 'bin/cities-api.js'), 'serve', dir, '--port', '0', '--quiet'], 'serve (140k)');
-  const ready = (performance.now() - started) / 1000;
-  const atStart = memory(serve.child.pid);
-  const targets = [
-    [`${serve.url}/cities/?${opts['large-live']}`, `live page deep in an ordering (?${opts['large-live']})`],
-    [`${serve.url}/cities/?${opts['large-static']}`, `precomputed page (?${opts['large-static']})`],
-    [`${serve.url}/cities/?ordering=name_fr,-name_en&page_size=25&page=5000`, 'live, two-field ordering (?ordering=name_fr,-name_en&page_size=25&page=5000)'],
-  ];
-  for (const [url, label] of targets) await load(url, label, 1);
-  const results = [];
-  for (const [url, label] of targets) results.push(await load(url, label));
-  // The deep page again under lighter loads: at 32 connections on 2 cores, p99 is mostly queueing.
-  const lighter = [];
-  for (const connections of [16, 8]) lighter.push({ connections, ...(await load(targets[0][0], targets[0][1], Number(opts.duration), connections)) });
-  const after = memory(serve.child.pid);
-  await stop(serve.child);
-  const budget = (3 * statSync(data).size) / 1e6;
-  console.log(`\n140k-city site, loopback, ${opts.connections} connections, ${opts.duration} s each; server ready in ${ready.toFixed(1)} s`);
-  for (const r of results) console.log(`${r.label.padEnd(82)} ${String(Math.round(r.rps)).padStart(7)} req/s   p99 ${String(r.p99).padStart(4)} ms`);
-  console.log(`serve RSS: ${atStart.rss.toFixed(0)} MB at start, ${after.rss.toFixed(0)} MB after load, peak ${after.peak.toFixed(0)} MB; budget 3 × dataset JSON = ${budget.toFixed(0)} MB ${after.peak <= budget ? 'ok' : 'MISSED'}`);
-  for (const r of lighter) console.log(`deep live page at ${r.connections} connections: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms`);
-  console.log(`deep live page p99 at ${opts.connections} connections: ${results[0].p99} ms (target < 5 ms) ${results[0].p99 < 5 ? 'ok' : 'MISSED'}`);
+  const saturated = Object.values(results).filter((r) => r.loaderCpu >= 0.9).map((r) => r.key);
+  const starved = Object.values(results).filter((r) => r.serverCpu < 0.9).map((r) => r.key);
+  console.log(`CPU: 100% = one whole CPU, kernel time included; req per CPU-s: requests per second of the server's own CPU time, what one request costs, whatever neighbours took.`);
+  if (saturated.length) console.log(`${tool} used >= 90% of a CPU for ${saturated.join(', ')}: those req/s are partly the load generator's limit.`);
+  if (starved.length) console.log(`the server had < 90% of a CPU for ${starved.join(', ')} (neighbours, or the load generator): compare req per CPU-s there.`);
+  const against = ['C', 'D', "D'", 'E'].filter((key) => results[key]);
+  for (const [field, what] of [['rps', 'req/s'], ['perCpu', 'req per CPU-s']]) {
+    console.log(`\nratios of ${what} (row / column):\n${''.padEnd(30)}${against.map((k) => k.padStart(8)).join('')}`);
+    for (const [key, name] of [['A', 'A serve precomputed'], ['B', 'B serve live'], ['E', 'E nginx']].filter(([key]) => results[key])) {
+      console.log(`  ${name.padEnd(28)}${against.map((k) => (results[key][field] / results[k][field]).toFixed(2).padStart(8)).join('')}`);
+    }
+  }
+  console.log('');
+  for (const [key, ceilingKey, goal] of [['A', 'D', 0.9], ['B', "D'", 0.75]]) {
+    const ratio = results[key].rps / results[ceilingKey].rps;
+    const cost = results[key].perCpu / results[ceilingKey].perCpu;
+    console.log(`goal ${key} >= ${goal} x ${ceilingKey}: ${ratio.toFixed(2)} ${ratio >= goal ? 'ok' : 'MISSED'} (per CPU-s: ${cost.toFixed(2)})`);
+  }
+  if (tool !== 'wrk') console.log(`!! loaded by ${tool}, not wrk: these ratios are mostly the load generator's; install wrk for a verdict`);
+}
+
+/** How an answer's headers compare with serve's (Date, Connection and Keep-Alive left out). */
+function headerNote(got, serves) {
+  const byName = (flat) => new Map(flat.flatMap((x, i) => (i % 2 ? [] : [[x.toLowerCase(), [x, flat[i + 1]]]])));
+  const [g, s] = [byName(got), byName(serves)];
+  const extra = [...g.keys()].filter((n) => !s.has(n)).map((n) => g.get(n)[0]);
+  const other = [...g.keys()].filter((n) => s.has(n) && s.get(n)[1] !== g.get(n)[1]).map((n) => g.get(n)[0]);
+  const missing = [...s.keys()].filter((n) => !g.has(n)).map((n) => s.get(n)[0]);
+  if (!extra.length && !other.length && !missing.length) return `the same ${s.size} headers as serve`;
+  const notes = [extra.length && `adds ${extra.join(', ')}`, other.length && `its own ${other.join(', ')}`, missing.length && `lacks ${missing.join(', ')}`];
+  return `${g.size} headers; ${notes.filter(Boolean).join('; ')}`;
 }

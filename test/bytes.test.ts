@@ -23,7 +23,7 @@ describe('UTF-8 without Buffer, as Buffer does it', () => {
     ['absent', 'abc', 'abd', -1],
     ['at the very end', 'xxab', 'ab', 2],
     ['from an offset', 'abab', 'ab', 2, 1],
-  ] as const)('indexOfBytes: %s', (_, hay, needle, want, from = 0) => {
+  ] as [string, string, string, number, number?][])('indexOfBytes: %s', (_, hay, needle, want, from = 0) => {
     expect(indexOfBytes(utf8(hay), utf8(needle), from)).toBe(want);
     expect(Buffer.from(hay).indexOf(needle, from)).toBe(want);
   });

@@ -47,7 +47,7 @@ beforeAll(async () => {
   await chmod(join(dir, 'empty'), 0o755);
   // A site built before, in a directory then made read-only: a failed build must leave it whole.
   await mkdir(join(dir, 'read-only'));
-  await run(false, 'build', '--data', join(dir, 'cities.csv'), '--out', join(dir, 'read-only/site'), '--no-compress', '--orderings', 'default');
+  await run(false, 'build', '--data', join(dir, 'cities.csv'), '--out', join(dir, 'read-only/site'), '--no-compress', '--orderings', 'default', '--base-url', 'https://example.org');
   await chmod(join(dir, 'read-only'), 0o555);
   await mkdir(join(dir, 'read-only-2'));
   await chmod(join(dir, 'read-only-2'), 0o555);
@@ -69,16 +69,16 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const path = (name: string) => escape(join(dir, name));
 
 const CASES: Case[] = [
-  ['--out under a read-only directory names the directory, not the lock file', true, () => ['build', '--data', at('cities.csv')(), '--out', at('read-only-2/site')()],
+  ['--out under a read-only directory names the directory, not the lock file', true, () => ['build', '--data', at('cities.csv')(), '--out', at('read-only-2/site')(), '--base-url', 'https://example.org'],
     () => new RegExp(`permission denied: cannot write in ${path('read-only-2')} \\(for the site directory ${path('read-only-2/site')}\\); make that directory writable for this user, or choose another with --out \\(EACCES; the site was left as it was\\)$`)],
-  ['a rebuild of a site whose parent is read-only names that directory', true, () => ['build', '--data', at('cities.csv')(), '--out', at('read-only/site')(), '--force', '--no-compress', '--orderings', 'default'],
+  ['a rebuild of a site whose parent is read-only names that directory', true, () => ['build', '--data', at('cities.csv')(), '--out', at('read-only/site')(), '--force', '--no-compress', '--orderings', 'default', '--base-url', 'https://example.org'],
     () => new RegExp(`permission denied: cannot write in ${path('read-only')} \\(for the site directory ${path('read-only/site')}\\)`)],
   ['--out under a regular file names that file', false, () => ['build', '--data', at('cities.csv')(), '--out', at('a-file/site')()],
     () => new RegExp(`the site directory ${path('a-file/site')} cannot be used: ${path('a-file')} is a file, not a directory; move it away, or choose another with --out \\(ENOTDIR`)],
   ['--out deep under a regular file names that file', false, () => ['build', '--data', at('cities.csv')(), '--out', at('a-file/x/y')()],
     () => new RegExp(`${path('a-file')} is a file, not a directory`)],
   ['--data a directory', false, () => ['build', '--data', at('folder.csv')(), '--out', at('out-1')()],
-    () => new RegExp(`cannot read dataset ${path('folder.csv')}: it is a directory; give the path of a regular .csv or .json file with --data FILE$`)],
+    () => new RegExp(`cannot read dataset ${path('folder.csv')}: it is a directory; give the path of a regular .csv or .json file$`)],
   ['--data a directory without an extension', false, () => ['validate', '--data', dir],
     () => new RegExp(`cannot read dataset ${escape(dir)}: it is a directory`)],
   ['a missing --data points at --data and the sample shipped in the package', false, () => ['build', '--data', at('nowhere.csv')(), '--out', at('out-2')()],

@@ -24,13 +24,13 @@ async function project(name: string, config: Record<string, unknown>): Promise<s
 }
 
 /** `cities-api serve` started in `cwd`; resolves to the URL it says it listens at. */
-function serveIn(cwd: string): Promise<string> {
+function serveIn(cwd: string, until = / at (http:\/\/[^/\s]+)/): Promise<string> {
   const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise<string>((done, fail) => {
     const read = (d: Buffer) => {
       output += d;
-      const m = / at (http:\/\/[^/\s]+)/.exec(output);
+      const m = until.exec(output);
       if (m) { child.kill('SIGTERM'); done(m[1]!); }
     };
     child.stdout.on('data', read);
@@ -77,6 +77,7 @@ describe('every config file key changes what the command does', () => {
     ['minFree', { minFree: '99999GB' }, async (dir) => expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--min-free/) })],
     ['port', { port: 18_000 + (process.pid % 1000) }, async (dir) => { await built(dir); expect(await serveIn(dir)).toBe(`http://127.0.0.1:${18_000 + (process.pid % 1000)}`); }],
     ['host', { host: '127.0.0.2', port: 0 }, async (dir) => { await built(dir); expect(await serveIn(dir)).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/); }],
+    ['workers', { workers: 2, port: 0 }, async (dir) => { await built(dir); expect(await serveIn(dir, / with (\d+) workers/)).toBe('2'); }],
     ['quiet', { quiet: true, port: 0 }, async (dir) => { await built(dir); expect(await serveAndGet(dir, '/cities/')).toEqual({ status: 200, lines: '' }); }],
     ['previewPages', { previewPages: false, port: 0 }, async (dir) => { await built(dir); expect(await serveAndGet(dir, '/')).toEqual({ status: 404, lines: expect.stringMatching(/^GET \/ 404 /) }); }],
   ];

@@ -15,6 +15,7 @@ import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { readDataset } from '../dataset/read-dataset.js';
 import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseOrderings, parsePageSizes } from '../site/spec.js';
 import { pageFiles } from '../site/pages.js';
+import { edgeFiles } from '../site/edge-files.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
 import { checkSiteFiles, type SiteCheck } from '../write/site-check.js';
@@ -54,8 +55,8 @@ export interface BuildOptions {
   /** Called while the dataset is read: bytes read so far, and the file's size. */
   readonly onRead?: (bytesRead: number, bytes: number) => void;
   /**
-   * Stops the build: it rejects with a CitiesApiError (exit code 130), the site as it was and the
-   * files written so far removed. Once every page is written the build completes.
+   * Stops the build: it rejects with a CitiesApiError saying so, the site as it was and the files
+   * written so far removed. Once every page is written the build completes.
    */
   readonly signal?: AbortSignal | undefined;
   /** Called once the dataset is valid, before anything is written. */
@@ -91,7 +92,7 @@ export interface BuildResult extends WriteStats, BuildPlan {
  */
 export async function build(options: BuildOptions): Promise<BuildResult> {
   return buildSite(options).catch(async (error: unknown) => {
-    if (options.signal?.aborted) throw new CitiesApiError(`interrupted: the site ${options.out} was left as it was (the files written so far were removed)`, 130);
+    if (options.signal?.aborted) throw new CitiesApiError(`interrupted: the site ${options.out} was left as it was (the files written so far were removed)`);
     throw await fileSystemError(error, SITE_ROLE, options.out);
   });
 }
@@ -138,7 +139,9 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
   options.onStart?.(plan);
   const { pages } = plan;
-  const stats = await writeSite(out, untilAborted(siteEntries(index, spec, dataset), options.signal), manifest, {
+  // The edge data's tag: what its ranks and chunks follow from (the cities, the collation and ICU's data).
+  const tag = sha256(JSON.stringify([manifest.dataset.sha256, settings.collation, manifest.runtime])).slice(0, 16);
+  const stats = await writeSite(out, untilAborted(siteEntries(index, spec, dataset, tag), options.signal), manifest, {
     compress: settings.compress,
     force: options.force,
     guard: new SpaceGuard(out, minFree),
@@ -167,8 +170,10 @@ function* untilAborted<T>(entries: Iterable<T>, signal: AbortSignal | undefined)
   }
 }
 
-function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Uint8Array>): Generator<SiteEntry> {
+function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Uint8Array>, edgeTag: string): Generator<SiteEntry> {
   for (const file of pageFiles(index, spec)) yield { ...file, compress: true };
+  // Read by edge functions, never sent to a client as they are: not compressed.
+  yield* edgeFiles(index, edgeTag);
   // Every other file of the route table's list but the manifest, which the writer writes last.
   const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest'>, Body> = {
     dataset,

@@ -1,6 +1,8 @@
 import { watch } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { LockBusyError } from '../write/lock.js';
+import type { SiteBuilder } from './site-builder.js';
 
 /** How long the dataset must stay quiet before a change is reported (editors write in steps). */
 const SETTLE_MS = 150;
@@ -27,4 +29,17 @@ export async function watchDataset(file: string, changed: () => void): Promise<{
       for (const watcher of watchers) watcher.close();
     },
   };
+}
+
+/** --watch: a changed dataset is built and served; one that fails is reported and the site kept. */
+export async function rebuildOnChange(data: string, builder: SiteBuilder, describe: () => string, log: (line: string) => void, retry: (ms: number) => void, lockWait: number): Promise<void> {
+  if (!(await builder.changed(data))) return;
+  await builder.publish(data).then(
+    () => log(`${data} changed: rebuilt, now ${describe()}`),
+    (error) => {
+      log(`${data} changed but was not used: ${(error as Error).message}`);
+      // Another build held the site: try again once it may be done.
+      if (error instanceof LockBusyError) retry(lockWait);
+    },
+  );
 }

@@ -1,23 +1,18 @@
+import { availableParallelism } from 'node:os';
 import { CityWriter } from '../dataset/city-writer.js';
 import type { Collation } from '../core/collation.js';
 import { CitiesApiError } from '../core/errors.js';
-import { createHttpServer } from '../http/node-server.js';
-import { listen } from '../http/listen.js';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { withPreviewPages } from '../http/preview-pages.js';
-import { withRequestLog } from '../http/request-log.js';
-import { SendGate } from '../http/send-gate.js';
-import { answerConnect, createHandler } from '../http/node-handler.js';
 import { resolveLimits, type ServerLimits } from '../http/limits.js';
-import { normalizeBaseUrl } from '../site/spec.js';
+import { normalizeBaseUrl, type SiteSettings } from '../site/spec.js';
 import { LiveSite } from './live-site.js';
 import { SiteBuilder } from './site-builder.js';
-import { watchDataset } from './dataset-watch.js';
+import { rebuildOnChange, watchDataset } from './dataset-watch.js';
 import { checkWritable } from '../dataset/append-cities.js';
-import { LockBusyError } from '../write/lock.js';
 import { tokenProblems } from '../http/token-auth.js';
 import { endpointPath } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
+import { startFront, type RunningServer } from './front.js';
+import { serveCluster } from './serve-cluster.js';
 
 const DEFAULT_LOCK_WAIT = 10_000;
 
@@ -48,15 +43,15 @@ export interface ServeOptions {
   readonly requestLog?: ((line: string) => void) | undefined;
   /** Answer `/` (a page linking the API) and `/openapi.json` (the site's), which the reference answers with a 404 (default true). */
   readonly previewPages?: boolean | undefined;
+  /**
+   * Server processes answering requests (node:cluster), each from the whole site; 'auto': one per
+   * CPU. Default 1: this process. With more, this process is the one writer (builds, --watch,
+   * --writable's commits) and every worker answers from the new site before a rebuild is reported.
+   */
+  readonly workers?: number | 'auto' | undefined;
 }
 
-export interface RunningServer {
-  /** `http://host:port`, where the server listens. */
-  readonly url: string;
-  /** Where `/cities/` is answered. */
-  readonly apiUrl: string;
-  close(): Promise<void>;
-}
+export type { RunningServer } from './front.js';
 
 /** Checks the options that need no I/O, and the token's strength (a warning when weak). */
 function checkOptions(options: ServeOptions, log: (line: string) => void): void {
@@ -78,81 +73,59 @@ function checkOptions(options: ServeOptions, log: (line: string) => void): void 
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
+  const workers = workerCount(options.workers);
   checkOptions(options, log);
   if (options.writable) for (const line of await checkWritable(options.data!)) log(line);
   const lockWait = options.lockWait ?? DEFAULT_LOCK_WAIT;
   const limits = resolveLimits(options.limits);
+  if (workers > 1) return serveCluster({ ...options, lockWait, limits, log }, workers);
+  const front = await startFront({ ...options, limits, log });
+  const builder = new SiteBuilder({ ...options, serverUrl: front.url, lockWait });
   let live: LiveSite | undefined;
   let writer: CityWriter | undefined;
-  let ready!: () => void;
-  const started = new Promise<void>((resolve) => (ready = resolve));
-  let isReady = false;
-  const handler = createHandler({
-    site: () => live!.current,
-    track: (res) => live!.track(res),
-    get writer() { return writer; },
-    token: options.token,
-    bodyTimeout: limits.bodyTimeout,
-    gate: new SendGate(limits.maxBufferedBytes, limits.sendTimeout),
-    onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
-    filePaths: options.failoverOrigin,
-  });
-  const whenReady = (req: IncomingMessage, res: ServerResponse) => (isReady ? handler(req, res) : void started.then(() => handler(req, res)));
-  const previewed = options.previewPages ?? true ? withPreviewPages(whenReady, { dir: options.dir, context: async () => (await started, live!.current.context) }) : whenReady;
-  const server = createHttpServer({
-    limits,
-    handler: options.requestLog ? withRequestLog(previewed, options.requestLog) : previewed,
-    answerConnect: async (req) => {
-      if (!isReady) await started;
-      return answerConnect(req, live!.current.context);
-    },
-  });
-  const listening = await listen(server, options.port ?? 8080, options.host ?? '127.0.0.1');
-  const builder = new SiteBuilder({ ...options, serverUrl: listening.url, lockWait });
   let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
   try {
     if (options.data) await builder.first(options.data);
     live = await LiveSite.open(options.dir);
     builder.serving(live);
     await live.watchBuilds();
-    const built = live.current.manifest.settings.baseUrl;
-    if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== built) {
-      throw new CitiesApiError(`${options.dir} was built for ${built}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
-    }
+    checkBaseUrl(options, live.current.manifest.settings);
     if (options.writable) writer = new CityWriter(options.data!, { publish: (data) => builder.publish(data), lockWait, log });
-    if (options.watch) watching = await watchDataset(options.data!, () => void rebuildOnChange(options.data!, builder, live!, log, (ms) => watching?.again(ms), lockWait));
+    const describe = () => `${live!.current.context.index.count} cities`;
+    if (options.watch) watching = await watchDataset(options.data!, () => void rebuildOnChange(options.data!, builder, describe, log, (ms) => watching?.again(ms), lockWait));
   } catch (error) {
     watching?.close();
     live?.close();
-    await listening.close();
+    await front.close();
     throw error;
   }
-  isReady = true;
-  ready();
+  front.open(live, writer);
   const { context } = live.current;
-  const apiUrl = `${listening.url}${escapeUriPath(endpointPath(context.spec.mount))}`;
+  const apiUrl = `${front.url}${escapeUriPath(endpointPath(context.spec.mount))}`;
   log(`serving ${options.dir} at ${apiUrl} (${context.index.count} cities; links on ${context.spec.baseUrl})`);
   return {
-    url: listening.url,
+    url: front.url,
     apiUrl,
     async close() {
       watching?.close();
       live?.close();
       await writer?.idle();
-      await listening.close();
+      await front.close();
     },
   };
 }
 
-/** --watch: a changed dataset is built and served; one that fails is reported and the site kept. */
-async function rebuildOnChange(data: string, builder: SiteBuilder, live: LiveSite, log: (line: string) => void, retry: (ms: number) => void, lockWait: number): Promise<void> {
-  if (!(await builder.changed(data))) return;
-  await builder.publish(data).then(
-    () => log(`${data} changed: rebuilt, now ${live.current.context.index.count} cities`),
-    (error) => {
-      log(`${data} changed but was not used: ${(error as Error).message}`);
-      // Another build held the site: try again once it may be done.
-      if (error instanceof LockBusyError) retry(lockWait);
-    },
-  );
+/** A site served as built must have been built for the base URL asked for. */
+export function checkBaseUrl(options: { readonly dir: string; readonly data?: string | undefined; readonly baseUrl?: string | undefined }, settings: SiteSettings): void {
+  if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== settings.baseUrl) {
+    throw new CitiesApiError(`${options.dir} was built for ${settings.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
+  }
+}
+
+/** How many server processes `workers` asks for (1, a count, or one per CPU). */
+export function workerCount(workers: ServeOptions['workers']): number {
+  if (workers === undefined) return 1;
+  if (workers === 'auto') return availableParallelism();
+  if (!Number.isSafeInteger(workers) || workers < 1 || workers > 1024) throw new CitiesApiError(`--workers must be a whole number from 1 to 1024, or auto; not ${String(workers)}`, 2);
+  return workers;
 }

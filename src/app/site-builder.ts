@@ -4,7 +4,12 @@ import { readDatasetBytes } from '../dataset/read-dataset.js';
 import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
 import { sha256 } from '../write/file-output.js';
 import { siteSiblings, whileBusy } from '../write/lock.js';
-import type { LiveSite } from './live-site.js';
+
+/** What a build replaces: the site one or more servers answer from (a LiveSite, or serve --workers' workers). */
+export interface Served {
+  replace(build: () => Promise<void>): Promise<void>;
+  readonly current: { readonly manifest: { readonly settings: SiteSettings } };
+}
 
 export interface SiteBuilderOptions {
   readonly dir: string;
@@ -25,7 +30,7 @@ export interface SiteBuilderOptions {
  * replacement that fails leaves the site as it was and does not stop the next.
  */
 export class SiteBuilder {
-  private live: LiveSite | undefined;
+  private live: Served | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   /** The SHA-256 of the dataset bytes the site was last built from. */
   private builtHash = '';
@@ -38,7 +43,7 @@ export class SiteBuilder {
   }
 
   /** From now on, builds replace what `live` serves. */
-  serving(live: LiveSite): void {
+  serving(live: Served): void {
     this.live = live;
   }
 

@@ -82,6 +82,8 @@ export async function runMain(options: RunOptions): Promise<number> {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const say = (line: string) => void stdout.write(`${line}\n`);
+  /** Set once Ctrl-C stopped a build: the exit code is then 130, as a shell's. */
+  let interrupted = false;
   const program = new Command('cities-api')
     .description(`Build the paginated ${ROUTES.endpoint} API as static JSON files, and serve them.`)
     .version(VERSION)
@@ -113,6 +115,7 @@ export async function runMain(options: RunOptions): Promise<number> {
     const reading = progressLine(stderr, `reading ${shown(data)}`, { unit: 'bytes' });
     const progress = progressLine(stderr, 'building pages', { unit: 'pages' });
     const stop = interruption(() => {
+      interrupted = true;
       reading.end();
       progress.end();
       stderr.write('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)\n');
@@ -172,6 +175,7 @@ export async function runMain(options: RunOptions): Promise<number> {
       token: process.env.CITIES_API_TOKEN,
       watch: o.watch,
       failoverOrigin: o.failoverOrigin,
+      workers: o.workers,
       log: say,
       requestLog: o.quiet ? undefined : say,
       previewPages: o.previewPages,
@@ -208,7 +212,7 @@ export async function runMain(options: RunOptions): Promise<number> {
     if (isErrno(error)) error = await fileSystemError(error, { what: 'path' });
     if (error instanceof CitiesApiError) {
       stderr.write(`cities-api: ${error.message}\n`);
-      return error.exitCode;
+      return interrupted ? 130 : error.exitCode;
     }
     stderr.write(`cities-api: unexpected error: ${(error as Error).stack ?? String(error)}\n`);
     return 1;

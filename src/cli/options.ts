@@ -11,7 +11,7 @@ import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT
 export type CommandName = 'build' | 'validate' | 'serve' | 'config nginx' | 'config cloudfront' | 'edge';
 
 /** What a config file may hold for a key. */
-export type ConfigType = 'string' | 'integer' | 'boolean' | 'size' | 'list of numbers' | 'list of strings';
+export type ConfigType = 'string' | 'integer' | 'boolean' | 'size' | 'list of numbers' | 'list of strings' | 'integer or "auto"';
 
 export interface OptionSpec {
   /** The name the value goes by in the resolved options, and its key in the config file. */
@@ -52,6 +52,7 @@ export interface OptionValues {
   writable: boolean;
   watch: boolean;
   failoverOrigin: boolean;
+  workers: number | 'auto';
   quiet: boolean;
   previewPages: boolean;
   edgeOut: string;
@@ -60,6 +61,13 @@ export interface OptionValues {
 function parsePort(value: string | number): number {
   const text = String(value);
   if (!/^\d+$/.test(text) || Number(text) > 65535) throw new CitiesApiError(`invalid port "${text}": expected 0-65535`, 2);
+  return Number(text);
+}
+
+function parseWorkers(value: string | number): number | 'auto' {
+  const text = String(value);
+  if (text === 'auto') return 'auto';
+  if (!/^[1-9]\d{0,3}$/.test(text) || Number(text) > 1024) throw new CitiesApiError(`invalid --workers "${text}": expected a whole number from 1 to 1024, or auto`, 2);
   return Number(text);
 }
 
@@ -84,6 +92,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'force', flag: '--force', help: 'rewrite every file, reusing nothing of the old site (a Node with other ICU/Unicode data rebuilds without it)', commands: BUILDING },
   { key: 'port', flag: '--port <number>', help: 'port to listen on (0: any free port)', commands: ['serve'], config: 'integer', default: 8080, parse: parsePort },
   { key: 'host', flag: '--host <address>', help: 'address to listen on', commands: ['serve'], config: 'string', default: '127.0.0.1' },
+  { key: 'workers', flag: '--workers <n>', help: 'server processes sharing the port (node:cluster), auto: one per CPU; this process stays the one writer (builds, --watch, POST)', commands: ['serve'], config: 'integer or "auto"', default: 1, parse: parseWorkers },
   { key: 'writable', flag: '--writable', help: 'accept POST to create cities (clients send Authorization: Token $CITIES_API_TOKEN)', commands: ['serve'] },
   { key: 'watch', flag: '--watch', help: 'rebuild and answer from the new data when the dataset file changes', commands: ['serve'] },
   { key: 'failoverOrigin', flag: '--failover-origin', help: 'also answer the site\'s file paths, as the origin a CDN fails over to when its copy lacks a file (docs/cloudfront.md)', commands: ['serve'] },
@@ -126,6 +135,7 @@ export function configTypeAccepts(type: ConfigType, value: unknown): boolean {
     case 'size': return typeof value === 'string' || (typeof value === 'number' && value >= 0);
     case 'list of numbers': return typeof value === 'string' || (Array.isArray(value) && value.every((n) => typeof n === 'number'));
     case 'list of strings': return typeof value === 'string' || (Array.isArray(value) && value.every((s) => typeof s === 'string'));
+    case 'integer or "auto"': return Number.isInteger(value) || value === 'auto';
   }
 }
 

@@ -16,8 +16,7 @@ export class CitiesApiError extends Error {
   override readonly name = 'CitiesApiError';
   constructor(
     message: string,
-    /** 1 bad input or environment, 2 bad usage, 130 interrupted (SIGINT). */
-    readonly exitCode: 1 | 2 | 130 = 1,
+    readonly exitCode: 1 | 2 = 1,
     readonly problems: readonly Problem[] = [],
   ) {
     super(message);

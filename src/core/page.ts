@@ -1,9 +1,8 @@
 import { concatBytes, utf8, type Bytes } from './bytes.js';
-import type { CityIndex } from './city-index.js';
 import { detailJson, envelopeJson } from './json-text.js';
-import { parseOrdering } from './ordering.js';
-import { pageSizeFrom, paginate } from './paginate.js';
-import { lastValue, withParam, type QueryPair } from './query-string.js';
+import { parseOrdering, type Ordering } from './ordering.js';
+import { pageSizeFrom, paginate, type PageSlice } from './paginate.js';
+import { lastValue, paramSetter, type QueryPair } from './query-string.js';
 import { ROUTES } from './route-table.js';
 
 const { param } = ROUTES;
@@ -21,19 +20,33 @@ export function bodyBytes(body: Iterable<Bytes>): Bytes {
   return concatBytes([...body]);
 }
 
+/** What answering needs of a dataset: its size, the positions of a page, a city's bytes. */
+export interface PageIndex {
+  readonly count: number;
+  positions(ordering: Ordering, start: number, end: number): Uint32Array;
+  json(position: number): Bytes;
+}
+
 /**
  * THE page function: the answer of the endpoint (on `baseUrl`) for decoded query pairs.
- * The static build and the live server both call it, so their bytes cannot drift.
+ * The static build, the live server and the edge all call it, so their bytes cannot drift.
  */
-export function answerListing(index: CityIndex, pairs: readonly QueryPair[], baseUrl: string): ListingAnswer {
-  const pageSize = pageSizeFrom(lastValue(pairs, param.pageSize));
-  const slice = paginate(index.count, pageSize, lastValue(pairs, param.page));
-  if (!slice) return { status: 404, body: [INVALID_PAGE] };
-  const positions = index.positions(parseOrdering(lastValue(pairs, param.ordering)), slice.start, slice.end);
-  const link = (page: number | null) => listingUrl(baseUrl, withParam(pairs, param.page, page === null ? null : String(page)));
+export function answerListing(index: PageIndex, pairs: readonly QueryPair[], baseUrl: string): ListingAnswer {
+  const page = pageOf(index.count, pairs);
+  if (!page) return { status: 404, body: [INVALID_PAGE] };
+  const { slice } = page;
+  const positions = index.positions(page.ordering, slice.start, slice.end);
+  const query = paramSetter(pairs, param.page);
+  const link = (page: number | null) => listingUrl(baseUrl, query(page === null ? null : String(page)));
   const next = slice.number < slice.pages ? link(slice.number + 1) : null;
   const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : null;
   return { status: 200, body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(positions[i]!)) };
+}
+
+/** Which cities a query asks for: its ordering and page slice, or null for 404 "Invalid page.". */
+export function pageOf(count: number, pairs: readonly QueryPair[]): { readonly ordering: Ordering; readonly slice: PageSlice } | null {
+  const slice = paginate(count, pageSizeFrom(lastValue(pairs, param.pageSize)), lastValue(pairs, param.page));
+  return slice && { ordering: parseOrdering(lastValue(pairs, param.ordering)), slice };
 }
 
 /** The endpoint's absolute URL on `baseUrl`, with a query string when there is one. */

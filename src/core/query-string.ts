@@ -72,18 +72,31 @@ export function lastValue(pairs: readonly QueryPair[], name: string): string | u
  * values in order), set or drop `name`, then `urlencode(sorted(...), doseq=True)`.
  */
 export function withParam(pairs: readonly QueryPair[], name: string, value: string | null): string {
+  return paramSetter(pairs, name)(value);
+}
+
+/** withParam() for one `pairs` and `name` and any value: the other pairs grouped, sorted and encoded once. */
+export function paramSetter(pairs: readonly QueryPair[], name: string): (value: string | null) => string {
   const groups = new Map<string, string[]>();
   for (const [k, v] of pairs) {
+    if (k === name) continue;
     const list = groups.get(k);
     if (list) list.push(v);
     else groups.set(k, [v]);
   }
-  if (value === null) groups.delete(name);
-  else groups.set(name, [value]);
-  const names = [...groups.keys()].sort(compareCodePoints);
-  const parts: string[] = [];
-  for (const k of names) for (const v of groups.get(k)!) parts.push(`${quotePlus(k)}=${quotePlus(v)}`);
-  return parts.join('&');
+  const before: string[] = [];
+  const after: string[] = [];
+  for (const k of [...groups.keys()].sort(compareCodePoints)) {
+    const side = compareCodePoints(k, name) < 0 ? before : after;
+    for (const v of groups.get(k)!) side.push(`${quotePlus(k)}=${quotePlus(v)}`);
+  }
+  const [head, tail, key] = [before.join('&'), after.join('&'), `${quotePlus(name)}=`];
+  const without = head && tail ? `${head}&${tail}` : head || tail;
+  return (value) => {
+    if (value === null) return without;
+    const set = key + quotePlus(value);
+    return (head ? `${head}&` : '') + set + (tail ? `&${tail}` : '');
+  };
 }
 
 const ALWAYS_SAFE = /^[A-Za-z0-9_.\-~]*$/;

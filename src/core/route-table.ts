@@ -45,6 +45,18 @@ export const ROUTES = {
     /** What the site keeps for itself (manifest, dataset, host configs): never an answer. */
     meta: '_cities-api',
   },
+  /**
+   * What an edge function answers any live query from, reading only what a request needs: no
+   * whole dataset, no collation at run time (site/edge-files.ts writes them, site/edge-source.ts reads them).
+   */
+  edge: {
+    /** The number of cities, cities per chunk, distinct values per field, the data's tag. */
+    index: '_cities-api/edge/index.json',
+    /** Per name field (and `default`): dataset positions in the collation's ascending order. */
+    ranks: '_cities-api/edge/ranks/{ordering}.bin',
+    /** The serialized cities, a fixed number of dataset positions per chunk. */
+    chunk: '_cities-api/edge/chunks/{chunk}.bin',
+  },
   /** Every file of a site besides its pages. */
   extras: {
     manifest: '_cities-api/manifest.json',
@@ -105,7 +117,7 @@ export const ROUTES = {
   limits: { targetBytes: 8 * 1024, fields: 1000, bodyBytes: 64 * 1024 },
 } as const;
 
-export type FileParam = 'ordering' | 'page_size' | 'page' | 'count';
+export type FileParam = 'ordering' | 'page_size' | 'page' | 'count' | 'chunk';
 
 /** A file template with its `{name}` placeholders replaced: `fill(ROUTES.file.page, { ordering: '$1', ... })`. */
 export function fill(template: string, values: Partial<Record<FileParam, string | number>>): string {

@@ -64,7 +64,7 @@ export async function checkDatasetFile(file: string): Promise<'.csv' | '.json'> 
   });
   if (!info.isFile()) {
     const kind = info.isDirectory() ? 'a directory' : info.isFIFO() ? 'a pipe (FIFO)' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file';
-    throw new CitiesApiError(`cannot read dataset ${file}: it is ${kind}; give the path of a regular .csv or .json file with --data FILE`);
+    throw new CitiesApiError(`cannot read dataset ${file}: it is ${kind}; give the path of a regular .csv or .json file`);
   }
   return format as '.csv' | '.json';
 }

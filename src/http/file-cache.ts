@@ -1,4 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { ROUTES } from '../core/route-table.js';
 import { CaptureResponse } from './sirv-response.js';
 
 type FileHandler = (req: IncomingMessage, res: ServerResponse, next?: () => void) => void;
@@ -8,6 +9,8 @@ export interface CachedFile {
   readonly headers: OutgoingHttpHeaders;
   readonly etag: string | undefined;
   readonly body: Buffer;
+  /** The same headers, Content-Length the body's, as the flat [name, value, ...] list writeHead takes: made once, sent as is. */
+  readonly head: readonly string[];
 }
 
 /** A site file's answer; or `large`: sirv must stream it; or `absent`: missing or unreadable. */
@@ -92,9 +95,21 @@ export class FileCache {
         const base = new Set(Object.keys(this.baseHeaders).map((name) => name.toLowerCase()));
         const own = Object.entries(res.headers()).filter(([name]) => !base.has(name.toLowerCase()));
         const etag = own.find(([name]) => name.toLowerCase() === 'etag')?.[1] as string | undefined;
-        resolve({ headers: { ...this.baseHeaders, ...Object.fromEntries(own) }, etag, body: res.body() });
+        const headers = { ...this.baseHeaders, ...Object.fromEntries(own) };
+        const body = res.body();
+        resolve({ headers, etag, body, head: headList(headers, body.length) });
       });
       this.files(req as unknown as IncomingMessage, res as unknown as ServerResponse, () => resolve('absent'));
     });
   }
+}
+
+const CONTENT_LENGTH = ROUTES.header.contentLength.toLowerCase();
+
+/** `headers` as a flat list, with Content-Length `length` last (sirv's own left out). */
+function headList(headers: OutgoingHttpHeaders, length: number): string[] {
+  const list: string[] = [];
+  for (const name in headers) if (name.toLowerCase() !== CONTENT_LENGTH) list.push(name, String(headers[name]));
+  list.push(ROUTES.header.contentLength, String(length));
+  return list;
 }

@@ -7,11 +7,15 @@ import type { Negotiation } from '../core/negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from '../core/page.js';
 import { rawResponse } from './raw-answer.js';
-import { badRequest, JSON_HEADERS, originForm, READ_ONLY_DETAIL, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './route.js';
+import { answerPlanned, badRequest, JSON_HEADERS, originForm, plan, READ_ONLY_DETAIL, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './route.js';
+import { RouteMemo } from './route-memo.js';
 import type { FileLookup } from './file-cache.js';
-import { holdBytes, type SendGate } from './send-gate.js';
+import type { SendGate } from './send-gate.js';
 import { RelayResponse } from './sirv-response.js';
 
+/** A CORS preflight's request headers, as node:http names them (lower case). */
+const REQUEST_METHOD = ROUTES.header.requestMethod.toLowerCase();
+const REQUEST_HEADERS = ROUTES.header.requestHeaders.toLowerCase();
 /** What a file stream reads at a time (fs.createReadStream's default highWaterMark). */
 const FILE_CHUNK_BYTES = 64 * 1024;
 import { DEFAULT_LIMITS } from './limits.js';
@@ -37,17 +41,24 @@ export interface HandlerOptions {
 
 /** The HTTP request handler: routes each request, sends static files through sirv, computes the rest. */
 export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const failed = (res: ServerResponse) => (error: unknown) => {
+  const fail = (res: ServerResponse, error: unknown) => {
     options.onError?.(error);
     if (!res.headersSent) send(res, 500, { [ROUTES.header.contentType]: ROUTES.contentType.json }, Buffer.from(detailJson('A server error occurred.')));
     else res.destroy();
   };
+  // Routing decisions of the site answered now; a new site (or files unused) starts afresh.
+  let memoFor: SiteContext | undefined;
+  let memo = new RouteMemo();
+  const plans = (site: SiteState): RouteMemo | undefined => {
+    if (site.context.useFiles === false) return undefined;
+    if (site.context !== memoFor) [memoFor, memo] = [site.context, new RouteMemo()];
+    return memo;
+  };
   const answer = (req: IncomingMessage, res: ServerResponse) => {
-    const fail = failed(res);
     try {
-      handle(req, res, options, fail)?.catch(fail);
+      handle(req, res, options, plans, fail)?.catch((error) => fail(res, error));
     } catch (error) {
-      fail(error);
+      fail(res, error);
     }
   };
   const { gate } = options;
@@ -55,34 +66,45 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
 }
 
 /** Answers synchronously when it can (the hot paths); returns a promise when it must wait. */
-function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, fail: (error: unknown) => void): Promise<void> | void {
+function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, plans: (site: SiteState) => RouteMemo | undefined, fail: (res: ServerResponse, error: unknown) => void): Promise<void> | void {
   const site = options.site();
-  const { requestMethod, requestHeaders } = ROUTES.header;
-  const preflight = req.method === 'OPTIONS' && req.headers[requestMethod.toLowerCase()] !== undefined;
-  const apiRequest: ApiRequest = {
-    method: req.method ?? 'GET',
-    target: originForm(req.url ?? '/'),
-    accept: req.headers.accept,
-    preflightHeaders: preflight ? ((req.headers[requestHeaders.toLowerCase()] as string | undefined) ?? '') : undefined,
-  };
-  const decision = route(apiRequest, site.context, options.filePaths);
-  if (decision.kind === 'answer') return send(res, decision.status, decision.headers, decision.body);
-  if (decision.kind === 'static') {
-    // A file the site should hold but that is missing or unreadable: the answer is computed instead.
-    const live = () => {
-      try {
-        const answer = route(apiRequest, { ...site.context, useFiles: false }, options.filePaths);
-        if (answer.kind !== 'answer') throw new Error(`${apiRequest.method} ${apiRequest.target} has no live answer`);
-        send(res, answer.status, answer.headers, answer.body);
-      } catch (error) {
-        fail(error);
-      }
-    };
-    const found = site.cache.get(decision.file, req.headers['accept-encoding']);
-    if (found instanceof Promise) return found.then((entry) => sendFile(req, res, decision, entry, site, options, live));
-    return sendFile(req, res, decision, found, site, options, live);
+  const method = req.method ?? 'GET';
+  const target = req.url ?? '/';
+  const accept = req.headers.accept;
+  // GET and HEAD decisions depend on the method, target and Accept only (see plan()).
+  const memo = method === 'GET' || method === 'HEAD' ? plans(site) : undefined;
+  let apiRequest: ApiRequest | undefined;
+  const request = (): ApiRequest => (apiRequest ??= {
+    method,
+    target: originForm(target),
+    accept,
+    preflightHeaders: method === 'OPTIONS' && req.headers[REQUEST_METHOD] !== undefined ? ((req.headers[REQUEST_HEADERS] as string | undefined) ?? '') : undefined,
+  });
+  let decision = memo?.get(method, accept, target);
+  if (!decision) {
+    const decided = plan(request(), site.context, options.filePaths);
+    if (decided.kind === 'answer') return send(res, decided.status, decided.headers, decided.body, options.gate);
+    if (decided.kind === 'create') return create(req, res, options, request(), decided);
+    memo?.set(method, accept, target, decided);
+    decision = decided;
   }
-  return create(req, res, options, apiRequest, decision);
+  if (decision.kind === 'listing') {
+    const answer = answerPlanned(request(), decision, site.context);
+    return send(res, answer.status, answer.headers, answer.body, options.gate);
+  }
+  // A file the site should hold but that is missing or unreadable: the answer is computed instead.
+  const live = () => {
+    try {
+      const answer = route(request(), { ...site.context, useFiles: false }, options.filePaths);
+      if (answer.kind !== 'answer') throw new Error(`${method} ${target} has no live answer`);
+      send(res, answer.status, answer.headers, answer.body, options.gate);
+    } catch (error) {
+      fail(res, error);
+    }
+  };
+  const found = site.cache.get(decision.file, req.headers['accept-encoding']);
+  if (found instanceof Promise) return found.then((entry) => sendFile(req, res, decision, entry, site, options, live));
+  return sendFile(req, res, decision, found, site, options, live);
 }
 
 /** The answer to CONNECT (405 on the API, 404 elsewhere, as Django answers it), as bytes for the socket. */
@@ -97,9 +119,9 @@ function sendFile(req: IncomingMessage, res: ServerResponse, { file, headers }: 
   if (found === 'absent') return live();
   if (found !== 'large') {
     if (found.etag !== undefined && req.headers['if-none-match'] === found.etag) return send(res, 304, headers);
-    return send(res, 200, found.headers as Headers, found.body);
+    return sendBytes(res, 200, found.head, found.body, options.gate);
   }
-  holdBytes(res, 2 * FILE_CHUNK_BYTES);
+  options.gate?.hold(res, 2 * FILE_CHUNK_BYTES);
   const relay = new RelayResponse(res, live);
   for (const name in headers) relay.setHeader(name, headers[name]!);
   delete req.headers.range;
@@ -111,7 +133,7 @@ function sendFile(req: IncomingMessage, res: ServerResponse, { file, headers }: 
 async function create(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, apiRequest: ApiRequest, decision: Extract<Route, { kind: 'create' }>): Promise<void> {
   const fail = (status: number, detail: string, extra: Headers = {}) => {
     const answer = render(apiRequest, decision.negotiation, status, detailJson(detail));
-    send(res, status, { ...answer.headers, ...extra }, answer.body);
+    send(res, status, { ...answer.headers, ...extra }, answer.body, options.gate);
   };
   if (!options.writer || options.token === undefined) {
     return fail(403, READ_ONLY_DETAIL);
@@ -122,11 +144,11 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
   // The rest of a refused body is never read: the connection cannot carry another request.
   if ('djangoPage' in body) {
     const page = badRequest();
-    return send(res, page.status, page.headers, page.body);
+    return send(res, page.status, page.headers, page.body, options.gate);
   }
   if ('status' in body) return fail(body.status, body.detail, body.status === 413 || body.status === 408 ? { Connection: 'close' } : {});
   const result = validateNewCity(body.data, body.fromForm);
-  if ('errors' in result) return answerWith(res, apiRequest, decision.negotiation, 400, JSON.stringify(result.errors));
+  if ('errors' in result) return answerWith(res, apiRequest, decision.negotiation, 400, JSON.stringify(result.errors), options.gate);
   let city;
   try {
     city = await options.writer.create(result.city);
@@ -134,31 +156,35 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
     if (!(error instanceof CreateRefused)) throw error;
     return fail(error.status, error.detail, error.retryAfter ? { [ROUTES.header.retryAfter]: String(error.retryAfter) } : {});
   }
-  answerWith(res, apiRequest, decision.negotiation, 201, cityJson(city));
+  answerWith(res, apiRequest, decision.negotiation, 201, cityJson(city), options.gate);
 }
 
-function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiation, status: number, json: string): void {
+function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiation, status: number, json: string, gate: SendGate | undefined): void {
   const answer = render(req, negotiation, status, json);
-  send(res, status, answer.headers, answer.body);
+  send(res, status, answer.headers, answer.body, gate);
 }
 
-function send(res: ServerResponse, status: number, headers: Headers, body?: Uint8Array | Iterable<Uint8Array> | Parts): void {
-  for (const name in headers) res.setHeader(name, headers[name]!);
-  if (Array.isArray(body) && body.length === 1) body = body[0] as Uint8Array;
-  const head = res.req.method === 'HEAD';
-  if (body === undefined || body instanceof Uint8Array) {
-    if (body) res.setHeader(ROUTES.header.contentLength, body.length);
-    if (body && !head) holdBytes(res, body.length);
-    res.writeHead(status);
-    res.end(body);
-    return;
+/** Header objects as the flat [name, value, ...] lists writeHead takes (node then skips its per-header bookkeeping), made once each. */
+const headLists = new WeakMap<Headers, string[]>();
+
+function headList(headers: Headers, length?: number): string[] {
+  let list = headLists.get(headers);
+  if (!list) {
+    list = [];
+    for (const name in headers) list.push(name, headers[name]!);
+    headLists.set(headers, list);
   }
+  return length === undefined ? list : [...list, ROUTES.header.contentLength, String(length)];
+}
+
+function send(res: ServerResponse, status: number, headers: Headers, body?: Uint8Array | Iterable<Uint8Array> | Parts, gate?: SendGate): void {
+  if (Array.isArray(body) && body.length === 1) body = body[0] as Uint8Array;
+  if (body === undefined || body instanceof Uint8Array) return sendBytes(res, status, headList(headers, body?.length), body, gate);
   // A large page in parts (a few hundred KiB each): measured, then each part produced once the
   // client has taken the previous one, so at most about one part is held; never assembled.
-  res.setHeader(ROUTES.header.contentLength, 'byteLength' in body ? body.byteLength : bodyBytes(body).length);
-  res.writeHead(status);
-  if (head) return void res.end();
-  holdBytes(res, 2 * PART_BYTES);
+  res.writeHead(status, headList(headers, 'byteLength' in body ? body.byteLength : bodyBytes(body).length));
+  if (res.req.method === 'HEAD') return void res.end();
+  gate?.hold(res, 2 * PART_BYTES);
   const parts = body[Symbol.iterator]();
   const pump = (): void => {
     try {
@@ -169,4 +195,14 @@ function send(res: ServerResponse, status: number, headers: Headers, body?: Uint
     }
   };
   pump();
+}
+
+/**
+ * Sends a whole answer. Its bytes count against the gate's budget only when the socket could not
+ * take them all at once (a client not reading): node otherwise hands them to the kernel in end().
+ */
+function sendBytes(res: ServerResponse, status: number, head: readonly string[], body: Uint8Array | undefined, gate: SendGate | undefined): void {
+  res.writeHead(status, head as string[]);
+  res.end(body);
+  if (body && gate && res.socket && res.socket.writableLength > 0 && res.req.method !== 'HEAD') gate.hold(res, body.length);
 }

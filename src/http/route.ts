@@ -1,11 +1,10 @@
 import { browsablePage } from '../core/browsable.js';
 import { utf8, type Bytes } from '../core/bytes.js';
-import type { CityIndex } from '../core/city-index.js';
 import { detailJson, lazyParts } from '../core/json-text.js';
 import { optionsMetadata } from '../core/metadata.js';
 import { negotiate, type Negotiation } from '../core/negotiate.js';
 import { prettyParts } from '../core/pretty-json.js';
-import { answerListing, bodyBytes } from '../core/page.js';
+import { answerListing, bodyBytes, type PageIndex } from '../core/page.js';
 import { paginate, pageSizeFrom } from '../core/paginate.js';
 import { lastValue, parseQuery, queryFieldCount, type QueryPair } from '../core/query-string.js';
 import { endpointPath, ROUTES } from '../core/route-table.js';
@@ -28,7 +27,8 @@ export interface ApiRequest {
 /** What route() answers from: a site's spec, its dataset ready for answering, and whether its files may be used now. */
 export interface SiteContext {
   readonly spec: SiteSpec;
-  readonly index: CityIndex;
+  /** A CityIndex (the whole dataset), or what a chunked edge source prepares for one request (site/edge-source.ts indexFor). */
+  readonly index: PageIndex;
   /** False while the site's files are being replaced: everything is then computed live. */
   readonly useFiles?: boolean;
 }
@@ -47,6 +47,13 @@ export type Route =
   | StaticRoute
   | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
 
+/** A GET or HEAD the page function answers: what is left of routing once the request is decoded (see plan()). */
+export interface ListingRoute {
+  readonly kind: 'listing';
+  readonly pairs: readonly QueryPair[];
+  readonly negotiation: Negotiation;
+}
+
 const { header, headers: API_HEADERS, djangoHeaders: DJANGO_HEADERS, contentType, limits } = ROUTES;
 /** Every answer of the endpoint in compact JSON, and every answer from a site file (with sirv's own). */
 export const JSON_HEADERS: Readonly<Headers> = { ...API_HEADERS, [header.contentType]: contentType.json };
@@ -62,6 +69,16 @@ const URI_TOO_LONG = utf8(detailJson(`Request-URI too long: the path and query m
 
 /** `filePaths`: also answer GET/HEAD of the site's file paths, as a failover origin behind a CDN that rewrites queries to files (see fileRoute). */
 export function route(req: ApiRequest, site: SiteContext, filePaths = false): Route {
+  const decided = plan(req, site, filePaths);
+  return decided.kind === 'listing' ? answerPlanned(req, decided, site) : decided;
+}
+
+/**
+ * route(), the page left uncomputed: for a GET or HEAD, a `static` or `listing` plan depends on
+ * the method, target and Accept header and the site only, so a server may remember it (see
+ * route-memo.ts) and compute only the page with answerPlanned().
+ */
+export function plan(req: ApiRequest, site: SiteContext, filePaths = false): Route | ListingRoute {
   if (req.target.length > limits.targetBytes) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
   const { rawPath, query } = splitTarget(req.target);
   const path = pathInfo(rawPath);
@@ -74,8 +91,14 @@ export function route(req: ApiRequest, site: SiteContext, filePaths = false): Ro
   return answerEndpoint(req, parseQuery(query), site);
 }
 
+/** The page of a listing plan, in the negotiated form. */
+export function answerPlanned(req: ApiRequest, { pairs, negotiation }: ListingRoute, site: SiteContext): Extract<Route, { kind: 'answer' }> {
+  const listing = answerListing(site.index, pairs, site.spec.baseUrl);
+  return render(req, negotiation, listing.status, listing.body, pairs, site.index.count);
+}
+
 /** The endpoint's answer to a request with these query pairs. */
-function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: SiteContext): Route {
+function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: SiteContext): Route | ListingRoute {
   const negotiation = negotiateCached(lastValue(pairs, ROUTES.param.format), req.accept);
   const answer = (status: number, json: string | Bytes | Iterable<Bytes>) => render(req, negotiation, status, json, pairs);
   if ('status' in negotiation) return answer(negotiation.status, detailJson(negotiation.detail));
@@ -84,8 +107,7 @@ function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: Site
     case 'HEAD': {
       const file = site.useFiles !== false && negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.spec) : null;
       if (file) return { kind: 'static', file, headers: JSON_HEADERS };
-      const listing = answerListing(site.index, pairs, site.spec.baseUrl);
-      return render(req, negotiation, listing.status, listing.body, pairs, site.index.count);
+      return { kind: 'listing', pairs, negotiation };
     }
     case 'OPTIONS': {
       const options = answer(200, JSON.stringify(optionsMetadata()));
@@ -105,7 +127,7 @@ function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: Site
  * failover origin once the site no longer holds it: the endpoint's answer to the query the file
  * stands for (queryForFile). Null for any other request, which gets Django's 404.
  */
-function fileRoute(req: ApiRequest, path: string, query: string, site: SiteContext): Route | null {
+function fileRoute(req: ApiRequest, path: string, query: string, site: SiteContext): Route | ListingRoute | null {
   if (!(ROUTES.fileMethods as readonly string[]).includes(req.method) || queryFieldCount(query) > limits.fields) return null;
   const pairs = queryForFile(path, parseQuery(query));
   return pairs && answerEndpoint(req, pairs, site);

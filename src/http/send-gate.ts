@@ -29,7 +29,6 @@ export class SendGate {
     if (socket.destroyed) return; // the client is gone: nothing to answer
     if (socket.writableNeedDrain) return void socket.once('drain', () => this.admit(res, answer));
     if (this.held >= this.maxBytes) return void this.waiting.push(() => this.admit(res, answer));
-    gates.set(res, this);
     answer();
   }
 
@@ -60,11 +59,4 @@ export class SendGate {
       else this.open.set(res, socket.writableLength);
     }
   }
-}
-
-const gates = new WeakMap<ServerResponse, SendGate>();
-
-/** hold() on the gate that admitted `res`, if any. */
-export function holdBytes(res: ServerResponse, bytes: number): void {
-  gates.get(res)?.hold(res, bytes);
 }

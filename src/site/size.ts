@@ -1,6 +1,7 @@
 import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
 import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
 import { ROUTES } from '../core/route-table.js';
+import { edgeBytes, edgeFileCount } from './edge-files.js';
 import type { SiteSpec } from './spec.js';
 
 // How big a site gets before it is built: files and bytes grow with orderings × page sizes ×
@@ -21,6 +22,8 @@ export interface SiteSize {
   /** Estimated bytes of the pages, and of their `.gz`/`.br` siblings. */
   readonly jsonBytes: number;
   readonly compressedBytes: number;
+  /** Estimated bytes of the dataset file and the edge data (chunks of the cities, rank files). */
+  readonly dataBytes: number;
 }
 
 /** Pages of one ordering: every page of each size (the default one first), its `last`, and all cities. */
@@ -28,8 +31,11 @@ function pagesPerOrdering(cities: number, pageSizes: readonly number[]): number 
   return [DEFAULT_PAGE_SIZE, ...pageSizes].reduce((n, size) => n + pageCount(cities, size) + 1, 1);
 }
 
+/** Files of a site whatever it precomputes: the extras, and the edge data. */
+const fixedFiles = (count: number) => OTHER_FILES + edgeFileCount(count);
+
 export function countSiteFiles(site: Sized): number {
-  return pagesPerOrdering(site.count, site.pageSizes) * site.orderings.length * filesPerPage(site.compress) + OTHER_FILES;
+  return pagesPerOrdering(site.count, site.pageSizes) * site.orderings.length * filesPerPage(site.compress) + fixedFiles(site.count);
 }
 
 /**
@@ -43,7 +49,8 @@ export function estimateSiteSize(site: Sized, cityBytes: number, baseUrlLength: 
   const envelope = 2 * (baseUrlLength + 60) + 40;
   const lastPages = [DEFAULT_PAGE_SIZE, ...site.pageSizes].reduce((n, size) => n + Math.min(size, site.count), 0);
   const jsonBytes = Math.round(pages * envelope + (perCity * (site.count * (site.pageSizes.length + 2) + lastPages)) * orderings);
-  return { pages, files: countSiteFiles(site), jsonBytes, compressedBytes: site.compress ? Math.round(jsonBytes * compressedRatio) : 0 };
+  const dataBytes = Math.round(site.count ? perCity * site.count + edgeBytes(site.count, cityBytes) : 0);
+  return { pages, files: countSiteFiles(site), jsonBytes, compressedBytes: site.compress ? Math.round(jsonBytes * compressedRatio) : 0, dataBytes };
 }
 
 /** Slack on the estimated bytes (measured within 5 % at 140k cities; compression varies more). */
@@ -54,8 +61,8 @@ export const ESTIMATE_SLACK = 1.1;
  * lost in their last block (measured: 3.0 KB a file on 4 KB blocks at 30k cities, where most
  * files are `.gz`/`.br` of 1-2 KB).
  */
-export function bytesOnDisk(size: Pick<SiteSize, 'files' | 'jsonBytes' | 'compressedBytes'>, blockSize: number): number {
-  return Math.round((size.jsonBytes + size.compressedBytes) * ESTIMATE_SLACK + size.files * blockSize * 0.75);
+export function bytesOnDisk(size: Pick<SiteSize, 'files' | 'jsonBytes' | 'compressedBytes'> & Partial<Pick<SiteSize, 'dataBytes'>>, blockSize: number): number {
+  return Math.round((size.jsonBytes + size.compressedBytes + (size.dataBytes ?? 0)) * ESTIMATE_SLACK + size.files * blockSize * 0.75);
 }
 
 /** What decides which of a site's files another build can reuse. */
@@ -77,8 +84,8 @@ export function reusableShape(old: Reusable, site: Reusable): Sized | null {
 export function tooManyFilesAdvice(shape: Sized, maxFiles: number): string {
   const files = countSiteFiles(shape);
   const ways: string[] = [];
-  const perOrdering = countSiteFiles({ ...shape, orderings: shape.orderings.slice(0, 1) }) - OTHER_FILES;
-  const orderingsThatFit = Math.floor((maxFiles - OTHER_FILES) / perOrdering);
+  const perOrdering = countSiteFiles({ ...shape, orderings: shape.orderings.slice(0, 1) }) - fixedFiles(shape.count);
+  const orderingsThatFit = Math.floor((maxFiles - fixedFiles(shape.count)) / perOrdering);
   if (orderingsThatFit >= 1 && orderingsThatFit < shape.orderings.length) {
     ways.push(`precompute at most ${orderingsThatFit} of the ${shape.orderings.length} orderings (e.g. --orderings ${exampleOrderings(orderingsThatFit)}); the others are answered live`);
   }

@@ -75,6 +75,8 @@ export interface SizeOnDisk {
   readonly files: number;
   readonly jsonBytes: number;
   readonly compressedBytes: number;
+  /** The dataset file and the edge data. */
+  readonly dataBytes?: number;
 }
 
 /**

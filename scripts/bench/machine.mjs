@@ -1,0 +1,52 @@
+// The machine a benchmark runs on: its load (waited on, reported), its CPUs and how the load
+// generator and the servers are spread over them.
+import { availableParallelism, loadavg } from 'node:os';
+import { which } from './load.mjs';
+
+const load1 = () => loadavg()[0];
+
+/**
+ * Waits (polling every 10 s, at most `waitSeconds`) for the 1-minute load average to fall under
+ * `maxLoad`; returns what it was at the start and when measuring began, and how long it waited.
+ */
+export async function settle(maxLoad, waitSeconds) {
+  const first = load1();
+  const started = performance.now();
+  while (load1() >= maxLoad && performance.now() - started < waitSeconds * 1000) {
+    console.error(`load average ${load1().toFixed(2)} >= ${maxLoad}: waiting (at most ${waitSeconds} s in all) ...`);
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+  }
+  const now = load1();
+  const waited = (performance.now() - started) / 1000;
+  const note = now >= maxLoad ? `; still >= ${maxLoad} after waiting ${waited.toFixed(0)} s: figures are noisier than usual` : waited >= 1 ? ` (waited ${waited.toFixed(0)} s)` : '';
+  return { first, now, waited, line: `load average (1 min) ${now.toFixed(2)} at start${note}; ${first.toFixed(2)} when the script began` };
+}
+
+export const loadNow = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+
+/**
+ * Where the load generator and the servers run: `spec` is `off` (anywhere), `auto` (on 2 or more
+ * CPUs with taskset: the load generator on the first CPU, the servers on the others), or
+ * `LOADER:SERVER` in taskset's list syntax (e.g. `0:1` or `0:1-3`).
+ */
+export function placement(spec) {
+  const cpus = availableParallelism();
+  if (spec === 'off') return { loader: undefined, server: undefined, line: 'not pinned: the load generator and the servers run wherever the kernel puts them' };
+  if (!which('taskset')) return { loader: undefined, server: undefined, line: 'not pinned: taskset is missing (apt-get install -y util-linux)' };
+  let loader;
+  let server;
+  if (spec === 'auto') {
+    if (cpus < 2) return { loader: undefined, server: undefined, line: `not pinned: ${cpus} CPU` };
+    [loader, server] = ['0', cpus === 2 ? '1' : `1-${cpus - 1}`];
+  } else {
+    const m = /^([\d,-]+):([\d,-]+)$/.exec(spec);
+    if (!m) throw new Error(`--pin must be auto, off or LOADER:SERVER CPU lists (e.g. 0:1), not ${spec}`);
+    [, loader, server] = m;
+  }
+  return { loader, server, line: `pinned with taskset: load generator on CPU ${loader}, each server (all its threads) on CPU ${server}` };
+}
+
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};

@@ -1,0 +1,105 @@
+import { CitiesApiError } from '../core/errors.js';
+
+// The binary files an edge function reads (route table: ROUTES.edge), little-endian, each after a
+// 16-byte header: a magic, the tag of the data they were built from (so files of two builds are
+// never combined), and the number of entries.
+//   ranks: count × u32 positions in ascending order, then count bits (LSB first): 1 where a
+//          position's value differs from the one before (a new group of equal values).
+//   chunk: count × u32 ends of each city's bytes (from the data's start), then the cities' JSON.
+
+const MAGIC = [0x43, 0x41, 0x45, 0x31]; // "CAE1"
+const HEADER = 16;
+export const TAG_BYTES = 8;
+
+export interface RankFile {
+  /** Dataset positions in ascending order, ties by id ascending. */
+  readonly order: Uint32Array;
+  /** Bit i set: order[i] starts a group of equal values. */
+  readonly groupStarts: Uint8Array;
+}
+
+export interface ChunkFile {
+  readonly count: number;
+  /** The serialized city at an index of the chunk. */
+  city(i: number): Uint8Array;
+}
+
+export function encodeRanks(order: Uint32Array, startsGroup: (i: number) => boolean, tag: Uint8Array): Uint8Array {
+  const n = order.length;
+  const out = withHeader(4 * n + Math.ceil(n / 8), n, tag);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < n; i++) {
+    view.setUint32(HEADER + 4 * i, order[i]!, true);
+    if (startsGroup(i)) out[HEADER + 4 * n + (i >> 3)]! |= 1 << (i & 7);
+  }
+  return out;
+}
+
+export function decodeRanks(bytes: Uint8Array, tag: Uint8Array, path: string): RankFile {
+  const n = checkHeader(bytes, tag, path, (count) => 4 * count + Math.ceil(count / 8));
+  return { order: u32s(bytes, HEADER, n), groupStarts: bytes.subarray(HEADER + 4 * n) };
+}
+
+export function isGroupStart(groupStarts: Uint8Array, i: number): boolean {
+  return ((groupStarts[i >> 3]! >> (i & 7)) & 1) === 1;
+}
+
+export function encodeChunk(cities: readonly Uint8Array[], tag: Uint8Array): Uint8Array {
+  const data = cities.reduce((size, city) => size + city.length, 0);
+  const out = withHeader(4 * cities.length + data, cities.length, tag);
+  const view = new DataView(out.buffer);
+  let at = HEADER + 4 * cities.length;
+  cities.forEach((city, i) => {
+    out.set(city, at);
+    at += city.length;
+    view.setUint32(HEADER + 4 * i, at - HEADER - 4 * cities.length, true);
+  });
+  return out;
+}
+
+export function decodeChunk(bytes: Uint8Array, tag: Uint8Array, path: string): ChunkFile {
+  const n = checkHeader(bytes, tag, path, (count) => 4 * count);
+  const ends = u32s(bytes, HEADER, n);
+  const data = HEADER + 4 * n;
+  if (n && data + ends[n - 1]! !== bytes.length) throw corrupt(path, 'its cities end elsewhere than the file');
+  return { count: n, city: (i) => bytes.subarray(data + (i ? ends[i - 1]! : 0), data + ends[i]!) };
+}
+
+/** The tag's bytes from its hex spelling (as the edge index writes it). */
+export function tagBytes(hex: string): Uint8Array {
+  if (!/^[0-9a-f]{16}$/.test(hex)) throw new CitiesApiError(`invalid edge data tag "${hex}": expected ${TAG_BYTES * 2} lowercase hex digits`);
+  return Uint8Array.from({ length: TAG_BYTES }, (_, i) => parseInt(hex.slice(2 * i, 2 * i + 2), 16));
+}
+
+function withHeader(body: number, count: number, tag: Uint8Array): Uint8Array {
+  const out = new Uint8Array(HEADER + body);
+  out.set(MAGIC, 0);
+  out.set(tag, 4);
+  new DataView(out.buffer).setUint32(12, count, true);
+  return out;
+}
+
+/** The entry count of a file whose header is ours and of this build, and whose size fits it. */
+function checkHeader(bytes: Uint8Array, tag: Uint8Array, path: string, bodyBytes: (count: number) => number): number {
+  if (bytes.length < HEADER || MAGIC.some((b, i) => bytes[i] !== b)) throw corrupt(path, 'it is not an edge data file');
+  if (tag.some((b, i) => bytes[4 + i] !== b)) {
+    throw new CitiesApiError(`${path} is from another build than the edge index (its data tag differs): deploy the site's files of one build together`);
+  }
+  const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.length).getUint32(12, true);
+  if (bytes.length < HEADER + bodyBytes(count)) throw corrupt(path, 'it is shorter than its header says');
+  return count;
+}
+
+function corrupt(path: string, why: string): CitiesApiError {
+  return new CitiesApiError(`${path} cannot be read: ${why}; rebuild the site and deploy its files again`);
+}
+
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+
+/** `n` little-endian u32 at `offset`: a view when aligned on a little-endian machine, else a copy. */
+function u32s(bytes: Uint8Array, offset: number, n: number): Uint32Array {
+  const at = bytes.byteOffset + offset;
+  if (LITTLE_ENDIAN && at % 4 === 0) return new Uint32Array(bytes.buffer, at, n);
+  const view = new DataView(bytes.buffer, at, 4 * n);
+  return Uint32Array.from({ length: n }, (_, i) => view.getUint32(4 * i, true));
+}

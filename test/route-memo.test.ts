@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { RouteMemo, type Plan } from '../src/http/route-memo.js';
+import { JSON_HEADERS } from '../src/http/route.js';
+
+type Key = [method: string, accept: string | undefined, target: string];
+const planFor = (file: string): Plan => ({ kind: 'static', file, headers: JSON_HEADERS });
+
+// Requests whose method, Accept or target differ in any way never share a remembered decision.
+describe('route memo keys are injective', () => {
+  it.each([
+    ['Accept absent vs empty', ['GET', undefined, '/cities/'], ['GET', '', '/cities/']],
+    ['GET vs HEAD', ['GET', undefined, '/cities/'], ['HEAD', undefined, '/cities/']],
+    ['a NUL in the format vs none', ['GET', undefined, '/cities/?format=%00'], ['GET', undefined, '/cities/?format=']],
+    ['target and Accept not concatenated', ['GET', 'a', 'b/cities/'], ['GET', 'ab', '/cities/']],
+    ['Accept differing in case', ['GET', 'text/html', '/cities/'], ['GET', 'TEXT/HTML', '/cities/']],
+  ] as [string, Key, Key][])('%s', (_, a, b) => {
+    const memo = new RouteMemo();
+    memo.set(...a, planFor('a'));
+    expect(memo.get(...b)).toBeUndefined();
+    memo.set(...b, planFor('b'));
+    expect([memo.get(...a), memo.get(...b)]).toEqual([planFor('a'), planFor('b')]);
+  });
+});
+
+describe('what the memo keeps', () => {
+  it.each([
+    ['a target over 1,024 characters', 'GET', undefined, `/cities/?x=${'a'.repeat(1100)}`, planFor('f')],
+    ['an Accept over 512 characters', 'GET', 'a'.repeat(600), '/cities/', planFor('f')],
+    ['a listing of more than 16 query pairs', 'GET', undefined, '/cities/', { kind: 'listing', pairs: Array.from({ length: 17 }, () => ['a', 'b']), negotiation: { renderer: 'json', indent: null } } as unknown as Plan],
+  ] as const)('not %s', (_, method, accept, target, plan) => {
+    const memo = new RouteMemo();
+    memo.set(method, accept, target, plan);
+    expect(memo.get(method, accept, target)).toBeUndefined();
+  });
+
+  it('at most 2,048 plans: past that it starts afresh, then keeps the newest', () => {
+    const memo = new RouteMemo();
+    for (let i = 0; i < 2048; i++) memo.set('GET', undefined, `/cities/?page=${i}`, planFor(String(i)));
+    expect(memo.get('GET', undefined, '/cities/?page=0')).toEqual(planFor('0'));
+    memo.set('GET', undefined, '/cities/?page=new', planFor('new'));
+    expect([memo.get('GET', undefined, '/cities/?page=0'), memo.get('GET', undefined, '/cities/?page=new')]).toEqual([undefined, planFor('new')]);
+  });
+});
