@@ -34,6 +34,23 @@ describe('src/ is layered', () => {
     expect(io.map((e) => `${e.file} -> ${e.spec}`)).toEqual([]);
   });
 
+  // The edge bundle (src/http/platforms/*, bundled by scripts/bundle-edge.mjs) runs on workerd and Deno:
+  // everything it reaches is web-standard, with no Node module and no global Buffer.
+  it('what the edge handler reaches uses no Node API (no node: import, no package, no global Buffer)', () => {
+    const roots = ['http/fetch-handler.ts', 'http/embedded-site.ts', ...files.filter((f) => f.startsWith('http/platforms/'))];
+    const reached = new Set<string>();
+    const visit = (file: string) => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      for (const e of edges) if (e.file === file && e.target) visit(e.target);
+    };
+    roots.forEach(visit);
+    expect(reached.has('core/page.ts') && reached.has('http/route.ts')).toBe(true);
+    const external = edges.filter((e) => reached.has(e.file) && !e.target);
+    const buffer = [...reached].filter((f) => /\bBuffer\b/.test(readFileSync(join(SRC, f), 'utf8').replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '')));
+    expect([...external.map((e) => `${e.file} -> ${e.spec}`), ...buffer.map((f) => `${f} uses Buffer`)]).toEqual([]);
+  });
+
   it('no module imports itself through others (no cycle)', () => {
     expect(cyclesOf(new Map(files.map((f) => [f, edges.filter((e) => e.file === f && e.target).map((e) => e.target!)])))).toEqual([]);
   });

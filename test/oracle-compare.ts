@@ -28,7 +28,7 @@ export function ourSite(table: CityTable, shape: SiteShape): OurSite {
   const index = new CityIndex(table, 'codepoint');
   const orderings = shape.orderings ?? PRECOMPUTABLE_ORDERINGS;
   const files = new Map<string, Buffer>();
-  for (const file of pageFiles(index, { baseUrl: shape.baseUrl, pageSizes: shape.pageSizes, orderings })) files.set(file.path, bodyBytes(file.body));
+  for (const file of pageFiles(index, { baseUrl: shape.baseUrl, pageSizes: shape.pageSizes, orderings })) files.set(file.path, Buffer.from(bodyBytes(file.body)));
   return { site: { index, spec: testSpec({ baseUrl: shape.baseUrl, count: index.count, pageSizes: shape.pageSizes, orderings }) }, files };
 }
 
@@ -38,7 +38,7 @@ const COMPARED_HEADERS = ['allow', 'content-type', 'vary', 'location'];
 export function ourAnswer(req: ReferenceRequest, ours: OurSite): RecordedAnswer {
   const answer = route(req, ours.site);
   if (answer.kind === 'create') throw new Error(`the oracle sends no POST (${req.target})`);
-  const body = answer.kind === 'static' ? ours.files.get(answer.file) : bodyBytes([answer.body].flat() as Buffer[]);
+  const body = answer.kind === 'static' ? ours.files.get(answer.file) : Buffer.from(bodyBytes(answer.body instanceof Uint8Array ? [answer.body] : answer.body));
   if (!body) throw new Error(`route() names ${answer.kind === 'static' ? answer.file : ''}, which the build does not write`);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(answer.headers)) if (COMPARED_HEADERS.includes(name.toLowerCase())) headers[name.toLowerCase()] = value;

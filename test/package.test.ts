@@ -97,7 +97,7 @@ describe('a clean clone', () => {
   const current = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   it.each([
     ['no install-time script runs in consumers (prepare, preinstall, install, postinstall)', () => ['prepare', 'preinstall', 'install', 'postinstall'].filter((s) => s in current.scripts), []],
-    ['prepack compiles lib/ from nothing', () => /rmSync\('lib'.*&& tsc -p tsconfig.json$/.test(current.scripts.prepack ?? ''), true],
+    ['prepack compiles lib/ from nothing', () => /rmSync\('lib'.*&& tsc -p tsconfig.json && node scripts\/bundle-edge.mjs$/.test(current.scripts.prepack ?? ''), true],
     ['npm start compiles first', () => /^tsc\b/.test(current.scripts.prestart ?? ''), true],
     ['npm test compiles first', () => /^tsc\b/.test(current.scripts.pretest ?? current.scripts.test ?? ''), true],
   ] as const)('%s', (_name, check, expected) => {

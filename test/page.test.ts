@@ -8,7 +8,7 @@ import { makeCity } from './helpers.js';
 const index = new CityIndex(CityTable.fromCities(Array.from({ length: 25 }, (_, i) => makeCity(i + 1, { name: `City ${String(i + 1).padStart(2, '0')}` }))), 'codepoint');
 const answer = (qs: string, base = 'http://api.example.com') => {
   const a = answerListing(index, parseQuery(qs), base);
-  return { status: a.status, ...(JSON.parse(bodyBytes(a.body).toString()) as { next?: string | null; previous?: string | null; count?: number; results?: { id: number }[]; detail?: string }) };
+  return { status: a.status, ...(JSON.parse(Buffer.from(bodyBytes(a.body)).toString()) as { next?: string | null; previous?: string | null; count?: number; results?: { id: number }[]; detail?: string }) };
 };
 
 describe('answerListing builds links the way DRF does', () => {

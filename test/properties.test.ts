@@ -28,7 +28,7 @@ describe('pages partition the dataset in order, for every ordering and page size
           for (;;) {
             const answer = answerListing(index, [...base, ['page_size', String(pageSize)], ['page', String(page)]], 'http://x');
             expect(answer.status).toBe(200);
-            const body = JSON.parse(bodyBytes(answer.body).toString()) as { count: number; next: string | null; results: { id: number }[] };
+            const body = JSON.parse(Buffer.from(bodyBytes(answer.body)).toString()) as { count: number; next: string | null; results: { id: number }[] };
             expect(body.count).toBe(cities.length);
             expect(body.results.length).toBe(body.next ? pageSize : cities.length - seen.length);
             seen.push(...body.results.map((c) => c.id));

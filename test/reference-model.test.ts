@@ -207,7 +207,7 @@ function referenceAnswer(cities: readonly City[], pairs: readonly QueryPair[], b
 /** The live answer, parsed, with its bytes. */
 function liveAnswer(index: CityIndex, pairs: readonly QueryPair[], baseUrl: string): { status: number; bytes: Buffer; body: unknown } {
   const answer = answerListing(index, pairs, baseUrl);
-  const bytes = bodyBytes(answer.body);
+  const bytes = Buffer.from(bodyBytes(answer.body));
   return { status: answer.status, bytes, body: JSON.parse(bytes.toString('utf8')) };
 }
 

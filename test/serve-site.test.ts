@@ -45,7 +45,7 @@ async function serving<T>(site: string, run: (server: RunningServer) => Promise<
 
 async function expected(site: string, query: string): Promise<Buffer> {
   const index = new CityIndex(await readDataset(join(root, site, '_cities-api', 'cities.json')), 'codepoint');
-  return bodyBytes(answerListing(index, parseQuery(query), BASE).body);
+  return Buffer.from(bodyBytes(answerListing(index, parseQuery(query), BASE).body));
 }
 
 /** A Unix socket where a file should be: it exists, but opening it fails (ENXIO), even for root. */

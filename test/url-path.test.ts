@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
+import { bodyBytes } from '../src/core/page.js';
 import { route, type SiteContext } from '../src/http/route.js';
 import { normalizeBaseUrl } from '../src/site/spec.js';
 import { escapeUriPath, iriToUri, mountOf, pathInfo } from '../src/core/url-path.js';
@@ -48,7 +49,7 @@ describe('a base URL whose path needs percent-encoding', () => {
   const answer = (baseUrl: string, target: string) => {
     const r = route({ method: 'GET', target }, site(baseUrl));
     if (r.kind !== 'answer') return { status: r.kind, location: undefined, next: undefined };
-    const body = Buffer.isBuffer(r.body) ? r.body : Buffer.concat([...r.body]);
+    const body = Buffer.from(r.body instanceof Uint8Array ? r.body : bodyBytes(r.body));
     return { status: r.status, location: r.headers.Location, next: r.headers['Content-Type'] === 'application/json' ? (JSON.parse(body.toString()) as { next: string | null }).next : undefined };
   };
 

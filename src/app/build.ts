@@ -170,7 +170,7 @@ function* untilAborted<T>(entries: Iterable<T>, signal: AbortSignal | undefined)
   }
 }
 
-function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Buffer>, edgeTag: string): Generator<SiteEntry> {
+function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Uint8Array>, edgeTag: string): Generator<SiteEntry> {
   for (const file of pageFiles(index, spec)) yield { ...file, compress: true };
   // Read by edge functions, never sent to a client as they are: not compressed.
   yield* edgeFiles(index, edgeTag);

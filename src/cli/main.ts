@@ -8,6 +8,7 @@ import { CONFIG_FILE, loadConfig } from './config-file.js';
 import { commanderOption, optionsOf, resolveOptions, type CommandName } from './options.js';
 import { CitiesApiError } from '../core/errors.js';
 import { progressLine } from './progress.js';
+import { registerEdgeCommand } from './edge-command.js';
 import { specOf } from '../site/manifest.js';
 import { readManifestHead } from '../write/manifest-file.js';
 import { fileSystemError, isErrno } from '../write/fs-error.js';
@@ -199,6 +200,8 @@ export async function runMain(options: RunOptions): Promise<number> {
     const { o } = await cloudfrontCommand.options();
     stdout.write(cloudFrontFunction(await builtSpec(resolve(cwd, o.out!), o.liveUrl)));
   });
+
+  registerEdgeCommand(command(program, 'edge', 'write a ready-to-deploy edge project (cloudflare, deno, netlify, lambda) answering what no file covers'), { cwd, say, shown });
 
   try {
     await program.parseAsync([...options.rawArgs], { from: 'user' });

@@ -8,7 +8,7 @@ import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT
 // default, its parser and its help. Commander's options and --help, the config file's checks and the
 // README's table are all made from it, so a key cannot be accepted and then ignored.
 
-export type CommandName = 'build' | 'validate' | 'serve' | 'config nginx' | 'config cloudfront';
+export type CommandName = 'build' | 'validate' | 'serve' | 'config nginx' | 'config cloudfront' | 'edge';
 
 /** What a config file may hold for a key. */
 export type ConfigType = 'string' | 'integer' | 'boolean' | 'size' | 'list of numbers' | 'list of strings' | 'integer or "auto"';
@@ -55,6 +55,7 @@ export interface OptionValues {
   workers: number | 'auto';
   quiet: boolean;
   previewPages: boolean;
+  edgeOut: string;
 }
 
 function parsePort(value: string | number): number {
@@ -77,7 +78,7 @@ const SITE_CONFIGS: CommandName[] = ['config nginx', 'config cloudfront'];
 export const OPTIONS: readonly OptionSpec[] = [
   { key: 'data', flag: '--data <file>', help: 'dataset, .csv or .json', helpIn: { serve: 'dataset to build DIR from before serving; without one, DIR is served as built' }, commands: ['build', 'validate', 'serve'], config: 'string', default: DEFAULT_DATA, defaultIn: ['build', 'validate'] },
   { key: 'out', flag: '--out <dir>', help: 'site directory', commands: BUILDING, config: 'string', default: DEFAULT_OUT },
-  { key: 'out', flag: '--site <dir>', help: 'built site directory', commands: SITE_CONFIGS, config: 'string', default: DEFAULT_OUT },
+  { key: 'out', flag: '--site <dir>', help: 'built site directory', commands: [...SITE_CONFIGS, 'edge'], config: 'string', default: DEFAULT_OUT },
   { key: 'baseUrl', flag: '--base-url <url>', help: 'URL the API is published at, used in next/previous links', helpIn: { serve: 'URL the API is published at (default: the site\'s own, or this server\'s URL when building)' }, commands: BUILDS, config: 'string', default: DEFAULT_BASE_URL, defaultIn: BUILDING },
   { key: 'collation', flag: '--collation <name>', help: 'text order: ICU per language (locale), or Unicode code point', helpIn: { serve: 'text order when building (default: the site\'s)' }, commands: BUILDS, config: 'string', default: DEFAULT_COLLATION, defaultIn: BUILDING, choices: ['locale', 'codepoint'], parse: parseCollation },
   { key: 'pageSizes', flag: '--page-sizes <list>', help: 'page sizes to precompute, e.g. 10,20,50,100', helpIn: { serve: 'page sizes to precompute when building (default: the site\'s)' }, commands: BUILDS, config: 'list of numbers', default: DEFAULT_PAGE_SIZES, defaultIn: BUILDING, parse: parsePageSizes },
@@ -97,6 +98,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'failoverOrigin', flag: '--failover-origin', help: 'also answer the site\'s file paths, as the origin a CDN fails over to when its copy lacks a file (docs/cloudfront.md)', commands: ['serve'] },
   { key: 'quiet', flag: '--quiet', help: 'print no line per request (method, target, status, ms)', commands: ['serve'], config: 'boolean' },
   { key: 'previewPages', flag: '--no-preview-pages', help: 'answer / and /openapi.json with Django\'s 404, as the reference does, rather than a page linking the API and the site\'s OpenAPI document', commands: ['serve'], config: 'boolean', default: true },
+  { key: 'edgeOut', flag: '--out <dir>', help: 'directory the edge project is written to (docs/deploy.md)', commands: ['edge'], defaultText: 'edge-PLATFORM' },
 ];
 
 /** The options of one command, in table order. */

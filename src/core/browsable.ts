@@ -1,3 +1,4 @@
+import { utf8, type Bytes } from './bytes.js';
 import { escapeHtml, prettyParts } from './pretty-json.js';
 import { ROUTES } from './route-table.js';
 import { withParam, type QueryPair } from './query-string.js';
@@ -12,7 +13,7 @@ export interface BrowsableAnswer {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   /** The JSON body the API would send, in parts. */
-  readonly json: Iterable<Buffer>;
+  readonly json: Iterable<Bytes>;
   /** Values to preselect in the form. */
   readonly ordering?: string | undefined;
   readonly pageSize?: string | undefined;
@@ -72,12 +73,12 @@ function formatSwitch(path: string, pairs: readonly QueryPair[]): string {
 }
 
 /** The page in parts: the answer's JSON pretty-printed (escaped, URLs linked) part by part, never whole. */
-export function* browsablePage(answer: BrowsableAnswer): Generator<Buffer> {
+export function* browsablePage(answer: BrowsableAnswer): Generator<Bytes> {
   const headers = Object.entries(answer.headers).map(([k, v]) => `<b>${escapeHtml(k)}:</b> ${escapeHtml(v)}`).join('\n');
   const path = answer.target.split('?')[0]!;
   const pairs = answer.pairs ?? [];
   const pager = answer.pager ? paginator(path, pairs, answer.pager) : '';
-  yield Buffer.from(`<!DOCTYPE html>
+  yield utf8(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -119,7 +120,7 @@ ${headers}
 
 `);
   yield* prettyParts(answer.json, 4, 'html');
-  yield Buffer.from(`</pre>
+  yield utf8(`</pre>
 </main>
 <script>
 // The form's query without its empty fields (and no bare '?' when all are empty).

@@ -1,3 +1,4 @@
+import type { Bytes } from './bytes.js';
 import type { CityTable } from './city-table.js';
 import { comparatorFor, rankValues, type Collation } from './collation.js';
 import type { NameField } from './fields.js';
@@ -22,7 +23,7 @@ export class CityIndex implements OrderSource {
   }
 
   /** The serialized city at a position of the dataset. */
-  json(position: number): Buffer {
+  json(position: number): Bytes {
     return this.table.cityJson(position);
   }
 

@@ -1,4 +1,5 @@
 import type { City, NameField } from './fields.js';
+import { concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, writeUtf8, type Bytes } from './bytes.js';
 import { cityJson } from './json-text.js';
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
@@ -13,7 +14,7 @@ export class CityTable {
     readonly count: number,
     readonly ids: Float64Array,
     readonly top: Uint8Array,
-    private readonly chunks: readonly Buffer[],
+    private readonly chunks: readonly Bytes[],
     /** Per city: chunk index, start, end. */
     private readonly spans: Uint32Array,
   ) {}
@@ -22,7 +23,7 @@ export class CityTable {
    * The table of a site's dataset file (`datasetParts()` output: one city per line), without
    * copying it: the file's buffer becomes the table's storage.
    */
-  static fromDatasetFile(file: Buffer): CityTable {
+  static fromDatasetFile(file: Bytes): CityTable {
     const lines: number[] = [];
     for (let start = file.indexOf(0x7b); start >= 0; ) {
       const newline = file.indexOf(0x0a, start);
@@ -36,9 +37,9 @@ export class CityTable {
     const spans = new Uint32Array(count * 3);
     for (let i = 0; i < count; i++) {
       const start = lines[2 * i]!, end = lines[2 * i + 1]!;
-      ids[i] = Number(file.toString('latin1', start + ID_PREFIX.length, file.indexOf(0x2c, start)));
+      ids[i] = Number(fromUtf8(file, start + ID_PREFIX.length, file.indexOf(0x2c, start)));
       // Quotes inside values are escaped, so the first `,"top":` after the city's start is its key.
-      top[i] = file[file.indexOf(TOP_KEY, start) + TOP_KEY.length] === 0x74 ? 1 : 0;
+      top[i] = file[indexOfBytes(file, TOP_KEY, start) + TOP_KEY.length] === 0x74 ? 1 : 0;
       spans.set([0, start, end], i * 3);
     }
     return new CityTable(count, ids, top, [file], spans);
@@ -51,7 +52,7 @@ export class CityTable {
   }
 
   /** The city at a position, serialized (a view, not a copy). */
-  cityJson(position: number): Buffer {
+  cityJson(position: number): Bytes {
     const s = position * 3;
     return this.chunks[this.spans[s]!]!.subarray(this.spans[s + 1], this.spans[s + 2]);
   }
@@ -64,7 +65,7 @@ export class CityTable {
   }
 
   city(position: number): City {
-    return JSON.parse(this.cityJson(position).toString()) as City;
+    return JSON.parse(fromUtf8(this.cityJson(position))) as City;
   }
 
   toCities(): City[] {
@@ -73,7 +74,7 @@ export class CityTable {
 
   /** The values of one name field, in dataset order, read back from the serialized cities. */
   names(field: NameField): string[] {
-    const key = Buffer.from(`,"${field}":"`);
+    const key = utf8(`,"${field}":"`);
     const values = new Array<string>(this.count);
     for (let i = 0; i < this.count; i++) values[i] = stringAfter(this.cityJson(i), key);
     return values;
@@ -83,12 +84,12 @@ export class CityTable {
    * The dataset as a JSON array with one city per line (what `serve` loads), as a re-iterable
    * sequence of buffers of about 256 KiB, produced while being written.
    */
-  datasetParts(): Iterable<Buffer> {
-    if (!this.count) return [Buffer.from('[]\n')];
+  datasetParts(): Iterable<Bytes> {
+    if (!this.count) return [utf8('[]\n')];
     const table = this;
     return {
       *[Symbol.iterator]() {
-        let group: Buffer[] = [OPEN];
+        let group: Bytes[] = [OPEN];
         let size = OPEN.length;
         for (let i = 0; i < table.count; i++) {
           const city = table.cityJson(i);
@@ -96,7 +97,7 @@ export class CityTable {
           group.push(city, separator);
           size += city.length + separator.length;
           if (size >= PART_BYTES || i + 1 === table.count) {
-            yield Buffer.concat(group, size);
+            yield concatBytes(group, size);
             group = [];
             size = 0;
           }
@@ -106,16 +107,16 @@ export class CityTable {
   }
 }
 
-const ID_PREFIX = Buffer.from('{"id":');
-const TOP_KEY = Buffer.from(',"top":');
+const ID_PREFIX = utf8('{"id":');
+const TOP_KEY = utf8(',"top":');
 const PART_BYTES = 256 * 1024;
-const OPEN = Buffer.from('[\n');
-const COMMA_LINE = Buffer.from(',\n');
-const CLOSE = Buffer.from('\n]\n');
+const OPEN = utf8('[\n');
+const COMMA_LINE = utf8(',\n');
+const CLOSE = utf8('\n]\n');
 
 /** The JSON string value that follows `key` in serialized JSON (a key pattern cannot occur inside a string). */
-function stringAfter(json: Buffer, key: Buffer): string {
-  const start = json.indexOf(key) + key.length;
+function stringAfter(json: Bytes, key: Bytes): string {
+  const start = indexOfBytes(json, key) + key.length;
   let end = start;
   let escaped = false;
   for (; end < json.length; end++) {
@@ -123,10 +124,10 @@ function stringAfter(json: Buffer, key: Buffer): string {
     if (byte === 0x22 && !(end > start && isEscaped(json, start, end))) break;
     if (byte === 0x5c) escaped = true;
   }
-  return escaped ? (JSON.parse(json.toString('utf8', start - 1, end + 1)) as string) : json.toString('utf8', start, end);
+  return escaped ? (JSON.parse(fromUtf8(json, start - 1, end + 1)) as string) : fromUtf8(json, start, end);
 }
 
-function isEscaped(json: Buffer, start: number, quote: number): boolean {
+function isEscaped(json: Bytes, start: number, quote: number): boolean {
   let backslashes = 0;
   for (let i = quote - 1; i >= start && json[i] === 0x5c; i--) backslashes++;
   return backslashes % 2 === 1;
@@ -134,8 +135,8 @@ function isEscaped(json: Buffer, start: number, quote: number): boolean {
 
 /** Builds a CityTable one validated city at a time. */
 export class CityTableBuilder {
-  private chunks: Buffer[] = [];
-  private chunk = Buffer.allocUnsafe(0);
+  private chunks: Bytes[] = [];
+  private chunk: Bytes = new Uint8Array(0);
   private used = 0;
   private count = 0;
   private ids = new Float64Array(1024);
@@ -144,13 +145,13 @@ export class CityTableBuilder {
 
   add(city: City): void {
     const text = cityJson(city);
-    const length = Buffer.byteLength(text);
+    const length = utf8Length(text);
     if (this.used + length > this.chunk.length) {
       if (this.used) this.chunks.push(this.chunk.subarray(0, this.used));
-      this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, length));
+      this.chunk = new Uint8Array(Math.max(CHUNK_BYTES, length));
       this.used = 0;
     }
-    this.chunk.write(text, this.used);
+    writeUtf8(text, this.chunk, this.used);
     if (this.count === this.ids.length) this.grow();
     this.ids[this.count] = city.id;
     this.top[this.count] = city.top ? 1 : 0;
@@ -160,7 +161,7 @@ export class CityTableBuilder {
   }
 
   finish(): CityTable {
-    const chunks = this.used ? [...this.chunks, Buffer.from(this.chunk.subarray(0, this.used))] : this.chunks;
+    const chunks = this.used ? [...this.chunks, this.chunk.slice(0, this.used)] : this.chunks;
     return new CityTable(this.count, this.ids.slice(0, this.count), this.top.slice(0, this.count), chunks, this.spans.slice(0, this.count * 3));
   }
 

@@ -1,4 +1,5 @@
 import { NAME_FIELDS, type City } from './fields.js';
+import { concatBytes, fromUtf8, utf8, utf8Length, writeUtf8, type Bytes } from './bytes.js';
 import { prettyParts } from './pretty-json.js';
 
 // Bytes exactly as DRF's JSONRenderer writes them: compact separators, UTF-8 (not \u-escaped),
@@ -43,15 +44,15 @@ export function cityJson(city: City): string {
   return `${out},"longitude":${coordinate(city.longitude)},"latitude":${coordinate(city.latitude)},"top":${city.top},"created_at":"${city.created_at}","updated_at":"${city.updated_at}"}`;
 }
 
-const COMMA = Buffer.from(',');
-const TAIL = Buffer.from(']}');
+const COMMA = utf8(',');
+const TAIL = utf8(']}');
 /** Pages of up to this many cities are assembled into one buffer; larger ones are produced in parts. */
 const EAGER_CITIES = 500;
 /** About the size of each part (a part ends with the city that reaches it). */
 export const PART_BYTES = 256 * 1024;
 
 /** An answer produced in parts, re-iterable, whose total length is known without producing it. */
-export interface Parts extends Iterable<Buffer> {
+export interface Parts extends Iterable<Bytes> {
   readonly byteLength: number;
 }
 
@@ -60,12 +61,12 @@ export interface Parts extends Iterable<Buffer> {
  * for ordinary pages; for the largest (all cities on one page) a re-iterable sequence of parts of
  * about PART_BYTES, produced while being written, so such a page is never held whole.
  */
-export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Buffer): Iterable<Buffer> | Parts {
+export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Bytes): Iterable<Bytes> | Parts {
   const link = (url: string | null) => (url === null ? 'null' : jsonString(url));
   const head = `{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[`;
   if (n <= EAGER_CITIES) return [assemble(head, n, city)];
-  function* parts(): Generator<Buffer> {
-    let group: Buffer[] = [Buffer.from(head)];
+  function* parts(): Generator<Bytes> {
+    let group: Bytes[] = [utf8(head)];
     let size = group[0]!.length;
     for (let i = 0; i < n; i++) {
       const bytes = city(i);
@@ -73,18 +74,18 @@ export function envelopeJson(count: number, next: string | null, previous: strin
       group.push(bytes);
       size += bytes.length + (i ? 1 : 0);
       if (size >= PART_BYTES) {
-        yield Buffer.concat(group, size);
+        yield concatBytes(group, size);
         group = [];
         size = 0;
       }
     }
     group.push(TAIL);
-    yield Buffer.concat(group, size + TAIL.length);
+    yield concatBytes(group, size + TAIL.length);
   }
   return {
     [Symbol.iterator]: parts,
     get byteLength() {
-      let size = Buffer.byteLength(head) + n - 1 + TAIL.length;
+      let size = utf8Length(head) + n - 1 + TAIL.length;
       for (let i = 0; i < n; i++) size += city(i).length;
       return size;
     },
@@ -92,7 +93,7 @@ export function envelopeJson(count: number, next: string | null, previous: strin
 }
 
 /** Parts produced afresh on each iteration; their length is measured by producing them once. */
-export function lazyParts(produce: () => Iterable<Buffer>): Parts {
+export function lazyParts(produce: () => Iterable<Bytes>): Parts {
   return {
     [Symbol.iterator]: () => produce()[Symbol.iterator](),
     get byteLength() {
@@ -104,17 +105,18 @@ export function lazyParts(produce: () => Iterable<Buffer>): Parts {
 }
 
 /** An ordinary page as one buffer: sized first, then each city copied once. */
-function assemble(head: string, n: number, city: (i: number) => Buffer): Buffer {
-  const cities = new Array<Buffer>(n);
-  let size = Buffer.byteLength(head) + Math.max(0, n - 1) + TAIL.length;
+function assemble(head: string, n: number, city: (i: number) => Bytes): Bytes {
+  const cities = new Array<Bytes>(n);
+  let size = utf8Length(head) + Math.max(0, n - 1) + TAIL.length;
   for (let i = 0; i < n; i++) size += (cities[i] = city(i)).length;
-  const out = Buffer.allocUnsafe(size);
-  let at = out.write(head, 0, 'utf8');
+  const out = new Uint8Array(size);
+  let at = writeUtf8(head, out, 0);
   for (let i = 0; i < n; i++) {
     if (i) out[at++] = 0x2c;
-    at += cities[i]!.copy(out, at);
+    out.set(cities[i]!, at);
+    at += cities[i]!.length;
   }
-  TAIL.copy(out, at);
+  out.set(TAIL, at);
   return out;
 }
 
@@ -128,5 +130,5 @@ export function detailJson(detail: string): string {
  * touching only whitespace, so every token keeps its exact spelling (see pretty-json.ts).
  */
 export function indentJson(compact: string, indent: number): string {
-  return Buffer.concat([...prettyParts([Buffer.from(compact)], indent)]).toString();
+  return fromUtf8(concatBytes([...prettyParts([utf8(compact)], indent)]));
 }

@@ -1,3 +1,4 @@
+import { concatBytes, utf8, type Bytes } from './bytes.js';
 import { detailJson, envelopeJson } from './json-text.js';
 import { parseOrdering, type Ordering } from './ordering.js';
 import { pageSizeFrom, paginate, type PageSlice } from './paginate.js';
@@ -9,22 +10,21 @@ const { param } = ROUTES;
 export interface ListingAnswer {
   readonly status: 200 | 404;
   /** UTF-8 JSON, byte for byte what the reference sends: one buffer, or (re-iterable) consecutive parts for large pages. */
-  readonly body: Iterable<Buffer>;
+  readonly body: Iterable<Bytes>;
 }
 
-export const INVALID_PAGE = Buffer.from(detailJson('Invalid page.'));
+export const INVALID_PAGE = utf8(detailJson('Invalid page.'));
 
 /** An answer's bytes as one buffer. */
-export function bodyBytes(body: Iterable<Buffer>): Buffer {
-  const parts = [...body];
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+export function bodyBytes(body: Iterable<Bytes>): Bytes {
+  return concatBytes([...body]);
 }
 
 /** What answering needs of a dataset: its size, the positions of a page, a city's bytes. */
 export interface PageIndex {
   readonly count: number;
   positions(ordering: Ordering, start: number, end: number): Uint32Array;
-  json(position: number): Buffer;
+  json(position: number): Bytes;
 }
 
 /**

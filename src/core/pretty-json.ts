@@ -4,12 +4,14 @@
 // anywhere (JSON's structural characters are ASCII, never inside a multi-byte character), so an
 // answer of any size is transformed part by part, never held whole.
 
+import { concatBytes, fromUtf8, utf8, type Bytes } from './bytes.js';
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const [OPEN_OBJECT, CLOSE_OBJECT, OPEN_LIST, CLOSE_LIST, COMMA, COLON] = [0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a];
 /** Per byte: its HTML entity, for the five characters escaped. */
-const HTML_ESCAPES: (Buffer | undefined)[] = [];
-for (const c of '&<>"\'') HTML_ESCAPES[c.charCodeAt(0)] = Buffer.from(`&#${c.charCodeAt(0)};`);
+const HTML_ESCAPES: (Bytes | undefined)[] = [];
+for (const c of '&<>"\'') HTML_ESCAPES[c.charCodeAt(0)] = utf8(`&#${c.charCodeAt(0)};`);
 const URL_STRING = /^"(https?:\/\/[^"\\\s]+)"$/;
 
 export type PrettyMode = 'json' | 'html';
@@ -18,19 +20,19 @@ export type PrettyMode = 'json' | 'html';
 export class PrettyJson {
   private depth = 0;
   /** The string token being read (opening quote included), kept until it closes. */
-  private string: Buffer[] | null = null;
+  private string: Bytes[] | null = null;
   private escaped = false;
   /** `{` or `[` just read: whether the container is empty depends on the next byte. */
   private open = 0;
-  private out = Buffer.allocUnsafe(0);
+  private out: Bytes = new Uint8Array(0);
   private at = 0;
-  private readonly pads: Buffer[] = [];
+  private readonly pads: Bytes[] = [];
 
   constructor(private readonly indent: number, private readonly mode: PrettyMode = 'json') {}
 
   /** The output for `input`, up to what the bytes read so far decide. */
-  push(input: Buffer): Buffer {
-    this.out = Buffer.allocUnsafe(Math.max(64, input.length * 2));
+  push(input: Bytes): Bytes {
+    this.out = new Uint8Array(Math.max(64, input.length * 2));
     this.at = 0;
     let i = 0;
     while (i < input.length) {
@@ -64,15 +66,15 @@ export class PrettyJson {
   }
 
   /** What is left: a `{` or `[` at the very end of (malformed) input. */
-  end(): Buffer {
-    return this.open ? Buffer.concat([Buffer.from([this.open]), this.pad(++this.depth)]) : Buffer.alloc(0);
+  end(): Bytes {
+    return this.open ? concatBytes([Uint8Array.of(this.open), this.pad(++this.depth)]) : new Uint8Array(0);
   }
 
   /**
    * Reads a string token from `start` (its opening quote, or where the input resumes inside it) up
    * to its closing quote, then writes it; a token the input ends inside is kept for the next part.
    */
-  private readString(input: Buffer, start: number): number {
+  private readString(input: Bytes, start: number): number {
     let i = this.string ? start : start + 1;
     for (; i < input.length; i++) {
       const c = input[i]!;
@@ -81,7 +83,7 @@ export class PrettyJson {
       else if (c === QUOTE) {
         if (!this.string) this.writeString(input, start, i + 1);
         else {
-          const token = Buffer.concat([...this.string, input.subarray(start, i + 1)]);
+          const token = concatBytes([...this.string, input.subarray(start, i + 1)]);
           this.string = null;
           this.writeString(token, 0, token.length);
         }
@@ -93,16 +95,16 @@ export class PrettyJson {
   }
 
   /** Writes the string token at bytes [start, end) of `bytes`. */
-  private writeString(bytes: Buffer, start: number, end: number): void {
+  private writeString(bytes: Bytes, start: number, end: number): void {
     this.room((end - start) * 6); // at most an entity of 5 bytes per byte
     const out = this.out;
     let at = this.at;
     if (this.mode === 'html') {
-      const http = end - start > 8 && bytes[start + 1] === 0x68 && bytes.toString('latin1', start + 1, start + 5) === 'http';
-      const url = http ? URL_STRING.exec(bytes.toString('utf8', start, end)) : null;
+      const http = end - start > 8 && bytes[start + 1] === 0x68 && fromUtf8(bytes, start + 1, start + 5) === 'http';
+      const url = http ? URL_STRING.exec(fromUtf8(bytes, start, end)) : null;
       if (url) {
         const link = escapeHtml(url[1]!);
-        return this.copy(Buffer.from(`"<a href="${link}" rel="nofollow">${link}</a>"`));
+        return this.copy(utf8(`"<a href="${link}" rel="nofollow">${link}</a>"`));
       }
       for (let i = start; i < end; i++) {
         const entity = HTML_ESCAPES[bytes[i]!];
@@ -113,14 +115,14 @@ export class PrettyJson {
     this.at = at;
   }
 
-  private pad(depth: number): Buffer {
-    return (this.pads[depth] ??= Buffer.from(`\n${' '.repeat(this.indent * depth)}`));
+  private pad(depth: number): Bytes {
+    return (this.pads[depth] ??= utf8(`\n${' '.repeat(this.indent * depth)}`));
   }
 
   private room(n: number): void {
     if (this.at + n <= this.out.length) return;
-    const bigger = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.at + n));
-    this.out.copy(bigger, 0, 0, this.at);
+    const bigger = new Uint8Array(Math.max(this.out.length * 2, this.at + n));
+    bigger.set(this.out.subarray(0, this.at));
     this.out = bigger;
   }
 
@@ -130,14 +132,15 @@ export class PrettyJson {
     if (b !== undefined) this.out[this.at++] = b;
   }
 
-  private copy(bytes: Buffer): void {
+  private copy(bytes: Bytes): void {
     this.room(bytes.length);
-    this.at += bytes.copy(this.out, this.at);
+    this.out.set(bytes, this.at);
+    this.at += bytes.length;
   }
 }
 
 /** All of `parts` transformed, as a sequence of parts (one per input part with output). */
-export function* prettyParts(parts: Iterable<Buffer>, indent: number, mode: PrettyMode = 'json'): Generator<Buffer> {
+export function* prettyParts(parts: Iterable<Bytes>, indent: number, mode: PrettyMode = 'json'): Generator<Bytes> {
   const pretty = new PrettyJson(indent, mode);
   for (const part of parts) {
     const out = pretty.push(part);

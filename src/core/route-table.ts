@@ -108,6 +108,10 @@ export const ROUTES = {
     maxAge: 'Access-Control-Max-Age',
     contentLength: 'Content-Length',
     cacheControl: 'Cache-Control',
+    accept: 'Accept',
+    /** A CORS preflight's request headers. */
+    requestMethod: 'Access-Control-Request-Method',
+    requestHeaders: 'Access-Control-Request-Headers',
   },
   /** What one request may hold: the target (path and query), query fields (Django's DATA_UPLOAD_MAX_NUMBER_FIELDS), a POST body. */
   limits: { targetBytes: 8 * 1024, fields: 1000, bodyBytes: 64 * 1024 },

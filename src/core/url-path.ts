@@ -1,3 +1,5 @@
+import { fromUtf8, utf8 } from './bytes.js';
+
 // Request paths as the reference (Django behind gunicorn) reads and writes them. gunicorn
 // percent-decodes the path to bytes (PATH_INFO); Django decodes those as UTF-8, putting invalid
 // bytes back as %XX (repercent_broken_unicode), and matches routes on that text. Links and
@@ -15,13 +17,13 @@ export function pathInfo(raw: string): string {
     } else {
       const point = raw.codePointAt(i)!;
       if (point > 0xffff) i++;
-      bytes.push(...Buffer.from(String.fromCodePoint(point).toWellFormed()));
+      bytes.push(...utf8(String.fromCodePoint(point).toWellFormed()));
     }
   }
   let path = '';
   for (let i = 0; i < bytes.length; ) {
     const length = sequenceLength(bytes, i);
-    if (length) path += Buffer.from(bytes.slice(i, i + length)).toString('utf8');
+    if (length) path += fromUtf8(Uint8Array.from(bytes.slice(i, i + length)));
     else path += `%${bytes[i]!.toString(16).toUpperCase().padStart(2, '0')}`;
     i += length || 1;
   }

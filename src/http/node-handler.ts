@@ -7,12 +7,15 @@ import type { Negotiation } from '../core/negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from '../core/page.js';
 import { rawResponse } from './raw-answer.js';
-import { answerPlanned, badRequest, JSON_HEADERS, originForm, plan, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './route.js';
+import { answerPlanned, badRequest, JSON_HEADERS, originForm, plan, READ_ONLY_DETAIL, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './route.js';
 import { RouteMemo } from './route-memo.js';
 import type { FileLookup } from './file-cache.js';
 import type { SendGate } from './send-gate.js';
 import { RelayResponse } from './sirv-response.js';
 
+/** A CORS preflight's request headers, as node:http names them (lower case). */
+const REQUEST_METHOD = ROUTES.header.requestMethod.toLowerCase();
+const REQUEST_HEADERS = ROUTES.header.requestHeaders.toLowerCase();
 /** What a file stream reads at a time (fs.createReadStream's default highWaterMark). */
 const FILE_CHUNK_BYTES = 64 * 1024;
 import { DEFAULT_LIMITS } from './limits.js';
@@ -75,7 +78,7 @@ function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptio
     method,
     target: originForm(target),
     accept,
-    preflightHeaders: method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined ? (req.headers['access-control-request-headers'] ?? '') : undefined,
+    preflightHeaders: method === 'OPTIONS' && req.headers[REQUEST_METHOD] !== undefined ? ((req.headers[REQUEST_HEADERS] as string | undefined) ?? '') : undefined,
   });
   let decision = memo?.get(method, accept, target);
   if (!decision) {
@@ -109,7 +112,7 @@ export function answerConnect(req: IncomingMessage, site: SiteContext): Buffer {
   const decision = route({ method: 'CONNECT', target: originForm(req.url ?? '/'), accept: req.headers.accept }, site);
   // Only GET, HEAD and POST are routed to files or the writer.
   const answer = decision.kind === 'answer' ? decision : { status: 405, headers: JSON_HEADERS, body: Buffer.from(detailJson('Method "CONNECT" not allowed.')) };
-  return rawResponse(answer.status, answer.headers, Buffer.isBuffer(answer.body) ? answer.body : bodyBytes(answer.body));
+  return rawResponse(answer.status, answer.headers, answer.body instanceof Uint8Array ? answer.body : bodyBytes(answer.body));
 }
 
 function sendFile(req: IncomingMessage, res: ServerResponse, { file, headers }: StaticRoute, found: FileLookup, site: SiteState, options: HandlerOptions, live: () => void): void {
@@ -133,7 +136,7 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
     send(res, status, { ...answer.headers, ...extra }, answer.body, options.gate);
   };
   if (!options.writer || options.token === undefined) {
-    return fail(403, 'This API is read-only: start cities-api serve with --writable and CITIES_API_TOKEN set to accept POST.');
+    return fail(403, READ_ONLY_DETAIL);
   }
   const denied = checkToken(req.headers.authorization, options.token);
   if (denied) return fail(denied.status, denied.detail, { [ROUTES.header.authenticate]: 'Token' });
@@ -141,7 +144,7 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
   // The rest of a refused body is never read: the connection cannot carry another request.
   if ('djangoPage' in body) {
     const page = badRequest();
-    return send(res, page.status, page.headers, page.body as Buffer, options.gate);
+    return send(res, page.status, page.headers, page.body, options.gate);
   }
   if ('status' in body) return fail(body.status, body.detail, body.status === 413 || body.status === 408 ? { Connection: 'close' } : {});
   const result = validateNewCity(body.data, body.fromForm);
@@ -174,9 +177,9 @@ function headList(headers: Headers, length?: number): string[] {
   return length === undefined ? list : [...list, ROUTES.header.contentLength, String(length)];
 }
 
-function send(res: ServerResponse, status: number, headers: Headers, body?: Buffer | Iterable<Buffer> | Parts, gate?: SendGate): void {
-  if (Array.isArray(body) && body.length === 1) body = body[0] as Buffer;
-  if (body === undefined || Buffer.isBuffer(body)) return sendBytes(res, status, headList(headers, body?.length), body, gate);
+function send(res: ServerResponse, status: number, headers: Headers, body?: Uint8Array | Iterable<Uint8Array> | Parts, gate?: SendGate): void {
+  if (Array.isArray(body) && body.length === 1) body = body[0] as Uint8Array;
+  if (body === undefined || body instanceof Uint8Array) return sendBytes(res, status, headList(headers, body?.length), body, gate);
   // A large page in parts (a few hundred KiB each): measured, then each part produced once the
   // client has taken the previous one, so at most about one part is held; never assembled.
   res.writeHead(status, headList(headers, 'byteLength' in body ? body.byteLength : bodyBytes(body).length));
@@ -198,7 +201,7 @@ function send(res: ServerResponse, status: number, headers: Headers, body?: Buff
  * Sends a whole answer. Its bytes count against the gate's budget only when the socket could not
  * take them all at once (a client not reading): node otherwise hands them to the kernel in end().
  */
-function sendBytes(res: ServerResponse, status: number, head: readonly string[], body: Buffer | undefined, gate: SendGate | undefined): void {
+function sendBytes(res: ServerResponse, status: number, head: readonly string[], body: Uint8Array | undefined, gate: SendGate | undefined): void {
   res.writeHead(status, head as string[]);
   res.end(body);
   if (body && gate && res.socket && res.socket.writableLength > 0 && res.req.method !== 'HEAD') gate.hold(res, body.length);

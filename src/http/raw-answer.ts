@@ -30,7 +30,7 @@ export function clientErrorAnswer(code: string | undefined, limits: ServerLimits
 }
 
 /** A complete HTTP/1.1 response that closes the connection. */
-export function rawResponse(status: number, headers: Headers, body: Buffer): Buffer {
+export function rawResponse(status: number, headers: Headers, body: Uint8Array): Buffer {
   const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}`];
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
   lines.push(`Content-Length: ${body.length}`, 'Connection: close', '', '');

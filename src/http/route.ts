@@ -1,10 +1,10 @@
 import { browsablePage } from '../core/browsable.js';
-import type { CityIndex } from '../core/city-index.js';
+import { utf8, type Bytes } from '../core/bytes.js';
 import { detailJson, lazyParts } from '../core/json-text.js';
 import { optionsMetadata } from '../core/metadata.js';
 import { negotiate, type Negotiation } from '../core/negotiate.js';
 import { prettyParts } from '../core/pretty-json.js';
-import { answerListing, bodyBytes } from '../core/page.js';
+import { answerListing, bodyBytes, type PageIndex } from '../core/page.js';
 import { paginate, pageSizeFrom } from '../core/paginate.js';
 import { lastValue, parseQuery, queryFieldCount, type QueryPair } from '../core/query-string.js';
 import { endpointPath, ROUTES } from '../core/route-table.js';
@@ -27,7 +27,8 @@ export interface ApiRequest {
 /** What route() answers from: a site's spec, its dataset ready for answering, and whether its files may be used now. */
 export interface SiteContext {
   readonly spec: SiteSpec;
-  readonly index: CityIndex;
+  /** A CityIndex (the whole dataset), or what a chunked edge source prepares for one request (site/edge-source.ts indexFor). */
+  readonly index: PageIndex;
   /** False while the site's files are being replaced: everything is then computed live. */
   readonly useFiles?: boolean;
 }
@@ -42,7 +43,7 @@ export interface StaticRoute {
 }
 
 export type Route =
-  | { readonly kind: 'answer'; readonly status: number; readonly headers: Headers; readonly body: Buffer | Iterable<Buffer> }
+  | { readonly kind: 'answer'; readonly status: number; readonly headers: Headers; readonly body: Bytes | Iterable<Bytes> }
   | StaticRoute
   | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
 
@@ -61,7 +62,10 @@ export { API_HEADERS };
 const NOT_FOUND_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
 const BAD_REQUEST_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Bad Request (400)</title>\n</head>\n<body>\n  <h1>Bad Request (400)</h1><p></p>\n</body>\n</html>\n';
 
-const URI_TOO_LONG = Buffer.from(detailJson(`Request-URI too long: the path and query must fit in ${limits.targetBytes} bytes.`));
+/** The answer (403) to a POST where cities cannot be created: the live server without --writable, and every edge function. */
+export const READ_ONLY_DETAIL = 'This API is read-only: start cities-api serve with --writable and CITIES_API_TOKEN set to accept POST.';
+
+const URI_TOO_LONG = utf8(detailJson(`Request-URI too long: the path and query must fit in ${limits.targetBytes} bytes.`));
 
 /** `filePaths`: also answer GET/HEAD of the site's file paths, as a failover origin behind a CDN that rewrites queries to files (see fileRoute). */
 export function route(req: ApiRequest, site: SiteContext, filePaths = false): Route {
@@ -96,7 +100,7 @@ export function answerPlanned(req: ApiRequest, { pairs, negotiation }: ListingRo
 /** The endpoint's answer to a request with these query pairs. */
 function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: SiteContext): Route | ListingRoute {
   const negotiation = negotiateCached(lastValue(pairs, ROUTES.param.format), req.accept);
-  const answer = (status: number, json: string | Buffer | Iterable<Buffer>) => render(req, negotiation, status, json, pairs);
+  const answer = (status: number, json: string | Bytes | Iterable<Bytes>) => render(req, negotiation, status, json, pairs);
   if ('status' in negotiation) return answer(negotiation.status, detailJson(negotiation.detail));
   switch (req.method) {
     case 'GET':
@@ -149,11 +153,11 @@ export function originForm(target: string): string {
 }
 
 /** An API answer in the negotiated form: JSON (indented on request) or the browsable page. */
-export function render(req: ApiRequest, negotiation: Negotiation, status: number, body: string | Buffer | Iterable<Buffer>, pairs?: readonly QueryPair[], count?: number): Extract<Route, { kind: 'answer' }> {
+export function render(req: ApiRequest, negotiation: Negotiation, status: number, body: string | Bytes | Iterable<Bytes>, pairs?: readonly QueryPair[], count?: number): Extract<Route, { kind: 'answer' }> {
   const indent = 'indent' in negotiation ? negotiation.indent : null;
   const html = 'renderer' in negotiation && negotiation.renderer === 'html';
-  if (!html && !indent) return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? Buffer.from(body) : body };
-  const json: Iterable<Buffer> = typeof body === 'string' ? [Buffer.from(body)] : Buffer.isBuffer(body) ? [body] : body;
+  if (!html && !indent) return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? utf8(body) : body };
+  const json: Iterable<Bytes> = typeof body === 'string' ? [utf8(body)] : body instanceof Uint8Array ? [body] : body;
   let produce = () => prettyParts(json, indent!);
   if (html) {
     pairs ??= parseQuery(splitTarget(req.target).query);
@@ -166,7 +170,7 @@ export function render(req: ApiRequest, negotiation: Negotiation, status: number
     produce = () => browsablePage(page);
   }
   // A large answer (in parts) stays in parts, produced while it is sent.
-  const bytes = typeof body !== 'string' && !Buffer.isBuffer(body) && 'byteLength' in body ? lazyParts(produce) : bodyBytes(produce());
+  const bytes = typeof body !== 'string' && !(body instanceof Uint8Array) && 'byteLength' in body ? lazyParts(produce) : bodyBytes(produce());
   return { kind: 'answer', status, headers: html ? { ...API_HEADERS, [header.contentType]: contentType.html } : JSON_HEADERS, body: bytes };
 }
 
@@ -198,5 +202,5 @@ export function badRequest(): Extract<Route, { kind: 'answer' }> {
 }
 
 function page(status: number, headers: Headers, html: string, type: string): Extract<Route, { kind: 'answer' }> {
-  return { kind: 'answer', status, headers: { ...headers, [header.contentType]: type }, body: Buffer.from(html) };
+  return { kind: 'answer', status, headers: { ...headers, [header.contentType]: type }, body: utf8(html) };
 }

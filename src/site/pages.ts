@@ -1,3 +1,4 @@
+import type { Bytes } from '../core/bytes.js';
 import type { CityIndex } from '../core/city-index.js';
 import { NAME_FIELDS } from '../core/fields.js';
 import { orderingKey, singleOrderings } from '../core/ordering.js';
@@ -13,7 +14,7 @@ const { absent, lastPage, param } = ROUTES;
 export interface SiteFile {
   readonly path: string;
   /** One buffer, or consecutive parts for a large page. */
-  readonly body: Iterable<Buffer>;
+  readonly body: Iterable<Bytes>;
 }
 
 /** Every precomputed page, one at a time (the site is never held whole), in a stable order. */

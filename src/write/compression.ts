@@ -20,7 +20,7 @@ export const brotliOptions = (size: number): BrotliOptions => ({
 });
 
 /** Bytes of a page's `.gz` and `.br` together, per byte of the page. */
-export function compressedRatio(page: Buffer): number {
+export function compressedRatio(page: Uint8Array): number {
   if (!page.length) return 0;
   return (gzipSync(page, gzipOptions(page.length)).length + brotliCompressSync(page, brotliOptions(page.length)).length) / page.length;
 }

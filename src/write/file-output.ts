@@ -17,7 +17,7 @@ import { brotliOptions, gzipOptions } from './compression.js';
 /** What a build records of a file it wrote, to know it again (stat-cache.ts). */
 export type FileStat = Pick<Stats, 'ino' | 'size' | 'mtimeMs'>;
 
-export type Body = string | Buffer | Iterable<Buffer>;
+export type Body = string | Uint8Array | Iterable<Uint8Array>;
 
 // The callback forms, promisified: lighter per file than fs/promises (no FileHandle per write).
 const writeFileAsync = promisify(writeFileCallback);
@@ -28,31 +28,31 @@ const brotliAsync = promisify(brotliCompress);
 const ASSEMBLE_BELOW = 1024 * 1024;
 const IOV_MAX = 1024;
 /** A body as buffers to write in order: one buffer when small; large sequences stay lazy (re-iterable). */
-export function partsOf(body: Body): Iterable<Buffer> {
+export function partsOf(body: Body): Iterable<Uint8Array> {
   if (typeof body === 'string') return [Buffer.from(body)];
-  if (Buffer.isBuffer(body)) return [body];
+  if (body instanceof Uint8Array) return [body];
   if (!Array.isArray(body)) return body;
-  const parts = body as readonly Buffer[];
+  const parts = body as readonly Uint8Array[];
   const length = parts.reduce((n, part) => n + part.length, 0);
   return parts.length === 1 || length >= ASSEMBLE_BELOW ? parts : [Buffer.concat(parts, length)];
 }
 
 export function sha256(data: Body): string {
   const hash = createHash('sha256');
-  if (typeof data === 'string' || Buffer.isBuffer(data)) hash.update(data);
+  if (typeof data === 'string' || data instanceof Uint8Array) hash.update(data);
   else for (const part of data) hash.update(part);
   return hash.digest('hex');
 }
 
-export async function writeParts(path: string, parts: Iterable<Buffer>): Promise<FileStat> {
-  const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Buffer) : undefined;
+export async function writeParts(path: string, parts: Iterable<Uint8Array>): Promise<FileStat> {
+  const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
   if (single) {
     await writeFileAsync(path, single, { flag: 'wx' });
     return lstat(path);
   }
   const handle = await open(path, 'wx');
   try {
-    let batch: Buffer[] = [];
+    let batch: Uint8Array[] = [];
     let size = 0;
     for (const part of parts) {
       batch.push(part);
@@ -74,8 +74,8 @@ export const VARIANTS = ['.gz', '.br'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /** Writes the gzip or brotli form of a body next to it. */
-export async function writeCompressed(path: string, parts: Iterable<Buffer>, variant: Variant): Promise<FileStat> {
-  const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Buffer) : undefined;
+export async function writeCompressed(path: string, parts: Iterable<Uint8Array>, variant: Variant): Promise<FileStat> {
+  const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
   if (single) {
     const packed = variant === '.gz' ? await gzipAsync(single, gzipOptions(single.length)) : await brotliAsync(single, brotliOptions(single.length));
     await writeFileAsync(path, packed, { flag: 'wx' });

@@ -54,7 +54,7 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
   const dirs = new RealDirs(outDir);
 
   /** Links the old file into staging if it can be trusted to hold the entry's bytes (`hash`, and `bytes` when in one buffer); its stats, or null. */
-  const reuseOld = async (path: string, slot: Slot, hash: string, bytes: Buffer | undefined): Promise<FileStat | null> => {
+  const reuseOld = async (path: string, slot: Slot, hash: string, bytes: Uint8Array | undefined): Promise<FileStat | null> => {
     const name = slot ? path + VARIANTS[slot - 1] : path;
     if (!(await dirs.ok(dirname(path)))) return null;
     const from = join(outDir, name);
@@ -79,7 +79,7 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
     const compress = !!entry.compress && options.compress;
     if (compress) compressed.add(entry.path);
     const slots: Slot[] = compress ? [0, 1, 2] : [0];
-    const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Buffer) : undefined;
+    const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
     let todo = slots;
     if (!options.force && old?.files[entry.path] === hash) {
       todo = [];

@@ -44,7 +44,7 @@ const brotliAsync = promisify(brotliDecompress);
  * are (slot 0) or gzip- (1) or brotli-compressed (2). A link in its place is never followed; a
  * file that cannot be read or decoded holds nothing.
  */
-export async function holdsBytes(path: string, slot: Slot, size: number, hash: string, bytes?: Buffer): Promise<boolean> {
+export async function holdsBytes(path: string, slot: Slot, size: number, hash: string, bytes?: Uint8Array): Promise<boolean> {
   try {
     if (size > READ_WHOLE) return (await streamedHash(path, slot)) === hash;
     const raw = await readFileAsync(path, { flag: READ_NO_LINK });

@@ -56,7 +56,7 @@ export class WritePool {
    * Creates `path` holding `bytes` (and `.gz`/`.br` beside it when `compress`); resolves with the
    * inode, size and mtime of each file written, in that order. False when too large for a slot.
    */
-  write(path: string, bytes: Buffer, compress: boolean): false | Promise<number[]> {
+  write(path: string, bytes: Uint8Array, compress: boolean): false | Promise<number[]> {
     if (bytes.length > SLOT_BYTES) return false;
     return this.enqueue(path, bytes, compress);
   }
@@ -65,7 +65,7 @@ export class WritePool {
     await Promise.all(this.writers.map(({ worker }) => worker.terminate()));
   }
 
-  private async enqueue(path: string, bytes: Buffer, compress: boolean): Promise<number[]> {
+  private async enqueue(path: string, bytes: Uint8Array, compress: boolean): Promise<number[]> {
     let writer = this.freest();
     while (!writer.free.length && !this.failure) {
       await new Promise<void>((resolve) => this.slotFreed.push(resolve));

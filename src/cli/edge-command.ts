@@ -1,0 +1,27 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { PLATFORMS, writeEdgeProject, type Platform } from '../app/edge-project.js';
+import { CitiesApiError } from '../core/errors.js';
+import type { OptionValues } from './options.js';
+
+// `cities-api edge <platform> [--site DIR] [--out DIR]`: writes a ready-to-deploy project of the
+// live fallback for a built site (src/app/edge-project.ts) and prints the one command deploying it.
+
+export interface EdgeCommandContext {
+  readonly cwd: string;
+  readonly say: (line: string) => void;
+  /** A path as the user gave it, for messages. */
+  readonly shown: (path: string) => string;
+}
+
+export function registerEdgeCommand(command: { cmd: Command; options: () => Promise<{ o: Partial<OptionValues> }> }, { cwd, say, shown }: EdgeCommandContext): void {
+  command.cmd.argument('<platform>', PLATFORMS.join(', ')).action(async (platform: string) => {
+    if (!(PLATFORMS as readonly string[]).includes(platform)) throw new CitiesApiError(`unknown platform "${platform}": expected one of ${PLATFORMS.join(', ')}`, 2);
+    const { o } = await command.options();
+    const out = resolve(cwd, o.edgeOut ?? `edge-${platform}`);
+    const project = await writeEdgeProject(platform as Platform, resolve(cwd, o.out!), out);
+    const where = shown(out) || '.';
+    say(`wrote ${where}/ for ${platform}: ${project.files.join(', ')} (bundle ${project.bundleBytes} bytes)`);
+    say(`deploy: ${where === '.' ? '' : `cd ${where} && `}${project.deploy}`);
+  });
+}

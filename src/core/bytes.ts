@@ -1,0 +1,62 @@
+// UTF-8 bytes without Node's global Buffer, so the pure layers run on any web-standard runtime
+// (workerd, Deno, edge runtimes). Node's Buffer is a Uint8Array: callers on Node lose nothing.
+
+const encoder = new TextEncoder();
+// ignoreBOM: a leading U+FEFF is text (a name may start with one), never stripped.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+
+export type Bytes = Uint8Array;
+
+export function utf8(text: string): Bytes {
+  return encoder.encode(text);
+}
+
+/** The text of bytes [start, end) read as UTF-8 (invalid sequences become U+FFFD). */
+export function fromUtf8(bytes: Bytes, start = 0, end = bytes.length): string {
+  return decoder.decode(bytes.subarray(start, end));
+}
+
+/** The UTF-8 length of a text, without encoding it. */
+export function utf8Length(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 2; // a surrogate pair: 2 UTF-16 units, 4 bytes
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
+
+/** Writes `text` as UTF-8 into `out` at `at`; returns the bytes written (out must have room). */
+export function writeUtf8(text: string, out: Bytes, at: number): number {
+  return encoder.encodeInto(text, out.subarray(at)).written;
+}
+
+/** The parts joined into one array (`total`: their summed length, when already known). */
+export function concatBytes(parts: readonly Bytes[], total?: number): Bytes {
+  if (parts.length === 1 && (total === undefined || total === parts[0]!.length)) return parts[0]!;
+  let size = total ?? 0;
+  if (total === undefined) for (const part of parts) size += part.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** Where `needle` first occurs in `bytes` from `from`, or -1. */
+export function indexOfBytes(bytes: Bytes, needle: Bytes, from = 0): number {
+  const first = needle[0]!;
+  for (let i = bytes.indexOf(first, from); i >= 0 && i + needle.length <= bytes.length; i = bytes.indexOf(first, i + 1)) {
+    let k = 1;
+    while (k < needle.length && bytes[i + k] === needle[k]) k++;
+    if (k === needle.length) return i;
+  }
+  return -1;
+}

@@ -1,0 +1,99 @@
+import { utf8, type Bytes } from '../core/bytes.js';
+import { detailJson, type Parts } from '../core/json-text.js';
+import { ROUTES } from '../core/route-table.js';
+import { READ_ONLY_DETAIL, render, route, type ApiRequest, type Headers, type SiteContext } from './route.js';
+
+// The endpoint as one web-standard handler, `(Request) => Promise<Response>`, for edge runtimes
+// (workerd, Deno, Netlify Functions, Lambda through platforms/lambda.ts): the same route() and page
+// functions as `cities-api serve`, so its answers are serve's, byte for byte. Uses no Node API.
+
+/**
+ * Where the handler's data comes from. `context` gives the site's spec and a dataset able to
+ * answer this request: an embedded dataset (embedded-site.ts) returns the same context every
+ * time; a source that keeps the dataset in chunks may load only what the request needs first.
+ */
+export interface EdgeSite {
+  context(request: ApiRequest): SiteContext | Promise<SiteContext>;
+}
+
+export interface FetchHandlerOptions {
+  readonly site: EdgeSite;
+  /**
+   * A site file's response where the platform serves the site's files (Cloudflare's assets
+   * binding), asked with the client's request headers (conditional requests); null or a
+   * non-2xx/304 answer when the file is absent: the answer is then computed.
+   */
+  readonly file?: ((path: string, request: Request) => Promise<Response | null>) | undefined;
+  /** Also answer the site's file paths (as `serve --failover-origin`). */
+  readonly filePaths?: boolean | undefined;
+  readonly onError?: ((error: unknown) => void) | undefined;
+}
+
+const { header } = ROUTES;
+const SERVER_ERROR = utf8(detailJson('A server error occurred.'));
+
+export function createFetchHandler(options: FetchHandlerOptions): (request: Request) => Promise<Response> {
+  return async (request) => {
+    try {
+      return await answer(request, options);
+    } catch (error) {
+      options.onError?.(error);
+      return new Response(SERVER_ERROR, { status: 500, headers: { [header.contentType]: ROUTES.contentType.json } });
+    }
+  };
+}
+
+/** The request as route() reads it: path and query exactly as sent (the URL's href without its origin). */
+export function apiRequestOf(request: Request): ApiRequest {
+  const url = new URL(request.url);
+  const fragment = url.href.indexOf('#');
+  const target = url.href.slice(url.origin.length, fragment < 0 ? undefined : fragment);
+  const preflight = request.method === 'OPTIONS' && request.headers.has(header.requestMethod);
+  return {
+    method: request.method,
+    target,
+    accept: request.headers.get(header.accept) ?? undefined,
+    preflightHeaders: preflight ? (request.headers.get(header.requestHeaders) ?? '') : undefined,
+  };
+}
+
+async function answer(request: Request, options: FetchHandlerOptions): Promise<Response> {
+  const req = apiRequestOf(request);
+  const site = await options.site.context(req);
+  const decision = route(req, site, options.filePaths);
+  if (decision.kind === 'answer') return respond(req, decision.status, decision.headers, decision.body);
+  if (decision.kind === 'create') {
+    const refused = render(req, decision.negotiation, 403, detailJson(READ_ONLY_DETAIL));
+    return respond(req, 403, refused.headers, refused.body);
+  }
+  const found = options.file && (await options.file(decision.file, request));
+  if (found && (found.ok || found.status === 304)) {
+    const headers = new Headers(found.headers);
+    for (const [name, value] of Object.entries(decision.headers)) headers.set(name, value);
+    return new Response(req.method === 'HEAD' || found.status === 304 ? null : found.body, { status: found.status, headers });
+  }
+  await found?.body?.cancel();
+  // A file the site should hold but the platform does not serve: the answer is computed instead.
+  const live = route(req, { ...site, useFiles: false }, options.filePaths);
+  if (live.kind !== 'answer') throw new Error(`${req.method} ${req.target} has no live answer`);
+  return respond(req, live.status, live.headers, live.body);
+}
+
+/** An answer as a Response: one array, or a large page streamed part by part as the client reads. */
+function respond(req: ApiRequest, status: number, headers: Headers, body: Bytes | Iterable<Bytes> | Parts): Response {
+  const parts = body instanceof Uint8Array ? [body] : body;
+  const whole = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Bytes) : null;
+  const length = whole ? whole.length : 'byteLength' in parts ? parts.byteLength : null;
+  const sent = { ...headers, ...(length === null ? {} : { [header.contentLength]: String(length) }) };
+  if (req.method === 'HEAD') return new Response(null, { status, headers: sent });
+  if (whole) return new Response(whole, { status, headers: sent });
+  const iterator = parts[Symbol.iterator]();
+  const stream = new ReadableStream<Bytes>({
+    pull(controller) {
+      const next = iterator.next();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+  });
+  return new Response(stream, { status, headers: sent });
+}

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, writeUtf8 } from '../src/core/bytes.js';
+
+// core/bytes.ts replaces Node's Buffer in the pure layers: each function must agree with Buffer.
+
+const TEXTS = ['', 'abc', 'é', '\uFEFFleading BOM', 'a\uFEFF', '€', '😀', 'x\uD800y', '\uDC00', 'مدينة', '𝒜\u2028'];
+
+describe('UTF-8 without Buffer, as Buffer does it', () => {
+  it.each(TEXTS)('%j: encoded, measured and written as Buffer writes it', (text) => {
+    expect(Buffer.from(utf8(text))).toEqual(Buffer.from(text));
+    expect(utf8Length(text)).toBe(Buffer.byteLength(text));
+    const out = new Uint8Array(utf8Length(text) + 2);
+    expect(writeUtf8(text, out, 1)).toBe(Buffer.byteLength(text));
+  });
+
+  it.each(TEXTS)('%j: decoded as Buffer decodes it (a leading U+FEFF is kept)', (text) => {
+    const bytes = Buffer.from(`${text}|`);
+    expect(fromUtf8(bytes, 0, bytes.length - 1)).toBe(bytes.toString('utf8', 0, bytes.length - 1));
+  });
+
+  it.each([
+    ['a needle found after a false start', ',"a",,"b":"x', ',"b":"', 5],
+    ['absent', 'abc', 'abd', -1],
+    ['at the very end', 'xxab', 'ab', 2],
+    ['from an offset', 'abab', 'ab', 2, 1],
+  ] as [string, string, string, number, number?][])('indexOfBytes: %s', (_, hay, needle, want, from = 0) => {
+    expect(indexOfBytes(utf8(hay), utf8(needle), from)).toBe(want);
+    expect(Buffer.from(hay).indexOf(needle, from)).toBe(want);
+  });
+
+  it('concatBytes joins in order and keeps a lone part as it is', () => {
+    const one = utf8('ab');
+    expect(concatBytes([one])).toBe(one);
+    expect(Buffer.from(concatBytes([one, utf8(''), utf8('é')]))).toEqual(Buffer.from('abé'));
+  });
+});

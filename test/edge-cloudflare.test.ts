@@ -1,0 +1,69 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mountOf } from '../src/core/url-path.js';
+import { KIT_DATASETS, replayKit, tempDir } from './helpers.js';
+import { kitEdgeProject, pageTargets, pagesDiffering } from './edge-helpers.js';
+import { requireTool } from './tool-check.js';
+
+// `cities-api edge cloudflare` on Cloudflare's own runtime: wrangler's dev server (workerd, through
+// miniflare) started from the generated wrangler.jsonc, the site as its assets. The whole kit,
+// every level, must match (400/400), and every built page must arrive byte for byte as its file.
+
+const WRANGLER = join(import.meta.dirname, '..', 'node_modules', 'wrangler', 'package.json');
+const available = requireTool('wrangler (workerd)', WRANGLER, 'npm ci (wrangler is a dev dependency)');
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-edge-cf-')));
+afterAll(() => cleanup());
+
+type Worker = { url: Promise<URL>; ready: Promise<void>; dispose(): Promise<void> };
+
+async function startWorker(config: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  process.env.WRANGLER_SEND_METRICS = 'false';
+  const { unstable_startWorker } = (await import('wrangler')) as unknown as { unstable_startWorker(options: object): Promise<Worker> };
+  const worker = await unstable_startWorker({ config, dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' } });
+  await worker.ready;
+  return { url: (await worker.url).origin, stop: () => worker.dispose() };
+}
+
+const totals = { passed: 0, failed: 0, pages: 0 };
+
+describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through the generated Worker on workerd', ({ name, baseUrl, prefix }) => {
+  it('every kit answer matches, every page equals its file, covered pages come from the assets', async () => {
+    const { site, project } = await kitEdgeProject(root, name, baseUrl, 'cloudflare');
+    const worker = await startWorker(join(project.out, 'wrangler.jsonc'));
+    try {
+      const { passed, failed, failures } = await replayKit(worker.url, name, prefix);
+      totals.passed += passed;
+      totals.failed += failed;
+      expect(failures).toEqual([]);
+      expect([passed, failed]).toEqual([80, 0]);
+      const pages = await pageTargets(site, mountOf(baseUrl));
+      totals.pages += pages.length;
+      expect(await pagesDiffering(worker.url, site, pages)).toEqual([]);
+      // A covered query is read from the assets binding, not computed: a page file changed after
+      // the deploy's files were read is what the Worker sends (assets are read when asked, in dev).
+      const { file, target } = pages.find((p) => p.target.endsWith('/cities/'))!;
+      await writeFile(join(site, file), '{"changed":true}');
+      expect(await (await fetch(new URL(target, worker.url))).text()).toBe('{"changed":true}');
+    } finally {
+      await worker.stop();
+    }
+  }, 600_000);
+});
+
+describe.skipIf(!available)('the generated Cloudflare project', () => {
+  it('wrangler.jsonc: the site as assets, the Worker first for the endpoint; .assetsignore keeps the site\'s own files off the CDN', async () => {
+    const { site, project } = await kitEdgeProject(root, 'prefixed30', 'https://cities.example.org/api/v1', 'cloudflare');
+    const config = JSON.parse((await readFile(join(project.out, 'wrangler.jsonc'), 'utf8')).replace(/^\/\/.*\n/, '')) as { assets: unknown; main: string };
+    expect(config.assets).toEqual({ directory: '../site', binding: 'ASSETS', run_worker_first: ['/api/v1/cities', '/api/v1/cities/*'] });
+    expect((await readFile(join(site, '.assetsignore'), 'utf8')).split('\n')).toEqual(expect.arrayContaining(['_cities-api', '_redirects', '_headers']));
+    expect(project.deploy).toBe('npx wrangler deploy');
+  });
+});
+
+afterAll(() => {
+  if (available) console.log(`conformance through the Cloudflare Worker (workerd): ${totals.passed} of ${totals.passed + totals.failed} answers match; ${totals.pages} page files byte-identical`);
+});
