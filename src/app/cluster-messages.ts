@@ -1,18 +1,10 @@
 import type { City } from '../core/fields.js';
-import type { ServerLimits } from '../http/limits.js';
+import type { FrontOptions } from './front.js';
 
 // What `serve --workers` sends between its primary (the one writer) and each worker, over IPC.
 
-/** What a worker needs to listen: the options of its HTTP front. */
-export interface WorkerSetup {
-  /** The site directory. */
-  readonly dir: string;
-  readonly port?: number | undefined;
-  readonly host?: string | undefined;
-  readonly token?: string | undefined;
-  readonly limits: ServerLimits;
-  readonly failoverOrigin?: boolean | undefined;
-  readonly previewPages?: boolean | undefined;
+/** What a worker needs to listen: the options of its HTTP front, as plain data (functions cannot cross IPC). */
+export interface WorkerSetup extends Omit<FrontOptions, 'requestLog' | 'log'> {
   /** Send a line per request to the primary. */
   readonly requestLog: boolean;
   readonly writable: boolean;
