@@ -1,9 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mountOf } from '../src/core/url-path.js';
-import { KIT_DATASETS, replayKit, tempDir } from './helpers.js';
-import { kitEdgeProject, pageTargets, pagesDiffering } from './edge-helpers.js';
+import { KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
+import { expectPagesAsFiles, kitEdgeProject } from './edge-helpers.js';
 import { requireTool } from './tool-check.js';
 
 // `cities-api edge cloudflare` on Cloudflare's own runtime: wrangler's dev server (workerd, through
@@ -35,14 +34,8 @@ describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through the ge
     const { site, project } = await kitEdgeProject(root, name, baseUrl, 'cloudflare');
     const worker = await startWorker(join(project.out, 'wrangler.jsonc'));
     try {
-      const { passed, failed, failures } = await replayKit(worker.url, name, prefix);
-      totals.passed += passed;
-      totals.failed += failed;
-      expect(failures).toEqual([]);
-      expect([passed, failed]).toEqual([80, 0]);
-      const pages = await pageTargets(site, mountOf(baseUrl));
-      totals.pages += pages.length;
-      expect(await pagesDiffering(worker.url, site, pages)).toEqual([]);
+      await expectWholeKit(worker.url, name, prefix, totals);
+      const pages = await expectPagesAsFiles(worker.url, site, baseUrl, totals);
       // A covered query is read from the assets binding, not computed: a page file changed after
       // the deploy's files were read is what the Worker sends (assets are read when asked, in dev).
       const { file, target } = pages.find((p) => p.target.endsWith('/cities/'))!;

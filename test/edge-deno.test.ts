@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mountOf } from '../src/core/url-path.js';
-import { KIT_DATASETS, replayKit, tempDir } from './helpers.js';
-import { kitEdgeProject, pageTargets, pagesDiffering } from './edge-helpers.js';
+import { KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
+import { expectPagesAsFiles, kitEdgeProject } from './edge-helpers.js';
 import { requireTool } from './tool-check.js';
 
 // `cities-api edge deno` under a real `deno serve` (the npm `deno` package's binary): the whole kit,
@@ -48,14 +47,8 @@ describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through deno s
     expect(project.deploy).toBe('deno serve main.js');
     const server = await denoServe(project.out);
     try {
-      const { passed, failed, failures } = await replayKit(server.url, name, prefix);
-      totals.passed += passed;
-      totals.failed += failed;
-      expect(failures).toEqual([]);
-      expect([passed, failed]).toEqual([80, 0]);
-      const pages = await pageTargets(site, mountOf(baseUrl));
-      totals.pages += pages.length;
-      expect(await pagesDiffering(server.url, site, pages)).toEqual([]);
+      await expectWholeKit(server.url, name, prefix, totals);
+      await expectPagesAsFiles(server.url, site, baseUrl, totals);
     } finally {
       await server.stop();
     }

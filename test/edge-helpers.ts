@@ -7,6 +7,8 @@ import { endpointPath } from '../src/core/route-table.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { queryForFile } from '../src/site/layout.js';
 import { readManifest } from '../src/write/manifest-file.js';
+import { expect } from 'vitest';
+import { mountOf } from '../src/core/url-path.js';
 import { KIT } from './helpers.js';
 
 // The edge runtime tests' shared steps: a kit dataset's site built as the serve kit test builds it,
@@ -44,4 +46,12 @@ export async function pagesDiffering(url: string, site: string, pages: readonly 
   };
   await Promise.all(Array.from({ length: 8 }, worker));
   return differing;
+}
+
+/** Asks `url` for every page of `site` (built for `baseUrl`), counts them in `totals`, and expects each to equal its file byte for byte. */
+export async function expectPagesAsFiles(url: string, site: string, baseUrl: string, totals: { pages: number }): Promise<{ file: string; target: string }[]> {
+  const pages = await pageTargets(site, mountOf(baseUrl));
+  totals.pages += pages.length;
+  expect(await pagesDiffering(url, site, pages)).toEqual([]);
+  return pages;
 }

@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { expect } from 'vitest';
 import { NAME_FIELDS, type City } from '../src/core/fields.js';
 import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../src/site/spec.js';
@@ -63,6 +64,16 @@ export async function replayKit(url: string, name: string, prefix?: string, extr
   const { stdout } = await promisify(execFile)(process.execPath, args).catch((e: { stdout: string }) => e);
   const [, passed, failed] = /(\d+) passed, (\d+) failed\s*$/.exec(stdout) ?? [];
   return { passed: Number(passed), failed: Number(failed), failures: stdout.split('\n').filter((l) => l.startsWith('FAIL')), stdout };
+}
+
+/** Replays a kit dataset against `url`, adds the counts to `totals`, and expects all 80 answers to match. */
+export async function expectWholeKit(url: string, name: string, prefix: string | undefined, totals: { passed: number; failed: number }, extra: string[] = []): Promise<Awaited<ReturnType<typeof replayKit>>> {
+  const replay = await replayKit(url, name, prefix, extra);
+  totals.passed += replay.passed;
+  totals.failed += replay.failed;
+  expect(replay.failures).toEqual([]);
+  expect([replay.passed, replay.failed]).toEqual([80, 0]);
+  return replay;
 }
 
 /** The entries of a directory, sorted, without the stat caches builds keep beside their sites (`.NAME.stat-cache`). */
