@@ -10,6 +10,9 @@ import { readManifest } from '../src/write/manifest-file.js';
 import { expect } from 'vitest';
 import { mountOf } from '../src/core/url-path.js';
 import { KIT } from './helpers.js';
+import type { CityIndex } from '../src/core/city-index.js';
+import { bodyBytes } from '../src/core/page.js';
+import { edgeFiles } from '../src/site/edge-files.js';
 
 // The edge runtime tests' shared steps: a kit dataset's site built as the serve kit test builds it,
 // its edge project written by `cities-api edge`'s own function, and every page file with its query.
@@ -54,4 +57,17 @@ export async function expectPagesAsFiles(url: string, site: string, baseUrl: str
   totals.pages += pages.length;
   expect(await pagesDiffering(url, site, pages)).toEqual([]);
   return pages;
+}
+
+/** A site's edge files in memory, and every path read from them. */
+export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff') {
+  const files = new Map([...edgeFiles(index, tag)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))]));
+  const reads: string[] = [];
+  const read = async (path: string) => {
+    reads.push(path);
+    const bytes = files.get(path);
+    if (!bytes) throw new Error(`no file ${path}`);
+    return bytes;
+  };
+  return { files, reads, read };
 }
