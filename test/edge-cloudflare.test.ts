@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
-import { expectPagesAsFiles, kitEdgeProject } from './edge-helpers.js';
+import { expectPagesAsFiles, kitEdgeProject, startWorker } from './edge-helpers.js';
 import { requireTool } from './tool-check.js';
 import { fill, ROUTES } from '../src/core/route-table.js';
 
@@ -17,16 +17,6 @@ let root: string;
 let cleanup: () => Promise<void>;
 beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-edge-cf-')));
 afterAll(() => cleanup());
-
-type Worker = { url: Promise<URL>; ready: Promise<void>; dispose(): Promise<void> };
-
-async function startWorker(config: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  process.env.WRANGLER_SEND_METRICS = 'false';
-  const { unstable_startWorker } = (await import('wrangler')) as unknown as { unstable_startWorker(options: object): Promise<Worker> };
-  const worker = await unstable_startWorker({ config, dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' } });
-  await worker.ready;
-  return { url: (await worker.url).origin, stop: () => worker.dispose() };
-}
 
 const totals = { passed: 0, failed: 0, pages: 0 };
 

@@ -24,7 +24,8 @@ import { requireTool } from './tool-check.js';
 
 const WRANGLER = join(import.meta.dirname, '..', 'node_modules', 'wrangler', 'package.json');
 const COPIES = 4;
-const BASE_URL = 'https://api.example.org';
+/** Few precomputed files: nearly every query below is the function's to compute. */
+const SETTINGS = { baseUrl: 'https://api.example.org', pageSizes: [10], orderings: ['default', 'name_en'], compress: false };
 
 const QUERIES = [
   'ordering=-name_ar&page_size=7&page=700',
@@ -56,8 +57,7 @@ beforeAll(async () => {
   const data = join(root, 'cities.json');
   await writeFile(data, JSON.stringify(cities));
   site = join(root, 'site');
-  // Few precomputed files: nearly every query below is the function's to compute.
-  await build({ data, out: site, baseUrl: BASE_URL, pageSizes: [10], orderings: ['default', 'name_en'], compress: false });
+  await build({ data, out: site, ...SETTINGS });
   const table = CityTable.fromCities(cities);
   const manifest = (await readManifestHead(site))!;
   const whole = { spec: siteSpec(manifest.settings, table.count), index: new CityIndex(table, manifest.settings.collation), useFiles: false };
@@ -66,9 +66,9 @@ beforeAll(async () => {
     if (answer.kind !== 'answer') throw new Error(`serve does not compute ${query}`);
     return { status: answer.status, body: Buffer.from(bodyBytes(answer.body instanceof Uint8Array ? [answer.body] : answer.body)).toString() };
   };
-  // The same project for the kit's 11 cities: its code is the yardstick.
+  // The same project for the kit's 11 cities, with the same settings: its code is the yardstick.
   for (const platform of ['cloudflare', 'deno'] as const) {
-    await build({ data: join(KIT, 'cities11.csv'), out: join(root, `small-${platform}`), baseUrl: BASE_URL, compress: false });
+    await build({ data: join(KIT, 'cities11.csv'), out: join(root, `small-${platform}`), ...SETTINGS });
     smallBundle.set(platform, await writeEdgeProject(platform, join(root, `small-${platform}`), join(root, `small-${platform}-project`)));
   }
 }, 180_000);
@@ -93,13 +93,17 @@ describe.each(RUNTIMES)(`${COPIES * 1234} cities through the generated $platform
     const server = await start(project);
     try {
       const differing: string[] = [];
+      const statuses: number[] = [];
       for (const query of QUERIES) {
         const response = await fetch(`${server.url}/cities/?${query}`, { headers: { accept: '*/*' } });
         const got = { status: response.status, body: await response.text() };
         const want = await serve(query);
+        statuses.push(got.status);
         if (got.status !== want.status || got.body !== want.body) differing.push(`?${query}: ${got.status} ${got.body.slice(0, 160)}`);
       }
       expect(differing).toEqual([]);
+      // Pages, not errors, but the one page past the end.
+      expect(statuses.filter((s) => s !== 200)).toEqual([404]);
     } finally {
       await server.stop();
     }
