@@ -5,33 +5,31 @@ import { run, userEnv } from './package-helpers.js';
 // A GitHub Actions job run as the runner runs its `run:` steps (bash --noprofile --norc -eo
 // pipefail, RUNNER_TEMP, the workflow's, job's and step's env), in a project directory. `uses:`
 // steps are left out (checkout, setup-node, cache and credentials have nothing to do here); the
-// AWS CLI is a stand-in that records each call's arguments. A job's `if:` may only compare a
-// repository variable (`vars.NAME == 'value'`), evaluated against the variables given.
+// AWS CLI is a stand-in that records each call's arguments. A step's or job's `if:` may only
+// compare an env value (`env.NAME == 'value'`), evaluated against the workflow's env.
 
-export interface Step { name?: string; uses?: string; run?: string; env?: Record<string, string>; with?: Record<string, string> }
+export interface Step { name?: string; if?: string; uses?: string; run?: string; env?: Record<string, string>; with?: Record<string, string> }
 export interface Job { if?: string; env?: Record<string, string>; steps: Step[] }
 export interface Workflow { env?: Record<string, string>; jobs: Record<string, Job> }
 export interface StepResult { job: string; step: string; code: number; output: string }
 export interface RunOptions {
-  /** Repository variables (`${{ vars.NAME }}`); an unset one is empty, as on GitHub. */
-  readonly vars?: Record<string, string>;
+  /** Values of the workflow's env replaced, as a user edits them. */
+  readonly env?: Record<string, string>;
   /** `run:` steps left out (a deploy that would download its CLI); they are reported as skipped. */
   readonly skip?: (step: Step) => boolean;
 }
 
-/** `${{ secrets.NAME }}` as the fixed value `secret-NAME`, `${{ vars.NAME }}` as given; the run scripts themselves must hold no expression. */
-function expand(env: Record<string, string> = {}, vars: Record<string, string> = {}): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)
-    .replace(/\$\{\{\s*secrets\.(\w+)\s*\}\}/g, 'secret-$1')
-    .replace(/\$\{\{\s*vars\.(\w+)\s*\}\}/g, (_m, name: string) => vars[name] ?? '')]));
+/** `${{ secrets.NAME }}` as the fixed value `secret-NAME`; the run scripts themselves must hold no expression. */
+function expand(env: Record<string, string> = {}): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v).replace(/\$\{\{\s*secrets\.(\w+)\s*\}\}/g, 'secret-$1')]));
 }
 
-/** Whether a job runs: no `if:`, or `vars.NAME == 'value'` holding. */
-export function jobRuns(job: Job, vars: Record<string, string> = {}): boolean {
-  if (job.if === undefined) return true;
-  const m = /^\s*vars\.(\w+)\s*==\s*'([^']*)'\s*$/.exec(job.if);
-  if (!m) throw new Error(`the runner cannot evaluate the job condition "${job.if}"`);
-  return (vars[m[1]!] ?? '') === m[2];
+/** Whether a job or step runs: no `if:`, or `env.NAME == 'value'` holding. */
+export function runsWhen(condition: string | undefined, env: Record<string, string>): boolean {
+  if (condition === undefined) return true;
+  const m = /^\s*env\.(\w+)\s*==\s*'([^']*)'\s*$/.exec(condition);
+  if (!m) throw new Error(`the runner cannot evaluate the condition "${condition}"`);
+  return (env[m[1]!] ?? '') === m[2];
 }
 
 /** Runs the `run:` steps of every job that runs, in order, stopping at the first that fails; returns each step's result and the AWS calls. */
@@ -49,11 +47,11 @@ export async function runWorkflow(workflow: Workflow, project: string, runnerTem
   await writeFile(awsLog, '');
   const stepResults: StepResult[] = [];
   const skipped: Step[] = [];
-  const vars = options.vars ?? {};
+  const workflowEnv = { ...expand(workflow.env), ...options.env };
   for (const [name, job] of Object.entries(workflow.jobs)) {
-    if (!jobRuns(job, vars)) continue;
+    if (!runsWhen(job.if, workflowEnv)) continue;
     for (const step of job.steps) {
-      if (!step.run) continue;
+      if (!step.run || !runsWhen(step.if, { ...workflowEnv, ...expand(job.env) })) continue;
       if (options.skip?.(step)) {
         skipped.push(step);
         continue;
@@ -61,7 +59,7 @@ export async function runWorkflow(workflow: Workflow, project: string, runnerTem
       const script = join(runnerTemp, `step-${stepResults.length}.sh`);
       await writeFile(script, step.run);
       const env = userEnv({
-        ...expand(workflow.env, vars), ...expand(job.env, vars), ...expand(step.env, vars),
+        ...workflowEnv, ...expand(job.env), ...expand(step.env),
         PATH: `${fakeBin}:${process.env.PATH}`, AWS_LOG: awsLog, RUNNER_TEMP: runnerTemp, GITHUB_WORKSPACE: project, CI: 'true',
       });
       const result = await run('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], project, env);
