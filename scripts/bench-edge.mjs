@@ -63,7 +63,7 @@ console.log(`the whole dataset ranked in Node, for the expected answers: ${secs(
 // 2. The project \`cities-api edge cloudflare\` writes for it: its worker.js, as wrangler deploys it.
 const project = await writeEdgeProject('cloudflare', site, join(work, 'project'));
 const code = project.files.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(project.out, f)).length).reduce((a, b) => a + b, 0);
-console.log(`generated Cloudflare project: ${project.files.join(', ')}; its code ${mb(code)} (bundle ${mb(project.bundleBytes)}), the same at any size of site`);
+console.log(`generated Cloudflare project: ${project.files.join(', ')}; its code ${(code / 1e3).toFixed(1)} KB (bundle ${(project.bundleBytes / 1e3).toFixed(1)} KB), the same at any size of site`);
 
 // 3. Each query on a fresh isolate, on workerd.
 console.log(`\nworkerd (miniflare), ${opts.requests} requests after the first, distinct pages:`);
@@ -85,6 +85,8 @@ async function onWorkerd(first, next, inspect) {
   const mf = new Miniflare({
     modules: true,
     modulesRoot: project.out,
+    // The project's .js files are ES modules (as wrangler bundles them); miniflare's default takes .js as CommonJS.
+    modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
     scriptPath: join(project.out, config.main),
     compatibilityDate: config.compatibility_date,
     ...(inspect ? { inspectorPort: INSPECTOR } : {}),
