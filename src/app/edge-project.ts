@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CitiesApiError } from '../core/errors.js';
@@ -66,7 +66,7 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
     case 'cloudflare': {
       await code(out, 'worker.js', `${entry('cloudflareWorker')}export default cloudflareWorker(site);\n`);
       await write(join(out, 'wrangler.jsonc'), wranglerConfig(posixRelative(out, site), endpoint));
-      await write(join(site, '.assetsignore'), assetsIgnore());
+      await write(join(site, '.assetsignore'), assetsIgnore(await filesOver(site, ASSET_LIMIT_BYTES)));
       deploy = 'npx wrangler deploy';
       break;
     }
@@ -114,8 +114,18 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
  * binding. Wrangler reads the file with gitignore's rules, so the folder's files are ignored
  * rather than the folder, which a negation could not re-include.
  */
-export function assetsIgnore(): string {
-  return [`${ROUTES.file.meta}/*`, `!${ROUTES.edge.dir}/`, ROUTES.extras.netlifyRedirects, ROUTES.extras.netlifyHeaders, '.*.stat-cache', ''].join('\n');
+export function assetsIgnore(tooLarge: readonly string[] = []): string {
+  return [`${ROUTES.file.meta}/*`, `!${ROUTES.edge.dir}/`, ROUTES.extras.netlifyRedirects, ROUTES.extras.netlifyHeaders, '.*.stat-cache', ...tooLarge.map((f) => `/${f}`), ''].join('\n');
+}
+
+/** Cloudflare's limit on one asset: a larger page file (the one page of all cities, at 140k) is left to the Worker, whose answer says to ask for a smaller page_size. */
+const ASSET_LIMIT_BYTES = 25 * 1024 * 1024;
+
+/** The site's files (not symlinks) larger than `limit`, by their site paths, sorted. */
+async function filesOver(site: string, limit: number): Promise<string[]> {
+  const entries = await readdir(site, { recursive: true, withFileTypes: true });
+  const sizes = await Promise.all(entries.filter((e) => e.isFile()).map(async (e) => ({ path: join(e.parentPath, e.name), size: (await stat(join(e.parentPath, e.name))).size })));
+  return sizes.filter((f) => f.size > limit).map((f) => posixRelative(site, f.path).replace(/^\.\//, '')).sort();
 }
 
 /** The site's edge files (all of `_cities-api/edge/`, sorted), as zip entries at their site paths. */
