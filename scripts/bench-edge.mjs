@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// npm run bench:edge: the edge data (rank files and chunks, site/edge-files.ts) answering live
-// queries at 140k cities on workerd, Cloudflare's runtime (miniflare), the files as the Worker's
-// assets read through the ASSETS binding, as a deployed Worker reads them. For each query, on a
+// npm run bench:edge: the project `cities-api edge cloudflare` generates for a site of 140k cities,
+// answering live queries on workerd, Cloudflare's runtime (miniflare, with the generated
+// wrangler.jsonc's script and assets): the Worker reads the site's edge data (rank files and
+// chunks, site/edge-files.ts) through the ASSETS binding, as a deployed Worker reads them. For each query, on a
 // fresh isolate: the time to its first answer, then the wall time of each further request (distinct
 // pages, so chunk reads are not all cache hits), and the isolate's memory as its inspector reports
 // it (V8 heap + embedder heap + ArrayBuffer backing stores: the most seen after any answer, and after
@@ -13,8 +14,8 @@
 //
 //   node scripts/bench-edge.mjs [--data FILE] [--requests N]
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -34,9 +35,8 @@ const QUERIES = [
 
 const lib = (path) => import(join(ROOT, 'lib', path));
 const { Miniflare } = await import('miniflare').catch(() => fail('miniflare is missing: npm ci installs it (a dev dependency)'));
-const esbuild = await import('esbuild').catch(() => fail('esbuild is missing: npm ci installs it (a dev dependency)'));
-const [{ readDataset }, { CityIndex }, { edgeFiles }, { answerListing, bodyBytes }, { parseQuery }, { EdgeSource }] = await Promise.all(
-  ['dataset/read-dataset.js', 'core/city-index.js', 'site/edge-files.js', 'core/page.js', 'core/query-string.js', 'site/edge-source.js'].map(lib),
+const [{ readDataset }, { CityIndex }, { answerListing, bodyBytes }, { parseQuery }, { EdgeSource }, { build }, { writeEdgeProject }, { ROUTES }] = await Promise.all(
+  ['dataset/read-dataset.js', 'core/city-index.js', 'core/page.js', 'core/query-string.js', 'site/edge-source.js', 'app/build.js', 'app/edge-project.js', 'core/route-table.js'].map(lib),
 );
 
 if (!existsSync(opts.data)) {
@@ -44,42 +44,26 @@ if (!existsSync(opts.data)) {
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'bench-data.mjs'), '--out', opts.data], { stdio: 'inherit' });
 }
 
-// 1. The build's part: the dataset ranked by ICU (locale collation) and written as edge files.
+// 1. The build: the dataset ranked by ICU (locale collation), its edge files written with the site
+// (few pages: one ordering, one page size, so that every query below is the Worker's to compute).
 const work = join(ROOT, 'bench-data', 'edge-bench');
 rmSync(work, { recursive: true, force: true });
 let started = performance.now();
+const site = join(work, 'site');
+await build({ data: opts.data, out: site, baseUrl: BASE, pageSizes: [100], orderings: ['default'], compress: false });
+const edgeDir = join(site, ROUTES.edge.dir);
+const files = readdirSync(edgeDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => ({ path: join(e.parentPath, e.name), bytes: statSync(join(e.parentPath, e.name)).size }));
+const bytes = files.reduce((n, f) => n + f.bytes, 0);
+const largest = (part) => Math.max(...files.filter((f) => f.path.includes(part)).map((f) => f.bytes));
+console.log(`site of the dataset built in ${secs(performance.now() - started)}; edge data: ${files.length} files, ${mb(bytes)} (largest rank file ${mb(largest('ranks'))}, largest chunk ${mb(largest('chunks'))})`);
+started = performance.now();
 const index = new CityIndex(await readDataset(opts.data), 'locale');
-const files = [...edgeFiles(index, '0123456789abcdef')];
-let bytes = 0;
-for (const file of files) {
-  const body = bodyBytes(file.body);
-  bytes += body.length;
-  mkdirSync(dirname(join(work, 'site', file.path)), { recursive: true });
-  writeFileSync(join(work, 'site', file.path), body);
-}
-const largest = (part) => Math.max(...files.filter((f) => f.path.includes(part)).map((f) => bodyBytes(f.body).length));
-console.log(`edge data of ${index.count} cities: ${files.length} files, ${mb(bytes)} (largest rank file ${mb(largest('ranks'))}, largest chunk ${mb(largest('chunks'))}), ranked and written in ${secs(performance.now() - started)}`);
+console.log(`the whole dataset ranked in Node, for the expected answers: ${secs(performance.now() - started)}`);
 
-// 2. A Worker around EdgeSource, bundled as `cities-api edge` bundles (esbuild, ESM, no Node API).
-const entry = join(work, 'worker.mjs');
-writeFileSync(entry, `
-import { EdgeSource } from ${JSON.stringify(join(ROOT, 'lib', 'site', 'edge-source.js'))};
-import { parseQuery } from ${JSON.stringify(join(ROOT, 'lib', 'core', 'query-string.js'))};
-let source;
-export default {
-  async fetch(request, env) {
-    source ??= new EdgeSource(async (path) => {
-      const answer = await env.ASSETS.fetch(new Request(new URL('/' + path, request.url)));
-      if (!answer.ok) throw new Error(path + ': ' + answer.status);
-      return new Uint8Array(await answer.arrayBuffer());
-    });
-    const answer = await source.answer(parseQuery(new URL(request.url).search.slice(1)), ${JSON.stringify(BASE)});
-    return new Response(new Blob([...answer.body]), { status: answer.status, headers: { 'content-type': 'application/json' } });
-  },
-};`);
-const bundle = join(work, 'worker.js');
-await esbuild.build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'neutral', outfile: bundle, logLevel: 'error' });
-console.log(`worker bundle: ${mb(readFileSync(bundle).length)}`);
+// 2. The project \`cities-api edge cloudflare\` writes for it: its worker.js, as wrangler deploys it.
+const project = await writeEdgeProject('cloudflare', site, join(work, 'project'));
+const code = project.files.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(project.out, f)).length).reduce((a, b) => a + b, 0);
+console.log(`generated Cloudflare project: ${project.files.join(', ')}; its code ${(code / 1e3).toFixed(1)} KB (bundle ${(project.bundleBytes / 1e3).toFixed(1)} KB), the same at any size of site`);
 
 // 3. Each query on a fresh isolate, on workerd.
 console.log(`\nworkerd (miniflare), ${opts.requests} requests after the first, distinct pages:`);
@@ -97,13 +81,16 @@ for (const [label, first, next] of QUERIES) {
 
 /** The query, then `requests` next ones, on a fresh workerd; with the inspector, the isolate's memory after each. */
 async function onWorkerd(first, next, inspect) {
+  const config = JSON.parse(readFileSync(join(project.out, 'wrangler.jsonc'), 'utf8').replace(/^\/\/.*\n/, ''));
   const mf = new Miniflare({
     modules: true,
-    scriptPath: bundle,
-    compatibilityDate: '2025-04-01',
-    compatibilityFlags: ['nodejs_compat'],
+    modulesRoot: project.out,
+    // The project's .js files are ES modules (as wrangler bundles them); miniflare's default takes .js as CommonJS.
+    modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
+    scriptPath: join(project.out, config.main),
+    compatibilityDate: config.compatibility_date,
     ...(inspect ? { inspectorPort: INSPECTOR } : {}),
-    assets: { directory: join(work, 'site'), binding: 'ASSETS', routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true } },
+    assets: { directory: join(project.out, config.assets.directory), binding: config.assets.binding, routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true } },
   });
   await mf.ready;
   const pid = workerdPid();
@@ -131,7 +118,7 @@ async function onWorkerd(first, next, inspect) {
 // 4. The same source in Node: CPU time per answer (same V8), files read from disk.
 console.log(`\nNode (same code, same V8), CPU time per answer (process.cpuUsage), a fresh source per query:`);
 for (const [label, first, next] of QUERIES) {
-  const source = new EdgeSource(async (path) => new Uint8Array(readFileSync(join(work, 'site', path))));
+  const source = new EdgeSource(async (path) => new Uint8Array(readFileSync(join(site, path))));
   const cpu = async (query) => {
     const at = process.cpuUsage();
     bodyBytes((await source.answer(parseQuery(query), BASE)).body);

@@ -2,8 +2,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
-import { expectPagesAsFiles, kitEdgeProject } from './edge-helpers.js';
+import { expectPagesAsFiles, kitEdgeProject, startWorker } from './edge-helpers.js';
 import { requireTool } from './tool-check.js';
+import { fill, ROUTES } from '../src/core/route-table.js';
 
 // `cities-api edge cloudflare` on Cloudflare's own runtime: wrangler's dev server (workerd, through
 // miniflare) started from the generated wrangler.jsonc, the site as its assets. The whole kit,
@@ -16,16 +17,6 @@ let root: string;
 let cleanup: () => Promise<void>;
 beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-edge-cf-')));
 afterAll(() => cleanup());
-
-type Worker = { url: Promise<URL>; ready: Promise<void>; dispose(): Promise<void> };
-
-async function startWorker(config: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  process.env.WRANGLER_SEND_METRICS = 'false';
-  const { unstable_startWorker } = (await import('wrangler')) as unknown as { unstable_startWorker(options: object): Promise<Worker> };
-  const worker = await unstable_startWorker({ config, dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' } });
-  await worker.ready;
-  return { url: (await worker.url).origin, stop: () => worker.dispose() };
-}
 
 const totals = { passed: 0, failed: 0, pages: 0 };
 
@@ -52,9 +43,27 @@ describe.skipIf(!available)('the generated Cloudflare project', () => {
     const { site, project } = await kitEdgeProject(root, 'prefixed30', 'https://cities.example.org/api/v1', 'cloudflare');
     const config = JSON.parse((await readFile(join(project.out, 'wrangler.jsonc'), 'utf8')).replace(/^\/\/.*\n/, '')) as { assets: unknown; main: string };
     expect(config.assets).toEqual({ directory: '../site', binding: 'ASSETS', run_worker_first: ['/api/v1/cities', '/api/v1/cities/*'] });
-    expect((await readFile(join(site, '.assetsignore'), 'utf8')).split('\n')).toEqual(expect.arrayContaining(['_cities-api', '_redirects', '_headers']));
+    expect((await readFile(join(site, '.assetsignore'), 'utf8')).split('\n')).toEqual(expect.arrayContaining(['_cities-api/*', '!_cities-api/edge/', '_redirects', '_headers']));
     expect(project.deploy).toBe('npx wrangler deploy');
+    expect(await readFile(join(project.out, 'cities-site.js'), 'utf8')).not.toContain('"id"'); // settings only: no city
   });
+
+  it('through wrangler: the edge files are assets (the Worker reads them), the site\'s other files are not published', async () => {
+    const { project } = await kitEdgeProject(root, 'cities11', 'http://api.example.com', 'cloudflare', 'published');
+    const worker = await startWorker(join(project.out, 'wrangler.jsonc'));
+    try {
+      const status = async (path: string) => (await fetch(new URL(path, worker.url))).status;
+      expect({
+        index: await status(`/${ROUTES.edge.index}`),
+        chunk: await status(`/${fill(ROUTES.edge.chunk, { chunk: 0 })}`),
+        manifest: await status(`/${ROUTES.extras.manifest}`),
+        dataset: await status(`/${ROUTES.extras.dataset}`),
+        redirects: await status(`/${ROUTES.extras.netlifyRedirects}`),
+      }).toEqual({ index: 200, chunk: 200, manifest: 404, dataset: 404, redirects: 404 });
+    } finally {
+      await worker.stop();
+    }
+  }, 120_000);
 });
 
 afterAll(() => {

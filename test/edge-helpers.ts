@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from '../src/app/build.js';
@@ -10,6 +11,9 @@ import { readManifest } from '../src/write/manifest-file.js';
 import { expect } from 'vitest';
 import { mountOf } from '../src/core/url-path.js';
 import { KIT } from './helpers.js';
+import type { CityIndex } from '../src/core/city-index.js';
+import { bodyBytes } from '../src/core/page.js';
+import { edgeFiles } from '../src/site/edge-files.js';
 
 // The edge runtime tests' shared steps: a kit dataset's site built as the serve kit test builds it,
 // its edge project written by `cities-api edge`'s own function, and every page file with its query.
@@ -54,4 +58,54 @@ export async function expectPagesAsFiles(url: string, site: string, baseUrl: str
   totals.pages += pages.length;
   expect(await pagesDiffering(url, site, pages)).toEqual([]);
   return pages;
+}
+
+/** A site's edge files in memory, and every path read from them. */
+export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff') {
+  const files = new Map([...edgeFiles(index, tag)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))]));
+  const reads: string[] = [];
+  const read = async (path: string) => {
+    reads.push(path);
+    const bytes = files.get(path);
+    if (!bytes) throw new Error(`no file ${path}`);
+    return bytes;
+  };
+  return { files, reads, read };
+}
+
+type Worker = { url: Promise<URL>; ready: Promise<void>; dispose(): Promise<void> };
+
+/** wrangler's dev server (workerd, through miniflare) started from a generated wrangler.jsonc, on a free port. */
+export async function startWorker(config: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  process.env.WRANGLER_SEND_METRICS = 'false';
+  const { unstable_startWorker } = (await import('wrangler')) as unknown as { unstable_startWorker(options: object): Promise<Worker> };
+  const worker = await unstable_startWorker({ config, dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' } });
+  await worker.ready;
+  return { url: (await worker.url).origin, stop: () => worker.dispose() };
+}
+
+export const DENO = join(import.meta.dirname, '..', 'node_modules', '.bin', 'deno');
+
+/** The project's deploy command (`deno serve --allow-read=SITE main.js`) run in `dir` on a free port: its URL once it listens. */
+export async function denoServe(dir: string, deploy: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const [, serve, ...args] = deploy.split(' ');
+  const child = spawn(DENO, [serve!, '--host', '127.0.0.1', '--port', '0', ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`deno serve did not start:\n${output}`)), 60_000);
+    const read = (d: Buffer) => {
+      output += d;
+      const m = /Listening on (http:\/\/[^\s/]+)/.exec(output);
+      if (m) { clearTimeout(timer); resolve(m[1]!); }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`deno serve exited with ${code}:\n${output}`)); });
+  });
+  const stop = () => new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+  return { url, stop };
 }

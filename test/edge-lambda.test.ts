@@ -1,14 +1,19 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LambdaEvent, LambdaResult } from '../src/http/platforms/lambda.js';
-import { KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
-import { kitEdgeProject } from './edge-helpers.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
+import type { City } from '../src/core/fields.js';
+import { ROUTES } from '../src/core/route-table.js';
+import { lambdaHandler, LAMBDA_BODY_BYTES, type LambdaEvent, type LambdaResult } from '../src/http/platforms/lambda.js';
+import { chunkPath } from '../src/site/edge-files.js';
+import { KIT_DATASETS, expectWholeKit, makeCity, tempDir, testSpec } from './helpers.js';
+import { kitEdgeProject, memoryEdgeSite } from './edge-helpers.js';
 import { requireTool } from './tool-check.js';
 
 // `cities-api edge lambda`: the function as AWS runs it, loaded from the generated function.zip
@@ -63,15 +68,27 @@ async function functionUrl(handler: Handler): Promise<{ url: string; server: Ser
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, get events() { return state.events; } };
 }
 
+/** function.zip as AWS unpacks it (by Python's zipfile, checked): its directory. */
+async function unpack(out: string): Promise<string> {
+  const unpacked = join(out, 'unpacked');
+  await promisify(execFile)(PYTHON, ['-c', 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; z.extractall(sys.argv[2])', join(out, 'function.zip'), unpacked]);
+  return unpacked;
+}
+
+const handlerOf = async (dir: string) => (await import(pathToFileURL(join(dir, 'index.mjs')).href)) as { handler: Handler };
+
 const totals = { passed: 0, failed: 0, events: 0 };
 
 describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through the Lambda handler', ({ name, baseUrl, prefix }) => {
   it('every kit answer matches, driven by payload-2.0 events', async () => {
-    const { project } = await kitEdgeProject(root, name, baseUrl, 'lambda');
-    const unpacked = join(project.out, 'unpacked');
-    await promisify(execFile)(PYTHON, ['-c', 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; z.extractall(sys.argv[2])', join(project.out, 'function.zip'), unpacked]);
+    const { project, site } = await kitEdgeProject(root, name, baseUrl, 'lambda');
+    const unpacked = await unpack(project.out);
     for (const file of ['cities-api-edge.js', 'cities-site.js', 'index.mjs']) expect(await readFile(join(unpacked, file)), file).toEqual(await readFile(join(project.out, file)));
-    const { handler } = (await import(pathToFileURL(join(unpacked, 'index.mjs')).href)) as { handler: Handler };
+    // The site's edge files ride in the zip at their site paths (the function reads them there), and nothing else of the site.
+    const edge = (await readdir(join(site, ROUTES.edge.dir), { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => relative(site, join(e.parentPath, e.name)));
+    for (const file of edge) expect(await readFile(join(unpacked, file)), file).toEqual(await readFile(join(site, file)));
+    expect((await readdir(join(unpacked, ROUTES.file.meta))).sort()).toEqual(['edge']);
+    const { handler } = await handlerOf(unpacked);
     const front = await functionUrl(handler);
     try {
       await expectWholeKit(front.url, name, prefix, totals);
@@ -90,7 +107,7 @@ describe('the Lambda result', () => {
     ['a page file\'s path, as CloudFront\'s failover from S3 asks it', 'GET', '/cities/name_en/default/2.json', 200],
   ])('%s', async (_, method, target, status) => {
     const { project } = await kitEdgeProject(root, 'cities11', 'http://api.example.com', 'lambda', `result-${method}`);
-    const { handler } = (await import(pathToFileURL(join(project.out, 'index.mjs')).href)) as { handler: Handler };
+    const { handler } = await handlerOf(await unpack(project.out));
     const [rawPath, rawQueryString = ''] = target.split('?') as [string, string?];
     const result = await handler({ rawPath, rawQueryString, headers: { 'content-type': 'application/json' }, requestContext: { http: { method } }, ...(method === 'POST' ? { body: 'e30=', isBase64Encoded: true } : {}) });
     expect(result).toMatchObject({ statusCode: status, isBase64Encoded: true, headers: { 'content-type': 'application/json', vary: 'Accept' } });
@@ -99,20 +116,35 @@ describe('the Lambda result', () => {
   });
 });
 
-describe('an answer over Lambda\'s 6 MB response limit', () => {
-  it('is a clear 500 saying what to ask instead, not Lambda\'s wordless 502', async () => {
-    const { lambdaHandler, LAMBDA_BODY_BYTES } = await import('../src/http/platforms/lambda.js');
-    const { CityTable } = await import('../src/core/city-table.js');
-    const { makeCity, testSpec } = await import('./helpers.js');
-    const cities = Array.from({ length: 9000 }, (_, i) => makeCity(i + 1, { name: `City ${'x'.repeat(40)} ${i}` }));
-    const dataset = Buffer.concat([...CityTable.fromCities(cities).datasetParts()]).toString();
-    const handler = lambdaHandler({ settings: testSpec({ count: cities.length }), dataset });
-    const event = (size: number) => ({ rawPath: '/cities/', rawQueryString: `page_size=${size}`, requestContext: { http: { method: 'GET' } } });
-    const small = await handler(event(100));
-    expect(small.statusCode).toBe(200);
-    const big = await handler(event(9000));
-    expect(Buffer.byteLength(JSON.stringify(cities))).toBeGreaterThan(LAMBDA_BODY_BYTES);
-    expect([big.statusCode, JSON.parse(Buffer.from(big.body, 'base64').toString())]).toEqual([500, { detail: expect.stringMatching(/^This answer \(\d+ bytes\) exceeds AWS Lambda's 6 MB response limit/) }]);
+describe('answers over Lambda\'s 6 MB response limit', () => {
+  const event = (size: number) => ({ rawPath: '/cities/', rawQueryString: `page_size=${size}`, requestContext: { http: { method: 'GET' } } });
+  const detailOf = (result: LambdaResult) => [result.statusCode, JSON.parse(Buffer.from(result.body, 'base64').toString()) as unknown];
+  const handlerFor = (cities: readonly City[]) => {
+    const { read } = memoryEdgeSite(new CityIndex(CityTable.fromCities(cities), 'codepoint'));
+    return lambdaHandler({ settings: testSpec({ count: cities.length }) }, read);
+  };
+
+  it.each([
+    ['a page of more cities than the cap: a clear 500 before any chunk is read', 9000, 5001, /^a page of 5001 cities is more than the 5000 an edge function answers; ask for a smaller page_size$/],
+    ['a page under the cap whose bytes are over the limit (cities of unusual size): a clear 500, not Lambda\'s wordless 502', 5000, 5000, /^This answer \(\d+ bytes\) exceeds AWS Lambda's 6 MB response limit: ask for a smaller page_size\.$/],
+  ])('%s', async (_, count, size, detail) => {
+    const cities = Array.from({ length: count }, (_, i) => makeCity(i + 1, { name: `City ${'x'.repeat(size === 5000 ? 120 : 4)} ${i}` }));
+    const handler = handlerFor(cities);
+    expect((await handler(event(100))).statusCode).toBe(200);
+    if (size === 5000) expect(Buffer.byteLength(JSON.stringify(cities))).toBeGreaterThan(LAMBDA_BODY_BYTES);
+    expect(detailOf(await handler(event(size)))).toEqual([500, { detail: expect.stringMatching(detail) }]);
+  });
+
+  it('an edge file missing from the zip: a clear 500 naming it, and the next request tries again', async () => {
+    const cities = Array.from({ length: 600 }, (_, i) => makeCity(i + 1));
+    const { files, read } = memoryEdgeSite(new CityIndex(CityTable.fromCities(cities), 'codepoint'));
+    const chunk = files.get(chunkPath(1))!;
+    files.delete(chunkPath(1));
+    const handler = lambdaHandler({ settings: testSpec({ count: cities.length }) }, read);
+    const deep = { ...event(100), rawQueryString: 'page_size=100&page=4' };
+    expect(detailOf(await handler(deep))).toEqual([500, { detail: `the edge file ${chunkPath(1)} could not be read (no file ${chunkPath(1)}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function` }]);
+    files.set(chunkPath(1), chunk);
+    expect((await handler(deep)).statusCode).toBe(200);
   });
 });
 

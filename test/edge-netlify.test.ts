@@ -44,13 +44,15 @@ async function netlifyDev(projectRoot: string) {
   const dev = new NetlifyDev({ projectRoot, serverAddress: 'http://127.0.0.1:9', blobs: off, database: off, images: off, aiGateway: off, geolocation: off, edgeFunctions: off, environmentVariables: off });
   await dev.start();
   const answeredBy = new Map<string, number>();
+  let url = '';
   const server = createServer((req, res) => {
     void (async () => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
       const headers = Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]]));
-      const found = await dev.handleAndIntrospect(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }));
+      // The request's origin is the server's own, as Netlify's is the site's: the function reads the edge files from it.
+      const found = await dev.handleAndIntrospect(new Request(`${url}${req.url}`, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }));
       const type = found?.type ?? 'none';
       answeredBy.set(type, (answeredBy.get(type) ?? 0) + 1);
       if (!found) return void res.writeHead(404, { 'content-type': 'text/html' }).end('Not Found');
@@ -59,7 +61,7 @@ async function netlifyDev(projectRoot: string) {
     })().catch((error: Error) => res.writeHead(500).end(error.stack));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url, answeredBy, stop: async () => { server.close(); await dev.stop(); } };
 }
 

@@ -14,22 +14,10 @@ import { readDataset } from '../src/dataset/read-dataset.js';
 import { chunkPath, edgeFiles } from '../src/site/edge-files.js';
 import { EdgeSource, PageTooLarge, type EdgeSourceOptions } from '../src/site/edge-source.js';
 import { KIT, makeCity } from './helpers.js';
+import { memoryEdgeSite as siteOf } from './edge-helpers.js';
 
 const BASE = 'http://api.example.com';
 const KIT_BASES: Record<string, string> = { cities48: BASE, cities11: BASE, empty: BASE, cities1234: BASE, prefixed30: 'https://cities.example.org/api/v1' };
-
-/** A site's edge files in memory, and every path read from them. */
-function siteOf(index: CityIndex, tag = '00112233445566ff') {
-  const files = new Map([...edgeFiles(index, tag)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))]));
-  const reads: string[] = [];
-  const read = async (path: string) => {
-    reads.push(path);
-    const bytes = files.get(path);
-    if (!bytes) throw new Error(`no file ${path}`);
-    return bytes;
-  };
-  return { files, reads, read };
-}
 
 async function kitIndex(name: string, collation: Collation = 'codepoint') {
   return new CityIndex(await readDataset(join(KIT, `${name}.json`)), collation);

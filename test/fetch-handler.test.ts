@@ -22,7 +22,7 @@ const SMALL = siteOf(23);
 const LARGE = siteOf(1203);
 const ORIGIN = 'https://edge.example.net';
 
-const handlerFor = (site: SiteContext, extra: Partial<FetchHandlerOptions> = {}) => createFetchHandler({ site: { context: () => site }, ...extra });
+const handlerFor = (site: SiteContext, extra: Partial<FetchHandlerOptions> = {}) => createFetchHandler({ site: { spec: () => site.spec, index: () => site.index }, ...extra });
 
 /** What serve sends for the request: route()'s answer, a static route computed as serve does when its file is absent. */
 function expected(site: SiteContext, method: string, target: string, headers: Record<string, string>) {
@@ -108,7 +108,7 @@ describe('precomputed answers from the platform\'s files', () => {
 describe('failures and data sources', () => {
   it('an exception: 500 with a JSON detail, reported', async () => {
     const errors: unknown[] = [];
-    const handler = createFetchHandler({ site: { context: () => { throw new Error('boom'); } }, onError: (e) => errors.push(e) });
+    const handler = createFetchHandler({ site: { spec: () => { throw new Error('boom'); }, index: () => SMALL.index }, onError: (e) => errors.push(e) });
     expect(await sent(await handler(new Request(`${ORIGIN}/cities/`)))).toMatchObject({ status: 500, body: '{"detail":"A server error occurred."}' });
     expect(errors).toHaveLength(1);
   });
@@ -117,8 +117,9 @@ describe('failures and data sources', () => {
     const table = CityTable.fromCities(cities(23));
     const dataset = Buffer.concat([...table.datasetParts()]).toString();
     const site = embeddedSite({ settings: { ...testSpec({ count: 23, pageSizes: [10, 20] }) }, dataset });
-    const first = await site.context({ method: 'GET', target: '/cities/' });
-    expect(await site.context({ method: 'GET', target: '/cities/?page=2' })).toBe(first);
+    const first = await site.index([]);
+    expect(await site.index([['page', '2']])).toBe(first);
+    expect(await site.spec()).toBe(await site.spec());
     const response = await createFetchHandler({ site })(new Request(`${ORIGIN}/cities/?ordering=-name_en&page=2`));
     expect((await sent(response)).body).toBe(expected(SMALL, 'GET', '/cities/?ordering=-name_en&page=2', {}).body);
   });

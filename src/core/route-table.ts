@@ -50,6 +50,8 @@ export const ROUTES = {
    * whole dataset, no collation at run time (site/edge-files.ts writes them, site/edge-source.ts reads them).
    */
   edge: {
+    /** The folder of them all (an edge function's platform ships or serves it with the function). */
+    dir: '_cities-api/edge',
     /** The number of cities, cities per chunk, distinct values per field, the data's tag. */
     index: '_cities-api/edge/index.json',
     /** Per name field (and `default`): dataset positions in the collation's ascending order. */

@@ -1,19 +1,24 @@
 import { utf8, type Bytes } from '../core/bytes.js';
+import { CitiesApiError } from '../core/errors.js';
 import { detailJson, type Parts } from '../core/json-text.js';
+import type { PageIndex } from '../core/page.js';
+import type { QueryPair } from '../core/query-string.js';
 import { ROUTES } from '../core/route-table.js';
-import { READ_ONLY_DETAIL, render, route, type ApiRequest, type Headers, type SiteContext } from './route.js';
+import type { SiteSpec } from '../site/spec.js';
+import { answerPlanned, plan, READ_ONLY_DETAIL, render, type ApiRequest, type Headers, type ListingRoute } from './route.js';
 
 // The endpoint as one web-standard handler, `(Request) => Promise<Response>`, for edge runtimes
 // (workerd, Deno, Netlify Functions, Lambda through platforms/lambda.ts): the same route() and page
 // functions as `cities-api serve`, so its answers are serve's, byte for byte. Uses no Node API.
 
 /**
- * Where the handler's data comes from. `context` gives the site's spec and a dataset able to
- * answer this request: an embedded dataset (embedded-site.ts) returns the same context every
- * time; a source that keeps the dataset in chunks may load only what the request needs first.
+ * Where the handler's data comes from: the site's spec for every request, and for a listing the
+ * handler computes, a dataset able to answer its page. An embedded dataset (embedded-site.ts)
+ * gives its whole index every time; a chunked source (edge-site.ts) reads only that page's files.
  */
 export interface EdgeSite {
-  context(request: ApiRequest): SiteContext | Promise<SiteContext>;
+  spec(): SiteSpec | Promise<SiteSpec>;
+  index(pairs: readonly QueryPair[]): PageIndex | Promise<PageIndex>;
 }
 
 export interface FetchHandlerOptions {
@@ -38,7 +43,9 @@ export function createFetchHandler(options: FetchHandlerOptions): (request: Requ
       return await answer(request, options);
     } catch (error) {
       options.onError?.(error);
-      return new Response(SERVER_ERROR, { status: 500, headers: { [header.contentType]: ROUTES.contentType.json } });
+      // Our own errors (edge data missing or of another build, a page too large) say what to do; others say nothing.
+      const body = error instanceof CitiesApiError ? utf8(detailJson(error.message)) : SERVER_ERROR;
+      return new Response(request.method === 'HEAD' ? null : body, { status: 500, headers: { [header.contentType]: ROUTES.contentType.json } });
     }
   };
 }
@@ -59,8 +66,9 @@ export function apiRequestOf(request: Request): ApiRequest {
 
 async function answer(request: Request, options: FetchHandlerOptions): Promise<Response> {
   const req = apiRequestOf(request);
-  const site = await options.site.context(req);
-  const decision = route(req, site, options.filePaths);
+  const spec = await options.site.spec();
+  const decision = plan(req, { spec }, options.filePaths);
+  if (decision.kind === 'listing') return computed(req, decision, spec, options.site);
   if (decision.kind === 'answer') return respond(req, decision.status, decision.headers, decision.body);
   if (decision.kind === 'create') {
     const refused = render(req, decision.negotiation, 403, detailJson(READ_ONLY_DETAIL));
@@ -74,9 +82,14 @@ async function answer(request: Request, options: FetchHandlerOptions): Promise<R
   }
   await found?.body?.cancel();
   // A file the site should hold but the platform does not serve: the answer is computed instead.
-  const live = route(req, { ...site, useFiles: false }, options.filePaths);
-  if (live.kind !== 'answer') throw new Error(`${req.method} ${req.target} has no live answer`);
-  return respond(req, live.status, live.headers, live.body);
+  const live = plan(req, { spec, useFiles: false }, options.filePaths);
+  if (live.kind !== 'listing') throw new Error(`${req.method} ${req.target} has no live answer`);
+  return computed(req, live, spec, options.site);
+}
+
+async function computed(req: ApiRequest, listing: ListingRoute, spec: SiteSpec, site: EdgeSite): Promise<Response> {
+  const answer = answerPlanned(req, listing, { spec, index: await site.index(listing.pairs) });
+  return respond(req, answer.status, answer.headers, answer.body);
 }
 
 /** An answer as a Response: one array, or a large page streamed part by part as the client reads. */

@@ -33,6 +33,9 @@ export interface SiteContext {
   readonly useFiles?: boolean;
 }
 
+/** What plan() reads of a site: everything but its dataset. */
+export type SitePlan = Omit<SiteContext, 'index'>;
+
 export type Headers = Record<string, string>;
 
 export interface StaticRoute {
@@ -78,7 +81,7 @@ export function route(req: ApiRequest, site: SiteContext, filePaths = false): Ro
  * the method, target and Accept header and the site only, so a server may remember it (see
  * route-memo.ts) and compute only the page with answerPlanned().
  */
-export function plan(req: ApiRequest, site: SiteContext, filePaths = false): Route | ListingRoute {
+export function plan(req: ApiRequest, site: SitePlan, filePaths = false): Route | ListingRoute {
   if (req.target.length > limits.targetBytes) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
   const { rawPath, query } = splitTarget(req.target);
   const path = pathInfo(rawPath);
@@ -98,7 +101,7 @@ export function answerPlanned(req: ApiRequest, { pairs, negotiation }: ListingRo
 }
 
 /** The endpoint's answer to a request with these query pairs. */
-function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: SiteContext): Route | ListingRoute {
+function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: SitePlan): Route | ListingRoute {
   const negotiation = negotiateCached(lastValue(pairs, ROUTES.param.format), req.accept);
   const answer = (status: number, json: string | Bytes | Iterable<Bytes>) => render(req, negotiation, status, json, pairs);
   if ('status' in negotiation) return answer(negotiation.status, detailJson(negotiation.detail));
@@ -127,7 +130,7 @@ function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: Site
  * failover origin once the site no longer holds it: the endpoint's answer to the query the file
  * stands for (queryForFile). Null for any other request, which gets Django's 404.
  */
-function fileRoute(req: ApiRequest, path: string, query: string, site: SiteContext): Route | ListingRoute | null {
+function fileRoute(req: ApiRequest, path: string, query: string, site: SitePlan): Route | ListingRoute | null {
   if (!(ROUTES.fileMethods as readonly string[]).includes(req.method) || queryFieldCount(query) > limits.fields) return null;
   const pairs = queryForFile(path, parseQuery(query));
   return pairs && answerEndpoint(req, pairs, site);

@@ -1,5 +1,4 @@
-import { CitiesApiError } from '../core/errors.js';
-import { decodeChunk, type ChunkFile } from './edge-format.js';
+import { decodeChunk, MixedBuilds, type ChunkFile } from './edge-format.js';
 
 // The cities of a page from the chunks holding them: each chunk read once per page (several at a
 // time), the page's cities copied out, and recently read chunks kept up to a byte budget, so a
@@ -29,7 +28,7 @@ export class ChunkReader {
   }
 
   /** The serialized cities at these dataset positions, in their order (copies, not views of a chunk). */
-  async cities(positions: Uint32Array): Promise<Buffer[]> {
+  async cities(positions: Uint32Array): Promise<Uint8Array[]> {
     const wanted = new Map<number, number[]>();
     positions.forEach((position, i) => {
       const chunk = Math.floor(position / this.chunkCities);
@@ -37,15 +36,15 @@ export class ChunkReader {
       if (list) list.push(i);
       else wanted.set(chunk, [i]);
     });
-    const out = new Array<Buffer>(positions.length);
+    const out = new Array<Uint8Array>(positions.length);
     const queue = [...wanted.keys()];
     const worker = async () => {
       for (let chunk = queue.shift(); chunk !== undefined; chunk = queue.shift()) {
         const file = await this.chunk(chunk);
         for (const i of wanted.get(chunk)!) {
           const at = positions[i]! - chunk * this.chunkCities;
-          if (at >= file.count) throw new CitiesApiError(`${this.pathOf(chunk)} holds ${file.count} cities, not city ${at + 1}: deploy the site's files of one build together`);
-          out[i] = Buffer.from(file.city(at));
+          if (at >= file.count) throw new MixedBuilds(`${this.pathOf(chunk)} holds ${file.count} cities, not city ${at + 1}: deploy the site's files of one build together`);
+          out[i] = file.city(at).slice();
         }
       }
     };

@@ -1,3 +1,4 @@
+import { utf8 } from '../core/bytes.js';
 import type { CityIndex } from '../core/city-index.js';
 import { NAME_FIELDS, type NameField } from '../core/fields.js';
 import { fill, ROUTES } from '../core/route-table.js';
@@ -37,21 +38,21 @@ export function* edgeFiles(index: CityIndex, tag: string): Generator<SiteFile> {
   const tagged = tagBytes(tag);
   const distinct = Object.fromEntries(NAME_FIELDS.map((field) => [field, index.distinct(field)])) as Record<NameField, number>;
   const head: EdgeIndex = { format: 1, count: index.count, chunkCities: CHUNK_CITIES, tag, distinct };
-  yield { path: ROUTES.edge.index, body: [Buffer.from(`${JSON.stringify(head)}\n`)] };
+  yield { path: ROUTES.edge.index, body: [utf8(`${JSON.stringify(head)}\n`)] };
   for (const field of NAME_FIELDS) {
     const order = index.single([{ field, descending: false }]);
     const { ranks } = index.ranks(field);
-    yield { path: rankPath(field), body: [bytes(encodeRanks(order, (i) => i === 0 || ranks[order[i]!] !== ranks[order[i - 1]!], tagged))] };
+    yield { path: rankPath(field), body: [encodeRanks(order, (i) => i === 0 || ranks[order[i]!] !== ranks[order[i - 1]!], tagged)] };
   }
   const order = index.single([]);
   const { ranks } = index.ranks('name_en');
   const { top } = index.table;
   const differs = (a: number, b: number) => top[a] !== top[b] || ranks[a] !== ranks[b];
-  yield { path: rankPath(ROUTES.absent), body: [bytes(encodeRanks(order, (i) => i === 0 || differs(order[i]!, order[i - 1]!), tagged))] };
+  yield { path: rankPath(ROUTES.absent), body: [encodeRanks(order, (i) => i === 0 || differs(order[i]!, order[i - 1]!), tagged)] };
   for (let chunk = 0; chunk < chunkCount(index.count); chunk++) {
     const end = Math.min(index.count, (chunk + 1) * CHUNK_CITIES);
     const cities = Array.from({ length: end - chunk * CHUNK_CITIES }, (_, i) => index.json(chunk * CHUNK_CITIES + i));
-    yield { path: chunkPath(chunk), body: [bytes(encodeChunk(cities, tagged))] };
+    yield { path: chunkPath(chunk), body: [encodeChunk(cities, tagged)] };
   }
 }
 
@@ -67,5 +68,3 @@ export function edgeBytes(count: number, cityBytes: number): number {
 export function edgeFileCount(count: number): number {
   return 1 + RANK_FILES + chunkCount(count);
 }
-
-const bytes = (array: Uint8Array) => Buffer.from(array.buffer, array.byteOffset, array.length);

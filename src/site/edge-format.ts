@@ -11,6 +11,9 @@ const MAGIC = [0x43, 0x41, 0x45, 0x31]; // "CAE1"
 const HEADER = 16;
 export const TAG_BYTES = 8;
 
+/** Edge files of two builds met (deployed while the function ran, or deployed apart): a reader starts again from the index. */
+export class MixedBuilds extends CitiesApiError {}
+
 export interface RankFile {
   /** Dataset positions in ascending order, ties by id ascending. */
   readonly order: Uint32Array;
@@ -83,7 +86,7 @@ function withHeader(body: number, count: number, tag: Uint8Array): Uint8Array {
 function checkHeader(bytes: Uint8Array, tag: Uint8Array, path: string, bodyBytes: (count: number) => number): number {
   if (bytes.length < HEADER || MAGIC.some((b, i) => bytes[i] !== b)) throw corrupt(path, 'it is not an edge data file');
   if (tag.some((b, i) => bytes[4 + i] !== b)) {
-    throw new CitiesApiError(`${path} is from another build than the edge index (its data tag differs): deploy the site's files of one build together`);
+    throw new MixedBuilds(`${path} is from another build than the edge index (its data tag differs): deploy the site's files of one build together`);
   }
   const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.length).getUint32(12, true);
   if (bytes.length < HEADER + bodyBytes(count)) throw corrupt(path, 'it is shorter than its header says');

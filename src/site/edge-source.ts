@@ -8,7 +8,7 @@ import type { Ranks } from '../core/rank-order.js';
 import { ROUTES } from '../core/route-table.js';
 import { ChunkReader } from './edge-chunks.js';
 import { chunkPath, rankPath, type EdgeIndex } from './edge-files.js';
-import { decodeRanks, isGroupStart, tagBytes, type RankFile } from './edge-format.js';
+import { decodeRanks, isGroupStart, MixedBuilds, tagBytes, type RankFile } from './edge-format.js';
 
 // The listing answered from a site's edge data (edge-files.ts) with whatever fetches a site file:
 // per request, the index once, the rank files of the ordering's fields, then only the chunks that
@@ -55,7 +55,17 @@ export class EdgeSource {
    * page's positions and cities, read first. Its `positions` and `json` serve this page only.
    */
   async indexFor(pairs: readonly QueryPair[]): Promise<PageIndex> {
-    const { index, fields, orders, chunks } = await this.loaded();
+    const loaded = await this.loaded();
+    try {
+      return await this.prepare(loaded, pairs);
+    } catch (error) {
+      // Files of another build than the index read first (a new deploy): the next request reads them all again.
+      if (error instanceof MixedBuilds && this.index) this.index = undefined;
+      throw error;
+    }
+  }
+
+  private async prepare({ index, fields, orders, chunks }: Loaded, pairs: readonly QueryPair[]): Promise<PageIndex> {
     const page = pageOf(index.count, pairs);
     if (!page) return { count: index.count, positions: unprepared, json: unprepared };
     const { start, end } = page.slice;
@@ -192,7 +202,7 @@ class FieldRanks implements OrderSource {
 
 function checkedRanks(file: RankFile, count: number, path: string): RankFile {
   if (file.order.length !== count || (count > 0 && !isGroupStart(file.groupStarts, 0))) {
-    throw new CitiesApiError(`${path} does not hold the ${count} cities of the edge index: deploy the site's files of one build together`);
+    throw new MixedBuilds(`${path} does not hold the ${count} cities of the edge index: deploy the site's files of one build together`);
   }
   return file;
 }

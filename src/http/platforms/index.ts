@@ -4,4 +4,5 @@ export { cloudflareWorker, type CloudflareEnv } from './cloudflare.js';
 export { denoServer } from './deno.js';
 export { lambdaHandler, type LambdaEvent, type LambdaResult } from './lambda.js';
 export { netlifyFunction } from './netlify.js';
-export type { EmbeddedData } from '../embedded-site.js';
+export type { EdgeProjectData } from '../edge-site.js';
+export type { ReadSiteFile } from '../../site/edge-source.js';

@@ -1,12 +1,12 @@
-import { utf8 } from '../../core/bytes.js';
-import { detailJson } from '../../core/json-text.js';
-import { ROUTES } from '../../core/route-table.js';
+import type { ReadSiteFile } from '../../site/edge-source.js';
 import { createFetchHandler } from '../fetch-handler.js';
-import { embeddedSite, type EmbeddedData } from '../embedded-site.js';
+import { edgeSite, type EdgeProjectData } from '../edge-site.js';
+import { SIX_MB_BODY_BYTES, SIX_MB_PAGE_CITIES, tooLarge } from './response-limit.js';
 
 // AWS Lambda behind a function URL (or API Gateway HTTP API): payload format 2.0 in, the
 // `{statusCode, headers, body, isBase64Encoded}` result out. Bodies go base64-encoded, so every
-// answer's bytes arrive as computed.
+// answer's bytes arrive as computed. `read` takes the site's edge files from the function's own
+// code (index.mjs, written by `cities-api edge lambda`, reads the copy zipped beside it).
 
 /** The fields of a payload-2.0 event the handler reads. */
 export interface LambdaEvent {
@@ -27,11 +27,12 @@ export interface LambdaResult {
 }
 
 /** AWS Lambda's limit on a synchronous response (6 MB), less room for the headers; the body goes base64 (4 characters per 3 bytes). */
-export const LAMBDA_BODY_BYTES = Math.floor(((6 * 1024 * 1024 - 16 * 1024) * 3) / 4);
+export const LAMBDA_BODY_BYTES = Math.floor((SIX_MB_BODY_BYTES * 3) / 4);
 
-export function lambdaHandler(data: EmbeddedData): (event: LambdaEvent) => Promise<LambdaResult> {
+export function lambdaHandler(data: EdgeProjectData, read: ReadSiteFile): (event: LambdaEvent) => Promise<LambdaResult> {
   // Behind CloudFront it is also the origin group's failover for S3 (as serve --failover-origin): file paths are answered.
-  const handler = createFetchHandler({ site: embeddedSite(data), filePaths: true });
+  const site = edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES });
+  const handler = createFetchHandler({ site, filePaths: true });
   return async (event) => {
     const method = event.requestContext.http.method;
     const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
@@ -39,15 +40,12 @@ export function lambdaHandler(data: EmbeddedData): (event: LambdaEvent) => Promi
     const body = event.body === undefined || method === 'GET' || method === 'HEAD' ? undefined : base64OrText(event.body, event.isBase64Encoded);
     const response = await handler(new Request(`https://${host}${event.rawPath}${query}`, { method, headers: event.headers ?? {}, body }));
     const bytes = new Uint8Array(await response.arrayBuffer());
-    if (bytes.length > LAMBDA_BODY_BYTES) return tooLarge(bytes.length);
+    if (bytes.length > LAMBDA_BODY_BYTES) {
+      const refused = tooLarge(bytes.length, 'AWS Lambda');
+      return { statusCode: refused.status, headers: refused.headers, body: toBase64(refused.body), isBase64Encoded: true };
+    }
     return { statusCode: response.status, headers: Object.fromEntries(response.headers), body: toBase64(bytes), isBase64Encoded: true };
   };
-}
-
-/** Instead of Lambda's own failure (a 502 without a word): a clear answer saying what to ask instead. */
-function tooLarge(bytes: number): LambdaResult {
-  const detail = `This answer (${bytes} bytes) exceeds AWS Lambda's 6 MB response limit: ask for a smaller page_size.`;
-  return { statusCode: 500, headers: { [ROUTES.header.contentType]: ROUTES.contentType.json }, body: toBase64(utf8(detailJson(detail))), isBase64Encoded: true };
 }
 
 function base64OrText(body: string, base64 = false): Uint8Array | string {

@@ -1,0 +1,61 @@
+import { CitiesApiError } from '../core/errors.js';
+import { ROUTES } from '../core/route-table.js';
+import { EdgeSource, type EdgeSourceOptions, type ReadSiteFile } from '../site/edge-source.js';
+import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
+import type { EdgeSite } from './fetch-handler.js';
+
+// The site an edge function answers from: its settings (in the project) and its edge files
+// (`_cities-api/edge/`, read through whatever the platform offers: the assets binding, the
+// function's own files, the site's CDN). Per request, the spec needs only the index (read once
+// per isolate); a computed page reads the rank files of its ordering and the chunks of its cities.
+
+/** What a generated project embeds of its site: the settings only (the cities stay in the site's files). */
+export interface EdgeProjectData {
+  readonly settings: SiteSettings;
+}
+
+/** How long one edge file may take to arrive before the request fails (a clear 500, never a hang). */
+export const READ_TIMEOUT_MS = 10_000;
+
+export function edgeSite(settings: SiteSettings, read: ReadSiteFile, options: EdgeSourceOptions = {}): EdgeSite {
+  const source = new EdgeSource(explainedRead(read), options);
+  let spec: SiteSpec | undefined;
+  return {
+    async spec() {
+      const count = await source.count();
+      if (spec?.count !== count) spec = siteSpec(settings, count);
+      return spec;
+    },
+    index: (pairs) => source.indexFor(pairs),
+  };
+}
+
+/** An edge file read over HTTP (`fetchFile` of its URL under `base`): its bytes on a 200, else a rejection naming the status. */
+export function httpRead(fetchFile: (request: Request) => Promise<Response>, base: string): ReadSiteFile {
+  return async (path) => {
+    const response = await fetchFile(new Request(new URL(`/${path}`, base)));
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      throw new Error(`HTTP ${response.status}`);
+    }
+    return new Uint8Array(await response.arrayBuffer());
+  };
+}
+
+/** The platform's read, bounded in time, its failures told as what the deployer should do. */
+function explainedRead(read: ReadSiteFile): ReadSiteFile {
+  return (path) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer in ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS);
+    });
+    return Promise.race([read(path), timeout])
+      .catch((error: unknown) => {
+        // A file system's error code rather than its message, which would tell clients the function's paths.
+        const code = (error as { code?: unknown } | null)?.code;
+        const why = typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
+        throw new CitiesApiError(`the edge file ${path} could not be read (${why}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`);
+      })
+      .finally(() => clearTimeout(timer));
+  };
+}
