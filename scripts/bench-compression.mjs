@@ -53,19 +53,19 @@ function build(data, out, level) {
       collation: 'locale', compression: ${JSON.stringify(level)}, pageSizes: ${JSON.stringify(opts['page-sizes'].split(',').map(Number))},
       orderings: ${JSON.stringify(opts.orderings === 'all' ? undefined : opts.orderings.split(','))} });
     const { userCPUTime, systemCPUTime } = process.resourceUsage();
-    console.log(JSON.stringify({ written: r.written, files: r.files, seconds: (performance.now() - started) / 1000, cpu: (userCPUTime + systemCPUTime) / 1e6 }));`;
+    console.log(JSON.stringify({ written: r.written, files: r.files, seconds: (performance.now() - started) / 1000, cpu: (userCPUTime + systemCPUTime) / 1e6, sys: systemCPUTime / 1e6 }));`;
   const out_ = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   return JSON.parse(out_.trim().split('\n').at(-1));
 }
 
 /** Bytes of the pages that have a .gz/.br (every page: the site's JSON answers), of their .gz and of their .br. */
 function sizes(site) {
-  const total = { pages: 0, gz: 0, br: 0, count: 0 };
+  const total = { pages: 0, gz: 0, br: 0, pageFiles: 0 };
   for (const entry of readdirSync(join(site, 'cities'), { recursive: true, withFileTypes: true })) {
     if (!entry.isFile() || !entry.name.endsWith('.json') || entry.name === 'not-precomputed.json') continue;
     const path = join(entry.parentPath, entry.name);
     total.pages += statSync(path).size;
-    total.count++;
+    total.pageFiles++;
     if (existsSync(`${path}.gz`)) total.gz += statSync(`${path}.gz`).size;
     if (existsSync(`${path}.br`)) total.br += statSync(`${path}.br`).size;
   }
@@ -84,7 +84,7 @@ try {
   for (const count of opts.sites.split(',').map(Number)) {
     const data = dataset(count);
     console.log(`\n${count} cities (${data}):`);
-    console.log(`${'level'.padEnd(6)} ${'build s'.padStart(8)} ${'CPU s'.padStart(8)} ${'+CPU s'.padStart(8)} ${'pages'.padStart(10)} ${'.gz'.padStart(10)} ${'gz/page'.padStart(8)} ${'.br'.padStart(10)} ${'br/page'.padStart(8)}  rebuild, no change`);
+    console.log(`${'level'.padEnd(6)} ${'build s'.padStart(8)} ${'CPU s'.padStart(8)} ${'(sys)'.padStart(7)} ${'+CPU s'.padStart(8)} ${'pages'.padStart(10)} ${'.gz'.padStart(10)} ${'gz/page'.padStart(8)} ${'.br'.padStart(10)} ${'br/page'.padStart(8)}  rebuild, no change`);
     let baseCpu;
     for (const level of levels) {
       const site = join(work, `site-${count}-${level}`);
@@ -94,7 +94,7 @@ try {
       baseCpu ??= level === 'none' ? full.cpu : undefined;
       const extra = baseCpu === undefined ? '-' : fmt(full.cpu - baseCpu, 2);
       summary.push({ count, level, ...full, extraCpu: baseCpu === undefined ? null : full.cpu - baseCpu, ...s, rebuild: again });
-      console.log(`${level.padEnd(6)} ${fmt(full.seconds, 2).padStart(8)} ${fmt(full.cpu, 2).padStart(8)} ${extra.padStart(8)} ${mb(s.pages).padStart(10)} ${(s.gz ? mb(s.gz) : '-').padStart(10)} ${ratio(s.gz, s.pages).padStart(8)} ${(s.br ? mb(s.br) : '-').padStart(10)} ${ratio(s.br, s.pages).padStart(8)}  ${fmt(again.seconds, 2)} s, ${again.written} written${again.written ? ' (MISSED: must be 0)' : ''}`);
+      console.log(`${level.padEnd(6)} ${fmt(full.seconds, 2).padStart(8)} ${fmt(full.cpu, 2).padStart(8)} ${fmt(full.sys, 2).padStart(7)} ${extra.padStart(8)} ${mb(s.pages).padStart(10)} ${(s.gz ? mb(s.gz) : '-').padStart(10)} ${ratio(s.gz, s.pages).padStart(8)} ${(s.br ? mb(s.br) : '-').padStart(10)} ${ratio(s.br, s.pages).padStart(8)}  ${fmt(again.seconds, 2)} s, ${again.written} written${again.written ? ' (MISSED: must be 0)' : ''}`);
       if (!opts.keep) rmSync(site, { recursive: true, force: true });
     }
     const [fast, best] = ['fast', 'best'].map((level) => summary.find((r) => r.count === count && r.level === level));
