@@ -18,7 +18,7 @@ export { staticPathFor } from './site/layout.js';
 export { serve, type RunningServer, type ServeOptions } from './app/serve.js';
 export { DEFAULT_LIMITS, MAX_TARGET_BYTES, type ServerLimits } from './http/limits.js';
 export { specOf } from './site/manifest.js';
-export { siteSpec, DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_PAGE_SIZES } from './site/spec.js';
+export { siteSpec, COMPRESSIONS, DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_COMPRESSION, DEFAULT_PAGE_SIZES, type Compression } from './site/spec.js';
 export { nginxConfig, type NginxOptions } from './hosts/nginx.js';
 export { cloudFrontFunction } from './hosts/cloudfront.js';
 export { netlifyHeaders, netlifyRedirects } from './hosts/netlify.js';

@@ -141,7 +141,7 @@ export async function checkSite(dir: string): Promise<{ dataset: string | null; 
     if (!variant || !page || !(page in manifest.files)) problems.push(`extra file ${path}`);
     else if (!unpack[variant](bytes).equals(tree.get(page) ?? Buffer.alloc(0))) problems.push(`${path} does not decompress to ${page}`);
   }
-  if (manifest.settings.compress) {
+  if (manifest.settings.compression !== 'none') {
     for (const path of Object.keys(manifest.files)) {
       if (/^cities\/.*\/(\d+|last|all)\.json$/.test(path) && !(tree.has(`${path}.gz`) && tree.has(`${path}.br`))) problems.push(`no .gz/.br beside ${path}`);
     }

@@ -58,12 +58,13 @@ describe('spaceShortage: a build must fit beside the old site and leave the marg
 });
 
 describe('reusableShape: at most the pages both sites precompute', () => {
-  const site: Reusable = { count: 1000, baseUrl: 'http://x', collation: 'locale', defaultPageSize: 10, pageSizes: [20, 50], orderings: ['default', 'name_en'], compress: true };
+  const site: Reusable = { count: 1000, baseUrl: 'http://x', collation: 'locale', defaultPageSize: 10, pageSizes: [20, 50], orderings: ['default', 'name_en'], compression: 'fast' };
   const both = ['default', 'name_en'];
   it.each<[string, Partial<Reusable>, ReturnType<typeof reusableShape>]>([
-    ['the same site: all of it', {}, { count: 1000, pageSizes: [20, 50], orderings: both, compress: true }],
-    ['fewer cities, another page size, one more ordering', { count: 800, pageSizes: [50, 100], orderings: ['default', 'name_en', 'name_fr'] }, { count: 800, pageSizes: [50], orderings: both, compress: true }],
-    ['an uncompressed old site: its pages only', { compress: false }, { count: 1000, pageSizes: [20, 50], orderings: both, compress: false }],
+    ['the same site: all of it', {}, { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'fast' }],
+    ['fewer cities, another page size, one more ordering', { count: 800, pageSizes: [50, 100], orderings: ['default', 'name_en', 'name_fr'] }, { count: 800, pageSizes: [50], orderings: both, compression: 'fast' }],
+    ['an uncompressed old site: its pages only', { compression: 'none' }, { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'none' }],
+    ['an old site compressed at another level: its pages only (every .gz/.br is made anew)', { compression: 'best' }, { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'none' }],
     ['another base URL: every link differs, nothing', { baseUrl: 'http://y' }, null],
     ['another collation: nothing', { collation: 'codepoint' }, null],
     ['no ordering in common: nothing', { orderings: ['-name_en'] }, null],
@@ -128,18 +129,18 @@ describe('a build that cannot fit is refused, and one that runs out of room stop
 
   it('a build whose disk falls below the margin while writing stops with a clear message, leaves the old site byte-identical, and the next build works', async () => {
     const out = join(cwd, 'guarded');
-    const manifest = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compress: true, liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
+    const manifest = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compression: 'fast', liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
     const entries = (text: string) => Array.from({ length: 30 }, (_, i) => ({ path: `cities/p/${i}.json`, body: Buffer.from(`${text}-${i}`), compress: true }));
-    await writeSite(out, entries('v1'), manifest, { compress: true });
+    await writeSite(out, entries('v1'), manifest, {});
     const before = await readTree(out);
     const guard = new SpaceGuard(out, Number.MAX_SAFE_INTEGER, 1);
-    await expect(writeSite(out, entries('v2'), manifest, { compress: true, guard })).rejects.toMatchObject({
+    await expect(writeSite(out, entries('v2'), manifest, { guard })).rejects.toMatchObject({
       exitCode: 2,
       message: expect.stringMatching(new RegExp(`^stopped building ${out}: the filesystem of ${out} has [\\d.]+ [KMGT]?B free, below the [\\d.]+ TB a build leaves free \\(--min-free\\); the site was left as it was`)),
     });
     expect(treeDifferences(before, await readTree(out))).toEqual([]);
     expect(await siteLeftovers(out)).toEqual([]);
-    await expect(writeSite(out, entries('v2'), manifest, { compress: true })).resolves.toMatchObject({ written: 91 });
+    await expect(writeSite(out, entries('v2'), manifest, {})).resolves.toMatchObject({ written: 91 });
     expect((await readFile(join(out, 'cities/p/3.json'), 'utf8'))).toBe('v2-3');
   });
 });

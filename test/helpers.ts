@@ -85,7 +85,7 @@ export async function entriesOf(dir: string): Promise<string[]> {
 export function testSpec(overrides: Partial<SiteSpec> = {}): SiteSpec {
   const settings: SiteSettings = {
     baseUrl: 'http://api.example.com', collation: 'codepoint', pageSizes: [10, 20, 50, 100], orderings: [...PRECOMPUTABLE_ORDERINGS],
-    defaultPageSize: 10, compress: true, liveUrl: null, ...overrides,
+    defaultPageSize: 10, compression: 'fast', liveUrl: null, ...overrides,
   };
   return { ...siteSpec(settings, overrides.count ?? 48), ...overrides };
 }

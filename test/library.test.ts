@@ -22,7 +22,7 @@ describe('build({ data, out }): the defaults of the CLI', () => {
     ['base URL (and the plan says it was defaulted)', () => expect(result.defaultBaseUrl).toBe(true)],
     ['collation locale, page sizes 10,20,50,100, every ordering, compressed', async () => {
       const { settings } = (await readManifest(join(dir, 'site')))!;
-      expect(settings).toMatchObject({ baseUrl: 'http://localhost:8080', collation: 'locale', pageSizes: [10, 20, 50, 100], compress: true, liveUrl: null });
+      expect(settings).toMatchObject({ baseUrl: 'http://localhost:8080', collation: 'locale', pageSizes: [10, 20, 50, 100], compression: 'fast', liveUrl: null });
       expect(settings.orderings).toHaveLength(33);
     }],
     ['links on the default base URL', async () => {
@@ -34,7 +34,7 @@ describe('build({ data, out }): the defaults of the CLI', () => {
   });
 
   it('a base URL given is not a default', async () => {
-    const again = await build({ data: SAMPLE_DATASET, out: join(dir, 'other'), baseUrl: 'https://example.org', orderings: ['default'], pageSizes: [20], compress: false });
+    const again = await build({ data: SAMPLE_DATASET, out: join(dir, 'other'), baseUrl: 'https://example.org', orderings: ['default'], pageSizes: [20], compression: 'none' });
     expect(again.defaultBaseUrl).toBe(false);
   });
 });

@@ -14,7 +14,7 @@ afterAll(() => cleanup());
 const head: ManifestHead = {
   generator: 'cities-api',
   version: '1.0.0',
-  settings: { baseUrl: 'https://example.org', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compress: true, liveUrl: null },
+  settings: { baseUrl: 'https://example.org', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compression: 'fast', liveUrl: null },
   dataset: { count: 2, sha256: 'ab' },
 };
 

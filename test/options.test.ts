@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_KEYS, OPTIONS, optionsMarkdown, optionsOf, type CommandName } from '../src/cli/options.js';
 import { cli } from './cli-helpers.js';
+import { compressPage } from '../src/write/compression.js';
 import { KIT, tempDir } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -72,6 +73,11 @@ describe('every config file key changes what the command does', () => {
     ['pageSizes', { pageSizes: [7] }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'dist/cities/default/7/2.json'))).toBe(true); }],
     ['orderings', { orderings: ['default', '-name_fr'] }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'dist/cities/-name_fr/20/1.json'))).toBe(true); }],
     ['compress', { compress: false }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'dist/cities/default/20/1.json.gz'))).toBe(false); }],
+    ['compression', { compression: 'best' }, async (dir) => {
+      expect((await built(dir)).manifest).toContain('"compression": "best"');
+      const page = await readFile(join(dir, 'dist/cities/default/20/1.json'));
+      expect(await readFile(join(dir, 'dist/cities/default/20/1.json.br'))).toEqual(compressPage(page, 'best')[1]);
+    }],
     ['liveUrl', { liveUrl: 'https://live.example.org' }, async (dir) => { await built(dir); expect(await readFile(join(dir, 'dist/_redirects'), 'utf8')).toContain('https://live.example.org'); }],
     ['maxFiles', { maxFiles: 3 }, async (dir) => expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/above --max-files 3\b/) })],
     ['minFree', { minFree: '99999GB' }, async (dir) => expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--min-free/) })],

@@ -3,7 +3,7 @@ import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { countSiteFiles, estimateSiteSize, formatBytes, OTHER_FILES, tooManyFilesAdvice, type Sized } from '../src/site/size.js';
 
-const shape = (count: number, pageSizes: number[], orderings: number, compress = true): Sized => ({ count, pageSizes, orderings: PRECOMPUTABLE_ORDERINGS.slice(0, orderings), compress });
+const shape = (count: number, pageSizes: number[], orderings: number, compressed = true): Sized => ({ count, pageSizes, orderings: PRECOMPUTABLE_ORDERINGS.slice(0, orderings), compression: compressed ? 'fast' : 'none' });
 
 /** The edge data: index, 17 rank files, a chunk per 256 cities. */
 const edge = (cities: number) => 1 + 17 + Math.ceil(cities / 256);
@@ -42,7 +42,7 @@ describe('tooManyFilesAdvice names what to drop', () => {
     ['fewer orderings, with an exact list', shape(48, [10, 20, 50, 100], 33), 1000, [/at most 15 of the 33 orderings \(e\.g\. --orderings default,name_en,-name_en,(?:-?name_\w+,){11}-?name_\w+\)/]],
     ['the smallest page sizes, keeping the largest', shape(48, [10, 20, 50, 100], 33), 1000, [/--page-sizes 100 \(917 files\)/]],
     ['140k cities, defaults: 8 orderings, as the default page size alone is too many', shape(135_233, [10, 20, 50, 100], 33), 1_000_000, [/at most 8 of the 33 orderings/, /^(?!.*--page-sizes)/]],
-    ['no compression when that alone fits', shape(48, [10, 20, 50, 100], 33), 1000, [/--no-compress/]],
+    ['no compression when that alone fits', shape(48, [10, 20, 50, 100], 33), 1000, [/--compression none/]],
     ['raising the limit, with the count', shape(48, [10, 20, 50, 100], 33), 10, [/raise --max-files to 2,105/, /Nothing was written\.$/]],
   ])('%s', (_, s, max, patterns) => {
     const advice = tooManyFilesAdvice(s, max);

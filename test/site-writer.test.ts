@@ -6,7 +6,9 @@ import { recoverSite, writeSite, type SiteEntry } from '../src/write/site-writer
 import { checkSite, siteLeftovers, treeDifferences } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
 
-const manifest = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compress: true, liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
+const manifest = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compression: 'fast', liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
+/** The same site, written without `.gz`/`.br`. */
+const plain = { ...manifest, settings: { ...manifest.settings, compression: 'none' } } as const;
 const entries = (n: number, text = 'v1'): SiteEntry[] => Array.from({ length: n }, (_, i) => ({ path: `cities/p/${i}.json`, body: Buffer.from(`${text}-${i}`), compress: true }));
 
 let root: string;
@@ -17,13 +19,13 @@ afterAll(() => cleanup());
 describe('writeSite keeps the previous site whole whatever happens', () => {
   it('a build that fails midway leaves the old site and no staging tree', async () => {
     const out = join(root, 'fail');
-    await writeSite(out, entries(20), manifest, { compress: true });
+    await writeSite(out, entries(20), manifest, {});
     const before = await readTree(out);
     function* failing(): Generator<SiteEntry> {
       yield* entries(10, 'v2');
       throw new Error('disk on fire');
     }
-    await expect(writeSite(out, failing(), manifest, { compress: true })).rejects.toThrow('disk on fire');
+    await expect(writeSite(out, failing(), manifest, {})).rejects.toThrow('disk on fire');
     const after = await readTree(out);
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
     for (const [path, bytes] of before) expect(bytes.equals(after.get(path)!)).toBe(true);
@@ -32,39 +34,39 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
 
   it('a disk that fills up (ENOSPC from a writer thread) is said with the path and what to do (exit 1), the old site whole, the next build working', async () => {
     const out = join(root, 'full-disk');
-    await writeSite(out, entries(5), manifest, { compress: true });
+    await writeSite(out, entries(5), manifest, {});
     const before = await readTree(out);
     function* filling(): Generator<SiteEntry> {
       yield* entries(3, 'v2');
       throw new Error(`ENOSPC: no space left on device, write '${join(out, 'cities/p/3.json')}'`);
     }
-    await expect(writeSite(out, filling(), manifest, { compress: true })).rejects.toMatchObject({
+    await expect(writeSite(out, filling(), manifest, {})).rejects.toMatchObject({
       exitCode: 1,
       message: `cannot build ${out}: ENOSPC: no space left on device, write '${join(out, 'cities/p/3.json')}'; free some space and build again (the site was left as it was)`,
     });
     expect(treeDifferences(before, await readTree(out))).toEqual([]);
     expect(await siteLeftovers(out)).toEqual([]);
-    await expect(writeSite(out, entries(5, 'v2'), manifest, { compress: true })).resolves.toMatchObject({ written: 16 });
+    await expect(writeSite(out, entries(5, 'v2'), manifest, {})).resolves.toMatchObject({ written: 16 });
   });
 
   it('counts written, unchanged and removed files, compressed siblings included', async () => {
     const out = join(root, 'counts');
-    expect(await writeSite(out, entries(4), manifest, { compress: true })).toEqual({ files: 13, written: 13, unchanged: 0, removed: 0, kept: [] });
+    expect(await writeSite(out, entries(4), manifest, {})).toEqual({ files: 13, written: 13, unchanged: 0, removed: 0, kept: [] });
     const changed = [...entries(2), { path: 'cities/p/2.json', body: Buffer.from('changed'), compress: true }];
-    expect(await writeSite(out, changed, manifest, { compress: true })).toEqual({ files: 10, written: 4, unchanged: 6, removed: 3, kept: [] });
+    expect(await writeSite(out, changed, manifest, {})).toEqual({ files: 10, written: 4, unchanged: 6, removed: 3, kept: [] });
   });
 
   it('unchanged files keep their inode (hard links into the new tree)', async () => {
     const out = join(root, 'links');
-    await writeSite(out, entries(3), manifest, { compress: true });
+    await writeSite(out, entries(3), manifest, {});
     const before = await stat(join(out, 'cities/p/1.json.br'));
-    await writeSite(out, entries(3), manifest, { compress: true });
+    await writeSite(out, entries(3), manifest, {});
     expect((await stat(join(out, 'cities/p/1.json.br'))).ino).toBe(before.ino);
   });
 
   it('recovers the previous site when a build was killed between its two renames', async () => {
     const out = join(root, 'killed');
-    await writeSite(out, entries(3), manifest, { compress: false });
+    await writeSite(out, entries(3), plain, {});
     const deadPid = 2 ** 22 + 7;
     await rename(out, join(root, `.killed.previous-${deadPid}`));
     await mkdir(join(root, `.killed.staging-${deadPid}`));
@@ -79,23 +81,23 @@ describe('the stat cache (.NAME.stat-cache) is only trusted for what it recorded
   it('after a build killed between its swap and writing the cache (the old cache left), the next build trusts no stale record: it reads the files, reuses the intact ones and rewrites a damaged one', async () => {
     const out = join(root, 'stale-cache');
     const cache = join(root, '.stale-cache.stat-cache');
-    await writeSite(out, entries(6), manifest, { compress: true });
+    await writeSite(out, entries(6), manifest, {});
     const stale = await readFile(cache);
     const changed = entries(6).map((e, i) => (i < 2 ? { ...e, body: Buffer.from(`v2-${i}`) } : e));
-    await writeSite(out, changed, { ...manifest, version: 'test 2' }, { compress: true });
+    await writeSite(out, changed, { ...manifest, version: 'test 2' }, {});
     await writeFile(cache, stale);
     await writeFile(join(out, 'cities/p/4.json.gz'), 'damaged');
-    expect(await writeSite(out, changed, { ...manifest, version: 'test 2' }, { compress: true })).toMatchObject({ written: 1, unchanged: 18 });
+    expect(await writeSite(out, changed, { ...manifest, version: 'test 2' }, {})).toMatchObject({ written: 1, unchanged: 18 });
     expect((await checkSite(out)).problems).toEqual([]);
   });
 
   it('a site copied elsewhere (cp -a keeps mtimes, not inodes) has no records: every file is read, only a damaged one rewritten', async () => {
     const out = join(root, 'original');
-    await writeSite(out, entries(4), manifest, { compress: true });
+    await writeSite(out, entries(4), manifest, {});
     await cp(out, join(root, 'copy'), { recursive: true, preserveTimestamps: true });
     await cp(join(root, '.original.stat-cache'), join(root, '.copy.stat-cache'));
     await writeFile(join(root, 'copy/cities/p/1.json'), 'v1-X');
-    expect(await writeSite(join(root, 'copy'), entries(4), manifest, { compress: true })).toMatchObject({ written: 1, unchanged: 12 });
+    expect(await writeSite(join(root, 'copy'), entries(4), manifest, {})).toMatchObject({ written: 1, unchanged: 12 });
     expect((await checkSite(join(root, 'copy'))).problems).toEqual([]);
   });
 });
@@ -106,7 +108,7 @@ describe('two builds never interleave', () => {
     const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
     try {
       await writeFile(join(root, '.locked.lock'), `${sleeper.pid}\n`);
-      await expect(writeSite(out, entries(1), manifest, { compress: false })).rejects.toThrow(`another build of ${out} is running (pid ${sleeper.pid})`);
+      await expect(writeSite(out, entries(1), plain, {})).rejects.toThrow(`another build of ${out} is running (pid ${sleeper.pid})`);
     } finally {
       sleeper.kill();
     }
@@ -115,7 +117,7 @@ describe('two builds never interleave', () => {
   it('a dead builder’s lock is taken over', async () => {
     const out = join(root, 'stale');
     await writeFile(join(root, '.stale.lock'), `${2 ** 22 + 9}\n`);
-    await expect(writeSite(out, entries(1), manifest, { compress: false })).resolves.toMatchObject({ written: 2 });
+    await expect(writeSite(out, entries(1), plain, {})).resolves.toMatchObject({ written: 2 });
     expect(await siteLeftovers(out)).toEqual([]);
   });
 });
@@ -125,7 +127,7 @@ describe('writer threads', () => {
     const out = join(root, 'eval');
     const code = `import { writeSite } from ${JSON.stringify(join(import.meta.dirname, '../lib/write/site-writer.js'))};
       const entries = Array.from({ length: 40 }, (_, i) => ({ path: 'cities/p/' + i + '.json', body: Buffer.from('page ' + i), compress: true }));
-      const stats = await writeSite(${JSON.stringify(out)}, entries, ${JSON.stringify(manifest)}, { compress: true });
+      const stats = await writeSite(${JSON.stringify(out)}, entries, ${JSON.stringify(manifest)}, {});
       console.log(JSON.stringify(stats));`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', code]);
     let stdout = '';

@@ -8,7 +8,7 @@ import { writeSite } from '../src/write/site-writer.js';
 import { StatCache } from '../src/write/stat-cache.js';
 import { tempDir } from './helpers.js';
 
-const head = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compress: true, liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
+const head = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compression: 'fast', liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
 const entries = [
   { path: 'cities/default/10/1.json', body: 'one', compress: true },
   { path: 'cities/default/10/2.json', body: 'two', compress: true },
@@ -23,7 +23,7 @@ let good: Buffer;
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-stat-cache-'));
   site = join(root, 'site');
-  await writeSite(site, entries, head, { compress: true });
+  await writeSite(site, entries, head, {});
   manifest = (await readManifest(site))!;
   good = await readFile(join(root, '.site.stat-cache'));
 });
@@ -76,7 +76,7 @@ describe('SiteOwnership: what of a directory the site built there may replace or
   });
 
   it('an uncompressed site owns no .gz/.br, and no site owns nothing', () => {
-    const plain = new SiteOwnership({ ...head, settings: { ...head.settings, compress: false }, files: { 'openapi.json': 'h' } });
+    const plain = new SiteOwnership({ ...head, settings: { ...head.settings, compression: 'none' }, files: { 'openapi.json': 'h' } });
     expect([plain.ownsFile('openapi.json.gz'), new SiteOwnership(null).ownsFile('openapi.json')]).toEqual([false, false]);
   });
 });

@@ -74,6 +74,7 @@ export class SiteBuilder {
         pageSizes: options.pageSizes ?? settings?.pageSizes ?? DEFAULT_PAGE_SIZES,
         orderings: options.orderings ?? settings?.orderings,
         liveUrl: settings?.liveUrl ?? undefined,
+        compression: settings?.compression,
       });
       this.builtHash = sha256(bytes);
     }, options.lockWait, siteSiblings(options.dir).lock);

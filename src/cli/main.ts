@@ -109,7 +109,7 @@ export async function runMain(options: RunOptions): Promise<number> {
   const buildCommand = command(program, 'build', `write every precomputed page of ${ROUTES.endpoint} as JSON files`);
   buildCommand.cmd.action(async () => {
     const { config, o } = await buildCommand.options();
-    const baseUrlGiven = buildCommand.cmd.getOptionValueSource('baseUrl') === 'cli' || config.baseUrl !== undefined;
+    const given = (key: 'baseUrl' | 'compression') => buildCommand.cmd.getOptionValueSource(key) === 'cli' || config[key] !== undefined;
     const data = resolve(cwd, o.data!);
     const out = resolve(cwd, o.out!);
     const reading = progressLine(stderr, `reading ${shown(data)}`, { unit: 'bytes' });
@@ -123,10 +123,12 @@ export async function runMain(options: RunOptions): Promise<number> {
     const result = await build({
       data,
       out,
-      baseUrl: baseUrlGiven ? o.baseUrl : undefined,
+      baseUrl: given('baseUrl') ? o.baseUrl : undefined,
       collation: o.collation!,
       pageSizes: o.pageSizes!,
       orderings: o.orderings!,
+      // Only as given: build() says when it contradicts --no-compress.
+      compression: given('compression') ? o.compression : undefined,
       compress: o.compress!,
       liveUrl: o.liveUrl,
       maxFiles: o.maxFiles!,

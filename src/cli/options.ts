@@ -2,7 +2,7 @@ import { Option } from 'commander';
 import type { Collation } from '../core/collation.js';
 import { CitiesApiError } from '../core/errors.js';
 import { DEFAULT_MAX_FILES } from '../site/size.js';
-import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCollation, parseMaxFiles, parseMinFree, parseOrderings, parsePageSizes } from '../site/spec.js';
+import { COMPRESSIONS, type Compression, DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_COMPRESSION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCollation, parseCompression, parseMaxFiles, parseMinFree, parseOrderings, parsePageSizes } from '../site/spec.js';
 
 // The option table: every flag of every command, and every key of cities-api.config.json, with its
 // default, its parser and its help. Commander's options and --help, the config file's checks and the
@@ -43,6 +43,7 @@ export interface OptionValues {
   pageSizes: number[];
   orderings: string[];
   compress: boolean;
+  compression: Compression;
   liveUrl: string;
   maxFiles: number;
   minFree: number;
@@ -83,7 +84,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'collation', flag: '--collation <name>', help: 'text order: ICU per language (locale), or Unicode code point', helpIn: { serve: 'text order when building (default: the site\'s)' }, commands: BUILDS, config: 'string', default: DEFAULT_COLLATION, defaultIn: BUILDING, choices: ['locale', 'codepoint'], parse: parseCollation },
   { key: 'pageSizes', flag: '--page-sizes <list>', help: 'page sizes to precompute, e.g. 10,20,50,100', helpIn: { serve: 'page sizes to precompute when building (default: the site\'s)' }, commands: BUILDS, config: 'list of numbers', default: DEFAULT_PAGE_SIZES, defaultIn: BUILDING, parse: parsePageSizes },
   { key: 'orderings', flag: '--orderings <list>', help: 'orderings to precompute: all, or e.g. default,name_en,-name_en', helpIn: { serve: 'orderings to precompute when building (default: the site\'s)' }, commands: BUILDS, config: 'list of strings', default: 'all', defaultIn: BUILDING, parse: parseOrderings },
-  { key: 'compress', flag: '--no-compress', help: 'do not write .gz/.br next to each page', commands: BUILDING, config: 'boolean', default: true },
+  { key: 'compression', flag: '--compression <level>', help: 'how the .gz/.br next to each page are made: fast (gzip 6, brotli 2), best (gzip 9, brotli 11: smaller files for a much slower build, docs/deploy.md), or none', commands: BUILDING, config: 'string', default: DEFAULT_COMPRESSION, choices: COMPRESSIONS, parse: parseCompression },
+  { key: 'compress', flag: '--no-compress', help: 'the older spelling of --compression none, still accepted', commands: BUILDING, config: 'boolean', default: true },
   { key: 'liveUrl', flag: '--live-url <url>', help: 'where static hosts send queries no file answers (Netlify _redirects, the CloudFront function); without one they answer a 404 saying so', commands: BUILDING, config: 'string' },
   { key: 'liveUrl', flag: '--live-url <url>', help: 'where cities-api serve listens', commands: ['config nginx'], default: 'http://127.0.0.1:8080', parse: normalizeBaseUrl },
   { key: 'liveUrl', flag: '--live-url <url>', help: 'origin for queries no file answers (a cities-api serve)', commands: ['config cloudfront'], defaultText: 'the site\'s --live-url, else a 404 saying so', parse: normalizeBaseUrl },

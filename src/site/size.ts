@@ -2,19 +2,19 @@ import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
 import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
 import { ROUTES } from '../core/route-table.js';
 import { edgeBytes, edgeFileCount } from './edge-files.js';
-import type { SiteSpec } from './spec.js';
+import type { Compression, SiteSpec } from './spec.js';
 
 // How big a site gets before it is built: files and bytes grow with orderings × page sizes ×
 // cities, so the build can say so up front and refuse what would swamp a disk or a host.
 
 export const DEFAULT_MAX_FILES = 1_000_000;
 /** Files per page: the page, and its `.gz` and `.br` when compressed. */
-const filesPerPage = (compress: boolean) => (compress ? 3 : 1);
+const filesPerPage = (compression: Compression) => (compression === 'none' ? 1 : 3);
 /** Files besides the pages (the route table's extras: manifest, dataset, host configs, ...). */
 export const OTHER_FILES = Object.keys(ROUTES.extras).length;
 
 /** What decides a site's size. */
-export type Sized = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings' | 'compress'>;
+export type Sized = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings' | 'compression'>;
 
 export interface SiteSize {
   readonly pages: number;
@@ -35,7 +35,7 @@ function pagesPerOrdering(cities: number, pageSizes: readonly number[]): number 
 const fixedFiles = (count: number) => OTHER_FILES + edgeFileCount(count);
 
 export function countSiteFiles(site: Sized): number {
-  return pagesPerOrdering(site.count, site.pageSizes) * site.orderings.length * filesPerPage(site.compress) + fixedFiles(site.count);
+  return pagesPerOrdering(site.count, site.pageSizes) * site.orderings.length * filesPerPage(site.compression) + fixedFiles(site.count);
 }
 
 /**
@@ -50,7 +50,7 @@ export function estimateSiteSize(site: Sized, cityBytes: number, baseUrlLength: 
   const lastPages = [DEFAULT_PAGE_SIZE, ...site.pageSizes].reduce((n, size) => n + Math.min(size, site.count), 0);
   const jsonBytes = Math.round(pages * envelope + (perCity * (site.count * (site.pageSizes.length + 2) + lastPages)) * orderings);
   const dataBytes = Math.round(site.count ? perCity * site.count + edgeBytes(site.count, cityBytes) : 0);
-  return { pages, files: countSiteFiles(site), jsonBytes, compressedBytes: site.compress ? Math.round(jsonBytes * compressedRatio) : 0, dataBytes };
+  return { pages, files: countSiteFiles(site), jsonBytes, compressedBytes: site.compression !== 'none' ? Math.round(jsonBytes * compressedRatio) : 0, dataBytes };
 }
 
 /** Slack on the estimated bytes (measured within 5 % at 140k cities; compression varies more). */
@@ -71,13 +71,13 @@ export type Reusable = Sized & Pick<SiteSpec, 'baseUrl' | 'collation' | 'default
 /**
  * At most what a new site can reuse of an old one (hard links cost no space): the pages both
  * precompute (same base URL and collation, the orderings and page sizes of both, the cities of the
- * smaller), as if their bytes were all unchanged. Null when nothing can be.
+ * smaller, their `.gz`/`.br` when made at the same level), as if their bytes were all unchanged. Null when nothing can be.
  */
 export function reusableShape(old: Reusable, site: Reusable): Sized | null {
   if (old.baseUrl !== site.baseUrl || old.collation !== site.collation || old.defaultPageSize !== site.defaultPageSize) return null;
   const orderings = site.orderings.filter((key) => old.orderings.includes(key));
   if (!orderings.length) return null;
-  return { count: Math.min(old.count, site.count), pageSizes: site.pageSizes.filter((size) => old.pageSizes.includes(size)), orderings, compress: old.compress && site.compress };
+  return { count: Math.min(old.count, site.count), pageSizes: site.pageSizes.filter((size) => old.pageSizes.includes(size)), orderings, compression: old.compression === site.compression ? site.compression : 'none' };
 }
 
 /** Why a site is refused above `maxFiles`, and which orderings or page sizes to drop so it fits. */
@@ -94,7 +94,7 @@ export function tooManyFilesAdvice(shape: Sized, maxFiles: number): string {
   if (sizes.length < shape.pageSizes.length && countSiteFiles({ ...shape, pageSizes: sizes }) <= maxFiles) {
     ways.push(`drop the smallest page sizes: --page-sizes ${sizes.join(',')} (${countSiteFiles({ ...shape, pageSizes: sizes }).toLocaleString('en')} files)`);
   }
-  if (shape.compress && countSiteFiles({ ...shape, compress: false }) <= maxFiles) ways.push('--no-compress (one file per page instead of three)');
+  if (shape.compression !== 'none' && countSiteFiles({ ...shape, compression: 'none' }) <= maxFiles) ways.push('--compression none (one file per page instead of three)');
   ways.push(`raise --max-files to ${files.toLocaleString('en')} if the disk and the host can take it`);
   return `the site would hold ${files.toLocaleString('en')} files, above --max-files ${maxFiles.toLocaleString('en')}. To fit: ${ways.join('; or ')}. Nothing was written.`;
 }

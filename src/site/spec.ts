@@ -11,7 +11,8 @@ export interface SiteSettings {
   /** Precomputed orderings (`default`, `name_en`, `-name_ar`, ...). */
   readonly orderings: readonly string[];
   readonly defaultPageSize: number;
-  readonly compress: boolean;
+  /** How the `.gz`/`.br` beside each page are made, or `none` when there are none. */
+  readonly compression: Compression;
   /** Where static hosts send what no file covers (a running `cities-api serve`, an edge function), if anywhere. */
   readonly liveUrl: string | null;
 }
@@ -29,6 +30,14 @@ export interface SiteSpec extends SiteSettings {
 export function siteSpec(settings: SiteSettings, count: number): SiteSpec {
   return { ...settings, count, mount: mountOf(settings.baseUrl) };
 }
+
+/** `none`: no `.gz`/`.br`; `fast`: gzip 6, brotli 2; `best`: gzip 9, brotli 11 (write/compression.ts). */
+export const COMPRESSIONS = ['none', 'fast', 'best'] as const;
+export type Compression = (typeof COMPRESSIONS)[number];
+/** A level that writes `.gz`/`.br`. */
+export type CompressionLevel = Exclude<Compression, 'none'>;
+/** Builds stay at the disk's speed; `best` is for the build a CDN serves from (docs/deploy.md, with the figures). */
+export const DEFAULT_COMPRESSION: Compression = 'fast';
 
 export const DEFAULT_DATA = 'data/cities.csv';
 export const DEFAULT_OUT = 'dist';
@@ -80,6 +89,11 @@ export function parseOrderings(value: string | readonly string[]): string[] {
   }
   if (!items.length) throw new CitiesApiError('no orderings given: expected all, or a list such as default,name_en,-name_en', 2);
   return PRECOMPUTABLE_ORDERINGS.filter((key) => items.includes(key));
+}
+
+export function parseCompression(value: string): Compression {
+  if (!(COMPRESSIONS as readonly string[]).includes(value)) throw new CitiesApiError(`invalid compression "${shortText(String(value))}": use ${COMPRESSIONS.join(', ')}`, 2);
+  return value as Compression;
 }
 
 export function parseCollation(value: string): Collation {

@@ -1,26 +1,40 @@
 import { brotliCompressSync, constants as zlib, gzipSync, type BrotliOptions, type ZlibOptions } from 'node:zlib';
+import type { CompressionLevel } from '../site/spec.js';
 
-// Level 6 gzip and quality-2 brotli, each with a window no larger than the file: nearly the
-// ratios of the slowest settings on these pages at a fraction of the CPU (measured on 140k-city
-// pages: gzip 0.187 at 105 MB/s, brotli 0.173 at 146 MB/s), since a large site has 400,000 of them.
+// Each level's gzip and brotli settings, with a window no larger than the file.
+// fast: gzip 6 and brotli 2: nearly the ratios of gzip's slowest setting, at a fraction of the CPU
+// (measured on 140k-city pages: gzip 0.187 at 105 MB/s, brotli 0.173 at 146 MB/s), since a large
+// site has 400,000 pages. best: gzip 9 and brotli 11, whose optimal parsing makes brotli about
+// 28 % smaller on these pages for about 100 times the CPU (npm run bench:compression).
+
+const LEVELS: Record<CompressionLevel, { readonly gzip: number; readonly brotli: number }> = {
+  fast: { gzip: 6, brotli: 2 },
+  best: { gzip: 9, brotli: 11 },
+};
 
 const windowBits = (size: number, min: number, max: number) => Math.min(max, Math.max(min, Math.ceil(Math.log2(Math.max(size, 1)))));
 
-/** gzip settings for a file of `size` bytes (0: unknown, streamed). */
-export const gzipOptions = (size: number): ZlibOptions => ({ level: 6, windowBits: size ? windowBits(size, 9, 15) : 15 });
+/** gzip settings at `level` for a file of `size` bytes (0: unknown, streamed). */
+export const gzipOptions = (level: CompressionLevel, size: number): ZlibOptions => ({ level: LEVELS[level].gzip, windowBits: size ? windowBits(size, 9, 15) : 15 });
 
-/** brotli settings for a file of `size` bytes (0: unknown, streamed). */
-export const brotliOptions = (size: number): BrotliOptions => ({
+/** brotli settings at `level` for a file of `size` bytes (0: unknown, streamed). */
+export const brotliOptions = (level: CompressionLevel, size: number): BrotliOptions => ({
   params: {
-    [zlib.BROTLI_PARAM_QUALITY]: 2,
+    [zlib.BROTLI_PARAM_QUALITY]: LEVELS[level].brotli,
     [zlib.BROTLI_PARAM_LGWIN]: size ? windowBits(size, 10, 22) : 22,
     [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
     [zlib.BROTLI_PARAM_SIZE_HINT]: size,
   },
 });
 
-/** Bytes of a page's `.gz` and `.br` together, per byte of the page. */
-export function compressedRatio(page: Uint8Array): number {
+/** A page's `.gz` and `.br` at `level`, in that order. */
+export function compressPage(page: Uint8Array, level: CompressionLevel): [Buffer, Buffer] {
+  return [gzipSync(page, gzipOptions(level, page.length)), brotliCompressSync(page, brotliOptions(level, page.length))];
+}
+
+/** Bytes of a page's `.gz` and `.br` together at `level`, per byte of the page. */
+export function compressedRatio(page: Uint8Array, level: CompressionLevel): number {
   if (!page.length) return 0;
-  return (gzipSync(page, gzipOptions(page.length)).length + brotliCompressSync(page, brotliOptions(page.length)).length) / page.length;
+  const [gz, br] = compressPage(page, level);
+  return (gz.length + br.length) / page.length;
 }

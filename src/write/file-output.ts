@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { brotliCompress, createBrotliCompress, createGzip, gzip } from 'node:zlib';
 import { brotliOptions, gzipOptions } from './compression.js';
+import type { CompressionLevel } from '../site/spec.js';
 
 // Writing one file of a site: its bytes (one buffer, or parts for large files so they are
 // never assembled in memory), its hash, its precompressed siblings, or a link to an unchanged copy.
@@ -73,14 +74,14 @@ export async function writeParts(path: string, parts: Iterable<Uint8Array>): Pro
 export const VARIANTS = ['.gz', '.br'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
-/** Writes the gzip or brotli form of a body next to it. */
-export async function writeCompressed(path: string, parts: Iterable<Uint8Array>, variant: Variant): Promise<FileStat> {
+/** Writes the gzip or brotli form of a body, made at `level`, next to it. */
+export async function writeCompressed(path: string, parts: Iterable<Uint8Array>, variant: Variant, level: CompressionLevel): Promise<FileStat> {
   const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
   if (single) {
-    const packed = variant === '.gz' ? await gzipAsync(single, gzipOptions(single.length)) : await brotliAsync(single, brotliOptions(single.length));
+    const packed = variant === '.gz' ? await gzipAsync(single, gzipOptions(level, single.length)) : await brotliAsync(single, brotliOptions(level, single.length));
     await writeFileAsync(path, packed, { flag: 'wx' });
   } else {
-    const compressor = variant === '.gz' ? createGzip(gzipOptions(0)) : createBrotliCompress(brotliOptions(0));
+    const compressor = variant === '.gz' ? createGzip(gzipOptions(level, 0)) : createBrotliCompress(brotliOptions(level, 0));
     await pipeline(Readable.from(parts), compressor, createWriteStream(path, { flags: 'wx' }));
   }
   return lstat(path);

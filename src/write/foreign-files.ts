@@ -29,7 +29,7 @@ export class SiteOwnership {
     if (!this.site) return false;
     if (path === MANIFEST_PATH || path in this.site.files) return true;
     const variant = VARIANTS.find((v) => path.endsWith(v));
-    return !!variant && this.site.settings.compress && path.slice(0, -variant.length) in this.site.files;
+    return !!variant && this.site.settings.compression !== 'none' && path.slice(0, -variant.length) in this.site.files;
   }
 
   /** A directory holding some file the site owns. */

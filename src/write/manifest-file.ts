@@ -44,11 +44,18 @@ export async function readManifest(siteDir: string): Promise<Manifest | null> {
   return parseManifest(text, siteDir);
 }
 
+/** Sites built before levels recorded `compress: true|false`: their `.gz`/`.br` were made as `fast` makes them. */
+function withCompression(manifest: Manifest): Manifest {
+  const { compress, ...settings } = manifest.settings as Manifest['settings'] & { compress?: boolean };
+  if (manifest.settings.compression !== undefined || compress === undefined) return manifest;
+  return { ...manifest, settings: { ...settings, compression: compress ? 'fast' : 'none' } };
+}
+
 function parseManifest(text: string, siteDir: string): Manifest {
   try {
     const manifest = JSON.parse(text) as Manifest;
     if (manifest.generator !== 'cities-api' || typeof manifest.files !== 'object') throw new Error('not a cities-api manifest');
-    return manifest;
+    return withCompression(manifest);
   } catch (error) {
     throw new CitiesApiError(`${join(siteDir, MANIFEST_PATH)} is damaged (${(error as Error).message}); delete ${siteDir} and build again`);
   }

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
 import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Body } from './file-output.js';
 import type { Manifest } from '../site/manifest.js';
+import type { Compression } from '../site/spec.js';
 import { runBounded } from './run-bounded.js';
 import { holdsBytes, RealDirs } from './site-check.js';
 import { StatRecords, type Slot, type StatCache } from './stat-cache.js';
@@ -18,7 +19,8 @@ export interface SiteEntry {
 }
 
 export interface AssembleOptions {
-  readonly compress: boolean;
+  /** How entries that ask for `.gz`/`.br` get them (`none`: they get none). */
+  readonly compression: Compression;
   /** Reuse nothing of the old tree: every file is written anew. */
   readonly force?: boolean;
   readonly guard?: SpaceGuard;
@@ -41,8 +43,9 @@ const IN_FLIGHT = 48;
  * Writes every entry into `staging`. A file of the old tree is reused (hard-linked: it keeps its
  * inode and mtime) only when the old manifest lists the same bytes for it and the file is a
  * regular file reached through real directories that either still shows the inode, size and mtime
- * the stat cache recorded or, read, holds those bytes (a `.gz`/`.br` is decompressed). Anything
- * else (edited, truncated, replaced, turned into a link or a directory, missing) is written anew.
+ * the stat cache recorded or, read, holds those bytes (a `.gz`/`.br` is decompressed; it is reused
+ * only when the old site made it at the same level). Anything else (edited, truncated, replaced,
+ * turned into a link or a directory, missing) is written anew.
  */
 export async function assemble(outDir: string, staging: string, old: Manifest | null, cache: StatCache | null, entries: Iterable<SiteEntry>, options: AssembleOptions): Promise<Assembled> {
   const files: Record<string, string> = {};
@@ -52,6 +55,9 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
   const made = new Map<string, Promise<unknown>>();
   const ensureDir = (dir: string) => made.get(dir) ?? made.set(dir, mkdir(dir, { recursive: true })).get(dir)!;
   const dirs = new RealDirs(outDir);
+  const level = options.compression === 'none' ? null : options.compression;
+  // A `.gz`/`.br` made at another level decompresses to the same page but is not what this build makes.
+  const sameLevel = old?.settings.compression === options.compression;
 
   /** Links the old file into staging if it can be trusted to hold the entry's bytes (`hash`, and `bytes` when in one buffer); its stats, or null. */
   const reuseOld = async (path: string, slot: Slot, hash: string, bytes: Uint8Array | undefined): Promise<FileStat | null> => {
@@ -76,7 +82,7 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
     const parts = partsOf(entry.body);
     const hash = sha256(parts);
     files[entry.path] = hash;
-    const compress = !!entry.compress && options.compress;
+    const compress = !!entry.compress && !!level;
     if (compress) compressed.add(entry.path);
     const slots: Slot[] = compress ? [0, 1, 2] : [0];
     const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
@@ -84,7 +90,7 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
     if (!options.force && old?.files[entry.path] === hash) {
       todo = [];
       for (const slot of slots) {
-        const kept = await reuseOld(entry.path, slot, hash, single);
+        const kept = (slot === 0 || sameLevel) && (await reuseOld(entry.path, slot, hash, single));
         if (kept) {
           records.set(entry.path, slot, kept);
           counts.unchanged++;
@@ -92,14 +98,14 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
       }
     }
     const target = join(staging, entry.path);
-    const pooled = todo.length === slots.length && single && (pool ??= new WritePool()).write(target, single, compress);
+    const pooled = todo.length === slots.length && single && (pool ??= new WritePool(level)).write(target, single, compress);
     if (pooled) {
       const flat = await pooled;
       await wrote(entry.path, [0, 1, 2].slice(0, slots.length).map((i) => ({ ino: flat[i * 3]!, size: flat[i * 3 + 1]!, mtimeMs: flat[i * 3 + 2]! })), slots);
     } else if (todo.length) {
       await ensureDir(dirname(target));
       const stats: FileStat[] = [];
-      for (const slot of todo) stats.push(await (slot ? writeCompressed(target + VARIANTS[slot - 1], parts, VARIANTS[slot - 1]!) : writeParts(target, parts)));
+      for (const slot of todo) stats.push(await (slot ? writeCompressed(target + VARIANTS[slot - 1], parts, VARIANTS[slot - 1]!, level!) : writeParts(target, parts)));
       await wrote(entry.path, stats, todo);
     }
     options.onProgress?.(++counts.entries);

@@ -29,8 +29,8 @@ export interface WriteStats {
   readonly leftover?: string;
 }
 
+/** How the site is written; its `.gz`/`.br` are made as the manifest's settings say (`compression`). */
 export interface WriteOptions {
-  readonly compress: boolean;
   /** Reuse nothing of the old site: every file is written anew. */
   readonly force?: boolean;
   /** Stops the build when free space runs low. */
@@ -84,7 +84,7 @@ async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, man
       const own = await lstat(outDir).catch(() => null);
       if (own) await chmod(staging, own.mode & 0o7777);
       const cache = old && !options.force ? await StatCache.read(outDir, old) : null;
-      const site = await assemble(outDir, staging, old, cache, entries, options);
+      const site = await assemble(outDir, staging, old, cache, entries, { ...options, compression: manifest.settings.compression });
       const inNewSite = (path: string) =>
         path === MANIFEST_PATH || path in site.files || VARIANTS.some((v) => path.endsWith(v) && site.compressed.has(path.slice(0, -v.length)));
       const { removed, kept } = await keepForeignFiles(outDir, staging, new SiteOwnership(old), inNewSite);

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { CompressionLevel } from '../site/spec.js';
 import type { WriteJob, WriterData } from './write-worker.js';
 
 const SLOTS_PER_WORKER = 16;
@@ -25,10 +26,11 @@ export class WritePool {
   private readonly slotFreed: (() => void)[] = [];
   private failure: Error | undefined;
 
-  constructor(size = Math.max(1, availableParallelism())) {
+  /** `level`: how the `.gz`/`.br` of pages written with them are made (null: none are). */
+  constructor(level: CompressionLevel | null, size = Math.max(1, availableParallelism())) {
     this.writers = Array.from({ length: size }, () => {
       const memory = new SharedArrayBuffer(SLOTS_PER_WORKER * SLOT_BYTES);
-      const data: WriterData = { memory, slotBytes: SLOT_BYTES };
+      const data: WriterData = { memory, slotBytes: SLOT_BYTES, level };
       const writer: Writer = {
         worker: new Worker(WORKER_URL, { workerData: data, execArgv: [] }),
         memory: new Uint8Array(memory),

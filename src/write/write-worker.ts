@@ -1,8 +1,8 @@
 import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { brotliOptions, gzipOptions } from './compression.js';
+import type { CompressionLevel } from '../site/spec.js';
+import { compressPage } from './compression.js';
 
 // A writer thread: writes a site file and its precompressed siblings with synchronous calls,
 // so a page costs no hop through libuv's thread pool and no work on the main thread. The bytes
@@ -20,9 +20,11 @@ export interface WriteJob {
 export interface WriterData {
   readonly memory: SharedArrayBuffer;
   readonly slotBytes: number;
+  /** How the `.gz`/`.br` of jobs that ask for them are made (null: none are). */
+  readonly level: CompressionLevel | null;
 }
 
-const { memory, slotBytes } = workerData as WriterData;
+const { memory, slotBytes, level } = workerData as WriterData;
 const made = new Set<string>();
 
 parentPort?.on('message', (job: WriteJob) => {
@@ -34,9 +36,9 @@ parentPort?.on('message', (job: WriteJob) => {
       made.add(dir);
     }
     const stats = writeNewSync(job.path, bytes);
-    if (job.compress) {
-      stats.push(...writeNewSync(`${job.path}.gz`, gzipSync(bytes, gzipOptions(job.length))));
-      stats.push(...writeNewSync(`${job.path}.br`, brotliCompressSync(bytes, brotliOptions(job.length))));
+    if (job.compress && level) {
+      const [gz, br] = compressPage(bytes, level);
+      stats.push(...writeNewSync(`${job.path}.gz`, gz), ...writeNewSync(`${job.path}.br`, br));
     }
     parentPort!.postMessage({ slot: job.slot, stats });
   } catch (error) {
