@@ -15,6 +15,7 @@ import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { readDataset } from '../dataset/read-dataset.js';
 import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseOrderings, parsePageSizes } from '../site/spec.js';
 import { pageFiles } from '../site/pages.js';
+import { siteDirectories } from '../site/layout.js';
 import { edgeFiles } from '../site/edge-files.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
@@ -145,6 +146,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     compress: settings.compress,
     force: options.force,
     guard: new SpaceGuard(out, minFree),
+    directories: siteDirectories(spec),
     onProgress: (done) => options.onProgress?.(Math.min(done, pages), pages),
   });
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };

@@ -36,6 +36,8 @@ export interface WriteOptions {
   /** Stops the build when free space runs low. */
   readonly guard?: SpaceGuard;
   readonly onProgress?: (entriesDone: number) => void;
+  /** Directories of the new site (relative, parents first), made before its files. */
+  readonly directories?: readonly string[];
 }
 
 /**
