@@ -83,10 +83,9 @@ function build(shape, data, site, execArgv) {
 const rawWriter = (site, copy) =>
   runStep(`${report}
     import fg from 'fast-glob';
-    import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+    import { mkdir, readFile, writeFile } from 'node:fs/promises';
     import { dirname, join } from 'node:path';
     const src = ${JSON.stringify(site)}, dst = ${JSON.stringify(copy)};
-    await rm(dst, { recursive: true, force: true });
     const files = await fg('**/*', { cwd: src, dot: true });
     let seconds = 0, bytes = 0, user = 0, sys = 0;
     const timed = async (work) => { const t = performance.now(), c = process.cpuUsage(); await work(); const d = process.cpuUsage(c); seconds += (performance.now() - t) / 1000; user += d.user / 1e6; sys += d.system / 1e6; };
@@ -142,13 +141,20 @@ async function benchShape(name) {
   }
   const work = opts.dir ? join(opts.dir, name) : mkdtempSync(join(tmpdir(), `cities-bench-build-${name}-`));
   mkdirSync(work, { recursive: true });
-  const [site, copy, edited] = ['site', 'copy', 'edited.json'].map((f) => join(work, f));
+  const edited = join(work, 'edited.json');
+  // Each build and raw writer writes a tree of its own, and every tree is deleted at the end only:
+  // on ext4 without a journal (this machine's) creating files within a minute or more of
+  // deleting many costs several times as much (inode allocation skips recently deleted inodes,
+  // reading each: recently_deleted() in perf), which a step must not inflict on the next.
+  const trees = [];
+  const tree = (label) => (trees.push(join(work, label)), join(work, label));
+  let site;
   const datasetBytes = statSync(shape.data).size;
   try {
     console.log(`\n${name}: ${shape.data}: ${fmt(mb(datasetBytes))} MB of JSON; orderings ${shape.orderings}; page sizes ${shape.pageSizes}; in ${work}`);
     const builds = [], raws = [];
     const fullBuild = async (label, execArgv) => {
-      rmSync(site, { recursive: true, force: true });
+      site = tree(`site-${trees.length}`);
       const full = await build(shape, shape.data, site, execArgv);
       row(label, full);
       const { read, write, finish } = full.phases;
@@ -157,9 +163,8 @@ async function benchShape(name) {
     };
     for (let round = 1; round <= rounds; round++) {
       const full = await fullBuild(`round ${round}: full build`);
-      const raw = await rawWriter(site, copy);
+      const raw = await rawWriter(site, tree(`copy-${trees.length}`));
       row(`round ${round}: raw writer`, raw);
-      rmSync(copy, { recursive: true, force: true });
       console.log(`    this round: build / raw writer ${fmt(full.seconds / raw.seconds, 2)}`);
       builds.push(full);
       raws.push(raw);
@@ -181,11 +186,12 @@ async function benchShape(name) {
     if (opts.profile) {
       const dir = join(opts.profile, name);
       rmSync(dir, { recursive: true, force: true });
+      // The profiled build writes a tree of its own too (see `trees`).
       await fullBuild('full build, profiled', ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
       printProfiles(dir);
     }
   } finally {
-    rmSync(copy, { recursive: true, force: true });
+    if (!opts.keep) for (const dir of trees) rmSync(dir, { recursive: true, force: true });
     if (!opts.keep && !opts.dir) rmSync(work, { recursive: true, force: true });
   }
 }
