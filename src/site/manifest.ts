@@ -37,10 +37,26 @@ export const MANIFEST_FILES_KEY = '\n "files": {';
  * readManifestHead relies on), written without building a sorted copy of a large map.
  */
 export function manifestJson(head: ManifestHead, files: Readonly<Record<string, string>>, paths: readonly string[] = sortedPaths(files)): string {
+  return [...manifestText(head, files, paths)].join('');
+}
+
+const PIECE_CHARS = 64 * 1024;
+
+/** manifestJson's text in pieces of about 64 KiB, made as they are read: a large site's list is never one string. */
+export function* manifestText(head: ManifestHead, files: Readonly<Record<string, string>>, paths: readonly string[] = sortedPaths(files)): Generator<string> {
   const text = JSON.stringify({ ...head, files: {} }, null, 1);
-  if (!paths.length) return `${text}\n`;
-  const lines = paths.map((path) => `  ${JSON.stringify(path)}: ${JSON.stringify(files[path])}`);
-  return `${text.slice(0, -'{}\n}'.length)}{\n${lines.join(',\n')}\n }\n}\n`;
+  if (!paths.length) {
+    yield `${text}\n`;
+    return;
+  }
+  let piece = `${text.slice(0, -'{}\n}'.length)}{\n`;
+  for (let i = 0; i < paths.length; i++) {
+    piece += `  ${JSON.stringify(paths[i])}: ${JSON.stringify(files[paths[i]!])}${i + 1 < paths.length ? ',\n' : '\n }\n}\n'}`;
+    if (piece.length >= PIECE_CHARS || i + 1 === paths.length) {
+      yield piece;
+      piece = '';
+    }
+  }
 }
 
 /** The paths of `files` in the manifest's order (by UTF-16 code units, as the file lists them). */

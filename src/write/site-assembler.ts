@@ -25,6 +25,8 @@ export interface AssembleOptions {
   readonly force?: boolean;
   readonly guard?: SpaceGuard;
   readonly onProgress?: (entriesDone: number) => void;
+  /** Directories (relative, parents first) the entries go to, made before any file is written; others are made as needed. */
+  readonly directories?: readonly string[];
 }
 
 export interface Assembled {
@@ -77,6 +79,7 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
     await options.guard?.wrote(stats.reduce((n, s) => n + s.size, 0));
   };
 
+  for (const dir of options.directories ?? []) await ensureDir(join(staging, dir));
   let pool: WritePool | undefined;
   const one = async (entry: SiteEntry) => {
     const parts = partsOf(entry.body);

@@ -1,11 +1,11 @@
-import { chmod, lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import fg from 'fast-glob';
 import type { SpaceGuard } from './disk-space.js';
 import { CitiesApiError } from '../core/errors.js';
-import { reuse, VARIANTS } from './file-output.js';
+import { reuse, sha256, VARIANTS, writeParts } from './file-output.js';
 import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
-import { MANIFEST_PATH, manifestJson, sortedPaths, type Manifest } from '../site/manifest.js';
+import { MANIFEST_PATH, manifestText, sortedPaths, type Manifest } from '../site/manifest.js';
 import { readManifest } from './manifest-file.js';
 import { removeTree } from './remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
@@ -36,6 +36,8 @@ export interface WriteOptions {
   /** Stops the build when free space runs low. */
   readonly guard?: SpaceGuard;
   readonly onProgress?: (entriesDone: number) => void;
+  /** Directories of the new site (relative, parents first), made before its files. */
+  readonly directories?: readonly string[];
 }
 
 /**
@@ -113,17 +115,20 @@ async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, man
 async function placeManifest(outDir: string, staging: string, old: Manifest | null, manifest: Omit<Manifest, 'files'>, files: Readonly<Record<string, string>>, paths: readonly string[], reuseOld: 'no' | 'as built' | 'if same bytes'): Promise<{ stats: FileStat; reused: boolean }> {
   const to = join(staging, MANIFEST_PATH);
   await mkdir(dirname(to), { recursive: true });
-  let text: string | undefined;
+  // Made piece by piece as it is hashed or written: a large site's manifest is never one string.
+  const text: Iterable<Uint8Array> = {
+    *[Symbol.iterator]() {
+      for (const piece of manifestText(manifest, files, paths)) yield Buffer.from(piece);
+    },
+  };
   if (reuseOld !== 'no' && old && sameManifest(old, manifest, files)) {
     const from = join(outDir, MANIFEST_PATH);
     const stats = await lstat(from).catch(() => null);
-    if (reuseOld === 'if same bytes') text = manifestJson(manifest, files, paths);
-    const same = !!stats?.isFile() && (reuseOld === 'as built' || (await holdsBytes(from, 0, stats.size, '', Buffer.from(text!))));
+    const same = !!stats?.isFile() && (reuseOld === 'as built' || (await holdsBytes(from, 0, stats.size, sha256(text))));
     const linked = same && stats && (await reuse(from, to, stats));
     if (linked) return { stats: linked, reused: true };
   }
-  await writeFile(to, text ?? manifestJson(manifest, files, paths), { flag: 'wx' });
-  return { stats: await lstat(to), reused: false };
+  return { stats: await writeParts(to, text), reused: false };
 }
 
 /** Whether the old manifest says exactly what the new one would (so its file can be kept). */

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
-import { lstat, open, rename } from 'node:fs/promises';
+import { lstat, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeNew, type FileStat } from './file-output.js';
+import { writeParts, type FileStat } from './file-output.js';
 import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
 import { siteSiblings } from './lock.js';
 
@@ -19,6 +19,8 @@ const FIELDS = 3;
 const MAGIC = 0x63617069;
 const FORMAT = 1;
 const HEADER = 6;
+/** Paths per piece the cache is written in (about 300 KB). */
+const PIECE_PATHS = 4096;
 
 /** 0 for the file itself, 1 for its `.gz`, 2 for its `.br` (the order of VARIANTS). */
 export type Slot = 0 | 1 | 2;
@@ -95,16 +97,26 @@ export class StatRecords {
     this.data.set([stats.ino, stats.size, stats.mtimeMs], i * SLOTS + slot * FIELDS);
   }
 
-  /** Writes the cache of a site whose manifest lists `paths` (in its order) and has `manifestStats`. */
+  /** Writes the cache of a site whose manifest lists `paths` (in its order) and has `manifestStats`, a piece at a time. */
   async write(siteDir: string, paths: readonly string[], manifestStats: FileStat): Promise<void> {
-    const out = new Float64Array(HEADER + paths.length * SLOTS);
-    out.set([MAGIC, FORMAT, paths.length, manifestStats.ino, manifestStats.size, manifestStats.mtimeMs]);
-    paths.forEach((path, n) => {
-      const i = this.slots.get(path);
-      if (i !== undefined) out.set(this.data.subarray(i * SLOTS, (i + 1) * SLOTS), HEADER + n * SLOTS);
-    });
+    const records = this;
+    const pieces: Iterable<Uint8Array> = {
+      *[Symbol.iterator]() {
+        yield new Uint8Array(new Float64Array([MAGIC, FORMAT, paths.length, manifestStats.ino, manifestStats.size, manifestStats.mtimeMs]).buffer);
+        for (let from = 0; from < paths.length; from += PIECE_PATHS) {
+          const piece = new Float64Array(Math.min(PIECE_PATHS, paths.length - from) * SLOTS);
+          for (let n = 0; n * SLOTS < piece.length; n++) {
+            const i = records.slots.get(paths[from + n]!);
+            if (i !== undefined) piece.set(records.data.subarray(i * SLOTS, (i + 1) * SLOTS), n * SLOTS);
+          }
+          yield new Uint8Array(piece.buffer);
+        }
+      },
+    };
     const { statCache } = siteSiblings(siteDir);
-    await writeNew(`${statCache}-${process.pid}`, Buffer.from(out.buffer));
-    await rename(`${statCache}-${process.pid}`, statCache);
+    const draft = `${statCache}-${process.pid}`;
+    await rm(draft, { force: true });
+    await writeParts(draft, pieces);
+    await rename(draft, statCache);
   }
 }
