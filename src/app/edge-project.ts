@@ -128,7 +128,7 @@ export function assetsIgnore(tooLarge: readonly string[] = []): string {
 const ASSET_LIMIT_BYTES = 25 * 1024 * 1024;
 
 /** The site's files (not symlinks) larger than `limit`, by their site paths, sorted. */
-async function filesOver(site: string, limit: number): Promise<string[]> {
+export async function filesOver(site: string, limit: number): Promise<string[]> {
   const entries = await readdir(site, { recursive: true, withFileTypes: true });
   const sizes = await Promise.all(entries.filter((e) => e.isFile()).map(async (e) => ({ path: join(e.parentPath, e.name), size: (await stat(join(e.parentPath, e.name))).size })));
   return sizes.filter((f) => f.size > limit).map((f) => posixRelative(site, f.path).replace(/^\.\//, '')).sort();
