@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { copyFile, cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { satisfies } from 'semver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -13,6 +13,9 @@ import { ROOT, run, startUntilUrl, userEnv } from './package-helpers.js';
 import { rawRequest } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 import { PLATFORMS } from '../src/app/edge-project.js';
+import { endpointPath } from '../src/core/route-table.js';
+import { mountOf } from '../src/core/url-path.js';
+import { denoServe, pageTargets, pagesDiffering } from './edge-helpers.js';
 import { runWorkflow, type Step, type StepResult, type Workflow } from './workflow-runner.js';
 
 // cities-api as users install it: packed from a clean copy of the repository (what a clone
@@ -356,11 +359,24 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
     expect(await readFile(join(dir, uploads[1]!), 'utf8')).toContain(new URL(workflow.env!.LAMBDA_FUNCTION_URL!).host);
   });
 
-  it('deno: deployctl deploys a directory holding its entry point', async () => {
+  it('deno: the directory deployctl uploads answers on its own (copied away, reading only itself), pages as the files', async () => {
     const { dir } = runs.get('deno')!;
     const { root, entrypoint } = withOf('denoland/deployctl');
-    expect(existsSync(join(dir, root!, entrypoint!))).toBe(true);
-  });
+    const upload = join(work.dir, 'deno-upload-alone');
+    await cp(join(dir, root!), upload, { recursive: true, dereference: true });
+    const server = await denoServe(join(upload, dirname(entrypoint!)), `deno serve --allow-read=${upload} ${basename(entrypoint!)}`);
+    try {
+      const site = join(dir, 'dist');
+      const pages = (await pageTargets(site, mountOf(workflow.env!.BASE_URL!))).filter((_, i) => i % 25 === 0);
+      expect(pages.length).toBeGreaterThan(10);
+      expect(await pagesDiffering(server.url, site, pages)).toEqual([]);
+      const uncovered = await fetch(new URL(`${endpointPath(mountOf(workflow.env!.BASE_URL!))}?ordering=-name_ar,name_en&page_size=7&page=3`, server.url));
+      expect(uncovered.status).toBe(200);
+      expect(await uncovered.json()).toMatchObject({ count: 48 });
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
 });
 
 describe('the library, from a user\'s project', () => {

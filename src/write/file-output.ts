@@ -113,7 +113,7 @@ export async function reuse(from: string, to: string, stats: FileStat): Promise<
 }
 
 /** Writes a file that must be new: whatever has its name (a link to someone's file, say) is removed, never written through. */
-export async function writeNew(path: string, bytes: Buffer | string): Promise<void> {
+export async function writeNew(path: string, bytes: Uint8Array | string): Promise<void> {
   await rm(path, { force: true });
   const file = await open(path, 'wx');
   try {

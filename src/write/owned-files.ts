@@ -1,0 +1,97 @@
+import { lstat, mkdir, readFile, rename } from 'node:fs/promises';
+import { basename, dirname, join, relative, sep } from 'node:path';
+import { CitiesApiError } from '../core/errors.js';
+import { sha256, writeNew } from './file-output.js';
+
+// Files a command writes into a directory the user owns (a project folder, often their repository's
+// root): it replaces only files it wrote itself and nobody changed since, known by a record of their
+// hashes kept beside them. Anything else with one of their names (the user's own netlify.toml, an
+// edited worker.js, a link, a folder) is left as it is and the command refuses, writing nothing.
+
+export interface OwnedFile {
+  /** Absolute path. */
+  readonly path: string;
+  readonly bytes: Uint8Array;
+  /** Other contents known as ours (what a build writes there), replaced like a recorded one. */
+  readonly alsoOurs?: readonly (string | Uint8Array)[];
+}
+
+interface OwnedRecord {
+  readonly generator: string;
+  /** Path (relative to the record's folder, `/`-separated) → hashes of contents we wrote there. */
+  readonly files: Record<string, string[]>;
+}
+
+/** Writes `files`, each atomically, after checking that none would replace something not ours; the record is `dir/recordName`. */
+export async function writeOwnedFiles(dir: string, recordName: string, generator: string, files: readonly OwnedFile[]): Promise<void> {
+  const recordPath = join(dir, recordName);
+  const record = await readRecord(recordPath, generator);
+  const key = (path: string) => relative(dir, path).split(sep).join('/');
+  const conflicts: string[] = [];
+  for (const file of files) {
+    const why = await notOurs(file, record.files[key(file.path)] ?? [], generator);
+    if (why) conflicts.push(`${file.path} ${why}`);
+  }
+  if (conflicts.length > 0) {
+    throw new CitiesApiError(
+      `nothing was written: ${conflicts.join('; ')}. ${generator} replaces only files it wrote itself: move these aside or delete them, then run again (your settings can then be merged into the new files)`,
+      2,
+    );
+  }
+  // Until every file is in place, the record accepts both their old and new contents: a run cut short is not mistaken for the user's edit.
+  const during: Record<string, string[]> = { ...record.files };
+  for (const file of files) during[key(file.path)] = [...new Set([...(record.files[key(file.path)] ?? []), sha256(file.bytes)])];
+  await mkdir(dir, { recursive: true });
+  await writeAtomically(recordPath, recordText(generator, during));
+  for (const file of files) {
+    await mkdir(dirname(file.path), { recursive: true });
+    await writeAtomically(file.path, file.bytes);
+  }
+  const after: Record<string, string[]> = { ...record.files };
+  for (const file of files) after[key(file.path)] = [sha256(file.bytes)];
+  await writeAtomically(recordPath, recordText(generator, after));
+}
+
+/** Why `file` must not be replaced, or null when it may be. */
+async function notOurs(file: OwnedFile, recorded: readonly string[], generator: string): Promise<string | null> {
+  const stats = await lstat(file.path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  if (!stats) return null;
+  if (stats.isSymbolicLink()) return 'is a symbolic link';
+  if (!stats.isFile()) return 'is not a file';
+  const hash = sha256(await readFile(file.path));
+  const ours = [file.bytes, ...(file.alsoOurs ?? [])].map((bytes) => sha256(bytes));
+  return recorded.includes(hash) || ours.includes(hash) ? null : `exists and was not written by ${generator} (or was changed since)`;
+}
+
+async function readRecord(path: string, generator: string): Promise<OwnedRecord> {
+  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  if (text === null) return { generator, files: {} };
+  try {
+    const parsed = JSON.parse(text) as OwnedRecord;
+    if (parsed.generator === generator && parsed.files && typeof parsed.files === 'object') {
+      const files = Object.fromEntries(Object.entries(parsed.files).filter(([, hashes]) => Array.isArray(hashes)));
+      return { generator, files };
+    }
+  } catch {
+    // reported below
+  }
+  throw new CitiesApiError(`${path} is not a record ${generator} wrote: move it aside or delete it (with it, files this folder holds are no longer known as ${generator}'s), then run again`, 2);
+}
+
+function recordText(generator: string, files: Record<string, string[]>): string {
+  const sorted = Object.fromEntries(Object.keys(files).sort().map((path) => [path, files[path]!]));
+  return `${JSON.stringify({ generator, files: sorted }, null, 2)}\n`;
+}
+
+/** Writes a new file beside `path` and renames it over: `path` is never half-written, and a link with its name is replaced, not written through. */
+async function writeAtomically(path: string, bytes: string | Uint8Array): Promise<void> {
+  const draft = join(dirname(path), `.${basename(path)}.${process.pid}.draft`);
+  await writeNew(draft, bytes);
+  await rename(draft, path);
+}

@@ -1,0 +1,143 @@
+import { lstat, mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../src/app/build.js';
+import { OWNED_RECORD, PLATFORMS, writeEdgeProject, type Platform } from '../src/app/edge-project.js';
+import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
+import { cli } from './cli-helpers.js';
+import { KIT } from './helpers.js';
+
+// `cities-api edge` writes into folders the user owns (often the repository's root, for Netlify):
+// it replaces only files it wrote and nobody changed since, and otherwise refuses, writing nothing.
+
+let root: string;
+let n = 0;
+/** Where each platform writes (absolute), from a first run into a folder of its own. */
+const written = new Map<Platform, string[]>();
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'cities-edge-owned-'));
+  for (const platform of PLATFORMS) {
+    const { site, out } = await fresh(platform);
+    const project = await writeEdgeProject(platform, site, out);
+    written.set(platform, project.files.map((file) => relativeTo(out, site, file)));
+  }
+}, 120_000);
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+/** A built site inside a project folder (as Netlify needs it), both new. */
+async function fresh(platform: Platform): Promise<{ site: string; out: string }> {
+  const out = join(root, `p${n++}`);
+  const site = join(out, 'dist');
+  await build({ data: join(KIT, 'cities11.csv'), out: site, baseUrl: 'http://127.0.0.1:1', collation: 'codepoint', pageSizes: DEFAULT_PAGE_SIZES, compress: false });
+  return { site, out: platform === 'netlify' ? out : join(out, `edge-${platform}`) };
+}
+
+/** A written file as a path relative to the project folder `out`'s parent, so it names the same file in another project. */
+function relativeTo(out: string, site: string, file: string): string {
+  const path = isAbsolute(file) ? file : join(out, file);
+  return path.slice(dirname(site).length + 1);
+}
+
+const cases = PLATFORMS.flatMap((platform) => ['a file of the user', 'a symbolic link to a file of the user', 'a folder'].map((kind) => [platform, kind] as const));
+
+describe.each(cases)('edge %s refuses to replace %s at any of its paths, writing nothing', (platform, kind) => {
+  it('each path in turn: the thing is left as it was, and no other file is written', async () => {
+    for (const file of written.get(platform)!) {
+      const { site, out } = await fresh(platform);
+      const path = join(dirname(site), file);
+      const before = await snapshot(platform, site, out, path);
+      await mkdir(dirname(path), { recursive: true });
+      await rm(path, { force: true }); // the site's own _redirects, in the Netlify case
+      if (kind === 'a folder') await mkdir(path);
+      else if (kind === 'a file of the user') await writeFile(path, 'mine\n');
+      else {
+        await writeFile(join(root, `target-${n}`), 'mine\n');
+        await symlink(join(root, `target-${n}`), path);
+      }
+      await expect(writeEdgeProject(platform, site, out), file).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining(path) });
+      if (kind === 'a file of the user') expect(await readFile(path, 'utf8')).toBe('mine\n');
+      if (kind === 'a symbolic link to a file of the user') {
+        expect(await readlink(path)).toBe(join(root, `target-${n}`));
+        expect(await readFile(path, 'utf8')).toBe('mine\n');
+      }
+      if (kind === 'a folder') expect((await lstat(path)).isDirectory()).toBe(true);
+      expect(await snapshot(platform, site, out, path)).toEqual(before);
+    }
+  }, 120_000);
+});
+
+/** Every path the platform writes, with its contents or absence, `skip` left out. */
+async function snapshot(platform: Platform, site: string, out: string, skip?: string): Promise<Record<string, string | null>> {
+  const paths = [...written.get(platform)!.map((file) => join(dirname(site), file)), join(out, OWNED_RECORD)].filter((p) => p !== skip);
+  return Object.fromEntries(await Promise.all(paths.map(async (p) => [p, await readFile(p, 'utf8').catch(() => null)] as const)));
+}
+
+describe.each(PLATFORMS)('edge %s replaces what it wrote', (platform) => {
+  it.each<[string, (site: string, out: string) => Promise<unknown>, boolean]>([
+    ['a second run over its own unchanged files', async () => {}, true],
+    ['a run after a data change (new settings, same files of ours)', async (site) => build({ data: join(KIT, 'cities11.csv'), out: site, baseUrl: 'http://127.0.0.1:2', collation: 'codepoint', pageSizes: DEFAULT_PAGE_SIZES, compress: false }), true],
+    ['files identical to what it writes, its record lost', async (_site, out) => rm(join(out, OWNED_RECORD)), true],
+    ['a file of its own the user edited since: refused', async (site) => writeFile(join(dirname(site), written.get(platform)!.at(-1)!), 'edited\n'), false],
+    ['a record that is not its own: refused', async (_site, out) => writeFile(join(out, OWNED_RECORD), '{"hello": 1}\n'), false],
+  ])('%s', async (_name, between, allowed) => {
+    const { site, out } = await fresh(platform);
+    await writeEdgeProject(platform, site, out);
+    await between(site, out);
+    const run = writeEdgeProject(platform, site, out);
+    if (allowed) await expect(run).resolves.toMatchObject({ platform });
+    else await expect(run).rejects.toMatchObject({ exitCode: 2 });
+  }, 60_000);
+});
+
+describe('a run cut short between its record and its files', () => {
+  // Run 2 (after a data change) stopped after recording its new contents, before writing cities-site.js.
+  it.each([
+    ['is finished by the next run: the record accepts the old and the new contents', true],
+    ['would be refused with a record of the new contents only (the reason the record holds both)', false],
+  ])('%s', async (_name, both) => {
+    const { site, out } = await fresh('cloudflare');
+    await writeEdgeProject('cloudflare', site, out);
+    const old = await readFile(join(out, 'cities-site.js'));
+    const first = await readRecord(out);
+    await build({ data: join(KIT, 'cities11.csv'), out: site, baseUrl: 'http://127.0.0.1:3', collation: 'codepoint', pageSizes: DEFAULT_PAGE_SIZES, compress: false });
+    await writeEdgeProject('cloudflare', site, out);
+    const second = await readRecord(out);
+    expect(second['cities-site.js']).not.toEqual(first['cities-site.js']);
+    await writeFile(join(out, 'cities-site.js'), old);
+    const merged = Object.fromEntries(Object.entries(second).map(([path, hashes]) => [path, both ? [...first[path]!, ...hashes] : hashes]));
+    await writeFile(join(out, OWNED_RECORD), JSON.stringify({ generator: 'cities-api edge', files: merged }));
+    const run = writeEdgeProject('cloudflare', site, out);
+    if (!both) return expect(run).rejects.toMatchObject({ exitCode: 2 });
+    await run;
+    expect(await readFile(join(out, 'cities-site.js'), 'utf8')).toContain('127.0.0.1:3');
+    expect(Object.values(await readRecord(out)).every((hashes) => hashes.length === 1)).toBe(true);
+  });
+});
+
+async function readRecord(out: string): Promise<Record<string, string[]>> {
+  return (JSON.parse(await readFile(join(out, OWNED_RECORD), 'utf8')) as { files: Record<string, string[]> }).files;
+}
+
+it('the CLI says which file it kept and exits 2, with no stack trace', async () => {
+  const { site, out } = await fresh('netlify');
+  await writeFile(join(out, 'netlify.toml'), '[build]\n  command = "make"\n');
+  const result = await cli(out, 'edge', 'netlify', '--site', site, '--out', '.');
+  expect(result).toMatchObject({ code: 2, stdout: '' });
+  expect(result.stderr).toContain(join(out, 'netlify.toml'));
+  expect(result.stderr).toContain('move these aside');
+  expect(result.stderr).not.toMatch(/\n\s+at /);
+  expect(await readFile(join(out, 'netlify.toml'), 'utf8')).toBe('[build]\n  command = "make"\n');
+});
+
+it('an --out that is a file: the CLI names it and says what to do, exit 1, the file kept', async () => {
+  const { site, out } = await fresh('deno');
+  await writeFile(out, 'mine\n');
+  const result = await cli(dirname(site), 'edge', 'deno', '--site', site, '--out', out);
+  expect(result).toMatchObject({ code: 1, stdout: '' });
+  expect(result.stderr).toContain(out);
+  expect(result.stderr).toContain('--out');
+  expect(result.stderr).not.toMatch(/\n\s+at /);
+  expect(await readFile(out, 'utf8')).toBe('mine\n');
+});
