@@ -17,7 +17,7 @@ import { functionRedirects, pointsAtFunction } from './netlify-function-rules.js
 import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_COMPRESSION, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCompression, parseOrderings, parsePageSizes, type Compression, type CompressionLevel } from '../site/spec.js';
 import { pageFiles } from '../site/pages.js';
 import { siteDirectories } from '../site/layout.js';
-import { edgeFiles } from '../site/edge-files.js';
+import { edgeFileCount, edgeFiles } from '../site/edge-files.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
 import { checkSiteFiles, type SiteCheck } from '../write/site-check.js';
@@ -155,7 +155,8 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     force: options.force,
     guard: new SpaceGuard(out, minFree),
     directories: siteDirectories(spec),
-    onProgress: (done) => options.onProgress?.(Math.min(done, pages), pages),
+    // The edge files come first: pages done are the entries done past them.
+    onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(table.count), pages)), pages),
   });
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
 }
@@ -191,9 +192,10 @@ function* untilAborted<T>(entries: Iterable<T>, signal: AbortSignal | undefined)
 }
 
 function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Uint8Array>, edgeTag: string, toFunction: boolean): Generator<SiteEntry> {
-  for (const file of pageFiles(index, spec)) yield { ...file, compress: true };
-  // Read by edge functions, never sent to a client as they are: not compressed.
+  // Read by edge functions, never sent to a client as they are: not compressed. First, so that
+  // ranking the fields no page needs grows the heap before the writer threads grow, not on top.
   yield* edgeFiles(index, edgeTag);
+  for (const file of pageFiles(index, spec)) yield { ...file, compress: true };
   // Every other file of the route table's list but the manifest, which the writer writes last.
   const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest'>, Body> = {
     dataset,

@@ -58,9 +58,23 @@ export class CityIndex implements OrderSource {
   ranks(field: NameField): Ranks {
     let ranks = this.rankings.get(field);
     if (!ranks) {
-      ranks = ranksOf(rankValues(this.table.names(field), comparatorFor(field, this.collation)));
+      ranks = this.rank(field);
       this.rankings.set(field, ranks);
     }
     return ranks;
+  }
+
+  /**
+   * A field's ranks and ascending order: those kept, else computed for this one use and not kept
+   * (a build's edge files read each of the 16 fields once: keeping them all would hold them all).
+   */
+  ascending(field: NameField): { readonly ranks: Ranks; readonly order: Uint32Array } {
+    const ranks = this.rankings.get(field) ?? this.rank(field);
+    const order = this.singles.get(orderingKey([{ field, descending: false }])) ?? sortByRank((this.byId ??= idOrder(this.table.ids)), ranks, false);
+    return { ranks, order };
+  }
+
+  private rank(field: NameField): Ranks {
+    return ranksOf(rankValues(this.table.names(field), comparatorFor(field, this.collation)));
   }
 }

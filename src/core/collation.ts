@@ -20,17 +20,18 @@ export function comparatorFor(field: NameField, collation: Collation): Compare {
 /**
  * Dense ranks of values under a comparison: rank[i] < rank[j] iff values[i] sorts first, and
  * equal ranks for values the collation considers equal. Sorting once per field turns every later
- * ordering into integer comparisons.
+ * ordering into integer comparisons. Positions are sorted, not a set of distinct values: no
+ * string set or map (about 12 MB at 140k cities) is built per field.
  */
 export function rankValues(values: readonly string[], compare: Compare): Uint32Array {
-  const distinct = [...new Set(values)].sort(compare);
-  const rankOf = new Map<string, number>();
-  let rank = 0;
-  for (let i = 0; i < distinct.length; i++) {
-    if (i > 0 && compare(distinct[i - 1]!, distinct[i]!) !== 0) rank++;
-    rankOf.set(distinct[i]!, rank);
-  }
+  const same = (a: string, b: string) => a === b || compare(a, b) === 0;
+  const order = new Uint32Array(values.length);
+  for (let i = 0; i < order.length; i++) order[i] = i;
+  order.sort((a, b) => (values[a] === values[b] ? 0 : compare(values[a]!, values[b]!)));
   const ranks = new Uint32Array(values.length);
-  for (let i = 0; i < values.length; i++) ranks[i] = rankOf.get(values[i]!)!;
+  for (let i = 1, rank = 0; i < order.length; i++) {
+    if (!same(values[order[i - 1]!]!, values[order[i]!]!)) rank++;
+    ranks[order[i]!] = rank;
+  }
   return ranks;
 }

@@ -36,19 +36,21 @@ export const chunkCount = (cities: number, chunkCities = CHUNK_CITIES) => Math.c
 /** Every edge file of a site, in a stable order; `tag` names the dataset and collation they come from. */
 export function* edgeFiles(index: CityIndex, tag: string): Generator<SiteFile> {
   const tagged = tagBytes(tag);
-  const distinct = Object.fromEntries(NAME_FIELDS.map((field) => [field, index.distinct(field)])) as Record<NameField, number>;
-  const head: EdgeIndex = { format: 1, count: index.count, chunkCities: CHUNK_CITIES, tag, distinct };
-  yield { path: ROUTES.edge.index, body: [utf8(`${JSON.stringify(head)}\n`)] };
+  // One field at a time, its ranks and order dropped once written; the index (which lists every
+  // field's distinct values) follows them.
+  const distinct = {} as Record<NameField, number>;
   for (const field of NAME_FIELDS) {
-    const order = index.single([{ field, descending: false }]);
-    const { ranks } = index.ranks(field);
-    yield { path: rankPath(field), body: [encodeRanks(order, (i) => i === 0 || ranks[order[i]!] !== ranks[order[i - 1]!], tagged)] };
+    const { order, ranks } = index.ascending(field);
+    distinct[field] = ranks.distinct;
+    yield { path: rankPath(field), body: [encodeRanks(order, (i) => i === 0 || ranks.ranks[order[i]!] !== ranks.ranks[order[i - 1]!], tagged)] };
   }
   const order = index.single([]);
   const { ranks } = index.ranks('name_en');
   const { top } = index.table;
   const differs = (a: number, b: number) => top[a] !== top[b] || ranks[a] !== ranks[b];
   yield { path: rankPath(ROUTES.absent), body: [encodeRanks(order, (i) => i === 0 || differs(order[i]!, order[i - 1]!), tagged)] };
+  const head: EdgeIndex = { format: 1, count: index.count, chunkCities: CHUNK_CITIES, tag, distinct };
+  yield { path: ROUTES.edge.index, body: [utf8(`${JSON.stringify(head)}\n`)] };
   for (let chunk = 0; chunk < chunkCount(index.count); chunk++) {
     const end = Math.min(index.count, (chunk + 1) * CHUNK_CITIES);
     const cities = Array.from({ length: end - chunk * CHUNK_CITIES }, (_, i) => index.json(chunk * CHUNK_CITIES + i));

@@ -32,34 +32,42 @@ export function specOf(manifest: Pick<ManifestHead, 'settings' | 'dataset'>): Si
 /** What precedes the list of files in the manifest's text (manifestJson), so that a reader can stop there. */
 export const MANIFEST_FILES_KEY = '\n "files": {';
 
+/** A manifest's files in its order (sorted by path): the `i`th path and its SHA-256 (hex). */
+export interface ManifestFiles {
+  readonly size: number;
+  path(i: number): string;
+  hash(i: number): string;
+}
+
 /**
  * The manifest's text: one-space indented JSON, `files` last and sorted by path (what
  * readManifestHead relies on), written without building a sorted copy of a large map.
  */
-export function manifestJson(head: ManifestHead, files: Readonly<Record<string, string>>, paths: readonly string[] = sortedPaths(files)): string {
-  return [...manifestText(head, files, paths)].join('');
+export function manifestJson(head: ManifestHead, files: Readonly<Record<string, string>>): string {
+  return [...manifestText(head, sortedFiles(files))].join('');
 }
 
 const PIECE_CHARS = 64 * 1024;
 
 /** manifestJson's text in pieces of about 64 KiB, made as they are read: a large site's list is never one string. */
-export function* manifestText(head: ManifestHead, files: Readonly<Record<string, string>>, paths: readonly string[] = sortedPaths(files)): Generator<string> {
+export function* manifestText(head: ManifestHead, files: ManifestFiles): Generator<string> {
   const text = JSON.stringify({ ...head, files: {} }, null, 1);
-  if (!paths.length) {
+  if (!files.size) {
     yield `${text}\n`;
     return;
   }
   let piece = `${text.slice(0, -'{}\n}'.length)}{\n`;
-  for (let i = 0; i < paths.length; i++) {
-    piece += `  ${JSON.stringify(paths[i])}: ${JSON.stringify(files[paths[i]!])}${i + 1 < paths.length ? ',\n' : '\n }\n}\n'}`;
-    if (piece.length >= PIECE_CHARS || i + 1 === paths.length) {
+  for (let i = 0; i < files.size; i++) {
+    piece += `  ${JSON.stringify(files.path(i))}: ${JSON.stringify(files.hash(i))}${i + 1 < files.size ? ',\n' : '\n }\n}\n'}`;
+    if (piece.length >= PIECE_CHARS || i + 1 === files.size) {
       yield piece;
       piece = '';
     }
   }
 }
 
-/** The paths of `files` in the manifest's order (by UTF-16 code units, as the file lists them). */
-export function sortedPaths(files: Readonly<Record<string, string>>): string[] {
-  return Object.keys(files).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+/** An object of path -> hash in the manifest's order (by UTF-16 code units, as the file lists them). */
+export function sortedFiles(files: Readonly<Record<string, string>>): ManifestFiles {
+  const paths = Object.keys(files).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return { size: paths.length, path: (i) => paths[i]!, hash: (i) => files[paths[i]!]! };
 }

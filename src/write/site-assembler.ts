@@ -7,6 +7,7 @@ import type { Compression } from '../site/spec.js';
 import { runBounded } from './run-bounded.js';
 import { holdsBytes, RealDirs } from './site-check.js';
 import { StatRecords, type Slot, type StatCache } from './stat-cache.js';
+import { FileList } from './file-list.js';
 import type { FileStat } from './file-output.js';
 import { WritePool } from './write-pool.js';
 
@@ -30,10 +31,9 @@ export interface AssembleOptions {
 }
 
 export interface Assembled {
-  /** path -> sha256 of every entry (the manifest's `files`). */
-  readonly files: Record<string, string>;
-  /** Entries written with `.gz`/`.br`. */
-  readonly compressed: ReadonlySet<string>;
+  /** Every entry: path, sha256 (the manifest's `files`), whether written with `.gz`/`.br`. */
+  readonly files: FileList;
+  /** Their stat records, by ordinal in `files`. */
   readonly records: StatRecords;
   readonly written: number;
   readonly unchanged: number;
@@ -50,8 +50,7 @@ const IN_FLIGHT = 48;
  * turned into a link or a directory, missing) is written anew.
  */
 export async function assemble(outDir: string, staging: string, old: Manifest | null, cache: StatCache | null, entries: Iterable<SiteEntry>, options: AssembleOptions): Promise<Assembled> {
-  const files: Record<string, string> = {};
-  const compressed = new Set<string>();
+  const files = new FileList();
   const records = new StatRecords();
   const counts = { written: 0, unchanged: 0, entries: 0 };
   const made = new Map<string, Promise<unknown>>();
@@ -73,8 +72,8 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
     return reuse(from, join(staging, name), stats);
   };
 
-  const wrote = async (path: string, stats: readonly FileStat[], slots: readonly Slot[]) => {
-    slots.forEach((slot, i) => records.set(path, slot, stats[i]!));
+  const wrote = async (file: number, stats: readonly FileStat[], slots: readonly Slot[]) => {
+    slots.forEach((slot, i) => records.set(file, slot, stats[i]!));
     counts.written += slots.length;
     await options.guard?.wrote(stats.reduce((n, s) => n + s.size, 0));
   };
@@ -84,9 +83,8 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
   const one = async (entry: SiteEntry) => {
     const parts = partsOf(entry.body);
     const hash = sha256(parts);
-    files[entry.path] = hash;
     const compress = !!entry.compress && !!level;
-    if (compress) compressed.add(entry.path);
+    const file = files.add(entry.path, hash, compress);
     const slots: Slot[] = compress ? [0, 1, 2] : [0];
     const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
     let todo = slots;
@@ -95,7 +93,7 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
       for (const slot of slots) {
         const kept = (slot === 0 || sameLevel) && (await reuseOld(entry.path, slot, hash, single));
         if (kept) {
-          records.set(entry.path, slot, kept);
+          records.set(file, slot, kept);
           counts.unchanged++;
         } else todo.push(slot);
       }
@@ -104,15 +102,15 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
     const pooled = todo.length === slots.length && single && (pool ??= new WritePool(level)).write(target, single, compress);
     if (pooled) {
       const flat = await pooled;
-      await wrote(entry.path, [0, 1, 2].slice(0, slots.length).map((i) => ({ ino: flat[i * 3]!, size: flat[i * 3 + 1]!, mtimeMs: flat[i * 3 + 2]! })), slots);
+      await wrote(file, [0, 1, 2].slice(0, slots.length).map((i) => ({ ino: flat[i * 3]!, size: flat[i * 3 + 1]!, mtimeMs: flat[i * 3 + 2]! })), slots);
     } else if (todo.length) {
       await ensureDir(dirname(target));
       const stats: FileStat[] = [];
       for (const slot of todo) stats.push(await (slot ? writeCompressed(target + VARIANTS[slot - 1], parts, VARIANTS[slot - 1]!, level!) : writeParts(target, parts)));
-      await wrote(entry.path, stats, todo);
+      await wrote(file, stats, todo);
     }
     options.onProgress?.(++counts.entries);
   };
   await runBounded(entries, one, IN_FLIGHT).finally(() => pool?.close());
-  return { files, compressed, records, written: counts.written, unchanged: counts.unchanged };
+  return { files, records, written: counts.written, unchanged: counts.unchanged };
 }

@@ -5,7 +5,8 @@ import type { SpaceGuard } from './disk-space.js';
 import { CitiesApiError } from '../core/errors.js';
 import { reuse, sha256, VARIANTS, writeParts } from './file-output.js';
 import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
-import { MANIFEST_PATH, manifestText, sortedPaths, type Manifest } from '../site/manifest.js';
+import { MANIFEST_PATH, manifestText, type Manifest, type ManifestFiles } from '../site/manifest.js';
+import type { FileList } from './file-list.js';
 import { readManifest } from './manifest-file.js';
 import { removeTree } from './remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
@@ -87,14 +88,14 @@ async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, man
       if (own) await chmod(staging, own.mode & 0o7777);
       const cache = old && !options.force ? await StatCache.read(outDir, old) : null;
       const site = await assemble(outDir, staging, old, cache, entries, { ...options, compression: manifest.settings.compression });
+      const { files } = site;
       const inNewSite = (path: string) =>
-        path === MANIFEST_PATH || path in site.files || VARIANTS.some((v) => path.endsWith(v) && site.compressed.has(path.slice(0, -v.length)));
+        path === MANIFEST_PATH || files.find(path) >= 0 || VARIANTS.some((v) => path.endsWith(v) && files.compressed(files.find(path.slice(0, -v.length))));
       const { removed, kept } = await keepForeignFiles(outDir, staging, new SiteOwnership(old), inNewSite);
-      const paths = sortedPaths(site.files);
-      const manifestStats = await placeManifest(outDir, staging, old, manifest, site.files, paths, options.force ? 'no' : cache ? 'as built' : 'if same bytes');
+      const manifestStats = await placeManifest(outDir, staging, old, manifest, files, options.force ? 'no' : cache ? 'as built' : 'if same bytes');
       const hadOld = await swapIn(outDir, staging, previous);
       // The new site is in place: what follows only tidies, and cannot fail the build.
-      await site.records.write(outDir, paths, manifestStats.stats).catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
+      await site.records.write(outDir, files.sorted(), manifestStats.stats).catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
       const leftover = hadOld ? await removeTree(previous).then(() => undefined, (error: Error) => `${previous}: ${error.message}`) : undefined;
       const written = site.written + (manifestStats.reused ? 0 : 1);
       const unchanged = site.unchanged + (manifestStats.reused ? 1 : 0);
@@ -112,16 +113,18 @@ async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, man
  * Puts the manifest into staging: the old one, linked, when it says exactly the same and is as
  * built (the stat cache vouches for it) or holds the very bytes the build would write.
  */
-async function placeManifest(outDir: string, staging: string, old: Manifest | null, manifest: Omit<Manifest, 'files'>, files: Readonly<Record<string, string>>, paths: readonly string[], reuseOld: 'no' | 'as built' | 'if same bytes'): Promise<{ stats: FileStat; reused: boolean }> {
+async function placeManifest(outDir: string, staging: string, old: Manifest | null, manifest: Omit<Manifest, 'files'>, files: FileList, reuseOld: 'no' | 'as built' | 'if same bytes'): Promise<{ stats: FileStat; reused: boolean }> {
   const to = join(staging, MANIFEST_PATH);
   await mkdir(dirname(to), { recursive: true });
+  const order = files.sorted();
+  const listed: ManifestFiles = { size: order.length, path: (i) => files.path(order[i]!), hash: (i) => files.hash(order[i]!) };
   // Made piece by piece as it is hashed or written: a large site's manifest is never one string.
   const text: Iterable<Uint8Array> = {
     *[Symbol.iterator]() {
-      for (const piece of manifestText(manifest, files, paths)) yield Buffer.from(piece);
+      for (const piece of manifestText(manifest, listed)) yield Buffer.from(piece);
     },
   };
-  if (reuseOld !== 'no' && old && sameManifest(old, manifest, files)) {
+  if (reuseOld !== 'no' && old && sameManifest(old, manifest, listed)) {
     const from = join(outDir, MANIFEST_PATH);
     const stats = await lstat(from).catch(() => null);
     const same = !!stats?.isFile() && (reuseOld === 'as built' || (await holdsBytes(from, 0, stats.size, sha256(text))));
@@ -132,15 +135,11 @@ async function placeManifest(outDir: string, staging: string, old: Manifest | nu
 }
 
 /** Whether the old manifest says exactly what the new one would (so its file can be kept). */
-function sameManifest(old: Manifest, manifest: Omit<Manifest, 'files'>, files: Readonly<Record<string, string>>): boolean {
+function sameManifest(old: Manifest, manifest: Omit<Manifest, 'files'>, files: ManifestFiles): boolean {
   const { files: oldFiles, ...oldHead } = old;
   if (JSON.stringify(oldHead) !== JSON.stringify(manifest)) return false;
-  let count = 0;
-  for (const path in files) {
-    if (oldFiles[path] !== files[path]) return false;
-    count++;
-  }
-  return count === Object.keys(oldFiles).length;
+  for (let i = 0; i < files.size; i++) if (oldFiles[files.path(i)] !== files.hash(i)) return false;
+  return files.size === Object.keys(oldFiles).length;
 }
 
 /** Whether a directory holds anything at all (a link or an empty directory counts). */

@@ -19,7 +19,7 @@ const FIELDS = 3;
 const MAGIC = 0x63617069;
 const FORMAT = 1;
 const HEADER = 6;
-/** Paths per piece the cache is written in (about 300 KB). */
+/** Paths per piece the cache is written in, and per block of records (about 300 KB). */
 const PIECE_PATHS = 4096;
 
 /** 0 for the file itself, 1 for its `.gz`, 2 for its `.br` (the order of VARIANTS). */
@@ -78,36 +78,28 @@ export class StatCache {
   }
 }
 
-/** Records gathered while a site is assembled, keyed by the manifest's paths. */
+/** Records gathered while a site is assembled, by the file's ordinal (FileList), in blocks (never a doubled copy). */
 export class StatRecords {
-  private readonly slots = new Map<string, number>();
-  private data = new Float64Array(1024 * SLOTS);
+  private readonly blocks: Float64Array[] = [];
 
-  set(path: string, slot: Slot, stats: FileStat): void {
-    let i = this.slots.get(path);
-    if (i === undefined) {
-      i = this.slots.size;
-      this.slots.set(path, i);
-      if ((i + 1) * SLOTS > this.data.length) {
-        const grown = new Float64Array(this.data.length * 2);
-        grown.set(this.data);
-        this.data = grown;
-      }
-    }
-    this.data.set([stats.ino, stats.size, stats.mtimeMs], i * SLOTS + slot * FIELDS);
+  set(i: number, slot: Slot, stats: FileStat): void {
+    const block = Math.floor(i / PIECE_PATHS);
+    while (this.blocks.length <= block) this.blocks.push(new Float64Array(PIECE_PATHS * SLOTS));
+    this.blocks[block]!.set([stats.ino, stats.size, stats.mtimeMs], (i % PIECE_PATHS) * SLOTS + slot * FIELDS);
   }
 
-  /** Writes the cache of a site whose manifest lists `paths` (in its order) and has `manifestStats`, a piece at a time. */
-  async write(siteDir: string, paths: readonly string[], manifestStats: FileStat): Promise<void> {
-    const records = this;
+  /** Writes the cache of a site whose manifest lists the files of these ordinals (in its order) and has `manifestStats`, a piece at a time. */
+  async write(siteDir: string, order: Uint32Array, manifestStats: FileStat): Promise<void> {
+    const { blocks } = this;
     const pieces: Iterable<Uint8Array> = {
       *[Symbol.iterator]() {
-        yield new Uint8Array(new Float64Array([MAGIC, FORMAT, paths.length, manifestStats.ino, manifestStats.size, manifestStats.mtimeMs]).buffer);
-        for (let from = 0; from < paths.length; from += PIECE_PATHS) {
-          const piece = new Float64Array(Math.min(PIECE_PATHS, paths.length - from) * SLOTS);
+        yield new Uint8Array(new Float64Array([MAGIC, FORMAT, order.length, manifestStats.ino, manifestStats.size, manifestStats.mtimeMs]).buffer);
+        for (let from = 0; from < order.length; from += PIECE_PATHS) {
+          const piece = new Float64Array(Math.min(PIECE_PATHS, order.length - from) * SLOTS);
           for (let n = 0; n * SLOTS < piece.length; n++) {
-            const i = records.slots.get(paths[from + n]!);
-            if (i !== undefined) piece.set(records.data.subarray(i * SLOTS, (i + 1) * SLOTS), n * SLOTS);
+            const i = order[from + n]!;
+            const block = blocks[Math.floor(i / PIECE_PATHS)];
+            if (block) piece.set(block.subarray((i % PIECE_PATHS) * SLOTS, (i % PIECE_PATHS + 1) * SLOTS), n * SLOTS);
           }
           yield new Uint8Array(piece.buffer);
         }

@@ -8,8 +8,10 @@ const SLOTS_PER_WORKER = 16;
 const PROFILING = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
 const SLOT_BYTES = 128 * 1024;
 // A writer allocates little on its heap (the pages arrive in shared memory, zlib's output is
-// off-heap): a young generation of a few MB instead of V8's default (up to 48 MB per thread).
-const LIMITS = { maxYoungGenerationSizeMb: 4 };
+// off-heap), but each page's gzip and brotli leave buffers (and a stream object) that only a
+// scavenge frees: the smaller the young generation, the fewer wait. 2 MB instead of 4 cut the
+// 140k build's peak RSS by about 40 MB (two writers), at no measurable cost in time.
+const LIMITS = { maxYoungGenerationSizeMb: 2 };
 // Under the tests the sources run as TypeScript; the thread always runs the compiled script.
 const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? '../../lib/write/write-worker.js' : './write-worker.js', import.meta.url);
 
