@@ -27,9 +27,11 @@ export async function writeOwnedFiles(dir: string, recordName: string, generator
   const recordPath = join(dir, recordName);
   const record = await readRecord(recordPath, generator);
   const key = (path: string) => relative(dir, path).split(sep).join('/');
+  // Each new content hashed once (a Lambda zip holds the site's edge data: tens of MB).
+  const hashes = files.map((file) => sha256(file.bytes));
   const conflicts: string[] = [];
-  for (const file of files) {
-    const why = await notOurs(file, record.files[key(file.path)] ?? [], generator);
+  for (const [i, file] of files.entries()) {
+    const why = await notOurs(file, hashes[i]!, record.files[key(file.path)] ?? [], generator);
     if (why) conflicts.push(`${file.path} ${why}`);
   }
   if (conflicts.length > 0) {
@@ -40,7 +42,7 @@ export async function writeOwnedFiles(dir: string, recordName: string, generator
   }
   // Until every file is in place, the record accepts both their old and new contents: a run cut short is not mistaken for the user's edit.
   const during: Record<string, string[]> = { ...record.files };
-  for (const file of files) during[key(file.path)] = [...new Set([...(record.files[key(file.path)] ?? []), sha256(file.bytes)])];
+  for (const [i, file] of files.entries()) during[key(file.path)] = [...new Set([...(record.files[key(file.path)] ?? []), hashes[i]!])];
   await mkdir(dir, { recursive: true });
   await writeAtomically(recordPath, recordText(generator, during));
   for (const file of files) {
@@ -48,12 +50,12 @@ export async function writeOwnedFiles(dir: string, recordName: string, generator
     await writeAtomically(file.path, file.bytes);
   }
   const after: Record<string, string[]> = { ...record.files };
-  for (const file of files) after[key(file.path)] = [sha256(file.bytes)];
+  for (const [i, file] of files.entries()) after[key(file.path)] = [hashes[i]!];
   await writeAtomically(recordPath, recordText(generator, after));
 }
 
 /** Why `file` must not be replaced, or null when it may be. */
-async function notOurs(file: OwnedFile, recorded: readonly string[], generator: string): Promise<string | null> {
+async function notOurs(file: OwnedFile, newHash: string, recorded: readonly string[], generator: string): Promise<string | null> {
   const stats = await lstat(file.path).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;
     throw error;
@@ -62,7 +64,7 @@ async function notOurs(file: OwnedFile, recorded: readonly string[], generator: 
   if (stats.isSymbolicLink()) return 'is a symbolic link';
   if (!stats.isFile()) return 'is not a file';
   const hash = sha256(await readFile(file.path));
-  const ours = [file.bytes, ...(file.alsoOurs ?? [])].map((bytes) => sha256(bytes));
+  const ours = [newHash, ...(file.alsoOurs ?? []).map((bytes) => sha256(bytes))];
   return recorded.includes(hash) || ours.includes(hash) ? null : `exists and was not written by ${generator} (or was changed since)`;
 }
 
