@@ -20,7 +20,7 @@ import { siteDirectories } from '../site/layout.js';
 import { edgeFileCount, edgeFiles } from '../site/edge-files.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
-import { checkSiteFiles, type SiteCheck } from '../write/site-check.js';
+import { startSiteCheck, type SiteCheck } from '../write/site-check.js';
 import { checkSiteLocation, resolveSiteDir, SITE_ROLE } from '../write/site-path.js';
 import { fileSystemError } from '../write/fs-error.js';
 import { sha256 } from '../write/file-output.js';
@@ -118,22 +118,26 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   };
   const out = await resolveSiteDir(options.out);
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
+  const manifestOf = (dataset: ManifestHead['dataset']): ManifestHead => ({
+    generator: 'cities-api',
+    version: VERSION,
+    settings,
+    dataset,
+    runtime: { icu: process.versions.icu ?? 'none', cldr: process.versions.cldr ?? 'none', unicode: process.versions.unicode ?? 'none' },
+  });
+  const old = await readManifestHead(out).catch(() => null);
+  // Built with these settings: its files are checked on another thread while this one reads the
+  // dataset (the check needs only the old site), and the result used if the dataset is the same.
+  using pending = !options.force && old && sameInput(old, manifestOf(old.dataset)) ? startSiteCheck(out) : null;
   const table = await readDataset(options.data, { onProgress: options.onRead, signal: options.signal });
   const spec = siteSpec(settings, table.count);
   const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
   if (countSiteFiles(spec) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(spec, maxFiles), 2);
   const dataset = table.datasetParts();
-  const manifest = {
-    generator: 'cities-api',
-    version: VERSION,
-    settings,
-    dataset: { count: table.count, sha256: sha256(dataset) },
-    runtime: { icu: process.versions.icu ?? 'none', cldr: process.versions.cldr ?? 'none', unicode: process.versions.unicode ?? 'none' },
-  };
-  const old = await readManifestHead(out).catch(() => null);
+  const manifest = manifestOf({ count: table.count, sha256: sha256(dataset) });
   // A site `edge netlify` set up keeps sending uncovered queries to the function, unless told otherwise.
   const toFunction = !settings.liveUrl && !!old && (await pointsAtFunction(out, specOf(old)));
-  const check = !options.force && sameInput(old, manifest) ? await checkSiteFiles(out) : null;
+  const check = pending && sameInput(old, manifest) ? await pending.result() : (pending?.cancel(), null);
   const upToDate = !!check && !check.unverified && !check.changed.length;
   const index = new CityIndex(table, settings.collation);
   // Sampling compression sorts an ordering: only worth it when pages are to be built.

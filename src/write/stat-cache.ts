@@ -34,9 +34,15 @@ export class StatCache {
   private index: Map<string, number> | undefined;
 
   private constructor(
-    private readonly manifest: Manifest,
-    private readonly data: Float64Array,
+    private readonly paths: () => readonly string[],
+    /** The header, then SLOTS numbers per path. */
+    readonly data: Float64Array,
   ) {}
+
+  /** A cache read by another thread: its `data`, for these paths (the manifest's, in its order). */
+  static of(paths: readonly string[], data: Float64Array): StatCache {
+    return new StatCache(() => paths, data);
+  }
 
   /** The site's cache, or null when it has none that belongs to its current manifest. */
   static async read(siteDir: string, manifest: Manifest): Promise<StatCache | null> {
@@ -57,20 +63,24 @@ export class StatCache {
     if (data[0] !== MAGIC || data[1] !== FORMAT || data[2] !== count || data.length !== HEADER + count * SLOTS) return null;
     const own = await lstat(join(siteDir, MANIFEST_PATH)).catch(() => null);
     if (!own?.isFile() || !sameStat(own, data, 3)) return null;
-    return new StatCache(manifest, data);
+    return new StatCache(() => Object.keys(manifest.files), data);
   }
 
   /** Whether `stats` (of the file at `path`, or its variant) are those recorded. */
   matches(path: string, slot: Slot, stats: FileStat): boolean {
-    this.index ??= new Map(Object.keys(this.manifest.files).map((p, i) => [p, i]));
+    this.index ??= new Map(this.paths().map((p, i) => [p, i]));
     const i = this.index.get(path);
     return i !== undefined && this.matchesAt(i, slot, stats);
   }
 
   /** The slots the build recorded for the `i`th path: the file, and the `.gz`/`.br` it wrote beside it. */
   slotsAt(i: number): Slot[] {
-    const at = HEADER + i * SLOTS;
-    return ([0, 1, 2] as const).filter((slot) => slot === 0 || this.data[at + slot * FIELDS] !== 0);
+    return ([0, 1, 2] as const).filter((slot) => this.hasSlot(i, slot));
+  }
+
+  /** Whether the build recorded the `slot`th file of the `i`th path (the file itself always; a `.gz`/`.br` when it wrote one). */
+  hasSlot(i: number, slot: Slot): boolean {
+    return slot === 0 || this.data[HEADER + i * SLOTS + slot * FIELDS] !== 0;
   }
 
   matchesAt(i: number, slot: Slot, stats: FileStat): boolean {
