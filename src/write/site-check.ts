@@ -87,32 +87,51 @@ export function checkSiteFiles(siteDir: string): Promise<SiteCheck> {
  */
 export function startSiteCheck(siteDir: string): PendingCheck {
   const next = new SharedArrayBuffer(4);
-  let worker: Worker;
   try {
-    worker = new Worker(WORKER_URL, { workerData: { siteDir, next } satisfies CheckData, execArgv: PROFILING });
+    return new HelpedCheck(siteDir, new Worker(WORKER_URL, { workerData: { siteDir, next } satisfies CheckData, execArgv: PROFILING }), next);
   } catch {
     return { result: () => checkAlone(siteDir), cancel: () => undefined, [Symbol.dispose]: () => undefined };
   }
-  const failed: CheckMessage = { kind: 'failed' };
-  const first = messageOf(worker, ['records', 'none'], failed);
-  const last = messageOf(worker, ['done'], failed);
-  return {
-    async result() {
-      try {
-        const records = await first;
-        if (records.kind === 'none') return { changed: [], unverified: true };
-        if (records.kind !== 'records') return await checkAlone(siteDir);
-        const mine = await checkShares(siteDir, records.paths, StatCache.of(records.paths, records.data), new Int32Array(next), pause);
-        const theirs = await last;
-        if (theirs.kind !== 'done') return await checkAlone(siteDir);
-        return { changed: [...mine, ...theirs.found].sort((a, b) => a[0] - b[0]).flatMap(([, names]) => names), unverified: false };
-      } finally {
-        void worker.terminate();
-      }
-    },
-    cancel: () => void worker.terminate(),
-    [Symbol.dispose]: () => void worker.terminate(),
-  };
+}
+
+class HelpedCheck implements PendingCheck {
+  // Dropped once used or cancelled: the paths and records the helper sent are not kept for the rest of a build.
+  private first: Promise<CheckMessage> | null;
+  private last: Promise<CheckMessage> | null;
+
+  constructor(
+    private readonly siteDir: string,
+    private readonly worker: Worker,
+    private readonly next: SharedArrayBuffer,
+  ) {
+    const failed: CheckMessage = { kind: 'failed' };
+    this.first = messageOf(worker, ['records', 'none'], failed);
+    this.last = messageOf(worker, ['done'], failed);
+  }
+
+  async result(): Promise<SiteCheck> {
+    const { first, last, siteDir } = this;
+    try {
+      const records = await first;
+      if (records?.kind === 'none') return { changed: [], unverified: true };
+      if (records?.kind !== 'records') return await checkAlone(siteDir);
+      const mine = await checkShares(siteDir, records.paths, StatCache.of(records.paths, records.data), new Int32Array(this.next), pause);
+      const theirs = await last;
+      if (theirs?.kind !== 'done') return await checkAlone(siteDir);
+      return { changed: [...mine, ...theirs.found].sort((a, b) => a[0] - b[0]).flatMap(([, names]) => names), unverified: false };
+    } finally {
+      this.cancel();
+    }
+  }
+
+  cancel(): void {
+    this.first = this.last = null;
+    void this.worker.terminate();
+  }
+
+  [Symbol.dispose](): void {
+    this.cancel();
+  }
 }
 
 /** The first message of one of these kinds, or `otherwise` if the thread fails or ends before sending one. */
