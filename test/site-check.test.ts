@@ -2,7 +2,7 @@ import { cp, mkdir, readFile, rename, rm, symlink, truncate, unlink, utimes, wri
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readManifest } from '../src/write/manifest-file.js';
-import { checkSiteFiles, startSiteCheck } from '../src/write/site-check.js';
+import { checkSiteFiles, HELPER_MIN_FILES, startSiteCheck } from '../src/write/site-check.js';
 import { writeSite, type SiteEntry } from '../src/write/site-writer.js';
 import { StatCache } from '../src/write/stat-cache.js';
 import { checkShares } from '../src/write/stat-check.js';
@@ -75,6 +75,8 @@ describe('checkSiteFiles: every file not as built is named, in the manifest orde
     const site = await builtSite();
     await damage(site);
     expect(await checkSiteFiles(site)).toEqual({ changed, unverified: false });
+    // A site this small is checked by this thread alone when the build says how many files it has.
+    expect(await startSiteCheck(site, HELPER_MIN_FILES - 1).result()).toEqual({ changed, unverified: false });
   });
 
   it('the expected names are in the manifest order (the table above assumes it)', async () => {

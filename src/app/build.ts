@@ -128,7 +128,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const old = await readManifestHead(out).catch(() => null);
   // Built with these settings: its files are checked on another thread while this one reads the
   // dataset (the check needs only the old site), and the result used if the dataset is the same.
-  using pending = !options.force && old && sameInput(old, manifestOf(old.dataset)) ? startSiteCheck(out) : null;
+  using pending = !options.force && old && sameInput(old, manifestOf(old.dataset)) ? startSiteCheck(out, countSiteFiles(specOf(old))) : null;
   const table = await readDataset(options.data, { onProgress: options.onRead, signal: options.signal });
   const spec = siteSpec(settings, table.count);
   const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
