@@ -60,6 +60,7 @@ export interface SiteCheck {
 
 /** A check under way: its result (this thread takes its share of the files), or cancelled (also when disposed: `using`). */
 export interface PendingCheck extends Disposable {
+  /** The check's result (the same each call). */
   result(): Promise<SiteCheck>;
   cancel(): void;
 }
@@ -89,7 +90,8 @@ export const HELPER_MIN_FILES = 20_000;
  * fails, or the site is small, this thread checks alone (and reports what is wrong with the site).
  */
 export function startSiteCheck(siteDir: string, files = Infinity): PendingCheck {
-  const alone: PendingCheck = { result: () => checkAlone(siteDir), cancel: () => undefined, [Symbol.dispose]: () => undefined };
+  let once: Promise<SiteCheck> | undefined;
+  const alone: PendingCheck = { result: () => (once ??= checkAlone(siteDir)), cancel: () => undefined, [Symbol.dispose]: () => undefined };
   if (files < HELPER_MIN_FILES) return alone;
   const next = new SharedArrayBuffer(4);
   try {
@@ -103,6 +105,7 @@ class HelpedCheck implements PendingCheck {
   // Dropped once used or cancelled: the paths and records the helper sent are not kept for the rest of a build.
   private first: Promise<CheckMessage> | null;
   private last: Promise<CheckMessage> | null;
+  private done: Promise<SiteCheck> | undefined;
 
   constructor(
     private readonly siteDir: string,
@@ -114,7 +117,11 @@ class HelpedCheck implements PendingCheck {
     this.last = messageOf(worker, ['done'], failed);
   }
 
-  async result(): Promise<SiteCheck> {
+  result(): Promise<SiteCheck> {
+    return (this.done ??= this.check());
+  }
+
+  private async check(): Promise<SiteCheck> {
     const { first, last, siteDir } = this;
     try {
       const records = await first;
