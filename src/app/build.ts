@@ -132,7 +132,11 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   using pending = !options.force && old && sameInput(old, manifestOf(old.dataset)) ? startSiteCheck(out, countSiteFiles(specOf(old))) : null;
   // The very dataset file the site was built from (its digest recorded beside the site): its cities
   // are the site's, so if its files are as built there is nothing to validate, compute or write.
-  const record = pending && (await sameDatasetFile(out, options));
+  // Another file most likely holds other cities: the helper thread stops (it would only compete
+  // with the parsing); if the cities are the same after all, this thread checks alone.
+  const known = pending && (await StatCache.readDataset(out));
+  const record = known && (await sameDatasetFile(known, options));
+  if (known && !record) pending!.cancel();
   if (old && record) {
     const check = await pending!.result();
     if (!check.unverified && !check.changed.length) {
@@ -175,10 +179,8 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
 }
 
-/** The dataset record of the site's stat cache, when the dataset file has the very bytes it records. */
-async function sameDatasetFile(out: string, options: BuildOptions): Promise<DatasetRecord | null> {
-  const record = await StatCache.readDataset(out);
-  if (!record) return null;
+/** The site's dataset record, when the dataset file has the very bytes it records. */
+async function sameDatasetFile(record: DatasetRecord, options: BuildOptions): Promise<DatasetRecord | null> {
   const digest = await datasetDigest(options.data, { onProgress: options.onRead, signal: options.signal });
   return Buffer.from(record.digest).equals(digest) ? record : null;
 }
