@@ -127,18 +127,17 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     runtime: { icu: process.versions.icu ?? 'none', cldr: process.versions.cldr ?? 'none', unicode: process.versions.unicode ?? 'none' },
   });
   const old = await readManifestHead(out).catch(() => null);
-  // Built with these settings: its files are checked on another thread while this one reads the
-  // dataset (the check needs only the old site), and the result used if the dataset is the same.
-  using pending = !options.force && old && sameInput(old, manifestOf(old.dataset)) ? startSiteCheck(out, countSiteFiles(specOf(old))) : null;
+  const sameSettings = !options.force && !!old && sameInput(old, manifestOf(old.dataset));
   // The very dataset file the site was built from (its digest recorded beside the site): its cities
   // are the site's, so if its files are as built there is nothing to validate, compute or write.
-  // Another file most likely holds other cities: the helper thread stops (it would only compete
-  // with the parsing); if the cities are the same after all, this thread checks alone.
-  const known = pending && (await StatCache.readDataset(out));
+  const known = sameSettings ? await StatCache.readDataset(out) : null;
   const record = known && (await sameDatasetFile(known, options));
-  if (known && !record) pending!.cancel();
-  if (old && record) {
-    const check = await pending!.result();
+  // That file, or no record of one: the site's files are checked on another thread meanwhile (the
+  // check needs only the old site). Another file most likely holds other cities: no check is
+  // started before they are known the same (it would only compete with the parsing).
+  using pending = old && sameSettings && (record || !known) ? startSiteCheck(out, countSiteFiles(specOf(old))) : null;
+  if (old && pending && record) {
+    const check = await pending.result();
     if (!check.unverified && !check.changed.length) {
       const spec = siteSpec(settings, old.dataset.count);
       checkMaxFiles(spec, options);
@@ -154,7 +153,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const manifest = manifestOf({ count: table.count, sha256: sha256(dataset) });
   // A site `edge netlify` set up keeps sending uncovered queries to the function, unless told otherwise.
   const toFunction = !settings.liveUrl && !!old && (await pointsAtFunction(out, specOf(old)));
-  const check = pending && sameInput(old, manifest) ? await pending.result() : (pending?.cancel(), null);
+  const check = sameSettings && sameInput(old, manifest) ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result() : (pending?.cancel(), null);
   const upToDate = !!check && !check.unverified && !check.changed.length;
   const index = new CityIndex(table, settings.collation);
   // Sampling compression sorts an ordering: only worth it when pages are to be built.
