@@ -12,7 +12,7 @@ import { CitiesApiError } from '../core/errors.js';
 import { netlifyHeaders, netlifyRedirects } from '../hosts/netlify.js';
 import { openApiDocument } from '../hosts/openapi.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
-import { readDataset } from '../dataset/read-dataset.js';
+import { datasetDigest, readDataset } from '../dataset/read-dataset.js';
 import { functionRedirects, pointsAtFunction } from './netlify-function-rules.js';
 import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_COMPRESSION, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCompression, parseOrderings, parsePageSizes, type Compression, type CompressionLevel } from '../site/spec.js';
 import { pageFiles } from '../site/pages.js';
@@ -20,13 +20,14 @@ import { siteDirectories } from '../site/layout.js';
 import { edgeFileCount, edgeFiles } from '../site/edge-files.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
-import { checkSiteFiles, type SiteCheck } from '../write/site-check.js';
+import { startSiteCheck, type SiteCheck } from '../write/site-check.js';
 import { checkSiteLocation, resolveSiteDir, SITE_ROLE } from '../write/site-path.js';
 import { fileSystemError } from '../write/fs-error.js';
 import { sha256 } from '../write/file-output.js';
 import { compressedRatio } from '../write/compression.js';
 import { answerListing, bodyBytes } from '../core/page.js';
 import { tidySite, writeSite, type SiteEntry, type WriteStats } from '../write/site-writer.js';
+import { StatCache, type DatasetRecord } from '../write/stat-cache.js';
 
 
 export interface BuildOptions {
@@ -118,33 +119,48 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   };
   const out = await resolveSiteDir(options.out);
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
-  const table = await readDataset(options.data, { onProgress: options.onRead, signal: options.signal });
-  const spec = siteSpec(settings, table.count);
-  const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
-  if (countSiteFiles(spec) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(spec, maxFiles), 2);
-  const dataset = table.datasetParts();
-  const manifest = {
+  const manifestOf = (dataset: ManifestHead['dataset']): ManifestHead => ({
     generator: 'cities-api',
     version: VERSION,
     settings,
-    dataset: { count: table.count, sha256: sha256(dataset) },
+    dataset,
     runtime: { icu: process.versions.icu ?? 'none', cldr: process.versions.cldr ?? 'none', unicode: process.versions.unicode ?? 'none' },
-  };
+  });
   const old = await readManifestHead(out).catch(() => null);
+  const sameSettings = !options.force && !!old && sameInput(old, manifestOf(old.dataset));
+  // The very dataset file the site was built from (its digest recorded beside the site): its cities
+  // are the site's, so if its files are as built there is nothing to validate, compute or write.
+  const known = sameSettings ? await StatCache.readDataset(out) : null;
+  const record = known && (await sameDatasetFile(known, options));
+  // That file, or no record of one: the site's files are checked on another thread meanwhile (the
+  // check needs only the old site). Another file most likely holds other cities: no check is
+  // started before they are known the same (it would only compete with the parsing).
+  using pending = old && sameSettings && (record || !known) ? startSiteCheck(out, countSiteFiles(specOf(old))) : null;
+  if (old && pending && record) {
+    const check = await pending.result();
+    if (!check.unverified && !check.changed.length) {
+      const spec = siteSpec(settings, old.dataset.count);
+      checkMaxFiles(spec, options);
+      const size = sizeOf(settings, old.dataset.count, record.cityBytes, 0);
+      return upToDateBuild({ cities: old.dataset.count, ...size(spec), upToDate: true, check, dir: out, defaultBaseUrl: options.baseUrl === undefined }, options, started);
+    }
+  }
+  let digest: Uint8Array | undefined;
+  const table = await readDataset(options.data, { onProgress: options.onRead, signal: options.signal, onDigest: (d) => (digest = d) });
+  const spec = siteSpec(settings, table.count);
+  checkMaxFiles(spec, options);
+  const dataset = table.datasetParts();
+  const manifest = manifestOf({ count: table.count, sha256: sha256(dataset) });
   // A site `edge netlify` set up keeps sending uncovered queries to the function, unless told otherwise.
   const toFunction = !settings.liveUrl && !!old && (await pointsAtFunction(out, specOf(old)));
-  const check = !options.force && sameInput(old, manifest) ? await checkSiteFiles(out) : null;
+  const check = sameSettings && sameInput(old, manifest) ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result() : (pending?.cancel(), null);
   const upToDate = !!check && !check.unverified && !check.changed.length;
   const index = new CityIndex(table, settings.collation);
   // Sampling compression sorts an ordering: only worth it when pages are to be built.
   const ratio = settings.compression !== 'none' && !upToDate ? sampleCompressedRatio(index, settings, settings.compression) : 0;
-  const size = (of: Sized) => estimateSiteSize(of, (table.jsonBytes() * of.count) / Math.max(1, table.count), settings.baseUrl.length, ratio);
+  const size = sizeOf(settings, table.count, table.jsonBytes(), ratio);
   const plan: BuildPlan = { cities: table.count, ...size(spec), upToDate, check, dir: out, defaultBaseUrl: options.baseUrl === undefined };
-  if (upToDate) {
-    options.onStart?.(plan);
-    await tidySite(out);
-    return { ...plan, written: 0, unchanged: plan.files, removed: 0, kept: [], seconds: (performance.now() - started) / 1000 };
-  }
+  if (upToDate) return upToDateBuild(plan, options, started);
   const reusable = old && !options.force ? reusableShape(specOf(old), spec) : null;
   const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
   options.onStart?.(plan);
@@ -155,10 +171,34 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     force: options.force,
     guard: new SpaceGuard(out, minFree),
     directories: siteDirectories(spec),
+    dataset: digest && { digest, cityBytes: table.jsonBytes() },
     // The edge files come first: pages done are the entries done past them.
     onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(table.count), pages)), pages),
   });
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The site's dataset record, when the dataset file has the very bytes it records. */
+async function sameDatasetFile(record: DatasetRecord, options: BuildOptions): Promise<DatasetRecord | null> {
+  const digest = await datasetDigest(options.data, { onProgress: options.onRead, signal: options.signal });
+  return Buffer.from(record.digest).equals(digest) ? record : null;
+}
+
+function checkMaxFiles(spec: SiteSpec, options: BuildOptions): void {
+  const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
+  if (countSiteFiles(spec) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(spec, maxFiles), 2);
+}
+
+/** The size of a site (or of part of it: `of`) estimated from its cities' JSON bytes and the compression ratio. */
+function sizeOf(settings: SiteSettings, cities: number, cityBytes: number, ratio: number): (of: Sized) => ReturnType<typeof estimateSiteSize> {
+  return (of) => estimateSiteSize(of, (cityBytes * of.count) / Math.max(1, cities), settings.baseUrl.length, ratio);
+}
+
+/** A site with nothing to write: killed builds' leftovers tidied, the plan said. */
+async function upToDateBuild(plan: BuildPlan, options: BuildOptions, started: number): Promise<BuildResult> {
+  options.onStart?.(plan);
+  await tidySite(plan.dir);
+  return { ...plan, written: 0, unchanged: plan.files, removed: 0, kept: [], seconds: (performance.now() - started) / 1000 };
 }
 
 /** The level the options ask for; the older `compress: false` is `none`, and contradicts any other. */

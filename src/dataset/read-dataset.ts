@@ -4,6 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { fileSystemError } from '../write/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
+import { datasetHash, digestFile } from './dataset-digest.js';
 import { CityTableBuilder, type CityTable } from '../core/city-table.js';
 import { CsvSyntaxError, readCsvRows } from './csv-rows.js';
 import { CitiesApiError, formatProblem, shortText, showValue, type Problem } from '../core/errors.js';
@@ -23,6 +24,8 @@ export interface ReadOptions {
   readonly onProgress?: (bytesRead: number, bytes: number) => void;
   /** Stops reading (its reason thrown) once aborted. */
   readonly signal?: AbortSignal | undefined;
+  /** Called with the file's digest (datasetHash) once it is read whole and valid. */
+  readonly onDigest?: (digest: Buffer) => void;
 }
 
 /**
@@ -34,9 +37,11 @@ export async function readDataset(file: string, options: ReadOptions = {}): Prom
   const format = await checkDatasetFile(file);
   const collector = new Collector();
   const size = options.onProgress ? (await stat(file)).size : 0;
-  const chunks = utf8Chunks(file, (read) => {
+  const hash = options.onDigest && datasetHash(format);
+  const chunks = utf8Chunks(file, (read, chunk) => {
     options.signal?.throwIfAborted();
     options.onProgress?.(read, Math.max(size, read));
+    hash?.update(chunk);
   });
   try {
     if (format === '.csv') await readCsv(chunks, collector);
@@ -46,7 +51,20 @@ export async function readDataset(file: string, options: ReadOptions = {}): Prom
     collector.problem({ line: error.line, reason: `is not valid UTF-8 (byte 0x${error.byte.toString(16)} at offset ${error.offset})` });
   }
   if (collector.total) throw datasetError(file, collector);
+  if (hash) options.onDigest!(hash.digest());
   return collector.table.finish();
+}
+
+/** The digest of a dataset file (datasetHash), refused as readDataset refuses it; nothing parsed. */
+export async function datasetDigest(file: string, options: Pick<ReadOptions, 'onProgress' | 'signal'> = {}): Promise<Buffer> {
+  const format = await checkDatasetFile(file);
+  const size = options.onProgress ? (await stat(file)).size : 0;
+  return digestFile(file, format, (read) => {
+    options.signal?.throwIfAborted();
+    options.onProgress?.(read, Math.max(size, read));
+  }).catch(async (error: unknown) => {
+    throw await fileSystemError(error, DATASET_ROLE, file);
+  });
 }
 
 /**
@@ -173,7 +191,7 @@ class InvalidUtf8 extends Error {
 }
 
 /** The file's chunks, checked to be UTF-8 on the way (InvalidUtf8 names the first bad byte). */
-async function* utf8Chunks(file: string, onChunk: (bytesRead: number) => void): AsyncGenerator<Buffer> {
+async function* utf8Chunks(file: string, onChunk: (bytesRead: number, chunk: Buffer) => void): AsyncGenerator<Buffer> {
   let carry = Buffer.alloc(0);
   // File offset and line of carry's first byte (everything before it is checked).
   let offset = 0;
@@ -186,7 +204,7 @@ async function* utf8Chunks(file: string, onChunk: (bytesRead: number) => void): 
     line += countNewlines(bytes.subarray(0, complete));
     offset += complete;
     carry = Buffer.from(bytes.subarray(complete));
-    onChunk(offset + carry.length);
+    onChunk(offset + carry.length, chunk);
     yield chunk;
   }
   if (carry.length) throw invalidUtf8(carry, offset, line);

@@ -5,7 +5,8 @@ import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Bod
 import type { Manifest } from '../site/manifest.js';
 import type { Compression } from '../site/spec.js';
 import { runBounded } from './run-bounded.js';
-import { holdsBytes, RealDirs } from './site-check.js';
+import { holdsBytes } from './site-check.js';
+import { RealDirs } from './stat-check.js';
 import { StatRecords, type Slot, type StatCache } from './stat-cache.js';
 import { FileList } from './file-list.js';
 import type { FileStat } from './file-output.js';
@@ -63,7 +64,7 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
   /** Links the old file into staging if it can be trusted to hold the entry's bytes (`hash`, and `bytes` when in one buffer); its stats, or null. */
   const reuseOld = async (path: string, slot: Slot, hash: string, bytes: Uint8Array | undefined): Promise<FileStat | null> => {
     const name = slot ? path + VARIANTS[slot - 1] : path;
-    if (!(await dirs.ok(dirname(path)))) return null;
+    if (!dirs.ok(dirname(path))) return null;
     const from = join(outDir, name);
     const stats = await lstat(from).catch(() => null);
     if (!stats?.isFile()) return null;

@@ -12,7 +12,7 @@ import { removeTree } from './remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
 import { holdsBytes } from './site-check.js';
 import { isAlive, lockSite, siteSiblings } from './lock.js';
-import { StatCache } from './stat-cache.js';
+import { StatCache, type DatasetRecord } from './stat-cache.js';
 import { fileSystemError, isErrno } from './fs-error.js';
 import { SITE_ROLE } from './site-path.js';
 import type { FileStat } from './file-output.js';
@@ -39,6 +39,8 @@ export interface WriteOptions {
   readonly onProgress?: (entriesDone: number) => void;
   /** Directories of the new site (relative, parents first), made before its files. */
   readonly directories?: readonly string[];
+  /** What the stat cache records of the dataset file the site is built from. */
+  readonly dataset?: DatasetRecord | undefined;
 }
 
 /**
@@ -95,7 +97,7 @@ async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, man
       const manifestStats = await placeManifest(outDir, staging, old, manifest, files, options.force ? 'no' : cache ? 'as built' : 'if same bytes');
       const hadOld = await swapIn(outDir, staging, previous);
       // The new site is in place: what follows only tidies, and cannot fail the build.
-      await site.records.write(outDir, files.sorted(), manifestStats.stats).catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
+      await site.records.write(outDir, files.sorted(), manifestStats.stats, options.dataset).catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
       const leftover = hadOld ? await removeTree(previous).then(() => undefined, (error: Error) => `${previous}: ${error.message}`) : undefined;
       const written = site.written + (manifestStats.reused ? 0 : 1);
       const unchanged = site.unchanged + (manifestStats.reused ? 1 : 0);

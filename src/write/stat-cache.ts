@@ -11,14 +11,26 @@ import { siteSiblings } from './lock.js';
 // manifest lists, so a rebuild trusts it without reading it; any other file is read or rewritten.
 // The cache is bound to the manifest's own inode, size and mtime: a site with another manifest
 // (a killed build, a copy, an edit) has no records at all. Deleting the cache costs one rebuild
-// that reads every file.
+// that reads every file. Format 2 ends with the digest of the dataset file the site was built
+// from and its cities' JSON bytes (a rebuild from the same file then validates nothing again).
 
 /** Per file of the manifest: inode, size, mtime of the file, then of its `.gz`, then of its `.br` (0s: none). */
 export const SLOTS = 9;
 const FIELDS = 3;
 const MAGIC = 0x63617069;
-const FORMAT = 1;
+const FORMAT = 2;
 const HEADER = 6;
+/** Format 2's last numbers: the cities' JSON bytes, then the dataset file's 32-byte digest. */
+const TAIL = 5;
+const DIGEST_BYTES = 32;
+
+/** What a site records of the dataset file it was built from. */
+export interface DatasetRecord {
+  /** datasetHash's digest of the file. */
+  readonly digest: Uint8Array;
+  /** The JSON bytes of its cities (CityTable.jsonBytes). */
+  readonly cityBytes: number;
+}
 /** Paths per piece the cache is written in, and per block of records (about 300 KB). */
 const PIECE_PATHS = 4096;
 
@@ -34,9 +46,15 @@ export class StatCache {
   private index: Map<string, number> | undefined;
 
   private constructor(
-    private readonly manifest: Manifest,
-    private readonly data: Float64Array,
+    private readonly paths: () => readonly string[],
+    /** The header, then SLOTS numbers per path. */
+    readonly data: Float64Array,
   ) {}
+
+  /** A cache read by another thread: its `data`, for these paths (the manifest's, in its order). */
+  static of(paths: readonly string[], data: Float64Array): StatCache {
+    return new StatCache(() => paths, data);
+  }
 
   /** The site's cache, or null when it has none that belongs to its current manifest. */
   static async read(siteDir: string, manifest: Manifest): Promise<StatCache | null> {
@@ -54,28 +72,63 @@ export class StatCache {
     if (bytes.length % 8 || bytes.length < HEADER * 8) return null;
     const data = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
     const count = Object.keys(manifest.files).length;
-    if (data[0] !== MAGIC || data[1] !== FORMAT || data[2] !== count || data.length !== HEADER + count * SLOTS) return null;
-    const own = await lstat(join(siteDir, MANIFEST_PATH)).catch(() => null);
-    if (!own?.isFile() || !sameStat(own, data, 3)) return null;
-    return new StatCache(manifest, data);
+    if (!validHeader(data, data.length) || data[2] !== count || !(await boundToManifest(siteDir, data))) return null;
+    return new StatCache(() => Object.keys(manifest.files), data);
+  }
+
+  /** The dataset record of the site's cache (format 2) that belongs to its current manifest, or null. */
+  static async readDataset(siteDir: string): Promise<DatasetRecord | null> {
+    try {
+      const file = await open(siteSiblings(siteDir).statCache, constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        const { size } = await file.stat();
+        const head = new Float64Array(HEADER);
+        const tail = new Float64Array(TAIL);
+        if (size % 8 || size < (HEADER + TAIL) * 8) return null;
+        await file.read(new Uint8Array(head.buffer), 0, HEADER * 8, 0);
+        await file.read(new Uint8Array(tail.buffer), 0, TAIL * 8, size - TAIL * 8);
+        if (head[1] !== FORMAT || !validHeader(head, size / 8) || !(await boundToManifest(siteDir, head))) return null;
+        return { cityBytes: tail[0]!, digest: new Uint8Array(tail.buffer, 8, DIGEST_BYTES) };
+      } finally {
+        await file.close();
+      }
+    } catch {
+      return null;
+    }
   }
 
   /** Whether `stats` (of the file at `path`, or its variant) are those recorded. */
   matches(path: string, slot: Slot, stats: FileStat): boolean {
-    this.index ??= new Map(Object.keys(this.manifest.files).map((p, i) => [p, i]));
+    this.index ??= new Map(this.paths().map((p, i) => [p, i]));
     const i = this.index.get(path);
     return i !== undefined && this.matchesAt(i, slot, stats);
   }
 
   /** The slots the build recorded for the `i`th path: the file, and the `.gz`/`.br` it wrote beside it. */
   slotsAt(i: number): Slot[] {
-    const at = HEADER + i * SLOTS;
-    return ([0, 1, 2] as const).filter((slot) => slot === 0 || this.data[at + slot * FIELDS] !== 0);
+    return ([0, 1, 2] as const).filter((slot) => this.hasSlot(i, slot));
+  }
+
+  /** Whether the build recorded the `slot`th file of the `i`th path (the file itself always; a `.gz`/`.br` when it wrote one). */
+  hasSlot(i: number, slot: Slot): boolean {
+    return slot === 0 || this.data[HEADER + i * SLOTS + slot * FIELDS] !== 0;
   }
 
   matchesAt(i: number, slot: Slot, stats: FileStat): boolean {
     return sameStat(stats, this.data, HEADER + i * SLOTS + slot * FIELDS);
   }
+}
+
+/** Whether a cache's first numbers (its magic, a known format, its count of paths) fit its length (in numbers). */
+function validHeader(head: Float64Array, length: number): boolean {
+  const count = head[2]!;
+  return head[0] === MAGIC && Number.isInteger(count) && length === HEADER + count * SLOTS + (head[1] === FORMAT ? TAIL : head[1] === 1 ? 0 : NaN);
+}
+
+/** Whether the cache was written for the site's manifest as it is (its inode, size and mtime). */
+async function boundToManifest(siteDir: string, head: Float64Array): Promise<boolean> {
+  const own = await lstat(join(siteDir, MANIFEST_PATH)).catch(() => null);
+  return !!own?.isFile() && sameStat(own, head, 3);
 }
 
 /** Records gathered while a site is assembled, by the file's ordinal (FileList), in blocks (never a doubled copy). */
@@ -88,12 +141,15 @@ export class StatRecords {
     this.blocks[block]!.set([stats.ino, stats.size, stats.mtimeMs], (i % PIECE_PATHS) * SLOTS + slot * FIELDS);
   }
 
-  /** Writes the cache of a site whose manifest lists the files of these ordinals (in its order) and has `manifestStats`, a piece at a time. */
-  async write(siteDir: string, order: Uint32Array, manifestStats: FileStat): Promise<void> {
+  /**
+   * Writes the cache of a site whose manifest lists the files of these ordinals (in its order)
+   * and has `manifestStats`, a piece at a time, with the record of its dataset when known.
+   */
+  async write(siteDir: string, order: Uint32Array, manifestStats: FileStat, dataset?: DatasetRecord): Promise<void> {
     const { blocks } = this;
     const pieces: Iterable<Uint8Array> = {
       *[Symbol.iterator]() {
-        yield new Uint8Array(new Float64Array([MAGIC, FORMAT, order.length, manifestStats.ino, manifestStats.size, manifestStats.mtimeMs]).buffer);
+        yield new Uint8Array(new Float64Array([MAGIC, dataset ? FORMAT : 1, order.length, manifestStats.ino, manifestStats.size, manifestStats.mtimeMs]).buffer);
         for (let from = 0; from < order.length; from += PIECE_PATHS) {
           const piece = new Float64Array(Math.min(PIECE_PATHS, order.length - from) * SLOTS);
           for (let n = 0; n * SLOTS < piece.length; n++) {
@@ -102,6 +158,12 @@ export class StatRecords {
             if (block) piece.set(block.subarray((i % PIECE_PATHS) * SLOTS, (i % PIECE_PATHS + 1) * SLOTS), n * SLOTS);
           }
           yield new Uint8Array(piece.buffer);
+        }
+        if (dataset) {
+          const tail = new Float64Array(TAIL);
+          tail[0] = dataset.cityBytes;
+          new Uint8Array(tail.buffer, 8, DIGEST_BYTES).set(dataset.digest.subarray(0, DIGEST_BYTES));
+          yield new Uint8Array(tail.buffer);
         }
       },
     };
