@@ -43,6 +43,12 @@ export class FileList {
     return Buffer.from(this.hashes[i / BLOCK | 0]!.buffer, at, HASH).toString('hex');
   }
 
+  /** The SHA-256 (hex) of `path`, or undefined when not listed. */
+  hashOf(path: string): string | undefined {
+    const i = this.find(path);
+    return i < 0 ? undefined : this.hash(i);
+  }
+
   /** Whether the `i`th file (-1: none) was written with `.gz`/`.br`. */
   compressed(i: number): boolean {
     return i >= 0 && this.flags[i / BLOCK | 0]![i % BLOCK] === 1;

@@ -6,8 +6,7 @@ import { promisify } from 'node:util';
 import { brotliDecompress, createBrotliDecompress, createGunzip, gunzip } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { VARIANTS } from './file-output.js';
-import { type Manifest } from '../site/manifest.js';
-import { readManifest } from './manifest-file.js';
+import { readSiteFiles, type SiteFiles } from './manifest-file.js';
 import { StatCache, type Slot } from './stat-cache.js';
 
 // Whether the files of a built site are still what the build left, without trusting anything
@@ -83,14 +82,14 @@ const BATCH = 2000;
  * with one lstat each against the stat cache: what git does for `git status`. Reads no file. The
  * manifest itself is checked by the cache (bound to its inode, size and mtime).
  */
-export async function checkSiteFiles(siteDir: string, manifest?: Manifest | null): Promise<SiteCheck> {
-  const site = manifest ?? (await readManifest(siteDir));
+export async function checkSiteFiles(siteDir: string, manifest?: SiteFiles | null): Promise<SiteCheck> {
+  const site = manifest ?? (await readSiteFiles(siteDir));
   const cache = site && (await StatCache.read(siteDir, site));
   if (!site || !cache) return { changed: [], unverified: true };
   const dirs = new RealDirs(siteDir);
   const changed: string[] = [];
-  let i = 0;
-  for (const path of Object.keys(site.files)) {
+  for (let i = 0; i < site.files.size; i++) {
+    const path = site.files.path(i);
     if (i % BATCH === BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
     const realDir = await dirs.ok(dirname(path));
     for (const slot of cache.slotsAt(i)) {
@@ -98,7 +97,6 @@ export async function checkSiteFiles(siteDir: string, manifest?: Manifest | null
       const stats = realDir ? lstatOrNull(join(siteDir, name)) : null;
       if (!stats?.isFile() || !cache.matchesAt(i, slot, stats)) changed.push(name);
     }
-    i++;
   }
   return { changed, unverified: false };
 }

@@ -2,7 +2,8 @@ import { constants } from 'node:fs';
 import { lstat, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeParts, type FileStat } from './file-output.js';
-import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
+import { MANIFEST_PATH } from '../site/manifest.js';
+import type { FileList } from './file-list.js';
 import { siteSiblings } from './lock.js';
 
 // What git's index does for a work tree, for a site: the inode, size and mtime each file had
@@ -31,15 +32,13 @@ export function sameStat(a: FileStat, data: Float64Array, at: number): boolean {
 
 /** The records of a site's files, aligned with its manifest's paths (`paths()`, sorted). */
 export class StatCache {
-  private index: Map<string, number> | undefined;
-
   private constructor(
-    private readonly manifest: Manifest,
+    private readonly files: FileList,
     private readonly data: Float64Array,
   ) {}
 
   /** The site's cache, or null when it has none that belongs to its current manifest. */
-  static async read(siteDir: string, manifest: Manifest): Promise<StatCache | null> {
+  static async read(siteDir: string, manifest: { readonly files: FileList }): Promise<StatCache | null> {
     let bytes: Buffer;
     try {
       const file = await open(siteSiblings(siteDir).statCache, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -53,18 +52,17 @@ export class StatCache {
     }
     if (bytes.length % 8 || bytes.length < HEADER * 8) return null;
     const data = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-    const count = Object.keys(manifest.files).length;
+    const count = manifest.files.size;
     if (data[0] !== MAGIC || data[1] !== FORMAT || data[2] !== count || data.length !== HEADER + count * SLOTS) return null;
     const own = await lstat(join(siteDir, MANIFEST_PATH)).catch(() => null);
     if (!own?.isFile() || !sameStat(own, data, 3)) return null;
-    return new StatCache(manifest, data);
+    return new StatCache(manifest.files, data);
   }
 
   /** Whether `stats` (of the file at `path`, or its variant) are those recorded. */
   matches(path: string, slot: Slot, stats: FileStat): boolean {
-    this.index ??= new Map(Object.keys(this.manifest.files).map((p, i) => [p, i]));
-    const i = this.index.get(path);
-    return i !== undefined && this.matchesAt(i, slot, stats);
+    const i = this.files.find(path);
+    return i >= 0 && this.matchesAt(i, slot, stats);
   }
 
   /** The slots the build recorded for the `i`th path: the file, and the `.gz`/`.br` it wrote beside it. */
