@@ -2,8 +2,8 @@ import { cp, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildHere, type BuildOptions } from '../src/app/build.js';
-import { buildInThread } from '../src/app/build-thread.js';
+import { buildHere, type BuildOptions, type BuildPlan, type BuildResult } from '../src/app/build.js';
+import { buildInThread as inThread, type ThreadHooks } from '../src/app/build-thread.js';
 import { errorData, rebuiltError } from '../src/app/thread-error.js';
 import { CitiesApiError } from '../src/core/errors.js';
 import { LockBusyError, lockSite } from '../src/write/lock.js';
@@ -27,6 +27,7 @@ afterAll(() => cleanup());
 
 let sites = 0;
 const options = (overrides: Partial<BuildOptions> = {}): BuildOptions => ({ data: join(dir, 'cities.csv'), out: join(dir, `site-${++sites}`), orderings: ['default', 'name_en'], pageSizes: [20], ...overrides });
+const buildInThread = (o: BuildOptions, hooks?: ThreadHooks) => inThread<BuildPlan, BuildResult>(o, hooks);
 const failure = (run: Promise<unknown>) => run.then(() => expect.unreachable('the build succeeded'), (error: unknown) => error as Error);
 
 describe('buildInThread: the same build as in this thread', () => {

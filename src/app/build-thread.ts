@@ -3,7 +3,6 @@ import { CitiesApiError } from '../core/errors.js';
 import { claimSite } from '../write/lock.js';
 import { resolveSiteDir } from '../write/site-path.js';
 import { tidySite } from '../write/site-writer.js';
-import type { BuildOptions, BuildPlan, BuildResult } from './build.js';
 import { rebuiltError, type ErrorData } from './thread-error.js';
 
 // A build in a thread of its own, for large datasets: a thread's young generation can be capped
@@ -20,18 +19,26 @@ const PROFILING = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'
 // Under the tests the sources run as TypeScript; the thread always runs the compiled script.
 const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? '../../lib/app/build-worker.js' : './build-worker.js', import.meta.url);
 
-type Plain<T> = { [K in keyof T as T[K] extends ((...args: never[]) => unknown) | AbortSignal | undefined ? never : K]: T[K] };
+/** What of build()'s options this module handles (build.ts's BuildOptions; not imported: build.ts imports this). */
+export interface ThreadedOptions<Plan> {
+  readonly out: string;
+  readonly signal?: AbortSignal | undefined;
+  readonly onRead?: (bytesRead: number, bytes: number) => void;
+  readonly onStart?: (plan: Plan) => void;
+  readonly onProgress?: (pagesDone: number, pages: number) => void;
+}
 
 export interface BuildThreadData {
-  readonly options: Plain<BuildOptions>;
+  /** The options but the signal and the callbacks. */
+  readonly options: { readonly out: string; readonly cwd?: string };
   /** The callbacks the caller gave (the thread sends only their messages). */
   readonly callbacks: { readonly onRead: boolean; readonly onStart: boolean; readonly onProgress: boolean };
 }
 
-export type ThreadMessage =
+export type ThreadMessage<Plan = unknown, Result = unknown> =
   | { readonly type: 'read' | 'progress'; readonly done: number; readonly total: number }
-  | { readonly type: 'start'; readonly plan: BuildPlan }
-  | { readonly type: 'done'; readonly result: BuildResult }
+  | { readonly type: 'start'; readonly plan: Plan }
+  | { readonly type: 'done'; readonly result: Result }
   | { readonly type: 'error'; readonly error: ErrorData };
 
 /** For the tests: a thread's limits, and the thread itself once started (to stop it). */
@@ -46,7 +53,7 @@ export interface ThreadHooks {
  * other. A thread that dies (killed, out of memory) is a CitiesApiError; what it left beside the
  * site (its draft tree, the lock) is removed at once, the site is as it was.
  */
-export async function buildInThread(options: BuildOptions, hooks: ThreadHooks = {}): Promise<BuildResult> {
+export async function buildInThread<Plan, Result>(options: ThreadedOptions<Plan>, hooks: ThreadHooks = {}): Promise<Result> {
   const { signal, onRead, onStart, onProgress, ...plain } = options;
   signal?.throwIfAborted();
   const out = await resolveSiteDir(options.out).catch(() => null);
@@ -56,7 +63,7 @@ export async function buildInThread(options: BuildOptions, hooks: ThreadHooks = 
   hooks.onThread?.(worker);
   const abort = () => worker.postMessage('abort');
   signal?.addEventListener('abort', abort, { once: true });
-  let ended: { result: BuildResult } | { error: Error } | undefined;
+  let ended: { result: Result } | { error: Error } | undefined;
   let callbackError: { error: unknown } | undefined;
   let crash: Error | undefined;
   const call = (callback: () => void) => {
@@ -68,7 +75,7 @@ export async function buildInThread(options: BuildOptions, hooks: ThreadHooks = 
       abort();
     }
   };
-  worker.on('message', (message: ThreadMessage) => {
+  worker.on('message', (message: ThreadMessage<Plan, Result>) => {
     if (message.type === 'read') call(() => onRead?.(message.done, message.total));
     else if (message.type === 'progress') call(() => onProgress?.(message.done, message.total));
     else if (message.type === 'start') call(() => onStart?.(message.plan));

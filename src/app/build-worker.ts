@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { buildHere, type BuildOptions } from './build.js';
+import { buildHere, type BuildOptions, type BuildPlan, type BuildResult } from './build.js';
 import { errorData } from './thread-error.js';
 import type { BuildThreadData, ThreadMessage } from './build-thread.js';
 
@@ -8,9 +8,9 @@ import type { BuildThreadData, ThreadMessage } from './build-thread.js';
 // or the error as data. The thread it answers to can stop it ('abort', as the signal would).
 
 const PROGRESS_MS = 20;
-const { options, callbacks } = workerData as BuildThreadData;
+const { options, callbacks } = workerData as BuildThreadData & { options: BuildOptions };
 const controller = new AbortController();
-const send = (message: ThreadMessage) => parentPort!.postMessage(message);
+const send = (message: ThreadMessage<BuildPlan, BuildResult>) => parentPort!.postMessage(message);
 parentPort!.on('message', (message: string) => {
   if (message === 'abort') controller.abort();
 });

@@ -102,7 +102,7 @@ export interface BuildResult extends WriteStats, BuildPlan {
  */
 export async function build(options: BuildOptions): Promise<BuildResult> {
   const bytes = await stat(options.data).then((s) => s.size, () => 0);
-  return bytes >= THREAD_FROM ? buildInThread(options) : buildHere(options);
+  return bytes >= THREAD_FROM ? buildInThread<BuildPlan, BuildResult>(options) : buildHere(options);
 }
 
 // Datasets from this size are built in a thread of their own (build-thread.ts: its young
