@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, writeUtf8 } from '../src/core/bytes.js';
+import { allocBytes, concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, writeUtf8 } from '../src/core/bytes.js';
 
 // core/bytes.ts replaces Node's Buffer in the pure layers: each function must agree with Buffer.
 
@@ -32,5 +32,25 @@ describe('UTF-8 without Buffer, as Buffer does it', () => {
     const one = utf8('ab');
     expect(concatBytes([one])).toBe(one);
     expect(Buffer.from(concatBytes([one, utf8(''), utf8('é')]))).toEqual(Buffer.from('abé'));
+  });
+});
+
+describe('allocBytes: small arrays carved from a shared slab never overlap', () => {
+  it.each([
+    ['many small ones, across slab boundaries', Array.from({ length: 400 }, (_, i) => 1 + ((i * 37) % 700))],
+    ['ones at the carving limit and past it', [8192, 8192, 8193, 9000, 3, 8192]],
+    ['empty ones among others', [0, 5, 0, 0, 4040, 0]],
+  ])('%s: each has its size, and filling one leaves every other as it was', (_, sizes) => {
+    const arrays = sizes.map((size, i) => allocBytes(size).fill(i % 251));
+    arrays.forEach((bytes, i) => {
+      expect(bytes.length).toBe(sizes[i]);
+      expect(bytes.every((b) => b === i % 251)).toBe(true);
+    });
+  });
+
+  it('a joined answer is not changed by the next one carved', () => {
+    const first = concatBytes([utf8('{"a":'), utf8('1}')]);
+    concatBytes([utf8('{"b":'), utf8('2}')]).fill(0x20);
+    expect(fromUtf8(first)).toBe('{"a":1}');
   });
 });

@@ -25,6 +25,22 @@ describe('answerListing builds links the way DRF does', () => {
     expect([a.next, a.previous]).toEqual([next, previous]);
   });
 
+  it.each([
+    ['a quote and a backslash', 'http://h/"a\\b'],
+    ['non-ASCII', 'http://h/é'],
+    ['U+2028 and U+2029 (escaped, as DRF does)', 'http://h/\u2028\u2029'],
+  ])('a base URL with %s is escaped in links and read back as given', (_, base) => {
+    const a = answer('page=2', base);
+    expect([a.next, a.previous]).toEqual([`${base}/cities/?page=3`, `${base}/cities/`]);
+    const raw = Buffer.from(bodyBytes(answerListing(index, parseQuery('page=2'), base).body)).toString();
+    expect([raw.includes('\u2028'), raw.includes('\u2029')]).toEqual([false, false]);
+  });
+
+  it('sites with other base URLs, answered in turn, each get links on their own base', () => {
+    const bases = ['http://a.example', 'http://b.example/x', 'http://a.example'];
+    for (const base of [...bases, ...bases]) expect(answer('page=2', base).next).toBe(`${base}/cities/?page=3`);
+  });
+
   it('uses a base URL with a path', () => {
     expect(answer('page=2', 'https://example.org/api/v1').previous).toBe('https://example.org/api/v1/cities/');
   });

@@ -91,6 +91,18 @@ describe('the preview pages', () => {
     expect(res.body.toString()).toBe(nowhere.body.toString().replace('/nowhere', path));
   });
 
+  it.each([
+    ['/?x=1', 200, 'text/html; charset=utf-8'],
+    ['/openapi.json?v=2', 200, 'application/json'],
+    ['/openapi.jsonx', 404, undefined],
+    ['//', 404, undefined],
+    ['/openapi.json/', 404, undefined],
+  ])('%s: a preview page only where the path (before "?") is one', async (target, status, type) => {
+    const res = await rawRequest(`${preview.url}${target}`);
+    expect(res.status).toBe(status);
+    if (type) expect(res.headers['content-type']).toBe(type);
+  });
+
   it('other methods on / are the API handler\'s, as without preview pages', async () => {
     const [res, strict] = await Promise.all([rawRequest(`${preview.url}/`, { method: 'POST' }), rawRequest(`${quiet.url}/`, { method: 'POST' })]);
     expect(res.status).toBe(strict.status);

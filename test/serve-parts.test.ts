@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { watchDataset } from '../src/app/dataset-watch.js';
 import { LiveSite } from '../src/app/live-site.js';
+import { build } from '../src/app/build.js';
 import { SiteBuilder } from '../src/app/site-builder.js';
+import { readManifestHead } from '../src/write/manifest-file.js';
 import { listen } from '../src/http/listen.js';
 import { lockSite } from '../src/write/lock.js';
 import { KIT, tempDir } from './helpers.js';
@@ -95,6 +97,22 @@ describe('SiteBuilder', () => {
     await builder.publish(data);
     expect([live.current.context.index.count, await builder.changed(data)]).toEqual([48, false]);
     live.close();
+  });
+
+  it.each([
+    ['page sizes', { pageSizes: [5] }],
+    ['orderings', { orderings: ['default', 'name_en'] }],
+    ['collation', { collation: 'codepoint' as const }],
+    ['compression', { compression: 'none' as const }],
+    ['live URL', { liveUrl: 'https://live.example.org' }],
+  ])('the first build keeps the %s of the site already in DIR (its base URL is the server\'s own)', async (name, given) => {
+    const data = join(root, 'kept.csv');
+    const site = join(root, `kept-${name.replace(/\W+/g, '-')}`);
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    await build({ data, out: site, baseUrl: 'https://prod.example.org', collation: 'locale', pageSizes: [10, 20], orderings: ['default'], compression: 'fast', ...given });
+    const before = (await readManifestHead(site))!.settings;
+    await new SiteBuilder({ dir: site, serverUrl: 'http://127.0.0.1:1', lockWait: 300 }).first(data);
+    expect((await readManifestHead(site))!.settings).toEqual({ ...before, baseUrl: 'http://127.0.0.1:1' });
   });
 
   it('waits for another build of the same site, then gives up with the lock named', async () => {

@@ -3,6 +3,7 @@ import type { Collation } from '../core/collation.js';
 import { readDatasetBytes } from '../dataset/read-dataset.js';
 import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
 import { sha256 } from '../write/file-output.js';
+import { readManifestHead } from '../write/manifest-file.js';
 import { siteSiblings, whileBusy } from '../write/lock.js';
 
 /** What a build replaces: the site one or more servers answer from (a LiveSite, or serve --workers' workers). */
@@ -63,14 +64,17 @@ export class SiteBuilder {
 
   private build(data: string): Promise<void> {
     const { options } = this;
-    const settings: SiteSettings | undefined = this.live?.current.manifest.settings;
+    const served: SiteSettings | undefined = this.live?.current.manifest.settings;
     return whileBusy(async () => {
+      // Before serving, the site already in DIR (if any) is "the served site's own", except its
+      // base URL: a preview's links are the server's own unless --base-url says otherwise.
+      const settings = served ?? (await readManifestHead(options.dir).catch(() => null))?.settings;
       const bytes = await readDatasetBytes(data);
       await build({
         data,
         out: options.dir,
         collation: options.collation ?? settings?.collation ?? 'locale',
-        baseUrl: options.baseUrl ?? settings?.baseUrl ?? options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
+        baseUrl: options.baseUrl ?? served?.baseUrl ?? options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
         pageSizes: options.pageSizes ?? settings?.pageSizes ?? DEFAULT_PAGE_SIZES,
         orderings: options.orderings ?? settings?.orderings,
         liveUrl: settings?.liveUrl ?? undefined,

@@ -36,12 +36,30 @@ export function writeUtf8(text: string, out: Bytes, at: number): number {
   return encoder.encodeInto(text, out.subarray(at)).written;
 }
 
+const SLAB_BYTES = 64 * 1024;
+const SLAB_MAX = 8 * 1024;
+let slab = new Uint8Array(0);
+let slabAt = 0;
+
+/**
+ * `size` bytes for the caller to fill entirely. Small arrays are views carved from a shared slab
+ * (as Node's Buffer.allocUnsafe carves its pool): one allocation serves many answers, where one
+ * `new Uint8Array` each costs more than filling it. Never pass `.buffer` of one on: it is shared.
+ */
+export function allocBytes(size: number): Bytes {
+  if (size > SLAB_MAX) return new Uint8Array(size);
+  if (slabAt + size > slab.length) [slab, slabAt] = [new Uint8Array(SLAB_BYTES), 0];
+  const out = slab.subarray(slabAt, slabAt + size);
+  slabAt = (slabAt + size + 7) & ~7;
+  return out;
+}
+
 /** The parts joined into one array (`total`: their summed length, when already known). */
 export function concatBytes(parts: readonly Bytes[], total?: number): Bytes {
   if (parts.length === 1 && (total === undefined || total === parts[0]!.length)) return parts[0]!;
   let size = total ?? 0;
   if (total === undefined) for (const part of parts) size += part.length;
-  const out = new Uint8Array(size);
+  const out = allocBytes(size);
   let at = 0;
   for (const part of parts) {
     out.set(part, at);

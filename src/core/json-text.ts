@@ -1,5 +1,5 @@
 import { NAME_FIELDS, type City } from './fields.js';
-import { concatBytes, fromUtf8, utf8, utf8Length, writeUtf8, type Bytes } from './bytes.js';
+import { allocBytes, concatBytes, fromUtf8, utf8, utf8Length, writeUtf8, type Bytes } from './bytes.js';
 import { prettyParts } from './pretty-json.js';
 
 // Bytes exactly as DRF's JSONRenderer writes them: compact separators, UTF-8 (not \u-escaped),
@@ -59,11 +59,11 @@ export interface Parts extends Iterable<Bytes> {
 /**
  * The paginated envelope, by concatenating already-serialized cities (`city(0..n-1)`): one buffer
  * for ordinary pages; for the largest (all cities on one page) a re-iterable sequence of parts of
- * about PART_BYTES, produced while being written, so such a page is never held whole.
+ * about PART_BYTES, produced while being written, so such a page is never held whole. `next` and
+ * `previous` are JSON already: a string literal or `null`.
  */
-export function envelopeJson(count: number, next: string | null, previous: string | null, n: number, city: (i: number) => Bytes): Iterable<Bytes> | Parts {
-  const link = (url: string | null) => (url === null ? 'null' : jsonString(url));
-  const head = `{"count":${count},"next":${link(next)},"previous":${link(previous)},"results":[`;
+export function envelopeJson(count: number, next: string, previous: string, n: number, city: (i: number) => Bytes): Iterable<Bytes> | Parts {
+  const head = `{"count":${count},"next":${next},"previous":${previous},"results":[`;
   if (n <= EAGER_CITIES) return [assemble(head, n, city)];
   function* parts(): Generator<Bytes> {
     let group: Bytes[] = [utf8(head)];
@@ -109,7 +109,7 @@ function assemble(head: string, n: number, city: (i: number) => Bytes): Bytes {
   const cities = new Array<Bytes>(n);
   let size = utf8Length(head) + Math.max(0, n - 1) + TAIL.length;
   for (let i = 0; i < n; i++) size += (cities[i] = city(i)).length;
-  const out = new Uint8Array(size);
+  const out = allocBytes(size);
   let at = writeUtf8(head, out, 0);
   for (let i = 0; i < n; i++) {
     if (i) out[at++] = 0x2c;

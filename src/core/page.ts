@@ -1,5 +1,5 @@
 import { concatBytes, utf8, type Bytes } from './bytes.js';
-import { detailJson, envelopeJson } from './json-text.js';
+import { detailJson, envelopeJson, jsonString } from './json-text.js';
 import { parseOrdering, type Ordering } from './ordering.js';
 import { pageSizeFrom, paginate, type PageSlice } from './paginate.js';
 import { lastValue, paramSetter, type QueryPair } from './query-string.js';
@@ -37,9 +37,9 @@ export function answerListing(index: PageIndex, pairs: readonly QueryPair[], bas
   const { slice } = page;
   const positions = index.positions(page.ordering, slice.start, slice.end);
   const query = paramSetter(pairs, param.page);
-  const link = (page: number | null) => listingUrl(baseUrl, query(page === null ? null : String(page)));
-  const next = slice.number < slice.pages ? link(slice.number + 1) : null;
-  const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : null;
+  const link = (page: number | null) => listingUrlJson(baseUrl, query(page === null ? null : String(page)));
+  const next = slice.number < slice.pages ? link(slice.number + 1) : 'null';
+  const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : 'null';
   return { status: 200, body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(positions[i]!)) };
 }
 
@@ -52,4 +52,17 @@ export function pageOf(count: number, pairs: readonly QueryPair[]): { readonly o
 /** The endpoint's absolute URL on `baseUrl`, with a query string when there is one. */
 export function listingUrl(baseUrl: string, query: string): string {
   return `${baseUrl}${ROUTES.endpoint}${query ? `?${query}` : ''}`;
+}
+
+// The last base URL and its JSON literal without the closing quote (escaped once, not per link).
+let linkBase: string | undefined;
+let linkBaseJson = '';
+
+/**
+ * listingUrl() as a JSON string literal. A query made by paramSetter is percent-encoded
+ * (letters, digits, `_.-~%+=&`): nothing in it needs escaping, so only the base is escaped.
+ */
+export function listingUrlJson(baseUrl: string, query: string): string {
+  if (baseUrl !== linkBase) [linkBase, linkBaseJson] = [baseUrl, jsonString(listingUrl(baseUrl, '')).slice(0, -1)];
+  return `${linkBaseJson}${query ? `?${query}` : ''}"`;
 }

@@ -164,17 +164,28 @@ function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiati
   send(res, status, answer.headers, answer.body, gate);
 }
 
-/** Header objects as the flat [name, value, ...] lists writeHead takes (node then skips its per-header bookkeeping), made once each. */
-const headLists = new WeakMap<Headers, string[]>();
+/**
+ * Header objects as the flat [name, value, ...] lists writeHead takes (node then skips its
+ * per-header bookkeeping), made once each; with a Content-Length, once per length (a bounded
+ * number: a site's pages come in few sizes, and a length is all that differs).
+ */
+const headLists = new WeakMap<Headers, { readonly plain: string[]; readonly sized: Map<number, string[]> }>();
+const MAX_SIZED = 1024;
 
 function headList(headers: Headers, length?: number): string[] {
-  let list = headLists.get(headers);
-  if (!list) {
-    list = [];
-    for (const name in headers) list.push(name, headers[name]!);
-    headLists.set(headers, list);
+  let lists = headLists.get(headers);
+  if (!lists) {
+    const plain: string[] = [];
+    for (const name in headers) plain.push(name, headers[name]!);
+    headLists.set(headers, (lists = { plain, sized: new Map() }));
   }
-  return length === undefined ? list : [...list, ROUTES.header.contentLength, String(length)];
+  if (length === undefined) return lists.plain;
+  let list = lists.sized.get(length);
+  if (!list) {
+    if (lists.sized.size >= MAX_SIZED) lists.sized.clear();
+    lists.sized.set(length, (list = [...lists.plain, ROUTES.header.contentLength, String(length)]));
+  }
+  return list;
 }
 
 function send(res: ServerResponse, status: number, headers: Headers, body?: Uint8Array | Iterable<Uint8Array> | Parts, gate?: SendGate): void {

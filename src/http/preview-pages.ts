@@ -39,12 +39,18 @@ export function indexPage(context: SiteContext): string {
 `;
 }
 
+/** Whether the target's path (before any `?`) is `path`: checked in place, every request passes here. */
+function hasPath(target: string, path: string): boolean {
+  return target.startsWith(path) && (target.length === path.length || target.charCodeAt(path.length) === 63);
+}
+
 /** `handler`, with GET and HEAD of `/` and `/openapi.json` answered by the preview. */
 export function withPreviewPages(handler: Handler, site: PreviewSite): Handler {
   return (req, res) => {
-    const path = (req.url ?? '').split('?', 1)[0];
+    const url = req.url ?? '';
     const method = req.method ?? '';
-    if ((path !== ROUTES.preview.index && path !== OPENAPI_PATH) || !(ROUTES.fileMethods as readonly string[]).includes(method)) return handler(req, res);
+    const path = hasPath(url, OPENAPI_PATH) ? OPENAPI_PATH : hasPath(url, ROUTES.preview.index) ? ROUTES.preview.index : undefined;
+    if (!path || !(ROUTES.fileMethods as readonly string[]).includes(method)) return handler(req, res);
     void (async () => {
       const [type, body] = path === OPENAPI_PATH
         ? [ROUTES.contentType.json, await readFile(join(site.dir, ROUTES.extras.openapi))]
