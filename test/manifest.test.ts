@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
 import { manifestJson, manifestText, MANIFEST_PATH, sortedFiles, type ManifestHead } from '../src/site/manifest.js';
-import { readManifest, readManifestHead } from '../src/write/manifest-file.js';
+import { readManifest, readManifestHead, readSiteFiles } from '../src/write/manifest-file.js';
 import { tempDir } from './helpers.js';
 
 let root: string;
@@ -38,6 +38,33 @@ describe('manifestJson writes what JSON.stringify of the sorted manifest would, 
     await writeFile(join(dir, MANIFEST_PATH), text);
     expect(await readManifest(dir)).toEqual({ ...head, files: sorted });
     expect(await readManifestHead(dir)).toEqual(head);
+  });
+});
+
+describe('readSiteFiles reads the files a manifest lists, in its order, compactly: what readManifest reads', () => {
+  const hex = (i: number) => i.toString(16).padStart(64, '0');
+  const many = Object.fromEntries(Array.from({ length: 12_000 }, (_, i) => [`cities/name_en/10/${i}.json`, hex(i)]));
+  it.each<[string, Record<string, string>, (files: Record<string, string>) => string]>([
+    ['as the build writes it', { 'b.json': hex(2), 'a.json': hex(1) }, (files) => manifestJson(head, files)],
+    ['paths that need escaping', { 'odd/"quoted"\\name.json': hex(1), 'é/ü.json': hex(2) }, (files) => manifestJson(head, files)],
+    ['no files', {}, (files) => manifestJson(head, files)],
+    ['a list longer than one read (1 MiB)', many, (files) => manifestJson(head, files)],
+    ['laid out otherwise (one line): parsed whole', { 'b.json': hex(2), 'a.json': hex(1) }, (files) => JSON.stringify({ ...head, files })],
+    ['a hash that is not one: listed, matching no file', { 'a.json': 'nothex' }, (files) => manifestJson(head, files)],
+  ])('%s', async (name, files, text) => {
+    const dir = join(root, `site-files-${name.replace(/\W+/g, '-')}`);
+    await mkdir(join(dir, '_cities-api'), { recursive: true });
+    await writeFile(join(dir, MANIFEST_PATH), text(files));
+    const { files: whole, ...wholeHead } = (await readManifest(dir))!;
+    const { files: list, ...listHead } = (await readSiteFiles(dir))!;
+    expect(listHead).toEqual(wholeHead);
+    const paths = Array.from({ length: list.size }, (_, i) => list.path(i));
+    expect(paths).toEqual(Object.keys(whole));
+    expect(paths.map((path) => list.hashOf(path) === whole[path])).toEqual(paths.map((path) => /^[0-9a-f]{64}$/.test(whole[path]!)));
+  });
+
+  it('no manifest: null', async () => {
+    expect(await readSiteFiles(join(root, 'nothing-here'))).toBeNull();
   });
 });
 

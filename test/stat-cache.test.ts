@@ -2,8 +2,8 @@ import { lstat, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SiteOwnership } from '../src/write/foreign-files.js';
-import { type Manifest } from '../src/site/manifest.js';
-import { readManifest } from '../src/write/manifest-file.js';
+import { FileList } from '../src/write/file-list.js';
+import { readSiteFiles, type SiteFiles } from '../src/write/manifest-file.js';
 import { writeSite } from '../src/write/site-writer.js';
 import { StatCache } from '../src/write/stat-cache.js';
 import { tempDir } from './helpers.js';
@@ -18,13 +18,13 @@ const entries = [
 let root: string;
 let cleanup: () => Promise<void>;
 let site: string;
-let manifest: Manifest;
+let manifest: SiteFiles;
 let good: Buffer;
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-stat-cache-'));
   site = join(root, 'site');
   await writeSite(site, entries, head, {});
-  manifest = (await readManifest(site))!;
+  manifest = (await readSiteFiles(site))!;
   good = await readFile(join(root, '.site.stat-cache'));
 });
 afterAll(() => cleanup());
@@ -32,16 +32,16 @@ afterAll(() => cleanup());
 describe('StatCache.read: only a whole cache written for this very manifest is used', () => {
   it('the cache a build wrote matches every file it wrote, the .gz/.br of pages included', async () => {
     const cache = (await StatCache.read(site, manifest))!;
-    expect(Object.keys(manifest.files).map((_, i) => cache.slotsAt(i))).toEqual([[0, 1, 2], [0, 1, 2], [0]]);
+    expect(Array.from({ length: manifest.files.size }, (_, i) => cache.slotsAt(i))).toEqual([[0, 1, 2], [0, 1, 2], [0]]);
   });
 
   it('a cache written in several pieces (10,000 files) records every file at its place in the manifest', async () => {
     const big = join(root, 'big');
     const many = Array.from({ length: 10_000 }, (_, i) => ({ path: `p/${i}.json`, body: String(i), compress: i % 3 === 0 }));
     await writeSite(big, many, head, {});
-    const listed = (await readManifest(big))!;
+    const listed = (await readSiteFiles(big))!;
     const cache = (await StatCache.read(big, listed))!;
-    const paths = Object.keys(listed.files);
+    const paths = Array.from({ length: listed.files.size }, (_, i) => listed.files.path(i));
     expect(paths.map((_, i) => cache.slotsAt(i))).toEqual(paths.map((p) => (Number(p.slice(2, -5)) % 3 === 0 ? [0, 1, 2] : [0])));
     const last = paths.length - 1;
     expect(cache.matchesAt(last, 0, await lstat(join(big, paths[last]!)))).toBe(true);
@@ -70,8 +70,11 @@ describe('StatCache.read: only a whole cache written for this very manifest is u
   });
 });
 
+/** A list of files (their hashes do not matter here). */
+const listOf = (...paths: string[]) => paths.reduce((list, path) => (list.add(path, '', false), list), new FileList());
+
 describe('SiteOwnership: what of a directory the site built there may replace or remove', () => {
-  const owner = new SiteOwnership({ ...head, files: { 'cities/default/10/1.json': 'h', 'openapi.json': 'h' } });
+  const owner = new SiteOwnership({ ...head, files: listOf('cities/default/10/1.json', 'openapi.json') });
   it.each([
     ['a listed file', 'cities/default/10/1.json', true, false],
     ['the manifest', '_cities-api/manifest.json', true, false],
@@ -88,7 +91,7 @@ describe('SiteOwnership: what of a directory the site built there may replace or
   });
 
   it('an uncompressed site owns no .gz/.br, and no site owns nothing', () => {
-    const plain = new SiteOwnership({ ...head, settings: { ...head.settings, compression: 'none' }, files: { 'openapi.json': 'h' } });
+    const plain = new SiteOwnership({ ...head, settings: { ...head.settings, compression: 'none' }, files: listOf('openapi.json') });
     expect([plain.ownsFile('openapi.json.gz'), new SiteOwnership(null).ownsFile('openapi.json')]).toEqual([false, false]);
   });
 });

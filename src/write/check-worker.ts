@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { readManifest } from './manifest-file.js';
+import { readSiteFiles } from './manifest-file.js';
 import { StatCache } from './stat-cache.js';
 import { checkShares, type Found } from './stat-check.js';
 
@@ -14,7 +14,7 @@ export interface CheckData {
 }
 
 export type CheckMessage =
-  | { readonly kind: 'records'; readonly paths: string[]; readonly data: Float64Array }
+  | { readonly kind: 'records'; readonly paths: readonly string[]; readonly data: Float64Array }
   | { readonly kind: 'none' }
   | { readonly kind: 'done'; readonly found: Found }
   | { readonly kind: 'failed' };
@@ -23,13 +23,12 @@ const { siteDir, next } = workerData as CheckData;
 const post = (message: CheckMessage) => parentPort!.postMessage(message);
 
 try {
-  const manifest = await readManifest(siteDir);
+  const manifest = await readSiteFiles(siteDir);
   const cache = manifest && (await StatCache.read(siteDir, manifest));
   if (!manifest || !cache) post({ kind: 'none' });
   else {
-    const paths = Object.keys(manifest.files);
-    post({ kind: 'records', paths, data: cache.data });
-    post({ kind: 'done', found: await checkShares(siteDir, paths, cache, new Int32Array(next)) });
+    post({ kind: 'records', paths: manifest.files.pathList(), data: cache.data });
+    post({ kind: 'done', found: await checkShares(siteDir, manifest.files, cache, new Int32Array(next)) });
   }
 } catch {
   // The build's thread checks on its own, and says what is wrong (a damaged manifest...).

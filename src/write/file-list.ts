@@ -37,10 +37,21 @@ export class FileList {
     return this.paths[i]!;
   }
 
+  /** Every path, by ordinal (the list itself: to be sent to another thread, not changed). */
+  pathList(): readonly string[] {
+    return this.paths;
+  }
+
   /** The SHA-256 (hex) of the `i`th file. */
   hash(i: number): string {
     const at = (i % BLOCK) * HASH;
     return Buffer.from(this.hashes[i / BLOCK | 0]!.buffer, at, HASH).toString('hex');
+  }
+
+  /** The SHA-256 (hex) of `path`, or undefined when not listed. */
+  hashOf(path: string): string | undefined {
+    const i = this.find(path);
+    return i < 0 ? undefined : this.hash(i);
   }
 
   /** Whether the `i`th file (-1: none) was written with `.gz`/`.br`. */

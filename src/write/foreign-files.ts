@@ -3,7 +3,8 @@ import { chmod, copyFile, link, lstat, mkdir, readdir, readlink, symlink, utimes
 import { dirname, join } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
 import { VARIANTS } from './file-output.js';
-import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
+import { MANIFEST_PATH } from '../site/manifest.js';
+import type { SiteFiles } from './manifest-file.js';
 
 // A site directory may hold entries that are not the site's: someone's notes, a dataset, a
 // link, an empty directory. A build replaces the site's own files only: what its manifest lists
@@ -14,9 +15,10 @@ import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
 export class SiteOwnership {
   private readonly dirs = new Set<string>();
 
-  constructor(private readonly site: Manifest | null) {
+  constructor(private readonly site: Pick<SiteFiles, 'settings' | 'files'> | null) {
     if (!site) return;
-    for (const path of [MANIFEST_PATH, ...Object.keys(site.files)]) {
+    for (let i = -1; i < site.files.size; i++) {
+      const path = i < 0 ? MANIFEST_PATH : site.files.path(i);
       for (let dir = dirname(path); dir !== '.' && !this.dirs.has(dir); dir = dirname(dir)) this.dirs.add(dir);
     }
   }
@@ -27,9 +29,9 @@ export class SiteOwnership {
    */
   ownsFile(path: string): boolean {
     if (!this.site) return false;
-    if (path === MANIFEST_PATH || path in this.site.files) return true;
+    if (path === MANIFEST_PATH || this.site.files.find(path) >= 0) return true;
     const variant = VARIANTS.find((v) => path.endsWith(v));
-    return !!variant && this.site.settings.compression !== 'none' && path.slice(0, -variant.length) in this.site.files;
+    return !!variant && this.site.settings.compression !== 'none' && this.site.files.find(path.slice(0, -variant.length)) >= 0;
   }
 
   /** A directory holding some file the site owns. */

@@ -35,7 +35,21 @@ export class LockBusyError extends CitiesApiError {
  * clear message while the first is alive; a dead builder's lock is taken over.
  */
 export function lockSite(outDir: string): Promise<Release> {
-  return takeLock(siteSiblings(outDir).lock, (holder, lock) => `another build of ${outDir} is running (pid ${holder}); wait for it to finish (lock: ${lock})`);
+  return takeLock(siteSiblings(outDir).lock, buildRunning(outDir));
+}
+
+const buildRunning = (outDir: string) => (holder: number, lock: string) => `another build of ${outDir} is running (pid ${holder}); wait for it to finish (lock: ${lock})`;
+
+/**
+ * Marks the site's lock as held in this thread while another thread of this process builds the
+ * site (the lock file then holds this process's pid, which alone would not exclude a holder in
+ * this thread); LockBusyError when a holder in this thread has it.
+ */
+export function claimSite(outDir: string): () => void {
+  const { lock } = siteSiblings(outDir);
+  if (claimed.has(lock)) throw new LockBusyError(buildRunning(outDir)(process.pid, lock), process.pid, lock);
+  claimed.add(lock);
+  return () => void claimed.delete(lock);
 }
 
 /** The lock writers of a dataset file hold while they choose ids and replace it (`.NAME.lock` beside it). */

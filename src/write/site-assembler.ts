@@ -2,7 +2,7 @@ import { lstat, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
 import { partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Body } from './file-output.js';
-import type { Manifest } from '../site/manifest.js';
+import type { SiteFiles } from './manifest-file.js';
 import type { Compression } from '../site/spec.js';
 import { runBounded } from './run-bounded.js';
 import { holdsBytes } from './site-check.js';
@@ -50,7 +50,7 @@ const IN_FLIGHT = 48;
  * only when the old site made it at the same level). Anything else (edited, truncated, replaced,
  * turned into a link or a directory, missing) is written anew.
  */
-export async function assemble(outDir: string, staging: string, old: Manifest | null, cache: StatCache | null, entries: Iterable<SiteEntry>, options: AssembleOptions): Promise<Assembled> {
+export async function assemble(outDir: string, staging: string, old: SiteFiles | null, cache: StatCache | null, entries: Iterable<SiteEntry>, options: AssembleOptions): Promise<Assembled> {
   const files = new FileList();
   const records = new StatRecords();
   const counts = { written: 0, unchanged: 0, entries: 0 };
@@ -89,7 +89,7 @@ export async function assemble(outDir: string, staging: string, old: Manifest | 
     const slots: Slot[] = compress ? [0, 1, 2] : [0];
     const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
     let todo = slots;
-    if (!options.force && old?.files[entry.path] === hash) {
+    if (!options.force && old && old.files.hashOf(entry.path) === hash) {
       todo = [];
       for (const slot of slots) {
         const kept = (slot === 0 || sameLevel) && (await reuseOld(entry.path, slot, hash, single));

@@ -5,9 +5,9 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { brotliDecompress, createBrotliDecompress, createGunzip, gunzip } from 'node:zlib';
 import { createHash } from 'node:crypto';
-import { readManifest } from './manifest-file.js';
+import { readSiteFiles } from './manifest-file.js';
 import { StatCache, type Slot } from './stat-cache.js';
-import { checkShares } from './stat-check.js';
+import { checkShares, pathsOf } from './stat-check.js';
 import type { CheckData, CheckMessage } from './check-worker.js';
 
 // Whether the files of a built site are still what the build left, without trusting anything
@@ -127,7 +127,7 @@ class HelpedCheck implements PendingCheck {
       const records = await first;
       if (records?.kind === 'none') return { changed: [], unverified: true };
       if (records?.kind !== 'records') return await checkAlone(siteDir);
-      const mine = await checkShares(siteDir, records.paths, StatCache.of(records.paths, records.data), new Int32Array(this.next), pause);
+      const mine = await checkShares(siteDir, pathsOf(records.paths), StatCache.of(records.paths, records.data), new Int32Array(this.next), pause);
       const theirs = await last;
       if (theirs?.kind !== 'done') return await checkAlone(siteDir);
       return { changed: [...mine, ...theirs.found].sort((a, b) => a[0] - b[0]).flatMap(([, names]) => names), unverified: false };
@@ -159,9 +159,9 @@ function messageOf(worker: Worker, kinds: readonly CheckMessage['kind'][], other
 
 /** The check on this thread alone, yielding to its event loop between chunks (a server rebuilding keeps answering). */
 async function checkAlone(siteDir: string): Promise<SiteCheck> {
-  const site = await readManifest(siteDir);
+  const site = await readSiteFiles(siteDir);
   const cache = site && (await StatCache.read(siteDir, site));
   if (!site || !cache) return { changed: [], unverified: true };
-  const found = await checkShares(siteDir, Object.keys(site.files), cache, new Int32Array(1), pause);
+  const found = await checkShares(siteDir, site.files, cache, new Int32Array(1), pause);
   return { changed: found.flatMap(([, names]) => names), unverified: false };
 }

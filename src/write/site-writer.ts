@@ -7,7 +7,7 @@ import { reuse, sha256, VARIANTS, writeParts } from './file-output.js';
 import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
 import { MANIFEST_PATH, manifestText, type Manifest, type ManifestFiles } from '../site/manifest.js';
 import type { FileList } from './file-list.js';
-import { readManifest } from './manifest-file.js';
+import { readSiteFiles, type SiteFiles } from './manifest-file.js';
 import { removeTree } from './remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
 import { holdsBytes } from './site-check.js';
@@ -77,7 +77,7 @@ async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, man
   const release = await lockSite(outDir);
   try {
     await recoverSite(outDir);
-    const old = await readManifest(outDir);
+    const old = await readSiteFiles(outDir);
     if (!old && (await hasEntries(outDir))) {
       throw new CitiesApiError(`${outDir} exists and is not a cities-api site; choose an empty or new directory (nothing was written)`, 2);
     }
@@ -115,7 +115,7 @@ async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, man
  * Puts the manifest into staging: the old one, linked, when it says exactly the same and is as
  * built (the stat cache vouches for it) or holds the very bytes the build would write.
  */
-async function placeManifest(outDir: string, staging: string, old: Manifest | null, manifest: Omit<Manifest, 'files'>, files: FileList, reuseOld: 'no' | 'as built' | 'if same bytes'): Promise<{ stats: FileStat; reused: boolean }> {
+async function placeManifest(outDir: string, staging: string, old: SiteFiles | null, manifest: Omit<Manifest, 'files'>, files: FileList, reuseOld: 'no' | 'as built' | 'if same bytes'): Promise<{ stats: FileStat; reused: boolean }> {
   const to = join(staging, MANIFEST_PATH);
   await mkdir(dirname(to), { recursive: true });
   const order = files.sorted();
@@ -137,11 +137,11 @@ async function placeManifest(outDir: string, staging: string, old: Manifest | nu
 }
 
 /** Whether the old manifest says exactly what the new one would (so its file can be kept). */
-function sameManifest(old: Manifest, manifest: Omit<Manifest, 'files'>, files: ManifestFiles): boolean {
+function sameManifest(old: SiteFiles, manifest: Omit<Manifest, 'files'>, files: ManifestFiles): boolean {
   const { files: oldFiles, ...oldHead } = old;
-  if (JSON.stringify(oldHead) !== JSON.stringify(manifest)) return false;
-  for (let i = 0; i < files.size; i++) if (oldFiles[files.path(i)] !== files.hash(i)) return false;
-  return files.size === Object.keys(oldFiles).length;
+  if (JSON.stringify(oldHead) !== JSON.stringify(manifest) || files.size !== oldFiles.size) return false;
+  for (let i = 0; i < files.size; i++) if (oldFiles.path(i) !== files.path(i) || oldFiles.hash(i) !== files.hash(i)) return false;
+  return true;
 }
 
 /** Whether a directory holds anything at all (a link or an empty directory counts). */

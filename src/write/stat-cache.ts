@@ -2,7 +2,8 @@ import { constants } from 'node:fs';
 import { lstat, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeParts, type FileStat } from './file-output.js';
-import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
+import { MANIFEST_PATH } from '../site/manifest.js';
+import type { FileList } from './file-list.js';
 import { siteSiblings } from './lock.js';
 
 // What git's index does for a work tree, for a site: the inode, size and mtime each file had
@@ -41,23 +42,22 @@ export function sameStat(a: FileStat, data: Float64Array, at: number): boolean {
   return data[at] === a.ino && data[at + 1] === a.size && data[at + 2] === a.mtimeMs && a.ino !== 0;
 }
 
-/** The records of a site's files, aligned with its manifest's paths (`paths()`, sorted). */
+/** The records of a site's files, aligned with its manifest's paths (sorted); `find` gives a path's index. */
 export class StatCache {
-  private index: Map<string, number> | undefined;
-
   private constructor(
-    private readonly paths: () => readonly string[],
+    private readonly find: (path: string) => number,
     /** The header, then SLOTS numbers per path. */
     readonly data: Float64Array,
   ) {}
 
   /** A cache read by another thread: its `data`, for these paths (the manifest's, in its order). */
   static of(paths: readonly string[], data: Float64Array): StatCache {
-    return new StatCache(() => paths, data);
+    let index: Map<string, number> | undefined;
+    return new StatCache((path) => (index ??= new Map(paths.map((p, i) => [p, i]))).get(path) ?? -1, data);
   }
 
-  /** The site's cache, or null when it has none that belongs to its current manifest. */
-  static async read(siteDir: string, manifest: Manifest): Promise<StatCache | null> {
+  /** The site's cache, or null when it has none that belongs to its current manifest (its files as read, in its order). */
+  static async read(siteDir: string, manifest: { readonly files: FileList }): Promise<StatCache | null> {
     let bytes: Buffer;
     try {
       const file = await open(siteSiblings(siteDir).statCache, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -71,9 +71,9 @@ export class StatCache {
     }
     if (bytes.length % 8 || bytes.length < HEADER * 8) return null;
     const data = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-    const count = Object.keys(manifest.files).length;
-    if (!validHeader(data, data.length) || data[2] !== count || !(await boundToManifest(siteDir, data))) return null;
-    return new StatCache(() => Object.keys(manifest.files), data);
+    const { files } = manifest;
+    if (!validHeader(data, data.length) || data[2] !== files.size || !(await boundToManifest(siteDir, data))) return null;
+    return new StatCache((path) => files.find(path), data);
   }
 
   /** The dataset record of the site's cache (format 2) that belongs to its current manifest, or null. */
@@ -99,9 +99,8 @@ export class StatCache {
 
   /** Whether `stats` (of the file at `path`, or its variant) are those recorded. */
   matches(path: string, slot: Slot, stats: FileStat): boolean {
-    this.index ??= new Map(this.paths().map((p, i) => [p, i]));
-    const i = this.index.get(path);
-    return i !== undefined && this.matchesAt(i, slot, stats);
+    const i = this.find(path);
+    return i >= 0 && this.matchesAt(i, slot, stats);
   }
 
   /** The slots the build recorded for the `i`th path: the file, and the `.gz`/`.br` it wrote beside it. */

@@ -25,6 +25,17 @@ export class RealDirs {
   }
 }
 
+/** A site's paths in its manifest's order: a FileList read from it, or the list another thread sent. */
+export interface SitePaths {
+  readonly size: number;
+  path(i: number): string;
+}
+
+/** Paths sent as an array, as SitePaths. */
+export function pathsOf(list: readonly string[]): SitePaths {
+  return { size: list.length, path: (i) => list[i]! };
+}
+
 /** The name of the `slot`th file of a path: the file itself, its `.gz`, its `.br`. */
 const SUFFIXES = ['', ...VARIANTS] as const;
 const SLOTS: readonly Slot[] = [0, 1, 2];
@@ -33,12 +44,12 @@ const SLOTS: readonly Slot[] = [0, 1, 2];
  * Appends to `changed` the files of `paths[from..to)` (manifest paths, the cache's order) and of
  * their recorded `.gz`/`.br` that are not regular files showing the inode, size and mtime recorded.
  */
-export function checkRange(siteDir: string, paths: readonly string[], cache: StatCache, dirs: RealDirs, from: number, to: number, changed: string[]): void {
+export function checkRange(siteDir: string, paths: SitePaths, cache: StatCache, dirs: RealDirs, from: number, to: number, changed: string[]): void {
   const root = join(siteDir, '/');
   let dir: string | undefined;
   let realDir = true;
   for (let i = from; i < to; i++) {
-    const path = paths[i]!;
+    const path = paths.path(i);
     const slash = path.lastIndexOf('/');
     const here = slash < 0 ? '' : path.slice(0, slash);
     if (here !== dir) realDir = dirs.ok((dir = here));
@@ -70,12 +81,12 @@ export type Found = [from: number, names: string[]][];
  * advanced atomically) until none is left; `pause` between chunks (a thread that must keep
  * answering yields to its event loop).
  */
-export async function checkShares(siteDir: string, paths: readonly string[], cache: StatCache, next: Int32Array, pause?: () => Promise<void>): Promise<Found> {
+export async function checkShares(siteDir: string, paths: SitePaths, cache: StatCache, next: Int32Array, pause?: () => Promise<void>): Promise<Found> {
   const dirs = new RealDirs(siteDir);
   const found: Found = [];
-  for (let from = Atomics.add(next, 0, CHUNK); from < paths.length; from = Atomics.add(next, 0, CHUNK)) {
+  for (let from = Atomics.add(next, 0, CHUNK); from < paths.size; from = Atomics.add(next, 0, CHUNK)) {
     const changed: string[] = [];
-    checkRange(siteDir, paths, cache, dirs, from, Math.min(from + CHUNK, paths.length), changed);
+    checkRange(siteDir, paths, cache, dirs, from, Math.min(from + CHUNK, paths.size), changed);
     if (changed.length) found.push([from, changed]);
     await pause?.();
   }

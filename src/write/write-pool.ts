@@ -12,6 +12,11 @@ const SLOT_BYTES = 128 * 1024;
 // scavenge frees: the smaller the young generation, the fewer wait. 2 MB instead of 4 cut the
 // 140k build's peak RSS by about 40 MB (two writers), at no measurable cost in time.
 const LIMITS = { maxYoungGenerationSizeMb: 2 };
+// One core makes the pages (the build's thread), the others write them. Each writer costs far
+// more than its heap: its zlib and brotli states, allocated and freed per page, fragment a malloc
+// arena of its own (about 50 MB each at 140,000 cities); a writer more than the cores left adds
+// that and no speed.
+const WRITERS = Math.max(1, availableParallelism() - 1);
 // Under the tests the sources run as TypeScript; the thread always runs the compiled script.
 const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? '../../lib/write/write-worker.js' : './write-worker.js', import.meta.url);
 
@@ -34,7 +39,7 @@ export class WritePool {
   private failure: Error | undefined;
 
   /** `level`: how the `.gz`/`.br` of pages written with them are made (null: none are). */
-  constructor(level: CompressionLevel | null, size = Math.max(1, availableParallelism())) {
+  constructor(level: CompressionLevel | null, size = WRITERS) {
     this.writers = Array.from({ length: size }, () => {
       const memory = new SharedArrayBuffer(SLOTS_PER_WORKER * SLOT_BYTES);
       const data: WriterData = { memory, slotBytes: SLOT_BYTES, level };
