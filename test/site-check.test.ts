@@ -1,7 +1,7 @@
 import { cp, mkdir, readFile, rename, rm, symlink, truncate, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readManifest } from '../src/write/manifest-file.js';
+import { readManifest, readSiteFiles } from '../src/write/manifest-file.js';
 import { checkSiteFiles, HELPER_MIN_FILES, startSiteCheck } from '../src/write/site-check.js';
 import { writeSite, type SiteEntry } from '../src/write/site-writer.js';
 import { StatCache } from '../src/write/stat-cache.js';
@@ -111,8 +111,8 @@ describe('checkShares: threads sharing one counter split the chunks', () => {
   it('two checkers on one counter each take chunks, and together name every changed file once', async () => {
     const site = await builtSite();
     for (let i = 0; i < PAGES; i += 100) await truncate(join(site, page(i)), 1);
-    const manifest = (await readManifest(site))!;
-    const paths = Object.keys(manifest.files);
+    const manifest = (await readSiteFiles(site))!;
+    const paths = manifest.files;
     const cache = (await StatCache.read(site, manifest))!;
     const next = new Int32Array(new SharedArrayBuffer(4));
     const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
