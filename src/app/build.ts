@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
+import type { BuildOptions, BuildPlan, BuildResult } from './build-options.js';
 import { VERSION } from '../site/version.js';
 import { buildInThread } from './build-thread.js';
 import { CityIndex } from '../core/city-index.js';
-import type { Collation } from '../core/collation.js';
 import { cloudFrontFunction } from '../hosts/cloudfront.js';
 import { notPrecomputedJson } from '../hosts/not-precomputed.js';
 import { ROUTES } from '../core/route-table.js';
@@ -22,80 +22,16 @@ import { siteDirectories } from '../site/layout.js';
 import { edgeFileCount, edgeFiles } from '../site/edge-files.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
-import { startSiteCheck, type SiteCheck } from '../write/site-check.js';
+import { startSiteCheck } from '../write/site-check.js';
 import { checkSiteLocation, resolveSiteDir, SITE_ROLE } from '../write/site-path.js';
 import { fileSystemError } from '../write/fs-error.js';
 import { sha256 } from '../write/file-output.js';
 import { compressedRatio } from '../write/compression.js';
 import { answerListing, bodyBytes } from '../core/page.js';
-import { tidySite, writeSite, type SiteEntry, type WriteStats } from '../write/site-writer.js';
+import { tidySite, writeSite, type SiteEntry } from '../write/site-writer.js';
 import { StatCache, type DatasetRecord } from '../write/stat-cache.js';
 
-
-export interface BuildOptions {
-  /** Dataset file, `.csv` or `.json`. */
-  readonly data: string;
-  /** Site directory to (re)build. */
-  readonly out: string;
-  /** URL the API is published at, for next/previous links (default http://localhost:8080: a local preview; the plan says so). */
-  readonly baseUrl?: string | undefined;
-  /** Text order (default `locale`: ICU per language). */
-  readonly collation?: Collation | undefined;
-  /** Page sizes precomputed besides the default one (default 10, 20, 50, 100). */
-  readonly pageSizes?: readonly number[] | undefined;
-  /** Orderings to precompute (default: all 33). */
-  readonly orderings?: readonly string[] | undefined;
-  /**
-   * How the `.gz`/`.br` beside each page are made: `fast` (default: gzip 6, brotli 2), `best`
-   * (gzip 9, brotli 11: about a quarter fewer brotli bytes for about 100 times the CPU), or
-   * `none` (no `.gz`/`.br`). Rebuilding at another level rewrites every `.gz`/`.br` and only them.
-   */
-  readonly compression?: Compression | undefined;
-  /** @deprecated `compress: false` is `compression: 'none'` (and contradicts any other level). */
-  readonly compress?: boolean | undefined;
-  /** The live server (`cities-api serve`) static hosts send what no file covers to. */
-  readonly liveUrl?: string | undefined;
-  /** Refuse to build a site of more files than this (default 1,000,000). */
-  readonly maxFiles?: number;
-  /** Rewrite every file, reusing nothing of the old site. */
-  readonly force?: boolean;
-  /** Bytes the build leaves free on the site's filesystem (default: 5 % of it, at most 1 GB). */
-  readonly minFree?: number | undefined;
-  /** The working directory of whoever asked (default: the process's): a build never replaces it. */
-  readonly cwd?: string;
-  /** Called while the dataset is read: bytes read so far, and the file's size. */
-  readonly onRead?: (bytesRead: number, bytes: number) => void;
-  /**
-   * Stops the build: it rejects with a CitiesApiError saying so, the site as it was and the files
-   * written so far removed. Once every page is written the build completes.
-   */
-  readonly signal?: AbortSignal | undefined;
-  /** Called once the dataset is valid, before anything is written. */
-  readonly onStart?: (plan: BuildPlan) => void;
-  readonly onProgress?: (pagesDone: number, pages: number) => void;
-}
-
-export interface BuildPlan {
-  readonly cities: number;
-  readonly pages: number;
-  /** Files the site will hold, compressed siblings included. */
-  readonly files: number;
-  /** Estimated bytes of the pages, and of their `.gz`/`.br` siblings (0 when up to date: not sampled). */
-  readonly jsonBytes: number;
-  readonly compressedBytes: number;
-  /** The dataset, settings and version are those the site was built from and its files are as built: nothing to write. */
-  readonly upToDate: boolean;
-  /** When the input is the site's (and not --force): how its files compare with what the build left. */
-  readonly check: SiteCheck | null;
-  /** The site directory, symbolic links resolved: where the files are written. */
-  readonly dir: string;
-  /** No base URL was given: links point at the default, http://localhost:8080 (fine for a preview, not for a deployment). */
-  readonly defaultBaseUrl: boolean;
-}
-
-export interface BuildResult extends WriteStats, BuildPlan {
-  readonly seconds: number;
-}
+export type { BuildOptions, BuildPlan, BuildResult } from './build-options.js';
 
 /**
  * Reads and validates the dataset, then writes every precomputed page of the site. A file system
