@@ -1,5 +1,6 @@
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { CitiesApiError } from '../core/errors.js';
 import { MANIFEST_FILES_KEY, MANIFEST_PATH, type Manifest, type ManifestHead } from '../site/manifest.js';
 import { FileList } from './file-list.js';
@@ -84,12 +85,14 @@ export async function readSiteFiles(siteDir: string): Promise<SiteFiles | null> 
   let listed = false;
   try {
     const buffer = Buffer.alloc(CHUNK);
+    // A character split by the end of a read is kept for the next: decoding each read alone would garble it.
+    const decoder = new StringDecoder('utf8');
     let rest = '';
     let listing = false;
     for (let position = 0; ; ) {
       const { bytesRead } = await file.read(buffer, 0, CHUNK, position);
       position += bytesRead;
-      const lines = (rest + buffer.toString('utf8', 0, bytesRead)).split('\n');
+      const lines = (rest + (bytesRead ? decoder.write(buffer.subarray(0, bytesRead)) : decoder.end())).split('\n');
       rest = bytesRead ? lines.pop()! : '';
       for (const line of lines) {
         if (!listing) listing = !listed && line === MANIFEST_FILES_KEY.slice(1);
