@@ -65,6 +65,16 @@ describe('edge-format refuses files it cannot trust', () => {
     ['a malformed tag', () => tagBytes('xyz'), /invalid edge data tag/],
   ])('%s', (_, read, message) => expect(read).toThrow(message));
 
+  it("a chunk given as parts: the same bytes as encoded whole, its cities the table's own bytes (not copied)", async () => {
+    const index = new CityIndex(await readDataset(join(KIT, 'cities48.json')), 'codepoint');
+    const entry = [...edgeFiles(index, TAG)].find((f) => f.path === chunkPath(0))!;
+    const parts = [...entry.body];
+    const cities = Array.from({ length: index.count }, (_, i) => index.json(i));
+    expect(Array.isArray(entry.body)).toBe(false);
+    expect(Buffer.from(bodyBytes(parts)).equals(encodeChunk(cities, tag))).toBe(true);
+    expect(parts.slice(1).every((part, i) => part.buffer === cities[i]!.buffer && part.byteOffset === cities[i]!.byteOffset)).toBe(true);
+  });
+
   it('reads what it wrote, also from an unaligned view', () => {
     const shifted = new Uint8Array(ranks.length + 1);
     shifted.set(ranks, 1);

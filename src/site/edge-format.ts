@@ -48,16 +48,19 @@ export function isGroupStart(groupStarts: Uint8Array, i: number): boolean {
 }
 
 export function encodeChunk(cities: readonly Uint8Array[], tag: Uint8Array): Uint8Array {
-  const data = cities.reduce((size, city) => size + city.length, 0);
-  const out = withHeader(4 * cities.length + data, cities.length, tag);
-  const view = new DataView(out.buffer);
-  let at = HEADER + 4 * cities.length;
-  cities.forEach((city, i) => {
-    out.set(city, at);
-    at += city.length;
-    view.setUint32(HEADER + 4 * i, at - HEADER - 4 * cities.length, true);
-  });
+  const parts = chunkParts(cities, tag);
+  const out = new Uint8Array(parts.reduce((size, part) => size + part.length, 0));
+  parts.reduce((at, part) => (out.set(part, at), at + part.length), 0);
   return out;
+}
+
+/** A chunk file as parts to write one after the other: its header and city ends, then the cities themselves (not copied). */
+export function chunkParts(cities: readonly Uint8Array[], tag: Uint8Array): Uint8Array[] {
+  const head = withHeader(4 * cities.length, cities.length, tag);
+  const view = new DataView(head.buffer);
+  let end = 0;
+  cities.forEach((city, i) => view.setUint32(HEADER + 4 * i, (end += city.length), true));
+  return [head, ...cities];
 }
 
 export function decodeChunk(bytes: Uint8Array, tag: Uint8Array, path: string): ChunkFile {

@@ -28,7 +28,7 @@ const brotliAsync = promisify(brotliCompress);
 /** Bodies below this are assembled into one buffer (one hash update, one write); larger ones stream. */
 const ASSEMBLE_BELOW = 1024 * 1024;
 const IOV_MAX = 1024;
-/** A body as buffers to write in order: one buffer when small; large sequences stay lazy (re-iterable). */
+/** A body as buffers to write in order: an array of small parts joined into one; a sequence that is not an array (re-iterable) written part by part, never joined. */
 export function partsOf(body: Body): Iterable<Uint8Array> {
   if (typeof body === 'string') return [Buffer.from(body)];
   if (body instanceof Uint8Array) return [body];
