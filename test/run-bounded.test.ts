@@ -75,6 +75,16 @@ describe('runBounded: a bounded number of tasks in flight', () => {
     expect(r.started).toEqual([0, 1, 2]);
   });
 
+  it('a task that throws before returning a promise: its error, once the running tasks have settled', async () => {
+    const r = recorder();
+    const task = (item: number) => {
+      if (item === 3) throw new Error('task 3 threw');
+      return r.task(item);
+    };
+    await expect(runBounded(numbers(50), task, 4)).rejects.toThrow('task 3 threw');
+    expect(r.running()).toBe(0);
+  });
+
   it('a task that outlasts many others is waited on a bounded number of times (no reaction per item)', async () => {
     let thens = 0;
     class Counted<T> extends Promise<T> {

@@ -47,13 +47,6 @@ export function isGroupStart(groupStarts: Uint8Array, i: number): boolean {
   return ((groupStarts[i >> 3]! >> (i & 7)) & 1) === 1;
 }
 
-export function encodeChunk(cities: readonly Uint8Array[], tag: Uint8Array): Uint8Array {
-  const parts = chunkParts(cities, tag);
-  const out = new Uint8Array(parts.reduce((size, part) => size + part.length, 0));
-  parts.reduce((at, part) => (out.set(part, at), at + part.length), 0);
-  return out;
-}
-
 /** A chunk file as parts to write one after the other: its header and city ends, then the cities themselves (not copied). */
 export function chunkParts(cities: readonly Uint8Array[], tag: Uint8Array): Uint8Array[] {
   const head = withHeader(4 * cities.length, cities.length, tag);

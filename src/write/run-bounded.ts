@@ -21,8 +21,15 @@ export async function runBounded<T>(items: Iterable<T> | AsyncIterable<T>, task:
         failure ??= { error };
         return;
       }
-      if (next.done) done = true;
-      else await task(next.value).catch((error: unknown) => void (failure ??= { error }));
+      if (next.done) {
+        done = true;
+        return;
+      }
+      try {
+        await task(next.value);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, limit) }, loop));
