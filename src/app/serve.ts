@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { CityWriter } from '../dataset/city-writer.js';
-import type { Collation } from '../core/collation.js';
+import type { BuildOptions } from './build-options.js';
 import { CitiesApiError } from '../core/errors.js';
 import { resolveLimits, type ServerLimits } from '../http/limits.js';
 import { normalizeBaseUrl, type SiteSettings } from '../site/spec.js';
@@ -16,15 +16,13 @@ import { serveCluster } from './serve-cluster.js';
 
 const DEFAULT_LOCK_WAIT = 10_000;
 
-export interface ServeOptions {
+/** serve()'s options; `collation`, `pageSizes` and `orderings` are build()'s, for when it builds from `data` (each absent one: the site's own, else the build's default). */
+export interface ServeOptions extends Pick<BuildOptions, 'collation' | 'pageSizes' | 'orderings'> {
   /** The site directory: served as built, or (re)built first from `data`. */
   readonly dir: string;
   readonly data?: string | undefined;
   /** Where links point; default: the site's own base URL, or this server's URL when building. */
   readonly baseUrl?: string | undefined;
-  readonly collation?: Collation | undefined;
-  readonly pageSizes?: readonly number[] | undefined;
-  readonly orderings?: readonly string[] | undefined;
   readonly port?: number | undefined;
   readonly host?: string | undefined;
   /** Accept POST (needs `data` and `token`). */
