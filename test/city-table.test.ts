@@ -43,6 +43,15 @@ describe('CityTable keeps cities as their serialized bytes', () => {
     expect(table.city(11_999)).toEqual(cities[11_999]);
     expect(table.names(NAME_FIELDS[5]!)[7777]).toBe(cities[7777]!.name_fa);
   });
+
+  it.each([4095, 4096, 4097, 8192 + 3, 30_000])('keeps every id, top flag and city of %i cities (across the builder\'s blocks and chunks)', (n) => {
+    const cities = Array.from({ length: n }, (_, i) => makeCity(n - i, { name: `${'é'.repeat(i % 50)}${i}`, top: i % 3 === 0 }));
+    const table = CityTable.fromCities(cities);
+    expect(table.count).toBe(n);
+    expect(table.ids).toEqual(Float64Array.from(cities, (c) => c.id));
+    expect(table.top).toEqual(Uint8Array.from(cities, (c) => (c.top ? 1 : 0)));
+    expect(table.toCities()).toEqual(cities);
+  });
 });
 
 describe('readers give the same answer however the bytes are chunked', () => {
