@@ -180,8 +180,8 @@ describe('what the edge cannot answer is a clear error, and a failure does not s
     const index = tiedIndex(600);
     const prepared = await new EdgeSource(siteOf(index).read).indexFor(parseQuery('ordering=name_ar&page=2'));
     expect(Buffer.from(bodyBytes(answerListing(prepared, parseQuery('ordering=name_ar&page=2'), BASE).body)).equals(bodyBytes(answerListing(index, parseQuery('ordering=name_ar&page=2'), BASE).body))).toBe(true);
-    expect(() => answerListing(prepared, parseQuery('ordering=name_ar&page=3'), BASE)).toThrow(/prepared another page/);
-    expect(() => answerListing(prepared, parseQuery('ordering=-name_ar&page=2'), BASE)).toThrow(/prepared another page/);
+    expect(() => answerListing(prepared, parseQuery('ordering=name_ar&page=3'), BASE)).toThrow(/holds another page/);
+    expect(() => answerListing(prepared, parseQuery('ordering=-name_ar&page=2'), BASE)).toThrow(/holds another page/);
   });
 
   it('a missing or foreign index says what to do', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cityJson, envelopeJson, jsonString, pyFloatRepr } from '../src/core/json-text.js';
+import { cityJson, envelopeJson, jsonString, pyFloatRepr, resultOffsets } from '../src/core/json-text.js';
 import type { City } from '../src/core/fields.js';
 
 describe('pyFloatRepr writes floats as Python repr()', () => {
@@ -62,5 +62,20 @@ describe('answers are assembled compactly in the spec field order', () => {
   it('builds the envelope with count, next, previous, results', () => {
     const cities = [Buffer.from('{}'), Buffer.from('{"a":1}')];
     expect(Buffer.concat([...envelopeJson(1, '"http://x/cities/?page=2"', 'null', 2, (i) => cities[i]!)]).toString()).toBe('{"count":1,"next":"http://x/cities/?page=2","previous":null,"results":[{},{"a":1}]}');
+  });
+
+  it.each([
+    ['no cities', 0, 'null', 'null'],
+    ['one city', 1, 'null', 'null'],
+    ['an eagerly assembled page with links', 7, '"http://x/cities/?page=3"', '"http://x/cities/?page=é"'],
+    ['a page produced in parts', 1200, 'null', 'null'],
+  ])('resultOffsets finds every city in the envelope\'s bytes: %s', (_, n, next, previous) => {
+    const cities = Array.from({ length: n }, (_, i) => Buffer.from(`{"i":${i},"n":"${'ü'.repeat(i % 900)}"}`));
+    const bytes = Buffer.concat([...envelopeJson(n * 3, next, previous, n, (i) => cities[i]!)]);
+    const at = resultOffsets(n * 3, next, previous, n, (i) => cities[i]!.length);
+    expect(at).toHaveLength(n + 1);
+    for (let i = 0; i < n; i++) expect(bytes.subarray(at[i], at[i + 1]! - 1)).toEqual(cities[i]);
+    // After the last city (or the empty list's `[`) comes the `]}` that ends the envelope.
+    expect(bytes.subarray(at[n]! - (n ? 1 : 0)).toString()).toBe(']}');
   });
 });

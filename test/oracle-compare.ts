@@ -5,7 +5,7 @@ import { bodyBytes } from '../src/core/page.js';
 import { route, type SiteContext } from '../src/http/route.js';
 import { pyStrip } from '../src/core/python-text.js';
 import { MAX_TARGET_BYTES } from '../src/http/limits.js';
-import { pageFiles } from '../src/site/pages.js';
+import { allPageFiles, pageFiles } from '../src/site/pages.js';
 import { testSpec } from './helpers.js';
 import type { RecordedAnswer, ReferenceRequest } from './drf-oracle.js';
 
@@ -28,7 +28,8 @@ export function ourSite(table: CityTable, shape: SiteShape): OurSite {
   const index = new CityIndex(table, 'codepoint');
   const orderings = shape.orderings ?? PRECOMPUTABLE_ORDERINGS;
   const files = new Map<string, Buffer>();
-  for (const file of pageFiles(index, { baseUrl: shape.baseUrl, pageSizes: shape.pageSizes, orderings })) files.set(file.path, Buffer.from(bodyBytes(file.body)));
+  const settings = { baseUrl: shape.baseUrl, pageSizes: shape.pageSizes, orderings };
+  for (const file of [...allPageFiles(index, settings), ...pageFiles(index.count, () => index, settings)]) files.set(file.path, Buffer.from(bodyBytes(file.body)));
   return { site: { index, spec: testSpec({ baseUrl: shape.baseUrl, count: index.count, pageSizes: shape.pageSizes, orderings }) }, files };
 }
 

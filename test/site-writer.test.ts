@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { cp, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,6 +55,40 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
     expect(await writeSite(out, entries(4), manifest, {})).toEqual({ files: 13, written: 13, unchanged: 0, removed: 0, kept: [] });
     const changed = [...entries(2), { path: 'cities/p/2.json', body: Buffer.from('changed'), compress: true }];
     expect(await writeSite(out, changed, manifest, {})).toEqual({ files: 10, written: 4, unchanged: 6, removed: 3, kept: [] });
+  });
+
+  it.each([
+    ['written anew', false],
+    ['kept from the old site (linked)', true],
+  ])('an entry that asks is told where it was placed once it and its siblings are in the new tree: %s', async (_, again) => {
+    const out = join(root, `placed-${again}`);
+    if (again) await writeSite(out, entries(3), manifest, {});
+    const told: string[] = [];
+    const tracked = entries(3).map((entry) => ({
+      ...entry,
+      placed: (outcome: { file: string } | { error: unknown }) => {
+        if (!('file' in outcome)) throw outcome.error;
+        told.push(outcome.file);
+        // Read now, as a build reads back its pages of every city: all three files are there.
+        for (const name of [outcome.file, `${outcome.file}.gz`, `${outcome.file}.br`]) expect(readFileSync(name).length).toBeGreaterThan(0);
+      },
+    }));
+    await writeSite(out, tracked, manifest, {});
+    expect(told.map((file) => file.slice(file.indexOf('cities/p/'))).sort()).toEqual(['cities/p/0.json', 'cities/p/1.json', 'cities/p/2.json']);
+    expect(told.every((file) => !file.startsWith(`${out}/`))).toBe(true);
+  });
+
+  it('an entry that cannot be written is told why, and the build fails with it', async () => {
+    const out = join(root, 'placed-error');
+    const outcomes: unknown[] = [];
+    const unreadable: Iterable<Uint8Array> = {
+      *[Symbol.iterator]() {
+        throw new Error('no bytes');
+      },
+    };
+    const failing: SiteEntry[] = [...entries(2), { path: 'cities/x.json', body: unreadable, placed: (outcome) => outcomes.push(outcome) }];
+    await expect(writeSite(out, failing, manifest, {})).rejects.toThrow('no bytes');
+    expect(outcomes).toEqual([{ error: new Error('no bytes') }]);
   });
 
   it('unchanged files keep their inode (hard links into the new tree)', async () => {

@@ -3,23 +3,19 @@ import type { BuildOptions, BuildPlan, BuildResult } from './build-options.js';
 import { VERSION } from '../site/version.js';
 import { buildInThread } from './build-thread.js';
 import { CityIndex } from '../core/city-index.js';
-import { cloudFrontFunction } from '../hosts/cloudfront.js';
-import { notPrecomputedJson } from '../hosts/not-precomputed.js';
+import type { CityTable } from '../core/city-table.js';
+import { SiteData, siteEntries } from './site-entries.js';
 import { ROUTES } from '../core/route-table.js';
 import { specOf, type ManifestHead } from '../site/manifest.js';
 import { readManifestHead } from '../write/manifest-file.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
-import type { Body } from '../write/file-output.js';
 import { CitiesApiError } from '../core/errors.js';
-import { netlifyHeaders, netlifyRedirects } from '../hosts/netlify.js';
-import { openApiDocument } from '../hosts/openapi.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { datasetDigest, readDataset } from '../dataset/read-dataset.js';
-import { functionRedirects, pointsAtFunction } from './netlify-function-rules.js';
+import { pointsAtFunction } from './netlify-function-rules.js';
 import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_COMPRESSION, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCompression, parseOrderings, parsePageSizes, type Compression, type CompressionLevel } from '../site/spec.js';
-import { pageFiles } from '../site/pages.js';
 import { siteDirectories } from '../site/layout.js';
-import { edgeFileCount, edgeFiles } from '../site/edge-files.js';
+import { edgeFileCount } from '../site/edge-files.js';
 import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
 import { startSiteCheck } from '../write/site-check.js';
@@ -28,7 +24,7 @@ import { fileSystemError } from '../write/fs-error.js';
 import { sha256 } from '../write/file-output.js';
 import { compressedRatio } from '../write/compression.js';
 import { answerListing, bodyBytes } from '../core/page.js';
-import { tidySite, writeSite, type SiteEntry } from '../write/site-writer.js';
+import { tidySite, writeSite } from '../write/site-writer.js';
 import { StatCache, type DatasetRecord } from '../write/stat-cache.js';
 
 export type { BuildOptions, BuildPlan, BuildResult } from './build-options.js';
@@ -95,20 +91,24 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     }
   }
   let digest: Uint8Array | undefined;
-  const table = await readDataset(options.data, { onProgress: options.onRead, signal: options.signal, onDigest: (d) => (digest = d) });
-  const spec = siteSpec(settings, table.count);
+  // Not a const: an async function keeps its consts until it returns, and the site's pages of
+  // every city written, the dataset is let go (siteEntries) before the other pages are.
+  let table: CityTable | undefined = await readDataset(options.data, { onProgress: options.onRead, signal: options.signal, onDigest: (d) => (digest = d) });
+  const { count } = table;
+  const cityBytes = table.jsonBytes();
+  const spec = siteSpec(settings, count);
   checkMaxFiles(spec, options);
-  const dataset = table.datasetParts();
-  const manifest = manifestOf({ count: table.count, sha256: sha256(dataset) });
+  const manifest = manifestOf({ count, sha256: sha256(table.datasetParts()) });
   // A site `edge netlify` set up keeps sending uncovered queries to the function, unless told otherwise.
   const toFunction = !settings.liveUrl && !!old && (await pointsAtFunction(out, specOf(old)));
   const check = sameSettings && sameInput(old, manifest) ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result() : (pending?.cancel(), null);
   const upToDate = !!check && !check.unverified && !check.changed.length;
-  const index = new CityIndex(table, settings.collation);
+  const data = new SiteData(new CityIndex(table, settings.collation));
+  table = undefined;
   // Sampling compression sorts an ordering: only worth it when pages are to be built.
-  const ratio = settings.compression !== 'none' && !upToDate ? sampleCompressedRatio(index, settings, settings.compression) : 0;
-  const size = sizeOf(settings, table.count, table.jsonBytes(), ratio);
-  const plan: BuildPlan = { cities: table.count, ...size(spec), upToDate, check, dir: out, defaultBaseUrl: options.baseUrl === undefined };
+  const ratio = settings.compression !== 'none' && !upToDate ? sampleCompressedRatio(data.index, settings, settings.compression) : 0;
+  const size = sizeOf(settings, count, cityBytes, ratio);
+  const plan: BuildPlan = { cities: count, ...size(spec), upToDate, check, dir: out, defaultBaseUrl: options.baseUrl === undefined };
   if (upToDate) return upToDateBuild(plan, options, started);
   const reusable = old && !options.force ? reusableShape(specOf(old), spec) : null;
   const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
@@ -116,13 +116,13 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const { pages } = plan;
   // The edge data's tag: what its ranks and chunks follow from (the cities, the collation and ICU's data).
   const tag = sha256(JSON.stringify([manifest.dataset.sha256, settings.collation, manifest.runtime])).slice(0, 16);
-  const stats = await writeSite(out, untilAborted(siteEntries(index, spec, dataset, tag, toFunction), options.signal), manifest, {
+  const stats = await writeSite(out, untilAborted(siteEntries(data, spec, tag, toFunction), options.signal), manifest, {
     force: options.force,
     guard: new SpaceGuard(out, minFree),
     directories: siteDirectories(spec),
-    dataset: digest && { digest, cityBytes: table.jsonBytes() },
-    // The edge files come first: pages done are the entries done past them.
-    onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(table.count), pages)), pages),
+    dataset: digest && { digest, cityBytes },
+    // The edge files and the dataset come first: pages done are the entries done past them.
+    onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(count) - 1, pages)), pages),
   });
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
 }
@@ -173,26 +173,9 @@ function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
 }
 
 /** The entries, until the signal aborts: the writer then fails, removing what it wrote. */
-function* untilAborted<T>(entries: Iterable<T>, signal: AbortSignal | undefined): Generator<T> {
-  for (const entry of entries) {
+async function* untilAborted<T>(entries: AsyncIterable<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
+  for await (const entry of entries) {
     signal?.throwIfAborted();
     yield entry;
   }
-}
-
-function* siteEntries(index: CityIndex, spec: SiteSpec, dataset: Iterable<Uint8Array>, edgeTag: string, toFunction: boolean): Generator<SiteEntry> {
-  // Read by edge functions, never sent to a client as they are: not compressed. First, so that
-  // ranking the fields no page needs grows the heap before the writer threads grow, not on top.
-  yield* edgeFiles(index, edgeTag);
-  for (const file of pageFiles(index, spec)) yield { ...file, compress: true };
-  // Every other file of the route table's list but the manifest, which the writer writes last.
-  const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest'>, Body> = {
-    dataset,
-    cloudfront: cloudFrontFunction(spec),
-    netlifyRedirects: toFunction ? functionRedirects(spec) : netlifyRedirects(spec),
-    netlifyHeaders: netlifyHeaders(spec),
-    openapi: `${JSON.stringify(openApiDocument(spec), null, 2)}\n`,
-    notPrecomputed: notPrecomputedJson(spec.pageSizes),
-  };
-  for (const [name, body] of Object.entries(extras)) yield { path: ROUTES.extras[name as keyof typeof extras], body };
 }

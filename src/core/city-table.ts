@@ -57,6 +57,13 @@ export class CityTable {
     return this.chunks[this.spans[s]!]!.subarray(this.spans[s + 1], this.spans[s + 2]);
   }
 
+  /** The length of each city serialized, by position. */
+  jsonLengths(): Uint32Array {
+    const lengths = new Uint32Array(this.count);
+    for (let i = 0; i < this.count; i++) lengths[i] = this.spans[i * 3 + 2]! - this.spans[i * 3 + 1]!;
+    return lengths;
+  }
+
   /** Bytes of every city serialized, separators excluded. */
   jsonBytes(): number {
     let bytes = 0;

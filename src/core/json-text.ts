@@ -63,7 +63,7 @@ export interface Parts extends Iterable<Bytes> {
  * `previous` are JSON already: a string literal or `null`.
  */
 export function envelopeJson(count: number, next: string, previous: string, n: number, city: (i: number) => Bytes): Iterable<Bytes> | Parts {
-  const head = `{"count":${count},"next":${next},"previous":${previous},"results":[`;
+  const head = envelopeHead(count, next, previous);
   if (n <= EAGER_CITIES) return [assemble(head, n, city)];
   function* parts(): Generator<Bytes> {
     let group: Bytes[] = [utf8(head)];
@@ -90,6 +90,21 @@ export function envelopeJson(count: number, next: string, previous: string, n: n
       return size;
     },
   };
+}
+
+function envelopeHead(count: number, next: string, previous: string): string {
+  return `{"count":${count},"next":${next},"previous":${previous},"results":[`;
+}
+
+/**
+ * Where envelopeJson's cities lie in its bytes, given their lengths: city `i` is bytes
+ * `[at[i], at[i + 1] - 1)` (each is followed by one byte: a comma, or the last one by `]`).
+ */
+export function resultOffsets(count: number, next: string, previous: string, n: number, length: (i: number) => number): Float64Array {
+  const at = new Float64Array(n + 1);
+  at[0] = utf8Length(envelopeHead(count, next, previous));
+  for (let i = 0; i < n; i++) at[i + 1] = at[i]! + length(i) + COMMA.length;
+  return at;
 }
 
 /** Parts produced afresh on each iteration; their length is measured by producing them once. */

@@ -1,6 +1,7 @@
 import { concatBytes, utf8, type Bytes } from './bytes.js';
 import { detailJson, envelopeJson, jsonString } from './json-text.js';
-import { parseOrdering, type Ordering } from './ordering.js';
+import { CitiesApiError } from './errors.js';
+import { orderingKey, parseOrdering, type Ordering } from './ordering.js';
 import { pageSizeFrom, paginate, type PageSlice } from './paginate.js';
 import { lastValue, paramSetter, type QueryPair } from './query-string.js';
 import { ROUTES } from './route-table.js';
@@ -41,6 +42,24 @@ export function answerListing(index: PageIndex, pairs: readonly QueryPair[], bas
   const next = slice.number < slice.pages ? link(slice.number + 1) : 'null';
   const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : 'null';
   return { status: 200, body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(positions[i]!)) };
+}
+
+/**
+ * A PageIndex holding only the cities of one page (`city(i)`: the page's i-th), for answerListing
+ * of that very page (an edge function's, a build's pages read back): asked for another, it throws.
+ */
+export function onePageIndex(count: number, page: ReturnType<typeof pageOf>, city: (i: number) => Bytes): PageIndex {
+  const key = page && orderingKey(page.ordering);
+  const positions = new Uint32Array(page ? page.slice.end - page.slice.start : 0).map((_, i) => i);
+  return {
+    count,
+    positions: (ordering, start, end) => (page && start === page.slice.start && end === page.slice.end && orderingKey(ordering) === key ? positions : otherPage()),
+    json: (i) => (i < positions.length ? city(i) : otherPage()),
+  };
+}
+
+function otherPage(): never {
+  throw new CitiesApiError('internal error: a page was asked of an index that holds another page');
 }
 
 /** Which cities a query asks for: its ordering and page slice, or null for 404 "Invalid page.". */

@@ -1,8 +1,8 @@
 import { CitiesApiError } from '../core/errors.js';
 import type { NameField } from '../core/fields.js';
-import { orderingKey, type Ordering } from '../core/ordering.js';
+import type { Ordering } from '../core/ordering.js';
 import { Orders, type OrderSource } from '../core/orders.js';
-import { answerListing, pageOf, type ListingAnswer, type PageIndex } from '../core/page.js';
+import { answerListing, onePageIndex, pageOf, type ListingAnswer, type PageIndex } from '../core/page.js';
 import type { QueryPair } from '../core/query-string.js';
 import type { Ranks } from '../core/rank-order.js';
 import { ROUTES } from '../core/route-table.js';
@@ -67,20 +67,12 @@ export class EdgeSource {
 
   private async prepare({ index, fields, orders, chunks }: Loaded, pairs: readonly QueryPair[]): Promise<PageIndex> {
     const page = pageOf(index.count, pairs);
-    if (!page) return { count: index.count, positions: unprepared, json: unprepared };
+    if (!page) return onePageIndex(index.count, page, () => new Uint8Array(0));
     const { start, end } = page.slice;
     if (end - start > this.maxPageCities) throw new PageTooLarge(end - start, this.maxPageCities);
     await fields.load(page.ordering.length ? orders.decisive(page.ordering).map((t) => t.field) : [ROUTES.absent]);
-    const positions = orders.positions(page.ordering, start, end);
-    const cities = await chunks.cities(positions);
-    const at = new Map<number, number>();
-    positions.forEach((position, i) => at.set(position, i));
-    const key = orderingKey(page.ordering);
-    return {
-      count: index.count,
-      positions: (ordering, from, to) => (from === start && to === end && orderingKey(ordering) === key ? positions : unprepared()),
-      json: (position) => cities[at.get(position) ?? unprepared()]!,
-    };
+    const cities = await chunks.cities(orders.positions(page.ordering, start, end));
+    return onePageIndex(index.count, page, (i) => cities[i]!);
   }
 
   /** answerListing(index of the whole dataset, pairs, baseUrl), byte for byte, from the files the page needs. */
@@ -107,10 +99,6 @@ interface Loaded {
   readonly fields: FieldRanks;
   readonly orders: Orders;
   readonly chunks: ChunkReader;
-}
-
-function unprepared(): never {
-  throw new Error('the edge source prepared another page than the one asked');
 }
 
 function parseIndex(bytes: Uint8Array): EdgeIndex {

@@ -18,7 +18,11 @@ export interface SiteEntry {
   readonly body: Body;
   /** Also write `.gz` and `.br` siblings (for hosts and sirv to serve precompressed). */
   readonly compress?: boolean;
+  /** Told once the file (and its siblings) is in the new tree, with its path there, or why it is not. */
+  readonly placed?: Placed;
 }
+
+export type Placed = (outcome: { readonly file: string } | { readonly error: unknown }) => void;
 
 export interface AssembleOptions {
   /** How entries that ask for `.gz`/`.br` get them (`none`: they get none). */
@@ -50,7 +54,7 @@ const IN_FLIGHT = 48;
  * only when the old site made it at the same level). Anything else (edited, truncated, replaced,
  * turned into a link or a directory, missing) is written anew.
  */
-export async function assemble(outDir: string, staging: string, old: SiteFiles | null, cache: StatCache | null, entries: Iterable<SiteEntry>, options: AssembleOptions): Promise<Assembled> {
+export async function assemble(outDir: string, staging: string, old: SiteFiles | null, cache: StatCache | null, entries: Iterable<SiteEntry> | AsyncIterable<SiteEntry>, options: AssembleOptions): Promise<Assembled> {
   const files = new FileList();
   const records = new StatRecords();
   const counts = { written: 0, unchanged: 0, entries: 0 };
@@ -81,7 +85,15 @@ export async function assemble(outDir: string, staging: string, old: SiteFiles |
 
   for (const dir of options.directories ?? []) await ensureDir(join(staging, dir));
   let pool: WritePool | undefined;
-  const one = async (entry: SiteEntry) => {
+  const one = (entry: SiteEntry) =>
+    place(entry).then(
+      () => entry.placed?.({ file: join(staging, entry.path) }),
+      (error: unknown) => {
+        entry.placed?.({ error });
+        throw error;
+      },
+    );
+  const place = async (entry: SiteEntry) => {
     const parts = partsOf(entry.body);
     const hash = sha256(parts);
     const compress = !!entry.compress && !!level;

@@ -17,7 +17,7 @@ import { fileSystemError, isErrno } from './fs-error.js';
 import { SITE_ROLE } from './site-path.js';
 import type { FileStat } from './file-output.js';
 
-export type { SiteEntry } from './site-assembler.js';
+export type { Placed, SiteEntry } from './site-assembler.js';
 
 export interface WriteStats {
   readonly files: number;
@@ -50,7 +50,7 @@ export interface WriteOptions {
  * stat cache is written. A failed or killed build leaves the old site. `outDir` must be a real
  * path (resolveSiteDir): a symbolic link there would be renamed, not its target.
  */
-export async function writeSite(outDir: string, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
+export async function writeSite(outDir: string, entries: Iterable<SiteEntry> | AsyncIterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
   return writeSiteLocked(outDir, entries, manifest, options).catch(async (error: Error) => {
     throw isErrno(error) ? await fileSystemError(error, SITE_ROLE, outDir) : environmentError(error, outDir);
   });
@@ -72,7 +72,7 @@ function environmentError(error: Error, outDir: string): Error {
   return advice ? new CitiesApiError(`cannot build ${outDir}: ${error.message}; ${advice} and build again (the site was left as it was)`, 1) : error;
 }
 
-async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
+async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry> | AsyncIterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
   await mkdir(dirname(outDir), { recursive: true });
   const release = await lockSite(outDir);
   try {
