@@ -58,19 +58,27 @@ export class StatCache {
 
   /** The site's cache, or null when it has none that belongs to its current manifest (its files as read, in its order). */
   static async read(siteDir: string, manifest: { readonly files: FileList }): Promise<StatCache | null> {
-    let bytes: Buffer;
+    // Read straight into its numbers: a copy would free a block of its size at once (10 MB for a
+    // 140,000-city site), raising glibc's mmap threshold and so the free memory each arena keeps.
+    let data: Float64Array;
     try {
       const file = await open(siteSiblings(siteDir).statCache, constants.O_RDONLY | constants.O_NOFOLLOW);
       try {
-        bytes = await file.readFile();
+        const { size } = await file.stat();
+        if (size % 8 || size < HEADER * 8) return null;
+        data = new Float64Array(size / 8);
+        const bytes = new Uint8Array(data.buffer);
+        for (let done = 0; done < size; ) {
+          const { bytesRead } = await file.read(bytes, done, size - done, done);
+          if (!bytesRead) return null;
+          done += bytesRead;
+        }
       } finally {
         await file.close();
       }
     } catch {
       return null;
     }
-    if (bytes.length % 8 || bytes.length < HEADER * 8) return null;
-    const data = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
     const { files } = manifest;
     if (!validHeader(data, data.length) || data[2] !== files.size || !(await boundToManifest(siteDir, data))) return null;
     return new StatCache((path) => files.find(path), data);
