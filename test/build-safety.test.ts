@@ -230,6 +230,7 @@ describe('a plain rebuild notices files that are not as built and rewrites them'
     ['a page truncated', 'cities/default/20/2.json', (f) => truncate(f, 10)],
     ['a page replaced by another file (renamed over it)', 'cities/default/default/1.json', async (f) => { await writeFile(`${f}.new`, '{}'); await rename(`${f}.new`, f); }],
     ['a page turned into a directory', 'cities/default/all-48.json', async (f) => { await unlink(f); await mkdir(f); }],
+    ['a page turned into a named pipe (never opened)', 'cities/default/default/2.json', async (f) => { await unlink(f); await promisify(execFile)('mkfifo', [f]); }],
     ['a .gz corrupted', 'cities/default/20/last.json.gz', (f) => writeFile(f, 'not gzip')],
     ['a .br deleted', 'cities/default/20/1.json.br', (f) => unlink(f)],
     ['the dataset copy edited', '_cities-api/cities.json', async (f) => writeFile(f, `${await readFile(f, 'utf8')}\n`)],

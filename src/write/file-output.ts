@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream, writeFile as writeFileCallback } from 'node:fs';
+import { createWriteStream, linkSync, lstatSync, unlinkSync, writeFile as writeFileCallback } from 'node:fs';
 import { constants, type Stats } from 'node:fs';
-import { copyFile, link, lstat, open, rm, unlink, utimes } from 'node:fs/promises';
+import { copyFile, lstat, open, rm, unlink, utimes } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
@@ -88,27 +88,40 @@ export async function writeCompressed(path: string, parts: Iterable<Uint8Array>,
 }
 
 /**
+ * Hard-links `from` at `to`, synchronously (two system calls, no hop through the thread pool: a
+ * rebuild links most of a large site). The new entry's lstat (whatever `from` was: a file, a
+ * link, a FIFO...); null when `from` is gone; undefined when this filesystem cannot link it.
+ */
+export function linkEntry(from: string, to: string): Stats | null | undefined {
+  try {
+    linkSync(from, to);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK' || code === 'ENOTSUP') return undefined;
+    throw error;
+  }
+  return lstatSync(to);
+}
+
+/**
  * Puts an unchanged file of the old tree (whose lstat gave `stats`) into the new one as a hard
  * link (a copy keeping its mtime where links are impossible), so it is not rewritten. Resolves
  * with the new entry's inode, size and mtime; null when the old file is gone or was replaced
  * since `stats` were taken (then nothing is left at `to`).
  */
 export async function reuse(from: string, to: string, stats: FileStat): Promise<FileStat | null> {
-  try {
-    await link(from, to);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return null;
-    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK' && code !== 'ENOTSUP') throw error;
+  const linked = linkEntry(from, to);
+  if (linked === null) return null;
+  if (linked === undefined) {
     await copyFile(from, to, constants.COPYFILE_EXCL);
     const copied = await lstat(to);
     if (copied.size !== stats.size) return unlink(to).then(() => null);
     await utimes(to, new Date(stats.mtimeMs), new Date(stats.mtimeMs));
     return lstat(to);
   }
-  const linked = await lstat(to);
   if (linked.isFile() && linked.ino === stats.ino) return linked;
-  await unlink(to);
+  unlinkSync(to);
   return null;
 }
 
