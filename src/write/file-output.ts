@@ -90,16 +90,14 @@ export async function writeCompressed(path: string, parts: Iterable<Uint8Array>,
 /**
  * Hard-links `from` at `to`, synchronously (two system calls, no hop through the thread pool: a
  * rebuild links most of a large site). The new entry's lstat (whatever `from` was: a file, a
- * link, a FIFO...); null when `from` is gone; undefined when this filesystem cannot link it.
+ * link, a FIFO...); null when `from` is gone; undefined when it cannot be linked.
  */
 export function linkEntry(from: string, to: string): Stats | null | undefined {
   try {
     linkSync(from, to);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return null;
-    if (code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK' || code === 'ENOTSUP') return undefined;
-    throw error;
+    // Anything else (another filesystem, a directory, too many links, no permission): the caller copies, which says what is wrong if anything is.
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
   }
   return lstatSync(to);
 }

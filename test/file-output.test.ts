@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process';
+import type * as fs from 'node:fs';
+import { lstat, mkdir, readFile, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { linkEntry, reuse } from '../src/write/file-output.js';
+import { tempDir } from './helpers.js';
+
+// linkSync fails as on another filesystem while `crossDevice` is set: the copy that replaces the link.
+let crossDevice = false;
+vi.mock('node:fs', async (original) => {
+  const real = await original<typeof fs>();
+  const linkSync: typeof real.linkSync = (from, to) => {
+    if (crossDevice) throw Object.assign(new Error('EXDEV: cross-device link not permitted'), { code: 'EXDEV' });
+    return real.linkSync(from, to);
+  };
+  return { ...real, default: { ...real, linkSync }, linkSync };
+});
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-file-output-')));
+afterAll(() => cleanup());
+
+let n = 0;
+/** A fresh old/new pair of directories, the old one holding `page.json`. */
+async function pair(): Promise<{ from: string; to: string }> {
+  const dir = join(root, String(++n));
+  await mkdir(join(dir, 'old'), { recursive: true });
+  await mkdir(join(dir, 'new'));
+  await writeFile(join(dir, 'old', 'page.json'), '{"count":1}');
+  await utimes(join(dir, 'old', 'page.json'), new Date(1e12), new Date(1e12));
+  return { from: join(dir, 'old', 'page.json'), to: join(dir, 'new', 'page.json') };
+}
+
+describe('linkEntry', () => {
+  it.each<[string, (from: string) => Promise<unknown>, 'file' | 'symlink' | 'fifo' | null | undefined]>([
+    ['a regular file: linked, its lstat given', async () => undefined, 'file'],
+    ['a symbolic link: the link itself is linked, never what it points to', async (from) => { await rm(from); await symlink('/etc/passwd', from); }, 'symlink'],
+    ['a named pipe: linked, never opened', async (from) => { await rm(from); await promisify(execFile)('mkfifo', [from]); }, 'fifo'],
+    ['a directory: cannot be linked (undefined)', async (from) => { await rm(from); await mkdir(from); }, undefined],
+    ['gone: null', async (from) => rm(from), null],
+  ])('%s', async (_, make, expected) => {
+    const { from, to } = await pair();
+    await make(from);
+    const linked = linkEntry(from, to);
+    if (!linked) return expect(linked).toBe(expected);
+    expect(linked.isFile() ? 'file' : linked.isSymbolicLink() ? 'symlink' : linked.isFIFO() ? 'fifo' : 'other').toBe(expected);
+    expect(linked.ino).toBe((await lstat(from)).ino);
+  });
+});
+
+describe('reuse', () => {
+  it.each([
+    ['linked: the same inode', false],
+    ['where links are impossible: copied, keeping its mtime', true],
+  ])('%s', async (_, across) => {
+    const { from, to } = await pair();
+    const stats = await lstat(from);
+    crossDevice = across;
+    try {
+      const kept = await reuse(from, to, stats);
+      expect(kept?.mtimeMs).toBe(stats.mtimeMs);
+      expect(kept?.ino === stats.ino).toBe(!across);
+      expect(await readFile(to, 'utf8')).toBe('{"count":1}');
+    } finally {
+      crossDevice = false;
+    }
+  });
+
+  it('a file replaced since its stats were taken: null, nothing left at the new name', async () => {
+    const { from, to } = await pair();
+    const stats = await lstat(from);
+    await writeFile(`${from}.new`, '{"count":1}');
+    await rename(`${from}.new`, from);
+    expect(await reuse(from, to, stats)).toBeNull();
+    await expect(lstat(to)).rejects.toThrow(/ENOENT/);
+  });
+});
