@@ -73,13 +73,16 @@ export async function assemble(outDir: string, staging: string, old: SiteFiles |
     const from = join(outDir, name);
     const to = join(staging, name);
     await ensureDir(dirname(to));
-    if (cache) {
-      // Linked first, then known by its record: two system calls for what a rebuild mostly does.
-      const linked = linkEntry(from, to);
-      if (linked === null) return null;
-      if (linked?.isFile() && cache.matches(path, slot, linked)) return linked;
-      if (linked) unlinkSync(to);
+    // Linked first, then what was linked is checked (its record, else its bytes): nothing can
+    // replace it between the check and the link. Anything else linked is unlinked again.
+    const linked = linkEntry(from, to);
+    if (linked === null) return null;
+    if (linked) {
+      if (linked.isFile() && (cache?.matches(path, slot, linked) || (await holdsBytes(to, slot, linked.size, hash, bytes)))) return linked;
+      unlinkSync(to);
+      return null;
     }
+    // Where it cannot be linked: checked, then copied.
     const stats = await lstat(from).catch(() => null);
     if (!stats?.isFile()) return null;
     if (!cache?.matches(path, slot, stats) && !(await holdsBytes(from, slot, stats.size, hash, bytes))) return null;
