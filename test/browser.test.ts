@@ -93,7 +93,8 @@ describe.runIf(available)('the browsable API in Chromium', () => {
     const page = await browser.newPage();
     await page.goto(server.apiUrl);
     await page.click('#options');
-    await page.locator('pre.response', { hasText: 'HTTP 200' }).waitFor();
+    // The page already shows its GET answer (HTTP 200 too): wait for the OPTIONS one to replace it.
+    await page.locator('pre.response', { hasText: '"name": "City List"' }).waitFor();
     const text = await page.locator('pre.response').innerText();
     expect(text).toMatch(/^HTTP 200 OK\nAllow: GET, POST, HEAD, OPTIONS\nContent-Type: application\/json\nVary: Accept\n\n\{\n {4}"name": "City List"/);
     expect(await page.locator('.request').innerText()).toBe('OPTIONS /cities/');
