@@ -20,7 +20,16 @@
 //
 //   node scripts/bench-build.mjs [--shape wide|deep|both] [--rounds N] [--rebuilds N] [--data FILE] [--orderings LIST] [--page-sizes LIST] [--dir DIR] [--profile DIR] [--keep]
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -40,8 +49,20 @@ const { values: opts } = parseArgs({
   },
 });
 const SHAPES = {
-  wide: { data: join(ROOT, 'bench-data', 'cities-3k.json'), make: ['--bundled', '3000'], orderings: 'all', pageSizes: '10,20,50,100', goals: { time: 1.5, rebuild: 0.1 } },
-  deep: { data: join(ROOT, 'bench-data', 'cities-140k.json'), make: [], orderings: 'default,name_en,-name_en,name_ar,-name_ar', pageSizes: '10,100', goals: { rss: 3 } },
+  wide: {
+    data: join(ROOT, 'bench-data', 'cities-3k.json'),
+    make: ['--bundled', '3000'],
+    orderings: 'all',
+    pageSizes: '10,20,50,100',
+    goals: { time: 1.5, rebuild: 0.1 },
+  },
+  deep: {
+    data: join(ROOT, 'bench-data', 'cities-140k.json'),
+    make: [],
+    orderings: 'default,name_en,-name_en,name_ar,-name_ar',
+    pageSizes: '10,100',
+    goals: { rss: 3 },
+  },
 };
 if (opts.shape !== 'both' && !SHAPES[opts.shape]) throw new Error(`--shape: wide, deep or both, not ${opts.shape}`);
 const rounds = Math.max(1, Number(opts.rounds));
@@ -51,7 +72,10 @@ const rebuilds = Math.max(1, Number(opts.rebuilds));
 function runStep(code, execArgv = []) {
   execFileSync('sync');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...execArgv, '--input-type=module', '-e', code], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...execArgv, '--input-type=module', '-e', code], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.on('exit', (status) => {
@@ -114,7 +138,9 @@ function editOneCity(data, edited) {
 
 /** Each thread's profile: its busiest functions by self time. */
 function printProfiles(dir) {
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort()) {
     const { nodes, samples, timeDeltas } = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     const byId = new Map(nodes.map((n) => [n.id, n]));
     const self = new Map();
@@ -126,7 +152,8 @@ function printProfiles(dir) {
       total += timeDeltas[i];
     });
     console.log(`  ${file}: ${fmt(total / 1e6, 2)} s`);
-    for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`    ${fmt((100 * us) / total).padStart(5)}%  ${key}`);
+    for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 8))
+      console.log(`    ${fmt((100 * us) / total).padStart(5)}%  ${key}`);
   }
 }
 
@@ -135,15 +162,27 @@ const mb = (bytes) => bytes / 1e6;
 const median = (runs) => [...runs].sort((a, b) => a.seconds - b.seconds)[(runs.length - 1) >> 1];
 const fmt = (n, digits = 1) => n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const cpuText = (r) => `CPU user ${fmt(r.cpu.user)} s sys ${fmt(r.cpu.sys)} s`;
-const row = (label, r) => console.log(`  ${label.padEnd(28)} ${fmt(r.seconds, 2).padStart(7)} s  ${String(r.written ?? r.files).padStart(6)} files  ${cpuText(r)}  peak RSS ${fmt(mb(r.rss), 0)} MB`);
+const row = (label, r) =>
+  console.log(
+    `  ${label.padEnd(28)} ${fmt(r.seconds, 2).padStart(7)} s  ${String(r.written ?? r.files).padStart(6)} files  ${cpuText(r)}  peak RSS ${fmt(mb(r.rss), 0)} MB`,
+  );
 const check = (label, value, target) =>
-  console.log(`  ${label.padEnd(34)} ${fmt(value, 2).padStart(6)}  ${target === undefined ? '(no goal on this shape)' : `(target <= ${target}) ${value <= target ? 'ok' : 'MISSED'}`}`);
+  console.log(
+    `  ${label.padEnd(34)} ${fmt(value, 2).padStart(6)}  ${target === undefined ? '(no goal on this shape)' : `(target <= ${target}) ${value <= target ? 'ok' : 'MISSED'}`}`,
+  );
 
 async function benchShape(name) {
-  const shape = { ...SHAPES[name], ...(opts.data && { data: opts.data }), ...(opts.orderings && { orderings: opts.orderings }), ...(opts['page-sizes'] && { pageSizes: opts['page-sizes'] }) };
+  const shape = {
+    ...SHAPES[name],
+    ...(opts.data && { data: opts.data }),
+    ...(opts.orderings && { orderings: opts.orderings }),
+    ...(opts['page-sizes'] && { pageSizes: opts['page-sizes'] }),
+  };
   if (!existsSync(shape.data)) {
     console.error(`${shape.data} is missing: deriving it (npm run bench:data) ...`);
-    execFileSync(process.execPath, [join(ROOT, 'scripts', 'bench-data.mjs'), ...shape.make, '--out', shape.data], { stdio: 'inherit' });
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'bench-data.mjs'), ...shape.make, '--out', shape.data], {
+      stdio: 'inherit',
+    });
   }
   const work = opts.dir ? join(opts.dir, name) : mkdtempSync(join(tmpdir(), `cities-bench-build-${name}-`));
   mkdirSync(work, { recursive: true });
@@ -157,8 +196,11 @@ async function benchShape(name) {
   let site;
   const datasetBytes = statSync(shape.data).size;
   try {
-    console.log(`\n${name}: ${shape.data}: ${fmt(mb(datasetBytes))} MB of JSON; orderings ${shape.orderings}; page sizes ${shape.pageSizes}; in ${work}`);
-    const builds = [], raws = [];
+    console.log(
+      `\n${name}: ${shape.data}: ${fmt(mb(datasetBytes))} MB of JSON; orderings ${shape.orderings}; page sizes ${shape.pageSizes}; in ${work}`,
+    );
+    const builds = [],
+      raws = [];
     const fullBuild = async (label, execArgv) => {
       site = tree(`site-${trees.length}`);
       const full = await build(shape, shape.data, site, execArgv);
@@ -187,12 +229,21 @@ async function benchShape(name) {
     const best = (runs) => runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
     const full = best(builds);
     const raw = best(raws);
-    console.log(`  fastest build: ${full.files} files, ${fmt(mb(raw.bytes))} MB, ${fmt(full.seconds, 2)} s, ${fmt(mb(raw.bytes) / full.seconds)} MB/s; fastest raw writer ${fmt(raw.seconds, 2)} s, ${fmt(mb(raw.bytes) / raw.seconds)} MB/s`);
-    console.log(`  one name_ar edited (id ${edit.id}): ${after.written} files written, ${after.unchanged} unchanged, ${after.removed} removed`);
+    console.log(
+      `  fastest build: ${full.files} files, ${fmt(mb(raw.bytes))} MB, ${fmt(full.seconds, 2)} s, ${fmt(mb(raw.bytes) / full.seconds)} MB/s; fastest raw writer ${fmt(raw.seconds, 2)} s, ${fmt(mb(raw.bytes) / raw.seconds)} MB/s`,
+    );
+    console.log(
+      `  one name_ar edited (id ${edit.id}): ${after.written} files written, ${after.unchanged} unchanged, ${after.removed} removed`,
+    );
     check('build / raw writer (fastest each)', full.seconds / raw.seconds, shape.goals.time);
-    check(`no-change rebuild${rebuilds > 1 ? ' (median)' : ''} / build`, again.seconds / full.seconds, shape.goals.rebuild);
+    check(
+      `no-change rebuild${rebuilds > 1 ? ' (median)' : ''} / build`,
+      again.seconds / full.seconds,
+      shape.goals.rebuild,
+    );
     check('build peak RSS / dataset JSON', Math.max(...builds.map((b) => b.rss)) / datasetBytes, shape.goals.rss);
-    for (const r of agains) if (r.written !== 0) console.log(`  no-change rebuild wrote ${r.written} files: MISSED (must be 0)`);
+    for (const r of agains)
+      if (r.written !== 0) console.log(`  no-change rebuild wrote ${r.written} files: MISSED (must be 0)`);
     if (opts.profile) {
       const dir = join(opts.profile, name);
       rmSync(dir, { recursive: true, force: true });
@@ -200,7 +251,10 @@ async function benchShape(name) {
       await fullBuild('full build, profiled', ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
       printProfiles(dir);
       // The no-change rebuild of that tree, profiled too (its check's helper thread inherits the flag).
-      row('rebuild, no change, profiled', await build(shape, shape.data, site, ['--cpu-prof', `--cpu-prof-dir=${dir}/rebuild`]));
+      row(
+        'rebuild, no change, profiled',
+        await build(shape, shape.data, site, ['--cpu-prof', `--cpu-prof-dir=${dir}/rebuild`]),
+      );
       printProfiles(`${dir}/rebuild`);
     }
   } finally {

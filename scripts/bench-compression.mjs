@@ -10,7 +10,16 @@
 //
 //   node scripts/bench-compression.mjs [--sites 48,3000] [--levels none,fast,best] [--orderings all] [--page-sizes 10,20,50,100] [--keep]
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,7 +63,11 @@ function build(data, out, level) {
       orderings: ${JSON.stringify(opts.orderings === 'all' ? undefined : opts.orderings.split(','))} });
     const { userCPUTime, systemCPUTime } = process.resourceUsage();
     console.log(JSON.stringify({ written: r.written, files: r.files, seconds: (performance.now() - started) / 1000, cpu: (userCPUTime + systemCPUTime) / 1e6, sys: systemCPUTime / 1e6 }));`;
-  const out_ = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const out_ = execFileSync(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return JSON.parse(out_.trim().split('\n').at(-1));
 }
 
@@ -84,7 +97,9 @@ try {
   for (const count of opts.sites.split(',').map(Number)) {
     const data = dataset(count);
     console.log(`\n${count} cities (${data}):`);
-    console.log(`${'level'.padEnd(6)} ${'build s'.padStart(8)} ${'CPU s'.padStart(8)} ${'(sys)'.padStart(7)} ${'+CPU s'.padStart(8)} ${'pages'.padStart(10)} ${'.gz'.padStart(10)} ${'gz/page'.padStart(8)} ${'.br'.padStart(10)} ${'br/page'.padStart(8)}  rebuild, no change`);
+    console.log(
+      `${'level'.padEnd(6)} ${'build s'.padStart(8)} ${'CPU s'.padStart(8)} ${'(sys)'.padStart(7)} ${'+CPU s'.padStart(8)} ${'pages'.padStart(10)} ${'.gz'.padStart(10)} ${'gz/page'.padStart(8)} ${'.br'.padStart(10)} ${'br/page'.padStart(8)}  rebuild, no change`,
+    );
     let baseCpu;
     for (const level of levels) {
       const site = join(work, `site-${count}-${level}`);
@@ -93,13 +108,24 @@ try {
       const s = sizes(site);
       baseCpu ??= level === 'none' ? full.cpu : undefined;
       const extra = baseCpu === undefined ? '-' : fmt(full.cpu - baseCpu, 2);
-      summary.push({ count, level, ...full, extraCpu: baseCpu === undefined ? null : full.cpu - baseCpu, ...s, rebuild: again });
-      console.log(`${level.padEnd(6)} ${fmt(full.seconds, 2).padStart(8)} ${fmt(full.cpu, 2).padStart(8)} ${fmt(full.sys, 2).padStart(7)} ${extra.padStart(8)} ${mb(s.pages).padStart(10)} ${(s.gz ? mb(s.gz) : '-').padStart(10)} ${ratio(s.gz, s.pages).padStart(8)} ${(s.br ? mb(s.br) : '-').padStart(10)} ${ratio(s.br, s.pages).padStart(8)}  ${fmt(again.seconds, 2)} s, ${again.written} written${again.written ? ' (MISSED: must be 0)' : ''}`);
+      summary.push({
+        count,
+        level,
+        ...full,
+        extraCpu: baseCpu === undefined ? null : full.cpu - baseCpu,
+        ...s,
+        rebuild: again,
+      });
+      console.log(
+        `${level.padEnd(6)} ${fmt(full.seconds, 2).padStart(8)} ${fmt(full.cpu, 2).padStart(8)} ${fmt(full.sys, 2).padStart(7)} ${extra.padStart(8)} ${mb(s.pages).padStart(10)} ${(s.gz ? mb(s.gz) : '-').padStart(10)} ${ratio(s.gz, s.pages).padStart(8)} ${(s.br ? mb(s.br) : '-').padStart(10)} ${ratio(s.br, s.pages).padStart(8)}  ${fmt(again.seconds, 2)} s, ${again.written} written${again.written ? ' (MISSED: must be 0)' : ''}`,
+      );
       if (!opts.keep) rmSync(site, { recursive: true, force: true });
     }
     const [fast, best] = ['fast', 'best'].map((level) => summary.find((r) => r.count === count && r.level === level));
     if (fast && best) {
-      console.log(`best against fast: .br ${fmt((1 - best.br / fast.br) * 100)} % smaller, .gz ${fmt((1 - best.gz / fast.gz) * 100)} % smaller; build ${fmt(best.seconds / fast.seconds, 1)}× as long (+${fmt(best.seconds - fast.seconds, 1)} s)${best.extraCpu !== null && fast.extraCpu ? `, compression CPU ${fmt(best.extraCpu / fast.extraCpu, 0)}× (${fmt(best.pages / 1e6 / best.extraCpu, 1)} MB of pages per CPU second against ${fmt(fast.pages / 1e6 / fast.extraCpu, 1)})` : ''}`);
+      console.log(
+        `best against fast: .br ${fmt((1 - best.br / fast.br) * 100)} % smaller, .gz ${fmt((1 - best.gz / fast.gz) * 100)} % smaller; build ${fmt(best.seconds / fast.seconds, 1)}× as long (+${fmt(best.seconds - fast.seconds, 1)} s)${best.extraCpu !== null && fast.extraCpu ? `, compression CPU ${fmt(best.extraCpu / fast.extraCpu, 0)}× (${fmt(best.pages / 1e6 / best.extraCpu, 1)} MB of pages per CPU second against ${fmt(fast.pages / 1e6 / fast.extraCpu, 1)})` : ''}`,
+      );
     }
   }
 } finally {

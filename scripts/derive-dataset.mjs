@@ -27,25 +27,73 @@ const ZONE_TAB = '/usr/share/zoneinfo/zone1970.tab';
 
 // CSV column suffix -> CLDR locale.
 const LANGS = [
-  ['ar', 'ar'], ['en', 'en'], ['ch', 'zh'], ['fr', 'fr'], ['ur', 'ur'], ['fa', 'fa'],
-  ['sp', 'es'], ['de', 'de'], ['it', 'it'], ['uk', 'uk'], ['hi', 'hi'], ['id', 'id'],
-  ['ru', 'ru'], ['pt', 'pt'], ['ms', 'ms'], ['tr', 'tr'],
+  ['ar', 'ar'],
+  ['en', 'en'],
+  ['ch', 'zh'],
+  ['fr', 'fr'],
+  ['ur', 'ur'],
+  ['fa', 'fa'],
+  ['sp', 'es'],
+  ['de', 'de'],
+  ['it', 'it'],
+  ['uk', 'uk'],
+  ['hi', 'hi'],
+  ['id', 'id'],
+  ['ru', 'ru'],
+  ['pt', 'pt'],
+  ['ms', 'ms'],
+  ['tr', 'tr'],
 ];
-const HEADER = ['id', ...LANGS.map(([c]) => `name_${c}`),
-  'longitude', 'latitude', 'top', 'created_at', 'updated_at'];
+const HEADER = ['id', ...LANGS.map(([c]) => `name_${c}`), 'longitude', 'latitude', 'top', 'created_at', 'updated_at'];
 
 // The 46 tz zone cities (canonical tz ids, as in zone1970.tab).
 const ZONES = [
-  'Africa/Cairo', 'Africa/Johannesburg', 'Africa/Lagos', 'Africa/Nairobi',
-  'America/Argentina/Buenos_Aires', 'America/Bogota', 'America/Chicago', 'America/Lima',
-  'America/Los_Angeles', 'America/Mexico_City', 'America/New_York', 'America/Sao_Paulo',
-  'America/Toronto', 'Asia/Baghdad', 'Asia/Bangkok', 'Asia/Beirut', 'Asia/Dhaka',
-  'Asia/Dubai', 'Asia/Ho_Chi_Minh', 'Asia/Hong_Kong', 'Asia/Jakarta', 'Asia/Kabul',
-  'Asia/Karachi', 'Asia/Kolkata', 'Asia/Kuala_Lumpur', 'Asia/Manila', 'Asia/Riyadh',
-  'Asia/Seoul', 'Asia/Shanghai', 'Asia/Singapore', 'Asia/Tehran', 'Asia/Tokyo',
-  'Australia/Sydney', 'Europe/Athens', 'Europe/Berlin', 'Europe/Helsinki',
-  'Europe/Istanbul', 'Europe/Kyiv', 'Europe/Lisbon', 'Europe/London', 'Europe/Madrid',
-  'Europe/Moscow', 'Europe/Paris', 'Europe/Rome', 'Europe/Vienna', 'Europe/Warsaw',
+  'Africa/Cairo',
+  'Africa/Johannesburg',
+  'Africa/Lagos',
+  'Africa/Nairobi',
+  'America/Argentina/Buenos_Aires',
+  'America/Bogota',
+  'America/Chicago',
+  'America/Lima',
+  'America/Los_Angeles',
+  'America/Mexico_City',
+  'America/New_York',
+  'America/Sao_Paulo',
+  'America/Toronto',
+  'Asia/Baghdad',
+  'Asia/Bangkok',
+  'Asia/Beirut',
+  'Asia/Dhaka',
+  'Asia/Dubai',
+  'Asia/Ho_Chi_Minh',
+  'Asia/Hong_Kong',
+  'Asia/Jakarta',
+  'Asia/Kabul',
+  'Asia/Karachi',
+  'Asia/Kolkata',
+  'Asia/Kuala_Lumpur',
+  'Asia/Manila',
+  'Asia/Riyadh',
+  'Asia/Seoul',
+  'Asia/Shanghai',
+  'Asia/Singapore',
+  'Asia/Tehran',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+  'Europe/Athens',
+  'Europe/Berlin',
+  'Europe/Helsinki',
+  'Europe/Istanbul',
+  'Europe/Kyiv',
+  'Europe/Lisbon',
+  'Europe/London',
+  'Europe/Madrid',
+  'Europe/Moscow',
+  'Europe/Paris',
+  'Europe/Rome',
+  'Europe/Vienna',
+  'Europe/Warsaw',
 ];
 // CLDR still keys these zones by their older tz names.
 const CLDR_ALIAS = {
@@ -59,16 +107,36 @@ const CLDR_ALIAS = {
 // zone1970.tab has no row (and no coordinates) for it. Omitted deliberately, so the
 // output does not depend on the installed tzdata version.
 const NO_COORDS = new Set(['Asia/Kuala_Lumpur']);
-const TOP = new Set(['Europe/London', 'Europe/Paris', 'Asia/Tokyo', 'America/New_York',
-  'Africa/Cairo', 'Europe/Istanbul', 'Asia/Dubai', 'Europe/Moscow']);
+const TOP = new Set([
+  'Europe/London',
+  'Europe/Paris',
+  'Asia/Tokyo',
+  'America/New_York',
+  'Africa/Cairo',
+  'Europe/Istanbul',
+  'Asia/Dubai',
+  'Europe/Moscow',
+]);
 
 // HAND-CURATED rows (not tz zones, not from CLDR): two different cities that share
 // name_en and name_ar, differing in coordinates. Names in other languages are the
 // usual ones; where no distinct usual form is known, the English name is used.
 const HYDERABAD = {
-  ar: 'حيدر آباد', en: 'Hyderabad', ch: '海得拉巴', fr: 'Hyderabad', ur: 'حیدرآباد',
-  fa: 'حیدرآباد', sp: 'Hyderabad', de: 'Hyderabad', it: 'Hyderabad', uk: 'Гайдарабад',
-  hi: 'हैदराबाद', id: 'Hyderabad', ru: 'Хайдарабад', pt: 'Hyderabad', ms: 'Hyderabad',
+  ar: 'حيدر آباد',
+  en: 'Hyderabad',
+  ch: '海得拉巴',
+  fr: 'Hyderabad',
+  ur: 'حیدرآباد',
+  fa: 'حیدرآباد',
+  sp: 'Hyderabad',
+  de: 'Hyderabad',
+  it: 'Hyderabad',
+  uk: 'Гайдарабад',
+  hi: 'हैदराबाद',
+  id: 'Hyderabad',
+  ru: 'Хайдарабад',
+  pt: 'Hyderabad',
+  ms: 'Hyderabad',
   tr: 'Haydarabad',
 };
 const CURATED = [
@@ -86,8 +154,11 @@ function ensureCldr() {
   if (existsSync(pkg) && JSON.parse(readFileSync(pkg, 'utf8')).version === CLDR_VERSION) return;
   console.error(`installing cldr-dates-full@${CLDR_VERSION} into .cache/cldr ...`);
   mkdirSync(CLDR_PREFIX, { recursive: true });
-  execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix',
-    CLDR_PREFIX, `cldr-dates-full@${CLDR_VERSION}`], { stdio: ['ignore', 2, 2] });
+  execFileSync(
+    'npm',
+    ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', CLDR_PREFIX, `cldr-dates-full@${CLDR_VERSION}`],
+    { stdio: ['ignore', 2, 2] },
+  );
   if (!existsSync(pkg)) fail('cldr-dates-full did not install');
 }
 
@@ -137,7 +208,7 @@ function fmtTimestamp(us) {
 function timestamps(id) {
   const n = BigInt(id);
   const created = EPOCH_US + n * 37n * 3600n * 1000000n + n * 123457n;
-  const updated = created + ((n * 11n) % 97n + 1n) * 3600n * 1000000n + (n * 654321n) % 86400000000n;
+  const updated = created + (((n * 11n) % 97n) + 1n) * 3600n * 1000000n + ((n * 654321n) % 86400000000n);
   return [fmtTimestamp(created), fmtTimestamp(updated)];
 }
 
@@ -159,7 +230,8 @@ function main() {
     const en = exemplarCity(zoneNames.en, cldrId) ?? tz.split('/').at(-1).replaceAll('_', ' ');
     const names = {};
     for (const [col, loc] of LANGS) names[col] = exemplarCity(zoneNames[loc], cldrId) ?? en;
-    let lat = null, lon = null;
+    let lat = null,
+      lon = null;
     if (!NO_COORDS.has(tz)) {
       if (!coords.has(tz)) fail(`${tz} not in ${ZONE_TAB}`);
       [lat, lon] = coords.get(tz);
@@ -187,7 +259,7 @@ function main() {
   });
 
   mkdirSync(dirname(OUT), { recursive: true });
-  writeFileSync(OUT, lines.join('\n') + '\n', 'utf8');
+  writeFileSync(OUT, `${lines.join('\n')}\n`, 'utf8');
   const noCoords = cities.filter((c) => c.lon === null).length;
   const top = cities.filter((c) => TOP.has(c.key)).length;
   console.log(`wrote ${cities.length} rows to data/cities.csv (${noCoords} without coordinates, ${top} top)`);

@@ -99,7 +99,11 @@ function requestMix(etag) {
     ['OPTIONS', { method: 'OPTIONS', path: '/cities/' }, 200],
     ['no trailing slash', get('/cities?page=2'), 301],
     ['PUT', { method: 'PUT', path: '/cities/' }, 405],
-    ['POST read-only', { method: 'POST', path: '/cities/', headers: { 'content-type': 'application/json' }, body: '{}' }, 403],
+    [
+      'POST read-only',
+      { method: 'POST', path: '/cities/', headers: { 'content-type': 'application/json' }, body: '{}' },
+      403,
+    ],
     ['target over 8 KiB', get(`/cities/?x=${'a'.repeat(9000)}`), 414],
   ];
 }
@@ -109,7 +113,9 @@ let server;
 try {
   server = await startServer(join(site, 'dist'));
   const { pid } = server.child;
-  const etag = (await fetch(`${server.url}/cities/`, { headers: { 'accept-encoding': 'identity' } })).headers.get('etag');
+  const etag = (await fetch(`${server.url}/cities/`, { headers: { 'accept-encoding': 'identity' } })).headers.get(
+    'etag',
+  );
   const mix = requestMix(etag);
   const unexpected = new Map();
   const requests = mix.map(([label, request, status, encoding]) => ({
@@ -127,8 +133,16 @@ try {
     rss.samples.push(now);
     rss.max = Math.max(rss.max, now);
   }, 1000);
-  console.log(`soak: ${server.url}, dataset ${opts.data}, ${mix.length} kinds of request, ${opts.connections} connections, ${opts.duration} s`);
-  const result = await autocannon({ url: server.url, connections: Number(opts.connections), duration: Number(opts.duration), requests, setupClient: headWithoutBody });
+  console.log(
+    `soak: ${server.url}, dataset ${opts.data}, ${mix.length} kinds of request, ${opts.connections} connections, ${opts.duration} s`,
+  );
+  const result = await autocannon({
+    url: server.url,
+    connections: Number(opts.connections),
+    duration: Number(opts.duration),
+    requests,
+    setupClient: headWithoutBody,
+  });
   clearInterval(sampler);
   const alive = (await fetch(`${server.url}/cities/?page=2`)).status === 200;
   await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -138,14 +152,22 @@ try {
   const badAnswers = [...unexpected.values()].reduce((a, b) => a + b, 0);
   const mib = (v) => (v === null ? 'n/a' : `${v.toFixed(1)} MiB`);
   console.log(`requests:    ${result.requests.total} in ${result.duration} s`);
-  console.log(`req/s:       ${Math.round(result.requests.average)} (average), latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms`);
-  console.log(`statuses:    ${Object.entries(result.statusCodeStats).map(([code, { count }]) => `${code}: ${count}`).join(', ')}`);
+  console.log(
+    `req/s:       ${Math.round(result.requests.average)} (average), latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms`,
+  );
+  console.log(
+    `statuses:    ${Object.entries(result.statusCodeStats)
+      .map(([code, { count }]) => `${code}: ${count}`)
+      .join(', ')}`,
+  );
   console.log(`errors:      ${result.errors} (timeouts ${result.timeouts})`);
   console.log(`unexpected:  ${badAnswers}`);
   for (const [key, count] of unexpected) console.log(`  ${count} x ${key}`);
   console.log(`RSS:         before ${mib(rss.before)}, after ${mib(rss.after)}, max ${mib(rss.max)}`);
   const every = Math.max(1, Math.round(rss.samples.length / 6));
-  console.log(`RSS during:  ${rss.samples.flatMap((v, i) => ((i + 1) % every ? [] : [`${i + 1} s ${v.toFixed(0)}`])).join(', ')} (MiB)`);
+  console.log(
+    `RSS during:  ${rss.samples.flatMap((v, i) => ((i + 1) % every ? [] : [`${i + 1} s ${v.toFixed(0)}`])).join(', ')} (MiB)`,
+  );
   console.log(`server:      ${alive ? 'still answering' : 'NOT ANSWERING'} after the load`);
   const ok = result.errors === 0 && result.timeouts === 0 && badAnswers === 0 && alive;
   console.log(ok ? 'soak: ok' : 'soak: FAILED');

@@ -14,22 +14,31 @@ const BASE = 'http://x.test';
 const ORDERINGS = ['default', 'name_ar', '-name_en'];
 
 /** A dataset's pages of every city written under `dir`, and a reader of them. */
-async function readerOf(dir: string, count: number): Promise<{ index: CityIndex; reader: AllPageReader; files: Map<string, AllPageFile> }> {
-  const cities = Array.from({ length: count }, (_, i) => makeCity(i + 1, { name_en: `n${(i * 7919) % 1000}`, name_ar: `${'ع'.repeat(i % 9)}${i % 13}`, top: i % 5 === 0 }));
+async function readerOf(
+  dir: string,
+  count: number,
+): Promise<{ index: CityIndex; reader: AllPageReader; files: Map<string, AllPageFile> }> {
+  const cities = Array.from({ length: count }, (_, i) =>
+    makeCity(i + 1, { name_en: `n${(i * 7919) % 1000}`, name_ar: `${'ع'.repeat(i % 9)}${i % 13}`, top: i % 5 === 0 }),
+  );
   const index = new CityIndex(CityTable.fromCities(cities), 'codepoint');
   const files = new Map<string, AllPageFile>();
   for (const page of allPageFiles(index, { baseUrl: BASE, pageSizes: [10], orderings: ORDERINGS })) {
     const file = join(dir, page.path);
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, bodyBytes(page.body));
-    files.set(page.ordering, { file, order: index.order(parseOrdering(page.ordering === 'default' ? undefined : page.ordering)) });
+    files.set(page.ordering, {
+      file,
+      order: index.order(parseOrdering(page.ordering === 'default' ? undefined : page.ordering)),
+    });
   }
   return { index, reader: new AllPageReader(count, index.table.jsonLengths(), files), files };
 }
 
-const answerOf = (index: Parameters<typeof answerListing>[0], query: string) => Buffer.from(bodyBytes(answerListing(index, parseQuery(query), BASE).body)).toString();
+const answerOf = (index: Parameters<typeof answerListing>[0], query: string) =>
+  Buffer.from(bodyBytes(answerListing(index, parseQuery(query), BASE).body)).toString();
 
-describe('AllPageReader: a build\'s pages read back from its pages of every city', () => {
+describe("AllPageReader: a build's pages read back from its pages of every city", () => {
   let temp: Awaited<ReturnType<typeof tempDir>>;
   let built: Awaited<ReturnType<typeof readerOf>>;
   beforeAll(async () => {
@@ -57,7 +66,8 @@ describe('AllPageReader: a build\'s pages read back from its pages of every city
   it('a page produced in parts keeps its own cities while other pages are read', () => {
     const query = 'ordering=name_ar&page_size=600&page=1';
     const { body } = answerListing(built.reader.indexFor(parseQuery(query)), parseQuery(query), BASE);
-    for (const other of ['page=2', 'ordering=-name_en&page_size=600&page=2']) answerOf(built.reader.indexFor(parseQuery(other)), other);
+    for (const other of ['page=2', 'ordering=-name_en&page_size=600&page=2'])
+      answerOf(built.reader.indexFor(parseQuery(other)), other);
     expect(Buffer.from(bodyBytes(body)).toString()).toBe(answerOf(built.index, query));
   });
 
@@ -81,7 +91,9 @@ describe('AllPageReader: a build\'s pages read back from its pages of every city
     const changed = await tempDir();
     const { reader, files } = await readerOf(changed.dir, 1234);
     await change(files.get('name_ar')!.file);
-    expect(() => reader.indexFor(parseQuery('ordering=name_ar&page=100'))).toThrow(/no longer holds the cities this build wrote there/);
+    expect(() => reader.indexFor(parseQuery('ordering=name_ar&page=100'))).toThrow(
+      /no longer holds the cities this build wrote there/,
+    );
     reader.close();
     await changed.cleanup();
   });

@@ -7,25 +7,51 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(import.meta.dirname, '../src');
 /** Each folder's rank: imports go to a strictly lower rank (or the same folder). */
-const LAYERS: Record<string, number> = { core: 0, post: 1, site: 1, write: 2, hosts: 2, dataset: 3, http: 3, app: 4, cli: 5 };
+const LAYERS: Record<string, number> = {
+  core: 0,
+  post: 1,
+  site: 1,
+  write: 2,
+  hosts: 2,
+  dataset: 3,
+  http: 3,
+  app: 4,
+  cli: 5,
+};
 /** Layers that compute answers and configs from values alone: no file system, no network. */
 const PURE = ['core', 'post', 'site', 'hosts'];
-const IO_MODULES = /^(?:node:)?(?:fs|fs\/promises|http|https|http2|net|tls|dgram|child_process|worker_threads|cluster)$/;
+const IO_MODULES =
+  /^(?:node:)?(?:fs|fs\/promises|http|https|http2|net|tls|dgram|child_process|worker_threads|cluster)$/;
 
-const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => f.split('\\').join('/')).sort();
+const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => f.split('\\').join('/'))
+  .sort();
 const folderOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : '.');
 /** Every `import`/`export ... from` and `import()` of a module, with the module it names. */
-const importsOf = (file: string) => [...readFileSync(join(SRC, file), 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'([^']+)'|import\('([^']+)'\)/g)].map((m) => m[1] ?? m[2]!);
-const internal = (file: string, spec: string) => (spec.startsWith('.') ? relative(SRC, resolve(SRC, dirname(file), spec)).replace(/\.js$/, '.ts') : null);
+const importsOf = (file: string) =>
+  [
+    ...readFileSync(join(SRC, file), 'utf8').matchAll(
+      /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'([^']+)'|import\('([^']+)'\)/g,
+    ),
+  ].map((m) => m[1] ?? m[2]!);
+const internal = (file: string, spec: string) =>
+  spec.startsWith('.') ? relative(SRC, resolve(SRC, dirname(file), spec)).replace(/\.js$/, '.ts') : null;
 const edges = files.flatMap((file) => importsOf(file).map((spec) => ({ file, spec, target: internal(file, spec) })));
 
 describe('src/ is layered', () => {
   it('every module lives in a layer folder (the package entry index.ts aside)', () => {
-    expect(files.filter((f) => folderOf(f) === '.' ? f !== 'index.ts' : !(folderOf(f) in LAYERS))).toEqual([]);
+    expect(files.filter((f) => (folderOf(f) === '.' ? f !== 'index.ts' : !(folderOf(f) in LAYERS)))).toEqual([]);
   });
 
   it.each(Object.keys(LAYERS))('%s imports only from its own folder and lower layers', (layer) => {
-    const upward = edges.filter((e) => folderOf(e.file) === layer && e.target && folderOf(e.target) !== layer && !(LAYERS[folderOf(e.target)]! < LAYERS[layer]!));
+    const upward = edges.filter(
+      (e) =>
+        folderOf(e.file) === layer &&
+        e.target &&
+        folderOf(e.target) !== layer &&
+        !(LAYERS[folderOf(e.target)]! < LAYERS[layer]!),
+    );
     expect(upward.map((e) => `${e.file} -> ${e.target}`)).toEqual([]);
   });
 
@@ -37,7 +63,11 @@ describe('src/ is layered', () => {
   // The edge bundle (src/http/platforms/*, bundled by scripts/bundle-edge.mjs) runs on workerd and Deno:
   // everything it reaches is web-standard, with no Node module and no global Buffer.
   it('what the edge handler reaches uses no Node API (no node: import, no package, no global Buffer)', () => {
-    const roots = ['http/fetch-handler.ts', 'http/embedded-site.ts', ...files.filter((f) => f.startsWith('http/platforms/'))];
+    const roots = [
+      'http/fetch-handler.ts',
+      'http/embedded-site.ts',
+      ...files.filter((f) => f.startsWith('http/platforms/')),
+    ];
     const reached = new Set<string>();
     const visit = (file: string) => {
       if (reached.has(file)) return;
@@ -47,19 +77,38 @@ describe('src/ is layered', () => {
     roots.forEach(visit);
     expect(reached.has('core/page.ts') && reached.has('http/route.ts')).toBe(true);
     const external = edges.filter((e) => reached.has(e.file) && !e.target);
-    const buffer = [...reached].filter((f) => /\bBuffer\b/.test(readFileSync(join(SRC, f), 'utf8').replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '')));
+    const buffer = [...reached].filter((f) =>
+      /\bBuffer\b/.test(readFileSync(join(SRC, f), 'utf8').replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '')),
+    );
     expect([...external.map((e) => `${e.file} -> ${e.spec}`), ...buffer.map((f) => `${f} uses Buffer`)]).toEqual([]);
   });
 
   it('no module imports itself through others (no cycle)', () => {
-    expect(cyclesOf(new Map(files.map((f) => [f, edges.filter((e) => e.file === f && e.target).map((e) => e.target!)])))).toEqual([]);
+    expect(
+      cyclesOf(new Map(files.map((f) => [f, edges.filter((e) => e.file === f && e.target).map((e) => e.target!)]))),
+    ).toEqual([]);
   });
 
   it('the checks see violations: an upward import, an I/O import and a cycle in made-up modules', () => {
-    const made = [{ file: 'core/a.ts', spec: '../http/route.js' }, { file: 'site/b.ts', spec: 'node:fs/promises' }].map((e) => ({ ...e, target: internal(e.file, e.spec) }));
-    expect(made.map((e) => [e.target, e.target && LAYERS[folderOf(e.target)]! < LAYERS[folderOf(e.file)]!])).toEqual([['http/route.ts', false], [null, null]]);
+    const made = [
+      { file: 'core/a.ts', spec: '../http/route.js' },
+      { file: 'site/b.ts', spec: 'node:fs/promises' },
+    ].map((e) => ({ ...e, target: internal(e.file, e.spec) }));
+    expect(made.map((e) => [e.target, e.target && LAYERS[folderOf(e.target)]! < LAYERS[folderOf(e.file)]!])).toEqual([
+      ['http/route.ts', false],
+      [null, null],
+    ]);
     expect(IO_MODULES.test(made[1]!.spec) && IO_MODULES.test('http') && !IO_MODULES.test('node:path')).toBe(true);
-    expect(cyclesOf(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual(['a -> b -> c -> a']);
+    expect(
+      cyclesOf(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+          ['d', ['a']],
+        ]),
+      ),
+    ).toEqual(['a -> b -> c -> a']);
     expect(importsOf('http/node-handler.ts')).toContain('../post/city-store.js');
   });
 });

@@ -27,11 +27,19 @@ beforeAll(async () => {
 });
 afterAll(() => work.cleanup());
 
-describe('filesOver: the site\'s files larger than the limit', () => {
+describe("filesOver: the site's files larger than the limit", () => {
   it.each<[string, number, string[]]>([
-    ['files over the limit, by site path, sorted (one at the limit is not over it)', 100, ['cities/-name_en/all-3.json', 'cities/default/all-3.json']],
+    [
+      'files over the limit, by site path, sorted (one at the limit is not over it)',
+      100,
+      ['cities/-name_en/all-3.json', 'cities/default/all-3.json'],
+    ],
     ['none when every file is within the limit', 150, []],
-    ['a symbolic link (to a file or a folder) is not one of the site\'s files', 10, ['cities/-name_en/all-3.json', 'cities/default/1.json', 'cities/default/all-3.json', 'openapi.json']],
+    [
+      "a symbolic link (to a file or a folder) is not one of the site's files",
+      10,
+      ['cities/-name_en/all-3.json', 'cities/default/1.json', 'cities/default/all-3.json', 'openapi.json'],
+    ],
   ])('%s', async (_name, limit, expected) => {
     expect(await filesOver(site, limit)).toEqual(expected);
   });
@@ -39,13 +47,21 @@ describe('filesOver: the site\'s files larger than the limit', () => {
 
 describe('assetsIgnore', () => {
   it.each<[string, string[], string[]]>([
-    ['keeps the site\'s own files off the CDN, the edge data excepted', [], ['_cities-api/*', '!_cities-api/edge/', '_redirects', '_headers']],
-    ['lists each file too large, anchored at the site\'s root', ['cities/default/all-140000.json'], ['/cities/default/all-140000.json']],
+    [
+      "keeps the site's own files off the CDN, the edge data excepted",
+      [],
+      ['_cities-api/*', '!_cities-api/edge/', '_redirects', '_headers'],
+    ],
+    [
+      "lists each file too large, anchored at the site's root",
+      ['cities/default/all-140000.json'],
+      ['/cities/default/all-140000.json'],
+    ],
   ])('%s', (_name, tooLarge, lines) => {
     expect(assetsIgnore(tooLarge).split('\n')).toEqual(expect.arrayContaining(lines));
   });
 
-  it('a too-large file is not re-included by the edge data\'s negation (it comes after it)', () => {
+  it("a too-large file is not re-included by the edge data's negation (it comes after it)", () => {
     const lines = assetsIgnore(['_cities-api/edge/huge.bin']).split('\n');
     expect(lines.indexOf('/_cities-api/edge/huge.bin')).toBeGreaterThan(lines.indexOf('!_cities-api/edge/'));
   });

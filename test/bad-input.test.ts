@@ -51,7 +51,19 @@ let cleanup: () => Promise<void>;
 let before: Record<string, string>;
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-api-bad-'));
-  const built = await cliProcess('build', '--data', 'data/cities.csv', '--out', join(root, 'site'), '--page-sizes', '20', '--orderings', 'default,-name_ar', '--base-url', 'https://example.org');
+  const built = await cliProcess(
+    'build',
+    '--data',
+    'data/cities.csv',
+    '--out',
+    join(root, 'site'),
+    '--page-sizes',
+    '20',
+    '--orderings',
+    'default,-name_ar',
+    '--base-url',
+    'https://example.org',
+  );
   expect(built, 'the site to protect must build').toMatchObject({ code: 0, stderr: '' });
   before = await treeHashes(root);
   expect(Object.keys(before).length).toBeGreaterThan(30);
@@ -60,7 +72,9 @@ afterAll(() => cleanup());
 
 describe('the bad-input corpus', () => {
   it('cases.json lists every fixture once', () => {
-    const fixtures = readdirSync(BAD).filter((name) => /\.(csv|json)$/.test(name) && name !== 'cases.json').sort();
+    const fixtures = readdirSync(BAD)
+      .filter((name) => /\.(csv|json)$/.test(name) && name !== 'cases.json')
+      .sort();
     expect(CASES.map((c) => c.file).sort()).toEqual(fixtures);
   });
 });
@@ -75,7 +89,8 @@ describe('build refuses a bad dataset, says where, and leaves the site as it was
     const file = join(ROOT, data);
     const [heading, problem, ...rest] = run.stderr.split('\n');
     expect(heading).toBe(`cities-api: invalid dataset ${file} (1 problem; nothing was written):`);
-    const record = c.record === undefined ? '' : `record ${c.record}${c.id === undefined ? '' : ` (id ${JSON.stringify(c.id)})`}: `;
+    const record =
+      c.record === undefined ? '' : `record ${c.record}${c.id === undefined ? '' : ` (id ${JSON.stringify(c.id)})`}: `;
     const field = c.field === undefined ? '' : `field ${c.field}, value ${c.value}: `;
     expect(problem!.startsWith(`  ${file}:${c.line}: ${record}${field}`), problem).toBe(true);
     expect(problem).toContain(c.reason);

@@ -23,7 +23,15 @@ describe.runIf(available)('the browsable API in Chromium', () => {
     server = await serve({ dir: join(root, 'site'), data: join(root, 'cities.csv'), port: 0 });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -65,22 +73,38 @@ describe.runIf(available)('the browsable API in Chromium', () => {
     await page.waitForURL(`${server.url}/cities/?ordering=-name_en&page=7&page_size=5`);
     await pager.getByRole('link', { name: '« first' }).click();
     await page.waitForURL(`${server.url}/cities/?ordering=-name_en&page_size=5`);
-    expect(await page.locator('pre.response').innerText()).toContain(`"next": "${server.url}/cities/?ordering=-name_en&page=2&page_size=5"`);
+    expect(await page.locator('pre.response').innerText()).toContain(
+      `"next": "${server.url}/cities/?ordering=-name_en&page=2&page_size=5"`,
+    );
   });
 
   it('links it makes hold no empty parameter (?ordering=&page_size= asked)', async () => {
     const page = await browser.newPage();
     await page.goto(`${server.apiUrl}?ordering=&page_size=`);
-    const hrefs = await page.locator('nav.pager a, .formats a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
-    expect(hrefs).toEqual(['/cities/?page=2', '/cities/?page=3', '/cities/?page=4', '/cities/?page=5', '/cities/?page=2', '/cities/?page=5', '/cities/?format=json', '/cities/?format=api']);
+    const hrefs = await page
+      .locator('nav.pager a, .formats a')
+      .evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+    expect(hrefs).toEqual([
+      '/cities/?page=2',
+      '/cities/?page=3',
+      '/cities/?page=4',
+      '/cities/?page=5',
+      '/cities/?page=2',
+      '/cities/?page=5',
+      '/cities/?format=json',
+      '/cities/?format=api',
+    ]);
     await page.click('button[type=submit]');
     await page.waitForURL(`${server.url}/cities/`);
   });
 
-  it('the format switch: json gives the API\'s bytes, api this page', async () => {
+  it("the format switch: json gives the API's bytes, api this page", async () => {
     const page = await browser.newPage();
     await page.goto(`${server.apiUrl}?page=2`);
-    const [json] = await Promise.all([page.waitForResponse(`${server.url}/cities/?format=json&page=2`), page.locator('.formats').getByRole('link', { name: 'json' }).click()]);
+    const [json] = await Promise.all([
+      page.waitForResponse(`${server.url}/cities/?format=json&page=2`),
+      page.locator('.formats').getByRole('link', { name: 'json' }).click(),
+    ]);
     expect(json.headers()['content-type']).toBe('application/json');
     expect(JSON.parse(await json.text())).toMatchObject({ count: 48, previous: `${server.url}/cities/?format=json` });
     await page.goBack();
@@ -89,14 +113,16 @@ describe.runIf(available)('the browsable API in Chromium', () => {
     expect(await page.title()).toBe('City List');
   });
 
-  it('the OPTIONS button shows the endpoint\'s description', async () => {
+  it("the OPTIONS button shows the endpoint's description", async () => {
     const page = await browser.newPage();
     await page.goto(server.apiUrl);
     await page.click('#options');
     // The page already shows its GET answer (HTTP 200 too): wait for the OPTIONS one to replace it.
     await page.locator('pre.response', { hasText: '"name": "City List"' }).waitFor();
     const text = await page.locator('pre.response').innerText();
-    expect(text).toMatch(/^HTTP 200 OK\nAllow: GET, POST, HEAD, OPTIONS\nContent-Type: application\/json\nVary: Accept\n\n\{\n {4}"name": "City List"/);
+    expect(text).toMatch(
+      /^HTTP 200 OK\nAllow: GET, POST, HEAD, OPTIONS\nContent-Type: application\/json\nVary: Accept\n\n\{\n {4}"name": "City List"/,
+    );
     expect(await page.locator('.request').innerText()).toBe('OPTIONS /cities/');
     await page.screenshot({ path: '/tmp/browsable-options.png', fullPage: false });
   });

@@ -1,4 +1,19 @@
-import { cp, lstat, mkdir, readFile, readdir, readlink, realpath, rename, rm, stat, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
+import {
+  cp,
+  lstat,
+  mkdir,
+  readFile,
+  readdir,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  stat,
+  symlink,
+  truncate,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -25,12 +40,32 @@ beforeAll(async () => {
 afterAll(() => cleanup());
 
 const at = (...parts: string[]) => join(cwd, ...parts);
-const build = (out: string, ...args: string[]) => cli(cwd, 'build', '--out', out, '--orderings', 'default', '--page-sizes', '20', '--base-url', 'https://example.org', ...args);
-const counts = (stdout: string) => /: (\d+) files: (\d+) written, (\d+) unchanged, (\d+) removed/.exec(stdout)!.slice(1).map(Number);
+const build = (out: string, ...args: string[]) =>
+  cli(
+    cwd,
+    'build',
+    '--out',
+    out,
+    '--orderings',
+    'default',
+    '--page-sizes',
+    '20',
+    '--base-url',
+    'https://example.org',
+    ...args,
+  );
+const counts = (stdout: string) =>
+  /: (\d+) files: (\d+) written, (\d+) unchanged, (\d+) removed/.exec(stdout)!.slice(1).map(Number);
 /** Files of a site built with `--orderings default --page-sizes 20` from the bundled 48 cities: 11 pages × 3 + 7, and 19 of edge data. */
 const FILES = 59;
 /** What a user keeps in `mine/`, byte for byte, with the mtimes. */
-const mine = async () => Promise.all(['passwd', 'notes.txt'].map(async (f) => [await readFile(at('mine', f), 'utf8'), (await stat(at('mine', f))).mtimeMs]));
+const mine = async () =>
+  Promise.all(
+    ['passwd', 'notes.txt'].map(async (f) => [
+      await readFile(at('mine', f), 'utf8'),
+      (await stat(at('mine', f))).mtimeMs,
+    ]),
+  );
 
 async function builtOk(out: string, ...args: string[]): Promise<string> {
   const run = await build(out, ...args);
@@ -82,28 +117,66 @@ describe('a symbolic link as --out or on the way to it: the link survives, nothi
     ['a page replaced by a link to a file outside the site', 'cities/default/20/2.json', () => at('mine/passwd')],
     ['a .br replaced by a link to a file outside the site', 'cities/default/20/1.json.br', () => at('mine/passwd')],
     ['a site directory replaced by a link to someone’s directory', 'cities/default/20', () => at('mine')],
-  ])('%s: the rebuild puts the site’s own file back, never writes or deletes through the link', async (_, path, target) => {
-    const out = `inner-${path.replace(/\W/g, '-')}`;
-    await builtOk(out);
-    const before = await mine();
-    await rm(at(out, path), { recursive: true });
-    await symlink(target(), at(out, path));
-    const stdout = await builtOk(out);
-    expect(stdout).toMatch(new RegExp(`but \\d+ of its files changed since \\(.*${path.replace(/\./g, '\\.')}`));
-    expect((await lstat(at(out, path))).isSymbolicLink()).toBe(false);
-    await wholeSite(at(out));
-    expect(await mine()).toEqual(before);
-    expect(await readdir(at('mine'))).toEqual(['notes.txt', 'passwd']);
-  });
+  ])(
+    '%s: the rebuild puts the site’s own file back, never writes or deletes through the link',
+    async (_, path, target) => {
+      const out = `inner-${path.replace(/\W/g, '-')}`;
+      await builtOk(out);
+      const before = await mine();
+      await rm(at(out, path), { recursive: true });
+      await symlink(target(), at(out, path));
+      const stdout = await builtOk(out);
+      expect(stdout).toMatch(new RegExp(`but \\d+ of its files changed since \\(.*${path.replace(/\./g, '\\.')}`));
+      expect((await lstat(at(out, path))).isSymbolicLink()).toBe(false);
+      await wholeSite(at(out));
+      expect(await mine()).toEqual(before);
+      expect(await readdir(at('mine'))).toEqual(['notes.txt', 'passwd']);
+    },
+  );
 
   it.each([
-    ['a staging name (this builder’s) that is a link to someone’s directory', (out: string) => `.${out}.staging-${process.pid}`, () => at('mine'), true],
-    ['a previous name of a dead builder that is a link to someone’s directory', (out: string) => `.${out}.previous-4194311`, () => at('mine'), true],
-    ['a previous name of a dead builder that is a link, with the site missing: not moved into place', (out: string) => `.${out}.previous-4194312`, () => at('mine'), false],
-    ['a lock draft name that is a link to someone’s file', (out: string) => `.${out}.lock-${process.pid}`, () => at('mine/passwd'), true],
-    ['a lock that is a link to someone’s file (no builder in it)', (out: string) => `.${out}.lock`, () => at('mine/passwd'), true],
-    ['a stat cache draft name that is a link to someone’s file', (out: string) => `.${out}.stat-cache-${process.pid}`, () => at('mine/passwd'), true],
-    ['a stat cache that is a link to someone’s file', (out: string) => `.${out}.stat-cache`, () => at('mine/passwd'), true],
+    [
+      'a staging name (this builder’s) that is a link to someone’s directory',
+      (out: string) => `.${out}.staging-${process.pid}`,
+      () => at('mine'),
+      true,
+    ],
+    [
+      'a previous name of a dead builder that is a link to someone’s directory',
+      (out: string) => `.${out}.previous-4194311`,
+      () => at('mine'),
+      true,
+    ],
+    [
+      'a previous name of a dead builder that is a link, with the site missing: not moved into place',
+      (out: string) => `.${out}.previous-4194312`,
+      () => at('mine'),
+      false,
+    ],
+    [
+      'a lock draft name that is a link to someone’s file',
+      (out: string) => `.${out}.lock-${process.pid}`,
+      () => at('mine/passwd'),
+      true,
+    ],
+    [
+      'a lock that is a link to someone’s file (no builder in it)',
+      (out: string) => `.${out}.lock`,
+      () => at('mine/passwd'),
+      true,
+    ],
+    [
+      'a stat cache draft name that is a link to someone’s file',
+      (out: string) => `.${out}.stat-cache-${process.pid}`,
+      () => at('mine/passwd'),
+      true,
+    ],
+    [
+      'a stat cache that is a link to someone’s file',
+      (out: string) => `.${out}.stat-cache`,
+      () => at('mine/passwd'),
+      true,
+    ],
   ])('%s: unlinked or replaced, never followed', async (_, name, target, siteFirst) => {
     const out = `sibling-${name('x').replace(/\W/g, '')}`;
     if (siteFirst) await builtOk(out);
@@ -130,8 +203,20 @@ describe('files in the site directory that are not the site’s are kept', () =>
     await symlink(at('mine'), at('kept/docs'));
     await writeFile(at('kept/cities/default/20/README'), 'mine, among the pages');
     await mkdir(at('kept/cities/default/20/extra'));
-    const expected = ['cities/default/20/README', 'cities/default/20/extra/', 'docs', 'empty/', 'media/img/logo.svg', 'notes.txt'];
-    for (const args of [['--page-sizes', '50'], ['--page-sizes', '20'], ['--force'], ['--page-sizes', '20,50', '--no-compress']]) {
+    const expected = [
+      'cities/default/20/README',
+      'cities/default/20/extra/',
+      'docs',
+      'empty/',
+      'media/img/logo.svg',
+      'notes.txt',
+    ];
+    for (const args of [
+      ['--page-sizes', '50'],
+      ['--page-sizes', '20'],
+      ['--force'],
+      ['--page-sizes', '20,50', '--no-compress'],
+    ]) {
       const stdout = await builtOk('kept', ...args);
       expect(stdout).toContain(`kept 6 files that are not the site's: ${expected.slice(0, 5).join(', ')} and 1 more`);
     }
@@ -159,7 +244,9 @@ describe('files in the site directory that are not the site’s are kept', () =>
     const before = await readTree(at('holds-data'));
     const run = await build('holds-data', '--data', 'holds-data/my.csv', '--force');
     expect(run).toMatchObject({ code: 2, stdout: '' });
-    expect(run.stderr).toBe(`cities-api: cannot build into ${at('holds-data')}: the dataset ${at('holds-data/my.csv')} is inside it, and a build replaces the whole directory; keep the dataset outside the site (e.g. data/cities.csv) (nothing was written)\n`);
+    expect(run.stderr).toBe(
+      `cities-api: cannot build into ${at('holds-data')}: the dataset ${at('holds-data/my.csv')} is inside it, and a build replaces the whole directory; keep the dataset outside the site (e.g. data/cities.csv) (nothing was written)\n`,
+    );
     expect(treeDifferences(before, await readTree(at('holds-data')))).toEqual([]);
     await rename(at('holds-data/my.csv'), at('my.csv'));
     await builtOk('holds-data', '--data', 'my.csv', '--force');
@@ -167,9 +254,21 @@ describe('files in the site directory that are not the site’s are kept', () =>
 
   it.each([
     ['the dataset’s own directory', ['--out', 'data'], /the dataset .*\/proj\/data\/cities\.csv is inside it/],
-    ['the working directory (.)', ['--out', '.'], /it is or contains the working directory .*\/proj, and a build replaces the whole directory; choose a directory of its own, e.g. --out dist/],
-    ['the working directory, the dataset elsewhere', ['--out', '.', '--data', '../elsewhere.csv'], /it is or contains the working directory/],
-    ['a parent of the working directory', ['--out', '..', '--data', 'data/cities.csv'], /it is or contains the working directory/],
+    [
+      'the working directory (.)',
+      ['--out', '.'],
+      /it is or contains the working directory .*\/proj, and a build replaces the whole directory; choose a directory of its own, e.g. --out dist/,
+    ],
+    [
+      'the working directory, the dataset elsewhere',
+      ['--out', '.', '--data', '../elsewhere.csv'],
+      /it is or contains the working directory/,
+    ],
+    [
+      'a parent of the working directory',
+      ['--out', '..', '--data', 'data/cities.csv'],
+      /it is or contains the working directory/,
+    ],
     ['a file (the dataset itself)', ['--out', 'data/cities.csv'], /the dataset .*cities\.csv is inside it/],
     ['a file', ['--out', 'data/README.md'], /it is a file, not a directory; choose a directory/],
   ])('--out as %s is refused (exit 2), nothing written', async (_, args, message) => {
@@ -214,7 +313,9 @@ describe('files in the site directory that are not the site’s are kept', () =>
     const before = await readTree(at('clash'));
     const run = await build('clash', '--page-sizes', '20,50');
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe(`cities-api: ${at('clash/cities/default/50/1.json')}: not the site's (its manifest does not list it), but the new site has a file or directory there; move it out of ${at('clash')} and build again (the site was left as it was)\n`);
+    expect(run.stderr).toBe(
+      `cities-api: ${at('clash/cities/default/50/1.json')}: not the site's (its manifest does not list it), but the new site has a file or directory there; move it out of ${at('clash')} and build again (the site was left as it was)\n`,
+    );
     expect(treeDifferences(before, await readTree(at('clash')))).toEqual([]);
     expect(await siteLeftovers(at('clash'))).toEqual([]);
     await rename(at('clash/cities/default/50/1.json'), at('my-page.json'));
@@ -226,11 +327,36 @@ describe('files in the site directory that are not the site’s are kept', () =>
 describe('a plain rebuild notices files that are not as built and rewrites them', () => {
   const samesize = (text: string) => text.replace(/[a-z]/, (c) => (c === 'z' ? 'y' : 'z'));
   it.each<[string, string, (file: string) => Promise<unknown>]>([
-    ['a page edited in place, same size', 'cities/default/20/1.json', async (f) => writeFile(f, samesize(await readFile(f, 'utf8')))],
+    [
+      'a page edited in place, same size',
+      'cities/default/20/1.json',
+      async (f) => writeFile(f, samesize(await readFile(f, 'utf8'))),
+    ],
     ['a page truncated', 'cities/default/20/2.json', (f) => truncate(f, 10)],
-    ['a page replaced by another file (renamed over it)', 'cities/default/default/1.json', async (f) => { await writeFile(`${f}.new`, '{}'); await rename(`${f}.new`, f); }],
-    ['a page turned into a directory', 'cities/default/all-48.json', async (f) => { await unlink(f); await mkdir(f); }],
-    ['a page turned into a named pipe (never opened)', 'cities/default/default/2.json', async (f) => { await unlink(f); await promisify(execFile)('mkfifo', [f]); }],
+    [
+      'a page replaced by another file (renamed over it)',
+      'cities/default/default/1.json',
+      async (f) => {
+        await writeFile(`${f}.new`, '{}');
+        await rename(`${f}.new`, f);
+      },
+    ],
+    [
+      'a page turned into a directory',
+      'cities/default/all-48.json',
+      async (f) => {
+        await unlink(f);
+        await mkdir(f);
+      },
+    ],
+    [
+      'a page turned into a named pipe (never opened)',
+      'cities/default/default/2.json',
+      async (f) => {
+        await unlink(f);
+        await promisify(execFile)('mkfifo', [f]);
+      },
+    ],
     ['a .gz corrupted', 'cities/default/20/last.json.gz', (f) => writeFile(f, 'not gzip')],
     ['a .br deleted', 'cities/default/20/1.json.br', (f) => unlink(f)],
     ['the dataset copy edited', '_cities-api/cities.json', async (f) => writeFile(f, `${await readFile(f, 'utf8')}\n`)],
@@ -241,7 +367,9 @@ describe('a plain rebuild notices files that are not as built and rewrites them'
     const good = await readTree(at(out));
     await damage(at(out, path));
     const stdout = await builtOk(out);
-    expect(stdout).toContain(`the site was built from this input, but 1 of its files changed since (${path}): building`);
+    expect(stdout).toContain(
+      `the site was built from this input, but 1 of its files changed since (${path}): building`,
+    );
     expect(counts(stdout).slice(1)).toEqual([1, FILES - 1, 0]);
     expect(treeDifferences(good, await readTree(at(out)))).toEqual([]);
     expect(await builtOk(out)).toMatch(/its files are as built: nothing to write/);
@@ -255,7 +383,11 @@ describe('a plain rebuild notices files that are not as built and rewrites them'
     await writeFile(file, samesize(await readFile(file, 'utf8')));
     await promisify(execFile)('touch', ['-r', at('sneaky-reference'), file]);
     expect(await builtOk('sneaky')).toMatch(/nothing to write/);
-    expect((await checkSite(at('sneaky'))).problems.sort()).toEqual(['cities/default/20/1.json.br does not decompress to cities/default/20/1.json', 'cities/default/20/1.json.gz does not decompress to cities/default/20/1.json', 'wrong bytes in cities/default/20/1.json']);
+    expect((await checkSite(at('sneaky'))).problems.sort()).toEqual([
+      'cities/default/20/1.json.br does not decompress to cities/default/20/1.json',
+      'cities/default/20/1.json.gz does not decompress to cities/default/20/1.json',
+      'wrong bytes in cities/default/20/1.json',
+    ]);
     expect(counts(await builtOk('sneaky', '--force')).slice(1)).toEqual([FILES, 0, 0]);
     await wholeSite(at('sneaky'));
   });

@@ -26,17 +26,38 @@ beforeAll(async () => {
 afterAll(() => cleanup());
 
 let sites = 0;
-const options = (overrides: Partial<BuildOptions> = {}): BuildOptions => ({ data: join(dir, 'cities.csv'), out: join(dir, `site-${++sites}`), orderings: ['default', 'name_en'], pageSizes: [20], ...overrides });
+const options = (overrides: Partial<BuildOptions> = {}): BuildOptions => ({
+  data: join(dir, 'cities.csv'),
+  out: join(dir, `site-${++sites}`),
+  orderings: ['default', 'name_en'],
+  pageSizes: [20],
+  ...overrides,
+});
 const buildInThread = (o: BuildOptions, hooks?: ThreadHooks) => inThread<BuildPlan, BuildResult>(o, hooks);
-const failure = (run: Promise<unknown>) => run.then(() => expect.unreachable('the build succeeded'), (error: unknown) => error as Error);
+const failure = (run: Promise<unknown>) =>
+  run.then(
+    () => expect.unreachable('the build succeeded'),
+    (error: unknown) => error as Error,
+  );
 
 describe('buildInThread: the same build as in this thread', () => {
   it('writes the same site and calls onRead, onStart and onProgress (its last step: every page)', async () => {
     const seen: string[] = [];
     const steps: [number, number][] = [];
     const here = await buildHere(options());
-    const there = await buildInThread(options({ onRead: () => void seen.push('read'), onStart: (plan) => void seen.push(`start ${plan.cities}`), onProgress: (done, pages) => void steps.push([done, pages]) }));
-    expect([there.files, there.written, there.cities, there.pages]).toEqual([here.files, here.written, here.cities, here.pages]);
+    const there = await buildInThread(
+      options({
+        onRead: () => void seen.push('read'),
+        onStart: (plan) => void seen.push(`start ${plan.cities}`),
+        onProgress: (done, pages) => void steps.push([done, pages]),
+      }),
+    );
+    expect([there.files, there.written, there.cities, there.pages]).toEqual([
+      here.files,
+      here.written,
+      here.cities,
+      here.pages,
+    ]);
     expect(seen.slice(-2)).toEqual(['read', 'start 48']);
     expect(steps.at(-1)).toEqual([there.pages, there.pages]);
     expect((await checkSite(there.dir)).problems).toEqual([]);
@@ -49,7 +70,11 @@ describe('buildInThread: the same build as in this thread', () => {
     ['a site directory that is a file', { out: 'cities.csv' }],
   ])('%s: the same class, message, exit code and problems', async (_, given) => {
     const at = (path: string | undefined) => (path && !path.startsWith('/') ? join(dir, path) : path);
-    const o = options({ ...given, ...(given.data !== undefined && { data: at(given.data)! }), ...('out' in given && { out: at(given.out)! }) } as Partial<BuildOptions>);
+    const o = options({
+      ...given,
+      ...(given.data !== undefined && { data: at(given.data)! }),
+      ...('out' in given && { out: at(given.out)! }),
+    } as Partial<BuildOptions>);
     const [here, there] = [await failure(buildHere(o)), await failure(buildInThread(o))];
     expect(there).toBeInstanceOf(CitiesApiError);
     expect(there.message).toBe(here.message);
@@ -72,29 +97,44 @@ describe('buildInThread: stopping and failing', () => {
   it.each([
     ['killed', (worker: Worker) => void worker.terminate(), /stopped \(exit code 1\)/],
     ['out of memory', undefined, /ran out of memory/],
-  ])('a thread %s mid-build: a CitiesApiError, the site whole, nothing left beside it, the next build works', async (_, kill, said) => {
-    const o = options();
-    const first = await buildHere(o);
-    let thread: Worker | undefined;
-    const run = buildInThread({ ...o, force: true, onProgress: () => thread && kill?.(thread) }, {
-      onThread: (worker) => (thread = worker),
-      ...(!kill && { resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 4 } }),
-    });
-    const error = await failure(run);
-    expect(error).toBeInstanceOf(CitiesApiError);
-    expect(error.message).toMatch(said);
-    expect((await checkSite(first.dir)).problems).toEqual([]);
-    expect(await siteLeftovers(first.dir)).toEqual([]);
-    const again = await buildInThread({ ...o, force: true });
-    expect(again.written).toBe(first.written);
-  });
+  ])(
+    'a thread %s mid-build: a CitiesApiError, the site whole, nothing left beside it, the next build works',
+    async (_, kill, said) => {
+      const o = options();
+      const first = await buildHere(o);
+      let thread: Worker | undefined;
+      const run = buildInThread(
+        { ...o, force: true, onProgress: () => thread && kill?.(thread) },
+        {
+          onThread: (worker) => (thread = worker),
+          ...(!kill && { resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 4 } }),
+        },
+      );
+      const error = await failure(run);
+      expect(error).toBeInstanceOf(CitiesApiError);
+      expect(error.message).toMatch(said);
+      expect((await checkSite(first.dir)).problems).toEqual([]);
+      expect(await siteLeftovers(first.dir)).toEqual([]);
+      const again = await buildInThread({ ...o, force: true });
+      expect(again.written).toBe(first.written);
+    },
+  );
 
   it('the signal stops it: "interrupted", the site as it was', async () => {
     const o = options();
     await buildHere(o);
     const stop = new AbortController();
     // Every ordering at one city a page: the abort arrives long before the last page.
-    const error = await failure(buildInThread({ ...o, orderings: undefined, pageSizes: [1], force: true, signal: stop.signal, onProgress: () => stop.abort() }));
+    const error = await failure(
+      buildInThread({
+        ...o,
+        orderings: undefined,
+        pageSizes: [1],
+        force: true,
+        signal: stop.signal,
+        onProgress: () => stop.abort(),
+      }),
+    );
     expect(error.message).toMatch(/^interrupted: the site .* was left as it was/);
     expect(await siteLeftovers(o.out)).toEqual([]);
     expect((await checkSite(o.out)).problems).toEqual([]);
@@ -102,7 +142,14 @@ describe('buildInThread: stopping and failing', () => {
 
   it('a callback that throws fails the build with its error, nothing written', async () => {
     const o = options();
-    const error = await failure(buildInThread({ ...o, onStart: () => { throw new RangeError('caller says no'); } }));
+    const error = await failure(
+      buildInThread({
+        ...o,
+        onStart: () => {
+          throw new RangeError('caller says no');
+        },
+      }),
+    );
     expect([error.constructor, error.message]).toEqual([RangeError, 'caller says no']);
     expect(await siteLeftovers(o.out)).toEqual([]);
   });
@@ -113,10 +160,16 @@ describe('buildInThread: stopping and failing', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     let busy: Error[] = [];
     // Every ordering at one city a page: long enough for the checks below to run while it builds.
-    const running = buildInThread({ ...o, orderings: undefined, pageSizes: [1], onStart: () => void (async () => {
-      busy = await Promise.all([failure(buildInThread(o)), failure(lockSite(o.out))]);
-      release!();
-    })() });
+    const running = buildInThread({
+      ...o,
+      orderings: undefined,
+      pageSizes: [1],
+      onStart: () =>
+        void (async () => {
+          busy = await Promise.all([failure(buildInThread(o)), failure(lockSite(o.out))]);
+          release!();
+        })(),
+    });
     await held;
     await running;
     expect(busy.map((e) => e instanceof LockBusyError)).toEqual([true, true]);

@@ -6,13 +6,26 @@ import { NAME_FIELDS } from '../src/core/fields.js';
 import { JsonArraySplitter, JsonShapeError } from '../src/dataset/json-records.js';
 import { makeCity } from './helpers.js';
 
-const hostile = fc.string({ unit: fc.constantFrom('a', 'é', '"', '\\', ',', '\n', '\u2028', '𝒜', '{', '}', '[', ']', ':', ' '), minLength: 1, maxLength: 8 });
+const hostile = fc.string({
+  unit: fc.constantFrom('a', 'é', '"', '\\', ',', '\n', '\u2028', '𝒜', '{', '}', '[', ']', ':', ' '),
+  minLength: 1,
+  maxLength: 8,
+});
 
 describe('CityTable keeps cities as their serialized bytes', () => {
   it('round-trips cities, names and the dataset file, whatever the text', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(hostile, hostile, fc.boolean()), { maxLength: 20 }), (rows) => {
-        const cities = rows.map(([en, ar, top], i) => makeCity(i * 7 - 3, { name: 'x', name_en: en, name_ar: ar, top, longitude: i ? 1.5 : null, latitude: i ? 2 : null }));
+        const cities = rows.map(([en, ar, top], i) =>
+          makeCity(i * 7 - 3, {
+            name: 'x',
+            name_en: en,
+            name_ar: ar,
+            top,
+            longitude: i ? 1.5 : null,
+            latitude: i ? 2 : null,
+          }),
+        );
         const table = CityTable.fromCities(cities);
         expect(table.toCities()).toEqual(cities);
         expect(table.names('name_en')).toEqual(cities.map((c) => c.name_en));
@@ -44,25 +57,36 @@ describe('CityTable keeps cities as their serialized bytes', () => {
     expect(table.names(NAME_FIELDS[5]!)[7777]).toBe(cities[7777]!.name_fa);
   });
 
-  it.each([4095, 4096, 4097, 8192 + 3, 30_000])('keeps every id, top flag and city of %i cities (across the builder\'s blocks and chunks)', (n) => {
-    const cities = Array.from({ length: n }, (_, i) => makeCity(n - i, { name: `${'é'.repeat(i % 50)}${i}`, top: i % 3 === 0 }));
-    const table = CityTable.fromCities(cities);
-    expect(table.count).toBe(n);
-    expect(table.ids).toEqual(Float64Array.from(cities, (c) => c.id));
-    expect(table.top).toEqual(Uint8Array.from(cities, (c) => (c.top ? 1 : 0)));
-    expect(table.toCities()).toEqual(cities);
-  });
+  it.each([4095, 4096, 4097, 8192 + 3, 30_000])(
+    "keeps every id, top flag and city of %i cities (across the builder's blocks and chunks)",
+    (n) => {
+      const cities = Array.from({ length: n }, (_, i) =>
+        makeCity(n - i, { name: `${'é'.repeat(i % 50)}${i}`, top: i % 3 === 0 }),
+      );
+      const table = CityTable.fromCities(cities);
+      expect(table.count).toBe(n);
+      expect(table.ids).toEqual(Float64Array.from(cities, (c) => c.id));
+      expect(table.top).toEqual(Uint8Array.from(cities, (c) => (c.top ? 1 : 0)));
+      expect(table.toCities()).toEqual(cities);
+    },
+  );
 });
 
 describe('readers give the same answer however the bytes are chunked', () => {
   const csv = Buffer.from('id,name\r\n1,"two\nlines"\r\n\r\n2,"a ""q"""\n\n3,é\n');
-  const split = (bytes: Buffer, at: number[]) => at.map((end, i) => bytes.subarray(at[i - 1] ?? 0, end)).concat([bytes.subarray(at.at(-1) ?? 0)]);
+  const split = (bytes: Buffer, at: number[]) =>
+    at.map((end, i) => bytes.subarray(at[i - 1] ?? 0, end)).concat([bytes.subarray(at.at(-1) ?? 0)]);
 
   it('CSV rows keep their physical lines', async () => {
     for (let cut = 1; cut < csv.length; cut++) {
       const rows: [number, string[]][] = [];
       await readCsvRows(split(csv, [cut]), ({ line, values }) => void rows.push([line, [...values]]));
-      expect(rows, `cut at ${cut}`).toEqual([[1, ['id', 'name']], [2, ['1', 'two\nlines']], [5, ['2', 'a "q"']], [7, ['3', 'é']]]);
+      expect(rows, `cut at ${cut}`).toEqual([
+        [1, ['id', 'name']],
+        [2, ['1', 'two\nlines']],
+        [5, ['2', 'a "q"']],
+        [7, ['3', 'é']],
+      ]);
     }
   });
 
@@ -73,7 +97,12 @@ describe('readers give the same answer however the bytes are chunked', () => {
       const splitter = new JsonArraySplitter((text, index, line) => void elements.push([text.trim(), index, line]));
       for (const chunk of split(json, [cut])) splitter.push(chunk);
       splitter.end();
-      expect(elements, `cut at ${cut}`).toEqual([['{"a": "x,]}\\"y"}', 0, 2], ['[1, {"b": [2]}]', 1, 3], ['"s"', 2, 4], ['3', 3, 5]]);
+      expect(elements, `cut at ${cut}`).toEqual([
+        ['{"a": "x,]}\\"y"}', 0, 2],
+        ['[1, {"b": [2]}]', 1, 3],
+        ['"s"', 2, 4],
+        ['3', 3, 5],
+      ]);
     }
   });
 

@@ -2,10 +2,19 @@ import { Writable } from 'node:stream';
 import { runMain } from '../src/cli/main.js';
 
 /** Runs the CLI in-process and captures what it prints. */
-export async function cli(cwd: string, ...rawArgs: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function cli(
+  cwd: string,
+  ...rawArgs: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const sink = (append: (s: string) => void) => new Writable({ write(chunk, _enc, done) { append(String(chunk)); done(); } });
+  const sink = (append: (s: string) => void) =>
+    new Writable({
+      write(chunk, _enc, done) {
+        append(String(chunk));
+        done();
+      },
+    });
   const code = await runMain({ rawArgs, cwd, stdout: sink((s) => (stdout += s)), stderr: sink((s) => (stderr += s)) });
   return { code, stdout, stderr };
 }

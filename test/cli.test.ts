@@ -23,10 +23,15 @@ beforeAll(async () => {
 afterAll(() => cleanup());
 
 const firstPage = async (site = 'dist', file = 'cities/default/default/1.json') =>
-  JSON.parse(await readFile(join(cwd, site, file), 'utf8')) as { count: number; next: string; results: { id: number }[] };
+  JSON.parse(await readFile(join(cwd, site, file), 'utf8')) as {
+    count: number;
+    next: string;
+    results: { id: number }[];
+  };
 
 describe('a site built without a base URL says so (a warning, also in CI: the build still runs)', () => {
-  const WARNING = 'warning: no --base-url given: the site\'s next/previous links point at http://localhost:8080, which suits a local preview only; to deploy it, build with --base-url https://YOUR-HOST/PATH (or "baseUrl" in cities-api.config.json)';
+  const WARNING =
+    'warning: no --base-url given: the site\'s next/previous links point at http://localhost:8080, which suits a local preview only; to deploy it, build with --base-url https://YOUR-HOST/PATH (or "baseUrl" in cities-api.config.json)';
   const withEnv = async <T>(env: Record<string, string | undefined>, body: () => Promise<T>): Promise<T> => {
     const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
     Object.assign(process.env, env);
@@ -34,19 +39,59 @@ describe('a site built without a base URL says so (a warning, also in CI: the bu
     try {
       return await body();
     } finally {
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
     }
   };
   it.each([
-    ['no --base-url: a warning, links on localhost', [], {}, `cities-api: ${WARNING}\n`, 'http://localhost:8080/cities/?page=2'],
-    ['no --base-url with CI=true: the same warning, the build done', [], { CI: 'true' }, `cities-api: ${WARNING}\n`, 'http://localhost:8080/cities/?page=2'],
-    ['no --base-url in GitHub Actions: an annotation on the run', [], { CI: 'true', GITHUB_ACTIONS: 'true' }, `::warning title=cities-api::${WARNING}\n`, 'http://localhost:8080/cities/?page=2'],
-    ['--base-url given: no warning', ['--base-url', 'https://example.org/api'], { CI: 'true' }, '', 'https://example.org/api/cities/?page=2'],
-    ['--base-url given as the default itself: no warning (a choice)', ['--base-url', 'http://localhost:8080'], {}, '', 'http://localhost:8080/cities/?page=2'],
-    ['baseUrl in the config file: no warning', ['--config', 'base-url.config.json'], {}, '', 'https://config.example.org/cities/?page=2'],
+    [
+      'no --base-url: a warning, links on localhost',
+      [],
+      {},
+      `cities-api: ${WARNING}\n`,
+      'http://localhost:8080/cities/?page=2',
+    ],
+    [
+      'no --base-url with CI=true: the same warning, the build done',
+      [],
+      { CI: 'true' },
+      `cities-api: ${WARNING}\n`,
+      'http://localhost:8080/cities/?page=2',
+    ],
+    [
+      'no --base-url in GitHub Actions: an annotation on the run',
+      [],
+      { CI: 'true', GITHUB_ACTIONS: 'true' },
+      `::warning title=cities-api::${WARNING}\n`,
+      'http://localhost:8080/cities/?page=2',
+    ],
+    [
+      '--base-url given: no warning',
+      ['--base-url', 'https://example.org/api'],
+      { CI: 'true' },
+      '',
+      'https://example.org/api/cities/?page=2',
+    ],
+    [
+      '--base-url given as the default itself: no warning (a choice)',
+      ['--base-url', 'http://localhost:8080'],
+      {},
+      '',
+      'http://localhost:8080/cities/?page=2',
+    ],
+    [
+      'baseUrl in the config file: no warning',
+      ['--config', 'base-url.config.json'],
+      {},
+      '',
+      'https://config.example.org/cities/?page=2',
+    ],
   ])('%s', async (_, args, env, stderr, next) => {
     await writeFile(join(cwd, 'base-url.config.json'), JSON.stringify({ baseUrl: 'https://config.example.org' }));
-    const run = await withEnv({ GITHUB_ACTIONS: undefined, ...env }, () => cli(cwd, 'build', '--out', 'dist-base', '--orderings', 'default', '--page-sizes', '20', ...args));
+    const run = await withEnv({ GITHUB_ACTIONS: undefined, ...env }, () =>
+      cli(cwd, 'build', '--out', 'dist-base', '--orderings', 'default', '--page-sizes', '20', ...args),
+    );
     expect(run).toMatchObject({ code: 0, stderr });
     expect((await firstPage('dist-base')).next).toBe(next);
   });
@@ -56,7 +101,9 @@ describe('cities-api build, as a CI job runs it', () => {
   it('with no arguments builds dist/ from data/cities.csv', async () => {
     const run = await cli(cwd, 'build');
     expect(run).toMatchObject({ code: 0, stderr: expect.stringMatching(/^cities-api: warning: no --base-url given/) });
-    expect(run.stdout).toMatch(/^data\/cities\.csv: 48 cities valid; building 693 pages \(2105 files, about [\d.]+ MB of JSON \+ about [\d.]+ MB of \.gz\/\.br\)\nbuilt dist\/: 2105 files: 2105 written, 0 unchanged, 0 removed in [\d.]+ s\n$/);
+    expect(run.stdout).toMatch(
+      /^data\/cities\.csv: 48 cities valid; building 693 pages \(2105 files, about [\d.]+ MB of JSON \+ about [\d.]+ MB of \.gz\/\.br\)\nbuilt dist\/: 2105 files: 2105 written, 0 unchanged, 0 removed in [\d.]+ s\n$/,
+    );
     const page = await firstPage();
     expect(page.count).toBe(48);
     expect(page.next).toBe('http://localhost:8080/cities/?page=2');
@@ -65,7 +112,9 @@ describe('cities-api build, as a CI job runs it', () => {
   it('a rebuild with no change writes nothing and keeps every file as it was', async () => {
     const before = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
     const run = await cli(cwd, 'build');
-    expect(run.stdout).toMatch(/its files are as built: nothing to write \(--force rewrites every file\)\n.*2105 files: 0 written, 2105 unchanged, 0 removed/);
+    expect(run.stdout).toMatch(
+      /its files are as built: nothing to write \(--force rewrites every file\)\n.*2105 files: 0 written, 2105 unchanged, 0 removed/,
+    );
     const after = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
   });
@@ -83,7 +132,9 @@ describe('cities-api build, as a CI job runs it', () => {
     const before = await readTree(join(cwd, 'dist'));
     const run = await cli(cwd, 'build', '--max-files', '1000', '--base-url', 'https://example.org');
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/2,105 files, above --max-files 1,000\. To fit: precompute at most 15 of the 33 orderings \(e\.g\. --orderings default,name_en,-name_en,/);
+    expect(run.stderr).toMatch(
+      /2,105 files, above --max-files 1,000\. To fit: precompute at most 15 of the 33 orderings \(e\.g\. --orderings default,name_en,-name_en,/,
+    );
     expect(run.stderr).toMatch(/--page-sizes 100 \(917 files\)[^]*--compression none[^]*Nothing was written/);
     const after = await readTree(join(cwd, 'dist'));
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
@@ -122,10 +173,16 @@ describe('cities-api build, as a CI job runs it', () => {
   });
 
   it('reads defaults from cities-api.config.json; flags win over it', async () => {
-    await writeFile(join(cwd, 'cities-api.config.json'), JSON.stringify({ out: 'site', pageSizes: [25], baseUrl: 'https://cfg.example' }));
+    await writeFile(
+      join(cwd, 'cities-api.config.json'),
+      JSON.stringify({ out: 'site', pageSizes: [25], baseUrl: 'https://cfg.example' }),
+    );
     try {
       expect((await cli(cwd, 'build')).code).toBe(0);
-      const second = (await firstPage('site', 'cities/default/25/2.json')) as unknown as { previous: string; next: null };
+      const second = (await firstPage('site', 'cities/default/25/2.json')) as unknown as {
+        previous: string;
+        next: null;
+      };
       expect([second.previous, second.next]).toEqual(['https://cfg.example/cities/?page_size=25', null]);
       expect((await cli(cwd, 'build', '--base-url', 'https://flag.example')).code).toBe(0);
       expect((await firstPage('site')).next).toBe('https://flag.example/cities/?page=2');
@@ -138,7 +195,15 @@ describe('cities-api build, as a CI job runs it', () => {
 describe('a bad dataset is refused and the old site stays as it was', () => {
   it.each([
     ['an empty name', 'id,name_ar', (csv: string) => csv.replace(/^(\d+),[^,]+,/m, '$1,,')],
-    ['a coordinate out of range', 'longitude', (csv: string) => csv.split('\n').map((l, i) => (i === 5 ? l.replace(/,(-?[\d.]+),(-?[\d.]+),(true|false),/, ',200,$2,$3,') : l)).join('\n')],
+    [
+      'a coordinate out of range',
+      'longitude',
+      (csv: string) =>
+        csv
+          .split('\n')
+          .map((l, i) => (i === 5 ? l.replace(/,(-?[\d.]+),(-?[\d.]+),(true|false),/, ',200,$2,$3,') : l))
+          .join('\n'),
+    ],
   ])('%s', async (_, field, corrupt) => {
     const good = await readFile(join(cwd, 'data/cities.csv'), 'utf8');
     await writeFile(join(cwd, 'bad.csv'), corrupt(good));
@@ -146,8 +211,12 @@ describe('a bad dataset is refused and the old site stays as it was', () => {
     const run = await cli(cwd, 'build', '--data', 'bad.csv');
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^cities-api: invalid dataset .*bad\.csv \(1 problem; nothing was written\):\n {2}.*bad\.csv:\d+: field /);
-    expect(run.stderr).toContain(field === 'longitude' ? 'field longitude, value "200": must be between -180 and 180' : 'must not be empty');
+    expect(run.stderr).toMatch(
+      /^cities-api: invalid dataset .*bad\.csv \(1 problem; nothing was written\):\n {2}.*bad\.csv:\d+: field /,
+    );
+    expect(run.stderr).toContain(
+      field === 'longitude' ? 'field longitude, value "200": must be between -180 and 180' : 'must not be empty',
+    );
     expect(run.stderr).not.toMatch(/\n\s+at /);
     const after = await readTree(join(cwd, 'dist'));
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
@@ -177,9 +246,17 @@ describe('a bad dataset is refused and the old site stays as it was', () => {
 
 describe('cities-api config', () => {
   it.each([
-    ['nginx', ['--live-url', 'http://127.0.0.1:9000'], (settings: SiteSpec) => nginxConfig(settings, { liveUrl: 'http://127.0.0.1:9000', site: join(cwd, 'dist') })],
+    [
+      'nginx',
+      ['--live-url', 'http://127.0.0.1:9000'],
+      (settings: SiteSpec) => nginxConfig(settings, { liveUrl: 'http://127.0.0.1:9000', site: join(cwd, 'dist') }),
+    ],
     ['cloudfront', [], (settings: SiteSpec) => cloudFrontFunction(settings)],
-    ['cloudfront', ['--live-url', 'https://live.example.org'], (settings: SiteSpec) => cloudFrontFunction({ ...settings, liveUrl: 'https://live.example.org' })],
+    [
+      'cloudfront',
+      ['--live-url', 'https://live.example.org'],
+      (settings: SiteSpec) => cloudFrontFunction({ ...settings, liveUrl: 'https://live.example.org' }),
+    ],
   ])('%s %j prints the config of the built site', async (host, args, expected) => {
     const run = await cli(cwd, 'config', host, ...args);
     expect(run.code).toBe(0);
@@ -188,7 +265,10 @@ describe('cities-api config', () => {
 
   it('a directory without a site is a clear error', async () => {
     const run = await cli(cwd, 'config', 'nginx', '--site', 'nowhere');
-    expect([run.code, run.stderr]).toEqual([1, expect.stringMatching(/nowhere holds no cities-api site: run cities-api build first/)]);
+    expect([run.code, run.stderr]).toEqual([
+      1,
+      expect.stringMatching(/nowhere holds no cities-api site: run cities-api build first/),
+    ]);
   });
 });
 

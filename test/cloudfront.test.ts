@@ -10,7 +10,12 @@ import { CitiesApiError } from '../src/core/errors.js';
 import { negotiate } from '../src/core/negotiate.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { ROUTES } from '../src/core/route-table.js';
-import { CLOUDFRONT_FUNCTION_MAX_BYTES, CLOUDFRONT_IMPORT, cloudFrontFunction, liveOrigin } from '../src/hosts/cloudfront.js';
+import {
+  CLOUDFRONT_FUNCTION_MAX_BYTES,
+  CLOUDFRONT_IMPORT,
+  cloudFrontFunction,
+  liveOrigin,
+} from '../src/hosts/cloudfront.js';
 import { notPrecomputedJson } from '../src/hosts/not-precomputed.js';
 import { fileKeyFor } from '../src/site/layout.js';
 import { specOf } from '../src/site/manifest.js';
@@ -59,7 +64,9 @@ function loadFunction(code: string): LoadedFunction {
   const imports = lines[0] === CLOUDFRONT_IMPORT;
   // The runtime's one documented module import, as a context global.
   const script = imports ? ['var cf = __cloudfront;', ...lines.slice(1)].join('\n') : code;
-  const globals = imports ? { __cloudfront: { updateRequestOrigin: (params: unknown) => origins.push(JSON.parse(JSON.stringify(params))) } } : {};
+  const globals = imports
+    ? { __cloudfront: { updateRequestOrigin: (params: unknown) => origins.push(JSON.parse(JSON.stringify(params))) } }
+    : {};
   const context = vm.createContext(globals);
   vm.runInContext(script, context, { filename: 'cloudfront-function.js' });
   return { handler: context.handler as (event: unknown) => unknown, origins };
@@ -75,7 +82,10 @@ function cloudFrontQuerystring(raw: string): Record<string, QueryField> {
     byName.set(name, [...(byName.get(name) ?? []), eq < 0 ? '' : field.slice(eq + 1)]);
   }
   return Object.fromEntries(
-    [...byName].map(([name, values]) => [name, values.length > 1 ? { value: values[0]!, multiValue: values.map((value) => ({ value })) } : { value: values[0]! }]),
+    [...byName].map(([name, values]) => [
+      name,
+      values.length > 1 ? { value: values[0]!, multiValue: values.map((value) => ({ value })) } : { value: values[0]! },
+    ]),
   );
 }
 
@@ -91,17 +101,26 @@ interface Call {
 
 function run(fn: LoadedFunction, { method = 'GET', uri, raw, accept, withRaw = true }: Call): Outcome {
   const request: CfRequest = {
-    method, uri, querystring: cloudFrontQuerystring(raw ?? ''),
-    headers: accept === undefined ? {} : { accept: { value: accept } }, cookies: {},
+    method,
+    uri,
+    querystring: cloudFrontQuerystring(raw ?? ''),
+    headers: accept === undefined ? {} : { accept: { value: accept } },
+    cookies: {},
   };
   if (withRaw) request.rawQueryString = () => raw;
   const before = JSON.parse(JSON.stringify(request)) as CfRequest;
   const originsBefore = fn.origins.length;
-  const result = JSON.parse(JSON.stringify(fn.handler({ version: '1.0', context: { eventType: 'viewer-request' }, viewer: { ip: '1.2.3.4' }, request }))) as Record<string, unknown>;
+  const result = JSON.parse(
+    JSON.stringify(
+      fn.handler({ version: '1.0', context: { eventType: 'viewer-request' }, viewer: { ip: '1.2.3.4' }, request }),
+    ),
+  ) as Record<string, unknown>;
   const originCalls = fn.origins.length - originsBefore;
   if ('statusCode' in result) {
     expect(originCalls).toBe(0);
-    const headers = Object.fromEntries(Object.entries(result.headers as Record<string, { value: string }>).map(([name, h]) => [name, h.value]));
+    const headers = Object.fromEntries(
+      Object.entries(result.headers as Record<string, { value: string }>).map(([name, h]) => [name, h.value]),
+    );
     const body = result.body as { encoding: string; data: string } | undefined;
     if (body) expect(body.encoding).toBe('text');
     return { kind: 'answer', status: result.statusCode as number, headers, body: body?.data };
@@ -109,7 +128,11 @@ function run(fn: LoadedFunction, { method = 'GET', uri, raw, accept, withRaw = t
   if (originCalls) {
     expect(originCalls).toBe(1);
     expect(fn.origins.at(-1)).toEqual(LIVE_ORIGIN);
-    expect({ uri: result.uri, querystring: result.querystring, headers: result.headers }).toEqual({ uri: before.uri, querystring: before.querystring, headers: before.headers });
+    expect({ uri: result.uri, querystring: result.querystring, headers: result.headers }).toEqual({
+      uri: before.uri,
+      querystring: before.querystring,
+      headers: before.headers,
+    });
     return { kind: 'live' };
   }
   // The query stays as sent, so a failover to the live origin still says what was asked.
@@ -121,22 +144,41 @@ function run(fn: LoadedFunction, { method = 'GET', uri, raw, accept, withRaw = t
 }
 
 function notPrecomputed(method: string): Outcome {
-  return { kind: 'answer', status: 404, headers: answerHeaders(ROUTES.headers.Allow), body: method === 'HEAD' ? undefined : notPrecomputedJson() };
+  return {
+    kind: 'answer',
+    status: 404,
+    headers: answerHeaders(ROUTES.headers.Allow),
+    body: method === 'HEAD' ? undefined : notPrecomputedJson(),
+  };
 }
 
 function notAllowed(method: string): Outcome {
-  return { kind: 'answer', status: 405, headers: answerHeaders('GET, HEAD'), body: `{"detail":"Method \\"${method}\\" not allowed."}` };
+  return {
+    kind: 'answer',
+    status: 405,
+    headers: answerHeaders('GET, HEAD'),
+    body: `{"detail":"Method \\"${method}\\" not allowed."}`,
+  };
 }
 
 function answerHeaders(allow: string): Record<string, string> {
   return {
-    allow, vary: 'Accept', 'access-control-allow-origin': '*', 'content-type': 'application/json',
-    'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'same-origin', 'cross-origin-opener-policy': 'same-origin',
+    allow,
+    vary: 'Accept',
+    'access-control-allow-origin': '*',
+    'content-type': 'application/json',
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'same-origin',
+    'cross-origin-opener-policy': 'same-origin',
   };
 }
 
 /** What the function must do for a request without Accept header: fileKeyFor's file, else the live origin or an honest 404/405. */
-function expectedOutcome(spec: Pick<SiteSpec, 'mount' | 'count' | 'liveUrl'>, { method = 'GET', uri, raw }: Call): Outcome {
+function expectedOutcome(
+  spec: Pick<SiteSpec, 'mount' | 'count' | 'liveUrl'>,
+  { method = 'GET', uri, raw }: Call,
+): Outcome {
   if (uri !== `${spec.mount}/cities/`) return { kind: 'untouched' };
   const readOnly = method === 'GET' || method === 'HEAD';
   const key = readOnly ? fileKeyFor(parseQuery(raw ?? ''), spec.count) : null;
@@ -162,7 +204,13 @@ interface Answer {
  * directory: an object or a 403), the origin group failing over on 403/404 to the live origin
  * (a running `cities-api serve`), and other paths left to the default origin (not simulated).
  */
-async function distribution(fn: LoadedFunction, site: string, live: RunningServer | null, want: KitAnswer, prefix: string): Promise<Answer | null> {
+async function distribution(
+  fn: LoadedFunction,
+  site: string,
+  live: RunningServer | null,
+  want: KitAnswer,
+  prefix: string,
+): Promise<Answer | null> {
   const { path, raw } = splitTarget(want.target);
   const outcome = run(fn, { method: want.method, uri: prefix + path, raw });
   const query = raw === undefined ? '' : `?${raw}`;
@@ -174,8 +222,10 @@ async function distribution(fn: LoadedFunction, site: string, live: RunningServe
   if (outcome.kind === 'untouched') return null;
   if (outcome.kind === 'live') return ask(prefix + want.target, 'live');
   const file = join(site, outcome.key);
-  if (existsSync(file)) return { status: 200, body: want.method === 'HEAD' ? '' : await readFile(file, 'utf8'), via: 'object' };
-  if (!live) return { status: 404, body: await readFile(join(site, ROUTES.extras.notPrecomputed), 'utf8'), via: 'origin' };
+  if (existsSync(file))
+    return { status: 200, body: want.method === 'HEAD' ? '' : await readFile(file, 'utf8'), via: 'object' };
+  if (!live)
+    return { status: 404, body: await readFile(join(site, ROUTES.extras.notPrecomputed), 'utf8'), via: 'origin' };
   return ask(`/${outcome.key}${query}`, 'failover');
 }
 
@@ -198,13 +248,20 @@ describe('the kit through a CloudFront distribution: function, S3, failover to t
     let spec: SiteSpec;
     let live: RunningServer;
     beforeAll(async () => {
-      await build({ data: join(KIT, `${name}.csv`), out: site(), baseUrl, collation: 'codepoint', pageSizes: [10, 20, 50, 100], compress: false });
+      await build({
+        data: join(KIT, `${name}.csv`),
+        out: site(),
+        baseUrl,
+        collation: 'codepoint',
+        pageSizes: [10, 20, 50, 100],
+        compress: false,
+      });
       spec = specOf((await readManifest(site()))!);
       live = await serve({ dir: site(), port: 0, failoverOrigin: true });
     });
     afterAll(() => live.close());
 
-    it('every GET and HEAD answer is the reference\'s; the build wrote this very function into the site', async () => {
+    it("every GET and HEAD answer is the reference's; the build wrote this very function into the site", async () => {
       const code = cloudFrontFunction({ ...spec, liveUrl: LIVE_URL });
       expect(Buffer.byteLength(code)).toBeLessThan(CLOUDFRONT_FUNCTION_MAX_BYTES);
       expect(await readFile(join(site(), ROUTES.extras.cloudfront), 'utf8')).toBe(cloudFrontFunction(spec));
@@ -218,14 +275,18 @@ describe('the kit through a CloudFront distribution: function, S3, failover to t
         counts[got.via]++;
         expectKitAnswer(got, want, `${want.method} ${want.target} (${got.via})`);
       }
-      console.log(`${name} through CloudFront: ${counts.object} of ${counts.requests} GET/HEAD answers from S3 objects, ${counts.failover} by failover, ${counts.live} sent live`);
+      console.log(
+        `${name} through CloudFront: ${counts.object} of ${counts.requests} GET/HEAD answers from S3 objects, ${counts.failover} by failover, ${counts.live} sent live`,
+      );
       for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += counts[key];
       expect(counts.object).toBeGreaterThanOrEqual(40);
     });
   });
 
   afterAll(() => {
-    console.log(`kit through CloudFront: ${totals.object} of ${totals.requests} GET/HEAD answers from S3 objects, ${totals.failover} by failover to the live origin, ${totals.live} sent live`);
+    console.log(
+      `kit through CloudFront: ${totals.object} of ${totals.requests} GET/HEAD answers from S3 objects, ${totals.failover} by failover to the live origin, ${totals.live} sent live`,
+    );
   });
 });
 
@@ -242,10 +303,24 @@ describe('a function generated before a rebuild never answers wrongly: a missing
   ])('%s', async (label, before, beforeSizes, after, afterSizes) => {
     const site = join(root, label.replace(/\W+/g, '-'));
     const baseUrl = 'http://api.example.com';
-    await build({ data: join(KIT, `${before}.csv`), out: site, baseUrl, collation: 'codepoint', pageSizes: beforeSizes, compress: false });
+    await build({
+      data: join(KIT, `${before}.csv`),
+      out: site,
+      baseUrl,
+      collation: 'codepoint',
+      pageSizes: beforeSizes,
+      compress: false,
+    });
     // What `cities-api config cloudfront --live-url` printed for the site as it was.
     const stale = loadFunction(cloudFrontFunction({ ...specOf((await readManifest(site))!), liveUrl: LIVE_URL }));
-    await build({ data: join(KIT, `${after}.csv`), out: site, baseUrl, collation: 'codepoint', pageSizes: afterSizes, compress: false });
+    await build({
+      data: join(KIT, `${after}.csv`),
+      out: site,
+      baseUrl,
+      collation: 'codepoint',
+      pageSizes: afterSizes,
+      compress: false,
+    });
     const live = await serve({ dir: site, port: 0, failoverOrigin: true });
     try {
       const seen = { object: 0, failover: 0 };
@@ -256,7 +331,9 @@ describe('a function generated before a rebuild never answers wrongly: a missing
         if (got.via === 'object' || got.via === 'failover') seen[got.via]++;
         expectKitAnswer(got, want, `${want.method} ${want.target} (${got.via})`);
       }
-      console.log(`${label}: a function of the old site answered ${after}'s kit: ${seen.object} from S3, ${seen.failover} by failover`);
+      console.log(
+        `${label}: a function of the old site answered ${after}'s kit: ${seen.object} from S3, ${seen.failover} by failover`,
+      );
       expect(seen.failover).toBeGreaterThan(0);
     } finally {
       await live.close();
@@ -348,8 +425,44 @@ describe('query to object: every query a file can answer, by the route table alo
 
   it('decides as fileKeyFor(parseQuery(query), count) on random queries', () => {
     const parts = [
-      'page', 'page_size', 'ordering', 'pag', '_size', '=', '=', '&', '&', '%', '%3', '%32', '%2D', '%2d', '%5F', '%65', '%zz', '%FF',
-      '%C3%A9', '+', '-', '0', '1', '2', '5', '6', '10', '20', '48', '49', '100', 'last', 'name_en', 'name_ar', 'name_', 'id', '1000000000000000000000', 'é',
+      'page',
+      'page_size',
+      'ordering',
+      'pag',
+      '_size',
+      '=',
+      '=',
+      '&',
+      '&',
+      '%',
+      '%3',
+      '%32',
+      '%2D',
+      '%2d',
+      '%5F',
+      '%65',
+      '%zz',
+      '%FF',
+      '%C3%A9',
+      '+',
+      '-',
+      '0',
+      '1',
+      '2',
+      '5',
+      '6',
+      '10',
+      '20',
+      '48',
+      '49',
+      '100',
+      'last',
+      'name_en',
+      'name_ar',
+      'name_',
+      'id',
+      '1000000000000000000000',
+      'é',
     ];
     const query = fc.array(fc.constantFrom(...parts), { maxLength: 14 }).map((p) => p.join(''));
     fc.assert(
@@ -361,7 +474,9 @@ describe('query to object: every query a file can answer, by the route table alo
   });
 
   it('holds no setting: sites with other page sizes and orderings get the same function', () => {
-    expect(cloudFrontFunction(testSpec({ count: 48, pageSizes: [7], orderings: ['name_fr'] }))).toBe(cloudFrontFunction(CITIES48));
+    expect(cloudFrontFunction(testSpec({ count: 48, pageSizes: [7], orderings: ['name_fr'] }))).toBe(
+      cloudFrontFunction(CITIES48),
+    );
   });
 
   it('leaves other paths alone, and answers only the mounted path (as clients spell it)', () => {
@@ -369,10 +484,16 @@ describe('query to object: every query a file can answer, by the route table alo
       expect(run(fn, { uri, raw: 'page=2' }), uri).toEqual({ kind: 'untouched' });
     }
     const mounted = loadFunction(cloudFrontFunction(MOUNTED));
-    expect(run(mounted, { uri: '/api/v1/cities/', raw: 'page=2' })).toEqual({ kind: 'object', key: 'cities/default/default/2.json' });
+    expect(run(mounted, { uri: '/api/v1/cities/', raw: 'page=2' })).toEqual({
+      kind: 'object',
+      key: 'cities/default/default/2.json',
+    });
     expect(run(mounted, { uri: '/cities/', raw: 'page=2' })).toEqual({ kind: 'untouched' });
     const accented = loadFunction(cloudFrontFunction(testSpec({ baseUrl: 'https://x.example.org/café' })));
-    expect(run(accented, { uri: '/caf%C3%A9/cities/', raw: 'page=2' })).toEqual({ kind: 'object', key: 'cities/default/default/2.json' });
+    expect(run(accented, { uri: '/caf%C3%A9/cities/', raw: 'page=2' })).toEqual({
+      kind: 'object',
+      key: 'cities/default/default/2.json',
+    });
   });
 });
 
@@ -388,32 +509,73 @@ describe('methods, Accept and the live origin', () => {
   });
 
   it('answers HEAD of an uncovered query without a body', () => {
-    expect(run(alone, { method: 'HEAD', uri: '/cities/', raw: 'ordering=name_en,name_ar' })).toEqual(notPrecomputed('HEAD'));
-    expect(run(alone, { method: 'HEAD', uri: '/cities/', raw: 'page=2' })).toEqual({ kind: 'object', key: 'cities/default/default/2.json' });
+    expect(run(alone, { method: 'HEAD', uri: '/cities/', raw: 'ordering=name_en,name_ar' })).toEqual(
+      notPrecomputed('HEAD'),
+    );
+    expect(run(alone, { method: 'HEAD', uri: '/cities/', raw: 'page=2' })).toEqual({
+      kind: 'object',
+      key: 'cities/default/default/2.json',
+    });
   });
 
   it('sends live, with a live origin, what DRF would not answer with plain JSON', () => {
     const cases: [accept: string, file: boolean][] = [
-      ['*/*', true], ['application/json', true], ['application/*', true], ['Application/JSON', true],
-      ['image/png, */*', true], ['text/plain, application/json', true],
-      ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', false], ['text/html', false], ['TEXT/HTML, */*', false],
-      ['text/*', false], ['*/html', false], ['application/json; indent=4', false], ['application/xml', false], ['', false],
+      ['*/*', true],
+      ['application/json', true],
+      ['application/*', true],
+      ['Application/JSON', true],
+      ['image/png, */*', true],
+      ['text/plain, application/json', true],
+      ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', false],
+      ['text/html', false],
+      ['TEXT/HTML, */*', false],
+      ['text/*', false],
+      ['*/html', false],
+      ['application/json; indent=4', false],
+      ['application/xml', false],
+      ['', false],
       // DRF strips U+001C-U+001F and U+0085 around a range (str.strip()), JavaScript's trim() does not: such ranges go live.
-      ['*/*, \x85text/*', false], ['*/*,\x1ctext/html', false], ['application/json, \x1f*/html\x1f', false], ['\x85application/json', false],
+      ['*/*, \x85text/*', false],
+      ['*/*,\x1ctext/html', false],
+      ['application/json, \x1f*/html\x1f', false],
+      ['\x85application/json', false],
     ];
     for (const [accept, file] of cases) {
-      expect(run(live, { uri: '/cities/', raw: 'page=2', accept }), accept).toEqual(file ? { kind: 'object', key: 'cities/default/default/2.json' } : { kind: 'live' });
+      expect(run(live, { uri: '/cities/', raw: 'page=2', accept }), accept).toEqual(
+        file ? { kind: 'object', key: 'cities/default/default/2.json' } : { kind: 'live' },
+      );
       // A static-only host answers its file whatever the Accept header.
-      expect(run(alone, { uri: '/cities/', raw: 'page=2', accept })).toEqual({ kind: 'object', key: 'cities/default/default/2.json' });
+      expect(run(alone, { uri: '/cities/', raw: 'page=2', accept })).toEqual({
+        kind: 'object',
+        key: 'cities/default/default/2.json',
+      });
     }
   });
 
   it('serves a file only for Accept headers that get compact JSON from the reference', () => {
-    const ranges = ['*/*', 'application/json', 'application/*', 'text/html', 'text/*', '*/html', '*/json', 'image/png', 'text/plain', '*', '', ' ', 'APPLICATION/JSON', 'Text/Html', 'application/jsonx'];
+    const ranges = [
+      '*/*',
+      'application/json',
+      'application/*',
+      'text/html',
+      'text/*',
+      '*/html',
+      '*/json',
+      'image/png',
+      'text/plain',
+      '*',
+      '',
+      ' ',
+      'APPLICATION/JSON',
+      'Text/Html',
+      'application/jsonx',
+    ];
     const params = ['', ';q=0.9', '; indent=4', ';indent=0'];
     // Around a range, the whitespace Python's str.strip() removes and JavaScript's trim() does not (and the reverse).
     const spaces = ['', ' ', '\t', '\x0b', '\x1c', '\x1f', '\x85', '\xa0'];
-    const range = fc.tuple(fc.constantFrom(...ranges), fc.constantFrom(...params), fc.constantFrom(...spaces)).map(([r, p, s]) => s + r + p + s);
+    const range = fc
+      .tuple(fc.constantFrom(...ranges), fc.constantFrom(...params), fc.constantFrom(...spaces))
+      .map(([r, p, s]) => s + r + p + s);
     fc.assert(
       fc.property(fc.array(range, { minLength: 1, maxLength: 4 }), (list) => {
         const accept = list.join(',');
@@ -428,11 +590,17 @@ describe('methods, Accept and the live origin', () => {
   it('points live requests at the live server', () => {
     expect(liveOrigin('https://live.example.org/')).toEqual(LIVE_ORIGIN);
     expect(liveOrigin('http://live.example.org:8080/base/')).toEqual({
-      domainName: 'live.example.org', originPath: '/base',
+      domainName: 'live.example.org',
+      originPath: '/base',
       customOriginConfig: { port: 8080, protocol: 'http', sslProtocols: ['TLSv1.2'] },
       originAccessControlConfig: { enabled: false },
     });
-    for (const bad of ['live.example.org', 'ftp://live.example.org', 'https://live.example.org/?x=1', 'https://user:pw@live.example.org']) {
+    for (const bad of [
+      'live.example.org',
+      'ftp://live.example.org',
+      'https://live.example.org/?x=1',
+      'https://user:pw@live.example.org',
+    ]) {
       expect(() => liveOrigin(bad), bad).toThrow(CitiesApiError);
     }
   });
@@ -442,9 +610,10 @@ describe('the generated code', () => {
   it('is deterministic, says what it was generated for, and imports cloudfront only for a live origin', () => {
     const code = cloudFrontFunction(MOUNTED);
     expect(cloudFrontFunction(MOUNTED)).toBe(code);
-    const first = '// Generated by cities-api for https://cities.example.org/api/v1/cities/ (48 cities). CloudFront Function, viewer-request, cloudfront-js-2.0.';
+    const first =
+      '// Generated by cities-api for https://cities.example.org/api/v1/cities/ (48 cities). CloudFront Function, viewer-request, cloudfront-js-2.0.';
     expect(code.split('\n')[0]).toBe(first);
-    expect(code).not.toContain('cloudfront\'');
+    expect(code).not.toContain("cloudfront'");
     const live = cloudFrontFunction({ ...MOUNTED, liveUrl: LIVE_URL });
     expect(live.split('\n').slice(0, 2)).toEqual([CLOUDFRONT_IMPORT, first]);
     expect(live.split(CLOUDFRONT_IMPORT)).toHaveLength(2);

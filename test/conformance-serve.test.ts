@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { KIT, KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
 import { startCli } from './serve-helpers.js';
 
@@ -14,7 +14,17 @@ const totals = { passed: 0, failed: 0 };
 
 describe.each(KIT_DATASETS)('kit dataset $name through cities-api serve', ({ name, baseUrl, prefix }) => {
   it('every answer matches', async () => {
-    const server = await startCli([join(root, name), '--data', join(KIT, `${name}.csv`), '--base-url', baseUrl, '--collation', 'codepoint', '--port', '0']);
+    const server = await startCli([
+      join(root, name),
+      '--data',
+      join(KIT, `${name}.csv`),
+      '--base-url',
+      baseUrl,
+      '--collation',
+      'codepoint',
+      '--port',
+      '0',
+    ]);
     try {
       await expectWholeKit(server.url, name, prefix, totals);
     } finally {
@@ -24,5 +34,7 @@ describe.each(KIT_DATASETS)('kit dataset $name through cities-api serve', ({ nam
 });
 
 afterAll(() => {
-  console.log(`conformance through cities-api serve: ${totals.passed} of ${totals.passed + totals.failed} answers match`);
+  console.log(
+    `conformance through cities-api serve: ${totals.passed} of ${totals.passed + totals.failed} answers match`,
+  );
 });

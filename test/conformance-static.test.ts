@@ -22,7 +22,13 @@ describe.each(KIT_DATASETS)('kit dataset $name', ({ name, baseUrl }) => {
   const site = () => join(root, name);
 
   beforeAll(async () => {
-    await build({ data: join(KIT, `${name}.csv`), out: site(), baseUrl, collation: 'codepoint', pageSizes: [10, 20, 50, 100] });
+    await build({
+      data: join(KIT, `${name}.csv`),
+      out: site(),
+      baseUrl,
+      collation: 'codepoint',
+      pageSizes: [10, 20, 50, 100],
+    });
   });
 
   it('every covered core answer equals its file', async () => {
@@ -35,7 +41,9 @@ describe.each(KIT_DATASETS)('kit dataset $name', ({ name, baseUrl }) => {
       if (!path) continue;
       covered++;
       expect.soft(want.status, `${want.target} is covered by ${path}`).toBe(200);
-      expect.soft(JSON.parse(await readFile(join(site(), path), 'utf8')), `${want.target} → ${path}`).toEqual(want.json);
+      expect
+        .soft(JSON.parse(await readFile(join(site(), path), 'utf8')), `${want.target} → ${path}`)
+        .toEqual(want.json);
     }
     totals.covered += covered;
     totals.core += core.length;
@@ -45,13 +53,22 @@ describe.each(KIT_DATASETS)('kit dataset $name', ({ name, baseUrl }) => {
 
   it('builds the same bytes from the JSON form of the dataset', async () => {
     const fromJson = join(root, `${name}-json`);
-    await build({ data: join(KIT, `${name}.json`), out: fromJson, baseUrl, collation: 'codepoint', pageSizes: [10, 20, 50, 100], compress: false });
+    await build({
+      data: join(KIT, `${name}.json`),
+      out: fromJson,
+      baseUrl,
+      collation: 'codepoint',
+      pageSizes: [10, 20, 50, 100],
+      compress: false,
+    });
     // Compressed siblings and the manifest (which records the compress setting) are left out.
-    const pages = (tree: Map<string, Buffer>) => new Map([...tree].filter(([path]) => path.endsWith('.json') && !path.endsWith('manifest.json')));
+    const pages = (tree: Map<string, Buffer>) =>
+      new Map([...tree].filter(([path]) => path.endsWith('.json') && !path.endsWith('manifest.json')));
     const a = pages(await readTree(site()));
     const b = pages(await readTree(fromJson));
     expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
-    for (const [path, bytes] of a) if (!bytes.equals(b.get(path)!)) expect.fail(`${path} differs between CSV and JSON input`);
+    for (const [path, bytes] of a)
+      if (!bytes.equals(b.get(path)!)) expect.fail(`${path} differs between CSV and JSON input`);
   });
 });
 

@@ -39,12 +39,15 @@ export function shuffled<T>(items: readonly T[], random: () => number): T[] {
 
 /** `n` valid cities with distinct names (`${tag} 00042`), ids 1..n, every 50th a top city. */
 export function manyCities(n: number, tag: string): City[] {
-  return Array.from({ length: n }, (_, i) => makeCity(i + 1, { name: `${tag} ${String((i * 7919) % n).padStart(5, '0')}`, top: (i + 1) % 50 === 0 }));
+  return Array.from({ length: n }, (_, i) =>
+    makeCity(i + 1, { name: `${tag} ${String((i * 7919) % n).padStart(5, '0')}`, top: (i + 1) % 50 === 0 }),
+  );
 }
 
 /** Writes cities as a `.csv` (names must not need quoting) or `.json` dataset, by the file's extension. */
 export async function writeDataset(file: string, cities: readonly City[]): Promise<void> {
-  if (file.endsWith('.json')) return writeFile(file, `[\n${cities.map((c) => `  ${JSON.stringify(c)}`).join(',\n')}\n]\n`);
+  if (file.endsWith('.json'))
+    return writeFile(file, `[\n${cities.map((c) => `  ${JSON.stringify(c)}`).join(',\n')}\n]\n`);
   const rows = cities.map((c) => CITY_FIELDS.map((f) => String(c[f] ?? '')).join(','));
   await writeFile(file, `${[CITY_FIELDS.join(','), ...rows].join('\n')}\n`);
 }
@@ -65,7 +68,10 @@ export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
  * Starts `node ARGS`. `exited` resolves once it is gone (reaped); `printed(re)` once its stdout
  * matches `re` (or it has exited).
  */
-export function spawnNode(args: readonly string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; exited: Promise<Exit>; printed: (re: RegExp) => Promise<void> } {
+export function spawnNode(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): { child: ChildProcess; exited: Promise<Exit>; printed: (re: RegExp) => Promise<void> } {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.once('close', () => running.delete(child));
@@ -77,22 +83,28 @@ export function spawnNode(args: readonly string[], env: NodeJS.ProcessEnv = {}):
     child.once('error', reject);
     child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
-  const printed = (re: RegExp) => new Promise<void>((resolve) => {
-    const check = () => re.test(stdout) && (child.stdout!.off('data', check), resolve());
-    child.stdout!.on('data', check);
-    check();
-    void exited.then(() => resolve());
-  });
+  const printed = (re: RegExp) =>
+    new Promise<void>((resolve) => {
+      const check = () => re.test(stdout) && (child.stdout!.off('data', check), resolve());
+      child.stdout!.on('data', check);
+      check();
+      void exited.then(() => resolve());
+    });
   return { child, exited, printed };
 }
 
 const running = new Set<ChildProcess>();
 /** Kills (SIGKILL) the processes spawnCli started that are still running, e.g. after a failed or timed-out test. */
 export async function killStragglers(): Promise<void> {
-  await Promise.all([...running].map((child) => new Promise((resolve) => {
-    child.once('close', resolve);
-    child.kill('SIGKILL');
-  })));
+  await Promise.all(
+    [...running].map(
+      (child) =>
+        new Promise((resolve) => {
+          child.once('close', resolve);
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -115,7 +127,9 @@ export function appears(dir: string, name: string, until: Promise<unknown>): Pro
  */
 export async function siteLeftovers(outDir: string): Promise<string[]> {
   const prefix = `.${basename(outDir)}.`;
-  return (await readdir(dirname(outDir))).filter((name) => name.startsWith(prefix) && name !== `${prefix}stat-cache`).sort();
+  return (await readdir(dirname(outDir)))
+    .filter((name) => name.startsWith(prefix) && name !== `${prefix}stat-cache`)
+    .sort();
 }
 
 /**
@@ -123,9 +137,12 @@ export async function siteLeftovers(outDir: string): Promise<string[]> {
  * file the manifest does not account for, and each `.gz`/`.br` decompressing to its page.
  * Returns the dataset hash it was built from and the problems found (none for a whole site).
  */
-export async function checkSite(dir: string): Promise<{ dataset: string | null; problems: string[]; tree: Map<string, Buffer> }> {
+export async function checkSite(
+  dir: string,
+): Promise<{ dataset: string | null; problems: string[]; tree: Map<string, Buffer> }> {
   const manifest = await readManifest(dir).catch((error: Error) => error);
-  if (!manifest || manifest instanceof Error) return { dataset: null, problems: [`no readable manifest: ${String(manifest)}`], tree: new Map() };
+  if (!manifest || manifest instanceof Error)
+    return { dataset: null, problems: [`no readable manifest: ${String(manifest)}`], tree: new Map() };
   const tree = await readTree(dir);
   const problems: string[] = [];
   for (const [path, hash] of Object.entries(manifest.files)) {
@@ -139,11 +156,13 @@ export async function checkSite(dir: string): Promise<{ dataset: string | null; 
     const variant = (['.gz', '.br'] as const).find((v) => path.endsWith(v));
     const page = variant && path.slice(0, -variant.length);
     if (!variant || !page || !(page in manifest.files)) problems.push(`extra file ${path}`);
-    else if (!unpack[variant](bytes).equals(tree.get(page) ?? Buffer.alloc(0))) problems.push(`${path} does not decompress to ${page}`);
+    else if (!unpack[variant](bytes).equals(tree.get(page) ?? Buffer.alloc(0)))
+      problems.push(`${path} does not decompress to ${page}`);
   }
   if (manifest.settings.compression !== 'none') {
     for (const path of Object.keys(manifest.files)) {
-      if (/^cities\/.*\/(\d+|last|all)\.json$/.test(path) && !(tree.has(`${path}.gz`) && tree.has(`${path}.br`))) problems.push(`no .gz/.br beside ${path}`);
+      if (/^cities\/.*\/(\d+|last|all)\.json$/.test(path) && !(tree.has(`${path}.gz`) && tree.has(`${path}.br`)))
+        problems.push(`no .gz/.br beside ${path}`);
     }
   }
   return { dataset: manifest.dataset.sha256, problems, tree };

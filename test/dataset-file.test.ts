@@ -38,7 +38,9 @@ describe('appendCities keeps the dataset and its backup whole', () => {
     await writeFile(join(root, `.left.json.bak-${DEAD_PID}`), '[');
     await writeFile(join(root, `.left.json.tmp-${process.ppid}`), '[');
     await appendCities(file, [makeCity(2)]);
-    expect((await readdir(root)).filter((n) => n.startsWith('.left.json.'))).toEqual([`.left.json.tmp-${process.ppid}`]);
+    expect((await readdir(root)).filter((n) => n.startsWith('.left.json.'))).toEqual([
+      `.left.json.tmp-${process.ppid}`,
+    ]);
   });
 });
 
@@ -68,7 +70,9 @@ describe('a staged dataset replaces the file only if the reader reads it back, a
       if (ext === 'json') await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
       else await appendCitiesToNewCsv(file);
       const before = await readFile(file);
-      await expect(stageAppend(file, [city])).rejects.toThrow(/cannot be stored in the dataset as it is .*; nothing was written/);
+      await expect(stageAppend(file, [city])).rejects.toThrow(
+        /cannot be stored in the dataset as it is .*; nothing was written/,
+      );
       expect((await readFile(file)).equals(before)).toBe(true);
       expect((await readdir(root)).filter((n) => n.startsWith(`.${basename(file)}.`))).toEqual([]);
     }
@@ -83,7 +87,7 @@ describe('a staged dataset replaces the file only if the reader reads it back, a
     expect((await readdir(root)).filter((n) => n.startsWith('.changed.json.') || n === 'changed.json.bak')).toEqual([]);
   });
 
-  it('the new file keeps the old one\'s permissions', async () => {
+  it("the new file keeps the old one's permissions", async () => {
     const file = await jsonDataset('mode.json');
     await chmod(file, 0o640);
     await appendCities(file, [makeCity(2)]);
@@ -109,7 +113,11 @@ describe('CityWriter: a creation is in the file and published, or nowhere', () =
       },
     });
     const refused = await writer.create(city('New')).catch((e: unknown) => e);
-    expect(refused).toMatchObject({ status: 503, retryAfter: 1, detail: 'The data changed while the city was being added; nothing was written. Try again.' });
+    expect(refused).toMatchObject({
+      status: 503,
+      retryAfter: 1,
+      detail: 'The data changed while the city was being added; nothing was written. Try again.',
+    });
     expect(published).toEqual(['the staged dataset', 'the file']);
     expect((await readDataset(file)).toCities().map((c) => c.id)).toEqual([9]);
     expect(await writer.create(city('Then'))).toMatchObject({ id: 10, name_en: 'Then' });
@@ -120,7 +128,12 @@ describe('CityWriter: a creation is in the file and published, or nowhere', () =
     await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
     const before = await readFile(file);
     let fail = true;
-    const writer = new CityWriter(file, { lockWait: 1000, publish: async () => { if (fail) throw new Error('ENOSPC: no space left on device'); } });
+    const writer = new CityWriter(file, {
+      lockWait: 1000,
+      publish: async () => {
+        if (fail) throw new Error('ENOSPC: no space left on device');
+      },
+    });
     await expect(writer.create(city('Lost'))).rejects.toThrow(/ENOSPC/);
     expect((await readFile(file)).equals(before)).toBe(true);
     expect((await readdir(root)).filter((n) => n.includes('unpublished.json') && n !== 'unpublished.json')).toEqual([]);

@@ -18,8 +18,14 @@ import { tempDir } from './helpers.js';
 
 const HUGE = 200 * 1024 * 1024;
 const HEADER = CITY_FIELDS.join(',');
-const ROW = (id: string) => [id, ...Array(16).fill('Name'), '1.5', '2.5', 'false', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z'].join(',');
-const RECORD = (extra: string) => `{"id":1,${CITY_FIELDS.slice(1, 17).map((f) => `"${f}":"N"`).join(',')},"longitude":1,"latitude":2,"top":false,"created_at":"2024-01-01T00:00:00Z","updated_at":"2024-01-01T00:00:00Z"${extra}}`;
+const ROW = (id: string) =>
+  [id, ...Array(16).fill('Name'), '1.5', '2.5', 'false', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z'].join(',');
+const RECORD = (extra: string) =>
+  `{"id":1,${CITY_FIELDS.slice(1, 17)
+    .map((f) => `"${f}":"N"`)
+    .join(
+      ',',
+    )},"longitude":1,"latitude":2,"top":false,"created_at":"2024-01-01T00:00:00Z","updated_at":"2024-01-01T00:00:00Z"${extra}}`;
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -28,7 +34,7 @@ let cleanup: () => Promise<void>;
 async function writeLarge(name: string, head: string, fill: string, size: number, tail: string): Promise<string> {
   const file = join(dir, name);
   const out = createWriteStream(file);
-  const block = Buffer.from(fill.repeat(1024 * 1024 / fill.length));
+  const block = Buffer.from(fill.repeat((1024 * 1024) / fill.length));
   out.write(head);
   for (let written = 0; written < size; written += block.length) if (!out.write(block)) await once(out, 'drain');
   out.end(tail);
@@ -57,23 +63,58 @@ beforeAll(async () => {
 afterAll(() => cleanup());
 
 const CASES: [string, string, RegExp][] = [
-  ['a 200 MB line: the record stops the reading', 'one-line.csv', /one-line\.csv:2: the record starting here runs past 1048576 bytes without ending/],
+  [
+    'a 200 MB line: the record stops the reading',
+    'one-line.csv',
+    /one-line\.csv:2: the record starting here runs past 1048576 bytes without ending/,
+  ],
   ['a 200 MB JSON record', 'one-record.json', /one-record\.json:1: record 0: is longer than 1048576 bytes/],
   ['200 MB of NUL bytes as CSV', 'zeros.csv', /zeros\.csv:1: the record starting here runs past 1048576 bytes/],
-  ['200 MB of NUL bytes as JSON', 'zeros.json', /zeros\.json:1: is not valid JSON: unexpected byte 0x00 where the array should begin/],
-  ['a link to /dev/zero', 'dev-zero.csv', /^cannot read dataset .*dev-zero\.csv: it is a device; give the path of a regular \.csv or \.json file$/],
+  [
+    '200 MB of NUL bytes as JSON',
+    'zeros.json',
+    /zeros\.json:1: is not valid JSON: unexpected byte 0x00 where the array should begin/,
+  ],
+  [
+    'a link to /dev/zero',
+    'dev-zero.csv',
+    /^cannot read dataset .*dev-zero\.csv: it is a device; give the path of a regular \.csv or \.json file$/,
+  ],
   ['a named pipe', 'pipe.csv', /^cannot read dataset .*pipe\.csv: it is a pipe \(FIFO\)/],
   ['a directory', 'folder.json', /^cannot read dataset .*folder\.json: it is a directory/],
-  ['a syntax error after 64 MB of JSON is located without reading the file again', 'late-syntax-error.json', /late-syntax-error\.json:1: is not valid JSON: Expected double-quoted property name/],
-  ['a 500 KB column name', 'long-header.csv', /long-header\.csv:1: header: unknown column "c{60,}\.\.\. \(expected id,/],
-  ['a quote inside a 500 KB field', 'bad-quote.csv', /bad-quote\.csv:2: CSV syntax error in the record starting here: Invalid Opening Quote: .*value is "a{60,}\.\.\.$/],
-  ['a 500 KB key', 'long-key.json', /long-key\.json:1: record 0 \(id 1\): field k{60,}\.\.\., value 1: is not a city field/],
-  ['a 500 KB id', 'long-id.json', /long-id\.json:1: record 0 \(id "9{60,}\.\.\.\): field id, value "9{60,}\.\.\.: must be an integer/],
+  [
+    'a syntax error after 64 MB of JSON is located without reading the file again',
+    'late-syntax-error.json',
+    /late-syntax-error\.json:1: is not valid JSON: Expected double-quoted property name/,
+  ],
+  [
+    'a 500 KB column name',
+    'long-header.csv',
+    /long-header\.csv:1: header: unknown column "c{60,}\.\.\. \(expected id,/,
+  ],
+  [
+    'a quote inside a 500 KB field',
+    'bad-quote.csv',
+    /bad-quote\.csv:2: CSV syntax error in the record starting here: Invalid Opening Quote: .*value is "a{60,}\.\.\.$/,
+  ],
+  [
+    'a 500 KB key',
+    'long-key.json',
+    /long-key\.json:1: record 0 \(id 1\): field k{60,}\.\.\., value 1: is not a city field/,
+  ],
+  [
+    'a 500 KB id',
+    'long-id.json',
+    /long-id\.json:1: record 0 \(id "9{60,}\.\.\.\): field id, value "9{60,}\.\.\.: must be an integer/,
+  ],
 ];
 
 describe('#17 a dataset is read within bounds, and refused in a few short lines', () => {
   it.each(CASES)('%s', async (_, name, expected) => {
-    const error = await readDataset(join(dir, name)).then(() => null, (e: unknown) => e);
+    const error = await readDataset(join(dir, name)).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(CitiesApiError);
     const message = (error as CitiesApiError).message;
     expect(message).toMatch(expected);
@@ -104,7 +145,9 @@ describe('#17 settings and config values are quoted short in messages', () => {
     await writeFile(join(project, CONFIG_FILE), JSON.stringify({ [long]: 1 }));
     await expect(loadConfig(project)).rejects.toThrow(/unknown setting "x{70,}\.\.\." \(known: [^)]*\)$/);
     await writeFile(join(project, CONFIG_FILE), JSON.stringify({ baseUrl: [long] }));
-    await expect(loadConfig(project)).rejects.toThrow(/setting "baseUrl" has the wrong type \(\["x{70,}\.\.\.\), expected a string$/);
+    await expect(loadConfig(project)).rejects.toThrow(
+      /setting "baseUrl" has the wrong type \(\["x{70,}\.\.\.\), expected a string$/,
+    );
   });
 });
 

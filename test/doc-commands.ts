@@ -5,11 +5,24 @@ import { ROOT } from './package-helpers.js';
 
 // The commands the README and docs/ show a user, as the package test runs them.
 
-export interface DocCommand { doc: string; command: string }
+export interface DocCommand {
+  doc: string;
+  command: string;
+}
 
 /** Every `npx cities-api` command the shipped docs show, in order: shell blocks and netlify.toml's build command. */
-export async function documentedCommands(): Promise<{ commands: DocCommand[]; synopses: DocCommand[]; stray: DocCommand[] }> {
-  const paths = ['README.md', ...(await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+export async function documentedCommands(): Promise<{
+  commands: DocCommand[];
+  synopses: DocCommand[];
+  stray: DocCommand[];
+}> {
+  const paths = [
+    'README.md',
+    ...(await readdir(join(ROOT, 'docs')))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
   const commands: DocCommand[] = [];
   const synopses: DocCommand[] = [];
   const stray: DocCommand[] = [];
@@ -33,6 +46,7 @@ export async function documentedCommands(): Promise<{ commands: DocCommand[]; sy
 /** A documented command as it runs in a sandbox: system paths moved into it, servers on a free port. */
 export function sandboxed(command: string, root: string): string {
   let c = command.replace(/(^|[\s=>"'])\/(srv|etc)\//g, `$1${root}/$2/`);
-  if (/^npx cities-api serve\b/.test(c)) c = /--port \d+/.test(c) ? c.replace(/--port \d+/, '--port 0') : `${c} --port 0`;
+  if (/^npx cities-api serve\b/.test(c))
+    c = /--port \d+/.test(c) ? c.replace(/--port \d+/, '--port 0') : `${c} --port 0`;
   return c;
 }

@@ -23,11 +23,16 @@ describe('the documentation ships in the package', () => {
 });
 
 const relativeLinks = docs.flatMap(({ path, text }) =>
-  links(text).filter((l) => !/^[a-z][\w+.-]*:/i.test(l.target)).map((l) => ({ name: `${path}:${l.line} → ${l.target}`, path, target: l.target })));
+  links(text)
+    .filter((l) => !/^[a-z][\w+.-]*:/i.test(l.target))
+    .map((l) => ({ name: `${path}:${l.line} → ${l.target}`, path, target: l.target })),
+);
 
 describe('every relative link resolves to a file that ships', () => {
   it('finds the links (README.md links to docs/)', () => {
-    expect(relativeLinks.filter((l) => l.path === 'README.md' && l.target.startsWith('docs/')).length).toBeGreaterThan(3);
+    expect(relativeLinks.filter((l) => l.path === 'README.md' && l.target.startsWith('docs/')).length).toBeGreaterThan(
+      3,
+    );
   });
 
   it.each(relativeLinks)('$name', async ({ path, target }) => {
@@ -45,7 +50,12 @@ describe('every relative link resolves to a file that ships', () => {
 });
 
 const urls = docs.flatMap(({ path, text }) =>
-  text.split('\n').flatMap((line, i) => [...line.matchAll(/\bhttps?:\/\/[^\s)`'"<>\]|]+/g)].map((m) => ({ name: `${path}:${i + 1} ${m[0]}`, url: m[0] }))));
+  text
+    .split('\n')
+    .flatMap((line, i) =>
+      [...line.matchAll(/\bhttps?:\/\/[^\s)`'"<>\]|]+/g)].map((m) => ({ name: `${path}:${i + 1} ${m[0]}`, url: m[0] })),
+    ),
+);
 
 describe('absolute URLs, in prose and in code, name only example hosts', () => {
   it('finds the URLs', () => expect(urls.length).toBeGreaterThan(10));
@@ -67,24 +77,34 @@ const CLONE_ONLY = [
 ] as const;
 
 /** What users read: docs/*.md whole, and the README up to its contributors' part. */
-const userText = docs.filter(({ path }) => path !== 'data/README.md').map(({ path, text }) => ({
-  path, text: path === 'README.md' ? text.slice(0, text.indexOf('\n## Contributing')) : text,
-}));
+const userText = docs
+  .filter(({ path }) => path !== 'data/README.md')
+  .map(({ path, text }) => ({
+    path,
+    text: path === 'README.md' ? text.slice(0, text.indexOf('\n## Contributing')) : text,
+  }));
 
 describe('the user documentation shows nothing that only a clone of the repository has', () => {
-  it('the README has a contributors\' part after the users\' one', () => {
+  it("the README has a contributors' part after the users' one", () => {
     expect(docs.find((d) => d.path === 'README.md')!.text.indexOf('\n## Contributing')).toBeGreaterThan(1000);
   });
 
-  const cases = userText.flatMap(({ path, text }) => CLONE_ONLY.map(([what, pattern]) => ({ name: `${path}: no ${what}`, path, text, what, pattern })));
+  const cases = userText.flatMap(({ path, text }) =>
+    CLONE_ONLY.map(([what, pattern]) => ({ name: `${path}: no ${what}`, path, text, what, pattern })),
+  );
   it.each(cases)('$name', ({ path, text, pattern }) => {
     const allowed = path === 'README.md' ? /clone of this repository/ : /$^/;
-    const offending = text.split('\n').map((line, i) => `${i + 1}: ${line}`).filter((line) => pattern.test(line) && !allowed.test(line));
+    const offending = text
+      .split('\n')
+      .map((line, i) => `${i + 1}: ${line}`)
+      .filter((line) => pattern.test(line) && !allowed.test(line));
     expect(offending).toEqual([]);
   });
 
-  it.each(userText)('$path: commands in code blocks are the package\'s (npx cities-api), not a clone\'s', ({ text }) => {
-    const commands = splitCode(text).blocks.flatMap((b) => b.text.split('\n')).filter((line) => /cities-api(\.js)?\s/.test(line));
+  it.each(userText)("$path: commands in code blocks are the package's (npx cities-api), not a clone's", ({ text }) => {
+    const commands = splitCode(text)
+      .blocks.flatMap((b) => b.text.split('\n'))
+      .filter((line) => /cities-api(\.js)?\s/.test(line));
     expect(commands.filter((line) => /node\s+\S*bin\/cities-api|npm run build/.test(line))).toEqual([]);
   });
 });

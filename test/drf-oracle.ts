@@ -26,22 +26,39 @@ export interface ReferenceRequest {
 export function drfMissing(): string | null {
   const probe = spawnSync(PYTHON, ['-c', 'import django, rest_framework'], { encoding: 'utf8' });
   if (probe.error) return `${PYTHON} cannot run (${probe.error.message})`;
-  return probe.status === 0 ? null : `${PYTHON} cannot import Django and DRF (${probe.stderr.trim().split('\n').at(-1)})`;
+  return probe.status === 0
+    ? null
+    : `${PYTHON} cannot import Django and DRF (${probe.stderr.trim().split('\n').at(-1)})`;
 }
 
 export class DrfReference {
-  private readonly child = spawn(PYTHON, [MAIN], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PYTHONIOENCODING: 'utf-8', PYTHONDONTWRITEBYTECODE: '1' } });
+  private readonly child = spawn(PYTHON, [MAIN], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, PYTHONIOENCODING: 'utf-8', PYTHONDONTWRITEBYTECODE: '1' },
+  });
   private readonly lines = createInterface({ input: this.child.stdout! })[Symbol.asyncIterator]();
   private stderr = '';
 
   constructor() {
-    this.child.stderr!.on('data', (chunk: Buffer) => void (this.stderr = (this.stderr + chunk.toString()).slice(-4000)));
+    this.child.stderr!.on(
+      'data',
+      (chunk: Buffer) => void (this.stderr = (this.stderr + chunk.toString()).slice(-4000)),
+    );
     this.child.stdin!.on('error', () => {}); // a dead process is reported by the next read
   }
 
   /** The reference's answers to `requests` with `cities` as its database (coordinates as decimal text). */
-  async answer(cities: readonly City[], coordinates: readonly (readonly [string, string] | null)[], baseUrl: string, requests: readonly ReferenceRequest[]): Promise<RecordedAnswer[]> {
-    const records = cities.map((c, i) => ({ ...c, longitude: coordinates[i]?.[0] ?? null, latitude: coordinates[i]?.[1] ?? null }));
+  async answer(
+    cities: readonly City[],
+    coordinates: readonly (readonly [string, string] | null)[],
+    baseUrl: string,
+    requests: readonly ReferenceRequest[],
+  ): Promise<RecordedAnswer[]> {
+    const records = cities.map((c, i) => ({
+      ...c,
+      longitude: coordinates[i]?.[0] ?? null,
+      latitude: coordinates[i]?.[1] ?? null,
+    }));
     this.child.stdin!.write(`${JSON.stringify({ cities: records, baseUrl, requests })}\n`);
     const answers: RecordedAnswer[] = [];
     for (;;) {

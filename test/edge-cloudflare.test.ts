@@ -20,35 +20,51 @@ afterAll(() => cleanup());
 
 const totals = { passed: 0, failed: 0, pages: 0 };
 
-describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through the generated Worker on workerd', ({ name, baseUrl, prefix }) => {
-  it('every kit answer matches, every page equals its file, covered pages come from the assets', async () => {
-    const { site, project } = await kitEdgeProject(root, name, baseUrl, 'cloudflare');
-    const worker = await startWorker(join(project.out, 'wrangler.jsonc'));
-    try {
-      await expectWholeKit(worker.url, name, prefix, totals);
-      const pages = await expectPagesAsFiles(worker.url, site, baseUrl, totals);
-      // A covered query is read from the assets binding, not computed: a page file changed after
-      // the deploy's files were read is what the Worker sends (assets are read when asked, in dev).
-      const { file, target } = pages.find((p) => p.target.endsWith('/cities/'))!;
-      await writeFile(join(site, file), '{"changed":true}');
-      expect(await (await fetch(new URL(target, worker.url))).text()).toBe('{"changed":true}');
-    } finally {
-      await worker.stop();
-    }
-  }, 600_000);
-});
+describe.skipIf(!available).each(KIT_DATASETS)(
+  'kit dataset $name through the generated Worker on workerd',
+  ({ name, baseUrl, prefix }) => {
+    it('every kit answer matches, every page equals its file, covered pages come from the assets', async () => {
+      const { site, project } = await kitEdgeProject(root, name, baseUrl, 'cloudflare');
+      const worker = await startWorker(join(project.out, 'wrangler.jsonc'));
+      try {
+        await expectWholeKit(worker.url, name, prefix, totals);
+        const pages = await expectPagesAsFiles(worker.url, site, baseUrl, totals);
+        // A covered query is read from the assets binding, not computed: a page file changed after
+        // the deploy's files were read is what the Worker sends (assets are read when asked, in dev).
+        const { file, target } = pages.find((p) => p.target.endsWith('/cities/'))!;
+        await writeFile(join(site, file), '{"changed":true}');
+        expect(await (await fetch(new URL(target, worker.url))).text()).toBe('{"changed":true}');
+      } finally {
+        await worker.stop();
+      }
+    }, 600_000);
+  },
+);
 
 describe.skipIf(!available)('the generated Cloudflare project', () => {
-  it('wrangler.jsonc: the site as assets, the Worker first for the endpoint; .assetsignore keeps the site\'s own files off the CDN', async () => {
-    const { site, project } = await kitEdgeProject(root, 'prefixed30', 'https://cities.example.org/api/v1', 'cloudflare');
-    const config = JSON.parse((await readFile(join(project.out, 'wrangler.jsonc'), 'utf8')).replace(/^\/\/.*\n/, '')) as { assets: unknown; main: string };
-    expect(config.assets).toEqual({ directory: '../site', binding: 'ASSETS', run_worker_first: ['/api/v1/cities', '/api/v1/cities/*'] });
-    expect((await readFile(join(site, '.assetsignore'), 'utf8')).split('\n')).toEqual(expect.arrayContaining(['_cities-api/*', '!_cities-api/edge/', '_redirects', '_headers']));
+  it("wrangler.jsonc: the site as assets, the Worker first for the endpoint; .assetsignore keeps the site's own files off the CDN", async () => {
+    const { site, project } = await kitEdgeProject(
+      root,
+      'prefixed30',
+      'https://cities.example.org/api/v1',
+      'cloudflare',
+    );
+    const config = JSON.parse(
+      (await readFile(join(project.out, 'wrangler.jsonc'), 'utf8')).replace(/^\/\/.*\n/, ''),
+    ) as { assets: unknown; main: string };
+    expect(config.assets).toEqual({
+      directory: '../site',
+      binding: 'ASSETS',
+      run_worker_first: ['/api/v1/cities', '/api/v1/cities/*'],
+    });
+    expect((await readFile(join(site, '.assetsignore'), 'utf8')).split('\n')).toEqual(
+      expect.arrayContaining(['_cities-api/*', '!_cities-api/edge/', '_redirects', '_headers']),
+    );
     expect(project.deploy).toBe('npx wrangler deploy');
     expect(await readFile(join(project.out, 'cities-site.js'), 'utf8')).not.toContain('"id"'); // settings only: no city
   });
 
-  it('through wrangler: the edge files are assets (the Worker reads them), the site\'s other files are not published', async () => {
+  it("through wrangler: the edge files are assets (the Worker reads them), the site's other files are not published", async () => {
     const { project } = await kitEdgeProject(root, 'cities11', 'http://api.example.com', 'cloudflare', 'published');
     const worker = await startWorker(join(project.out, 'wrangler.jsonc'));
     try {
@@ -67,5 +83,8 @@ describe.skipIf(!available)('the generated Cloudflare project', () => {
 });
 
 afterAll(() => {
-  if (available) console.log(`conformance through the Cloudflare Worker (workerd): ${totals.passed} of ${totals.passed + totals.failed} answers match; ${totals.pages} page files byte-identical`);
+  if (available)
+    console.log(
+      `conformance through the Cloudflare Worker (workerd): ${totals.passed} of ${totals.passed + totals.failed} answers match; ${totals.pages} page files byte-identical`,
+    );
 });

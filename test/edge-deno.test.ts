@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
 import { DENO, denoServe, expectPagesAsFiles, kitEdgeProject } from './edge-helpers.js';
@@ -31,5 +30,8 @@ describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through deno s
 });
 
 afterAll(() => {
-  if (available) console.log(`conformance through deno serve: ${totals.passed} of ${totals.passed + totals.failed} answers match; ${totals.pages} page files byte-identical`);
+  if (available)
+    console.log(
+      `conformance through deno serve: ${totals.passed} of ${totals.passed + totals.failed} answers match; ${totals.pages} page files byte-identical`,
+    );
 });

@@ -18,9 +18,23 @@ import { edgeFiles } from '../src/site/edge-files.js';
 // The edge runtime tests' shared steps: a kit dataset's site built as the serve kit test builds it,
 // its edge project written by `cities-api edge`'s own function, and every page file with its query.
 
-export async function kitEdgeProject(root: string, name: string, baseUrl: string, platform: Platform, dir = name, out = join(root, dir, platform)): Promise<{ site: string; project: EdgeProject }> {
+export async function kitEdgeProject(
+  root: string,
+  name: string,
+  baseUrl: string,
+  platform: Platform,
+  dir = name,
+  out = join(root, dir, platform),
+): Promise<{ site: string; project: EdgeProject }> {
   const site = join(root, dir, 'site');
-  await build({ data: join(KIT, `${name}.csv`), out: site, baseUrl, collation: 'codepoint', pageSizes: DEFAULT_PAGE_SIZES, compress: false });
+  await build({
+    data: join(KIT, `${name}.csv`),
+    out: site,
+    baseUrl,
+    collation: 'codepoint',
+    pageSizes: DEFAULT_PAGE_SIZES,
+    compress: false,
+  });
   return { site, project: await writeEdgeProject(platform, site, out) };
 }
 
@@ -38,7 +52,13 @@ export async function pageTargets(site: string, mount: string): Promise<{ file: 
 }
 
 /** Fetches every page's target from `url` (a few at a time) and lists those whose bytes differ from the file. */
-export async function pagesDiffering(url: string, site: string, pages: readonly { file: string; target: string }[], fetchPage: (target: string) => Promise<Uint8Array> = async (t) => new Uint8Array(await (await fetch(new URL(t, url))).arrayBuffer())): Promise<string[]> {
+export async function pagesDiffering(
+  url: string,
+  site: string,
+  pages: readonly { file: string; target: string }[],
+  fetchPage: (target: string) => Promise<Uint8Array> = async (t) =>
+    new Uint8Array(await (await fetch(new URL(t, url))).arrayBuffer()),
+): Promise<string[]> {
   const differing: string[] = [];
   let next = 0;
   const worker = async () => {
@@ -53,7 +73,12 @@ export async function pagesDiffering(url: string, site: string, pages: readonly 
 }
 
 /** Asks `url` for every page of `site` (built for `baseUrl`), counts them in `totals`, and expects each to equal its file byte for byte. */
-export async function expectPagesAsFiles(url: string, site: string, baseUrl: string, totals: { pages: number }): Promise<{ file: string; target: string }[]> {
+export async function expectPagesAsFiles(
+  url: string,
+  site: string,
+  baseUrl: string,
+  totals: { pages: number },
+): Promise<{ file: string; target: string }[]> {
   const pages = await pageTargets(site, mountOf(baseUrl));
   totals.pages += pages.length;
   expect(await pagesDiffering(url, site, pages)).toEqual([]);
@@ -78,8 +103,13 @@ type Worker = { url: Promise<URL>; ready: Promise<void>; dispose(): Promise<void
 /** wrangler's dev server (workerd, through miniflare) started from a generated wrangler.jsonc, on a free port. */
 export async function startWorker(config: string): Promise<{ url: string; stop: () => Promise<void> }> {
   process.env.WRANGLER_SEND_METRICS = 'false';
-  const { unstable_startWorker } = (await import('wrangler')) as unknown as { unstable_startWorker(options: object): Promise<Worker> };
-  const worker = await unstable_startWorker({ config, dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' } });
+  const { unstable_startWorker } = (await import('wrangler')) as unknown as {
+    unstable_startWorker(options: object): Promise<Worker>;
+  };
+  const worker = await unstable_startWorker({
+    config,
+    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' },
+  });
   await worker.ready;
   return { url: (await worker.url).origin, stop: () => worker.dispose() };
 }
@@ -89,23 +119,34 @@ export const DENO = join(import.meta.dirname, '..', 'node_modules', '.bin', 'den
 /** The project's deploy command (`deno serve --allow-read=SITE main.js`) run in `dir` on a free port: its URL once it listens. */
 export async function denoServe(dir: string, deploy: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const [, serve, ...args] = deploy.split(' ');
-  const child = spawn(DENO, [serve!, '--host', '127.0.0.1', '--port', '0', ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(DENO, [serve!, '--host', '127.0.0.1', '--port', '0', ...args], {
+    cwd: dir,
+    env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`deno serve did not start:\n${output}`)), 60_000);
     const read = (d: Buffer) => {
       output += d;
       const m = /Listening on (http:\/\/[^\s/]+)/.exec(output);
-      if (m) { clearTimeout(timer); resolve(m[1]!); }
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
     };
     child.stdout.on('data', read);
     child.stderr.on('data', read);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`deno serve exited with ${code}:\n${output}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`deno serve exited with ${code}:\n${output}`));
+    });
   });
-  const stop = () => new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
   return { url, stop };
 }

@@ -65,70 +65,118 @@ async function functionUrl(handler: Handler): Promise<{ url: string; server: Ser
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, get events() { return state.events; } };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    server,
+    get events() {
+      return state.events;
+    },
+  };
 }
 
 /** function.zip as AWS unpacks it (by Python's zipfile, checked): its directory. */
 async function unpack(out: string): Promise<string> {
   const unpacked = join(out, 'unpacked');
-  await promisify(execFile)(PYTHON, ['-c', 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; z.extractall(sys.argv[2])', join(out, 'function.zip'), unpacked]);
+  await promisify(execFile)(PYTHON, [
+    '-c',
+    'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; z.extractall(sys.argv[2])',
+    join(out, 'function.zip'),
+    unpacked,
+  ]);
   return unpacked;
 }
 
-const handlerOf = async (dir: string) => (await import(pathToFileURL(join(dir, 'index.mjs')).href)) as { handler: Handler };
+const handlerOf = async (dir: string) =>
+  (await import(pathToFileURL(join(dir, 'index.mjs')).href)) as { handler: Handler };
 
 const totals = { passed: 0, failed: 0, events: 0 };
 
-describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through the Lambda handler', ({ name, baseUrl, prefix }) => {
-  it('every kit answer matches, driven by payload-2.0 events', async () => {
-    const { project, site } = await kitEdgeProject(root, name, baseUrl, 'lambda');
-    const unpacked = await unpack(project.out);
-    for (const file of ['cities-api-edge.js', 'cities-site.js', 'index.mjs']) expect(await readFile(join(unpacked, file)), file).toEqual(await readFile(join(project.out, file)));
-    // The site's edge files ride in the zip at their site paths (the function reads them there), and nothing else of the site.
-    const edge = (await readdir(join(site, ROUTES.edge.dir), { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => relative(site, join(e.parentPath, e.name)));
-    for (const file of edge) expect(await readFile(join(unpacked, file)), file).toEqual(await readFile(join(site, file)));
-    expect((await readdir(join(unpacked, ROUTES.file.meta))).sort()).toEqual(['edge']);
-    const { handler } = await handlerOf(unpacked);
-    const front = await functionUrl(handler);
-    try {
-      await expectWholeKit(front.url, name, prefix, totals);
-      totals.events += front.events;
-    } finally {
-      front.server.close();
-    }
-  }, 120_000);
-});
+describe.skipIf(!available).each(KIT_DATASETS)(
+  'kit dataset $name through the Lambda handler',
+  ({ name, baseUrl, prefix }) => {
+    it('every kit answer matches, driven by payload-2.0 events', async () => {
+      const { project, site } = await kitEdgeProject(root, name, baseUrl, 'lambda');
+      const unpacked = await unpack(project.out);
+      for (const file of ['cities-api-edge.js', 'cities-site.js', 'index.mjs'])
+        expect(await readFile(join(unpacked, file)), file).toEqual(await readFile(join(project.out, file)));
+      // The site's edge files ride in the zip at their site paths (the function reads them there), and nothing else of the site.
+      const edge = (await readdir(join(site, ROUTES.edge.dir), { recursive: true, withFileTypes: true }))
+        .filter((e) => e.isFile())
+        .map((e) => relative(site, join(e.parentPath, e.name)));
+      for (const file of edge)
+        expect(await readFile(join(unpacked, file)), file).toEqual(await readFile(join(site, file)));
+      expect((await readdir(join(unpacked, ROUTES.file.meta))).sort()).toEqual(['edge']);
+      const { handler } = await handlerOf(unpacked);
+      const front = await functionUrl(handler);
+      try {
+        await expectWholeKit(front.url, name, prefix, totals);
+        totals.events += front.events;
+      } finally {
+        front.server.close();
+      }
+    }, 120_000);
+  },
+);
 
 describe('the Lambda result', () => {
   it.each([
     ['a page: base64 of the exact bytes, the API headers', 'GET', '/cities/?page_size=3', 200],
     ['HEAD: the length of the GET, an empty body', 'HEAD', '/cities/', 200],
     ['POST: the read-only 403', 'POST', '/cities/', 403],
-    ['a page file\'s path, as CloudFront\'s failover from S3 asks it', 'GET', '/cities/name_en/default/2.json', 200],
+    ["a page file's path, as CloudFront's failover from S3 asks it", 'GET', '/cities/name_en/default/2.json', 200],
   ])('%s', async (_, method, target, status) => {
     const { project } = await kitEdgeProject(root, 'cities11', 'http://api.example.com', 'lambda', `result-${method}`);
     const { handler } = await handlerOf(await unpack(project.out));
     const [rawPath, rawQueryString = ''] = target.split('?') as [string, string?];
-    const result = await handler({ rawPath, rawQueryString, headers: { 'content-type': 'application/json' }, requestContext: { http: { method } }, ...(method === 'POST' ? { body: 'e30=', isBase64Encoded: true } : {}) });
-    expect(result).toMatchObject({ statusCode: status, isBase64Encoded: true, headers: { 'content-type': 'application/json', vary: 'Accept' } });
+    const result = await handler({
+      rawPath,
+      rawQueryString,
+      headers: { 'content-type': 'application/json' },
+      requestContext: { http: { method } },
+      ...(method === 'POST' ? { body: 'e30=', isBase64Encoded: true } : {}),
+    });
+    expect(result).toMatchObject({
+      statusCode: status,
+      isBase64Encoded: true,
+      headers: { 'content-type': 'application/json', vary: 'Accept' },
+    });
     const bytes = Buffer.from(result.body, 'base64');
     expect(bytes.length).toBe(method === 'HEAD' ? 0 : Number(result.headers['content-length']));
   });
 });
 
-describe('answers over Lambda\'s 6 MB response limit', () => {
-  const event = (size: number) => ({ rawPath: '/cities/', rawQueryString: `page_size=${size}`, requestContext: { http: { method: 'GET' } } });
-  const detailOf = (result: LambdaResult) => [result.statusCode, JSON.parse(Buffer.from(result.body, 'base64').toString()) as unknown];
+describe("answers over Lambda's 6 MB response limit", () => {
+  const event = (size: number) => ({
+    rawPath: '/cities/',
+    rawQueryString: `page_size=${size}`,
+    requestContext: { http: { method: 'GET' } },
+  });
+  const detailOf = (result: LambdaResult) => [
+    result.statusCode,
+    JSON.parse(Buffer.from(result.body, 'base64').toString()) as unknown,
+  ];
   const handlerFor = (cities: readonly City[]) => {
     const { read } = memoryEdgeSite(new CityIndex(CityTable.fromCities(cities), 'codepoint'));
     return lambdaHandler({ settings: testSpec({ count: cities.length }) }, read);
   };
 
   it.each([
-    ['a page of more cities than the cap: a clear 500 before any chunk is read', 9000, 5001, /^a page of 5001 cities is more than the 5000 an edge function answers; ask for a smaller page_size$/],
-    ['a page under the cap whose bytes are over the limit (cities of unusual size): a clear 500, not Lambda\'s wordless 502', 5000, 5000, /^This answer \(\d+ bytes\) exceeds AWS Lambda's 6 MB response limit: ask for a smaller page_size\.$/],
+    [
+      'a page of more cities than the cap: a clear 500 before any chunk is read',
+      9000,
+      5001,
+      /^a page of 5001 cities is more than the 5000 an edge function answers; ask for a smaller page_size$/,
+    ],
+    [
+      "a page under the cap whose bytes are over the limit (cities of unusual size): a clear 500, not Lambda's wordless 502",
+      5000,
+      5000,
+      /^This answer \(\d+ bytes\) exceeds AWS Lambda's 6 MB response limit: ask for a smaller page_size\.$/,
+    ],
   ])('%s', async (_, count, size, detail) => {
-    const cities = Array.from({ length: count }, (_, i) => makeCity(i + 1, { name: `City ${'x'.repeat(size === 5000 ? 120 : 4)} ${i}` }));
+    const cities = Array.from({ length: count }, (_, i) =>
+      makeCity(i + 1, { name: `City ${'x'.repeat(size === 5000 ? 120 : 4)} ${i}` }),
+    );
     const handler = handlerFor(cities);
     expect((await handler(event(100))).statusCode).toBe(200);
     if (size === 5000) expect(Buffer.byteLength(JSON.stringify(cities))).toBeGreaterThan(LAMBDA_BODY_BYTES);
@@ -142,12 +190,20 @@ describe('answers over Lambda\'s 6 MB response limit', () => {
     files.delete(chunkPath(1));
     const handler = lambdaHandler({ settings: testSpec({ count: cities.length }) }, read);
     const deep = { ...event(100), rawQueryString: 'page_size=100&page=4' };
-    expect(detailOf(await handler(deep))).toEqual([500, { detail: `the edge file ${chunkPath(1)} could not be read (no file ${chunkPath(1)}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function` }]);
+    expect(detailOf(await handler(deep))).toEqual([
+      500,
+      {
+        detail: `the edge file ${chunkPath(1)} could not be read (no file ${chunkPath(1)}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`,
+      },
+    ]);
     files.set(chunkPath(1), chunk);
     expect((await handler(deep)).statusCode).toBe(200);
   });
 });
 
 afterAll(() => {
-  if (available) console.log(`conformance through the Lambda handler: ${totals.passed} of ${totals.passed + totals.failed} answers match (${totals.events} payload-2.0 events)`);
+  if (available)
+    console.log(
+      `conformance through the Lambda handler: ${totals.passed} of ${totals.passed + totals.failed} answers match (${totals.events} payload-2.0 events)`,
+    );
 });

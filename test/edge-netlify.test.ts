@@ -18,7 +18,8 @@ const NETLIFY_DEV = join(import.meta.dirname, '..', 'node_modules', '@netlify', 
 const available = requireTool('@netlify/dev', NETLIFY_DEV, 'npm ci (@netlify/dev is a dev dependency)');
 
 const DOCUMENTED = {
-  missingPage: "a page no file holds (page=6, page=abc, page=0): the rule names a file that does not exist, so Netlify's 404 page instead of {\"detail\": \"Invalid page.\"}",
+  missingPage:
+    'a page no file holds (page=6, page=abc, page=0): the rule names a file that does not exist, so Netlify\'s 404 page instead of {"detail": "Invalid page."}',
   extraParameter: 'an unknown extra parameter: the file of the known ones (same results; links lack it)',
   repeatedParameter: 'a repeated parameter: a file for one of its values (same results; links lack the others)',
   noTrailingSlash: 'the endpoint without its slash: answered like /cities/ where the reference redirects (301)',
@@ -41,7 +42,17 @@ interface Dev {
 async function netlifyDev(projectRoot: string) {
   const { NetlifyDev } = (await import('@netlify/dev')) as unknown as { NetlifyDev: new (options: object) => Dev };
   const off = { enabled: false };
-  const dev = new NetlifyDev({ projectRoot, serverAddress: 'http://127.0.0.1:9', blobs: off, database: off, images: off, aiGateway: off, geolocation: off, edgeFunctions: off, environmentVariables: off });
+  const dev = new NetlifyDev({
+    projectRoot,
+    serverAddress: 'http://127.0.0.1:9',
+    blobs: off,
+    database: off,
+    images: off,
+    aiGateway: off,
+    geolocation: off,
+    edgeFunctions: off,
+    environmentVariables: off,
+  });
   await dev.start();
   const answeredBy = new Map<string, number>();
   let url = '';
@@ -50,9 +61,17 @@ async function netlifyDev(projectRoot: string) {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-      const headers = Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]]));
+      const headers = Object.entries(req.headers).flatMap(([k, v]) =>
+        v === undefined ? [] : [[k, String(v)] as [string, string]],
+      );
       // The request's origin is the server's own, as Netlify's is the site's: the function reads the edge files from it.
-      const found = await dev.handleAndIntrospect(new Request(`${url}${req.url}`, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }));
+      const found = await dev.handleAndIntrospect(
+        new Request(`${url}${req.url}`, {
+          method: req.method,
+          headers,
+          body: hasBody ? Buffer.concat(chunks) : undefined,
+        }),
+      );
       const type = found?.type ?? 'none';
       answeredBy.set(type, (answeredBy.get(type) ?? 0) + 1);
       if (!found) return void res.writeHead(404, { 'content-type': 'text/html' }).end('Not Found');
@@ -62,7 +81,14 @@ async function netlifyDev(projectRoot: string) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, answeredBy, stop: async () => { server.close(); await dev.stop(); } };
+  return {
+    url,
+    answeredBy,
+    stop: async () => {
+      server.close();
+      await dev.stop();
+    },
+  };
 }
 
 /** Which documented limit explains a kit answer Netlify gets wrong, or null. */
@@ -72,7 +98,12 @@ function limitOf(want: KitAnswer, prefix: string): Limit | null {
   if (want.method === 'OPTIONS') return 'optionsFromFile';
   if (prefix + path === `${prefix}${ROUTES.endpoint.slice(0, -1)}`) return 'noTrailingSlash';
   // Invalid page is the endpoint's only 404 without `format` (HEAD answers carry no body to tell).
-  if (want.status === 404 && !names.includes(ROUTES.param.format) && (want.method === 'HEAD' || (want.json as { detail?: string } | undefined)?.detail === 'Invalid page.')) return 'missingPage';
+  if (
+    want.status === 404 &&
+    !names.includes(ROUTES.param.format) &&
+    (want.method === 'HEAD' || (want.json as { detail?: string } | undefined)?.detail === 'Invalid page.')
+  )
+    return 'missingPage';
   if (names.some((name) => !Object.values(ROUTES.param).includes(name as never))) return 'extraParameter';
   if (new Set(names).size < names.length) return 'repeatedParameter';
   return null;
@@ -80,42 +111,55 @@ function limitOf(want: KitAnswer, prefix: string): Limit | null {
 
 const totals = new Map<string, number>();
 
-describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name on Netlify (files, _redirects, the function)', ({ name, baseUrl, prefix }) => {
-  it('every answer equals serve\'s but for the documented limits; uncovered queries run the function', async () => {
-    const dir = join(root, name);
-    const { project } = await kitEdgeProject(root, name, baseUrl, 'netlify', name, dir);
-    expect(project.deploy).toBe('npx netlify deploy --prod');
-    const dev = await netlifyDev(dir);
-    try {
-      const { passed, failed, failures } = await replayKit(dev.url, name, prefix);
-      const wants = new Map((await kitAnswers(name)).map((want) => [`${want.method} ${want.target}`, want]));
-      const undocumented: string[] = [];
-      for (const failure of failures) {
-        const key = /^FAIL (\S+ \S+?):/.exec(failure)?.[1] ?? '';
-        const limit = wants.has(key) ? limitOf(wants.get(key)!, prefix) : null;
-        if (!limit) undocumented.push(failure);
-        else totals.set(limit, (totals.get(limit) ?? 0) + 1);
+describe.skipIf(!available).each(KIT_DATASETS)(
+  'kit dataset $name on Netlify (files, _redirects, the function)',
+  ({ name, baseUrl, prefix }) => {
+    it("every answer equals serve's but for the documented limits; uncovered queries run the function", async () => {
+      const dir = join(root, name);
+      const { project } = await kitEdgeProject(root, name, baseUrl, 'netlify', name, dir);
+      expect(project.deploy).toBe('npx netlify deploy --prod');
+      const dev = await netlifyDev(dir);
+      try {
+        const { passed, failed, failures } = await replayKit(dev.url, name, prefix);
+        const wants = new Map((await kitAnswers(name)).map((want) => [`${want.method} ${want.target}`, want]));
+        const undocumented: string[] = [];
+        for (const failure of failures) {
+          const key = /^FAIL (\S+ \S+?):/.exec(failure)?.[1] ?? '';
+          const limit = wants.has(key) ? limitOf(wants.get(key)!, prefix) : null;
+          if (!limit) undocumented.push(failure);
+          else totals.set(limit, (totals.get(limit) ?? 0) + 1);
+        }
+        totals.set('passed', (totals.get('passed') ?? 0) + passed);
+        totals.set('failed', (totals.get('failed') ?? 0) + failed);
+        for (const [type, n] of dev.answeredBy)
+          totals.set(`answered by ${type}`, (totals.get(`answered by ${type}`) ?? 0) + n);
+        expect(undocumented).toEqual([]);
+        expect(passed).toBeGreaterThanOrEqual(60);
+        expect(dev.answeredBy.get('function')).toBeGreaterThanOrEqual(15);
+      } finally {
+        await dev.stop();
       }
-      totals.set('passed', (totals.get('passed') ?? 0) + passed);
-      totals.set('failed', (totals.get('failed') ?? 0) + failed);
-      for (const [type, n] of dev.answeredBy) totals.set(`answered by ${type}`, (totals.get(`answered by ${type}`) ?? 0) + n);
-      expect(undocumented).toEqual([]);
-      expect(passed).toBeGreaterThanOrEqual(60);
-      expect(dev.answeredBy.get('function')).toBeGreaterThanOrEqual(15);
-    } finally {
-      await dev.stop();
-    }
-  }, 300_000);
-});
+    }, 300_000);
+  },
+);
 
 describe('the generated Netlify project', () => {
   it('needs the site inside it (Netlify publishes a directory of the project)', async () => {
-    await expect(kitEdgeProject(root, 'cities11', 'http://api.example.com', 'netlify', 'outside').then(() => 'written')).rejects.toThrow(/Netlify publishes a directory inside its project/);
+    await expect(
+      kitEdgeProject(root, 'cities11', 'http://api.example.com', 'netlify', 'outside').then(() => 'written'),
+    ).rejects.toThrow(/Netlify publishes a directory inside its project/);
   });
 
   it(`rewrites uncovered queries to the function's path (${NETLIFY_FUNCTION_PATH})`, async () => {
     const { readFile } = await import('node:fs/promises');
-    const { project, site } = await kitEdgeProject(root, 'cities11', 'http://api.example.com', 'netlify', 'rules', join(root, 'rules'));
+    const { project, site } = await kitEdgeProject(
+      root,
+      'cities11',
+      'http://api.example.com',
+      'netlify',
+      'rules',
+      join(root, 'rules'),
+    );
     expect(await readFile(join(site, '_redirects'), 'utf8')).toContain(`${NETLIFY_FUNCTION_PATH}/cities/  200!`);
     expect(await readFile(join(project.out, 'netlify.toml'), 'utf8')).toContain('publish = "./site"');
   });
@@ -124,5 +168,9 @@ describe('the generated Netlify project', () => {
 afterAll(() => {
   if (!available) return;
   const lines = [...totals].map(([k, n]) => `  ${n} ${k}`);
-  console.log(`Netlify (@netlify/dev), all kit datasets:\n${lines.join('\n')}\ndocumented limits:\n${Object.entries(DOCUMENTED).map(([k, v]) => `  ${k}: ${v}`).join('\n')}`);
+  console.log(
+    `Netlify (@netlify/dev), all kit datasets:\n${lines.join('\n')}\ndocumented limits:\n${Object.entries(DOCUMENTED)
+      .map(([k, v]) => `  ${k}: ${v}`)
+      .join('\n')}`,
+  );
 });

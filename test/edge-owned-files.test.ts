@@ -21,7 +21,10 @@ beforeAll(async () => {
   for (const platform of PLATFORMS) {
     const { site, out } = await fresh(platform);
     const project = await writeEdgeProject(platform, site, out);
-    written.set(platform, project.files.map((file) => relativeTo(out, site, file)));
+    written.set(
+      platform,
+      project.files.map((file) => relativeTo(out, site, file)),
+    );
   }
 }, 120_000);
 afterAll(() => rm(root, { recursive: true, force: true }));
@@ -30,7 +33,14 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 async function fresh(platform: Platform): Promise<{ site: string; out: string }> {
   const out = join(root, `p${n++}`);
   const site = join(out, 'dist');
-  await build({ data: join(KIT, 'cities11.csv'), out: site, baseUrl: 'http://127.0.0.1:1', collation: 'codepoint', pageSizes: DEFAULT_PAGE_SIZES, compress: false });
+  await build({
+    data: join(KIT, 'cities11.csv'),
+    out: site,
+    baseUrl: 'http://127.0.0.1:1',
+    collation: 'codepoint',
+    pageSizes: DEFAULT_PAGE_SIZES,
+    compress: false,
+  });
   return { site, out: platform === 'netlify' ? out : join(out, `edge-${platform}`) };
 }
 
@@ -40,7 +50,9 @@ function relativeTo(out: string, site: string, file: string): string {
   return path.slice(dirname(site).length + 1);
 }
 
-const cases = PLATFORMS.flatMap((platform) => ['a file of the user', 'a symbolic link to a file of the user', 'a folder'].map((kind) => [platform, kind] as const));
+const cases = PLATFORMS.flatMap((platform) =>
+  ['a file of the user', 'a symbolic link to a file of the user', 'a folder'].map((kind) => [platform, kind] as const),
+);
 
 describe.each(cases)('edge %s refuses to replace %s at any of its paths, writing nothing', (platform, kind) => {
   it('each path in turn: the thing is left as it was, and no other file is written', async () => {
@@ -56,7 +68,10 @@ describe.each(cases)('edge %s refuses to replace %s at any of its paths, writing
         await writeFile(join(root, `target-${n}`), 'mine\n');
         await symlink(join(root, `target-${n}`), path);
       }
-      await expect(writeEdgeProject(platform, site, out), file).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining(path) });
+      await expect(writeEdgeProject(platform, site, out), file).rejects.toMatchObject({
+        exitCode: 2,
+        message: expect.stringContaining(path),
+      });
       if (kind === 'a file of the user') expect(await readFile(path, 'utf8')).toBe('mine\n');
       if (kind === 'a symbolic link to a file of the user') {
         expect(await readlink(path)).toBe(join(root, `target-${n}`));
@@ -69,26 +84,59 @@ describe.each(cases)('edge %s refuses to replace %s at any of its paths, writing
 });
 
 /** Every path the platform writes, with its contents or absence, `skip` left out. */
-async function snapshot(platform: Platform, site: string, out: string, skip?: string): Promise<Record<string, string | null>> {
-  const paths = [...written.get(platform)!.map((file) => join(dirname(site), file)), join(out, OWNED_RECORD)].filter((p) => p !== skip);
-  return Object.fromEntries(await Promise.all(paths.map(async (p) => [p, await readFile(p, 'utf8').catch(() => null)] as const)));
+async function snapshot(
+  platform: Platform,
+  site: string,
+  out: string,
+  skip?: string,
+): Promise<Record<string, string | null>> {
+  const paths = [...written.get(platform)!.map((file) => join(dirname(site), file)), join(out, OWNED_RECORD)].filter(
+    (p) => p !== skip,
+  );
+  return Object.fromEntries(
+    await Promise.all(paths.map(async (p) => [p, await readFile(p, 'utf8').catch(() => null)] as const)),
+  );
 }
 
 describe.each(PLATFORMS)('edge %s replaces what it wrote', (platform) => {
   it.each<[string, (site: string, out: string) => Promise<unknown>, boolean]>([
     ['a second run over its own unchanged files', async () => {}, true],
-    ['a run after a data change (new settings, same files of ours)', async (site) => build({ data: join(KIT, 'cities11.csv'), out: site, baseUrl: 'http://127.0.0.1:2', collation: 'codepoint', pageSizes: DEFAULT_PAGE_SIZES, compress: false }), true],
+    [
+      'a run after a data change (new settings, same files of ours)',
+      async (site) =>
+        build({
+          data: join(KIT, 'cities11.csv'),
+          out: site,
+          baseUrl: 'http://127.0.0.1:2',
+          collation: 'codepoint',
+          pageSizes: DEFAULT_PAGE_SIZES,
+          compress: false,
+        }),
+      true,
+    ],
     ['files identical to what it writes, its record lost', async (_site, out) => rm(join(out, OWNED_RECORD)), true],
-    ['a file of its own the user edited since: refused', async (site) => writeFile(join(dirname(site), written.get(platform)!.at(-1)!), 'edited\n'), false],
-    ['a record that is not its own: refused', async (_site, out) => writeFile(join(out, OWNED_RECORD), '{"hello": 1}\n'), false],
-  ])('%s', async (_name, between, allowed) => {
-    const { site, out } = await fresh(platform);
-    await writeEdgeProject(platform, site, out);
-    await between(site, out);
-    const run = writeEdgeProject(platform, site, out);
-    if (allowed) await expect(run).resolves.toMatchObject({ platform });
-    else await expect(run).rejects.toMatchObject({ exitCode: 2 });
-  }, 60_000);
+    [
+      'a file of its own the user edited since: refused',
+      async (site) => writeFile(join(dirname(site), written.get(platform)!.at(-1)!), 'edited\n'),
+      false,
+    ],
+    [
+      'a record that is not its own: refused',
+      async (_site, out) => writeFile(join(out, OWNED_RECORD), '{"hello": 1}\n'),
+      false,
+    ],
+  ])(
+    '%s',
+    async (_name, between, allowed) => {
+      const { site, out } = await fresh(platform);
+      await writeEdgeProject(platform, site, out);
+      await between(site, out);
+      const run = writeEdgeProject(platform, site, out);
+      if (allowed) await expect(run).resolves.toMatchObject({ platform });
+      else await expect(run).rejects.toMatchObject({ exitCode: 2 });
+    },
+    60_000,
+  );
 });
 
 describe('a run cut short between its record and its files', () => {
@@ -101,12 +149,21 @@ describe('a run cut short between its record and its files', () => {
     await writeEdgeProject('cloudflare', site, out);
     const old = await readFile(join(out, 'cities-site.js'));
     const first = await readRecord(out);
-    await build({ data: join(KIT, 'cities11.csv'), out: site, baseUrl: 'http://127.0.0.1:3', collation: 'codepoint', pageSizes: DEFAULT_PAGE_SIZES, compress: false });
+    await build({
+      data: join(KIT, 'cities11.csv'),
+      out: site,
+      baseUrl: 'http://127.0.0.1:3',
+      collation: 'codepoint',
+      pageSizes: DEFAULT_PAGE_SIZES,
+      compress: false,
+    });
     await writeEdgeProject('cloudflare', site, out);
     const second = await readRecord(out);
     expect(second['cities-site.js']).not.toEqual(first['cities-site.js']);
     await writeFile(join(out, 'cities-site.js'), old);
-    const merged = Object.fromEntries(Object.entries(second).map(([path, hashes]) => [path, both ? [...first[path]!, ...hashes] : hashes]));
+    const merged = Object.fromEntries(
+      Object.entries(second).map(([path, hashes]) => [path, both ? [...first[path]!, ...hashes] : hashes]),
+    );
     await writeFile(join(out, OWNED_RECORD), JSON.stringify({ generator: 'cities-api edge', files: merged }));
     const run = writeEdgeProject('cloudflare', site, out);
     if (!both) return expect(run).rejects.toMatchObject({ exitCode: 2 });

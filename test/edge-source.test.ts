@@ -11,31 +11,55 @@ import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
-import { chunkPath, edgeFiles } from '../src/site/edge-files.js';
+import { chunkPath } from '../src/site/edge-files.js';
 import { EdgeSource, PageTooLarge, type EdgeSourceOptions } from '../src/site/edge-source.js';
 import { KIT, makeCity } from './helpers.js';
 import { memoryEdgeSite as siteOf } from './edge-helpers.js';
 
 const BASE = 'http://api.example.com';
-const KIT_BASES: Record<string, string> = { cities48: BASE, cities11: BASE, empty: BASE, cities1234: BASE, prefixed30: 'https://cities.example.org/api/v1' };
+const KIT_BASES: Record<string, string> = {
+  cities48: BASE,
+  cities11: BASE,
+  empty: BASE,
+  cities1234: BASE,
+  prefixed30: 'https://cities.example.org/api/v1',
+};
 
 async function kitIndex(name: string, collation: Collation = 'codepoint') {
   return new CityIndex(await readDataset(join(KIT, `${name}.json`)), collation);
 }
 
 /** Each query whose edge answer differs from answerListing's: status and bytes. */
-async function differences(index: CityIndex, source: EdgeSource, queries: readonly string[], base = BASE): Promise<string[]> {
+async function differences(
+  index: CityIndex,
+  source: EdgeSource,
+  queries: readonly string[],
+  base = BASE,
+): Promise<string[]> {
   const found: string[] = [];
   for (const query of queries) {
     const pairs = parseQuery(query);
     const want = answerListing(index, pairs, base);
     const got = await source.answer(pairs, base);
-    if (got.status !== want.status || !Buffer.from(bodyBytes(got.body)).equals(bodyBytes(want.body))) found.push(`?${query}: ${got.status} ${Buffer.from(bodyBytes(got.body)).toString().slice(0, 120)}`);
+    if (got.status !== want.status || !Buffer.from(bodyBytes(got.body)).equals(bodyBytes(want.body)))
+      found.push(`?${query}: ${got.status} ${Buffer.from(bodyBytes(got.body)).toString().slice(0, 120)}`);
   }
   return found;
 }
 
-const MULTI = ['name_en,-name_ar', '-name_ar,name_en', 'name_en,name_ar,name_fr', '-name_fr,name_en,-name_de', 'name_en,-name_en', ' name_de , -name_sp', 'id,-name_ch', 'bogus', 'top,name_uk', ',,-name_ru,', 'name_ch,name_ur'];
+const MULTI = [
+  'name_en,-name_ar',
+  '-name_ar,name_en',
+  'name_en,name_ar,name_fr',
+  '-name_fr,name_en,-name_de',
+  'name_en,-name_en',
+  ' name_de , -name_sp',
+  'id,-name_ch',
+  'bogus',
+  'top,name_uk',
+  ',,-name_ru,',
+  'name_ch,name_ur',
+];
 const SIZES = [undefined, '1', '3', '7', '10', '20', '100', '1000', '0', '-5', 'abc', ' 7', '99999999999999999999999'];
 
 /** Orderings × page sizes × pages (first, second, last, `last`, past the end, invalid), for `count` cities. */
@@ -47,7 +71,11 @@ function queryTable(count: number): string[] {
       const perPage = Number.isSafeInteger(n) && n > 0 ? n : size === SIZES.at(-1) ? count : 10;
       const pages = Math.max(1, Math.ceil(count / perPage));
       for (const page of [undefined, '1', '2', String(pages), 'last', String(pages + 1), '0', 'x']) {
-        const pairs = [ordering === undefined ? '' : `ordering=${encodeURIComponent(ordering)}`, size === undefined ? '' : `page_size=${encodeURIComponent(size)}`, page === undefined ? '' : `page=${page}`];
+        const pairs = [
+          ordering === undefined ? '' : `ordering=${encodeURIComponent(ordering)}`,
+          size === undefined ? '' : `page_size=${encodeURIComponent(size)}`,
+          page === undefined ? '' : `page=${page}`,
+        ];
         queries.push(pairs.filter(Boolean).join('&'));
       }
     }
@@ -57,32 +85,40 @@ function queryTable(count: number): string[] {
 
 /** The GET queries of a kit dataset's requests. */
 function kitQueries(name: string): string[] {
-  return readFileSync(join(KIT, `${name}.requests.txt`), 'utf8').split('\n')
+  return readFileSync(join(KIT, `${name}.requests.txt`), 'utf8')
+    .split('\n')
     .filter((line) => line.startsWith(ROUTES.endpoint) || line.startsWith(`GET ${ROUTES.endpoint}`))
     .map((line) => line.replace(/^GET /, '').split('?').slice(1).join('?'));
 }
 
 describe('the edge source answers as answerListing, byte for byte, over the kit datasets', () => {
-  it.each(Object.keys(KIT_BASES))('%s: the kit\'s GET queries, and every ordering × page size × page', async (name) => {
+  it.each(Object.keys(KIT_BASES))("%s: the kit's GET queries, and every ordering × page size × page", async (name) => {
     const index = await kitIndex(name);
     const source = new EdgeSource(siteOf(index).read);
-    expect(await differences(index, source, [...kitQueries(name), ...queryTable(index.count)], KIT_BASES[name])).toEqual([]);
+    expect(
+      await differences(index, source, [...kitQueries(name), ...queryTable(index.count)], KIT_BASES[name]),
+    ).toEqual([]);
   });
 
   it.each<[string, Collation, EdgeSourceOptions]>([
     ['cities1234', 'locale', {}],
     ['cities48', 'locale', { cacheBytes: 0, concurrency: 1, orderCache: 0 }],
     ['cities1234', 'codepoint', { cacheBytes: 0, concurrency: 1, orderCache: 0 }],
-  ])('%s in %s collation, options %j: every ordering × page size × page (no ICU at the edge: the ranks are the build\'s)', async (name, collation, options) => {
-    const index = await kitIndex(name, collation);
-    const source = new EdgeSource(siteOf(index).read, options);
-    expect(await differences(index, source, queryTable(index.count))).toEqual([]);
-  });
+  ])(
+    "%s in %s collation, options %j: every ordering × page size × page (no ICU at the edge: the ranks are the build's)",
+    async (name, collation, options) => {
+      const index = await kitIndex(name, collation);
+      const source = new EdgeSource(siteOf(index).read, options);
+      expect(await differences(index, source, queryTable(index.count))).toEqual([]);
+    },
+  );
 
   it('random queries (fast-check): orderings of up to 4 terms with junk, page sizes, pages, other parameters', async () => {
     const indexes = [await kitIndex('cities1234'), await kitIndex('cities48', 'locale'), tiedIndex(3000)];
     const sources = indexes.map((index) => new EdgeSource(siteOf(index).read, { cacheBytes: 200_000 }));
-    const term = fc.oneof(fc.constantFrom(...NAME_FIELDS, 'id', 'top', 'x'), fc.string({ maxLength: 4 })).chain((f) => fc.constantFrom(f, `-${f}`, ` ${f} `));
+    const term = fc
+      .oneof(fc.constantFrom(...NAME_FIELDS, 'id', 'top', 'x'), fc.string({ maxLength: 4 }))
+      .chain((f) => fc.constantFrom(f, `-${f}`, ` ${f} `));
     const size = fc.oneof(fc.integer({ min: -2, max: 3100 }).map(String), fc.constantFrom('abc', '', '1e3', '١٠'));
     const page = fc.oneof(fc.integer({ min: -1, max: 400 }).map(String), fc.constantFrom('last', '', 'x'));
     const query = fc.record({
@@ -92,27 +128,62 @@ describe('the edge source answers as answerListing, byte for byte, over the kit 
       extra: fc.option(fc.constantFrom('format=json', 'q=%C3%A9', 'page=2')),
       which: fc.integer({ min: 0, max: indexes.length - 1 }),
     });
-    await fc.assert(fc.asyncProperty(query, async (q) => {
-      const parts = [q.ordering !== null && `ordering=${encodeURIComponent(q.ordering)}`, q.size !== null && `page_size=${encodeURIComponent(q.size)}`, q.page !== null && `page=${q.page}`, q.extra];
-      const text = parts.filter(Boolean).join('&');
-      expect(await differences(indexes[q.which]!, sources[q.which]!, [text])).toEqual([]);
-    }), { numRuns: 400, seed: 12 });
+    await fc.assert(
+      fc.asyncProperty(query, async (q) => {
+        const parts = [
+          q.ordering !== null && `ordering=${encodeURIComponent(q.ordering)}`,
+          q.size !== null && `page_size=${encodeURIComponent(q.size)}`,
+          q.page !== null && `page=${q.page}`,
+          q.extra,
+        ];
+        const text = parts.filter(Boolean).join('&');
+        expect(await differences(indexes[q.which]!, sources[q.which]!, [text])).toEqual([]);
+      }),
+      { numRuns: 400, seed: 12 },
+    );
   });
 });
 
 /** `n` cities in ids not in file order, names with many ties on name_en (thousands) and few on name_ar. */
 function tiedIndex(n: number): CityIndex {
-  return new CityIndex(CityTable.fromCities(Array.from({ length: n }, (_, i) => makeCity(((i * 7919) % n) + 1, { name: `N${i % 13}`, name_ar: `A${i % 1009}`, top: i % 5 === 0 }))), 'codepoint');
+  return new CityIndex(
+    CityTable.fromCities(
+      Array.from({ length: n }, (_, i) =>
+        makeCity(((i * 7919) % n) + 1, { name: `N${i % 13}`, name_ar: `A${i % 1009}`, top: i % 5 === 0 }),
+      ),
+    ),
+    'codepoint',
+  );
 }
 
 describe('a request reads only what it needs', () => {
   it.each<[string, string, (reads: string[]) => void]>([
-    ['a page of 10 in one field\'s order: the index, that rank file, at most 10 chunks', 'ordering=-name_ar&page_size=10&page=150', (reads) => {
-      expect(reads.filter((p) => !p.includes('chunks'))).toEqual([ROUTES.edge.index, '_cities-api/edge/ranks/name_ar.bin']);
-      expect(reads.filter((p) => p.includes('chunks')).length).toBeLessThanOrEqual(10);
-    }],
-    ['the default ordering: its own rank file', 'page=3', (reads) => expect(reads.filter((p) => p.includes('ranks'))).toEqual(['_cities-api/edge/ranks/default.bin'])],
-    ['a multi-field ordering: the rank files of its terms', 'ordering=name_en,-name_ar,name_fr', (reads) => expect(reads.filter((p) => p.includes('ranks')).sort()).toEqual(['_cities-api/edge/ranks/name_ar.bin', '_cities-api/edge/ranks/name_en.bin', '_cities-api/edge/ranks/name_fr.bin'])],
+    [
+      "a page of 10 in one field's order: the index, that rank file, at most 10 chunks",
+      'ordering=-name_ar&page_size=10&page=150',
+      (reads) => {
+        expect(reads.filter((p) => !p.includes('chunks'))).toEqual([
+          ROUTES.edge.index,
+          '_cities-api/edge/ranks/name_ar.bin',
+        ]);
+        expect(reads.filter((p) => p.includes('chunks')).length).toBeLessThanOrEqual(10);
+      },
+    ],
+    [
+      'the default ordering: its own rank file',
+      'page=3',
+      (reads) => expect(reads.filter((p) => p.includes('ranks'))).toEqual(['_cities-api/edge/ranks/default.bin']),
+    ],
+    [
+      'a multi-field ordering: the rank files of its terms',
+      'ordering=name_en,-name_ar,name_fr',
+      (reads) =>
+        expect(reads.filter((p) => p.includes('ranks')).sort()).toEqual([
+          '_cities-api/edge/ranks/name_ar.bin',
+          '_cities-api/edge/ranks/name_en.bin',
+          '_cities-api/edge/ranks/name_fr.bin',
+        ]),
+    ],
     ['an invalid page: the index alone', 'page=9999', (reads) => expect(reads).toEqual([ROUTES.edge.index])],
   ])('%s', async (_, query, check) => {
     const index = tiedIndex(40_000);
@@ -123,7 +194,10 @@ describe('a request reads only what it needs', () => {
   });
 
   it('terms after one whose values are all distinct are not read', async () => {
-    const index = new CityIndex(CityTable.fromCities(Array.from({ length: 600 }, (_, i) => makeCity(i + 1, { name: `C${i}`, name_ar: 'same' }))), 'codepoint');
+    const index = new CityIndex(
+      CityTable.fromCities(Array.from({ length: 600 }, (_, i) => makeCity(i + 1, { name: `C${i}`, name_ar: 'same' }))),
+      'codepoint',
+    );
     const site = siteOf(index);
     expect(await differences(index, new EdgeSource(site.read), ['ordering=name_en,-name_ar'])).toEqual([]);
     expect(site.reads.filter((p) => p.includes('ranks'))).toEqual(['_cities-api/edge/ranks/name_en.bin']);
@@ -138,7 +212,9 @@ describe('a request reads only what it needs', () => {
     const before = site.reads.length;
     await differences(index, source, ['ordering=name_ar&page_size=3']);
     expect(site.reads.length).toBe(before);
-    expect(await differences(index, source, ['ordering=-name_en&page_size=200&page=7', 'ordering=name_ar&page_size=3'])).toEqual([]);
+    expect(
+      await differences(index, source, ['ordering=-name_en&page_size=200&page=7', 'ordering=name_ar&page_size=3']),
+    ).toEqual([]);
   });
 });
 
@@ -148,7 +224,9 @@ describe('what the edge cannot answer is a clear error, and a failure does not s
     const site = siteOf(index);
     const source = new EdgeSource(site.read, { maxPageCities: 500 });
     await expect(source.answer(parseQuery('page_size=501'), BASE)).rejects.toThrow(PageTooLarge);
-    await expect(source.answer(parseQuery('page_size=100000'), BASE)).rejects.toThrow(/a page of 3000 cities is more than the 500 an edge function answers/);
+    await expect(source.answer(parseQuery('page_size=100000'), BASE)).rejects.toThrow(
+      /a page of 3000 cities is more than the 500 an edge function answers/,
+    );
     expect(site.reads).toEqual([ROUTES.edge.index]);
     expect(await differences(index, source, ['page_size=500&page=last'])).toEqual([]);
   });
@@ -173,19 +251,29 @@ describe('what the edge cannot answer is a clear error, and a failure does not s
     const older = siteOf(index, 'aaaaaaaaaaaaaaaa');
     const newer = siteOf(index, 'bbbbbbbbbbbbbbbb');
     const source = new EdgeSource(async (path) => (path.includes('chunks') ? older : newer).read(path));
-    await expect(source.answer(parseQuery(''), BASE)).rejects.toThrow(/chunks\/\d+\.bin is from another build than the edge index/);
+    await expect(source.answer(parseQuery(''), BASE)).rejects.toThrow(
+      /chunks\/\d+\.bin is from another build than the edge index/,
+    );
   });
 
   it('indexFor prepares one page: asked for another, its index throws instead of answering wrong', async () => {
     const index = tiedIndex(600);
     const prepared = await new EdgeSource(siteOf(index).read).indexFor(parseQuery('ordering=name_ar&page=2'));
-    expect(Buffer.from(bodyBytes(answerListing(prepared, parseQuery('ordering=name_ar&page=2'), BASE).body)).equals(bodyBytes(answerListing(index, parseQuery('ordering=name_ar&page=2'), BASE).body))).toBe(true);
+    expect(
+      Buffer.from(bodyBytes(answerListing(prepared, parseQuery('ordering=name_ar&page=2'), BASE).body)).equals(
+        bodyBytes(answerListing(index, parseQuery('ordering=name_ar&page=2'), BASE).body),
+      ),
+    ).toBe(true);
     expect(() => answerListing(prepared, parseQuery('ordering=name_ar&page=3'), BASE)).toThrow(/holds another page/);
     expect(() => answerListing(prepared, parseQuery('ordering=-name_ar&page=2'), BASE)).toThrow(/holds another page/);
   });
 
   it('a missing or foreign index says what to do', async () => {
-    await expect(new EdgeSource(async () => new TextEncoder().encode('<!doctype html>')).answer([], BASE)).rejects.toThrow(/index\.json is not JSON: deploy the files of a site built by this version/);
-    await expect(new EdgeSource(async () => new TextEncoder().encode('{"format":2}')).answer([], BASE)).rejects.toThrow(/not an edge index of format 1/);
+    await expect(
+      new EdgeSource(async () => new TextEncoder().encode('<!doctype html>')).answer([], BASE),
+    ).rejects.toThrow(/index\.json is not JSON: deploy the files of a site built by this version/);
+    await expect(new EdgeSource(async () => new TextEncoder().encode('{"format":2}')).answer([], BASE)).rejects.toThrow(
+      /not an edge index of format 1/,
+    );
   });
 });

@@ -47,7 +47,19 @@ beforeAll(async () => {
   await chmod(join(dir, 'empty'), 0o755);
   // A site built before, in a directory then made read-only: a failed build must leave it whole.
   await mkdir(join(dir, 'read-only'));
-  await run(false, 'build', '--data', join(dir, 'cities.csv'), '--out', join(dir, 'read-only/site'), '--no-compress', '--orderings', 'default', '--base-url', 'https://example.org');
+  await run(
+    false,
+    'build',
+    '--data',
+    join(dir, 'cities.csv'),
+    '--out',
+    join(dir, 'read-only/site'),
+    '--no-compress',
+    '--orderings',
+    'default',
+    '--base-url',
+    'https://example.org',
+  );
   await chmod(join(dir, 'read-only'), 0o555);
   await mkdir(join(dir, 'read-only-2'));
   await chmod(join(dir, 'read-only-2'), 0o555);
@@ -55,11 +67,21 @@ beforeAll(async () => {
 afterAll(() => cleanup());
 
 /** Runs the CLI as a process, as an unprivileged user when asked (and when this is root). */
-async function run(unprivileged: boolean, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const [command, argv] = unprivileged && isRoot ? [RUNUSER, ['-u', 'nobody', '--', process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]];
+async function run(
+  unprivileged: boolean,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [command, argv] =
+    unprivileged && isRoot
+      ? [RUNUSER, ['-u', 'nobody', '--', process.execPath, BIN, ...args]]
+      : [process.execPath, [BIN, ...args]];
   return promisify(execFile)(command, argv, { cwd: dir, env: { ...process.env, CI: '' } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
   );
 }
 
@@ -69,55 +91,167 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const path = (name: string) => escape(join(dir, name));
 
 const CASES: Case[] = [
-  ['--out under a read-only directory names the directory, not the lock file', true, () => ['build', '--data', at('cities.csv')(), '--out', at('read-only-2/site')(), '--base-url', 'https://example.org'],
-    () => new RegExp(`permission denied: cannot write in ${path('read-only-2')} \\(for the site directory ${path('read-only-2/site')}\\); make that directory writable for this user, or choose another with --out \\(EACCES; the site was left as it was\\)$`)],
-  ['a rebuild of a site whose parent is read-only names that directory', true, () => ['build', '--data', at('cities.csv')(), '--out', at('read-only/site')(), '--force', '--no-compress', '--orderings', 'default', '--base-url', 'https://example.org'],
-    () => new RegExp(`permission denied: cannot write in ${path('read-only')} \\(for the site directory ${path('read-only/site')}\\)`)],
-  ['--out under a regular file names that file', false, () => ['build', '--data', at('cities.csv')(), '--out', at('a-file/site')()],
-    () => new RegExp(`the site directory ${path('a-file/site')} cannot be used: ${path('a-file')} is a file, not a directory; move it away, or choose another with --out \\(ENOTDIR`)],
-  ['--out deep under a regular file names that file', false, () => ['build', '--data', at('cities.csv')(), '--out', at('a-file/x/y')()],
-    () => new RegExp(`${path('a-file')} is a file, not a directory`)],
-  ['--data a directory', false, () => ['build', '--data', at('folder.csv')(), '--out', at('out-1')()],
-    () => new RegExp(`cannot read dataset ${path('folder.csv')}: it is a directory; give the path of a regular .csv or .json file$`)],
-  ['--data a directory without an extension', false, () => ['validate', '--data', dir],
-    () => new RegExp(`cannot read dataset ${escape(dir)}: it is a directory`)],
-  ['a missing --data points at --data and the sample shipped in the package', false, () => ['build', '--data', at('nowhere.csv')(), '--out', at('out-2')()],
-    () => new RegExp(`the dataset ${path('nowhere.csv')} does not exist; check the path, or choose another with --data FILE; to try cities-api, a sample of 48 cities ships with it: --data ${escape(SAMPLE)} \\(ENOENT\\)$`)],
-  ['a bare build without data/cities.csv points at --data and the sample', false, () => ['build', '--out', at('out-3')()],
-    () => new RegExp(`the dataset ${path('data/cities.csv')} does not exist; .*--data ${escape(SAMPLE)}`)],
-  ['--data under a regular file names that file', false, () => ['validate', '--data', at('a-file/cities.csv')()],
-    () => new RegExp(`the dataset ${path('a-file/cities.csv')} cannot be used: ${path('a-file')} is a file, not a directory`)],
-  ['an unreadable --data', true, () => ['validate', '--data', at('secret.csv')()],
-    () => new RegExp(`permission denied: cannot open the dataset ${path('secret.csv')}; give this user access to it \\(chmod/chown\\), or choose another with --data FILE \\(EACCES\\)$`)],
-  ['--data in a directory this user cannot enter names that directory', true, () => ['validate', '--data', at('closed/cities.csv')()],
-    () => new RegExp(`permission denied: cannot enter ${path('closed')} \\(for the dataset ${path('closed/cities.csv')}\\)`)],
-  ['config nginx --site with no site', false, () => ['config', 'nginx', '--site', at('nowhere')()],
-    () => new RegExp(`${path('nowhere')} holds no cities-api site: run cities-api build first`)],
-  ['serve with no site, the same exit code', false, () => ['serve', at('nowhere')(), '--port', '0'],
-    () => new RegExp(`${path('nowhere')} holds no cities-api site: build it first`)],
-  ['config cloudfront --site in a directory this user cannot enter', true, () => ['config', 'cloudfront', '--site', at('closed/site')()],
-    () => new RegExp(`permission denied: cannot enter ${path('closed')} \\(for the site directory ${path('closed/site')}\\)`)],
+  [
+    '--out under a read-only directory names the directory, not the lock file',
+    true,
+    () => [
+      'build',
+      '--data',
+      at('cities.csv')(),
+      '--out',
+      at('read-only-2/site')(),
+      '--base-url',
+      'https://example.org',
+    ],
+    () =>
+      new RegExp(
+        `permission denied: cannot write in ${path('read-only-2')} \\(for the site directory ${path('read-only-2/site')}\\); make that directory writable for this user, or choose another with --out \\(EACCES; the site was left as it was\\)$`,
+      ),
+  ],
+  [
+    'a rebuild of a site whose parent is read-only names that directory',
+    true,
+    () => [
+      'build',
+      '--data',
+      at('cities.csv')(),
+      '--out',
+      at('read-only/site')(),
+      '--force',
+      '--no-compress',
+      '--orderings',
+      'default',
+      '--base-url',
+      'https://example.org',
+    ],
+    () =>
+      new RegExp(
+        `permission denied: cannot write in ${path('read-only')} \\(for the site directory ${path('read-only/site')}\\)`,
+      ),
+  ],
+  [
+    '--out under a regular file names that file',
+    false,
+    () => ['build', '--data', at('cities.csv')(), '--out', at('a-file/site')()],
+    () =>
+      new RegExp(
+        `the site directory ${path('a-file/site')} cannot be used: ${path('a-file')} is a file, not a directory; move it away, or choose another with --out \\(ENOTDIR`,
+      ),
+  ],
+  [
+    '--out deep under a regular file names that file',
+    false,
+    () => ['build', '--data', at('cities.csv')(), '--out', at('a-file/x/y')()],
+    () => new RegExp(`${path('a-file')} is a file, not a directory`),
+  ],
+  [
+    '--data a directory',
+    false,
+    () => ['build', '--data', at('folder.csv')(), '--out', at('out-1')()],
+    () =>
+      new RegExp(
+        `cannot read dataset ${path('folder.csv')}: it is a directory; give the path of a regular .csv or .json file$`,
+      ),
+  ],
+  [
+    '--data a directory without an extension',
+    false,
+    () => ['validate', '--data', dir],
+    () => new RegExp(`cannot read dataset ${escape(dir)}: it is a directory`),
+  ],
+  [
+    'a missing --data points at --data and the sample shipped in the package',
+    false,
+    () => ['build', '--data', at('nowhere.csv')(), '--out', at('out-2')()],
+    () =>
+      new RegExp(
+        `the dataset ${path('nowhere.csv')} does not exist; check the path, or choose another with --data FILE; to try cities-api, a sample of 48 cities ships with it: --data ${escape(SAMPLE)} \\(ENOENT\\)$`,
+      ),
+  ],
+  [
+    'a bare build without data/cities.csv points at --data and the sample',
+    false,
+    () => ['build', '--out', at('out-3')()],
+    () => new RegExp(`the dataset ${path('data/cities.csv')} does not exist; .*--data ${escape(SAMPLE)}`),
+  ],
+  [
+    '--data under a regular file names that file',
+    false,
+    () => ['validate', '--data', at('a-file/cities.csv')()],
+    () =>
+      new RegExp(
+        `the dataset ${path('a-file/cities.csv')} cannot be used: ${path('a-file')} is a file, not a directory`,
+      ),
+  ],
+  [
+    'an unreadable --data',
+    true,
+    () => ['validate', '--data', at('secret.csv')()],
+    () =>
+      new RegExp(
+        `permission denied: cannot open the dataset ${path('secret.csv')}; give this user access to it \\(chmod/chown\\), or choose another with --data FILE \\(EACCES\\)$`,
+      ),
+  ],
+  [
+    '--data in a directory this user cannot enter names that directory',
+    true,
+    () => ['validate', '--data', at('closed/cities.csv')()],
+    () =>
+      new RegExp(
+        `permission denied: cannot enter ${path('closed')} \\(for the dataset ${path('closed/cities.csv')}\\)`,
+      ),
+  ],
+  [
+    'config nginx --site with no site',
+    false,
+    () => ['config', 'nginx', '--site', at('nowhere')()],
+    () => new RegExp(`${path('nowhere')} holds no cities-api site: run cities-api build first`),
+  ],
+  [
+    'serve with no site, the same exit code',
+    false,
+    () => ['serve', at('nowhere')(), '--port', '0'],
+    () => new RegExp(`${path('nowhere')} holds no cities-api site: build it first`),
+  ],
+  [
+    'config cloudfront --site in a directory this user cannot enter',
+    true,
+    () => ['config', 'cloudfront', '--site', at('closed/site')()],
+    () =>
+      new RegExp(
+        `permission denied: cannot enter ${path('closed')} \\(for the site directory ${path('closed/site')}\\)`,
+      ),
+  ],
 ];
 
 describe('environment errors: one line naming the path and what to do, exit 1, no stack trace', () => {
-  it.each(CASES)('%s', async (_, unprivileged, args, message) => {
-    if (unprivileged && !PERMISSIONS) return;
-    const before = await readTree(join(dir, 'read-only/site'));
-    const result = await run(unprivileged, ...args());
-    expect(result.code).toBe(1);
-    const lines = result.stderr.split('\n').filter((line) => line && !line.startsWith('npm warn'));
-    expect(lines).toEqual([expect.stringMatching(/^cities-api: /)]);
-    expect(lines[0]).toMatch(message());
-    expect(result.stderr).not.toMatch(/unexpected error|\n\s+at /);
-    expect(await readTree(join(dir, 'read-only/site'))).toEqual(before);
-  }, 60_000);
+  it.each(CASES)(
+    '%s',
+    async (_, unprivileged, args, message) => {
+      if (unprivileged && !PERMISSIONS) return;
+      const before = await readTree(join(dir, 'read-only/site'));
+      const result = await run(unprivileged, ...args());
+      expect(result.code).toBe(1);
+      const lines = result.stderr.split('\n').filter((line) => line && !line.startsWith('npm warn'));
+      expect(lines).toEqual([expect.stringMatching(/^cities-api: /)]);
+      expect(lines[0]).toMatch(message());
+      expect(result.stderr).not.toMatch(/unexpected error|\n\s+at /);
+      expect(await readTree(join(dir, 'read-only/site'))).toEqual(before);
+    },
+    60_000,
+  );
 });
 
 describe('fileSystemError: every errno becomes a CitiesApiError naming the path', () => {
-  const errno = (code: string, syscall: string, path: string) => Object.assign(new Error(`${code}: failed, ${syscall} '${path}'`), { code, syscall, path });
+  const errno = (code: string, syscall: string, path: string) =>
+    Object.assign(new Error(`${code}: failed, ${syscall} '${path}'`), { code, syscall, path });
   const role = { what: 'site directory', option: '--out' };
   it.each([
-    ['EROFS', 'open', /cannot write \/ro\/site\/x.json \(of the site directory \/ro\/site\): it is on a read-only file system, or choose another with --out \(EROFS\)/],
+    [
+      'EROFS',
+      'open',
+      /cannot write \/ro\/site\/x.json \(of the site directory \/ro\/site\): it is on a read-only file system, or choose another with --out \(EROFS\)/,
+    ],
     ['ENOSPC', 'write', /no space left for the site directory \/ro\/site: free some space and try again \(ENOSPC\)/],
     ['EMFILE', 'open', /raise the open files limit \(ulimit -n\)/],
     ['ELOOP', 'stat', /too many symbolic links \(a loop\?\); fix the links, or choose another with --out \(ELOOP\)/],

@@ -13,7 +13,8 @@ import { makeCity, testSpec } from './helpers.js';
 // of request, the Response must carry route()'s status, headers and bytes (a static route's bytes
 // being the page function's, or the platform's file when it has one).
 
-const cities = (n: number) => Array.from({ length: n }, (_, i) => makeCity(i + 1, { name: `N${i % 7}é`, top: i % 5 === 0 }));
+const cities = (n: number) =>
+  Array.from({ length: n }, (_, i) => makeCity(i + 1, { name: `N${i % 7}é`, top: i % 5 === 0 }));
 const siteOf = (n: number, baseUrl = 'http://api.example.com'): SiteContext => ({
   index: new CityIndex(CityTable.fromCities(cities(n)), 'codepoint'),
   spec: testSpec({ baseUrl, count: n, pageSizes: [10, 20] }),
@@ -22,24 +23,38 @@ const SMALL = siteOf(23);
 const LARGE = siteOf(1203);
 const ORIGIN = 'https://edge.example.net';
 
-const handlerFor = (site: SiteContext, extra: Partial<FetchHandlerOptions> = {}) => createFetchHandler({ site: { spec: () => site.spec, index: () => site.index }, ...extra });
+const handlerFor = (site: SiteContext, extra: Partial<FetchHandlerOptions> = {}) =>
+  createFetchHandler({ site: { spec: () => site.spec, index: () => site.index }, ...extra });
 
 /** What serve sends for the request: route()'s answer, a static route computed as serve does when its file is absent. */
 function expected(site: SiteContext, method: string, target: string, headers: Record<string, string>) {
-  const req = { method, target, accept: headers.accept, preflightHeaders: method === 'OPTIONS' && 'access-control-request-method' in headers ? (headers['access-control-request-headers'] ?? '') : undefined };
+  const req = {
+    method,
+    target,
+    accept: headers.accept,
+    preflightHeaders:
+      method === 'OPTIONS' && 'access-control-request-method' in headers
+        ? (headers['access-control-request-headers'] ?? '')
+        : undefined,
+  };
   let r = route(req, site);
   if (r.kind === 'static') r = route(req, { ...site, useFiles: false });
   if (r.kind === 'create') r = render(req, r.negotiation, 403, detailJson(READ_ONLY_DETAIL));
   if (r.kind !== 'answer') throw new Error('unreachable');
   const bytes = bodyBytes(r.body instanceof Uint8Array ? [r.body] : r.body);
-  return { status: r.status, headers: { ...r.headers, 'Content-Length': String(bytes.length) }, body: method === 'HEAD' ? '' : Buffer.from(bytes).toString() };
+  return {
+    status: r.status,
+    headers: { ...r.headers, 'Content-Length': String(bytes.length) },
+    body: method === 'HEAD' ? '' : Buffer.from(bytes).toString(),
+  };
 }
 
 async function sent(response: Response) {
   return { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() };
 }
 
-const lower = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+const lower = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 
 describe('createFetchHandler answers as route() decides', () => {
   it.each([
@@ -49,18 +64,24 @@ describe('createFetchHandler answers as route() decides', () => {
     ['an invalid page', SMALL, 'GET', '/cities/?page=9', {}],
     ['HEAD: no body, the length of the GET', SMALL, 'HEAD', '/cities/?page=2&ordering=-name_ar', {}],
     ['OPTIONS', SMALL, 'OPTIONS', '/cities/', {}],
-    ['a CORS preflight', SMALL, 'OPTIONS', '/cities/', { 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-a' }],
-    ['POST: serve\'s read-only 403', SMALL, 'POST', '/cities/', { 'content-type': 'application/json' }],
+    [
+      'a CORS preflight',
+      SMALL,
+      'OPTIONS',
+      '/cities/',
+      { 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-a' },
+    ],
+    ["POST: serve's read-only 403", SMALL, 'POST', '/cities/', { 'content-type': 'application/json' }],
     ['POST from a browser: the 403 as the browsable page', SMALL, 'POST', '/cities/', { accept: 'text/html' }],
     ['an unknown method', SMALL, 'PATCH', '/cities/', {}],
     ['no trailing slash: 301 with the query', SMALL, 'GET', '/cities?page=2&x=%C3%A9', {}],
-    ['another path: Django\'s 404 page', SMALL, 'GET', '/cities/1/', {}],
+    ["another path: Django's 404 page", SMALL, 'GET', '/cities/1/', {}],
     ['an unmet Accept: 406', SMALL, 'GET', '/cities/', { accept: 'image/png' }],
     ['an unknown format: 404', SMALL, 'GET', '/cities/?format=csv', {}],
     ['the browsable page', SMALL, 'GET', '/cities/?format=api&ordering=name_en', {}],
     ['indented JSON', SMALL, 'GET', '/cities/?page=2', { accept: 'application/json; indent=4' }],
     ['a target over 8 KiB: 414', SMALL, 'GET', `/cities/?x=${'a'.repeat(8200)}`, {}],
-    ['1001 query fields: Django\'s 400 page', SMALL, 'GET', `/cities/?${'&'.repeat(1000)}`, {}],
+    ["1001 query fields: Django's 400 page", SMALL, 'GET', `/cities/?${'&'.repeat(1000)}`, {}],
     ['percent-encoded path and query', SMALL, 'GET', '/%63ities/?ordering=name%5Fen&page=%32', {}],
     ['a mounted endpoint', siteOf(23, 'https://x.example.org/api/v1'), 'GET', '/api/v1/cities/?page=3', {}],
     ['the mounted endpoint without its mount: 404', siteOf(23, 'https://x.example.org/api/v1'), 'GET', '/cities/', {}],
@@ -68,19 +89,26 @@ describe('createFetchHandler answers as route() decides', () => {
     ['a page of 1203 cities, browsable: streamed in parts', LARGE, 'GET', '/cities/?page_size=1203&format=api', {}],
     ['HEAD of a page in parts: its length, no body', LARGE, 'HEAD', '/cities/?page_size=1203&ordering=-name_fr', {}],
   ] as const)('%s', async (_, site, method, target, headers) => {
-    const response = await handlerFor(site)(new Request(ORIGIN + target, { method, headers, ...(method === 'POST' ? { body: '{}' } : {}) }));
+    const response = await handlerFor(site)(
+      new Request(ORIGIN + target, { method, headers, ...(method === 'POST' ? { body: '{}' } : {}) }),
+    );
     const want = expected(site, method, target, headers);
     const got = await sent(response);
     expect({ ...got, headers: got.headers }).toEqual({ ...want, headers: lower(want.headers) });
   });
 });
 
-describe('precomputed answers from the platform\'s files', () => {
+describe("precomputed answers from the platform's files", () => {
   const FILE = Buffer.from('{"from":"the file"}');
-  const files = (status: number, seen: string[] = []) => async (path: string, request: Request) => {
-    seen.push(`${path} ${request.headers.get('if-none-match') ?? ''}`);
-    return new Response(status === 200 ? FILE : null, { status, headers: { ETag: '"e1"', 'Content-Type': 'application/octet-stream', Vary: 'Accept-Encoding' } });
-  };
+  const files =
+    (status: number, seen: string[] = []) =>
+    async (path: string, request: Request) => {
+      seen.push(`${path} ${request.headers.get('if-none-match') ?? ''}`);
+      return new Response(status === 200 ? FILE : null, {
+        status,
+        headers: { ETag: '"e1"', 'Content-Type': 'application/octet-stream', Vary: 'Accept-Encoding' },
+      });
+    };
 
   it.each([
     ['a covered GET: the file, with the API headers and its ETag', 'GET', {}, 200, 200, FILE.toString()],
@@ -88,14 +116,23 @@ describe('precomputed answers from the platform\'s files', () => {
     ['a conditional GET the file matches: 304 passed on', 'GET', { 'if-none-match': '"e1"' }, 304, 304, ''],
   ] as const)('%s', async (_, method, headers, fileStatus, status, body) => {
     const seen: string[] = [];
-    const response = await handlerFor(SMALL, { file: files(fileStatus, seen) })(new Request(`${ORIGIN}/cities/?page=2`, { method, headers }));
+    const response = await handlerFor(SMALL, { file: files(fileStatus, seen) })(
+      new Request(`${ORIGIN}/cities/?page=2`, { method, headers }),
+    );
     expect(seen).toEqual([`cities/default/default/2.json ${'if-none-match' in headers ? '"e1"' : ''}`]);
-    expect(await sent(response)).toMatchObject({ status, body, headers: { 'content-type': 'application/json', vary: 'Accept', allow: 'GET, POST, HEAD, OPTIONS', etag: '"e1"' } });
+    expect(await sent(response)).toMatchObject({
+      status,
+      body,
+      headers: { 'content-type': 'application/json', vary: 'Accept', allow: 'GET, POST, HEAD, OPTIONS', etag: '"e1"' },
+    });
   });
 
   it('a file the platform lacks: the answer computed, as serve does', async () => {
     const response = await handlerFor(SMALL, { file: files(404) })(new Request(`${ORIGIN}/cities/?page=2`));
-    expect(await sent(response)).toEqual({ ...expected(SMALL, 'GET', '/cities/?page=2', {}), headers: lower(expected(SMALL, 'GET', '/cities/?page=2', {}).headers) });
+    expect(await sent(response)).toEqual({
+      ...expected(SMALL, 'GET', '/cities/?page=2', {}),
+      headers: lower(expected(SMALL, 'GET', '/cities/?page=2', {}).headers),
+    });
   });
 
   it('an uncovered query never asks for a file', async () => {
@@ -108,8 +145,19 @@ describe('precomputed answers from the platform\'s files', () => {
 describe('failures and data sources', () => {
   it('an exception: 500 with a JSON detail, reported', async () => {
     const errors: unknown[] = [];
-    const handler = createFetchHandler({ site: { spec: () => { throw new Error('boom'); }, index: () => SMALL.index }, onError: (e) => errors.push(e) });
-    expect(await sent(await handler(new Request(`${ORIGIN}/cities/`)))).toMatchObject({ status: 500, body: '{"detail":"A server error occurred."}' });
+    const handler = createFetchHandler({
+      site: {
+        spec: () => {
+          throw new Error('boom');
+        },
+        index: () => SMALL.index,
+      },
+      onError: (e) => errors.push(e),
+    });
+    expect(await sent(await handler(new Request(`${ORIGIN}/cities/`)))).toMatchObject({
+      status: 500,
+      body: '{"detail":"A server error occurred."}',
+    });
     expect(errors).toHaveLength(1);
   });
 
@@ -125,7 +173,9 @@ describe('failures and data sources', () => {
   });
 
   it('the negotiation of a POST is the one route() made (406 before 403)', async () => {
-    const response = await handlerFor(SMALL)(new Request(`${ORIGIN}/cities/`, { method: 'POST', body: '{}', headers: { accept: 'image/png' } }));
+    const response = await handlerFor(SMALL)(
+      new Request(`${ORIGIN}/cities/`, { method: 'POST', body: '{}', headers: { accept: 'image/png' } }),
+    );
     expect(response.status).toBe('status' in negotiate(undefined, 'image/png') ? 406 : 403);
   });
 });

@@ -43,9 +43,16 @@ afterAll(async () => {
 });
 
 describe('sirv answers relayed, as the reference sends them', () => {
-  it.each([['a small file', '/small.json', 7], ['a large file', '/big.json', big.length]])('%s carries no Cache-Control', async (_, path, length) => {
+  it.each([
+    ['a small file', '/small.json', 7],
+    ['a large file', '/big.json', big.length],
+  ])('%s carries no Cache-Control', async (_, path, length) => {
     const res = await fetch(url + path);
-    expect([res.status, res.headers.get('cache-control'), (await res.arrayBuffer()).byteLength]).toEqual([200, null, length]);
+    expect([res.status, res.headers.get('cache-control'), (await res.arrayBuffer()).byteLength]).toEqual([
+      200,
+      null,
+      length,
+    ]);
     expect(res.headers.get('etag')).toMatch(/^W\//);
   });
 
@@ -57,13 +64,18 @@ describe('sirv answers relayed, as the reference sends them', () => {
 
   it('HEAD of a large file: headers, no body', async () => {
     const res = await fetch(`${url}/big.json`, { method: 'HEAD' });
-    expect([res.status, res.headers.get('content-length'), (await res.arrayBuffer()).byteLength]).toEqual([200, String(big.length), 0]);
+    expect([res.status, res.headers.get('content-length'), (await res.arrayBuffer()).byteLength]).toEqual([
+      200,
+      String(big.length),
+      0,
+    ]);
   });
 });
 
 const fresh = () => new FileCache(sirv(join(root, 'site'), SITE_OPTIONS), { 'Content-Type': 'application/json' });
 const bodyOf = (found: unknown) => (found as CachedFile).body;
-const encodingOf = (found: unknown) => Object.entries((found as CachedFile).headers).find(([name]) => name.toLowerCase() === 'content-encoding')?.[1];
+const encodingOf = (found: unknown) =>
+  Object.entries((found as CachedFile).headers).find(([name]) => name.toLowerCase() === 'content-encoding')?.[1];
 
 describe('FileCache', () => {
   it.each([
@@ -100,7 +112,10 @@ describe('FileCache', () => {
     ['brotli spelled out, then x-gzip', 'brotli', 'x-gzip'],
     ['br;q=0 (sirv ignores q), then none', 'br;q=0, gzip', ''],
   ])('no collision between Accept-Encoding values: %s', async (_, first, second) => {
-    for (const [a, b] of [[first, second], [second, first]]) {
+    for (const [a, b] of [
+      [first, second],
+      [second, first],
+    ]) {
       const cache = fresh();
       const expected = await Promise.all([a, b].map((value) => fresh().get('gz-only.json', value)));
       const got = [await cache.get('gz-only.json', a), await cache.get('gz-only.json', b)];

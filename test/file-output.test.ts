@@ -37,16 +37,39 @@ async function pair(): Promise<{ from: string; to: string }> {
 describe('linkEntry', () => {
   it.each<[string, (from: string) => Promise<unknown>, 'file' | 'symlink' | 'fifo' | null | undefined]>([
     ['a regular file: linked, its lstat given', async () => undefined, 'file'],
-    ['a symbolic link: the link itself is linked, never what it points to', async (from) => { await rm(from); await symlink('/etc/passwd', from); }, 'symlink'],
-    ['a named pipe: linked, never opened', async (from) => { await rm(from); await promisify(execFile)('mkfifo', [from]); }, 'fifo'],
-    ['a directory: cannot be linked (undefined)', async (from) => { await rm(from); await mkdir(from); }, undefined],
+    [
+      'a symbolic link: the link itself is linked, never what it points to',
+      async (from) => {
+        await rm(from);
+        await symlink('/etc/passwd', from);
+      },
+      'symlink',
+    ],
+    [
+      'a named pipe: linked, never opened',
+      async (from) => {
+        await rm(from);
+        await promisify(execFile)('mkfifo', [from]);
+      },
+      'fifo',
+    ],
+    [
+      'a directory: cannot be linked (undefined)',
+      async (from) => {
+        await rm(from);
+        await mkdir(from);
+      },
+      undefined,
+    ],
     ['gone: null', async (from) => rm(from), null],
   ])('%s', async (_, make, expected) => {
     const { from, to } = await pair();
     await make(from);
     const linked = linkEntry(from, to);
     if (!linked) return expect(linked).toBe(expected);
-    expect(linked.isFile() ? 'file' : linked.isSymbolicLink() ? 'symlink' : linked.isFIFO() ? 'fifo' : 'other').toBe(expected);
+    expect(linked.isFile() ? 'file' : linked.isSymbolicLink() ? 'symlink' : linked.isFIFO() ? 'fifo' : 'other').toBe(
+      expected,
+    );
     expect(linked.ino).toBe((await lstat(from)).ino);
   });
 });

@@ -15,8 +15,14 @@ export function makeCity(id: number, overrides: Partial<City> & { name?: string 
   const { name = `City ${id}`, ...rest } = overrides;
   const names = Object.fromEntries(NAME_FIELDS.map((f) => [f, name])) as Record<(typeof NAME_FIELDS)[number], string>;
   return {
-    id, ...names, longitude: 1.5, latitude: -2.25, top: false,
-    created_at: '2024-01-01T00:00:00.000001Z', updated_at: '2024-01-02T00:00:00.000002Z', ...rest,
+    id,
+    ...names,
+    longitude: 1.5,
+    latitude: -2.25,
+    top: false,
+    created_at: '2024-01-01T00:00:00.000001Z',
+    updated_at: '2024-01-02T00:00:00.000002Z',
+    ...rest,
   };
 }
 
@@ -55,19 +61,44 @@ export const KIT_DATASETS = [
 
 export async function kitAnswers(name: string): Promise<KitAnswer[]> {
   const text = await readFile(join(KIT, `${name}.expected.jsonl`), 'utf8');
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as KitAnswer);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as KitAnswer);
 }
 
 /** Replays a kit dataset's recorded requests against a running server with the kit's own run.mjs. */
-export async function replayKit(url: string, name: string, prefix?: string, extra: string[] = []): Promise<{ passed: number; failed: number; failures: string[]; stdout: string }> {
-  const args = [join(KIT, 'run.mjs'), url, join(KIT, `${name}.expected.jsonl`), ...extra, ...(prefix ? ['--prefix', prefix] : [])];
+export async function replayKit(
+  url: string,
+  name: string,
+  prefix?: string,
+  extra: string[] = [],
+): Promise<{ passed: number; failed: number; failures: string[]; stdout: string }> {
+  const args = [
+    join(KIT, 'run.mjs'),
+    url,
+    join(KIT, `${name}.expected.jsonl`),
+    ...extra,
+    ...(prefix ? ['--prefix', prefix] : []),
+  ];
   const { stdout } = await promisify(execFile)(process.execPath, args).catch((e: { stdout: string }) => e);
   const [, passed, failed] = /(\d+) passed, (\d+) failed\s*$/.exec(stdout) ?? [];
-  return { passed: Number(passed), failed: Number(failed), failures: stdout.split('\n').filter((l) => l.startsWith('FAIL')), stdout };
+  return {
+    passed: Number(passed),
+    failed: Number(failed),
+    failures: stdout.split('\n').filter((l) => l.startsWith('FAIL')),
+    stdout,
+  };
 }
 
 /** Replays a kit dataset against `url`, adds the counts to `totals`, and expects all 80 answers to match. */
-export async function expectWholeKit(url: string, name: string, prefix: string | undefined, totals: { passed: number; failed: number }, extra: string[] = []): Promise<Awaited<ReturnType<typeof replayKit>>> {
+export async function expectWholeKit(
+  url: string,
+  name: string,
+  prefix: string | undefined,
+  totals: { passed: number; failed: number },
+  extra: string[] = [],
+): Promise<Awaited<ReturnType<typeof replayKit>>> {
   const replay = await replayKit(url, name, prefix, extra);
   totals.passed += replay.passed;
   totals.failed += replay.failed;
@@ -84,8 +115,14 @@ export async function entriesOf(dir: string): Promise<string[]> {
 /** A site spec for tests: the kit's base URL, code-point collation, the default page sizes, all 33 orderings, 48 cities, unless overridden. */
 export function testSpec(overrides: Partial<SiteSpec> = {}): SiteSpec {
   const settings: SiteSettings = {
-    baseUrl: 'http://api.example.com', collation: 'codepoint', pageSizes: [10, 20, 50, 100], orderings: [...PRECOMPUTABLE_ORDERINGS],
-    defaultPageSize: 10, compression: 'fast', liveUrl: null, ...overrides,
+    baseUrl: 'http://api.example.com',
+    collation: 'codepoint',
+    pageSizes: [10, 20, 50, 100],
+    orderings: [...PRECOMPUTABLE_ORDERINGS],
+    defaultPageSize: 10,
+    compression: 'fast',
+    liveUrl: null,
+    ...overrides,
   };
   return { ...siteSpec(settings, overrides.count ?? 48), ...overrides };
 }

@@ -22,11 +22,27 @@ describe('the build writes what static hosts need, from the site’s own setting
     ['with a live server', 'https://live.example.org'],
   ])('%s', async (_, liveUrl) => {
     const site = join(root, liveUrl ? 'live' : 'static');
-    await build({ data: join(KIT, 'cities11.csv'), out: site, baseUrl: 'https://example.org/api/v1', collation: 'codepoint', pageSizes: [5], orderings: ['default', 'name_en'], compress: false, liveUrl });
+    await build({
+      data: join(KIT, 'cities11.csv'),
+      out: site,
+      baseUrl: 'https://example.org/api/v1',
+      collation: 'codepoint',
+      pageSizes: [5],
+      orderings: ['default', 'name_en'],
+      compress: false,
+      liveUrl,
+    });
     const manifest = (await readManifest(site))!;
     expect(manifest.settings.liveUrl).toBe(liveUrl ?? null);
     const settings = specOf(manifest);
-    expect(settings).toMatchObject({ baseUrl: 'https://example.org/api/v1', mount: '/api/v1', count: 11, pageSizes: [5], orderings: ['default', 'name_en'], liveUrl: liveUrl ?? null });
+    expect(settings).toMatchObject({
+      baseUrl: 'https://example.org/api/v1',
+      mount: '/api/v1',
+      count: 11,
+      pageSizes: [5],
+      orderings: ['default', 'name_en'],
+      liveUrl: liveUrl ?? null,
+    });
     const file = (path: string) => readFile(join(site, path), 'utf8');
     expect(await file('_redirects')).toBe(netlifyRedirects(settings));
     expect(await file('_headers')).toBe(netlifyHeaders(settings));

@@ -40,14 +40,56 @@ describe('jsonString escapes as json.dumps(ensure_ascii=False) plus DRF', () => 
 
 describe('answers are assembled compactly in the spec field order', () => {
   const city = {
-    id: 7, name_ar: 'ا', name_en: 'A', name_ch: '甲', name_fr: 'A', name_ur: 'ا', name_fa: 'ا', name_sp: 'A', name_de: 'A',
-    name_it: 'A', name_uk: 'А', name_hi: 'अ', name_id: 'A', name_ru: 'А', name_pt: 'A', name_ms: 'A', name_tr: 'A',
-    longitude: 1e-6, latitude: null, top: true, created_at: '2020-01-01T00:00:00.000001Z', updated_at: '2020-01-02T00:00:00.000000Z',
+    id: 7,
+    name_ar: 'ا',
+    name_en: 'A',
+    name_ch: '甲',
+    name_fr: 'A',
+    name_ur: 'ا',
+    name_fa: 'ا',
+    name_sp: 'A',
+    name_de: 'A',
+    name_it: 'A',
+    name_uk: 'А',
+    name_hi: 'अ',
+    name_id: 'A',
+    name_ru: 'А',
+    name_pt: 'A',
+    name_ms: 'A',
+    name_tr: 'A',
+    longitude: 1e-6,
+    latitude: null,
+    top: true,
+    created_at: '2020-01-01T00:00:00.000001Z',
+    updated_at: '2020-01-02T00:00:00.000000Z',
   } satisfies City;
 
   it('serializes all 22 fields in order with Python number forms', () => {
     const text = cityJson(city);
-    expect(Object.keys(JSON.parse(text))).toEqual(['id', 'name_ar', 'name_en', 'name_ch', 'name_fr', 'name_ur', 'name_fa', 'name_sp', 'name_de', 'name_it', 'name_uk', 'name_hi', 'name_id', 'name_ru', 'name_pt', 'name_ms', 'name_tr', 'longitude', 'latitude', 'top', 'created_at', 'updated_at']);
+    expect(Object.keys(JSON.parse(text))).toEqual([
+      'id',
+      'name_ar',
+      'name_en',
+      'name_ch',
+      'name_fr',
+      'name_ur',
+      'name_fa',
+      'name_sp',
+      'name_de',
+      'name_it',
+      'name_uk',
+      'name_hi',
+      'name_id',
+      'name_ru',
+      'name_pt',
+      'name_ms',
+      'name_tr',
+      'longitude',
+      'latitude',
+      'top',
+      'created_at',
+      'updated_at',
+    ]);
     expect(text).toContain('"longitude":1e-06,"latitude":null,"top":true,');
     expect(text.startsWith('{"id":7,"name_ar":"ا","name_en":"A",')).toBe(true);
   });
@@ -61,7 +103,9 @@ describe('answers are assembled compactly in the spec field order', () => {
 
   it('builds the envelope with count, next, previous, results', () => {
     const cities = [Buffer.from('{}'), Buffer.from('{"a":1}')];
-    expect(Buffer.concat([...envelopeJson(1, '"http://x/cities/?page=2"', 'null', 2, (i) => cities[i]!)]).toString()).toBe('{"count":1,"next":"http://x/cities/?page=2","previous":null,"results":[{},{"a":1}]}');
+    expect(
+      Buffer.concat([...envelopeJson(1, '"http://x/cities/?page=2"', 'null', 2, (i) => cities[i]!)]).toString(),
+    ).toBe('{"count":1,"next":"http://x/cities/?page=2","previous":null,"results":[{},{"a":1}]}');
   });
 
   it.each([
@@ -69,7 +113,7 @@ describe('answers are assembled compactly in the spec field order', () => {
     ['one city', 1, 'null', 'null'],
     ['an eagerly assembled page with links', 7, '"http://x/cities/?page=3"', '"http://x/cities/?page=é"'],
     ['a page produced in parts', 1200, 'null', 'null'],
-  ])('resultOffsets finds every city in the envelope\'s bytes: %s', (_, n, next, previous) => {
+  ])("resultOffsets finds every city in the envelope's bytes: %s", (_, n, next, previous) => {
     const cities = Array.from({ length: n }, (_, i) => Buffer.from(`{"i":${i},"n":"${'ü'.repeat(i % 900)}"}`));
     const bytes = Buffer.concat([...envelopeJson(n * 3, next, previous, n, (i) => cities[i]!)]);
     const at = resultOffsets(n * 3, next, previous, n, (i) => cities[i]!.length);

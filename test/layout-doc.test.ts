@@ -11,9 +11,17 @@ const section = (() => {
   const start = text.indexOf('### Layout of the code');
   return text.slice(start, text.indexOf('\n### ', start + 1));
 })();
-const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
 /** Each folder's bullet in the section: its job line, and the modules it names. */
-const bullets = new Map([...section.matchAll(/^- \*\*`(\w+)\/`\*\*: (.*)\n((?: {2}.*\n?)*)/gm)].map((m) => [m[1]!, { job: m[2]!, modules: [...m[3]!.matchAll(/`([\w-]+\.ts)`/g)].map((n) => n[1]!).sort() }]));
+const bullets = new Map(
+  [...section.matchAll(/^- \*\*`(\w+)\/`\*\*: (.*)\n((?: {2}.*\n?)*)/gm)].map((m) => [
+    m[1]!,
+    { job: m[2]!, modules: [...m[3]!.matchAll(/`([\w-]+\.ts)`/g)].map((n) => n[1]!).sort() },
+  ]),
+);
 
 describe('the README lists every module under its folder', () => {
   it('a bullet for each folder of src/, and none for a folder that does not exist', () => {
@@ -21,7 +29,9 @@ describe('the README lists every module under its folder', () => {
   });
 
   it.each(folders)('%s/: its job as its README.md says it, and exactly its modules', (folder) => {
-    const modules = readdirSync(join(ROOT, 'src', folder)).filter((f) => f.endsWith('.ts')).sort();
+    const modules = readdirSync(join(ROOT, 'src', folder))
+      .filter((f) => f.endsWith('.ts'))
+      .sort();
     const job = readFileSync(join(ROOT, 'src', folder, 'README.md'), 'utf8');
     expect(job.trim().split('\n')).toHaveLength(1);
     expect(bullets.get(folder)).toEqual({ job: job.trim(), modules });

@@ -14,16 +14,32 @@ afterAll(() => cleanup());
 const head: ManifestHead = {
   generator: 'cities-api',
   version: '1.0.0',
-  settings: { baseUrl: 'https://example.org', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compression: 'fast', liveUrl: null },
+  settings: {
+    baseUrl: 'https://example.org',
+    collation: 'codepoint',
+    pageSizes: [10],
+    orderings: ['default'],
+    defaultPageSize: 10,
+    compression: 'fast',
+    liveUrl: null,
+  },
   dataset: { count: 2, sha256: 'ab' },
 };
 
 describe('manifestJson writes what JSON.stringify of the sorted manifest would, and both readers read it back', () => {
   it.each<[string, Record<string, string>]>([
     ['no files', {}],
-    ['files out of order', { 'cities/default/default/2.json': 'b', 'cities/default/default/1.json': 'a', '_headers': 'c' }],
+    [
+      'files out of order',
+      { 'cities/default/default/2.json': 'b', 'cities/default/default/1.json': 'a', _headers: 'c' },
+    ],
     ['paths that need escaping', { 'odd/"quoted"\\name.json': 'x', 'é/ü.json': 'y' }],
-    ['a list longer than one piece of manifestText', Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`cities/name_en/10/${3000 - i}.json`, 'f'.repeat(64)]))],
+    [
+      'a list longer than one piece of manifestText',
+      Object.fromEntries(
+        Array.from({ length: 3000 }, (_, i) => [`cities/name_en/10/${3000 - i}.json`, 'f'.repeat(64)]),
+      ),
+    ],
   ])('%s', async (name, files) => {
     const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     const text = manifestJson(head, files);
@@ -44,7 +60,9 @@ describe('manifestJson writes what JSON.stringify of the sorted manifest would, 
 /** Non-ASCII paths, with a first path of the length that puts the byte after the first read inside a 2-byte character. */
 function splitAtRead(): Record<string, string> {
   const hash = 'f'.repeat(64);
-  const paths = Object.fromEntries(Array.from({ length: 9000 }, (_, i) => [`cities/${'é'.repeat(40)}/${i}.json`, hash]));
+  const paths = Object.fromEntries(
+    Array.from({ length: 9000 }, (_, i) => [`cities/${'é'.repeat(40)}/${i}.json`, hash]),
+  );
   for (let pad = 0; ; pad++) {
     const files = { [`a${'x'.repeat(pad)}`]: hash, ...paths };
     if ((Buffer.from(manifestJson(head, files))[READ_BYTES]! & 0xc0) === 0x80) return files;
@@ -56,11 +74,19 @@ describe('readSiteFiles reads the files a manifest lists, in its order, compactl
   const many = Object.fromEntries(Array.from({ length: 12_000 }, (_, i) => [`cities/name_en/10/${i}.json`, hex(i)]));
   it.each<[string, Record<string, string>, (files: Record<string, string>) => string]>([
     ['as the build writes it', { 'b.json': hex(2), 'a.json': hex(1) }, (files) => manifestJson(head, files)],
-    ['paths that need escaping', { 'odd/"quoted"\\name.json': hex(1), 'é/ü.json': hex(2) }, (files) => manifestJson(head, files)],
+    [
+      'paths that need escaping',
+      { 'odd/"quoted"\\name.json': hex(1), 'é/ü.json': hex(2) },
+      (files) => manifestJson(head, files),
+    ],
     ['no files', {}, (files) => manifestJson(head, files)],
     ['a list longer than one read', many, (files) => manifestJson(head, files)],
     ['a character split by the end of a read: read whole', splitAtRead(), (files) => manifestJson(head, files)],
-    ['laid out otherwise (one line): parsed whole', { 'b.json': hex(2), 'a.json': hex(1) }, (files) => JSON.stringify({ ...head, files })],
+    [
+      'laid out otherwise (one line): parsed whole',
+      { 'b.json': hex(2), 'a.json': hex(1) },
+      (files) => JSON.stringify({ ...head, files }),
+    ],
     ['a hash that is not one: listed, matching no file', { 'a.json': 'nothex' }, (files) => manifestJson(head, files)],
   ])('%s', async (name, files, text) => {
     const dir = join(root, `site-files-${name.replace(/\W+/g, '-')}`);
@@ -71,7 +97,9 @@ describe('readSiteFiles reads the files a manifest lists, in its order, compactl
     expect(listHead).toEqual(wholeHead);
     const paths = Array.from({ length: list.size }, (_, i) => list.path(i));
     expect(paths).toEqual(Object.keys(whole));
-    expect(paths.map((path) => list.hashOf(path) === whole[path])).toEqual(paths.map((path) => /^[0-9a-f]{64}$/.test(whole[path]!)));
+    expect(paths.map((path) => list.hashOf(path) === whole[path])).toEqual(
+      paths.map((path) => /^[0-9a-f]{64}$/.test(whole[path]!)),
+    );
   });
 
   it('no manifest: null', async () => {
@@ -85,11 +113,22 @@ describe('the manifest records the ICU, CLDR and Unicode data the site was built
   beforeAll(async () => ({ dir: root, cleanup: done } = await tempDir('cities-icu-')));
   afterAll(() => done());
   const site = () => join(root, 'site');
-  const buildIt = () => build({ data: join(import.meta.dirname, '../data/cities.csv'), out: site(), orderings: ['default', 'name_en'], pageSizes: [20], compress: false });
+  const buildIt = () =>
+    build({
+      data: join(import.meta.dirname, '../data/cities.csv'),
+      out: site(),
+      orderings: ['default', 'name_en'],
+      pageSizes: [20],
+      compress: false,
+    });
 
   it('as process.versions says', async () => {
     await buildIt();
-    expect((await readManifest(site()))!.runtime).toEqual({ icu: process.versions.icu, cldr: process.versions.cldr, unicode: process.versions.unicode });
+    expect((await readManifest(site()))!.runtime).toEqual({
+      icu: process.versions.icu,
+      cldr: process.versions.cldr,
+      unicode: process.versions.unicode,
+    });
   });
 
   it.each([

@@ -25,7 +25,8 @@ export function splitCode(markdown: string): { blocks: CodeBlock[]; outside: str
       const [, indent, marker, lang] = fence;
       const body: string[] = [];
       let j = i + 1;
-      while (j < lines.length && !lines[j]!.trimStart().startsWith(marker!)) body.push(lines[j++]!.slice(indent!.length));
+      while (j < lines.length && !lines[j]!.trimStart().startsWith(marker!))
+        body.push(lines[j++]!.slice(indent!.length));
       blocks.push({ lang: lang!, text: body.join('\n'), line: i + 2 });
       for (let k = i; k <= j && k < lines.length; k++) prose.push('');
       i = j;
@@ -36,8 +37,12 @@ export function splitCode(markdown: string): { blocks: CodeBlock[]; outside: str
       const indent = /^ */.exec(lines[i]!)![0].length;
       const body: string[] = [];
       let j = i;
-      while (j < lines.length && (lines[j]!.trim() === '' || /^ */.exec(lines[j]!)![0].length >= indent)) body.push(lines[j++]!.slice(indent));
-      while (body.length && body.at(-1)!.trim() === '') { body.pop(); j--; }
+      while (j < lines.length && (lines[j]!.trim() === '' || /^ */.exec(lines[j]!)![0].length >= indent))
+        body.push(lines[j++]!.slice(indent));
+      while (body.length && body.at(-1)!.trim() === '') {
+        body.pop();
+        j--;
+      }
       blocks.push({ lang: '', text: body.join('\n'), line: i + 1 });
       for (let k = i; k < j; k++) prose.push('');
       i = j - 1;
@@ -57,10 +62,18 @@ export interface Link {
 /** The targets of inline links and images, reference definitions, autolinks and HTML links. */
 export function links(markdown: string): Link[] {
   const found: Link[] = [];
-  splitCode(markdown).prose.split('\n').forEach((text, index) => {
-    const patterns = [/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g, /^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/g, /<(https?:\/\/[^>\s]+)>/g, /\b(?:href|src)="([^"]+)"/g];
-    for (const pattern of patterns) for (const m of text.matchAll(pattern)) found.push({ target: m[1]!, line: index + 1 });
-  });
+  splitCode(markdown)
+    .prose.split('\n')
+    .forEach((text, index) => {
+      const patterns = [
+        /!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g,
+        /^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/g,
+        /<(https?:\/\/[^>\s]+)>/g,
+        /\b(?:href|src)="([^"]+)"/g,
+      ];
+      for (const pattern of patterns)
+        for (const m of text.matchAll(pattern)) found.push({ target: m[1]!, line: index + 1 });
+    });
   return found;
 }
 
@@ -70,7 +83,10 @@ export function headingAnchors(markdown: string): Set<string> {
   for (const line of splitCode(markdown).outside.split('\n')) {
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!heading) continue;
-    const base = heading[1]!.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/ /g, '-');
+    const base = heading[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/ /g, '-');
     let anchor = base;
     for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
     anchors.add(anchor);
@@ -80,7 +96,11 @@ export function headingAnchors(markdown: string): Set<string> {
 
 /** The commands of a shell code block: continuation lines joined, comments and blank lines dropped. */
 export function shellCommands(block: string): string[] {
-  return block.replace(/\\\n\s*/g, ' ').split('\n').map((line) => line.replace(/\s+#\s.*$/, '').trim()).filter((line) => line && !line.startsWith('#'));
+  return block
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((line) => line.replace(/\s+#\s.*$/, '').trim())
+    .filter((line) => line && !line.startsWith('#'));
 }
 
 /** The words of a shell command as the shell splits them, quotes removed (no expansion). */

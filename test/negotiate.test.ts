@@ -7,7 +7,12 @@ describe('negotiate picks the renderer as DRF content negotiation does', () => {
     ['no Accept header', undefined, undefined, { renderer: 'json', indent: null }],
     ['*/*', undefined, '*/*', { renderer: 'json', indent: null }],
     ['application/json', undefined, 'application/json', { renderer: 'json', indent: null }],
-    ['a browser', undefined, 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8', { renderer: 'html', indent: null }],
+    [
+      'a browser',
+      undefined,
+      'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8',
+      { renderer: 'html', indent: null },
+    ],
     ['text/html', undefined, 'text/html', { renderer: 'html', indent: null }],
     ['JSON wins a tie by renderer order', undefined, 'text/html, application/json', { renderer: 'json', indent: null }],
     ['q-values are ignored', undefined, 'application/json;q=0.1, text/html;q=1', { renderer: 'json', indent: null }],
@@ -28,8 +33,18 @@ describe('negotiate picks the renderer as DRF content negotiation does', () => {
 
   it.each([
     ['unknown format', 'xml', undefined, { status: 404, detail: 'Not found.' }],
-    ['format=json with an Accept it cannot meet', 'json', 'text/html', { status: 406, detail: 'Could not satisfy the request Accept header.' }],
-    ['unsupported type', undefined, 'application/xml', { status: 406, detail: 'Could not satisfy the request Accept header.' }],
+    [
+      'format=json with an Accept it cannot meet',
+      'json',
+      'text/html',
+      { status: 406, detail: 'Could not satisfy the request Accept header.' },
+    ],
+    [
+      'unsupported type',
+      undefined,
+      'application/xml',
+      { status: 406, detail: 'Could not satisfy the request Accept header.' },
+    ],
     ['empty Accept header', undefined, '', { status: 406, detail: 'Could not satisfy the request Accept header.' }],
   ])('%s → %j', (_, format, accept, expected) => {
     expect(negotiate(format, accept)).toEqual(expected);
@@ -42,18 +57,26 @@ describe('Accept headers are read as DRF + Django 3.2 parse them', () => {
   it.each([
     ['tokens are str.strip()ed: U+001C-U+001F around a token', '\x1capplication/json; indent=3\x1f', json(3)],
     ['tokens are str.strip()ed: NEL before a token', '\x85text/html', { renderer: 'html', indent: null }],
-    ['inside a token only ASCII whitespace is stripped (U+001C stays in the type)', 'application/json\x1c; indent=2', { status: 406, detail: 'Could not satisfy the request Accept header.' }],
+    [
+      'inside a token only ASCII whitespace is stripped (U+001C stays in the type)',
+      'application/json\x1c; indent=2',
+      { status: 406, detail: 'Could not satisfy the request Accept header.' },
+    ],
     ['a vertical tab is ASCII whitespace', 'application/json\v; indent=2', json(2)],
     ['a wildcard passes its parameters re-joined and parsed again', '*/*; indent="4;indent=2"', json(2)],
     ['a quoted value is one value', 'application/json; indent="4;indent=2"', json(null)],
     ['a quoted semicolon does not split', 'application/json; x="a;b"; indent=2', json(2)],
     ['an escaped quote still counts as a quote when splitting', 'application/json; x="a\\";b"; indent=2', json(null)],
-    ['RFC 2231 name*=charset\'\'value is decoded', "application/json; indent*=utf-8''%35", json(5)],
+    ["RFC 2231 name*=charset''value is decoded", "application/json; indent*=utf-8''%35", json(5)],
     ['a name* without charset keeps its value', 'application/json; indent*=5', json(5)],
     ['parameter names are case-insensitive', 'application/json; INDENT=6', json(6)],
     ['the last of a repeated parameter wins', 'application/json; indent=1; indent=7', json(7)],
     ['a no-break space before the value is skipped by int()', 'application/json; indent=\xa04', json(4)],
-    ['the most specific type wins before renderer order', 'text/html; q=1; indent=3, application/json; indent=2', json(2)],
+    [
+      'the most specific type wins before renderer order',
+      'text/html; q=1; indent=3, application/json; indent=2',
+      json(2),
+    ],
   ])('%s', (_, accept, expected) => {
     expect(negotiate(undefined, accept)).toEqual(expected);
   });
@@ -61,7 +84,12 @@ describe('Accept headers are read as DRF + Django 3.2 parse them', () => {
 
 describe('indentJson lays out JSON as json.dumps(indent=n) does, changing only whitespace', () => {
   it.each([
-    ['nested', '{"a":[1,{"b":null}],"c":"x"}', 2, '{\n  "a": [\n    1,\n    {\n      "b": null\n    }\n  ],\n  "c": "x"\n}'],
+    [
+      'nested',
+      '{"a":[1,{"b":null}],"c":"x"}',
+      2,
+      '{\n  "a": [\n    1,\n    {\n      "b": null\n    }\n  ],\n  "c": "x"\n}',
+    ],
     ['empty containers', '{"a":[],"b":{}}', 4, '{\n    "a": [],\n    "b": {}\n}'],
     ['punctuation inside strings untouched', '{"s":"a,b:{c}[\\"d\\"]"}', 1, '{\n "s": "a,b:{c}[\\"d\\"]"\n}'],
     ['numbers keep their spelling', '[66.0,1e-06]', 1, '[\n 66.0,\n 1e-06\n]'],

@@ -19,11 +19,19 @@ let cleanup: () => Promise<void>;
 beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-netlify-rebuild-')));
 afterAll(() => cleanup());
 
-const base = { baseUrl: 'https://api.example.org/v1', collation: 'codepoint', pageSizes: [10, 20], compress: false } as const;
+const base = {
+  baseUrl: 'https://api.example.org/v1',
+  collation: 'codepoint',
+  pageSizes: [10, 20],
+  compress: false,
+} as const;
 const FUNCTION_RULE = `${NETLIFY_FUNCTION_PATH}/v1/cities/  200!`;
 
 /** A project: the site built from the kit's 11 cities, `edge netlify` run on it (or not), then `rebuild` changing its input. */
-async function rebuilt(name: string, { edge = true, rebuild = {} as Partial<BuildOptions>, tamper = (text: string) => text } = {}) {
+async function rebuilt(
+  name: string,
+  { edge = true, rebuild = {} as Partial<BuildOptions>, tamper = (text: string) => text } = {},
+) {
   const dir = join(root, name);
   const site = join(dir, 'dist');
   const data = join(dir, 'cities.csv');
@@ -68,8 +76,14 @@ describe('a rebuild of a site `edge netlify` set up', () => {
 describe('a rebuild of any other site writes the rules of its settings', () => {
   it.each([
     ['a site never set up for the function', { edge: false }],
-    ['rules edited by hand after edge netlify (no longer what it wrote)', { tamper: (t: string) => t.replace(/^(\S+)/m, '$1 ') }],
-    ['rules someone pointed at the function path by hand (not byte for byte edge netlify\'s)', { edge: false, tamper: (t: string) => `${t}/x  ${NETLIFY_FUNCTION_PATH}/x  200!\n` }],
+    [
+      'rules edited by hand after edge netlify (no longer what it wrote)',
+      { tamper: (t: string) => t.replace(/^(\S+)/m, '$1 ') },
+    ],
+    [
+      "rules someone pointed at the function path by hand (not byte for byte edge netlify's)",
+      { edge: false, tamper: (t: string) => `${t}/x  ${NETLIFY_FUNCTION_PATH}/x  200!\n` },
+    ],
   ] as const)('%s', async (what, options) => {
     const { text, spec } = await rebuilt(`other-${what.replace(/\W+/g, '-').slice(0, 40)}`, options);
     expect(text).toBe(netlifyRedirects(spec));

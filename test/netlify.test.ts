@@ -19,9 +19,16 @@ import { KIT, KIT_DATASETS, kitAnswers, tempDir, testSpec, type KitAnswer } from
 // else must go live (or to the 404 file), except the cases Netlify's rules cannot express, which
 // are named below and documented in docs/netlify.md.
 
-interface Match { readonly to: string; readonly status: number }
-interface Matcher { match(request: object): Match | null }
-const redirector = createRequire(import.meta.url)('netlify-redirector') as { parseJSON(rules: string, options: object): Promise<Matcher> };
+interface Match {
+  readonly to: string;
+  readonly status: number;
+}
+interface Matcher {
+  match(request: object): Match | null;
+}
+const redirector = createRequire(import.meta.url)('netlify-redirector') as {
+  parseJSON(rules: string, options: object): Promise<Matcher>;
+};
 
 const LIVE = 'https://live.example.net/';
 const PAGE_SIZES = [10, 20, 50, 100];
@@ -32,7 +39,7 @@ const DOCUMENTED = {
   sizeAtLeastCount: 'a page_size >= the count that is not configured: sent live (or 404 file) instead of all.json',
   extraParameter: 'an unknown extra parameter: the page of the known ones (same results; links lack it)',
   repeatedParameter: 'a repeated parameter: the last value wins as in Django (same results; links lack the others)',
-  missingPage: "a page no file holds: Netlify's 404 page instead of {\"detail\": \"Invalid page.\"}",
+  missingPage: 'a page no file holds: Netlify\'s 404 page instead of {"detail": "Invalid page."}',
   noTrailingSlash: 'the endpoint without its slash: answered like /cities/ where the reference redirects (301)',
 } as const;
 type Outcome = 'file' | 'live' | 'notPrecomputed' | keyof typeof DOCUMENTED;
@@ -47,19 +54,43 @@ const totals = new Map<string, number>();
 /** Netlify's engine loaded with `text` as the site's _redirects, normalized as netlify-cli does. */
 async function netlifyMatcher(text: string, file: string): Promise<(path: string, query: string) => Match | null> {
   await writeFile(file, text);
-  const { redirects, errors } = await parseAllRedirects({ redirectsFiles: [file], configRedirects: [], minimal: false });
+  const { redirects, errors } = await parseAllRedirects({
+    redirectsFiles: [file],
+    configRedirects: [],
+    minimal: false,
+  });
   expect(errors).toEqual([]);
   expect(redirects).toHaveLength(text.split('\n').filter((line) => line && !line.startsWith('#')).length);
-  const rules = (redirects as Record<string, any>[]).map(({ from, query, conditions: { role, country, language, ...conditions }, ...rule }) => ({
-    ...rule, origin: from, params: query,
-    conditions: { ...conditions, ...(role && { Role: role }), ...(country && { Country: country }), ...(language && { Language: language }) },
-  }));
+  const rules = (redirects as Record<string, any>[]).map(
+    ({ from, query, conditions: { role, country, language, ...conditions }, ...rule }) => ({
+      ...rule,
+      origin: from,
+      params: query,
+      conditions: {
+        ...conditions,
+        ...(role && { Role: role }),
+        ...(country && { Country: country }),
+        ...(language && { Language: language }),
+      },
+    }),
+  );
   const matcher = await redirector.parseJSON(JSON.stringify(rules), {});
-  return (path, query) => matcher.match({ scheme: 'https', host: 'example.netlify.app', path, query, getHeader: () => '', getCookie: () => '' });
+  return (path, query) =>
+    matcher.match({
+      scheme: 'https',
+      host: 'example.netlify.app',
+      path,
+      query,
+      getHeader: () => '',
+      getCookie: () => '',
+    });
 }
 
 async function exists(path: string): Promise<boolean> {
-  return access(path).then(() => true, () => false);
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Why an uncovered request may still reach a file: a parameter beyond the three, or one given twice. */
@@ -75,7 +106,14 @@ describe.each(KIT_DATASETS)('Netlify, kit dataset $name', ({ name, baseUrl, pref
   let answers: KitAnswer[];
 
   beforeAll(async () => {
-    await build({ data: join(KIT, `${name}.csv`), out: site(), baseUrl, collation: 'codepoint', pageSizes: PAGE_SIZES, compress: false });
+    await build({
+      data: join(KIT, `${name}.csv`),
+      out: site(),
+      baseUrl,
+      collation: 'codepoint',
+      pageSizes: PAGE_SIZES,
+      compress: false,
+    });
     answers = (await kitAnswers(name)).filter((answer) => answer.method === 'GET');
   });
 
@@ -83,7 +121,10 @@ describe.each(KIT_DATASETS)('Netlify, kit dataset $name', ({ name, baseUrl, pref
   async function routeKit(liveUrl: string | undefined): Promise<Map<Outcome, number>> {
     const built = specOf((await readManifest(site()))!);
     const settings: SiteSpec = liveUrl ? { ...built, liveUrl } : built;
-    const route = await netlifyMatcher(netlifyRedirects(settings), join(root, `${name}-${liveUrl ? 'live' : 'static'}._redirects`));
+    const route = await netlifyMatcher(
+      netlifyRedirects(settings),
+      join(root, `${name}-${liveUrl ? 'live' : 'static'}._redirects`),
+    );
     const uncovered = settings.liveUrl
       ? { to: `${settings.liveUrl}${prefix}/cities/`, status: 200 }
       : { to: `/${ROUTES.extras.notPrecomputed}`, status: 404 };
@@ -101,14 +142,28 @@ describe.each(KIT_DATASETS)('Netlify, kit dataset $name', ({ name, baseUrl, pref
     return outcomes;
   }
 
-  async function judge(want: KitAnswer, path: string, pairs: QueryPair[], covered: string | null, got: Match, uncovered: Match, label: string, count: number): Promise<Outcome> {
+  async function judge(
+    want: KitAnswer,
+    path: string,
+    pairs: QueryPair[],
+    covered: string | null,
+    got: Match,
+    uncovered: Match,
+    label: string,
+    count: number,
+  ): Promise<Outcome> {
     if (got.to === uncovered.to) {
       expect(got.status, label).toBe(uncovered.status);
       if (!covered || path !== '/cities/') return uncovered.status === 200 ? 'live' : 'notPrecomputed';
       // The only covered requests not routed to their file: sizes no rule enumerates.
-      const [ordering = ROUTES.absent, size] = ['ordering', 'page_size'].map((name) => pairs.find(([n]) => n === name)?.[1]);
+      const [ordering = ROUTES.absent, size] = ['ordering', 'page_size'].map(
+        (name) => pairs.find(([n]) => n === name)?.[1],
+      );
       const routed = { file: covered, configuredSize: PAGE_SIZES.includes(Number(size)) };
-      expect(routed, `${label}: covered by ${covered}, not routed there`).toEqual({ file: allPath(ordering, count), configuredSize: false });
+      expect(routed, `${label}: covered by ${covered}, not routed there`).toEqual({
+        file: allPath(ordering, count),
+        configuredSize: false,
+      });
       return 'sizeAtLeastCount';
     }
     expect(got.to.startsWith('/cities/') && got.status === 200, label).toBe(true);
@@ -140,25 +195,40 @@ describe.each(KIT_DATASETS)('Netlify, kit dataset $name', ({ name, baseUrl, pref
     { mode: 'without a live URL', liveUrl: undefined },
   ])('routes every kit GET $mode: covered to its file, the rest live or 404', async ({ mode, liveUrl }) => {
     const outcomes = await routeKit(liveUrl);
-    const shown = [...outcomes].sort().map(([outcome, n]) => `${n} ${outcome}`).join(', ');
+    const shown = [...outcomes]
+      .sort()
+      .map(([outcome, n]) => `${n} ${outcome}`)
+      .join(', ');
     console.log(`netlify ${name} ${mode}: ${answers.length} GET requests: ${shown}`);
-    for (const [outcome, n] of outcomes) totals.set(`${mode}: ${outcome}`, (totals.get(`${mode}: ${outcome}`) ?? 0) + n);
+    for (const [outcome, n] of outcomes)
+      totals.set(`${mode}: ${outcome}`, (totals.get(`${mode}: ${outcome}`) ?? 0) + n);
     expect(outcomes.get('file')).toBeGreaterThanOrEqual(40);
   });
 });
 
 afterAll(() => {
   const lines = [...totals].sort().map(([key, n]) => `  ${n} ${key}`);
-  console.log(`netlify (all kit datasets):\n${lines.join('\n')}\ndocumented cases:\n${Object.entries(DOCUMENTED).map(([k, v]) => `  ${k}: ${v}`).join('\n')}`);
+  console.log(
+    `netlify (all kit datasets):\n${lines.join('\n')}\ndocumented cases:\n${Object.entries(DOCUMENTED)
+      .map(([k, v]) => `  ${k}: ${v}`)
+      .join('\n')}`,
+  );
 });
 
 describe('netlifyRedirects', () => {
-  const settings = testSpec({ baseUrl: 'http://api.example.com', count: 48, pageSizes: PAGE_SIZES, orderings: ALL_ORDERINGS });
+  const settings = testSpec({
+    baseUrl: 'http://api.example.com',
+    count: 48,
+    pageSizes: PAGE_SIZES,
+    orderings: ALL_ORDERINGS,
+  });
 
   it('is deterministic and does not grow with the dataset', () => {
     expect(netlifyRedirects({ ...settings, pageSizes: [...PAGE_SIZES] })).toBe(netlifyRedirects(settings));
     expect(netlifyRedirects({ ...settings, count: 140_000 })).toBe(netlifyRedirects(settings));
-    const rules = netlifyRedirects(settings).split('\n').filter((line) => line && !line.startsWith('#'));
+    const rules = netlifyRedirects(settings)
+      .split('\n')
+      .filter((line) => line && !line.startsWith('#'));
     expect(rules).toHaveLength(33 * (2 * PAGE_SIZES.length + 3) + 2);
   });
 
@@ -166,8 +236,16 @@ describe('netlifyRedirects', () => {
   it.each([
     { orderings: ALL_ORDERINGS, query: 'page=%32', file: '/cities/default/default/2.json' },
     { orderings: ALL_ORDERINGS, query: 'ordering=name%5Fen&page=last', file: '/cities/name_en/default/last.json' },
-    { orderings: ALL_ORDERINGS, query: 'page=last&page_size=100&ordering=-name_tr', file: '/cities/-name_tr/100/last.json' },
-    { orderings: ['default', 'name_en'], query: 'ordering=name_en&page_size=20&page=2', file: '/cities/name_en/20/2.json' },
+    {
+      orderings: ALL_ORDERINGS,
+      query: 'page=last&page_size=100&ordering=-name_tr',
+      file: '/cities/-name_tr/100/last.json',
+    },
+    {
+      orderings: ['default', 'name_en'],
+      query: 'ordering=name_en&page_size=20&page=2',
+      file: '/cities/name_en/20/2.json',
+    },
     { orderings: ['default', 'name_en'], query: 'ordering=-name_en', file: null },
     { orderings: ['default', 'name_en'], query: 'page_size=50', file: '/cities/default/50/1.json' },
     { orderings: ['-name_ar'], query: 'ordering=-name_ar&page=3', file: '/cities/-name_ar/default/3.json' },
@@ -202,8 +280,19 @@ describe('netlifyHeaders', () => {
     { mount: '', paths: ['/cities/*'] },
     { mount: '/api/v1', paths: ['/api/v1/cities/*', '/cities/*'] },
   ])('mount "$mount": headers for $paths', ({ mount, paths }) => {
-    const text = netlifyHeaders(testSpec({ baseUrl: `https://cities.example.org${mount}`, count: 30, pageSizes: PAGE_SIZES, orderings: ALL_ORDERINGS }));
-    expect(text).toBe(netlifyHeaders(testSpec({ baseUrl: `https://cities.example.org${mount}`, count: 7, pageSizes: [5], orderings: ['default'] })));
+    const text = netlifyHeaders(
+      testSpec({
+        baseUrl: `https://cities.example.org${mount}`,
+        count: 30,
+        pageSizes: PAGE_SIZES,
+        orderings: ALL_ORDERINGS,
+      }),
+    );
+    expect(text).toBe(
+      netlifyHeaders(
+        testSpec({ baseUrl: `https://cities.example.org${mount}`, count: 7, pageSizes: [5], orderings: ['default'] }),
+      ),
+    );
     expect(text.startsWith('# Generated by cities-api')).toBe(true);
     const blocks = parseHeaders(text);
     expect([...blocks.keys()]).toEqual(paths);
@@ -219,7 +308,7 @@ describe('netlifyHeaders', () => {
   });
 });
 
-describe('Netlify\'s config is part of the site, and holds no fact of the data', () => {
+describe("Netlify's config is part of the site, and holds no fact of the data", () => {
   let root: string;
   let cleanup: () => Promise<void>;
   beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-netlify-stale-')));
@@ -228,7 +317,15 @@ describe('Netlify\'s config is part of the site, and holds no fact of the data',
   it('rebuilt from another dataset, _redirects and _headers are byte for byte the same; with other page sizes, the rebuild rewrites them', async () => {
     const site = join(root, 'site');
     const files = async () => Promise.all(['_redirects', '_headers'].map((name) => readFile(join(site, name), 'utf8')));
-    const buildFrom = (name: string, pageSizes: number[]) => build({ data: join(KIT, `${name}.csv`), out: site, baseUrl: 'http://api.example.com', collation: 'codepoint', pageSizes, compress: false });
+    const buildFrom = (name: string, pageSizes: number[]) =>
+      build({
+        data: join(KIT, `${name}.csv`),
+        out: site,
+        baseUrl: 'http://api.example.com',
+        collation: 'codepoint',
+        pageSizes,
+        compress: false,
+      });
     await buildFrom('cities11', PAGE_SIZES);
     const eleven = await files();
     await buildFrom('cities48', PAGE_SIZES);

@@ -11,13 +11,21 @@ import { join } from 'node:path';
 export async function writeNginxConf(prefix: string, siteConfig: string): Promise<string> {
   await mkdir(join(prefix, 'logs'), { recursive: true });
   await writeFile(join(prefix, 'site.conf'), siteConfig);
-  await writeFile(join(prefix, 'nginx.conf'), [
-    'user root;', 'worker_processes 1;', 'daemon off;', `pid ${prefix}/nginx.pid;`, `error_log ${prefix}/logs/error.log warn;`,
-    'events { worker_connections 64; }',
-    `http { access_log off; client_body_temp_path ${prefix}/body; proxy_temp_path ${prefix}/proxy;`,
-    `  fastcgi_temp_path ${prefix}/fastcgi; uwsgi_temp_path ${prefix}/uwsgi; scgi_temp_path ${prefix}/scgi;`,
-    `  include ${prefix}/site.conf; }`, '',
-  ].join('\n'));
+  await writeFile(
+    join(prefix, 'nginx.conf'),
+    [
+      'user root;',
+      'worker_processes 1;',
+      'daemon off;',
+      `pid ${prefix}/nginx.pid;`,
+      `error_log ${prefix}/logs/error.log warn;`,
+      'events { worker_connections 64; }',
+      `http { access_log off; client_body_temp_path ${prefix}/body; proxy_temp_path ${prefix}/proxy;`,
+      `  fastcgi_temp_path ${prefix}/fastcgi; uwsgi_temp_path ${prefix}/uwsgi; scgi_temp_path ${prefix}/scgi;`,
+      `  include ${prefix}/site.conf; }`,
+      '',
+    ].join('\n'),
+  );
   return prefix;
 }
 
@@ -32,15 +40,17 @@ export function freePort(): Promise<number> {
 
 export async function startNginx(nginx: string, prefix: string, port: number): Promise<{ stop: () => Promise<void> }> {
   const child = spawn(nginx, ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'ignore' });
-  const up = () => new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => resolve(!!socket.end()));
-    socket.on('error', () => resolve(false));
-  });
-  const stop = () => new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGQUIT');
-  });
+  const up = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(!!socket.end()));
+      socket.on('error', () => resolve(false));
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGQUIT');
+    });
   for (let i = 0; i < 200; i++) {
     if (await up()) return { stop };
     if (child.exitCode !== null) break;
@@ -53,14 +63,17 @@ export async function startNginx(nginx: string, prefix: string, port: number): P
 /** A GET over TLS to a server with a self-signed certificate for example.org. */
 export function httpsGet(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { servername: 'example.org', headers: { Host: 'example.org' }, rejectUnauthorized: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
+    const req = httpsRequest(
+      url,
+      { servername: 'example.org', headers: { Host: 'example.org' }, rejectUnauthorized: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
-

@@ -40,11 +40,17 @@ async function freePort(): Promise<number> {
 }
 
 /** A real nginx on a loopback port, with the site as root and the generated config included. */
-async function startNginx(dir: string, site: string, config: string): Promise<{ url: string; stop: () => Promise<void>; log: () => Promise<string> }> {
+async function startNginx(
+  dir: string,
+  site: string,
+  config: string,
+): Promise<{ url: string; stop: () => Promise<void>; log: () => Promise<string> }> {
   const port = await freePort();
   await mkdir(join(dir, 'logs'), { recursive: true });
   await writeFile(join(dir, 'cities-api.conf'), config);
-  await writeFile(join(dir, 'nginx.conf'), `
+  await writeFile(
+    join(dir, 'nginx.conf'),
+    `
 user root;
 worker_processes 1;
 daemon off;
@@ -61,7 +67,8 @@ http {
     include ${dir}/cities-api.conf;
   }
 }
-`);
+`,
+  );
   await promisify(execFile)(NGINX, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')]);
   const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
@@ -69,10 +76,11 @@ http {
   return {
     url,
     log: () => readFile(join(dir, 'logs/error.log'), 'utf8').catch(() => ''),
-    stop: () => new Promise((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGQUIT');
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGQUIT');
+      }),
   };
 }
 
@@ -84,19 +92,33 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
   const totals = { passed: 0, failed: 0, fromFiles: 0 };
   beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-nginx-')));
   afterAll(async () => {
-    console.log(`conformance through nginx + cities-api serve: ${totals.passed} of ${totals.passed + totals.failed} answers match; ${totals.fromFiles} of them answered by nginx from files`);
+    console.log(
+      `conformance through nginx + cities-api serve: ${totals.passed} of ${totals.passed + totals.failed} answers match; ${totals.fromFiles} of them answered by nginx from files`,
+    );
     await cleanup();
   });
 
   it.each(KIT_DATASETS)('$name: every answer matches', async ({ name, baseUrl, prefix }) => {
     const site = join(root, name, 'site');
-    const live = await startCli([site, '--data', join(KIT, `${name}.csv`), '--base-url', baseUrl, '--collation', 'codepoint', '--port', '0']);
+    const live = await startCli([
+      site,
+      '--data',
+      join(KIT, `${name}.csv`),
+      '--base-url',
+      baseUrl,
+      '--collation',
+      'codepoint',
+      '--port',
+      '0',
+    ]);
     const manifest = (await readManifest(site))!;
     const nginx = await startNginx(join(root, name), site, nginxConfig(specOf(manifest!), { liveUrl: live.url, site }));
     try {
       await expectWholeKit(nginx.url, name, prefix, totals, ['--verbose']);
       // Which answers came from files: nginx sends its own ETag (strong, "mtime-size"); serve's are weak.
-      const kit = (await readFile(join(KIT, `${name}.requests.txt`), 'utf8')).split('\n').filter((l) => l.startsWith('/cities/'));
+      const kit = (await readFile(join(KIT, `${name}.requests.txt`), 'utf8'))
+        .split('\n')
+        .filter((l) => l.startsWith('/cities/'));
       for (const target of kit) {
         const res = await rawRequest(`${nginx.url}${prefix}${target}`);
         if (/^"[0-9a-f]+-[0-9a-f]+"$/.test(String(res.headers.etag))) totals.fromFiles++;
@@ -112,53 +134,122 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
     ['11 -> 48 cities', 'cities11', '10,20,50,100', 'cities48', '10,20,50,100'],
     ['48 -> 11 cities', 'cities48', '10,20,50,100', 'cities11', '10,20,50,100'],
     ['page sizes 10,20 -> 5,50', 'cities48', '10,20', 'cities48', '5,50'],
-  ])('a config generated before a rebuild (%s) answers the new data exactly', async (label, before, beforeSizes, after, afterSizes) => {
-    const dir = join(root, label.replace(/\W+/g, '-'));
-    const site = join(dir, 'site');
-    const baseUrl = 'http://api.example.com';
-    const first = await startCli([site, '--data', join(KIT, `${before}.csv`), '--base-url', baseUrl, '--collation', 'codepoint', '--page-sizes', beforeSizes, '--port', '0']);
-    const config = nginxConfig(specOf((await readManifest(site))!), { liveUrl: first.url, site });
-    await first.stop();
-    const live = await startCli([site, '--data', join(KIT, `${after}.csv`), '--base-url', baseUrl, '--collation', 'codepoint', '--page-sizes', afterSizes, '--port', '0']);
-    const nginx = await startNginx(dir, site, config.replaceAll(first.url, live.url));
-    try {
-      const { passed, failed, failures } = await replayKit(nginx.url, after, '', ['--verbose']);
-      expect(failures).toEqual([]);
-      expect([passed, failed]).toEqual([80, 0]);
-    } finally {
-      await nginx.stop();
-      await live.stop();
-    }
-  });
+  ])(
+    'a config generated before a rebuild (%s) answers the new data exactly',
+    async (label, before, beforeSizes, after, afterSizes) => {
+      const dir = join(root, label.replace(/\W+/g, '-'));
+      const site = join(dir, 'site');
+      const baseUrl = 'http://api.example.com';
+      const first = await startCli([
+        site,
+        '--data',
+        join(KIT, `${before}.csv`),
+        '--base-url',
+        baseUrl,
+        '--collation',
+        'codepoint',
+        '--page-sizes',
+        beforeSizes,
+        '--port',
+        '0',
+      ]);
+      const config = nginxConfig(specOf((await readManifest(site))!), { liveUrl: first.url, site });
+      await first.stop();
+      const live = await startCli([
+        site,
+        '--data',
+        join(KIT, `${after}.csv`),
+        '--base-url',
+        baseUrl,
+        '--collation',
+        'codepoint',
+        '--page-sizes',
+        afterSizes,
+        '--port',
+        '0',
+      ]);
+      const nginx = await startNginx(dir, site, config.replaceAll(first.url, live.url));
+      try {
+        const { passed, failed, failures } = await replayKit(nginx.url, after, '', ['--verbose']);
+        expect(failures).toEqual([]);
+        expect([passed, failed]).toEqual([80, 0]);
+      } finally {
+        await nginx.stop();
+        await live.stop();
+      }
+    },
+  );
 
   it('answers from files carry the reference headers, gzip and 304s', async () => {
     const site = join(root, 'headers', 'site');
-    const live = await startCli([site, '--data', join(KIT, 'cities48.csv'), '--base-url', 'http://api.example.com', '--collation', 'codepoint', '--port', '0']);
-    const nginx = await startNginx(join(root, 'headers'), site, nginxConfig(specOf((await readManifest(site))!), { liveUrl: live.url }));
+    const live = await startCli([
+      site,
+      '--data',
+      join(KIT, 'cities48.csv'),
+      '--base-url',
+      'http://api.example.com',
+      '--collation',
+      'codepoint',
+      '--port',
+      '0',
+    ]);
+    const nginx = await startNginx(
+      join(root, 'headers'),
+      site,
+      nginxConfig(specOf((await readManifest(site))!), { liveUrl: live.url }),
+    );
     try {
       const res = await rawRequest(`${nginx.url}/cities/?page=2&ordering=-name_ar`);
-      expect(res.headers).toMatchObject({ allow: 'GET, POST, HEAD, OPTIONS', vary: 'Accept', 'content-type': 'application/json', 'access-control-allow-origin': '*' });
+      expect(res.headers).toMatchObject({
+        allow: 'GET, POST, HEAD, OPTIONS',
+        vary: 'Accept',
+        'content-type': 'application/json',
+        'access-control-allow-origin': '*',
+      });
       expect(res.body.equals(await readFile(join(site, 'cities/-name_ar/default/2.json')))).toBe(true);
       const gz = await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { 'Accept-Encoding': 'gzip' } });
       expect([gz.headers['content-encoding'], gz.headers.vary]).toEqual(['gzip', 'Accept']);
-      const again = await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { 'If-None-Match': String(res.headers.etag ?? '') } });
+      const again = await rawRequest(`${nginx.url}/cities/?page=2`, {
+        headers: { 'If-None-Match': String(res.headers.etag ?? '') },
+      });
       expect(again.status).toBe(200);
       const same = await rawRequest(`${nginx.url}/cities/?page=2`);
-      expect((await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { 'If-None-Match': String(same.headers.etag) } })).status).toBe(304);
+      expect(
+        (await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { 'If-None-Match': String(same.headers.etag) } }))
+          .status,
+      ).toBe(304);
       const html = await rawRequest(`${nginx.url}/cities/?page=2`, { headers: { Accept: 'text/html' } });
       expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
       // Whatever the Accept header, nginx answers as the live server does (it was matched as a substring,
       // case-sensitively: `*/html`, `TEXT/HTML` and `application/jsonx` got the JSON file).
       const accepts = [
-        '*/*', 'application/json', 'APPLICATION/JSON', ' application/* ', '*/json', 'image/png, */*', 'text/plain', 'application/jsonx',
-        '*/html, */*', 'TEXT/HTML, */*', 'Text/*,application/json', 'application/json;q=1', '*/*, \x85text/*', '\x85application/json', 'application/jsonx, image/*',
+        '*/*',
+        'application/json',
+        'APPLICATION/JSON',
+        ' application/* ',
+        '*/json',
+        'image/png, */*',
+        'text/plain',
+        'application/jsonx',
+        '*/html, */*',
+        'TEXT/HTML, */*',
+        'Text/*,application/json',
+        'application/json;q=1',
+        '*/*, \x85text/*',
+        '\x85application/json',
+        'application/jsonx, image/*',
       ];
       for (const accept of accepts) {
         const get = (url: string) => rawRequest(`${url}/cities/?page=2`, { headers: { Accept: accept } });
         const [viaNginx, direct] = [await get(nginx.url), await get(live.url)];
-        expect([viaNginx.status, viaNginx.headers['content-type'], viaNginx.body.toString()], accept).toEqual([direct.status, direct.headers['content-type'], direct.body.toString()]);
+        expect([viaNginx.status, viaNginx.headers['content-type'], viaNginx.body.toString()], accept).toEqual([
+          direct.status,
+          direct.headers['content-type'],
+          direct.body.toString(),
+        ]);
       }
-      const log = await nginx.log(); expect(log, log).not.toMatch(/\[(error|crit|alert|emerg)\]/);
+      const log = await nginx.log();
+      expect(log, log).not.toMatch(/\[(error|crit|alert|emerg)\]/);
     } finally {
       await nginx.stop();
       await live.stop();

@@ -5,20 +5,28 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { CITY_FIELDS, NAME_FIELDS } from '../src/core/fields.js';
 import { optionsMetadata } from '../src/core/metadata.js';
-import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { openApiDocument } from '../src/hosts/openapi.js';
 import { KIT_DATASETS, kitAnswers, makeCity, testSpec } from './helpers.js';
 
-interface Operation { operationId: string; parameters?: Record<string, unknown>[]; security?: unknown; responses: Record<string, unknown> }
+interface Operation {
+  operationId: string;
+  parameters?: Record<string, unknown>[];
+  security?: unknown;
+  responses: Record<string, unknown>;
+}
 interface Document {
   openapi: string;
   servers: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, { required?: string[]; properties?: object }>; securitySchemes: Record<string, unknown> };
+  components: {
+    schemas: Record<string, { required?: string[]; properties?: object }>;
+    securitySchemes: Record<string, unknown>;
+  };
 }
 
 const settings = (baseUrl: string, pageSizes: number[] = [10, 20, 50, 100]) => testSpec({ baseUrl, pageSizes });
-const documentFor = (baseUrl: string, pageSizes?: number[]) => openApiDocument(settings(baseUrl, pageSizes)) as Document;
+const documentFor = (baseUrl: string, pageSizes?: number[]) =>
+  openApiDocument(settings(baseUrl, pageSizes)) as Document;
 /** The document as the validator's input type (it validates at run time what it cannot know statically). */
 const asInput = (document: object) => structuredClone(document) as Parameters<typeof validate>[0];
 
@@ -71,10 +79,18 @@ describe('openApiDocument', () => {
     ['paths', Object.keys(doc.paths), ['/cities/']],
     ['GET operationId', operations.get?.operationId, 'listCities'],
     ['POST operationId', operations.post?.operationId, 'createCity'],
-    ['methods described', ['get', 'head', 'post', 'options'].filter((m) => m in operations), ['get', 'head', 'post', 'options']],
+    [
+      'methods described',
+      ['get', 'head', 'post', 'options'].filter((m) => m in operations),
+      ['get', 'head', 'post', 'options'],
+    ],
     ['GET parameters', operations.get?.parameters?.map((p) => p.name), ['ordering', 'page', 'page_size', 'format']],
     ['POST security', operations.post?.security, [{ tokenAuth: [] }]],
-    ['token scheme', doc.components.securitySchemes.tokenAuth, expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' })],
+    [
+      'token scheme',
+      doc.components.securitySchemes.tokenAuth,
+      expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }),
+    ],
     ['NewCity requires the 16 names', doc.components.schemas.NewCity!.required, [...NAME_FIELDS]],
     ['City fields in the spec order', Object.keys(doc.components.schemas.City!.properties!), [...CITY_FIELDS]],
     ['City requires every field', doc.components.schemas.City!.required, [...CITY_FIELDS]],
@@ -86,15 +102,21 @@ describe('openApiDocument', () => {
 });
 
 describe('the schemas describe the real answers', () => {
-  it.each(KIT_DATASETS)('every core GET body of $name matches CityList (200) or Error (404)', async ({ name, baseUrl }) => {
-    const check = schemaChecker(documentFor(baseUrl));
-    const bodies = (await kitAnswers(name)).filter((a) => a.level === 'core' && a.method === 'GET');
-    expect(bodies.length).toBeGreaterThan(60);
-    for (const answer of bodies) {
-      expect([200, 404], answer.target).toContain(answer.status);
-      expect(check(answer.status === 200 ? 'CityList' : 'Error', answer.json), `${answer.status} ${answer.target}`).toEqual([]);
-    }
-  });
+  it.each(KIT_DATASETS)(
+    'every core GET body of $name matches CityList (200) or Error (404)',
+    async ({ name, baseUrl }) => {
+      const check = schemaChecker(documentFor(baseUrl));
+      const bodies = (await kitAnswers(name)).filter((a) => a.level === 'core' && a.method === 'GET');
+      expect(bodies.length).toBeGreaterThan(60);
+      for (const answer of bodies) {
+        expect([200, 404], answer.target).toContain(answer.status);
+        expect(
+          check(answer.status === 200 ? 'CityList' : 'Error', answer.json),
+          `${answer.status} ${answer.target}`,
+        ).toEqual([]);
+      }
+    },
+  );
 
   it.each(KIT_DATASETS)('the OPTIONS body of $name and ours match Metadata', async ({ name, baseUrl }) => {
     const check = schemaChecker(documentFor(baseUrl));
@@ -111,7 +133,11 @@ describe('the schemas describe the real answers', () => {
     ['a link that is not a URI', page({ previous: 'cities/?page=1' }), /pattern|format/],
     ['a city without top', page({ results: [{ ...makeCity(1), top: undefined }] }), /required property 'top'/],
     ['a city with an extra field', page({ results: [{ ...makeCity(1), extra: 1 }] }), /additional properties/],
-    ['a timestamp without microseconds', page({ results: [makeCity(1, { created_at: '2024-01-01T00:00:00Z' })] }), /pattern/],
+    [
+      'a timestamp without microseconds',
+      page({ results: [makeCity(1, { created_at: '2024-01-01T00:00:00Z' })] }),
+      /pattern/,
+    ],
     ['a longitude out of range', page({ results: [makeCity(1, { longitude: 180.5 })] }), /<= 180/],
     ['a name too long', page({ results: [makeCity(1, { name_fr: 'x'.repeat(256) })] }), /more than 255/],
   ])('CityList rejects %s', (_label, body, message) => {
@@ -119,7 +145,10 @@ describe('the schemas describe the real answers', () => {
   });
 
   it.each([
-    [{ ...Object.fromEntries(NAME_FIELDS.map((f) => [f, 'Oslo'])), longitude: 10.75, latitude: 59.91, top: true }, true],
+    [
+      { ...Object.fromEntries(NAME_FIELDS.map((f) => [f, 'Oslo'])), longitude: 10.75, latitude: 59.91, top: true },
+      true,
+    ],
     [Object.fromEntries(NAME_FIELDS.map((f) => [f, 'Oslo'])), true],
     [Object.fromEntries(NAME_FIELDS.slice(1).map((f) => [f, 'Oslo'])), false],
     [{ ...Object.fromEntries(NAME_FIELDS.map((f) => [f, 'Oslo'])), latitude: -90.5 }, false],

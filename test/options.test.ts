@@ -20,19 +20,28 @@ async function project(name: string, config: Record<string, unknown>): Promise<s
   await mkdir(join(dir, 'data'), { recursive: true });
   await copyFile(join(KIT, 'cities11.csv'), join(dir, 'data/cities.csv'));
   await copyFile(join(KIT, 'cities48.csv'), join(dir, 'data/other.csv'));
-  await writeFile(join(dir, 'cities-api.config.json'), JSON.stringify({ orderings: 'default', pageSizes: [20], collation: 'codepoint', ...config }));
+  await writeFile(
+    join(dir, 'cities-api.config.json'),
+    JSON.stringify({ orderings: 'default', pageSizes: [20], collation: 'codepoint', ...config }),
+  );
   return dir;
 }
 
 /** `cities-api serve` started in `cwd`; resolves to the URL it says it listens at. */
 function serveIn(cwd: string, until = / at (http:\/\/[^/\s]+)/): Promise<string> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve'], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise<string>((done, fail) => {
     const read = (d: Buffer) => {
       output += d;
       const m = until.exec(output);
-      if (m) { child.kill('SIGTERM'); done(m[1]!); }
+      if (m) {
+        child.kill('SIGTERM');
+        done(m[1]!);
+      }
     };
     child.stdout.on('data', read);
     child.stderr.on('data', read);
@@ -42,12 +51,18 @@ function serveIn(cwd: string, until = / at (http:\/\/[^/\s]+)/): Promise<string>
 
 /** `cities-api serve` started in `cwd`, asked for `path` once: the status, and the lines printed after the start. */
 async function serveAndGet(cwd: string, path: string): Promise<{ status: number; lines: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve'], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   try {
     const url = await new Promise<string>((done, fail) => {
-      child.stdout.on('data', () => { const m = / at (http:\/\/[^/\s]+)/.exec(output); if (m) done(m[1]!); });
+      child.stdout.on('data', () => {
+        const m = / at (http:\/\/[^/\s]+)/.exec(output);
+        if (m) done(m[1]!);
+      });
       child.on('exit', () => fail(new Error(`serve stopped: ${output}`)));
     });
     const started = output.length;
@@ -61,45 +76,150 @@ async function serveAndGet(cwd: string, path: string): Promise<{ status: number;
 
 const built = async (dir: string, ...args: string[]) => {
   const run = await cli(dir, 'build', ...args);
-  return { ...run, manifest: run.code === 0 ? await readFile(join(dir, 'dist/_cities-api/manifest.json'), 'utf8').catch(() => '') : '' };
+  return {
+    ...run,
+    manifest: run.code === 0 ? await readFile(join(dir, 'dist/_cities-api/manifest.json'), 'utf8').catch(() => '') : '',
+  };
 };
 
 describe('every config file key changes what the command does', () => {
   const cases: [string, Record<string, unknown>, (dir: string) => Promise<void>][] = [
-    ['data', { data: 'data/other.csv' }, async (dir) => expect((await built(dir)).stdout).toMatch(/^data\/other\.csv: 48 cities valid/)],
-    ['out', { out: 'public' }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'public/_cities-api/manifest.json'))).toBe(true); }],
-    ['baseUrl', { baseUrl: 'https://cities.example.org/v2' }, async (dir) => expect((await built(dir)).manifest).toContain('"baseUrl": "https://cities.example.org/v2"')],
-    ['collation', { collation: 'locale' }, async (dir) => expect((await built(dir)).manifest).toContain('"collation": "locale"')],
-    ['pageSizes', { pageSizes: [7] }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'dist/cities/default/7/2.json'))).toBe(true); }],
-    ['orderings', { orderings: ['default', '-name_fr'] }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'dist/cities/-name_fr/20/1.json'))).toBe(true); }],
-    ['compress', { compress: false }, async (dir) => { await built(dir); expect(existsSync(join(dir, 'dist/cities/default/20/1.json.gz'))).toBe(false); }],
-    ['compression', { compression: 'best' }, async (dir) => {
-      expect((await built(dir)).manifest).toContain('"compression": "best"');
-      const page = await readFile(join(dir, 'dist/cities/default/20/1.json'));
-      expect(await readFile(join(dir, 'dist/cities/default/20/1.json.br'))).toEqual(compressPage(page, 'best')[1]);
-    }],
-    ['liveUrl', { liveUrl: 'https://live.example.org' }, async (dir) => { await built(dir); expect(await readFile(join(dir, 'dist/_redirects'), 'utf8')).toContain('https://live.example.org'); }],
-    ['maxFiles', { maxFiles: 3 }, async (dir) => expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/above --max-files 3\b/) })],
-    ['minFree', { minFree: '99999GB' }, async (dir) => expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--min-free/) })],
-    ['port', { port: 18_000 + (process.pid % 1000) }, async (dir) => { await built(dir); expect(await serveIn(dir)).toBe(`http://127.0.0.1:${18_000 + (process.pid % 1000)}`); }],
-    ['host', { host: '127.0.0.2', port: 0 }, async (dir) => { await built(dir); expect(await serveIn(dir)).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/); }],
-    ['workers', { workers: 2, port: 0 }, async (dir) => { await built(dir); expect(await serveIn(dir, / with (\d+) workers/)).toBe('2'); }],
-    ['quiet', { quiet: true, port: 0 }, async (dir) => { await built(dir); expect(await serveAndGet(dir, '/cities/')).toEqual({ status: 200, lines: '' }); }],
-    ['previewPages', { previewPages: false, port: 0 }, async (dir) => { await built(dir); expect(await serveAndGet(dir, '/')).toEqual({ status: 404, lines: expect.stringMatching(/^GET \/ 404 /) }); }],
+    [
+      'data',
+      { data: 'data/other.csv' },
+      async (dir) => expect((await built(dir)).stdout).toMatch(/^data\/other\.csv: 48 cities valid/),
+    ],
+    [
+      'out',
+      { out: 'public' },
+      async (dir) => {
+        await built(dir);
+        expect(existsSync(join(dir, 'public/_cities-api/manifest.json'))).toBe(true);
+      },
+    ],
+    [
+      'baseUrl',
+      { baseUrl: 'https://cities.example.org/v2' },
+      async (dir) => expect((await built(dir)).manifest).toContain('"baseUrl": "https://cities.example.org/v2"'),
+    ],
+    [
+      'collation',
+      { collation: 'locale' },
+      async (dir) => expect((await built(dir)).manifest).toContain('"collation": "locale"'),
+    ],
+    [
+      'pageSizes',
+      { pageSizes: [7] },
+      async (dir) => {
+        await built(dir);
+        expect(existsSync(join(dir, 'dist/cities/default/7/2.json'))).toBe(true);
+      },
+    ],
+    [
+      'orderings',
+      { orderings: ['default', '-name_fr'] },
+      async (dir) => {
+        await built(dir);
+        expect(existsSync(join(dir, 'dist/cities/-name_fr/20/1.json'))).toBe(true);
+      },
+    ],
+    [
+      'compress',
+      { compress: false },
+      async (dir) => {
+        await built(dir);
+        expect(existsSync(join(dir, 'dist/cities/default/20/1.json.gz'))).toBe(false);
+      },
+    ],
+    [
+      'compression',
+      { compression: 'best' },
+      async (dir) => {
+        expect((await built(dir)).manifest).toContain('"compression": "best"');
+        const page = await readFile(join(dir, 'dist/cities/default/20/1.json'));
+        expect(await readFile(join(dir, 'dist/cities/default/20/1.json.br'))).toEqual(compressPage(page, 'best')[1]);
+      },
+    ],
+    [
+      'liveUrl',
+      { liveUrl: 'https://live.example.org' },
+      async (dir) => {
+        await built(dir);
+        expect(await readFile(join(dir, 'dist/_redirects'), 'utf8')).toContain('https://live.example.org');
+      },
+    ],
+    [
+      'maxFiles',
+      { maxFiles: 3 },
+      async (dir) =>
+        expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/above --max-files 3\b/) }),
+    ],
+    [
+      'minFree',
+      { minFree: '99999GB' },
+      async (dir) => expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--min-free/) }),
+    ],
+    [
+      'port',
+      { port: 18_000 + (process.pid % 1000) },
+      async (dir) => {
+        await built(dir);
+        expect(await serveIn(dir)).toBe(`http://127.0.0.1:${18_000 + (process.pid % 1000)}`);
+      },
+    ],
+    [
+      'host',
+      { host: '127.0.0.2', port: 0 },
+      async (dir) => {
+        await built(dir);
+        expect(await serveIn(dir)).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+      },
+    ],
+    [
+      'workers',
+      { workers: 2, port: 0 },
+      async (dir) => {
+        await built(dir);
+        expect(await serveIn(dir, / with (\d+) workers/)).toBe('2');
+      },
+    ],
+    [
+      'quiet',
+      { quiet: true, port: 0 },
+      async (dir) => {
+        await built(dir);
+        expect(await serveAndGet(dir, '/cities/')).toEqual({ status: 200, lines: '' });
+      },
+    ],
+    [
+      'previewPages',
+      { previewPages: false, port: 0 },
+      async (dir) => {
+        await built(dir);
+        expect(await serveAndGet(dir, '/')).toEqual({ status: 404, lines: expect.stringMatching(/^GET \/ 404 /) });
+      },
+    ],
   ];
 
   it('the cases cover every key of the table', () => {
     expect(cases.map(([key]) => key).sort()).toEqual([...CONFIG_KEYS.keys()].sort());
   });
 
-  it.each(cases)('%s', async (key, config, check) => {
-    await check(await project(`key-${key}`, config));
-  }, 60_000);
+  it.each(cases)(
+    '%s',
+    async (key, config, check) => {
+      await check(await project(`key-${key}`, config));
+    },
+    60_000,
+  );
 
   it('a flag wins over the config file', async () => {
     const dir = await project('flag-wins', { pageSizes: [7] });
     await built(dir, '--page-sizes', '9');
-    expect([existsSync(join(dir, 'dist/cities/default/9/1.json')), existsSync(join(dir, 'dist/cities/default/7/1.json'))]).toEqual([true, false]);
+    expect([
+      existsSync(join(dir, 'dist/cities/default/9/1.json')),
+      existsSync(join(dir, 'dist/cities/default/7/1.json')),
+    ]).toEqual([true, false]);
   });
 });
 
@@ -107,8 +227,14 @@ describe('--config FILE', () => {
   it('reads another file, its relative paths from its own directory, before or after the command', async () => {
     const dir = await project('explicit', {});
     await mkdir(join(dir, 'conf'));
-    await writeFile(join(dir, 'conf/ci.json'), JSON.stringify({ data: '../data/other.csv', out: '../ci-site', orderings: 'default', pageSizes: [20] }));
-    for (const args of [['--config', 'conf/ci.json', 'build'], ['build', '--config', 'conf/ci.json']]) {
+    await writeFile(
+      join(dir, 'conf/ci.json'),
+      JSON.stringify({ data: '../data/other.csv', out: '../ci-site', orderings: 'default', pageSizes: [20] }),
+    );
+    for (const args of [
+      ['--config', 'conf/ci.json', 'build'],
+      ['build', '--config', 'conf/ci.json'],
+    ]) {
       const run = await cli(dir, ...args);
       expect(run, run.stderr).toMatchObject({ code: 0 });
       expect(run.stdout).toMatch(/^data\/other\.csv: 48 cities valid[^]*built ci-site\//);
@@ -123,19 +249,30 @@ describe('--config FILE', () => {
     const dir = await project(`refused-${file}`, {});
     await writeFile(join(dir, 'unknown.json'), '{"prot": 1}');
     await writeFile(join(dir, 'wrong.json'), '{"port": "8080"}');
-    expect(await cli(dir, 'build', '--config', file)).toMatchObject({ code: 2, stderr: expect.stringMatching(message) });
+    expect(await cli(dir, 'build', '--config', file)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(message),
+    });
   });
 });
 
 describe('the option table makes --help and the README', () => {
-  it.each(['build', 'validate', 'serve', 'config nginx', 'config cloudfront'] as CommandName[])('%s --help lists each of its options', async (command) => {
-    const run = await cli(root, ...command.split(' '), '--help');
-    for (const option of optionsOf(command)) expect(run.stdout).toContain(option.flag.split(' ')[0]);
-  });
+  it.each(['build', 'validate', 'serve', 'config nginx', 'config cloudfront'] as CommandName[])(
+    '%s --help lists each of its options',
+    async (command) => {
+      const run = await cli(root, ...command.split(' '), '--help');
+      for (const option of optionsOf(command)) expect(run.stdout).toContain(option.flag.split(' ')[0]);
+    },
+  );
 
   it('the README holds the table as the option table renders it', async () => {
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-    expect(readme.slice(readme.indexOf('<!-- options -->') + '<!-- options -->\n'.length, readme.indexOf('\n<!-- /options -->'))).toBe(optionsMarkdown());
+    expect(
+      readme.slice(
+        readme.indexOf('<!-- options -->') + '<!-- options -->\n'.length,
+        readme.indexOf('\n<!-- /options -->'),
+      ),
+    ).toBe(optionsMarkdown());
   });
 
   it('each entry is for at least one command and has help', () => {

@@ -29,8 +29,15 @@ export function ourSite(table: CityTable, shape: SiteShape): OurSite {
   const orderings = shape.orderings ?? PRECOMPUTABLE_ORDERINGS;
   const files = new Map<string, Buffer>();
   const settings = { baseUrl: shape.baseUrl, pageSizes: shape.pageSizes, orderings };
-  for (const file of [...allPageFiles(index, settings), ...pageFiles(index.count, () => index, settings)]) files.set(file.path, Buffer.from(bodyBytes(file.body)));
-  return { site: { index, spec: testSpec({ baseUrl: shape.baseUrl, count: index.count, pageSizes: shape.pageSizes, orderings }) }, files };
+  for (const file of [...allPageFiles(index, settings), ...pageFiles(index.count, () => index, settings)])
+    files.set(file.path, Buffer.from(bodyBytes(file.body)));
+  return {
+    site: {
+      index,
+      spec: testSpec({ baseUrl: shape.baseUrl, count: index.count, pageSizes: shape.pageSizes, orderings }),
+    },
+    files,
+  };
 }
 
 const COMPARED_HEADERS = ['allow', 'content-type', 'vary', 'location'];
@@ -39,11 +46,20 @@ const COMPARED_HEADERS = ['allow', 'content-type', 'vary', 'location'];
 export function ourAnswer(req: ReferenceRequest, ours: OurSite): RecordedAnswer {
   const answer = route(req, ours.site);
   if (answer.kind === 'create') throw new Error(`the oracle sends no POST (${req.target})`);
-  const body = answer.kind === 'static' ? ours.files.get(answer.file) : Buffer.from(bodyBytes(answer.body instanceof Uint8Array ? [answer.body] : answer.body));
-  if (!body) throw new Error(`route() names ${answer.kind === 'static' ? answer.file : ''}, which the build does not write`);
+  const body =
+    answer.kind === 'static'
+      ? ours.files.get(answer.file)
+      : Buffer.from(bodyBytes(answer.body instanceof Uint8Array ? [answer.body] : answer.body));
+  if (!body)
+    throw new Error(`route() names ${answer.kind === 'static' ? answer.file : ''}, which the build does not write`);
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(answer.headers)) if (COMPARED_HEADERS.includes(name.toLowerCase())) headers[name.toLowerCase()] = value;
-  return { status: answer.kind === 'static' ? 200 : answer.status, headers, body: req.method === 'HEAD' ? Buffer.alloc(0) : body };
+  for (const [name, value] of Object.entries(answer.headers))
+    if (COMPARED_HEADERS.includes(name.toLowerCase())) headers[name.toLowerCase()] = value;
+  return {
+    status: answer.kind === 'static' ? 200 : answer.status,
+    headers,
+    body: req.method === 'HEAD' ? Buffer.alloc(0) : body,
+  };
 }
 
 /** A difference the test accepts, with why and exactly when. */
@@ -53,19 +69,28 @@ interface Justification {
   readonly applies: (req: ReferenceRequest, ours: RecordedAnswer, theirs: RecordedAnswer) => boolean;
 }
 
-const sameHead = (a: RecordedAnswer, b: RecordedAnswer) => a.status === b.status && JSON.stringify(sortedKeys(a.headers)) === JSON.stringify(sortedKeys(b.headers));
-const sortedKeys = (h: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(h).sort(([a], [b]) => COMPARED_HEADERS.indexOf(a) - COMPARED_HEADERS.indexOf(b)));
+const sameHead = (a: RecordedAnswer, b: RecordedAnswer) =>
+  a.status === b.status && JSON.stringify(sortedKeys(a.headers)) === JSON.stringify(sortedKeys(b.headers));
+const sortedKeys = (h: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(h).sort(([a], [b]) => COMPARED_HEADERS.indexOf(a) - COMPARED_HEADERS.indexOf(b)));
 
 export const JUSTIFIED: readonly Justification[] = [
   {
     name: 'browsable page body',
     why: "DRF's page is its Django template (bootstrap, forms, session links); ours is a light page of the same answer: status and headers must match (the kit's `status` level)",
-    applies: (_req, ours, theirs) => theirs.headers['content-type'] === 'text/html; charset=utf-8' && 'allow' in theirs.headers && sameHead(ours, theirs),
+    applies: (_req, ours, theirs) =>
+      theirs.headers['content-type'] === 'text/html; charset=utf-8' &&
+      'allow' in theirs.headers &&
+      sameHead(ours, theirs),
   },
   {
     name: 'OPTIONS labels and extra keys',
     why: "the kit's `metadata` level: same fields with the same type, required and read_only; ours also states the limits it enforces (min/max, digits)",
-    applies: (req, ours, theirs) => req.method === 'OPTIONS' && theirs.status === 200 && sameHead(ours, theirs) && sameMetadata(ours.body, theirs.body),
+    applies: (req, ours, theirs) =>
+      req.method === 'OPTIONS' &&
+      theirs.status === 200 &&
+      sameHead(ours, theirs) &&
+      sameMetadata(ours.body, theirs.body),
   },
   {
     name: 'DRF fails on non-ASCII media types',
@@ -90,7 +115,9 @@ function nonAsciiMediaName(accept: string): boolean {
 
 function sameMetadata(ours: Buffer, theirs: Buffer): boolean {
   const shape = (body: Buffer) => {
-    const { actions, ...rest } = JSON.parse(body.toString()) as { actions: { POST: Record<string, { type: string; required: boolean; read_only: boolean }> } };
+    const { actions, ...rest } = JSON.parse(body.toString()) as {
+      actions: { POST: Record<string, { type: string; required: boolean; read_only: boolean }> };
+    };
     const fields = Object.entries(actions.POST).map(([name, f]) => [name, f.type, f.required, f.read_only]);
     return JSON.stringify([rest, fields]);
   };
@@ -105,15 +132,22 @@ export type Verdict =
 export function compareAnswers(req: ReferenceRequest, ours: RecordedAnswer, theirs: RecordedAnswer): Verdict {
   const header = COMPARED_HEADERS.find((h) => ours.headers[h] !== theirs.headers[h]);
   const kind =
-    ours.status !== theirs.status ? `status ${ours.status}, DRF ${theirs.status}`
-    : header ? `${header}${header === 'location' ? '' : `: ${ours.headers[header]}, DRF ${theirs.headers[header]}`}`
-    : !ours.body.equals(theirs.body) ? `${theirs.headers['content-type']} body`
-    : null;
+    ours.status !== theirs.status
+      ? `status ${ours.status}, DRF ${theirs.status}`
+      : header
+        ? `${header}${header === 'location' ? '' : `: ${ours.headers[header]}, DRF ${theirs.headers[header]}`}`
+        : !ours.body.equals(theirs.body)
+          ? `${theirs.headers['content-type']} body`
+          : null;
   if (kind === null) return { equal: true };
   const justified = JUSTIFIED.find((j) => j.applies(req, ours, theirs));
   if (justified) return { equal: true, justified: justified.name };
   const body = ours.body.equals(theirs.body) ? '' : `; body ${firstDifference(ours.body, theirs.body)}`;
-  return { equal: false, kind, what: `status ${ours.status} (DRF ${theirs.status}); headers ${JSON.stringify(ours.headers)} (DRF ${JSON.stringify(theirs.headers)})${body}` };
+  return {
+    equal: false,
+    kind,
+    what: `status ${ours.status} (DRF ${theirs.status}); headers ${JSON.stringify(ours.headers)} (DRF ${JSON.stringify(theirs.headers)})${body}`,
+  };
 }
 
 /** Where two bodies part, with a little context from each. */

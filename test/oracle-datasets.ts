@@ -1,5 +1,5 @@
 import { CITY_FIELDS, NAME_FIELDS, type City } from '../src/core/fields.js';
-import { Rng } from './oracle-rng.js';
+import type { Rng } from './oracle-rng.js';
 
 // Seeded hostile datasets for the DRF oracle: names with spaces of every kind, BOM, control
 // characters, RTL, astral and combining characters, duplicates and ties; empty and 1-city
@@ -17,14 +17,89 @@ export interface OracleDataset {
 }
 
 const PIECES = [
-  'a', 'B', 'z', 'Z', 'é', 'e\u0301', 'Ａ', 'ｚ', 'ß', 'İ', 'ı', '東京', 'القاهرة', 'תל אביב', 'مدينة', '𝒜', '😀', '👍🏽',
-  ' ', '  ', '\t', '\u00a0', '\u3000', '\u2028', '\u2029', '\u0085', '\u200b', '\u200f', '\u202e', '\ufeff', '\u180e',
-  '\u0000', '\u0001', '\u001b', '\u001f', '\u007f', '\n', '\r\n', '\r', '"', "'", ',', ';', '\\', '/', '<', '&', '%',
-  '\ue000', '\uffff', '\ufffd', '\ufdd0', '\u{10ffff}', '\u{1f600}\u200d\u{1f601}', '0', '9', '-', '+', '_',
+  'a',
+  'B',
+  'z',
+  'Z',
+  'é',
+  'e\u0301',
+  'Ａ',
+  'ｚ',
+  'ß',
+  'İ',
+  'ı',
+  '東京',
+  'القاهرة',
+  'תל אביב',
+  'مدينة',
+  '𝒜',
+  '😀',
+  '👍🏽',
+  ' ',
+  '  ',
+  '\t',
+  '\u00a0',
+  '\u3000',
+  '\u2028',
+  '\u2029',
+  '\u0085',
+  '\u200b',
+  '\u200f',
+  '\u202e',
+  '\ufeff',
+  '\u180e',
+  '\u0000',
+  '\u0001',
+  '\u001b',
+  '\u001f',
+  '\u007f',
+  '\n',
+  '\r\n',
+  '\r',
+  '"',
+  "'",
+  ',',
+  ';',
+  '\\',
+  '/',
+  '<',
+  '&',
+  '%',
+  '\ue000',
+  '\uffff',
+  '\ufffd',
+  '\ufdd0',
+  '\u{10ffff}',
+  '\u{1f600}\u200d\u{1f601}',
+  '0',
+  '9',
+  '-',
+  '+',
+  '_',
 ];
-const COMMON = ['Paris', ' Paris', 'Paris ', 'paris', 'PARIS', '\ufeffParis', 'Paris\u0000', 'é', 'e\u0301', 'Ａ', 'A', '𝒜', '\uffff', '\u{10000}'];
+const COMMON = [
+  'Paris',
+  ' Paris',
+  'Paris ',
+  'paris',
+  'PARIS',
+  '\ufeffParis',
+  'Paris\u0000',
+  'é',
+  'e\u0301',
+  'Ａ',
+  'A',
+  '𝒜',
+  '\uffff',
+  '\u{10000}',
+];
 
-export const BASE_URLS = ['http://api.example.com', 'https://cities.example.org/api/v1', 'http://127.0.0.1:8080', 'https://x.example/a/b'];
+export const BASE_URLS = [
+  'http://api.example.com',
+  'https://cities.example.org/api/v1',
+  'http://127.0.0.1:8080',
+  'https://x.example/a/b',
+];
 
 /** The dataset number `n` of a run: the first few are the special shapes, then random ones. */
 export function oracleDataset(rng: Rng, n: number): OracleDataset {
@@ -57,13 +132,20 @@ export function oracleDataset(rng: Rng, n: number): OracleDataset {
     baseUrl: rng.pick(BASE_URLS),
     format: rng.chance(0.5) ? 'csv' : 'json',
     pageSizes: sizes.filter(() => rng.chance(0.3)),
-    orderings: rng.chance(0.5) ? undefined : ['default', ...NAME_FIELDS.flatMap((f) => [f, `-${f}`])].filter(() => rng.chance(0.4)),
+    orderings: rng.chance(0.5)
+      ? undefined
+      : ['default', ...NAME_FIELDS.flatMap((f) => [f, `-${f}`])].filter(() => rng.chance(0.4)),
   };
 }
 
 function name(rng: Rng, flavor: string): string {
   if (flavor === 'ties') return rng.pick(['Paris', 'paris', 'Paris']);
-  if (flavor === 'long') return rng.pick(PIECES).repeat(255).slice(0, 255).replace(/[\ud800-\udbff]$/, 'x');
+  if (flavor === 'long')
+    return rng
+      .pick(PIECES)
+      .repeat(255)
+      .slice(0, 255)
+      .replace(/[\ud800-\udbff]$/, 'x');
   if (flavor === 'mixed' && rng.chance(0.5)) return rng.pick(COMMON);
   const parts = Array.from({ length: rng.int(1, 4) }, () => rng.pick(PIECES));
   return parts.join('');
@@ -78,7 +160,18 @@ function uniqueIds(rng: Rng, count: number): number[] {
 
 /** Decimal text with 0-6 places within ±limit, at the limits now and then. */
 function coordinate(rng: Rng, limit: number): string {
-  const special = [`${limit}`, `-${limit}`, '0', '-0', '0.000001', '-0.000001', `${limit - 1}.999999`, '0.1', '1.10', '-0.0'];
+  const special = [
+    `${limit}`,
+    `-${limit}`,
+    '0',
+    '-0',
+    '0.000001',
+    '-0.000001',
+    `${limit - 1}.999999`,
+    '0.1',
+    '1.10',
+    '-0.0',
+  ];
   if (rng.chance(0.15)) return rng.pick(special);
   const micro = rng.int(-limit * 1e6, limit * 1e6);
   const places = rng.int(0, 6);
@@ -98,9 +191,13 @@ function timestamp(rng: Rng): string {
 
 /** The dataset as a file our reader takes: CSV (shuffled columns, quoting where needed or always) or JSON. */
 export function datasetFile(rng: Rng, data: OracleDataset): string {
-  const coordinateText = (i: number, field: 'longitude' | 'latitude') => data.coordinates[i]?.[field === 'longitude' ? 0 : 1] ?? '';
+  const coordinateText = (i: number, field: 'longitude' | 'latitude') =>
+    data.coordinates[i]?.[field === 'longitude' ? 0 : 1] ?? '';
   if (data.format === 'json') {
-    const records = data.cities.map((c) => ({ ...c, created_at: rng.chance(0.5) ? c.created_at.replace('Z', '+00:00') : c.created_at }));
+    const records = data.cities.map((c) => ({
+      ...c,
+      created_at: rng.chance(0.5) ? c.created_at.replace('Z', '+00:00') : c.created_at,
+    }));
     return JSON.stringify(records, null, rng.pick([0, 2]));
   }
   const columns = rng.shuffle([...CITY_FIELDS]);

@@ -61,44 +61,89 @@ describe.skipIf(missing !== null)(`the real DRF (${PYTHON}) as oracle`, () => {
       const table = await readDataset(file);
       expect(table.toCities(), `dataset ${n} read back from ${data.format}`).toEqual(data.cities);
       const ours = ourSite(table, data);
-      const requests: ReferenceRequest[] = Array.from({ length: REQUESTS }, () => oracleRequest(rng, data.cities.length, ours.site.spec.mount));
+      const requests: ReferenceRequest[] = Array.from({ length: REQUESTS }, () =>
+        oracleRequest(rng, data.cities.length, ours.site.spec.mount),
+      );
       const theirs = await drf.answer(data.cities, data.coordinates, data.baseUrl, requests);
       requests.forEach((req, i) => {
         const verdict = compareAnswers(req, ourAnswer(req, ours), theirs[i]!);
         compared++;
         if (!verdict.equal) {
           if (!failures.has(verdict.kind)) failures.set(verdict.kind, []);
-          failures.get(verdict.kind)!.push(`dataset ${n} (${data.cities.length} cities, ${data.baseUrl}) ${describeRequest(req)}: ${verdict.what}`);
+          failures
+            .get(verdict.kind)!
+            .push(
+              `dataset ${n} (${data.cities.length} cities, ${data.baseUrl}) ${describeRequest(req)}: ${verdict.what}`,
+            );
         } else if (verdict.justified) justified.set(verdict.justified, (justified.get(verdict.justified) ?? 0) + 1);
       });
     }
     const total = [...failures.values()].reduce((sum, list) => sum + list.length, 0);
-    console.log(`DRF oracle, seed ${SEED}: ${compared} requests over ${DATASETS} datasets, ${total} differences in ${failures.size} classes; justified: ${JSON.stringify(Object.fromEntries(justified))}`);
+    console.log(
+      `DRF oracle, seed ${SEED}: ${compared} requests over ${DATASETS} datasets, ${total} differences in ${failures.size} classes; justified: ${JSON.stringify(Object.fromEntries(justified))}`,
+    );
     // Each class of difference with its count and a few examples (the smallest targets first).
-    const report = [...failures].map(([kind, list]) => ({ kind, count: list.length, examples: list.sort((a, b) => a.length - b.length).slice(0, EXAMPLES) }));
-    expect(report, `differences (reproduce: ORACLE_SEED=${SEED} ORACLE_DATASETS=${DATASETS} ORACLE_REQUESTS=${REQUESTS} npm run oracle)`).toEqual([]);
+    const report = [...failures].map(([kind, list]) => ({
+      kind,
+      count: list.length,
+      examples: list.sort((a, b) => a.length - b.length).slice(0, EXAMPLES),
+    }));
+    expect(
+      report,
+      `differences (reproduce: ORACLE_SEED=${SEED} ORACLE_DATASETS=${DATASETS} ORACLE_REQUESTS=${REQUESTS} npm run oracle)`,
+    ).toEqual([]);
     expect(compared).toBe(DATASETS * REQUESTS);
   }, 600_000);
 });
 
 /** Each difference the oracle found, as a named request replayed against the real DRF. */
 const FOUND: readonly [string, ReferenceRequest][] = [
-  ['#12 a BOM before the ordering field (DRF: unknown field, default order)', { method: 'GET', target: '/cities/?ordering=%EF%BB%BFname_en' }],
-  ['#12 a BOM before the page name (DRF: another parameter, page 1)', { method: 'GET', target: '/cities/?%EF%BB%BFpage=2' }],
-  ['#12 a BOM before the page number (DRF: 404, not a site file)', { method: 'GET', target: '/cities/?page=%EF%BB%BF2' }],
+  [
+    '#12 a BOM before the ordering field (DRF: unknown field, default order)',
+    { method: 'GET', target: '/cities/?ordering=%EF%BB%BFname_en' },
+  ],
+  [
+    '#12 a BOM before the page name (DRF: another parameter, page 1)',
+    { method: 'GET', target: '/cities/?%EF%BB%BFpage=2' },
+  ],
+  [
+    '#12 a BOM before the page number (DRF: 404, not a site file)',
+    { method: 'GET', target: '/cities/?page=%EF%BB%BF2' },
+  ],
   ['#12 links keep a BOM', { method: 'GET', target: '/cities/?%EF%BB%BFpage=x&ordering=%EF%BB%BF-name_en' }],
   ['#13 U+001F after the page number (int() refuses it)', { method: 'GET', target: '/cities/?page=1%1F' }],
   ['#13 U+001C before the page size (the default size)', { method: 'GET', target: '/cities/?page_size=%1C5' }],
-  ['a page size for which Django counts 0 pages, page=last', { method: 'GET', target: `/cities/?page_size=${11n << 1075n}&page=last` }],
-  ['a page size of 4301 digits (int() refuses it: the default size, not a site file)', { method: 'GET', target: `/cities/?page_size=1${'0'.repeat(4300)}` }],
+  [
+    'a page size for which Django counts 0 pages, page=last',
+    { method: 'GET', target: `/cities/?page_size=${11n << 1075n}&page=last` },
+  ],
+  [
+    'a page size of 4301 digits (int() refuses it: the default size, not a site file)',
+    { method: 'GET', target: `/cities/?page_size=1${'0'.repeat(4300)}` },
+  ],
   ["Django's 404 page", { method: 'GET', target: '/cities/1' }],
   ["Django's 400 page (more than 1000 fields)", { method: 'GET', target: `/cities/?${'a&'.repeat(1000)}` }],
   ["the redirect's Location through iri_to_uri", { method: 'GET', target: '/cities?a={|}&b="<x>"^`' }],
-  ['Accept tokens are str.strip()ed (U+001C, U+001F)', { method: 'GET', target: '/cities/', accept: '\x1capplication/json; indent=3\x1f' }],
-  ['Accept: NEL around a token', { method: 'GET', target: '/cities/?page=2', accept: '\x85application/json; indent=2\x85' }],
-  ["Accept: a wildcard's parameters are re-joined and parsed again", { method: 'GET', target: '/cities/', accept: '*/*; indent="4;indent=2"' }],
-  ['Accept: an escaped quote counts when splitting parameters', { method: 'GET', target: '/cities/', accept: 'application/json; x="a\\";b"; indent=2' }],
-  ["Accept: RFC 2231 name*=charset''value", { method: 'GET', target: '/cities/', accept: "application/json; indent*=utf-8''%35" }],
+  [
+    'Accept tokens are str.strip()ed (U+001C, U+001F)',
+    { method: 'GET', target: '/cities/', accept: '\x1capplication/json; indent=3\x1f' },
+  ],
+  [
+    'Accept: NEL around a token',
+    { method: 'GET', target: '/cities/?page=2', accept: '\x85application/json; indent=2\x85' },
+  ],
+  [
+    "Accept: a wildcard's parameters are re-joined and parsed again",
+    { method: 'GET', target: '/cities/', accept: '*/*; indent="4;indent=2"' },
+  ],
+  [
+    'Accept: an escaped quote counts when splitting parameters',
+    { method: 'GET', target: '/cities/', accept: 'application/json; x="a\\";b"; indent=2' },
+  ],
+  [
+    "Accept: RFC 2231 name*=charset''value",
+    { method: 'GET', target: '/cities/', accept: "application/json; indent*=utf-8''%35" },
+  ],
 ];
 
 describe.skipIf(missing !== null)('differences the oracle found, replayed against the real DRF', () => {
@@ -108,7 +153,12 @@ describe.skipIf(missing !== null)('differences the oracle found, replayed agains
   let theirs: RecordedAnswer[];
   beforeAll(async () => {
     ours = ourSite(CityTable.fromCities(data.cities), shape);
-    theirs = await drf.answer(data.cities, data.coordinates, shape.baseUrl, FOUND.map(([, req]) => req));
+    theirs = await drf.answer(
+      data.cities,
+      data.coordinates,
+      shape.baseUrl,
+      FOUND.map(([, req]) => req),
+    );
   });
 
   it.each(FOUND.map(([name, req], i) => [name, req, i] as const))('%s', (_, req, i) => {
@@ -117,8 +167,11 @@ describe.skipIf(missing !== null)('differences the oracle found, replayed agains
 });
 
 function describeRequest(req: ReferenceRequest): string {
-  const target = req.target.length > 200 ? `${req.target.slice(0, 120)}[...${req.target.length - 180} bytes...]${req.target.slice(-60)}` : req.target;
-  const visible = (text: string) => JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const target =
+    req.target.length > 200
+      ? `${req.target.slice(0, 120)}[...${req.target.length - 180} bytes...]${req.target.slice(-60)}`
+      : req.target;
+  const visible = (text: string) =>
+    JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return `${req.method} ${target}${req.accept === undefined ? '' : ` (Accept: ${visible(req.accept)})`}`;
 }
-

@@ -10,17 +10,33 @@ export const ROOT = join(import.meta.dirname, '..');
  * installed (a missing bin fails instead of fetching whatever the registry holds under its name).
  */
 export function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) && key !== 'INIT_CWD'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) && key !== 'INIT_CWD'),
+  );
   return {
-    ...env, npm_config_yes: 'false', npm_config_prefer_offline: 'true', npm_config_audit: 'false',
-    npm_config_fund: 'false', npm_config_update_notifier: 'false', ...extra,
+    ...env,
+    npm_config_yes: 'false',
+    npm_config_prefer_offline: 'true',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    npm_config_update_notifier: 'false',
+    ...extra,
   };
 }
 
-export interface Ran { code: number; stdout: string; stderr: string }
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs a program to its end; never rejects, the exit code tells. */
-export function run(file: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = userEnv()): Promise<Ran> {
+export function run(
+  file: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = userEnv(),
+): Promise<Ran> {
   return new Promise((resolve) => {
     execFile(file, args, { cwd, env, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
@@ -30,24 +46,46 @@ export function run(file: string, args: readonly string[], cwd: string, env: Nod
 }
 
 /** A long-running command started by bash in its own process group, until it prints its URL; stop() signals the group and waits for all of it. */
-export async function startUntilUrl(command: string, cwd: string, env: NodeJS.ProcessEnv = userEnv()): Promise<{ url: string; output: () => string; stop: () => Promise<number | null> }> {
-  const child = spawn('bash', ['-eo', 'pipefail', '-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startUntilUrl(
+  command: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv = userEnv(),
+): Promise<{ url: string; output: () => string; stop: () => Promise<number | null> }> {
+  const child = spawn('bash', ['-eo', 'pipefail', '-c', command], {
+    cwd,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
   // 'close': every process holding the output pipes has ended, the server started by npx included.
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const stop = async () => {
-    try { process.kill(-child.pid!, 'SIGTERM'); } catch { /* the group has ended */ }
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {
+      /* the group has ended */
+    }
     return exited;
   };
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => { void stop(); reject(new Error(`no URL printed within 120 s by: ${command}\n${output}`)); }, 120_000);
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`no URL printed within 120 s by: ${command}\n${output}`));
+    }, 120_000);
     child.stdout.on('data', () => {
       const m = /serving .* at (http:\/\/\S+)/.exec(output);
-      if (m) { clearTimeout(timer); resolve(m[1]!); }
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
     });
-    void exited.then((code) => { clearTimeout(timer); reject(new Error(`exited with ${code} before serving: ${command}\n${output}`)); });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before serving: ${command}\n${output}`));
+    });
   });
   return { url, output: () => output, stop };
 }

@@ -34,7 +34,10 @@ let startCheck: { status: number; count: number; libBefore: boolean; libAfter: b
 
 /** The files of a clean clone: tracked and not ignored, as they stand in the working tree. */
 async function copyClone(to: string): Promise<void> {
-  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' });
+  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   for (const path of new Set(listed.split('\0').filter(Boolean))) {
     if (!existsSync(join(ROOT, path))) continue;
     await mkdir(dirname(join(to, path)), { recursive: true });
@@ -47,18 +50,23 @@ async function copyClone(to: string): Promise<void> {
 /** A user's project: package.json, cities-api installed from the tarball, their dataset in data/cities.csv. */
 async function makeTemplate(dir: string): Promise<void> {
   await mkdir(join(dir, 'data'), { recursive: true });
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'my-cities', version: '1.0.0', private: true, type: 'module' }, null, 2));
+  await writeFile(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'my-cities', version: '1.0.0', private: true, type: 'module' }, null, 2),
+  );
   await copyFile(join(ROOT, 'data/cities.csv'), join(dir, 'data/cities.csv'));
   const install = await run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], dir);
   if (install.code !== 0) throw new Error(`npm install of the tarball failed:\n${install.stdout}\n${install.stderr}`);
-  if (/EBADENGINE/.test(install.stderr)) throw new Error(`this Node is outside the package's engines:\n${install.stderr}`);
+  if (/EBADENGINE/.test(install.stderr))
+    throw new Error(`this Node is outside the package's engines:\n${install.stderr}`);
 }
 
 /** A fresh copy of the user's project sharing the installed node_modules. */
 async function project(name: string): Promise<string> {
   const dir = join(work.dir, 'projects', name);
   await mkdir(join(dir, 'data'), { recursive: true });
-  for (const file of ['package.json', 'package-lock.json', 'data/cities.csv']) await copyFile(join(template, file), join(dir, file));
+  for (const file of ['package.json', 'package-lock.json', 'data/cities.csv'])
+    await copyFile(join(template, file), join(dir, file));
   await symlink(join(template, 'node_modules'), join(dir, 'node_modules'));
   return dir;
 }
@@ -74,7 +82,12 @@ beforeAll(async () => {
   const answer = await fetch(start.url);
   const body = (await answer.json()) as { count: number };
   await start.stop();
-  startCheck = { status: answer.status, count: body.count, libBefore, libAfter: existsSync(join(clone, 'lib/index.js')) };
+  startCheck = {
+    status: answer.status,
+    count: body.count,
+    libBefore,
+    libAfter: existsSync(join(clone, 'lib/index.js')),
+  };
 
   // A leftover of an older build must not ship: prepack compiles lib/ afresh.
   await writeFile(join(clone, 'lib/stale-module.js'), 'export {};\n');
@@ -83,7 +96,9 @@ beforeAll(async () => {
   if (pack.code !== 0) throw new Error(`npm pack failed:\n${pack.stderr}`);
   packed = (JSON.parse(pack.stdout) as (typeof packed)[])[0]!;
   tarball = join(work.dir, 'pack', packed.filename);
-  console.log(`package: ${packed.filename}, ${packed.size} bytes packed, ${packed.unpackedSize} unpacked, ${packed.entryCount} files`);
+  console.log(
+    `package: ${packed.filename}, ${packed.size} bytes packed, ${packed.unpackedSize} unpacked, ${packed.entryCount} files`,
+  );
 
   template = join(work.dir, 'projects', 'template');
   await makeTemplate(template);
@@ -100,8 +115,17 @@ describe('a clean clone', () => {
 
   const current = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   it.each([
-    ['no install-time script runs in consumers (prepare, preinstall, install, postinstall)', () => ['prepare', 'preinstall', 'install', 'postinstall'].filter((s) => s in current.scripts), []],
-    ['prepack compiles lib/ from nothing', () => /rmSync\('lib'.*&& tsc -p tsconfig.json && node scripts\/bundle-edge.mjs$/.test(current.scripts.prepack ?? ''), true],
+    [
+      'no install-time script runs in consumers (prepare, preinstall, install, postinstall)',
+      () => ['prepare', 'preinstall', 'install', 'postinstall'].filter((s) => s in current.scripts),
+      [],
+    ],
+    [
+      'prepack compiles lib/ from nothing',
+      () =>
+        /rmSync\('lib'.*&& tsc -p tsconfig.json && node scripts\/bundle-edge.mjs$/.test(current.scripts.prepack ?? ''),
+      true,
+    ],
     ['npm start compiles first', () => /^tsc\b/.test(current.scripts.prestart ?? ''), true],
     ['npm test compiles first', () => /^tsc\b/.test(current.scripts.pretest ?? current.scripts.test ?? ''), true],
   ] as const)('%s', (_name, check, expected) => {
@@ -111,15 +135,33 @@ describe('a clean clone', () => {
 
 describe('the tarball', () => {
   const docs = readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`);
-  const binImports = [...readFileSync(join(ROOT, 'bin/cities-api.js'), 'utf8').matchAll(/from '\.\.\/(lib\/[^']+)'/g)].map((m) => m[1]!);
-  it.each(['LICENSE', 'README.md', 'package.json', 'bin/cities-api.js', 'lib/index.js', 'lib/index.d.ts', ...binImports, 'data/cities.csv', 'data/README.md', ...docs])('holds %s', (path) => {
+  const binImports = [
+    ...readFileSync(join(ROOT, 'bin/cities-api.js'), 'utf8').matchAll(/from '\.\.\/(lib\/[^']+)'/g),
+  ].map((m) => m[1]!);
+  it.each([
+    'LICENSE',
+    'README.md',
+    'package.json',
+    'bin/cities-api.js',
+    'lib/index.js',
+    'lib/index.d.ts',
+    ...binImports,
+    'data/cities.csv',
+    'data/README.md',
+    ...docs,
+  ])('holds %s', (path) => {
     expect(packed.files.map((f) => f.path)).toContain(path);
   });
 
   it.each([
-    ['tests', /^test\//], ['TypeScript sources (lib/ has the .d.ts; no source maps are emitted)', /^src\/|\.ts$(?<!\.d\.ts)|\.map$/],
-    ['repository scripts', /^scripts\//], ['CI files', /^\.ci\//], ['a built site', /^dist\//], ['compiler and test configs', /tsconfig|vitest/],
-    ['a module left in lib/ by an older build', /^lib\/stale-module\.js$/], ['dependencies', /node_modules/],
+    ['tests', /^test\//],
+    ['TypeScript sources (lib/ has the .d.ts; no source maps are emitted)', /^src\/|\.ts$(?<!\.d\.ts)|\.map$/],
+    ['repository scripts', /^scripts\//],
+    ['CI files', /^\.ci\//],
+    ['a built site', /^dist\//],
+    ['compiler and test configs', /tsconfig|vitest/],
+    ['a module left in lib/ by an older build', /^lib\/stale-module\.js$/],
+    ['dependencies', /node_modules/],
   ])('holds no %s', (_what, pattern) => {
     expect(packed.files.map((f) => f.path).filter((p) => pattern.test(p))).toEqual([]);
   });
@@ -131,19 +173,31 @@ describe('the tarball', () => {
   it('declares what users and registries read', async () => {
     const meta = JSON.parse(await readFile(join(template, 'node_modules/cities-api/package.json'), 'utf8'));
     expect(meta).toMatchObject({
-      name: 'cities-api', license: 'MIT', type: 'module', bin: { 'cities-api': 'bin/cities-api.js' },
-      types: './lib/index.d.ts', exports: { '.': { types: './lib/index.d.ts', default: './lib/index.js' } },
+      name: 'cities-api',
+      license: 'MIT',
+      type: 'module',
+      bin: { 'cities-api': 'bin/cities-api.js' },
+      types: './lib/index.d.ts',
+      exports: { '.': { types: './lib/index.d.ts', default: './lib/index.js' } },
       engines: { node: '^20.19.0 || >=22.12.0' },
     });
     expect(meta.description.length).toBeGreaterThan(20);
     expect(meta.keywords.length).toBeGreaterThan(3);
-    expect(await readFile(join(template, 'node_modules/cities-api/LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 cities-api contributors\n/);
+    expect(await readFile(join(template, 'node_modules/cities-api/LICENSE'), 'utf8')).toMatch(
+      /^MIT License\n\nCopyright \(c\) 2026 cities-api contributors\n/,
+    );
   });
 });
 
 describe('engines: the Node versions in which require() loads this ES module package', () => {
   it.each([
-    ['20.18.3', false], ['20.19.0', true], ['21.7.3', false], ['22.11.0', false], ['22.12.0', true], ['23.0.0', true], ['24.11.1', true],
+    ['20.18.3', false],
+    ['20.19.0', true],
+    ['21.7.3', false],
+    ['22.11.0', false],
+    ['22.12.0', true],
+    ['23.0.0', true],
+    ['24.11.1', true],
   ])('%s: %s', async (version, allowed) => {
     const { engines } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
     expect(satisfies(version, engines.node)).toBe(allowed);
@@ -158,7 +212,7 @@ describe('engines: the Node versions in which require() loads this ES module pac
 const documented = await documentedCommands();
 const sandboxes = new Map<string, string>();
 
-describe('every npx cities-api command of the README and docs/ runs in a user\'s project', () => {
+describe("every npx cities-api command of the README and docs/ runs in a user's project", () => {
   it('finds them, and no command the harness could not run', () => {
     expect(documented.commands.length).toBeGreaterThan(8);
     expect(documented.stray).toEqual([]);
@@ -168,27 +222,36 @@ describe('every npx cities-api command of the README and docs/ runs in a user\'s
     if (!sandboxes.has(doc)) sandboxes.set(doc, await project(doc.replace(/\W/g, '-')));
     const dir = sandboxes.get(doc)!;
     const shell = sandboxed(command, dir);
-    for (const m of shell.matchAll(/>\s*"?([^"\s]+)"?/g)) await mkdir(dirname(resolve(dir, m[1]!)), { recursive: true });
+    for (const m of shell.matchAll(/>\s*"?([^"\s]+)"?/g))
+      await mkdir(dirname(resolve(dir, m[1]!)), { recursive: true });
     if (/^npx cities-api serve\b/.test(shell)) {
       const server = await startUntilUrl(shell, dir);
       const answer = await fetch(server.url);
       const body = (await answer.json()) as { count: number };
       await server.stop();
       // Stopped as Ctrl-C stops it: the signal to the whole process group; the server says it stopped.
-      expect({ status: answer.status, count: body.count, end: server.output().split('\n').filter(Boolean).at(-1) }).toEqual({ status: 200, count: SAMPLE_CITIES, end: 'stopped' });
+      expect({
+        status: answer.status,
+        count: body.count,
+        end: server.output().split('\n').filter(Boolean).at(-1),
+      }).toEqual({ status: 200, count: SAMPLE_CITIES, end: 'stopped' });
     } else {
       const result = await run('bash', ['-eo', 'pipefail', '-c', shell], dir);
       expect(result.code, `${shell}\n${result.stdout}\n${result.stderr}`).toBe(0);
     }
   });
 
-  it.each(documented.synopses)('$doc: every option of "$command" is one the installed CLI knows', async ({ command }) => {
-    const words = command.split(/\s+/);
-    const sub = words.slice(1, words[1] === 'config' ? 3 : 2);
-    const help = await run('npx', ['cities-api', ...sub, '--help'], template);
-    expect(help.code).toBe(0);
-    for (const flag of command.match(/--[a-z-]+/g) ?? []) expect(help.stdout, `${flag} of ${sub.join(' ')}`).toContain(flag);
-  });
+  it.each(documented.synopses)(
+    '$doc: every option of "$command" is one the installed CLI knows',
+    async ({ command }) => {
+      const words = command.split(/\s+/);
+      const sub = words.slice(1, words[1] === 'config' ? 3 : 2);
+      const help = await run('npx', ['cities-api', ...sub, '--help'], template);
+      expect(help.code).toBe(0);
+      for (const flag of command.match(/--[a-z-]+/g) ?? [])
+        expect(help.stdout, `${flag} of ${sub.join(' ')}`).toContain(flag);
+    },
+  );
 });
 
 describe('the GitHub Actions workflow', () => {
@@ -211,7 +274,9 @@ describe('the GitHub Actions workflow', () => {
   }, 300_000);
 
   it('docs/deploy.md shows the file verbatim', async () => {
-    const blocks = splitCode(await readFile(join(ROOT, 'docs/deploy.md'), 'utf8')).blocks.filter((b) => b.lang === 'yaml');
+    const blocks = splitCode(await readFile(join(ROOT, 'docs/deploy.md'), 'utf8')).blocks.filter(
+      (b) => b.lang === 'yaml',
+    );
     expect(blocks.map((b) => `${b.text}\n`)).toEqual([text]);
   });
 
@@ -220,7 +285,10 @@ describe('the GitHub Actions workflow', () => {
     const lint = await createLinter();
     expect(lint(text, WORKFLOW)).toEqual([]);
     // The linter is live: a broken workflow is reported.
-    expect(lint(text.replace('runs-on: ubuntu-latest', 'runs-on: ubuntu-latest\n    timeout-minutes: soon'), WORKFLOW).length).toBeGreaterThan(0);
+    expect(
+      lint(text.replace('runs-on: ubuntu-latest', 'runs-on: ubuntu-latest\n    timeout-minutes: soon'), WORKFLOW)
+        .length,
+    ).toBeGreaterThan(0);
   });
 
   it('its run scripts hold no ${{ }} expression (values come in through env)', () => {
@@ -228,9 +296,11 @@ describe('the GitHub Actions workflow', () => {
     expect(scripts.filter((s) => s.includes('${{'))).toEqual([]);
   });
 
-  it('every step runs in a user\'s project (npm ci, npx cities-api, the AWS CLI)', () => {
+  it("every step runs in a user's project (npm ci, npx cities-api, the AWS CLI)", () => {
     expect(stepResults.filter((r) => r.code !== 0)).toEqual([]);
-    expect(stepResults.length).toBe(Object.values(workflow.jobs).flatMap((job) => job.steps.filter((s) => s.run)).length);
+    expect(stepResults.length).toBe(
+      Object.values(workflow.jobs).flatMap((job) => job.steps.filter((s) => s.run)).length,
+    );
   });
 
   it('builds the site for the public base URL', async () => {
@@ -238,29 +308,61 @@ describe('the GitHub Actions workflow', () => {
     expect(JSON.stringify(manifest)).toContain(workflow.jobs.deploy!.env!.BASE_URL);
   });
 
-  it('writes this build\'s CloudFront function where the publish step reads it', async () => {
+  it("writes this build's CloudFront function where the publish step reads it", async () => {
     const code = await readFile(join(dir, 'dist/_cities-api/cloudfront-function.js'), 'utf8');
-    expect(code.startsWith(`// Generated by cities-api for ${workflow.jobs.deploy!.env!.BASE_URL}/cities/ (${SAMPLE_CITIES} cities)`), code.slice(0, 200)).toBe(true);
+    expect(
+      code.startsWith(
+        `// Generated by cities-api for ${workflow.jobs.deploy!.env!.BASE_URL}/cities/ (${SAMPLE_CITIES} cities)`,
+      ),
+      code.slice(0, 200),
+    ).toBe(true);
     expect(code).toContain('function handler(event)');
     expect(Buffer.byteLength(code)).toBeLessThan(10_240);
   });
 
   const bucket = 's3 sync dist s3://secret-S3_BUCKET';
-  it.each(([
-    ['uploads new and changed pages, deleting nothing yet', (c: string) => c.startsWith(bucket) && !c.includes('--delete')],
-    ['reads the function\'s ETag', (c: string) => c === 'cloudfront describe-function --name cities-api --query ETag --output text'],
-    ['updates the function with this build\'s code, on that ETag', (c: string) => c.startsWith('cloudfront update-function --name cities-api --if-match etag-2 ') && c.includes('fileb://dist/_cities-api/cloudfront-function.js')],
-    ['publishes it, on the ETag the update returned', (c: string) => c === 'cloudfront publish-function --name cities-api --if-match etag-3'],
-    ['then deletes the pages the build no longer has', (c: string) => c.startsWith(`${bucket} --delete `)],
-    ['then invalidates everything, pages and live answers: /*', (c: string) => c === 'cloudfront create-invalidation --distribution-id secret-CLOUDFRONT_DISTRIBUTION_ID --paths /*'],
-  ] as [string, (c: string) => boolean][]).map(([name, check], i) => [i + 1, name, check] as const))('AWS call %i %s', (i, _name, check) => {
+  it.each(
+    (
+      [
+        [
+          'uploads new and changed pages, deleting nothing yet',
+          (c: string) => c.startsWith(bucket) && !c.includes('--delete'),
+        ],
+        [
+          "reads the function's ETag",
+          (c: string) => c === 'cloudfront describe-function --name cities-api --query ETag --output text',
+        ],
+        [
+          "updates the function with this build's code, on that ETag",
+          (c: string) =>
+            c.startsWith('cloudfront update-function --name cities-api --if-match etag-2 ') &&
+            c.includes('fileb://dist/_cities-api/cloudfront-function.js'),
+        ],
+        [
+          'publishes it, on the ETag the update returned',
+          (c: string) => c === 'cloudfront publish-function --name cities-api --if-match etag-3',
+        ],
+        ['then deletes the pages the build no longer has', (c: string) => c.startsWith(`${bucket} --delete `)],
+        [
+          'then invalidates everything, pages and live answers: /*',
+          (c: string) =>
+            c === 'cloudfront create-invalidation --distribution-id secret-CLOUDFRONT_DISTRIBUTION_ID --paths /*',
+        ],
+      ] as [string, (c: string) => boolean][]
+    ).map(([name, check], i) => [i + 1, name, check] as const),
+  )('AWS call %i %s', (i, _name, check) => {
     expect(awsCalls.length).toBe(6);
     expect(check(call(i - 1)), call(i - 1)).toBe(true);
   });
 
   it('uploads with the flags docs/cloudfront.md gives (excluded files, Content-Type, Cache-Control)', async () => {
-    const flags = (args: string[]) => args.flatMap((a, i) => (/^--(exclude|content-type|cache-control)$/.test(a) ? [`${a} ${args[i + 1]}`] : [])).sort();
-    const guide = splitCode(await readFile(join(ROOT, 'docs/cloudfront.md'), 'utf8')).blocks.flatMap((b) => shellCommands(b.text)).filter((c) => c.startsWith('aws s3 sync'));
+    const flags = (args: string[]) =>
+      args
+        .flatMap((a, i) => (/^--(exclude|content-type|cache-control)$/.test(a) ? [`${a} ${args[i + 1]}`] : []))
+        .sort();
+    const guide = splitCode(await readFile(join(ROOT, 'docs/cloudfront.md'), 'utf8'))
+      .blocks.flatMap((b) => shellCommands(b.text))
+      .filter((c) => c.startsWith('aws s3 sync'));
     expect(guide.length).toBe(1);
     expect(flags(awsCalls[0]!.slice(4))).toEqual(flags(shellWords(guide[0]!)));
     expect(flags(awsCalls[4]!.slice(4))).toEqual(flags(shellWords(guide[0]!)));
@@ -272,7 +374,10 @@ const EDGE_WORKFLOW = 'docs/github-actions-edge.yml';
 describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again after a dataset change`, () => {
   let text: string;
   let workflow: Workflow;
-  const runs = new Map<string, { dir: string; first: StepResult[]; second: StepResult[]; ran: string[]; skipped: string[]; awsCalls: string[][] }>();
+  const runs = new Map<
+    string,
+    { dir: string; first: StepResult[]; second: StepResult[]; ran: string[]; skipped: string[]; awsCalls: string[][] }
+  >();
 
   beforeAll(async () => {
     text = await readFile(join(ROOT, EDGE_WORKFLOW), 'utf8');
@@ -280,16 +385,24 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
     for (const platform of PLATFORMS) {
       const dir = join(work.dir, 'projects', `edge-workflow-${platform}`);
       await cp(template, dir, { recursive: true, verbatimSymlinks: true });
-      const options = { env: { CITIES_API_EDGE: platform }, skip: (step: Step) => /\bnpx --yes netlify@/.test(step.run ?? '') };
-      const runIn = (n: number) => runWorkflow(workflow, dir, join(work.dir, `runner-temp-${platform}-${n}`), join(work.dir, 'fake-bin'), options);
+      const options = {
+        env: { CITIES_API_EDGE: platform },
+        skip: (step: Step) => /\bnpx --yes netlify@/.test(step.run ?? ''),
+      };
+      const runIn = (n: number) =>
+        runWorkflow(workflow, dir, join(work.dir, `runner-temp-${platform}-${n}`), join(work.dir, 'fake-bin'), options);
       const first = await runIn(1);
       // The data changes (one city's English name): the workflow runs again on the restored dist/.
       const csv = await readFile(join(dir, 'data/cities.csv'), 'utf8');
       await writeFile(join(dir, 'data/cities.csv'), csv.replace(/^(48,[^,]*,)Hyderabad,/m, '$1Hyderabad (Telangana),'));
       const second = await runIn(2);
       runs.set(platform, {
-        dir, first: first.stepResults, second: second.stepResults, ran: second.stepResults.map((r) => r.step),
-        skipped: second.skipped.map((s) => s.name ?? ''), awsCalls: second.awsCalls,
+        dir,
+        first: first.stepResults,
+        second: second.stepResults,
+        ran: second.stepResults.map((r) => r.step),
+        skipped: second.skipped.map((s) => s.name ?? ''),
+        awsCalls: second.awsCalls,
       });
     }
   }, 900_000);
@@ -307,24 +420,35 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
   it('has a deploy step for each platform of cities-api edge, run only when CITIES_API_EDGE names it', () => {
     const deploys = workflow.jobs.deploy!.steps.filter((step) => step.if);
     expect([...new Set(deploys.map((step) => /'(\w+)'/.exec(step.if!)![1]))].sort()).toEqual([...PLATFORMS].sort());
-    for (const [platform, run] of runs) expect(run.ran.filter((step) => /^deploy to/.test(step)).length, platform).toBe(platform === 'lambda' ? 1 : 0);
+    for (const [platform, run] of runs)
+      expect(run.ran.filter((step) => /^deploy to/.test(step)).length, platform).toBe(platform === 'lambda' ? 1 : 0);
   });
 
-  it.each(['cloudflare', 'netlify', 'lambda', 'deno'])('%s: every step but the deploy runs, both times (npm ci, validate, build, edge)', (platform) => {
-    const run = runs.get(platform)!;
-    expect([...run.first, ...run.second].filter((r) => r.code !== 0)).toEqual([]);
-    const steps = workflow.jobs.deploy!.steps.filter((s) => s.run && !run.skipped.includes(s.name ?? '') && (!s.if || s.if.includes(`'${platform}'`)));
-    expect(run.second.map((r) => r.step)).toEqual(steps.map((s) => s.name ?? s.run));
-    expect(run.second.find((r) => /validate, build/.test(r.step))!.output).toContain(`for ${platform}: `);
-  });
+  it.each(['cloudflare', 'netlify', 'lambda', 'deno'])(
+    '%s: every step but the deploy runs, both times (npm ci, validate, build, edge)',
+    (platform) => {
+      const run = runs.get(platform)!;
+      expect([...run.first, ...run.second].filter((r) => r.code !== 0)).toEqual([]);
+      const steps = workflow.jobs.deploy!.steps.filter(
+        (s) => s.run && !run.skipped.includes(s.name ?? '') && (!s.if || s.if.includes(`'${platform}'`)),
+      );
+      expect(run.second.map((r) => r.step)).toEqual(steps.map((s) => s.name ?? s.run));
+      expect(run.second.find((r) => /validate, build/.test(r.step))!.output).toContain(`for ${platform}: `);
+    },
+  );
 
-  it.each(['cloudflare', 'netlify', 'lambda', 'deno'])('%s: the second build is incremental on the restored dist/ (most pages unchanged) and holds the new data', async (platform) => {
-    const run = runs.get(platform)!;
-    const out = run.second.find((r) => /validate, build/.test(r.step))!.output;
-    const [, written, unchanged] = /: \d+ files: (\d+) written, (\d+) unchanged/.exec(out) ?? [];
-    expect(Number(unchanged), out).toBeGreaterThan(Number(written));
-    expect(await readFile(join(run.dir, 'dist/_cities-api/cities.json'), 'utf8').catch(() => '')).toContain('Hyderabad (Telangana)');
-  });
+  it.each(['cloudflare', 'netlify', 'lambda', 'deno'])(
+    '%s: the second build is incremental on the restored dist/ (most pages unchanged) and holds the new data',
+    async (platform) => {
+      const run = runs.get(platform)!;
+      const out = run.second.find((r) => /validate, build/.test(r.step))!.output;
+      const [, written, unchanged] = /: \d+ files: (\d+) written, (\d+) unchanged/.exec(out) ?? [];
+      expect(Number(unchanged), out).toBeGreaterThan(Number(written));
+      expect(await readFile(join(run.dir, 'dist/_cities-api/cities.json'), 'utf8').catch(() => '')).toContain(
+        'Hyderabad (Telangana)',
+      );
+    },
+  );
 
   const withOf = (uses: string) => workflow.jobs.deploy!.steps.find((s) => s.uses?.startsWith(uses))!.with!;
 
@@ -351,8 +475,20 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
   it('lambda: the function code, then pages, the CloudFront function (with the Lambda URL as live origin), deletions, the invalidation', async () => {
     const { dir, awsCalls } = runs.get('lambda')!;
     const calls = awsCalls.map((c) => c.slice(0, 2).join(' '));
-    expect(calls).toEqual(['lambda update-function-code', 'lambda wait', 's3 sync', 'cloudfront describe-function', 'cloudfront update-function', 'cloudfront publish-function', 's3 sync', 'cloudfront create-invalidation']);
-    const uploads = awsCalls.flat().filter((a) => a.startsWith('fileb://')).map((a) => a.slice('fileb://'.length));
+    expect(calls).toEqual([
+      'lambda update-function-code',
+      'lambda wait',
+      's3 sync',
+      'cloudfront describe-function',
+      'cloudfront update-function',
+      'cloudfront publish-function',
+      's3 sync',
+      'cloudfront create-invalidation',
+    ]);
+    const uploads = awsCalls
+      .flat()
+      .filter((a) => a.startsWith('fileb://'))
+      .map((a) => a.slice('fileb://'.length));
     expect(uploads).toEqual(['edge-lambda/function.zip', 'dist/_cities-api/cloudfront-function.js']);
     for (const file of uploads) expect(existsSync(join(dir, file)), file).toBe(true);
     expect((await readFile(join(dir, uploads[0]!))).subarray(0, 4)).toEqual(Buffer.from('PK\x03\x04', 'latin1'));
@@ -364,13 +500,21 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
     const { root, entrypoint } = withOf('denoland/deployctl');
     const upload = join(work.dir, 'deno-upload-alone');
     await cp(join(dir, root!), upload, { recursive: true, dereference: true });
-    const server = await denoServe(join(upload, dirname(entrypoint!)), `deno serve --allow-read=${upload} ${basename(entrypoint!)}`);
+    const server = await denoServe(
+      join(upload, dirname(entrypoint!)),
+      `deno serve --allow-read=${upload} ${basename(entrypoint!)}`,
+    );
     try {
       const site = join(dir, 'dist');
       const pages = (await pageTargets(site, mountOf(workflow.env!.BASE_URL!))).filter((_, i) => i % 25 === 0);
       expect(pages.length).toBeGreaterThan(10);
       expect(await pagesDiffering(server.url, site, pages)).toEqual([]);
-      const uncovered = await fetch(new URL(`${endpointPath(mountOf(workflow.env!.BASE_URL!))}?ordering=-name_ar,name_en&page_size=7&page=3`, server.url));
+      const uncovered = await fetch(
+        new URL(
+          `${endpointPath(mountOf(workflow.env!.BASE_URL!))}?ordering=-name_ar,name_en&page_size=7&page=3`,
+          server.url,
+        ),
+      );
       expect(uncovered.status).toBe(200);
       expect(await uncovered.json()).toMatchObject({ count: 48 });
     } finally {
@@ -379,11 +523,13 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
   }, 120_000);
 });
 
-describe('the library, from a user\'s project', () => {
+describe("the library, from a user's project", () => {
   let dir: string;
-  beforeAll(async () => { dir = await project('library'); });
+  beforeAll(async () => {
+    dir = await project('library');
+  });
 
-  it('the README\'s example runs as written', async () => {
+  it("the README's example runs as written", async () => {
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
     const [example] = splitCode(readme).blocks.filter((b) => b.lang === 'js' && b.text.includes("from 'cities-api'"));
     await writeFile(join(dir, 'readme-example.mjs'), example!.text);
@@ -393,44 +539,64 @@ describe('the library, from a user\'s project', () => {
     expect(result.code).toBe(0);
   });
 
-  it('type-checks against the installed types: the README\'s example, an ES module, and a CommonJS module', async () => {
+  it("type-checks against the installed types: the README's example, an ES module, and a CommonJS module", async () => {
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
     const [example] = splitCode(readme).blocks.filter((b) => b.lang === 'js' && b.text.includes("from 'cities-api'"));
     await writeFile(join(dir, 'readme-example.ts'), example!.text);
-    await writeFile(join(dir, 'consumer.ts'), [
-      "import { build, serve, CitiesApiError, type BuildOptions, type RunningServer } from 'cities-api';",
-      "const options: BuildOptions = { data: 'data/cities.csv', out: 'typed-dist', baseUrl: 'https://cities.example.org', collation: 'codepoint', pageSizes: [10] };",
-      'const written: number = (await build(options)).written;',
-      "try { await build({ ...options, data: 'missing.csv' }); } catch (error) { if (error instanceof CitiesApiError) { const code: 1 | 2 = error.exitCode; console.log(code); } }",
-      "const server: RunningServer = await serve({ dir: 'typed-dist', port: 0 });",
-      'const url: string = server.url;',
-      "// @ts-expect-error: a port is a number; the types are the package's, not any",
-      "await serve({ dir: 'typed-dist', port: '8080' });",
-      'await server.close();',
-      'console.log(written, url);',
-      '',
-    ].join('\n'));
-    await writeFile(join(dir, 'consumer.cts'), [
-      "import citiesApi = require('cities-api');",
-      "const error: InstanceType<typeof citiesApi.CitiesApiError> = new citiesApi.CitiesApiError('bad usage', 2);",
-      'const build: typeof citiesApi.build = citiesApi.build;',
-      'console.log(error.exitCode, typeof build);',
-      '',
-    ].join('\n'));
-    await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        module: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: false,
-        types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')],
-      },
-      files: ['readme-example.ts', 'consumer.ts', 'consumer.cts'],
-    }));
-    const tsc = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+    await writeFile(
+      join(dir, 'consumer.ts'),
+      [
+        "import { build, serve, CitiesApiError, type BuildOptions, type RunningServer } from 'cities-api';",
+        "const options: BuildOptions = { data: 'data/cities.csv', out: 'typed-dist', baseUrl: 'https://cities.example.org', collation: 'codepoint', pageSizes: [10] };",
+        'const written: number = (await build(options)).written;',
+        "try { await build({ ...options, data: 'missing.csv' }); } catch (error) { if (error instanceof CitiesApiError) { const code: 1 | 2 = error.exitCode; console.log(code); } }",
+        "const server: RunningServer = await serve({ dir: 'typed-dist', port: 0 });",
+        'const url: string = server.url;',
+        "// @ts-expect-error: a port is a number; the types are the package's, not any",
+        "await serve({ dir: 'typed-dist', port: '8080' });",
+        'await server.close();',
+        'console.log(written, url);',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'consumer.cts'),
+      [
+        "import citiesApi = require('cities-api');",
+        "const error: InstanceType<typeof citiesApi.CitiesApiError> = new citiesApi.CitiesApiError('bad usage', 2);",
+        'const build: typeof citiesApi.build = citiesApi.build;',
+        'console.log(error.exitCode, typeof build);',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules/@types')],
+        },
+        files: ['readme-example.ts', 'consumer.ts', 'consumer.cts'],
+      }),
+    );
+    const tsc = await run(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'],
+      dir,
+    );
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.code).toBe(0);
   });
 
   it('loads with require() from CommonJS, and builds and serves there', async () => {
-    await writeFile(join(dir, 'consumer.cjs'), `
+    await writeFile(
+      join(dir, 'consumer.cjs'),
+      `
 const { build, serve, CitiesApiError } = require('cities-api');
 (async () => {
   await build({ data: 'data/cities.csv', out: 'cjs-dist', baseUrl: 'https://cities.example.org', collation: 'locale', pageSizes: [20] });
@@ -443,11 +609,16 @@ const { build, serve, CitiesApiError } = require('cities-api');
   await server.close();
   console.log(JSON.stringify({ status: answer.status, count: body.count, results: body.results.length, next: body.next, refused }));
 })();
-`);
+`,
+    );
     const result = await run(process.execPath, ['consumer.cjs'], dir);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
-      status: 200, count: SAMPLE_CITIES, results: 20, next: 'https://cities.example.org/cities/?page=3&page_size=20', refused: 1,
+      status: 200,
+      count: SAMPLE_CITIES,
+      results: 20,
+      next: 'https://cities.example.org/cities/?page=3&page_size=20',
+      refused: 1,
     });
   });
 });
@@ -457,49 +628,75 @@ const OPENSSL = '/usr/bin/openssl';
 const haveNginx = requireTool('nginx', NGINX, 'apt-get install -y nginx-light');
 const haveOpenssl = requireTool('openssl', OPENSSL, 'apt-get install -y openssl');
 
-describe.runIf(haveNginx && haveOpenssl)('docs/nginx.md: the server {} it shows, with the include its commands wrote', () => {
-  let dir: string;
-  let site: string;
+describe.runIf(haveNginx && haveOpenssl)(
+  'docs/nginx.md: the server {} it shows, with the include its commands wrote',
+  () => {
+    let dir: string;
+    let site: string;
 
-  /** The nginx block of the guide with its paths in the sandbox, and the ports given. */
-  async function siteConfig(ports?: { tls: number; http: number }): Promise<string> {
-    const [block] = splitCode(await readFile(join(ROOT, 'docs/nginx.md'), 'utf8')).blocks.filter((b) => b.lang === 'nginx');
-    let config = sandboxed(block!.text, dir);
-    if (ports) config = config.replace(/listen 443 ssl;/, `listen 127.0.0.1:${ports.tls} ssl;`).replace(/listen 80;/, `listen 127.0.0.1:${ports.http};`);
-    return config;
-  }
-
-  beforeAll(async () => {
-    dir = sandboxes.get('docs/nginx.md')!;
-    expect(dir, 'the commands of docs/nginx.md ran first').toBeDefined();
-    site = join(dir, 'srv/cities/dist');
-    const certs = join(dir, 'etc/ssl/example.org');
-    await mkdir(certs, { recursive: true });
-    const cert = await run(OPENSSL, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=example.org',
-      '-keyout', join(certs, 'privkey.pem'), '-out', join(certs, 'fullchain.pem')], dir);
-    expect(cert.code, cert.stderr).toBe(0);
-  });
-
-  it('passes nginx -t as written (certificate lines included)', async () => {
-    const prefix = await writeNginxConf(join(dir, 'nginx'), await siteConfig());
-    const test = await run(NGINX, ['-t', '-p', prefix, '-c', join(prefix, 'nginx.conf')], dir);
-    expect(test.code, test.stderr).toBe(0);
-    expect(test.stderr).toContain('test is successful');
-  });
-
-  it('answers a precomputed page over TLS from its file, and redirects plain HTTP to HTTPS', async () => {
-    const ports = { tls: await freePort(), http: await freePort() };
-    const prefix = await writeNginxConf(join(dir, 'nginx'), await siteConfig(ports));
-    const nginx = await startNginx(NGINX, prefix, ports.tls);
-    try {
-      const tls = await httpsGet(`https://127.0.0.1:${ports.tls}/api/v1/cities/?page=2&ordering=-name_ar`);
-      expect(tls.status).toBe(200);
-      expect(tls.body).toEqual(await readFile(join(site, 'cities/-name_ar/default/2.json'), 'utf8'));
-      const plain = await rawRequest(`http://127.0.0.1:${ports.http}/api/v1/cities/?page=2`, { headers: { Host: 'example.org' } });
-      expect([plain.status, plain.headers.location]).toEqual([301, 'https://example.org/api/v1/cities/?page=2']);
-    } finally {
-      await nginx.stop();
+    /** The nginx block of the guide with its paths in the sandbox, and the ports given. */
+    async function siteConfig(ports?: { tls: number; http: number }): Promise<string> {
+      const [block] = splitCode(await readFile(join(ROOT, 'docs/nginx.md'), 'utf8')).blocks.filter(
+        (b) => b.lang === 'nginx',
+      );
+      let config = sandboxed(block!.text, dir);
+      if (ports)
+        config = config
+          .replace(/listen 443 ssl;/, `listen 127.0.0.1:${ports.tls} ssl;`)
+          .replace(/listen 80;/, `listen 127.0.0.1:${ports.http};`);
+      return config;
     }
-  });
-});
 
+    beforeAll(async () => {
+      dir = sandboxes.get('docs/nginx.md')!;
+      expect(dir, 'the commands of docs/nginx.md ran first').toBeDefined();
+      site = join(dir, 'srv/cities/dist');
+      const certs = join(dir, 'etc/ssl/example.org');
+      await mkdir(certs, { recursive: true });
+      const cert = await run(
+        OPENSSL,
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '2',
+          '-subj',
+          '/CN=example.org',
+          '-keyout',
+          join(certs, 'privkey.pem'),
+          '-out',
+          join(certs, 'fullchain.pem'),
+        ],
+        dir,
+      );
+      expect(cert.code, cert.stderr).toBe(0);
+    });
+
+    it('passes nginx -t as written (certificate lines included)', async () => {
+      const prefix = await writeNginxConf(join(dir, 'nginx'), await siteConfig());
+      const test = await run(NGINX, ['-t', '-p', prefix, '-c', join(prefix, 'nginx.conf')], dir);
+      expect(test.code, test.stderr).toBe(0);
+      expect(test.stderr).toContain('test is successful');
+    });
+
+    it('answers a precomputed page over TLS from its file, and redirects plain HTTP to HTTPS', async () => {
+      const ports = { tls: await freePort(), http: await freePort() };
+      const prefix = await writeNginxConf(join(dir, 'nginx'), await siteConfig(ports));
+      const nginx = await startNginx(NGINX, prefix, ports.tls);
+      try {
+        const tls = await httpsGet(`https://127.0.0.1:${ports.tls}/api/v1/cities/?page=2&ordering=-name_ar`);
+        expect(tls.status).toBe(200);
+        expect(tls.body).toEqual(await readFile(join(site, 'cities/-name_ar/default/2.json'), 'utf8'));
+        const plain = await rawRequest(`http://127.0.0.1:${ports.http}/api/v1/cities/?page=2`, {
+          headers: { Host: 'example.org' },
+        });
+        expect([plain.status, plain.headers.location]).toEqual([301, 'https://example.org/api/v1/cities/?page=2']);
+      } finally {
+        await nginx.stop();
+      }
+    });
+  },
+);

@@ -5,21 +5,55 @@ import { answerListing, bodyBytes } from '../src/core/page.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { makeCity } from './helpers.js';
 
-const index = new CityIndex(CityTable.fromCities(Array.from({ length: 25 }, (_, i) => makeCity(i + 1, { name: `City ${String(i + 1).padStart(2, '0')}` }))), 'codepoint');
+const index = new CityIndex(
+  CityTable.fromCities(
+    Array.from({ length: 25 }, (_, i) => makeCity(i + 1, { name: `City ${String(i + 1).padStart(2, '0')}` })),
+  ),
+  'codepoint',
+);
 const answer = (qs: string, base = 'http://api.example.com') => {
   const a = answerListing(index, parseQuery(qs), base);
-  return { status: a.status, ...(JSON.parse(Buffer.from(bodyBytes(a.body)).toString()) as { next?: string | null; previous?: string | null; count?: number; results?: { id: number }[]; detail?: string }) };
+  return {
+    status: a.status,
+    ...(JSON.parse(Buffer.from(bodyBytes(a.body)).toString()) as {
+      next?: string | null;
+      previous?: string | null;
+      count?: number;
+      results?: { id: number }[];
+      detail?: string;
+    }),
+  };
 };
 
 describe('answerListing builds links the way DRF does', () => {
   it.each([
     ['first page', '', 'http://api.example.com/cities/?page=2', null],
-    ['second page drops page from previous', 'page=2', 'http://api.example.com/cities/?page=3', 'http://api.example.com/cities/'],
+    [
+      'second page drops page from previous',
+      'page=2',
+      'http://api.example.com/cities/?page=3',
+      'http://api.example.com/cities/',
+    ],
     ['last page', 'page=3', null, 'http://api.example.com/cities/?page=2'],
     ['page=last gives numbers in links', 'page=last', null, 'http://api.example.com/cities/?page=2'],
-    ['other parameters kept and sorted', 'page=2&zeta=1&alpha=2', 'http://api.example.com/cities/?alpha=2&page=3&zeta=1', 'http://api.example.com/cities/?alpha=2&zeta=1'],
-    ['invalid page_size kept as written', 'page_size=abc&page=2', 'http://api.example.com/cities/?page=3&page_size=abc', 'http://api.example.com/cities/?page_size=abc'],
-    ['encoded values re-encoded with quote_plus', 'q=%C3%A9+x&page=1', 'http://api.example.com/cities/?page=2&q=%C3%A9+x', null],
+    [
+      'other parameters kept and sorted',
+      'page=2&zeta=1&alpha=2',
+      'http://api.example.com/cities/?alpha=2&page=3&zeta=1',
+      'http://api.example.com/cities/?alpha=2&zeta=1',
+    ],
+    [
+      'invalid page_size kept as written',
+      'page_size=abc&page=2',
+      'http://api.example.com/cities/?page=3&page_size=abc',
+      'http://api.example.com/cities/?page_size=abc',
+    ],
+    [
+      'encoded values re-encoded with quote_plus',
+      'q=%C3%A9+x&page=1',
+      'http://api.example.com/cities/?page=2&q=%C3%A9+x',
+      null,
+    ],
   ])('%s', (_, qs, next, previous) => {
     const a = answer(qs);
     expect([a.next, a.previous]).toEqual([next, previous]);

@@ -54,7 +54,13 @@ describe('paginate finds the page slice or refuses the page', () => {
     expect(paginate(count, size, page)).toBeNull();
   });
 
-  it.each([[0, 10, 1], [1, 10, 1], [10, 10, 1], [11, 10, 2], [48, 7, 7]])('pageCount(%d, %d) = %d', (count, size, pages) => {
+  it.each([
+    [0, 10, 1],
+    [1, 10, 1],
+    [10, 10, 1],
+    [11, 10, 2],
+    [48, 7, 7],
+  ])('pageCount(%d, %d) = %d', (count, size, pages) => {
     expect(pageCount(count, size)).toBe(pages);
   });
 });

@@ -20,16 +20,53 @@ function cut(bytes: Buffer, points: number[]): Buffer[] {
   return [...at, bytes.length].map((end, i) => bytes.subarray(i ? at[i - 1] : 0, end));
 }
 
-const run = (parts: Buffer[], indent: number, mode: PrettyMode) => Buffer.concat([...prettyParts(parts, indent, mode)]).toString();
+const run = (parts: Buffer[], indent: number, mode: PrettyMode) =>
+  Buffer.concat([...prettyParts(parts, indent, mode)]).toString();
 
 // Strings full of what a layout could trip on: quotes, backslashes, braces, commas, colons,
 // HTML specials, multi-byte and astral characters, line separators, and URLs.
 const text = fc.oneof(
-  fc.string({ unit: fc.constantFrom('"', '\\', '{', '}', '[', ']', ',', ':', '<', '&', "'", 'é', '東', '𝒜', '\u2028', ' ', 'a', '\n'), maxLength: 8 }),
-  fc.constantFrom('http://x/cities/?page=2', 'https://a.example/b?c=d&e=f', 'http://has space', 'http://q"uote', 'https://'),
+  fc.string({
+    unit: fc.constantFrom(
+      '"',
+      '\\',
+      '{',
+      '}',
+      '[',
+      ']',
+      ',',
+      ':',
+      '<',
+      '&',
+      "'",
+      'é',
+      '東',
+      '𝒜',
+      '\u2028',
+      ' ',
+      'a',
+      '\n',
+    ),
+    maxLength: 8,
+  }),
+  fc.constantFrom(
+    'http://x/cities/?page=2',
+    'https://a.example/b?c=d&e=f',
+    'http://has space',
+    'http://q"uote',
+    'https://',
+  ),
 );
 const value = fc.letrec((tie) => ({
-  any: fc.oneof({ depthSize: 'small' }, text, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), tie('list'), tie('object')),
+  any: fc.oneof(
+    { depthSize: 'small' },
+    text,
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.boolean(),
+    fc.constant(null),
+    tie('list'),
+    tie('object'),
+  ),
   list: fc.array(tie('any'), { maxLength: 4 }),
   object: fc.dictionary(text, tie('any'), { maxKeys: 4 }),
 })).any;

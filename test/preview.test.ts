@@ -16,7 +16,17 @@ let quiet: Awaited<ReturnType<typeof startCli>>;
 beforeAll(async () => {
   ({ dir, cleanup } = await tempDir('cities-preview-'));
   const data = join(ROOT, 'data/cities.csv');
-  preview = await startCli([join(dir, 'site'), '--data', data, '--port', '0', '--orderings', 'default', '--page-sizes', '20']);
+  preview = await startCli([
+    join(dir, 'site'),
+    '--data',
+    data,
+    '--port',
+    '0',
+    '--orderings',
+    'default',
+    '--page-sizes',
+    '20',
+  ]);
   quiet = await startCli([join(dir, 'site'), '--port', '0', '--quiet', '--no-preview-pages']);
 }, 120_000);
 afterAll(async () => {
@@ -27,14 +37,20 @@ afterAll(async () => {
 
 /** The lines the server printed after `before` characters of its output, once `count` are there. */
 async function linesAfter(server: typeof preview, before: number, count: number): Promise<string[]> {
-  for (let i = 0; i < 100 && server.output().slice(before).split('\n').filter(Boolean).length < count; i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 100 && server.output().slice(before).split('\n').filter(Boolean).length < count; i++)
+    await new Promise((r) => setTimeout(r, 20));
   return server.output().slice(before).split('\n').filter(Boolean);
 }
 
 describe('a line per request: method, target, status, ms', () => {
   it.each([
     ['a page', 'GET', '/cities/?page=2', /^GET \/cities\/\?page=2 200 \d+(\.\d)?ms$/],
-    ['a page computed live', 'GET', '/cities/?page_size=7&ordering=-name_fr', /^GET \/cities\/\?page_size=7&ordering=-name_fr 200 \d+(\.\d)?ms$/],
+    [
+      'a page computed live',
+      'GET',
+      '/cities/?page_size=7&ordering=-name_fr',
+      /^GET \/cities\/\?page_size=7&ordering=-name_fr 200 \d+(\.\d)?ms$/,
+    ],
     ['HEAD', 'HEAD', '/cities/', /^HEAD \/cities\/ 200 \d+(\.\d)?ms$/],
     ['OPTIONS', 'OPTIONS', '/cities/', /^OPTIONS \/cities\/ 200 \d+(\.\d)?ms$/],
     ['a 404', 'GET', '/nowhere', /^GET \/nowhere 404 \d+(\.\d)?ms$/],
@@ -61,7 +77,8 @@ describe('a line per request: method, target, status, ms', () => {
     ['a'.repeat(300), `${'a'.repeat(197)}...`],
   ])('the target %j is logged as %s', (target, shown) => expect(loggedTarget(target)).toBe(shown));
 
-  it('a client gone before the end is said', () => expect(requestLine('GET', '/cities/', 200, 12.34, false)).toBe('GET /cities/ 200 closed 12ms'));
+  it('a client gone before the end is said', () =>
+    expect(requestLine('GET', '/cities/', 200, 12.34, false)).toBe('GET /cities/ 200 closed 12ms'));
 });
 
 describe('the preview pages', () => {
@@ -76,7 +93,7 @@ describe('the preview pages', () => {
     expect(html).toContain('48 cities');
   });
 
-  it('/openapi.json is the site\'s own file', async () => {
+  it("/openapi.json is the site's own file", async () => {
     const res = await rawRequest(`${preview.url}/openapi.json`);
     expect([res.status, res.headers['content-type']]).toEqual([200, 'application/json']);
     expect(res.body.equals(await readFile(join(dir, 'site/openapi.json')))).toBe(true);
@@ -84,7 +101,7 @@ describe('the preview pages', () => {
     expect([head.status, head.body.length, head.headers['content-length']]).toEqual([200, 0, String(res.body.length)]);
   });
 
-  it.each(['/', '/openapi.json'])('--no-preview-pages: %s is Django\'s 404, as /nowhere is', async (path) => {
+  it.each(['/', '/openapi.json'])("--no-preview-pages: %s is Django's 404, as /nowhere is", async (path) => {
     const [res, nowhere] = await Promise.all([rawRequest(`${quiet.url}${path}`), rawRequest(`${quiet.url}/nowhere`)]);
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toBe(nowhere.headers['content-type']);
@@ -103,8 +120,11 @@ describe('the preview pages', () => {
     if (type) expect(res.headers['content-type']).toBe(type);
   });
 
-  it('other methods on / are the API handler\'s, as without preview pages', async () => {
-    const [res, strict] = await Promise.all([rawRequest(`${preview.url}/`, { method: 'POST' }), rawRequest(`${quiet.url}/`, { method: 'POST' })]);
+  it("other methods on / are the API handler's, as without preview pages", async () => {
+    const [res, strict] = await Promise.all([
+      rawRequest(`${preview.url}/`, { method: 'POST' }),
+      rawRequest(`${quiet.url}/`, { method: 'POST' }),
+    ]);
     expect(res.status).toBe(strict.status);
   });
 });

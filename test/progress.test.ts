@@ -3,7 +3,14 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bar, duration, logEverySeconds, progressLine, progressParts, type ProgressStream } from '../src/cli/progress.js';
+import {
+  bar,
+  duration,
+  logEverySeconds,
+  progressLine,
+  progressParts,
+  type ProgressStream,
+} from '../src/cli/progress.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { manyCities, writeDataset } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
@@ -18,20 +25,42 @@ const SCRIPT = '/usr/bin/script';
 
 describe('the words and the bar', () => {
   it.each([
-    ['pages', [4158, 21020, 1234.4, 'pages'], { amount: '4158/21020 pages', percent: '19%', rate: '1234 pages/s', eta: '14s' }],
-    ['bytes', [12_300_000, 30_100_000, 8_100_000, 'bytes'], { amount: '12.3/30.1 MB', percent: '40%', rate: '8.1 MB/s', eta: '3s' }],
+    [
+      'pages',
+      [4158, 21020, 1234.4, 'pages'],
+      { amount: '4158/21020 pages', percent: '19%', rate: '1234 pages/s', eta: '14s' },
+    ],
+    [
+      'bytes',
+      [12_300_000, 30_100_000, 8_100_000, 'bytes'],
+      { amount: '12.3/30.1 MB', percent: '40%', rate: '8.1 MB/s', eta: '3s' },
+    ],
     ['no rate yet', [0, 10, 0, 'pages'], { amount: '0/10 pages', percent: '0%', rate: '0 pages/s', eta: '?' }],
   ] as const)('%s', (_, [done, total, rate, unit], expected) => {
     expect(progressParts(done, total, rate, unit)).toEqual(expected);
   });
 
-  it.each([[0.2, '1s'], [59, '59s'], [61, '1m01s'], [3725, '1h02m']])('%s s is %s', (seconds, text) => expect(duration(seconds)).toBe(text));
-  it.each([[0, 10, `[${'-'.repeat(20)}]`], [5, 10, `[${'#'.repeat(10)}${'-'.repeat(10)}]`], [10, 10, `[${'#'.repeat(20)}]`]])('bar %s/%s', (done, total, text) => expect(bar(done, total)).toBe(text));
+  it.each([
+    [0.2, '1s'],
+    [59, '59s'],
+    [61, '1m01s'],
+    [3725, '1h02m'],
+  ])('%s s is %s', (seconds, text) => expect(duration(seconds)).toBe(text));
+  it.each([
+    [0, 10, `[${'-'.repeat(20)}]`],
+    [5, 10, `[${'#'.repeat(10)}${'-'.repeat(10)}]`],
+    [10, 10, `[${'#'.repeat(20)}]`],
+  ])('bar %s/%s', (done, total, text) => expect(bar(done, total)).toBe(text));
 });
 
 /** A stream that records what is written, as a terminal or not. */
 function recorder(isTTY: boolean, columns?: number): ProgressStream & { text: string } {
-  const stream = new Writable({ write(chunk, _enc, done) { stream.text += String(chunk); done(); } }) as Writable & { text: string; isTTY: boolean; columns?: number };
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      stream.text += String(chunk);
+      done();
+    },
+  }) as Writable & { text: string; isTTY: boolean; columns?: number };
   stream.text = '';
   stream.isTTY = isTTY;
   if (columns !== undefined) stream.columns = columns;
@@ -60,7 +89,9 @@ describe('progressLine, on a clock of our own', () => {
   it('not on a terminal: nothing the first second, then one line every five seconds', () => {
     const stream = recorder(false);
     drive(stream, [500, 1200, 3000, 5100, 7000, 10_200]);
-    expect(stream.text).toBe('building pages: 400/10000 pages (4%), 78 pages/s, about 2m03s left\nbuilding pages: 600/10000 pages (6%), 59 pages/s, about 2m40s left\n');
+    expect(stream.text).toBe(
+      'building pages: 400/10000 pages (4%), 78 pages/s, about 2m03s left\nbuilding pages: 600/10000 pages (6%), 59 pages/s, about 2m40s left\n',
+    );
   });
 
   it('on a terminal: redrawn in place with a bar, rate and ETA, cleared at the end', () => {
@@ -97,7 +128,10 @@ it('reading a dataset counts its bytes up to the file size', async () => {
   expect(seen.every(([read], i) => i === 0 || read > seen[i - 1]![0])).toBe(true);
 });
 
-interface Run { code: number | null; output: string }
+interface Run {
+  code: number | null;
+  output: string;
+}
 
 /**
  * Builds the big dataset over a site of 48 cities and interrupts once `ready` matches the
@@ -105,9 +139,10 @@ interface Run { code: number | null; output: string }
  */
 function interruptedBuild(out: string, how: 'terminal' | 'pipe', ready: RegExp): Promise<Run> {
   const args = [BIN, 'build', '--data', big(), '--out', out, '--base-url', 'https://example.org'];
-  const child = how === 'terminal'
-    ? spawn(SCRIPT, ['-qfec', [process.execPath, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'])
-    : spawn(process.execPath, args, { env: { ...process.env, CITIES_API_PROGRESS_SECONDS: '1' } });
+  const child =
+    how === 'terminal'
+      ? spawn(SCRIPT, ['-qfec', [process.execPath, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'])
+      : spawn(process.execPath, args, { env: { ...process.env, CITIES_API_PROGRESS_SECONDS: '1' } });
   let output = '';
   let sent = false;
   const onData = (chunk: Buffer) => {
@@ -128,18 +163,33 @@ describe.each([
   ['a terminal', 'terminal', /building pages \[[#-]{20}\] +\d+% \d+\/\d+ pages, \d+ pages\/s, ETA \d/],
   ['a pipe (a CI log)', 'pipe', /building pages: \d+\/\d+ pages \(\d+%\), \d+ pages\/s, about \d\S* left\n/],
 ] as const)('a long build on %s', (_, how, progress) => {
-  it.skipIf(how === 'terminal' && !SCRIPT_THERE)('shows its progress; Ctrl-C says the site is intact, removes the staging tree, exits 130', async () => {
-    const out = join(dir, `site-${how}`);
-    const small = spawn(process.execPath, [BIN, 'build', '--data', join(ROOT, 'data/cities.csv'), '--out', out, '--base-url', 'https://example.org']);
-    expect(await new Promise((done) => small.on('close', done))).toBe(0);
-    const before = await readTree(out);
-    const run = await interruptedBuild(out, how, progress);
-    expect(run.output).toMatch(progress);
-    expect(run.output).toMatch('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)');
-    expect(run.output).toMatch(/cities-api: interrupted: the site .* was left as it was \(the files written so far were removed\)/);
-    expect(run.output).not.toMatch(/\n\s+at /);
-    expect(run.code).toBe(130);
-    expect((await readdir(dir)).filter((name) => name.includes('.staging-'))).toEqual([]);
-    expect(await readTree(out)).toEqual(before);
-  }, 120_000);
+  it.skipIf(how === 'terminal' && !SCRIPT_THERE)(
+    'shows its progress; Ctrl-C says the site is intact, removes the staging tree, exits 130',
+    async () => {
+      const out = join(dir, `site-${how}`);
+      const small = spawn(process.execPath, [
+        BIN,
+        'build',
+        '--data',
+        join(ROOT, 'data/cities.csv'),
+        '--out',
+        out,
+        '--base-url',
+        'https://example.org',
+      ]);
+      expect(await new Promise((done) => small.on('close', done))).toBe(0);
+      const before = await readTree(out);
+      const run = await interruptedBuild(out, how, progress);
+      expect(run.output).toMatch(progress);
+      expect(run.output).toMatch('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)');
+      expect(run.output).toMatch(
+        /cities-api: interrupted: the site .* was left as it was \(the files written so far were removed\)/,
+      );
+      expect(run.output).not.toMatch(/\n\s+at /);
+      expect(run.code).toBe(130);
+      expect((await readdir(dir)).filter((name) => name.includes('.staging-'))).toEqual([]);
+      expect(await readTree(out)).toEqual(before);
+    },
+    120_000,
+  );
 });

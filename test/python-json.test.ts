@@ -17,7 +17,10 @@ const HAS_PYTHON = requireTool('python3', PYTHON, 'apt-get install python3');
 async function python(script: string, inputs: readonly unknown[]): Promise<unknown[]> {
   const run = promisify(execFile)(PYTHON, ['-c', script], { maxBuffer: 64 * 1024 * 1024 });
   run.child.stdin!.end(inputs.map((i) => JSON.stringify(i)).join('\n'));
-  return (await run).stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown);
+  return (await run).stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as unknown);
 }
 
 // json.loads as DRF calls it; the value written with ints, floats and objects made explicit.
@@ -40,7 +43,12 @@ function canonical(v: PyJson): unknown {
   if (typeof v === 'bigint') return { int: String(v) };
   if (typeof v === 'number') return { float: Number.isFinite(v) ? pyFloatRepr(v) : v > 0 ? 'inf' : '-inf' };
   if (Array.isArray(v)) return v.map(canonical);
-  if (v !== null && typeof v === 'object') return { object: Object.keys(v).sort(compareStrings).map((k) => [k, canonical(v[k]!)]) };
+  if (v !== null && typeof v === 'object')
+    return {
+      object: Object.keys(v)
+        .sort(compareStrings)
+        .map((k) => [k, canonical(v[k]!)]),
+    };
   return v;
 }
 /** Python sorts str by code point. */
@@ -61,36 +69,128 @@ function ours(text: string): unknown {
 
 /** JSON texts, then broken: characters deleted, inserted (from those JSON cares about), the text cut. */
 function hostileTexts(seed: number, count: number): string[] {
-  const pieces = ['"', '\\', '{', '}', '[', ']', ',', ':', '0', '1', '9', 'e', 'E', '.', '-', '+', 'n', 't', 'f', 'u', 'N', 'I', ' ', '\t', '\n', '\r', '\x01', 'é', '😀', '\\u', 'd83d', 'x'];
+  const pieces = [
+    '"',
+    '\\',
+    '{',
+    '}',
+    '[',
+    ']',
+    ',',
+    ':',
+    '0',
+    '1',
+    '9',
+    'e',
+    'E',
+    '.',
+    '-',
+    '+',
+    'n',
+    't',
+    'f',
+    'u',
+    'N',
+    'I',
+    ' ',
+    '\t',
+    '\n',
+    '\r',
+    '\x01',
+    'é',
+    '😀',
+    '\\u',
+    'd83d',
+    'x',
+  ];
   const text = fc.oneof(
     fc.jsonValue().map((v) => JSON.stringify(v, null, 1)),
-    fc.tuple(fc.jsonValue(), fc.array(fc.tuple(fc.nat(), fc.constantFrom(...pieces), fc.boolean()), { maxLength: 3 })).map(([v, edits]) => {
-      let s = JSON.stringify(v);
-      for (const [at, piece, insert] of edits) {
-        const i = s.length ? at % s.length : 0;
-        s = insert ? s.slice(0, i) + piece + s.slice(i) : s.slice(0, i) + s.slice(i + 1);
-      }
-      return s;
-    }),
+    fc
+      .tuple(fc.jsonValue(), fc.array(fc.tuple(fc.nat(), fc.constantFrom(...pieces), fc.boolean()), { maxLength: 3 }))
+      .map(([v, edits]) => {
+        let s = JSON.stringify(v);
+        for (const [at, piece, insert] of edits) {
+          const i = s.length ? at % s.length : 0;
+          s = insert ? s.slice(0, i) + piece + s.slice(i) : s.slice(0, i) + s.slice(i + 1);
+        }
+        return s;
+      }),
     fc.array(fc.constantFrom(...pieces), { maxLength: 12 }).map((p) => p.join('')),
   );
   return fc.sample(text, { seed, numRuns: count });
 }
 
-describe.skipIf(!HAS_PYTHON)('parsePyJson reads what json.loads reads, and refuses what it refuses, with its message', () => {
-  it('800 seeded texts: JSON values, broken JSON and runs of JSON characters', async () => {
-    const texts = [...hostileTexts(18, 800), '1e400', '-1e400', '1e-400', '-0', '-0.0', '[1e22, 5e-324, 0.1, 123456789012345678901234567890]'];
-    const expected = await python(LOADS, texts);
-    const differences = texts.map((t, i) => ({ text: t, ours: ours(t), python: expected[i] })).filter((d) => JSON.stringify(d.ours) !== JSON.stringify(d.python));
-    expect(differences).toEqual([]);
-  }, 60_000);
-});
+describe.skipIf(!HAS_PYTHON)(
+  'parsePyJson reads what json.loads reads, and refuses what it refuses, with its message',
+  () => {
+    it('800 seeded texts: JSON values, broken JSON and runs of JSON characters', async () => {
+      const texts = [
+        ...hostileTexts(18, 800),
+        '1e400',
+        '-1e400',
+        '1e-400',
+        '-0',
+        '-0.0',
+        '[1e22, 5e-324, 0.1, 123456789012345678901234567890]',
+      ];
+      const expected = await python(LOADS, texts);
+      const differences = texts
+        .map((t, i) => ({ text: t, ours: ours(t), python: expected[i] }))
+        .filter((d) => JSON.stringify(d.ours) !== JSON.stringify(d.python));
+      expect(differences).toEqual([]);
+    }, 60_000);
+  },
+);
 
 describe.skipIf(!HAS_PYTHON)('lookupCodec finds what codecs.lookup finds, among UTF-8, Latin-1 and ASCII', () => {
   it('charset names, spelt as clients spell them', async () => {
-    const names = ['utf-8', 'UTF8', 'utf 8', 'u8', 'utf', 'UTF-8-SIG', 'cp65001', 'utf--8', '-utf8-', 'utf.8', 'u.t.f.8', 'ütf8', 'utf\u00e98', 'latin1', 'Latin-1', 'latin', 'l1', 'L1',
-      'ISO-8859-1', 'iso8859_1', 'ISO_8859-1:1987', 'iso-ir-100', 'csISOLatin1', 'ibm819', 'cp819', '8859', 'iso8859', 'ascii', 'US-ASCII', 'us', '646', 'ANSI_X3.4-1968',
-      'ansi_x3.4_1986', 'iso_646.irv:1991', 'iso646-us', 'cp367', 'windows-1252', 'cp1252', 'utf-16', 'koi8-r', 'foo', '', ' ', 'utf-8;', 'x-user-defined'];
+    const names = [
+      'utf-8',
+      'UTF8',
+      'utf 8',
+      'u8',
+      'utf',
+      'UTF-8-SIG',
+      'cp65001',
+      'utf--8',
+      '-utf8-',
+      'utf.8',
+      'u.t.f.8',
+      'ütf8',
+      'utf\u00e98',
+      'latin1',
+      'Latin-1',
+      'latin',
+      'l1',
+      'L1',
+      'ISO-8859-1',
+      'iso8859_1',
+      'ISO_8859-1:1987',
+      'iso-ir-100',
+      'csISOLatin1',
+      'ibm819',
+      'cp819',
+      '8859',
+      'iso8859',
+      'ascii',
+      'US-ASCII',
+      'us',
+      '646',
+      'ANSI_X3.4-1968',
+      'ansi_x3.4_1986',
+      'iso_646.irv:1991',
+      'iso646-us',
+      'cp367',
+      'windows-1252',
+      'cp1252',
+      'utf-16',
+      'koi8-r',
+      'foo',
+      '',
+      ' ',
+      'utf-8;',
+      'x-user-defined',
+    ];
     const script = `
 import codecs, json, sys
 for line in sys.stdin:
@@ -98,6 +198,8 @@ for line in sys.stdin:
     except LookupError: name = None
     print(json.dumps({'utf-8': 'utf-8', 'iso8859-1': 'latin-1', 'ascii': 'ascii'}.get(name) if name else None))`;
     const found = await python(script, names);
-    expect(Object.fromEntries(names.map((n) => [n, lookupCodec(n)]))).toEqual(Object.fromEntries(names.map((n, i) => [n, found[i]])));
+    expect(Object.fromEntries(names.map((n) => [n, lookupCodec(n)]))).toEqual(
+      Object.fromEntries(names.map((n, i) => [n, found[i]])),
+    );
   });
 });

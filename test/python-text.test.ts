@@ -49,17 +49,22 @@ describe('parsePyInt reads integers as Python int() does', () => {
 const PY_SPACES: [string, boolean][] = [
   ...[0x9, 0xa, 0xb, 0xc, 0xd, 0x20].map((c): [string, boolean] => [String.fromCodePoint(c), true]),
   ...[0x1c, 0x1d, 0x1e, 0x1f].map((c): [string, boolean] => [String.fromCodePoint(c), false]),
-  ...[0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]
-    .map((c): [string, boolean] => [String.fromCodePoint(c), true]),
+  ...[
+    0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028,
+    0x2029, 0x202f, 0x205f, 0x3000,
+  ].map((c): [string, boolean] => [String.fromCodePoint(c), true]),
 ];
 const hex = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
 describe('#13 int() skips only some of the whitespace str.strip() removes (U+001C-U+001F are not skipped)', () => {
-  it.each(PY_SPACES.map(([ch, skipped]) => [hex(ch), ch, skipped] as const))('%s around a number: int() %s', (_, ch, skipped) => {
-    expect(parsePyInt(`${ch}1${ch}`)).toBe(skipped ? 1n : null);
-    expect(parsePyInt(`${ch}1`)).toBe(skipped ? 1n : null);
-    expect(parsePyInt(`1${ch}`)).toBe(skipped ? 1n : null);
-  });
+  it.each(PY_SPACES.map(([ch, skipped]) => [hex(ch), ch, skipped] as const))(
+    '%s around a number: int() %s',
+    (_, ch, skipped) => {
+      expect(parsePyInt(`${ch}1${ch}`)).toBe(skipped ? 1n : null);
+      expect(parsePyInt(`${ch}1`)).toBe(skipped ? 1n : null);
+      expect(parsePyInt(`1${ch}`)).toBe(skipped ? 1n : null);
+    },
+  );
 
   it.each(PY_SPACES.map(([ch]) => [hex(ch), ch] as const))('%s is stripped by str.strip()', (_, ch) => {
     expect(pyStrip(`${ch}a${ch}`)).toBe('a');

@@ -4,7 +4,14 @@ import { lastValue, parseQuery, queryFieldCount, quotePlus, withParam } from '..
 // Expected values are what Python's urllib.parse (parse_qsl, quote_plus) returns.
 describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)', () => {
   it.each([
-    ['two pairs', 'a=1&b=2', [['a', '1'], ['b', '2']]],
+    [
+      'two pairs',
+      'a=1&b=2',
+      [
+        ['a', '1'],
+        ['b', '2'],
+      ],
+    ],
     ['name without =', 'a', [['a', '']]],
     ['empty value', 'a=', [['a', '']]],
     ['empty fields skipped', '&&a=1&', [['a', '1']]],
@@ -52,9 +59,21 @@ describe('quotePlus encodes like Python quote_plus', () => {
 
 describe('withParam rebuilds the query as DRF replace_query_param / remove_query_param', () => {
   it.each([
-    ['sets page and sorts by name', 'page=2&foo=a%20b&ordering=name_en', 'page', '3', 'foo=a+b&ordering=name_en&page=3'],
+    [
+      'sets page and sorts by name',
+      'page=2&foo=a%20b&ordering=name_en',
+      'page',
+      '3',
+      'foo=a+b&ordering=name_en&page=3',
+    ],
     ['removes page', 'ordering=-name_ar&page=2&page_size=20', 'page', null, 'ordering=-name_ar&page_size=20'],
-    ['keeps repeated values in order', 'ordering=name_en&ordering=-name_ar&page=2', 'page', '3', 'ordering=name_en&ordering=-name_ar&page=3'],
+    [
+      'keeps repeated values in order',
+      'ordering=name_en&ordering=-name_ar&page=2',
+      'page',
+      '3',
+      'ordering=name_en&ordering=-name_ar&page=3',
+    ],
     ['keeps blank values', 'page_size=&x', 'page', '2', 'page=2&page_size=&x='],
     ['replaces repeated page by one value', 'page=1&page=2', 'page', '3', 'page=3'],
     ['sorts by code point, not UTF-16', '%EF%BD%81=1&%F0%9D%92%9C=2', 'page', null, '%EF%BD%81=1&%F0%9D%92%9C=2'],
@@ -76,7 +95,8 @@ describe('#12 a leading U+FEFF in a query name or value is kept, as Python decod
   });
 
   it('links keep it: replace_query_param quotes it back', () => {
-    expect(withParam(parseQuery('%EF%BB%BFpage=2&ordering=%EF%BB%BFname_en'), 'page', '2')).toBe('ordering=%EF%BB%BFname_en&page=2&%EF%BB%BFpage=2');
+    expect(withParam(parseQuery('%EF%BB%BFpage=2&ordering=%EF%BB%BFname_en'), 'page', '2')).toBe(
+      'ordering=%EF%BB%BFname_en&page=2&%EF%BB%BFpage=2',
+    );
   });
 });
-

@@ -39,7 +39,12 @@ export function rawExchange(url: string, request: string | Buffer, options: RawO
       clearTimeout(timer);
       clearInterval(drip);
       socket.destroy();
-      resolve({ ...parseResponse(Buffer.concat(chunks)), bytes: Buffer.concat(chunks), closed, ms: Date.now() - started });
+      resolve({
+        ...parseResponse(Buffer.concat(chunks)),
+        bytes: Buffer.concat(chunks),
+        closed,
+        ms: Date.now() - started,
+      });
     };
     const timer = setTimeout(() => finish(false), options.timeout ?? 5000);
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -63,7 +68,8 @@ export function rawExchange(url: string, request: string | Buffer, options: RawO
 
 /** The first final HTTP/1.1 response in bytes: status, lower-cased headers, body (de-chunked). */
 export function parseResponse(bytes: Buffer): { status: number | null; headers: Record<string, string>; body: Buffer } {
-  while (/^HTTP\/1\.1 1\d\d /.test(bytes.subarray(0, 13).toString('latin1'))) bytes = bytes.subarray(bytes.indexOf('\r\n\r\n') + 4); // 100 Continue
+  while (/^HTTP\/1\.1 1\d\d /.test(bytes.subarray(0, 13).toString('latin1')))
+    bytes = bytes.subarray(bytes.indexOf('\r\n\r\n') + 4); // 100 Continue
   const end = bytes.indexOf('\r\n\r\n');
   const status = /^HTTP\/1\.[01] (\d{3})/.exec(bytes.subarray(0, 20).toString('latin1'));
   if (!status || end < 0) return { status: null, headers: {}, body: Buffer.alloc(0) };
@@ -105,7 +111,12 @@ export function decodedBody(res: { headers: Record<string, string | string[] | u
  * Reads `count` consecutive responses (each with a Content-Length) from a connected socket,
  * handing each to `each` as it completes, so that many large answers need not be held at once.
  */
-export function readResponses(socket: Socket, count: number, each: (res: { status: number; headers: Record<string, string>; body: Buffer }, index: number) => void, timeout = 60_000): Promise<number> {
+export function readResponses(
+  socket: Socket,
+  count: number,
+  each: (res: { status: number; headers: Record<string, string>; body: Buffer }, index: number) => void,
+  timeout = 60_000,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     let buffered: Buffer = Buffer.alloc(0);
     let read = 0;
@@ -123,7 +134,8 @@ export function readResponses(socket: Socket, count: number, each: (res: { statu
         if (end < 0) return;
         const { status, headers } = parseResponse(buffered.subarray(0, end + 4));
         const length = Number(headers['content-length']);
-        if (status === null || !Number.isFinite(length)) return done(new Error(`response ${read} has no Content-Length`));
+        if (status === null || !Number.isFinite(length))
+          return done(new Error(`response ${read} has no Content-Length`));
         if (buffered.length < end + 4 + length) return;
         each({ status, headers, body: buffered.subarray(end + 4, end + 4 + length) }, read++);
         buffered = buffered.subarray(end + 4 + length);
@@ -131,7 +143,9 @@ export function readResponses(socket: Socket, count: number, each: (res: { statu
       }
     };
     socket.on('data', onData);
-    socket.once('close', () => done(read === count ? undefined : new Error(`the server closed after ${read} of ${count} responses`)));
+    socket.once('close', () =>
+      done(read === count ? undefined : new Error(`the server closed after ${read} of ${count} responses`)),
+    );
     socket.resume();
   });
 }

@@ -9,7 +9,16 @@ import { KIT, tempDir } from './helpers.js';
 const HEADER = CITY_FIELDS.join(',');
 /** A CSV row: name_ar is `ar`, the 15 other names `name`. */
 const row = (id: number | string, ar = 'Name', extra: Partial<Record<'name' | 'top', string>> = {}) =>
-  [id, ar, ...Array(15).fill(extra.name ?? 'Name'), '1.5', '2.5', extra.top ?? 'false', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z'].join(',');
+  [
+    id,
+    ar,
+    ...Array(15).fill(extra.name ?? 'Name'),
+    '1.5',
+    '2.5',
+    extra.top ?? 'false',
+    '2024-01-01T00:00:00Z',
+    '2024-01-01T00:00:00Z',
+  ].join(',');
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -23,7 +32,9 @@ async function problemsOf(name: string, content: string | Buffer): Promise<strin
     (await readDataset(file)).toCities();
   } catch (error) {
     expect(error).toBeInstanceOf(CitiesApiError);
-    return (error as CitiesApiError).problems.map((p) => `${p.line ?? ''}|${p.index ?? ''}|${p.field ?? ''}|${p.reason}`);
+    return (error as CitiesApiError).problems.map(
+      (p) => `${p.line ?? ''}|${p.index ?? ''}|${p.field ?? ''}|${p.reason}`,
+    );
   }
   return [];
 }
@@ -37,18 +48,20 @@ describe('CSV input forms are all read the same', () => {
   ])('%s', async (name, content) => {
     const file = join(dir, `${name}.csv`);
     await writeFile(file, content);
-    expect(((await readDataset(file)).toCities()).map((c) => c.id)).toEqual([1, 2]);
+    expect((await readDataset(file)).toCities().map((c) => c.id)).toEqual([1, 2]);
   });
 
   it('quoted fields keep commas, quotes and newlines', async () => {
     const file = join(dir, 'quoted.csv');
     await writeFile(file, `${HEADER}\n${row(1, '"a, ""b""\nc"')}\n`);
-    expect(((await readDataset(file)).toCities())[0]!.name_ar).toBe('a, "b"\nc');
+    expect((await readDataset(file)).toCities()[0]!.name_ar).toBe('a, "b"\nc');
   });
 
   it('the kit datasets read identically from CSV and JSON', async () => {
     for (const name of ['cities48', 'cities11', 'empty', 'cities1234', 'prefixed30']) {
-      expect((await readDataset(join(KIT, `${name}.csv`))).toCities()).toEqual((await readDataset(join(KIT, `${name}.json`))).toCities());
+      expect((await readDataset(join(KIT, `${name}.csv`))).toCities()).toEqual(
+        (await readDataset(join(KIT, `${name}.json`))).toCities(),
+      );
     }
   });
 });
@@ -56,22 +69,57 @@ describe('CSV input forms are all read the same', () => {
 describe('problems name the physical line, field and reason', () => {
   it.each([
     ['a bad field on line 3', `${HEADER}\n${row(1)}\n${row(2, '')}\n`, ['3||name_ar|must not be empty']],
-    ['line after a quoted newline', `${HEADER}\n${row(1, '"two\nlines"')}\n${row('x')}\n`, ['4||id|must be an integer between -9007199254740991 and 9007199254740991']],
-    ['line after blank lines', `${HEADER}\n\n\n${row(1, 'N', { top: 'nope' })}\n`, ['4||top|must be true, false, 1 or 0']],
+    [
+      'line after a quoted newline',
+      `${HEADER}\n${row(1, '"two\nlines"')}\n${row('x')}\n`,
+      ['4||id|must be an integer between -9007199254740991 and 9007199254740991'],
+    ],
+    [
+      'line after blank lines',
+      `${HEADER}\n\n\n${row(1, 'N', { top: 'nope' })}\n`,
+      ['4||top|must be true, false, 1 or 0'],
+    ],
     ['wrong field count', `${HEADER}\n1,2,3\n`, ['2|||has 3 fields, the header has 22']],
     ['duplicate id names the first line', `${HEADER}\n${row(7)}\n${row(7)}\n`, ['3||id|duplicates the id of line 2']],
-    ['unterminated quote names its record', `${HEADER}\n${row(1)}\n${row(2, '"open')}\n${row(3)}\n`, [expect.stringMatching(/^3\|\|\|CSV syntax error in the record starting here: Quote Not Closed: the parsing is finished with an opening quote$/)]],
+    [
+      'unterminated quote names its record',
+      `${HEADER}\n${row(1)}\n${row(2, '"open')}\n${row(3)}\n`,
+      [
+        expect.stringMatching(
+          /^3\|\|\|CSV syntax error in the record starting here: Quote Not Closed: the parsing is finished with an opening quote$/,
+        ),
+      ],
+    ],
     ['no header', '', ['1|||has no header row (expected id,name_ar,...,updated_at)']],
-    ['unknown column', `${HEADER},population\n`, [expect.stringMatching(/^1\|\|\|header: unknown column "population"/)]],
-    ['invalid UTF-8', Buffer.concat([Buffer.from(`${HEADER}\n${row(1)}\n1,`), Buffer.from([0xff, 0xfe]), Buffer.from('\n')]), [expect.stringMatching(/^3\|\|\|is not valid UTF-8 \(byte 0xff/)]],
-    ['Latin-1 text names the broken lead byte, not the byte after it', Buffer.concat([Buffer.from(`${HEADER}\n1,Caf`), Buffer.from([0xe9]), Buffer.from(` noir\n`)]), [`2|||is not valid UTF-8 (byte 0xe9 at offset ${HEADER.length + 1 + 5})`]],
-    ['Latin-1 text at the end of a line stays on its line', Buffer.concat([Buffer.from(`${HEADER}\n1,Caf`), Buffer.from([0xe9]), Buffer.from(`\n2,x\n`)]), [`2|||is not valid UTF-8 (byte 0xe9 at offset ${HEADER.length + 1 + 5})`]],
+    [
+      'unknown column',
+      `${HEADER},population\n`,
+      [expect.stringMatching(/^1\|\|\|header: unknown column "population"/)],
+    ],
+    [
+      'invalid UTF-8',
+      Buffer.concat([Buffer.from(`${HEADER}\n${row(1)}\n1,`), Buffer.from([0xff, 0xfe]), Buffer.from('\n')]),
+      [expect.stringMatching(/^3\|\|\|is not valid UTF-8 \(byte 0xff/)],
+    ],
+    [
+      'Latin-1 text names the broken lead byte, not the byte after it',
+      Buffer.concat([Buffer.from(`${HEADER}\n1,Caf`), Buffer.from([0xe9]), Buffer.from(` noir\n`)]),
+      [`2|||is not valid UTF-8 (byte 0xe9 at offset ${HEADER.length + 1 + 5})`],
+    ],
+    [
+      'Latin-1 text at the end of a line stays on its line',
+      Buffer.concat([Buffer.from(`${HEADER}\n1,Caf`), Buffer.from([0xe9]), Buffer.from(`\n2,x\n`)]),
+      [`2|||is not valid UTF-8 (byte 0xe9 at offset ${HEADER.length + 1 + 5})`],
+    ],
   ])('%s', async (_, content, expected) => {
     expect(await problemsOf('bad.csv', content)).toEqual(expected);
   });
 
   it('JSON problems name the record index and id', async () => {
-    const good = JSON.parse((await import('node:fs')).readFileSync(join(KIT, 'cities11.json'), 'utf8')) as Record<string, unknown>[];
+    const good = JSON.parse((await import('node:fs')).readFileSync(join(KIT, 'cities11.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >[];
     const records = [good[0], { ...good[1], name_en: '' }, 'oops', { ...good[2], id: good[0]!.id }];
     expect(await problemsOf('bad.json', `[\n${records.map((r) => JSON.stringify(r)).join(',\n')}\n]`)).toEqual([
       '3|1|name_en|must not be empty',
@@ -85,7 +133,9 @@ describe('problems name the physical line, field and reason', () => {
     ['a file cut short names its last line', '[\n{"id": 1,\n"name_ar":\n\n', 3],
     ['an empty file names line 1', '', 1],
   ])('JSON: %s', async (_, content, line) => {
-    expect(await problemsOf('syntax.json', content)).toEqual([expect.stringMatching(new RegExp(`^${line}\\|\\|\\|is not valid JSON`))]);
+    expect(await problemsOf('syntax.json', content)).toEqual([
+      expect.stringMatching(new RegExp(`^${line}\\|\\|\\|is not valid JSON`)),
+    ]);
   });
 
   it.each([
@@ -114,6 +164,8 @@ describe('problems name the physical line, field and reason', () => {
   });
 
   it('a missing file is refused', async () => {
-    await expect(readDataset(join(dir, 'nope.csv'))).rejects.toThrow(/the dataset .*nope.csv does not exist; check the path, or choose another with --data FILE/);
+    await expect(readDataset(join(dir, 'nope.csv'))).rejects.toThrow(
+      /the dataset .*nope.csv does not exist; check the path, or choose another with --data FILE/,
+    );
   });
 });

@@ -22,13 +22,20 @@ beforeEach(() => {
   vi.mocked(readDataset).mockClear();
 });
 
-const cities = (names: string[]) => `[\n${names.map((name, i) => `  ${JSON.stringify(makeCity(i + 1, { name }))}`).join(',\n')}\n]\n`;
+const cities = (names: string[]) =>
+  `[\n${names.map((name, i) => `  ${JSON.stringify(makeCity(i + 1, { name }))}`).join(',\n')}\n]\n`;
 
 let sites = 0;
 /** A site built from a fresh dataset file (its path and the site's options returned). */
 async function built(text = cities(['Alpha', 'Beta', 'Gamma'])): Promise<BuildOptions & { data: string }> {
   const n = sites++;
-  const options = { data: join(root, `cities-${n}.json`), out: join(root, `site-${n}`), collation: 'codepoint', orderings: ['default', 'name_en'], pageSizes: [10] } as const;
+  const options = {
+    data: join(root, `cities-${n}.json`),
+    out: join(root, `site-${n}`),
+    collation: 'codepoint',
+    orderings: ['default', 'name_en'],
+    pageSizes: [10],
+  } as const;
   await writeFile(options.data, text);
   await build(options);
   return options;
@@ -42,7 +49,14 @@ async function spoilDigest(site: string): Promise<void> {
   await writeFile(cacheOf(site), bytes);
 }
 const counts = (r: BuildResult) => [r.written, r.unchanged, r.removed];
-const planOf = ({ cities: n, pages, files, jsonBytes, compressedBytes, upToDate }: BuildResult) => ({ cities: n, pages, files, jsonBytes, compressedBytes, upToDate });
+const planOf = ({ cities: n, pages, files, jsonBytes, compressedBytes, upToDate }: BuildResult) => ({
+  cities: n,
+  pages,
+  files,
+  jsonBytes,
+  compressedBytes,
+  upToDate,
+});
 
 describe('a rebuild from the dataset file the site was built from', () => {
   it('validates nothing, writes nothing, and plans as a rebuild that read the file does', async () => {
@@ -105,8 +119,19 @@ describe('any other dataset file is read and validated', () => {
 describe('StatCache.readDataset: only the record of a cache written for the current manifest', () => {
   it.each<[string, (cache: string, site: string) => Promise<unknown>]>([
     ['the cache truncated', (cache) => truncate(cache, 48)],
-    ['the manifest rewritten (another inode and mtime)', async (_, site) => writeFile(join(site, '_cities-api/manifest.json'), await readFile(join(site, '_cities-api/manifest.json')))],
-    ['a cache of format 1 (no record)', async (cache) => { const bytes = await readFile(cache); bytes.writeDoubleLE(1, 8); await writeFile(cache, bytes.subarray(0, bytes.length - 40)); }],
+    [
+      'the manifest rewritten (another inode and mtime)',
+      async (_, site) =>
+        writeFile(join(site, '_cities-api/manifest.json'), await readFile(join(site, '_cities-api/manifest.json'))),
+    ],
+    [
+      'a cache of format 1 (no record)',
+      async (cache) => {
+        const bytes = await readFile(cache);
+        bytes.writeDoubleLE(1, 8);
+        await writeFile(cache, bytes.subarray(0, bytes.length - 40));
+      },
+    ],
   ])('%s: none', async (_, spoil) => {
     const options = await built();
     expect(await StatCache.readDataset(options.out)).toMatchObject({ cityBytes: expect.any(Number) });

@@ -26,7 +26,17 @@ describe('what the memo keeps', () => {
   it.each([
     ['a target over 1,024 characters', 'GET', undefined, `/cities/?x=${'a'.repeat(1100)}`, planFor('f')],
     ['an Accept over 512 characters', 'GET', 'a'.repeat(600), '/cities/', planFor('f')],
-    ['a listing of more than 16 query pairs', 'GET', undefined, '/cities/', { kind: 'listing', pairs: Array.from({ length: 17 }, () => ['a', 'b']), negotiation: { renderer: 'json', indent: null } } as unknown as Plan],
+    [
+      'a listing of more than 16 query pairs',
+      'GET',
+      undefined,
+      '/cities/',
+      {
+        kind: 'listing',
+        pairs: Array.from({ length: 17 }, () => ['a', 'b']),
+        negotiation: { renderer: 'json', indent: null },
+      } as unknown as Plan,
+    ],
   ] as const)('not %s', (_, method, accept, target, plan) => {
     const memo = new RouteMemo();
     memo.set(method, accept, target, plan);
@@ -38,6 +48,9 @@ describe('what the memo keeps', () => {
     for (let i = 0; i < 2048; i++) memo.set('GET', undefined, `/cities/?page=${i}`, planFor(String(i)));
     expect(memo.get('GET', undefined, '/cities/?page=0')).toEqual(planFor('0'));
     memo.set('GET', undefined, '/cities/?page=new', planFor('new'));
-    expect([memo.get('GET', undefined, '/cities/?page=0'), memo.get('GET', undefined, '/cities/?page=new')]).toEqual([undefined, planFor('new')]);
+    expect([memo.get('GET', undefined, '/cities/?page=0'), memo.get('GET', undefined, '/cities/?page=new')]).toEqual([
+      undefined,
+      planFor('new'),
+    ]);
   });
 });

@@ -9,7 +9,12 @@ import { originForm, route, type SiteContext } from '../src/http/route.js';
 import { makeCity, testSpec } from './helpers.js';
 
 const site: SiteContext = {
-  index: new CityIndex(CityTable.fromCities(Array.from({ length: 23 }, (_, i) => makeCity(i + 1, { name: `N${i % 7}`, top: i % 5 === 0 }))), 'codepoint'),
+  index: new CityIndex(
+    CityTable.fromCities(
+      Array.from({ length: 23 }, (_, i) => makeCity(i + 1, { name: `N${i % 7}`, top: i % 5 === 0 })),
+    ),
+    'codepoint',
+  ),
   spec: testSpec({ baseUrl: 'http://x', count: 23, pageSizes: [10, 20] }),
 };
 const status = (target: string, method = 'GET', accept?: string) => {
@@ -67,7 +72,30 @@ describe('route decides every request without I/O', () => {
 
   it('any query string gets a deliberate answer, never an exception', () => {
     const part = fc.oneof(
-      fc.constantFrom('page', 'page_size', 'ordering', 'format', 'last', 'json', 'api', 'name_en', '-name_ar', '%', '%zz', '%ff', '%C3', '+', '=', '&', ',', '..', '%00', '٣', '9'.repeat(30), ' '),
+      fc.constantFrom(
+        'page',
+        'page_size',
+        'ordering',
+        'format',
+        'last',
+        'json',
+        'api',
+        'name_en',
+        '-name_ar',
+        '%',
+        '%zz',
+        '%ff',
+        '%C3',
+        '+',
+        '=',
+        '&',
+        ',',
+        '..',
+        '%00',
+        '٣',
+        '9'.repeat(30),
+        ' ',
+      ),
       fc.string({ maxLength: 6 }),
       fc.string({ unit: 'binary', maxLength: 4 }).map((s) => encodeURIComponent(s.toWellFormed())),
     );
@@ -86,14 +114,27 @@ describe('answers found different from DRF, now as DRF gives them', () => {
   const live = (target: string, accept?: string) => {
     const r = route({ method: 'GET', target, accept }, site);
     if (r.kind !== 'answer') throw new Error(`${target} was not answered live (${r.kind})`);
-    return { status: r.status, headers: r.headers, text: Buffer.from(bodyBytes(r.body instanceof Uint8Array ? [r.body] : r.body)).toString() };
+    return {
+      status: r.status,
+      headers: r.headers,
+      text: Buffer.from(bodyBytes(r.body instanceof Uint8Array ? [r.body] : r.body)).toString(),
+    };
   };
-  const ids = (target: string) => (JSON.parse(live(target).text) as { results: { id: number }[] }).results.map((c) => c.id);
+  const ids = (target: string) =>
+    (JSON.parse(live(target).text) as { results: { id: number }[] }).results.map((c) => c.id);
   const defaultIds = ids('/cities/?page_size=23&x');
 
   it.each([
-    ['#12 a BOM before the ordering field makes it unknown: the default order', '/cities/?page_size=23&ordering=%EF%BB%BFname_en', defaultIds],
-    ['#12 a BOM before the page name makes it another parameter: page 1', '/cities/?page_size=5&%EF%BB%BFpage=2', defaultIds.slice(0, 5)],
+    [
+      '#12 a BOM before the ordering field makes it unknown: the default order',
+      '/cities/?page_size=23&ordering=%EF%BB%BFname_en',
+      defaultIds,
+    ],
+    [
+      '#12 a BOM before the page name makes it another parameter: page 1',
+      '/cities/?page_size=5&%EF%BB%BFpage=2',
+      defaultIds.slice(0, 5),
+    ],
   ])('%s', (_, target, expected) => {
     expect(ids(target)).toEqual(expected);
   });
@@ -103,9 +144,17 @@ describe('answers found different from DRF, now as DRF gives them', () => {
     ['#13 U+001F after the page number: int() refuses it', '/cities/?page=1%1F', 404],
     ['#13 U+001C before the page number', '/cities/?page=%1C1', 404],
     ['a no-break space around the page number is skipped by int()', '/cities/?page=%C2%A02%C2%A0', 200],
-    ['a page size for which Django counts 0 pages: page=last is page 0', `/cities/?page_size=${23n << 1075n}&page=last`, 404],
+    [
+      'a page size for which Django counts 0 pages: page=last is page 0',
+      `/cities/?page_size=${23n << 1075n}&page=last`,
+      404,
+    ],
     ['that size on page 1: all cities', `/cities/?page_size=${23n << 1075n}&page=1`, 200],
-    ['a page size of 4301 digits is refused by int(): the default size, page 3 is there', `/cities/?page_size=1${'0'.repeat(4300)}&page=3`, 200],
+    [
+      'a page size of 4301 digits is refused by int(): the default size, page 3 is there',
+      `/cities/?page_size=1${'0'.repeat(4300)}&page=3`,
+      200,
+    ],
   ])('%s', (_, target, expected) => {
     expect(live(target).status).toBe(expected);
   });
@@ -120,15 +169,22 @@ describe('answers found different from DRF, now as DRF gives them', () => {
   });
 
   it("Django's 404 and 400 pages: text/html without a charset, its template byte for byte (leading newline)", () => {
-    for (const [target, title] of [['/cities/1', 'Not Found'], [`/cities/?${'&'.repeat(1000)}`, 'Bad Request (400)']] as const) {
+    for (const [target, title] of [
+      ['/cities/1', 'Not Found'],
+      [`/cities/?${'&'.repeat(1000)}`, 'Bad Request (400)'],
+    ] as const) {
       const answer = live(target);
       expect(answer.headers['Content-Type']).toBe('text/html');
-      expect(answer.text.startsWith(`\n<!doctype html>\n<html lang="en">\n<head>\n  <title>${title}</title>`)).toBe(true);
+      expect(answer.text.startsWith(`\n<!doctype html>\n<html lang="en">\n<head>\n  <title>${title}</title>`)).toBe(
+        true,
+      );
     }
   });
 
   it("the redirect's Location spells the query as Django's iri_to_uri does", () => {
-    expect(live('/cities?a={|}&b="<x>"^`\\&c=%41+é').headers.Location).toBe('/cities/?a=%7B%7C%7D&b=%22%3Cx%3E%22%5E%60%5C&c=%41+%C3%A9');
+    expect(live('/cities?a={|}&b="<x>"^`\\&c=%41+é').headers.Location).toBe(
+      '/cities/?a=%7B%7C%7D&b=%22%3Cx%3E%22%5E%60%5C&c=%41+%C3%A9',
+    );
   });
 });
 
@@ -138,7 +194,8 @@ describe('no request changes what the next one gets (negotiation memo keys are i
     const n = negotiate(format, accept);
     return 'status' in n ? n.status : n.renderer === 'json' && n.indent === null ? 'static' : 200;
   };
-  const target = (format: string | undefined) => `/cities/?page=2${format === undefined ? '' : `&format=${quotePlus(format)}`}`;
+  const target = (format: string | undefined) =>
+    `/cities/?page=2${format === undefined ? '' : `&format=${quotePlus(format)}`}`;
   type Ask = readonly [format: string | undefined, accept: string | undefined];
 
   it.each<[string, Ask, Ask]>([
@@ -149,9 +206,15 @@ describe('no request changes what the next one gets (negotiation memo keys are i
     ['format=json vs format=json plus what was the separator', ['json\n', 'text/html'], ['json', '\ntext/html']],
     ['empty format vs no format', ['', 'image/png'], [undefined, 'image/png']],
   ])('%s', (_, first, second) => {
-    for (const [a, b] of [[first, second], [second, first]] as const) {
+    for (const [a, b] of [
+      [first, second],
+      [second, first],
+    ] as const) {
       for (const [format, accept] of [a, b, a, b]) {
-        expect(status(target(format), 'GET', accept), `format ${JSON.stringify(format)}, Accept ${JSON.stringify(accept)}`).toBe(fresh(format, accept));
+        expect(
+          status(target(format), 'GET', accept),
+          `format ${JSON.stringify(format)}, Accept ${JSON.stringify(accept)}`,
+        ).toBe(fresh(format, accept));
       }
     }
   });

@@ -57,12 +57,22 @@ describe('runBounded: a bounded number of tasks in flight', () => {
   });
 
   it.each([
-    ['a task fails: its error, no item taken after it, the items closed', { failAt: 5, throwAt: undefined }, 'task 5 failed'],
-    ['the items fail: their error, after the running tasks', { failAt: undefined, throwAt: 12 }, 'the items failed at 12'],
+    [
+      'a task fails: its error, no item taken after it, the items closed',
+      { failAt: 5, throwAt: undefined },
+      'task 5 failed',
+    ],
+    [
+      'the items fail: their error, after the running tasks',
+      { failAt: undefined, throwAt: 12 },
+      'the items failed at 12',
+    ],
   ])('%s', async (_, { failAt, throwAt }, message) => {
     const r = recorder((item) => item === failAt);
     let closed = false;
-    await expect(runBounded(numbers(100, { throwAt, closed: () => (closed = true) }), r.task, 4)).rejects.toThrow(message);
+    await expect(runBounded(numbers(100, { throwAt, closed: () => (closed = true) }), r.task, 4)).rejects.toThrow(
+      message,
+    );
     expect(r.running()).toBe(0);
     expect(closed).toBe(true);
     expect(Math.max(...r.started)).toBeLessThan(failAt !== undefined ? failAt + 4 : throwAt!);
@@ -88,7 +98,10 @@ describe('runBounded: a bounded number of tasks in flight', () => {
   it('a task that outlasts many others is waited on a bounded number of times (no reaction per item)', async () => {
     let thens = 0;
     class Counted<T> extends Promise<T> {
-      override then<A = T, B = never>(onFulfilled?: ((value: T) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+      override then<A = T, B = never>(
+        onFulfilled?: ((value: T) => A | PromiseLike<A>) | null,
+        onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+      ): Promise<A | B> {
         thens++;
         return super.then(onFulfilled, onRejected);
       }

@@ -30,9 +30,24 @@ describe('SendGate: an answer is computed only once it can be written', () => {
   it.each([
     ['the connection is free: at once', () => response(), () => undefined, true],
     ['queued behind an earlier answer (no socket yet): not yet', () => response(null), () => undefined, false],
-    ['queued, then given the socket: then', () => response(null), (res: FakeResponse) => res.assign(new FakeSocket()), true],
-    ['its socket still holds unsent bytes: not yet', () => response(Object.assign(new FakeSocket(), { writableNeedDrain: true })), () => undefined, false],
-    ['the client is gone: never', () => response(Object.assign(new FakeSocket(), { destroyed: true })), () => undefined, false],
+    [
+      'queued, then given the socket: then',
+      () => response(null),
+      (res: FakeResponse) => res.assign(new FakeSocket()),
+      true,
+    ],
+    [
+      'its socket still holds unsent bytes: not yet',
+      () => response(Object.assign(new FakeSocket(), { writableNeedDrain: true })),
+      () => undefined,
+      false,
+    ],
+    [
+      'the client is gone: never',
+      () => response(Object.assign(new FakeSocket(), { destroyed: true })),
+      () => undefined,
+      false,
+    ],
   ])('%s', (_, make, then, answered) => {
     const gate = new SendGate(1000, 1000);
     const res = make();

@@ -25,8 +25,27 @@ beforeAll(async () => {
   let dir: string;
   ({ dir, cleanup } = await tempDir('cities-backpressure-'));
   const names = ['Zürich', 'القاهرة', '東京', 'Москва', 'São Paulo', 'Kraków'];
-  await writeFile(join(dir, 'cities.json'), JSON.stringify(Array.from({ length: COUNT }, (_, i) => makeCity(i + 1, { name: `${names[i % names.length]} ${(i * 7919) % COUNT}`, top: i % 97 === 0 }))));
-  server = await startCli([join(dir, 'site'), '--data', join(dir, 'cities.json'), '--port', '0', '--collation', 'codepoint', '--orderings', 'default', '--page-sizes', '10']);
+  await writeFile(
+    join(dir, 'cities.json'),
+    JSON.stringify(
+      Array.from({ length: COUNT }, (_, i) =>
+        makeCity(i + 1, { name: `${names[i % names.length]} ${(i * 7919) % COUNT}`, top: i % 97 === 0 }),
+      ),
+    ),
+  );
+  server = await startCli([
+    join(dir, 'site'),
+    '--data',
+    join(dir, 'cities.json'),
+    '--port',
+    '0',
+    '--collation',
+    'codepoint',
+    '--orderings',
+    'default',
+    '--page-sizes',
+    '10',
+  ]);
   index = new CityIndex(await readDataset(join(dir, 'cities.json')), 'codepoint');
 }, 120_000);
 afterAll(async () => {
@@ -61,7 +80,8 @@ async function growth(before: number, ms: number): Promise<number> {
   return peak - before;
 }
 
-const expected = (target: string) => bodyBytes(answerListing(index, parseQuery(target.split('?')[1]!), server.url).body);
+const expected = (target: string) =>
+  bodyBytes(answerListing(index, parseQuery(target.split('?')[1]!), server.url).body);
 
 /** Sequential requests from another client while the flood waits: all answered (latency reported). */
 async function otherClient(): Promise<number[]> {
@@ -81,11 +101,14 @@ describe('clients that do not read what they asked for', () => {
   it('ten connections pipelining 100 large live pages each: memory bounded, others answered, every answer whole and in order', async () => {
     await rawRequest(`${server.url}/cities/?page_size=2000&warm=1`);
     const before = rss();
-    const targets = (c: number) => Array.from({ length: 100 }, (_, i) => `/cities/?page_size=2000&page=${1 + (i % 10)}&n=${c}-${i}`);
+    const targets = (c: number) =>
+      Array.from({ length: 100 }, (_, i) => `/cities/?page_size=2000&page=${1 + (i % 10)}&n=${c}-${i}`);
     const connections = await Promise.all(Array.from({ length: 10 }, (_, c) => flood(targets(c))));
     const grown = await growth(before, 2000);
     const times = await otherClient();
-    console.log(`pipelined flood: server RSS +${grown.toFixed(0)} MB (answers asked: 1,000 × 1.3 MB); another client meanwhile: median ${times[7]!.toFixed(1)} ms, max ${times.at(-1)!.toFixed(1)} ms`);
+    console.log(
+      `pipelined flood: server RSS +${grown.toFixed(0)} MB (answers asked: 1,000 × 1.3 MB); another client meanwhile: median ${times[7]!.toFixed(1)} ms, max ${times.at(-1)!.toFixed(1)} ms`,
+    );
     expect(grown).toBeLessThan(150);
     for (const c of [0, 1]) {
       const read = await readResponses(connections[c]!, 100, (res, i) => {
@@ -98,11 +121,15 @@ describe('clients that do not read what they asked for', () => {
 
   it('slow readers of the one-page answer (13 MB; from the file and computed) hold about a part each, not the page', async () => {
     const before = rss();
-    const targets = Array.from({ length: 24 }, (_, i) => (i % 2 ? `/cities/?page_size=${COUNT}&live=${i}` : `/cities/?page_size=${COUNT}`));
+    const targets = Array.from({ length: 24 }, (_, i) =>
+      i % 2 ? `/cities/?page_size=${COUNT}&live=${i}` : `/cities/?page_size=${COUNT}`,
+    );
     const connections = await Promise.all(targets.map((target) => flood([target])));
     const grown = await growth(before, 2500);
     const times = await otherClient();
-    console.log(`slow readers: server RSS +${grown.toFixed(0)} MB (answers asked: 24 × 13 MB); another client meanwhile: median ${times[7]!.toFixed(1)} ms`);
+    console.log(
+      `slow readers: server RSS +${grown.toFixed(0)} MB (answers asked: 24 × 13 MB); another client meanwhile: median ${times[7]!.toFixed(1)} ms`,
+    );
     expect(grown).toBeLessThan(40);
     for (const i of [0, 1]) {
       await readResponses(connections[i]!, 1, (res) => {
@@ -116,19 +143,30 @@ describe('clients that do not read what they asked for', () => {
     const before = rss();
     const accepts = ['text/html', 'application/json; indent=4'];
     const { port } = new URL(server.url);
-    const connections = await Promise.all(Array.from({ length: 8 }, (_, i) => new Promise<Socket>((resolve) => {
-      const socket = connect(Number(port), '127.0.0.1', () => {
-        socket.write(`GET /cities/?page_size=${COUNT} HTTP/1.1\r\nHost: x\r\nAccept: ${accepts[i % 2]}\r\n\r\n`);
-        resolve(socket);
-      });
-      socket.pause();
-      sockets.push(socket);
-    })));
+    const connections = await Promise.all(
+      Array.from(
+        { length: 8 },
+        (_, i) =>
+          new Promise<Socket>((resolve) => {
+            const socket = connect(Number(port), '127.0.0.1', () => {
+              socket.write(`GET /cities/?page_size=${COUNT} HTTP/1.1\r\nHost: x\r\nAccept: ${accepts[i % 2]}\r\n\r\n`);
+              resolve(socket);
+            });
+            socket.pause();
+            sockets.push(socket);
+          }),
+      ),
+    );
     const grown = await growth(before, 2500);
-    console.log(`slow readers of pretty pages: server RSS +${grown.toFixed(0)} MB (4 browsable pages and 4 indented answers of all 20,000 cities)`);
+    console.log(
+      `slow readers of pretty pages: server RSS +${grown.toFixed(0)} MB (4 browsable pages and 4 indented answers of all 20,000 cities)`,
+    );
     expect(grown).toBeLessThan(60);
     for (const i of [0, 1]) {
-      const answer = route({ method: 'GET', target: `/cities/?page_size=${COUNT}`, accept: accepts[i] }, { index, spec: testSpec({ baseUrl: server.url, count: COUNT, pageSizes: [10] }), useFiles: false });
+      const answer = route(
+        { method: 'GET', target: `/cities/?page_size=${COUNT}`, accept: accepts[i] },
+        { index, spec: testSpec({ baseUrl: server.url, count: COUNT, pageSizes: [10] }), useFiles: false },
+      );
       await readResponses(connections[i]!, 1, (res) => {
         expect(answer.kind === 'answer' && res.body.equals(bodyBytes(answer.body as Iterable<Buffer>))).toBe(true);
       });
@@ -137,6 +175,10 @@ describe('clients that do not read what they asked for', () => {
 
   it('HEAD of the one-page answer computed live: its length, no body', async () => {
     const head = await rawRequest(`${server.url}/cities/?page_size=${COUNT}&live=head`, { method: 'HEAD' });
-    expect([head.status, head.body.length, head.headers['content-length']]).toEqual([200, 0, String(expected(`/cities/?page_size=${COUNT}&live=head`).length)]);
+    expect([head.status, head.body.length, head.headers['content-length']]).toEqual([
+      200,
+      0,
+      String(expected(`/cities/?page_size=${COUNT}&live=head`).length),
+    ]);
   });
 });

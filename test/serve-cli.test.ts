@@ -12,7 +12,9 @@ describe('cities-api serve as a process', () => {
   it('prints its URL, and stops cleanly on SIGTERM and SIGINT', async () => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       const server = await startCli([join(root, 'site'), '--data', join(KIT, 'cities11.csv'), '--port', '0']);
-      expect(server.output()).toMatch(/^serving .*site at http:\/\/127\.0\.0\.1:\d+\/cities\/ \(11 cities; links on http:\/\/127\.0\.0\.1:\d+\)\n/);
+      expect(server.output()).toMatch(
+        /^serving .*site at http:\/\/127\.0\.0\.1:\d+\/cities\/ \(11 cities; links on http:\/\/127\.0\.0\.1:\d+\)\n/,
+      );
       expect((await fetch(`${server.url}/cities/`)).status).toBe(200);
       const exited = new Promise<number | null>((resolve) => server.child.once('exit', resolve));
       server.child.kill(signal);
@@ -26,13 +28,19 @@ describe('cities-api serve as a process', () => {
     try {
       const port = new URL(first.url).port;
       const second = startCli([join(root, 'site'), '--port', port]);
-      await expect(second).rejects.toThrow(new RegExp(`serve exited with 1:\\ncities-api: port ${port} on 127.0.0.1 is already in use`));
+      await expect(second).rejects.toThrow(
+        new RegExp(`serve exited with 1:\\ncities-api: port ${port} on 127.0.0.1 is already in use`),
+      );
     } finally {
       await first.stop();
     }
   });
 
   it('--writable without CITIES_API_TOKEN is refused with exit code 2', async () => {
-    await expect(startCli([join(root, 'site'), '--data', join(KIT, 'cities11.csv'), '--writable', '--port', '0'], { CITIES_API_TOKEN: '' })).rejects.toThrow(/exited with 2:\ncities-api: --writable needs a token/);
+    await expect(
+      startCli([join(root, 'site'), '--data', join(KIT, 'cities11.csv'), '--writable', '--port', '0'], {
+        CITIES_API_TOKEN: '',
+      }),
+    ).rejects.toThrow(/exited with 2:\ncities-api: --writable needs a token/);
   });
 });

@@ -5,8 +5,14 @@ import { join } from 'node:path';
 export const ROOT = join(import.meta.dirname, '..');
 
 /** Starts the real CLI (`bin/cities-api.js serve ...`) and resolves once it prints its URL. */
-export async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess; output: () => string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ url: string; child: ChildProcess; output: () => string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/cities-api.js'), 'serve', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -14,15 +20,22 @@ export async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Pro
     const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 60_000);
     child.stdout!.on('data', () => {
       const m = / at (http:\/\/[^/\s]+)/.exec(output);
-      if (m) { clearTimeout(timer); resolve(m[1]!); }
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
     });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`serve exited with ${code}:\n${output}`)); });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}:\n${output}`));
+    });
   });
-  const stop = () => new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
   return { url, child, output: () => output, stop };
 }
 
@@ -33,7 +46,10 @@ export interface RawResponse {
 }
 
 /** One request with node:http, so bodies arrive exactly as sent (no automatic decompression). */
-export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
       const chunks: Buffer[] = [];

@@ -26,7 +26,11 @@ describe('listen', () => {
     ['IPv4', '127.0.0.1', /^http:\/\/127\.0\.0\.1:\d+$/],
     ['IPv6, in brackets', '::1', /^http:\/\/\[::1\]:\d+$/],
   ])('says its URL: %s', async (_, host, url) => {
-    const listening = await listen(createServer((__, res) => res.end('ok')), 0, host);
+    const listening = await listen(
+      createServer((__, res) => res.end('ok')),
+      0,
+      host,
+    );
     expect(listening.url).toMatch(url);
     await listening.close();
   });
@@ -34,13 +38,24 @@ describe('listen', () => {
   it('a port in use is a clear error', async () => {
     const first = await listen(createServer(), 0, '127.0.0.1');
     const port = Number(new URL(first.url).port);
-    await expect(listen(createServer(), port, '127.0.0.1')).rejects.toThrow(`port ${port} on 127.0.0.1 is already in use; choose another with --port`);
+    await expect(listen(createServer(), port, '127.0.0.1')).rejects.toThrow(
+      `port ${port} on 127.0.0.1 is already in use; choose another with --port`,
+    );
     await first.close();
   });
 
   it('close() ends kept-alive connections instead of waiting for them', async () => {
-    const listening = await listen(createServer((_, res) => res.end('ok')), 0, '127.0.0.1');
-    await new Promise<void>((done) => request(listening.url, { agent: new Agent({ keepAlive: true }) }, (res) => { res.resume(); res.on('end', done); }).end());
+    const listening = await listen(
+      createServer((_, res) => res.end('ok')),
+      0,
+      '127.0.0.1',
+    );
+    await new Promise<void>((done) =>
+      request(listening.url, { agent: new Agent({ keepAlive: true }) }, (res) => {
+        res.resume();
+        res.on('end', done);
+      }).end(),
+    );
     const started = performance.now();
     await listening.close();
     expect(performance.now() - started).toBeLessThan(1000);
@@ -50,9 +65,24 @@ describe('listen', () => {
 describe('watchDataset', () => {
   // Each case: the path watched (made in `dir`), and the change that must be reported.
   it.each<[string, (dir: string) => Promise<string>, (watched: string) => Promise<void>]>([
-    ['an edit of the file', async (dir) => dir + '/edited.csv', (file) => writeFile(file, 'changed')],
-    ['a file renamed over it (as editors save)', async (dir) => dir + '/renamed.csv', async (file) => { await writeFile(`${file}.new`, 'new'); await rename(`${file}.new`, file); }],
-    ['an edit of a symlinked dataset\'s target', async (dir) => { await writeFile(`${dir}/target.csv`, 'x'); await symlink(`${dir}/target.csv`, `${dir}/link.csv`); return `${dir}/link.csv`; }, (link) => writeFile(link.replace('link.csv', 'target.csv'), 'y')],
+    ['an edit of the file', async (dir) => `${dir}/edited.csv`, (file) => writeFile(file, 'changed')],
+    [
+      'a file renamed over it (as editors save)',
+      async (dir) => `${dir}/renamed.csv`,
+      async (file) => {
+        await writeFile(`${file}.new`, 'new');
+        await rename(`${file}.new`, file);
+      },
+    ],
+    [
+      "an edit of a symlinked dataset's target",
+      async (dir) => {
+        await writeFile(`${dir}/target.csv`, 'x');
+        await symlink(`${dir}/target.csv`, `${dir}/link.csv`);
+        return `${dir}/link.csv`;
+      },
+      (link) => writeFile(link.replace('link.csv', 'target.csv'), 'y'),
+    ],
   ])('reports %s once, when it settles', async (name, make, change) => {
     const dir = join(root, `watch-${name.replace(/\W+/g, '-')}`);
     await mkdir(dir);
@@ -78,7 +108,14 @@ describe('watchDataset', () => {
 });
 
 describe('SiteBuilder', () => {
-  const options = (dir: string) => ({ dir, serverUrl: 'http://127.0.0.1:1', lockWait: 300, collation: 'codepoint' as const, orderings: ['default'], pageSizes: [20] });
+  const options = (dir: string) => ({
+    dir,
+    serverUrl: 'http://127.0.0.1:1',
+    lockWait: 300,
+    collation: 'codepoint' as const,
+    orderings: ['default'],
+    pageSizes: [20],
+  });
 
   it('builds, knows whether the dataset changed since, and a failed rebuild does not stop the next', async () => {
     const data = join(root, 'data.csv');
@@ -105,15 +142,27 @@ describe('SiteBuilder', () => {
     ['collation', { collation: 'codepoint' as const }],
     ['compression', { compression: 'none' as const }],
     ['live URL', { liveUrl: 'https://live.example.org' }],
-  ])('the first build keeps the %s of the site already in DIR (its base URL is the server\'s own)', async (name, given) => {
-    const data = join(root, 'kept.csv');
-    const site = join(root, `kept-${name.replace(/\W+/g, '-')}`);
-    await copyFile(join(KIT, 'cities11.csv'), data);
-    await build({ data, out: site, baseUrl: 'https://prod.example.org', collation: 'locale', pageSizes: [10, 20], orderings: ['default'], compression: 'fast', ...given });
-    const before = (await readManifestHead(site))!.settings;
-    await new SiteBuilder({ dir: site, serverUrl: 'http://127.0.0.1:1', lockWait: 300 }).first(data);
-    expect((await readManifestHead(site))!.settings).toEqual({ ...before, baseUrl: 'http://127.0.0.1:1' });
-  });
+  ])(
+    "the first build keeps the %s of the site already in DIR (its base URL is the server's own)",
+    async (name, given) => {
+      const data = join(root, 'kept.csv');
+      const site = join(root, `kept-${name.replace(/\W+/g, '-')}`);
+      await copyFile(join(KIT, 'cities11.csv'), data);
+      await build({
+        data,
+        out: site,
+        baseUrl: 'https://prod.example.org',
+        collation: 'locale',
+        pageSizes: [10, 20],
+        orderings: ['default'],
+        compression: 'fast',
+        ...given,
+      });
+      const before = (await readManifestHead(site))!.settings;
+      await new SiteBuilder({ dir: site, serverUrl: 'http://127.0.0.1:1', lockWait: 300 }).first(data);
+      expect((await readManifestHead(site))!.settings).toEqual({ ...before, baseUrl: 'http://127.0.0.1:1' });
+    },
+  );
 
   it('waits for another build of the same site, then gives up with the lock named', async () => {
     const data = join(root, 'busy.csv');

@@ -23,9 +23,30 @@ beforeAll(async () => {
   await copyFile(join(KIT, 'cities48.csv'), join(root, 'cities48.csv'));
   // Cities with long names, so that the one-page answer (all.json) is over 1 MiB: sirv streams it.
   const long = (id: number) => `${'Ville-de-la-longue-rue-'.repeat(3)}${id}`;
-  await writeFile(join(root, 'large.json'), JSON.stringify(Array.from({ length: 1200 }, (_, i) => makeCity(i + 1, { name: long(i + 1) }))));
-  await (await serve({ dir: join(root, 'site'), data: join(root, 'cities48.csv'), baseUrl: BASE, collation: 'codepoint', port: 0 })).close();
-  await (await serve({ dir: join(root, 'large'), data: join(root, 'large.json'), baseUrl: BASE, collation: 'codepoint', port: 0, orderings: ['default', 'name_en'], pageSizes: [10] })).close();
+  await writeFile(
+    join(root, 'large.json'),
+    JSON.stringify(Array.from({ length: 1200 }, (_, i) => makeCity(i + 1, { name: long(i + 1) }))),
+  );
+  await (
+    await serve({
+      dir: join(root, 'site'),
+      data: join(root, 'cities48.csv'),
+      baseUrl: BASE,
+      collation: 'codepoint',
+      port: 0,
+    })
+  ).close();
+  await (
+    await serve({
+      dir: join(root, 'large'),
+      data: join(root, 'large.json'),
+      baseUrl: BASE,
+      collation: 'codepoint',
+      port: 0,
+      orderings: ['default', 'name_en'],
+      pageSizes: [10],
+    })
+  ).close();
 });
 afterAll(async () => {
   for (const socket of sockets) socket.close();
@@ -64,10 +85,38 @@ describe('a site file that is missing or unreadable is computed live, never 404 
   // the large file is asked once before it goes, so that the second request takes sirv's path.
   it.each([
     ['missing (cached path)', 'site', 'page=2', 'cities/default/default/2.json', 'missing', undefined],
-    ['unreadable (cached path)', 'site', 'ordering=name_en&page=3', 'cities/name_en/default/3.json', 'socket', undefined],
-    ['missing with its gzip sibling, asked gzipped', 'site', 'page=4', 'cities/default/default/4.json', 'missing', 'gzip'],
-    ['missing (streamed by sirv: over 1 MiB)', 'large', 'page_size=2000', 'cities/default/all-1200.json', 'missing', undefined],
-    ['unreadable (streamed by sirv)', 'large', 'ordering=name_en&page_size=5000', 'cities/name_en/all-1200.json', 'socket', undefined],
+    [
+      'unreadable (cached path)',
+      'site',
+      'ordering=name_en&page=3',
+      'cities/name_en/default/3.json',
+      'socket',
+      undefined,
+    ],
+    [
+      'missing with its gzip sibling, asked gzipped',
+      'site',
+      'page=4',
+      'cities/default/default/4.json',
+      'missing',
+      'gzip',
+    ],
+    [
+      'missing (streamed by sirv: over 1 MiB)',
+      'large',
+      'page_size=2000',
+      'cities/default/all-1200.json',
+      'missing',
+      undefined,
+    ],
+    [
+      'unreadable (streamed by sirv)',
+      'large',
+      'ordering=name_en&page_size=5000',
+      'cities/name_en/all-1200.json',
+      'socket',
+      undefined,
+    ],
   ])('%s', async (_, site, query, file, how, encoding) => {
     await serving(site, async (server) => {
       const url = `${server.apiUrl}?${query}`;
@@ -108,7 +157,8 @@ function livePid(): ChildProcess {
 }
 
 async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
-  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) if (await check()) return true;
+  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 50)))
+    if (await check()) return true;
   return check();
 }
 
@@ -153,19 +203,28 @@ describe('a base URL whose path needs percent-encoding', () => {
   it.each([
     ['non-ASCII', `${BASE}/café`, '/caf%C3%A9/cities/', [`${BASE}/caf%C3%A9/cities/`, '/caf%c3%a9/cities/']],
     ['an encoded slash', `${BASE}/a%2Fb`, '/a/b/cities/', [`${BASE}/a/b/cities/`, '/a%2Fb/cities/']],
-  ])('%s: the URL serve prints answers, and links are as the reference writes them', async (_, baseUrl, path, [previous, other]) => {
-    const server = await serve({ dir: join(root, `mounted-${path.length}`), data: join(root, 'cities48.csv'), baseUrl, collation: 'codepoint', port: 0 });
-    try {
-      expect(server.apiUrl).toBe(`${server.url}${path}`);
-      const res = await rawRequest(`${server.apiUrl}?page=2`);
-      expect([res.status, fromFile(res), JSON.parse(res.body.toString()).previous]).toEqual([200, true, previous]);
-      expect((await rawRequest(`${server.url}${other}?page=2`)).body.equals(res.body)).toBe(true);
-      const redirect = await rawRequest(`${server.url}${path.slice(0, -1)}?page=2`);
-      expect([redirect.status, redirect.headers.location]).toEqual([301, `${path}?page=2`]);
-    } finally {
-      await server.close();
-    }
-  });
+  ])(
+    '%s: the URL serve prints answers, and links are as the reference writes them',
+    async (_, baseUrl, path, [previous, other]) => {
+      const server = await serve({
+        dir: join(root, `mounted-${path.length}`),
+        data: join(root, 'cities48.csv'),
+        baseUrl,
+        collation: 'codepoint',
+        port: 0,
+      });
+      try {
+        expect(server.apiUrl).toBe(`${server.url}${path}`);
+        const res = await rawRequest(`${server.apiUrl}?page=2`);
+        expect([res.status, fromFile(res), JSON.parse(res.body.toString()).previous]).toEqual([200, true, previous]);
+        expect((await rawRequest(`${server.url}${other}?page=2`)).body.equals(res.body)).toBe(true);
+        const redirect = await rawRequest(`${server.url}${path.slice(0, -1)}?page=2`);
+        expect([redirect.status, redirect.headers.location]).toEqual([301, `${path}?page=2`]);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });
 
 describe('one request cannot change what the next one gets', () => {

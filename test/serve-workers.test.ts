@@ -30,7 +30,19 @@ async function countsSeen(apiUrl: string, n = 8): Promise<number[]> {
 
 describe.each(KIT_DATASETS)('kit dataset $name through serve --workers 2', ({ name, baseUrl, prefix }) => {
   it('every answer matches, twice (each worker answers)', async () => {
-    const server = await startCli([join(root, name), '--data', join(KIT, `${name}.csv`), '--base-url', baseUrl, '--collation', 'codepoint', '--port', '0', '--workers', '2']);
+    const server = await startCli([
+      join(root, name),
+      '--data',
+      join(KIT, `${name}.csv`),
+      '--base-url',
+      baseUrl,
+      '--collation',
+      'codepoint',
+      '--port',
+      '0',
+      '--workers',
+      '2',
+    ]);
     try {
       expect(server.output()).toMatch(/ with 2 workers /);
       expect(workersOf(server.child.pid!)).toHaveLength(2);
@@ -49,12 +61,24 @@ describe('the one writer, every worker reloading', () => {
   it('a POST through one worker is answered by every worker once it is created', async () => {
     const data = join(root, 'post.csv');
     await copyFile(join(KIT, 'cities11.csv'), data);
-    const server = await serve({ dir: join(root, 'post-site'), data, port: 0, writable: true, token: TOKEN, collation: 'codepoint', workers: 2 });
+    const server = await serve({
+      dir: join(root, 'post-site'),
+      data,
+      port: 0,
+      writable: true,
+      token: TOKEN,
+      collation: 'codepoint',
+      workers: 2,
+    });
     try {
       expect(await countsSeen(server.apiUrl)).toEqual(Array(8).fill(11));
       for (let i = 1; i <= 2; i++) {
         const body = JSON.stringify({ ...makeCity(0, { name: `Neu ${i}` }), id: undefined });
-        const res = await rawRequest(server.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}`, Connection: 'close' }, body });
+        const res = await rawRequest(server.apiUrl, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}`, Connection: 'close' },
+          body,
+        });
         expect(res.status, res.body.toString()).toBe(201);
         expect(await countsSeen(server.apiUrl)).toEqual(Array(8).fill(11 + i));
       }
@@ -67,12 +91,21 @@ describe('the one writer, every worker reloading', () => {
     const data = join(root, 'watch.json');
     await copyFile(join(KIT, 'cities11.json'), data);
     const lines: string[] = [];
-    const server = await serve({ dir: join(root, 'watch-site'), data, port: 0, watch: true, collation: 'codepoint', workers: 2, log: (line) => lines.push(line) });
+    const server = await serve({
+      dir: join(root, 'watch-site'),
+      data,
+      port: 0,
+      watch: true,
+      collation: 'codepoint',
+      workers: 2,
+      log: (line) => lines.push(line),
+    });
     try {
       expect(await countsSeen(server.apiUrl)).toEqual(Array(8).fill(11));
       const cities = JSON.parse(readFileSync(join(KIT, 'cities11.json'), 'utf8')) as unknown[];
       await writeFile(data, JSON.stringify([...cities, makeCity(1000, { name: 'Watched' })]));
-      for (let t = 0; t < 300 && !lines.some((line) => / changed: rebuilt/.test(line)); t++) await new Promise((r) => setTimeout(r, 100));
+      for (let t = 0; t < 300 && !lines.some((line) => / changed: rebuilt/.test(line)); t++)
+        await new Promise((r) => setTimeout(r, 100));
       expect(lines.join('\n')).toMatch(/ changed: rebuilt, now answered by 2 workers/);
       expect(await countsSeen(server.apiUrl)).toEqual(Array(8).fill(12));
     } finally {
@@ -81,11 +114,22 @@ describe('the one writer, every worker reloading', () => {
   }, 120_000);
 
   it('a worker that dies is replaced, and the site is still answered', async () => {
-    const server = await startCli([join(root, 'kill-site'), '--data', join(KIT, 'cities11.csv'), '--collation', 'codepoint', '--port', '0', '--workers', '2']);
+    const server = await startCli([
+      join(root, 'kill-site'),
+      '--data',
+      join(KIT, 'cities11.csv'),
+      '--collation',
+      'codepoint',
+      '--port',
+      '0',
+      '--workers',
+      '2',
+    ]);
     try {
       const [victim] = workersOf(server.child.pid!);
       process.kill(Number(victim), 'SIGKILL');
-      for (let t = 0; t < 100 && !/starting another/.test(server.output()); t++) await new Promise((r) => setTimeout(r, 100));
+      for (let t = 0; t < 100 && !/starting another/.test(server.output()); t++)
+        await new Promise((r) => setTimeout(r, 100));
       await new Promise((r) => setTimeout(r, 1000));
       expect(workersOf(server.child.pid!)).toHaveLength(2);
       expect(await countsSeen(`${server.url}/cities/`)).toEqual(Array(8).fill(11));

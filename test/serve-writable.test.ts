@@ -19,7 +19,11 @@ let server: RunningServer;
 const datasets = { csv: '', json: '' };
 const names = (name: string) => Object.fromEntries(NAME_FIELDS.map((f) => [f, name]));
 const post = (body: unknown, headers: Record<string, string> = {}, raw?: string) =>
-  rawRequest(server.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}`, ...headers }, body: raw ?? JSON.stringify(body) });
+  rawRequest(server.apiUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}`, ...headers },
+    body: raw ?? JSON.stringify(body),
+  });
 const json = (body: Buffer) => JSON.parse(body.toString()) as Record<string, unknown>;
 
 beforeAll(async () => {
@@ -28,7 +32,14 @@ beforeAll(async () => {
   datasets.json = join(root, 'cities.json');
   await copyFile(join(KIT, 'cities11.csv'), datasets.csv);
   await copyFile(join(KIT, 'cities11.json'), datasets.json);
-  server = await serve({ dir: join(root, 'site'), data: datasets.csv, port: 0, writable: true, token: TOKEN, collation: 'codepoint' });
+  server = await serve({
+    dir: join(root, 'site'),
+    data: datasets.csv,
+    port: 0,
+    writable: true,
+    token: TOKEN,
+    collation: 'codepoint',
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -40,16 +51,26 @@ describe('POST needs the token', () => {
     ['no Authorization header', {}, 'Authentication credentials were not provided.'],
     ['another scheme', { Authorization: `Bearer ${TOKEN}` }, 'Authentication credentials were not provided.'],
     ['Token without a key', { Authorization: 'Token' }, 'Invalid token header. No credentials provided.'],
-    ['a key with spaces', { Authorization: 'Token a b' }, 'Invalid token header. Token string should not contain spaces.'],
+    [
+      'a key with spaces',
+      { Authorization: 'Token a b' },
+      'Invalid token header. Token string should not contain spaces.',
+    ],
     ['a wrong key', { Authorization: 'Token wrong' }, 'Invalid token.'],
     ['the key with a different case', { Authorization: `Token ${TOKEN.toUpperCase()}` }, 'Invalid token.'],
   ])('%s → 401', async (_, headers, detail) => {
-    const res = await rawRequest(server.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(names('X')) });
+    const res = await rawRequest(server.apiUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: JSON.stringify(names('X')),
+    });
     expect([res.status, json(res.body), res.headers['www-authenticate']]).toEqual([401, { detail }, 'Token']);
   });
 
   it('a writable server will not start without a token', async () => {
-    await expect(serve({ dir: join(root, 'site2'), data: datasets.csv, port: 0, writable: true })).rejects.toThrow(/CITIES_API_TOKEN/);
+    await expect(serve({ dir: join(root, 'site2'), data: datasets.csv, port: 0, writable: true })).rejects.toThrow(
+      /CITIES_API_TOKEN/,
+    );
   });
 });
 
@@ -57,7 +78,12 @@ describe('POST bodies are checked like the reference', () => {
   it.each([
     ['missing names', {}, 400, { name_ar: ['This field is required.'] }],
     ['a list', [1], 400, { non_field_errors: ['Invalid data. Expected a dictionary, but got list.'] }],
-    ['a bad coordinate', { ...names('A'), longitude: 'far', latitude: 1 }, 400, { longitude: ['A valid number is required.'] }],
+    [
+      'a bad coordinate',
+      { ...names('A'), longitude: 'far', latitude: 1 },
+      400,
+      { longitude: ['A valid number is required.'] },
+    ],
   ])('%s → %d', async (_, body, status, errors) => {
     const res = await post(body);
     expect(res.status).toBe(status);
@@ -66,8 +92,20 @@ describe('POST bodies are checked like the reference', () => {
 
   it.each([
     ['malformed JSON', { 'Content-Type': 'application/json' }, '{"name_en":', 400, /^JSON parse error - /],
-    ['an unsupported type', { 'Content-Type': 'text/plain' }, 'hello', 415, /^Unsupported media type "text\/plain" in request\.$/],
-    ['a body over 64 KiB', { 'Content-Type': 'application/json' }, JSON.stringify({ ...names('A'), pad: 'x'.repeat(70_000) }), 413, /larger than 65536 bytes/],
+    [
+      'an unsupported type',
+      { 'Content-Type': 'text/plain' },
+      'hello',
+      415,
+      /^Unsupported media type "text\/plain" in request\.$/,
+    ],
+    [
+      'a body over 64 KiB',
+      { 'Content-Type': 'application/json' },
+      JSON.stringify({ ...names('A'), pad: 'x'.repeat(70_000) }),
+      413,
+      /larger than 65536 bytes/,
+    ],
   ])('%s → %d', async (_, headers, raw, status, detail) => {
     const res = await post(null, headers, raw);
     expect(res.status).toBe(status);
@@ -79,17 +117,33 @@ describe('creating cities', () => {
   it('201 with the new record: id max + 1, timestamps now with microseconds; answers and file include it', async () => {
     const before = (await readDataset(datasets.csv)).toCities();
     const beforeBytes = await readFile(datasets.csv);
-    const res = await post({ ...names('Nouvelle, "Ville"'), name_en: 'Zzz New', longitude: '10.5', latitude: -3, top: true });
+    const res = await post({
+      ...names('Nouvelle, "Ville"'),
+      name_en: 'Zzz New',
+      longitude: '10.5',
+      latitude: -3,
+      top: true,
+    });
     expect(res.status).toBe(201);
     const city = json(res.body);
-    expect(city).toMatchObject({ id: Math.max(...before.map((c) => c.id)) + 1, name_en: 'Zzz New', name_fr: 'Nouvelle, "Ville"', longitude: 10.5, latitude: -3.0, top: true });
+    expect(city).toMatchObject({
+      id: Math.max(...before.map((c) => c.id)) + 1,
+      name_en: 'Zzz New',
+      name_fr: 'Nouvelle, "Ville"',
+      longitude: 10.5,
+      latitude: -3.0,
+      top: true,
+    });
     expect(city.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     expect(city.updated_at).toBe(city.created_at);
     const after = (await readDataset(datasets.csv)).toCities();
     expect(after).toHaveLength(before.length + 1);
     expect(after.at(-1)).toEqual(city);
     expect((await readFile(`${datasets.csv}.bak`)).equals(beforeBytes)).toBe(true);
-    const listing = json((await rawRequest(`${server.apiUrl}?page_size=100`)).body) as { count: number; results: { id: number }[] };
+    const listing = json((await rawRequest(`${server.apiUrl}?page_size=100`)).body) as {
+      count: number;
+      results: { id: number }[];
+    };
     expect(listing.count).toBe(before.length + 1);
     expect(listing.results[0]!.id).toBe(city.id);
   });
@@ -108,14 +162,29 @@ describe('creating cities', () => {
     expect(new Set(ids).size).toBe(20);
     const after = (await readDataset(datasets.csv)).toCities();
     expect(after).toHaveLength(before.length + 20);
-    expect(after.slice(-20).map((c) => c.name_en).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `Parallel ${i}`).sort());
+    expect(
+      after
+        .slice(-20)
+        .map((c) => c.name_en)
+        .sort(),
+    ).toEqual(Array.from({ length: 20 }, (_, i) => `Parallel ${i}`).sort());
     expect(json((await rawRequest(server.apiUrl)).body).count).toBe(before.length + 20);
   });
 
   it('appends to a JSON dataset as well', async () => {
-    const other = await serve({ dir: join(root, 'site-json'), data: datasets.json, port: 0, writable: true, token: TOKEN });
+    const other = await serve({
+      dir: join(root, 'site-json'),
+      data: datasets.json,
+      port: 0,
+      writable: true,
+      token: TOKEN,
+    });
     try {
-      const res = await rawRequest(other.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` }, body: JSON.stringify(names('Jsonville')) });
+      const res = await rawRequest(other.apiUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
+        body: JSON.stringify(names('Jsonville')),
+      });
       expect(res.status).toBe(201);
       const cities = (await readDataset(datasets.json)).toCities();
       expect(cities).toHaveLength(12);
@@ -129,7 +198,13 @@ describe('creating cities', () => {
 describe('answers stay whole while another process rebuilds the site', () => {
   it('every answer during a rebuild is complete JSON, and the new data is served after', async () => {
     const dir = join(root, 'external');
-    await build({ data: join(KIT, 'cities48.csv'), out: dir, baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10, 20] });
+    await build({
+      data: join(KIT, 'cities48.csv'),
+      out: dir,
+      baseUrl: 'http://x',
+      collation: 'codepoint',
+      pageSizes: [10, 20],
+    });
     const watched = await serve({ dir, port: 0 });
     try {
       let stop = false;
@@ -142,7 +217,13 @@ describe('answers stay whole while another process rebuilds the site', () => {
           }
         }
       })();
-      await build({ data: join(KIT, 'prefixed30.csv'), out: dir, baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10, 20] });
+      await build({
+        data: join(KIT, 'prefixed30.csv'),
+        out: dir,
+        baseUrl: 'http://x',
+        collation: 'codepoint',
+        pageSizes: [10, 20],
+      });
       for (let i = 0; i < 100 && answers.at(-1) !== 30; i++) await new Promise((r) => setTimeout(r, 50));
       stop = true;
       await hammer;
@@ -164,15 +245,39 @@ async function writable(name: string, extra: Partial<ServeOptions> = {}) {
   const data = join(dir, 'cities.csv');
   await copyFile(join(KIT, 'cities11.csv'), data);
   const logs: string[] = [];
-  const server = await serve({ dir: join(dir, 'site'), data, port: 0, writable: true, token: TOKEN, collation: 'codepoint', pageSizes: [10], orderings: ['default'], lockWait: 300, log: (l) => logs.push(l), ...extra });
+  const server = await serve({
+    dir: join(dir, 'site'),
+    data,
+    port: 0,
+    writable: true,
+    token: TOKEN,
+    collation: 'codepoint',
+    pageSizes: [10],
+    orderings: ['default'],
+    lockWait: 300,
+    log: (l) => logs.push(l),
+    ...extra,
+  });
   return { dir, data, server, logs };
 }
 const create = (to: RunningServer, name: string) =>
-  rawRequest(to.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` }, body: JSON.stringify(names(name)) });
+  rawRequest(to.apiUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
+    body: JSON.stringify(names(name)),
+  });
 /** The English names a server answers with (all of them: cities11 and a few more). */
-const served = async (from: RunningServer) => (json((await rawRequest(`${from.apiUrl}?page_size=100`)).body).results as { name_en: string }[]).map((c) => c.name_en);
+const served = async (from: RunningServer) =>
+  (json((await rawRequest(`${from.apiUrl}?page_size=100`)).body).results as { name_en: string }[]).map(
+    (c) => c.name_en,
+  );
 const inFile = async (file: string) => (await readDataset(file)).toCities().map((c) => c.name_en);
-const REFERENCE_HEADERS = { 'content-type': 'application/json', allow: 'GET, POST, HEAD, OPTIONS', vary: 'Accept', 'x-frame-options': 'DENY' };
+const REFERENCE_HEADERS = {
+  'content-type': 'application/json',
+  allow: 'GET, POST, HEAD, OPTIONS',
+  vary: 'Accept',
+  'x-frame-options': 'DENY',
+};
 const DEAD_PID = 2 ** 22 + 7;
 
 describe('a POST is committed whole (in the file and answered, 201) or not written at all', () => {
@@ -182,31 +287,37 @@ describe('a POST is committed whole (in the file and answered, 201) or not writt
   afterAll(() => holders.forEach((h) => h.kill()));
 
   it.each([
-    ['the site\'s build lock (another build of the site)', '.site.lock'],
-    ['the dataset\'s lock (another server adding cities)', '.cities.csv.lock'],
-  ])('%s held by another process past the wait: 503, Retry-After, JSON detail, nothing written; once released the next POST is committed and served', async (_, lock) => {
-    const w = await writable(`busy${lock}`);
-    try {
-      const before = await readFile(w.data);
-      await writeFile(join(w.dir, lock), `${liveHolder()}\n`);
-      const refused = await create(w.server, 'Refused');
-      expect([refused.status, json(refused.body)]).toEqual([503, { detail: 'Another process is updating this data; nothing was written. Try again in 1 s.' }]);
-      expect(refused.headers).toMatchObject({ ...REFERENCE_HEADERS, 'retry-after': '1' });
-      expect((await readFile(w.data)).equals(before)).toBe(true);
-      expect(await entriesOf(w.dir)).toEqual([lock, 'cities.csv', 'site'].sort());
-      await rm(join(w.dir, lock));
-      expect((await create(w.server, 'Accepted')).status).toBe(201);
-      expect(await served(w.server)).toEqual(expect.arrayContaining(['Accepted']));
-      expect(await served(w.server)).not.toContain('Refused');
-      expect((await inFile(w.data)).slice(11)).toEqual(['Accepted']);
-    } finally {
-      await w.server.close();
-    }
-  });
+    ["the site's build lock (another build of the site)", '.site.lock'],
+    ["the dataset's lock (another server adding cities)", '.cities.csv.lock'],
+  ])(
+    '%s held by another process past the wait: 503, Retry-After, JSON detail, nothing written; once released the next POST is committed and served',
+    async (_, lock) => {
+      const w = await writable(`busy${lock}`);
+      try {
+        const before = await readFile(w.data);
+        await writeFile(join(w.dir, lock), `${liveHolder()}\n`);
+        const refused = await create(w.server, 'Refused');
+        expect([refused.status, json(refused.body)]).toEqual([
+          503,
+          { detail: 'Another process is updating this data; nothing was written. Try again in 1 s.' },
+        ]);
+        expect(refused.headers).toMatchObject({ ...REFERENCE_HEADERS, 'retry-after': '1' });
+        expect((await readFile(w.data)).equals(before)).toBe(true);
+        expect(await entriesOf(w.dir)).toEqual([lock, 'cities.csv', 'site'].sort());
+        await rm(join(w.dir, lock));
+        expect((await create(w.server, 'Accepted')).status).toBe(201);
+        expect(await served(w.server)).toEqual(expect.arrayContaining(['Accepted']));
+        expect(await served(w.server)).not.toContain('Refused');
+        expect((await inFile(w.data)).slice(11)).toEqual(['Accepted']);
+      } finally {
+        await w.server.close();
+      }
+    },
+  );
 
   it.each([
-    ['the site\'s build lock', '.site.lock'],
-    ['the dataset\'s lock', '.cities.csv.lock'],
+    ["the site's build lock", '.site.lock'],
+    ["the dataset's lock", '.cities.csv.lock'],
   ])('%s released while the POST waits: the POST is committed (201), not refused', async (_, lock) => {
     const w = await writable(`wait${lock}`, { lockWait: 20_000 });
     try {
@@ -222,8 +333,8 @@ describe('a POST is committed whole (in the file and answered, 201) or not writt
   });
 
   it.each([
-    ['.site.lock', 'a dead process\'s', `${DEAD_PID}\n`],
-    ['.cities.csv.lock', 'a dead process\'s', `${DEAD_PID}\n`],
+    ['.site.lock', "a dead process's", `${DEAD_PID}\n`],
+    ['.cities.csv.lock', "a dead process's", `${DEAD_PID}\n`],
     ['.site.lock', 'a garbage', 'not a pid\n'],
     ['.cities.csv.lock', 'an empty', ''],
   ])('%s: %s lock is taken over at once', async (lock, kind, content) => {
@@ -261,7 +372,21 @@ describe('a POST is committed whole (in the file and answered, 201) or not writt
     try {
       const big = join(w.dir, 'big.csv');
       await writeDataset(big, manyCities(1000, 'Other'));
-      const other = spawnCli(['build', '--data', big, '--out', join(w.dir, 'site'), '--collation', 'codepoint', '--base-url', 'http://x', '--page-sizes', '10', '--orderings', 'default,name_en,-name_en']);
+      const other = spawnCli([
+        'build',
+        '--data',
+        big,
+        '--out',
+        join(w.dir, 'site'),
+        '--collation',
+        'codepoint',
+        '--base-url',
+        'http://x',
+        '--page-sizes',
+        '10',
+        '--orderings',
+        'default,name_en,-name_en',
+      ]);
       await appears(w.dir, '.site.lock', other.exited);
       const answer = await create(w.server, 'During a build');
       expect((await other.exited).code).toBe(0);
@@ -317,10 +442,34 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 describe('real server processes', () => {
-  const cli = (site: string, data: string) => startCli([site, '--data', data, '--port', '0', '--writable', '--collation', 'codepoint', '--orderings', 'default', '--page-sizes', '10'], { CITIES_API_TOKEN: TOKEN });
+  const cli = (site: string, data: string) =>
+    startCli(
+      [
+        site,
+        '--data',
+        data,
+        '--port',
+        '0',
+        '--writable',
+        '--collation',
+        'codepoint',
+        '--orderings',
+        'default',
+        '--page-sizes',
+        '10',
+      ],
+      { CITIES_API_TOKEN: TOKEN },
+    );
   const createAt = (url: string, name: string) =>
-    rawRequest(`${url}/cities/`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` }, body: JSON.stringify(names(name)) });
-  const servedAt = async (url: string) => (json((await rawRequest(`${url}/cities/?page_size=100`)).body).results as { name_en: string }[]).map((c) => c.name_en);
+    rawRequest(`${url}/cities/`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
+      body: JSON.stringify(names(name)),
+    });
+  const servedAt = async (url: string) =>
+    (json((await rawRequest(`${url}/cities/?page_size=100`)).body).results as { name_en: string }[]).map(
+      (c) => c.name_en,
+    );
 
   it('two writable servers on one dataset file, POSTs to both in parallel: every acknowledged city is in the file once, with a distinct id, and served by the server that acknowledged it', async () => {
     const dir = join(root, 'two-servers');
@@ -329,14 +478,17 @@ describe('real server processes', () => {
     await copyFile(join(KIT, 'cities11.csv'), data);
     const servers = await Promise.all(['a', 'b'].map((name) => cli(join(dir, `site-${name}`), data)));
     try {
-      const posted = servers.flatMap((s, k) => Array.from({ length: 8 }, (_, i) => ({ url: s.url, name: `Server ${k} city ${i}` })));
+      const posted = servers.flatMap((s, k) =>
+        Array.from({ length: 8 }, (_, i) => ({ url: s.url, name: `Server ${k} city ${i}` })),
+      );
       const answers = await Promise.all(posted.map(({ url, name }) => createAt(url, name)));
       expect(answers.map((a) => a.status)).toEqual(posted.map(() => 201));
       const created = answers.map((a) => json(a.body) as { id: number; name_en: string });
       expect(new Set(created.map((c) => c.id)).size).toBe(posted.length);
       const cities = (await readDataset(data)).toCities();
       expect(cities).toHaveLength(11 + posted.length);
-      for (const city of created) expect(cities.filter((c) => c.id === city.id).map((c) => c.name_en)).toEqual([city.name_en]);
+      for (const city of created)
+        expect(cities.filter((c) => c.id === city.id).map((c) => c.name_en)).toEqual([city.name_en]);
       for (const server of servers) {
         const own = posted.filter((p) => p.url === server.url).map((p) => p.name);
         expect(await servedAt(server.url)).toEqual(expect.arrayContaining(own));
@@ -353,7 +505,8 @@ describe('real server processes', () => {
     const data = join(dir, 'cities.csv');
     await copyFile(join(KIT, 'cities11.csv'), data);
     const server = await cli(join(dir, 'site'), data);
-    const limit = (size: string) => promisify(execFile)('/usr/bin/prlimit', ['--pid', String(server.child.pid), `--fsize=${size}:`]);
+    const limit = (size: string) =>
+      promisify(execFile)('/usr/bin/prlimit', ['--pid', String(server.child.pid), `--fsize=${size}:`]);
     try {
       const before = await readFile(data);
       await limit('1024');
@@ -378,7 +531,16 @@ describe('ids stop at 2^53-1: past it a POST is refused before anything is writt
     await mkdir(dir);
     const data = join(dir, 'cities.csv');
     await writeDataset(data, [makeCity(Number.MAX_SAFE_INTEGER - 1)]);
-    const options = { dir: join(dir, 'site'), data, port: 0, writable: true, token: TOKEN, collation: 'codepoint' as const, orderings: ['default'], pageSizes: [10] };
+    const options = {
+      dir: join(dir, 'site'),
+      data,
+      port: 0,
+      writable: true,
+      token: TOKEN,
+      collation: 'codepoint' as const,
+      orderings: ['default'],
+      pageSizes: [10],
+    };
     const first = await serve(options);
     try {
       const answers = await Promise.all(['Last', 'One too many'].map((name) => create(first, name)));
@@ -388,9 +550,14 @@ describe('ids stop at 2^53-1: past it a POST is refused before anything is writt
       expect(accepted.id).toBe(Number.MAX_SAFE_INTEGER);
       const refused = [answers.find((a) => a.status === 500)!, await create(first, 'Later')];
       for (const answer of refused) {
-        expect(json(answer.body)).toEqual({ detail: `No id is left for a new city: the largest id in use is ${Number.MAX_SAFE_INTEGER}, and ids stop at ${Number.MAX_SAFE_INTEGER} (2^53-1, the largest integer JSON clients read exactly). Nothing was written.` });
+        expect(json(answer.body)).toEqual({
+          detail: `No id is left for a new city: the largest id in use is ${Number.MAX_SAFE_INTEGER}, and ids stop at ${Number.MAX_SAFE_INTEGER} (2^53-1, the largest integer JSON clients read exactly). Nothing was written.`,
+        });
       }
-      expect((await readDataset(data)).toCities().map((c) => c.id)).toEqual([Number.MAX_SAFE_INTEGER - 1, Number.MAX_SAFE_INTEGER]);
+      expect((await readDataset(data)).toCities().map((c) => c.id)).toEqual([
+        Number.MAX_SAFE_INTEGER - 1,
+        Number.MAX_SAFE_INTEGER,
+      ]);
     } finally {
       await first.close();
     }
@@ -404,30 +571,46 @@ describe('a symlinked dataset is written through its link; links beside it are n
   it.each([
     ['a link', 1],
     ['a link to a link', 2],
-  ])('%s: the real file gets the city (and its .bak beside it), each link stays a link, nothing is left beside the links', async (_, hops) => {
-    const dir = join(root, `linked-${hops}`);
-    await mkdir(join(dir, 'real'), { recursive: true });
-    await mkdir(join(dir, 'links'));
-    const real = join(dir, 'real', 'cities.csv');
-    await copyFile(join(KIT, 'cities11.csv'), real);
-    await symlink('../real/cities.csv', join(dir, 'links', 'hop1.csv'));
-    if (hops === 2) await symlink('hop1.csv', join(dir, 'links', 'hop2.csv'));
-    const before = await readFile(real);
-    const logs: string[] = [];
-    const server = await serve({ dir: join(dir, 'site'), data: join(dir, 'links', `hop${hops}.csv`), port: 0, writable: true, token: TOKEN, collation: 'codepoint', orderings: ['default'], pageSizes: [10], log: (l) => logs.push(l) });
-    try {
-      expect(logs.join('\n')).toContain(`(a link to ${real}): POSTs replace ${real}`);
-      expect((await create(server, 'Through the link')).status).toBe(201);
-      expect((await inFile(real)).at(-1)).toBe('Through the link');
-      expect((await readFile(`${real}.bak`)).equals(before)).toBe(true);
-      for (let hop = 1; hop <= hops; hop++) expect((await lstat(join(dir, 'links', `hop${hop}.csv`))).isSymbolicLink()).toBe(true);
-      expect((await readdir(join(dir, 'links'))).sort()).toEqual(hops === 2 ? ['hop1.csv', 'hop2.csv'] : ['hop1.csv']);
-      expect((await readdir(join(dir, 'real'))).sort()).toEqual(['cities.csv', 'cities.csv.bak']);
-      expect(await served(server)).toContain('Through the link');
-    } finally {
-      await server.close();
-    }
-  });
+  ])(
+    '%s: the real file gets the city (and its .bak beside it), each link stays a link, nothing is left beside the links',
+    async (_, hops) => {
+      const dir = join(root, `linked-${hops}`);
+      await mkdir(join(dir, 'real'), { recursive: true });
+      await mkdir(join(dir, 'links'));
+      const real = join(dir, 'real', 'cities.csv');
+      await copyFile(join(KIT, 'cities11.csv'), real);
+      await symlink('../real/cities.csv', join(dir, 'links', 'hop1.csv'));
+      if (hops === 2) await symlink('hop1.csv', join(dir, 'links', 'hop2.csv'));
+      const before = await readFile(real);
+      const logs: string[] = [];
+      const server = await serve({
+        dir: join(dir, 'site'),
+        data: join(dir, 'links', `hop${hops}.csv`),
+        port: 0,
+        writable: true,
+        token: TOKEN,
+        collation: 'codepoint',
+        orderings: ['default'],
+        pageSizes: [10],
+        log: (l) => logs.push(l),
+      });
+      try {
+        expect(logs.join('\n')).toContain(`(a link to ${real}): POSTs replace ${real}`);
+        expect((await create(server, 'Through the link')).status).toBe(201);
+        expect((await inFile(real)).at(-1)).toBe('Through the link');
+        expect((await readFile(`${real}.bak`)).equals(before)).toBe(true);
+        for (let hop = 1; hop <= hops; hop++)
+          expect((await lstat(join(dir, 'links', `hop${hop}.csv`))).isSymbolicLink()).toBe(true);
+        expect((await readdir(join(dir, 'links'))).sort()).toEqual(
+          hops === 2 ? ['hop1.csv', 'hop2.csv'] : ['hop1.csv'],
+        );
+        expect((await readdir(join(dir, 'real'))).sort()).toEqual(['cities.csv', 'cities.csv.bak']);
+        expect(await served(server)).toContain('Through the link');
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it('a .bak and a temporary file name planted as links to another file: that file is never written, the links are replaced', async () => {
     const dir = join(root, 'planted');
@@ -439,7 +622,16 @@ describe('a symlinked dataset is written through its link; links beside it are n
     await symlink(victim, `${data}.bak`);
     await symlink(victim, join(dir, `.cities.csv.tmp-${process.pid}.csv`));
     const before = await readFile(data);
-    const server = await serve({ dir: join(dir, 'site'), data, port: 0, writable: true, token: TOKEN, collation: 'codepoint', orderings: ['default'], pageSizes: [10] });
+    const server = await serve({
+      dir: join(dir, 'site'),
+      data,
+      port: 0,
+      writable: true,
+      token: TOKEN,
+      collation: 'codepoint',
+      orderings: ['default'],
+      pageSizes: [10],
+    });
     try {
       expect((await create(server, 'Planted')).status).toBe(201);
       expect(await readFile(victim, 'utf8')).toBe('not yours\n');
@@ -452,20 +644,42 @@ describe('a symlinked dataset is written through its link; links beside it are n
   });
 
   it.each([
-    ['a dangling link', async (dir: string) => symlink(join(dir, 'nowhere.csv'), join(dir, 'cities.csv')), /the dataset .*cities\.csv is a symbolic link to .*nowhere\.csv, which does not exist; fix the link/],
-    ['a link to a directory', async (dir: string) => { await mkdir(join(dir, 'folder.csv')); await symlink('folder.csv', join(dir, 'cities.csv')); }, /--writable needs the dataset .*cities\.csv \(a link to .*folder\.csv\) to be a regular file/],
-    ['a .bak that is a directory', async (dir: string) => { await copyFile(join(KIT, 'cities11.csv'), join(dir, 'cities.csv')); await mkdir(join(dir, 'cities.csv.bak')); }, /cities\.csv\.bak is a directory/],
+    [
+      'a dangling link',
+      async (dir: string) => symlink(join(dir, 'nowhere.csv'), join(dir, 'cities.csv')),
+      /the dataset .*cities\.csv is a symbolic link to .*nowhere\.csv, which does not exist; fix the link/,
+    ],
+    [
+      'a link to a directory',
+      async (dir: string) => {
+        await mkdir(join(dir, 'folder.csv'));
+        await symlink('folder.csv', join(dir, 'cities.csv'));
+      },
+      /--writable needs the dataset .*cities\.csv \(a link to .*folder\.csv\) to be a regular file/,
+    ],
+    [
+      'a .bak that is a directory',
+      async (dir: string) => {
+        await copyFile(join(KIT, 'cities11.csv'), join(dir, 'cities.csv'));
+        await mkdir(join(dir, 'cities.csv.bak'));
+      },
+      /cities\.csv\.bak is a directory/,
+    ],
   ])('%s: refused at start with a clear message', async (name, setup, message) => {
     const dir = join(root, `refused-${name.replaceAll(' ', '-')}`);
     await mkdir(dir);
     await setup(dir);
-    await expect(serve({ dir: join(dir, 'site'), data: join(dir, 'cities.csv'), port: 0, writable: true, token: TOKEN })).rejects.toThrow(message);
+    await expect(
+      serve({ dir: join(dir, 'site'), data: join(dir, 'cities.csv'), port: 0, writable: true, token: TOKEN }),
+    ).rejects.toThrow(message);
   });
 });
 
 describe('the token is checked at start', () => {
   it('a token no client could send is refused', async () => {
-    await expect(serve({ dir: join(root, 'site-bad-token'), data: datasets.csv, port: 0, writable: true, token: 'two words' })).rejects.toThrow(/^CITIES_API_TOKEN contains " " \(U\+0020\)/);
+    await expect(
+      serve({ dir: join(root, 'site-bad-token'), data: datasets.csv, port: 0, writable: true, token: 'two words' }),
+    ).rejects.toThrow(/^CITIES_API_TOKEN contains " " \(U\+0020\)/);
   });
 
   it('a non-ASCII token is warned about, and matches a client that sends its UTF-8 bytes (as DRF reads them)', async () => {
@@ -474,13 +688,30 @@ describe('the token is checked at start', () => {
     const data = join(dir, 'cities.csv');
     await copyFile(join(KIT, 'cities11.csv'), data);
     const logs: string[] = [];
-    const server = await serve({ dir: join(dir, 'site'), data, port: 0, writable: true, token: 'clé-字', collation: 'codepoint', orderings: ['default'], pageSizes: [10], log: (l) => logs.push(l) });
+    const server = await serve({
+      dir: join(dir, 'site'),
+      data,
+      port: 0,
+      writable: true,
+      token: 'clé-字',
+      collation: 'codepoint',
+      orderings: ['default'],
+      pageSizes: [10],
+      log: (l) => logs.push(l),
+    });
     try {
       expect(logs.some((l) => l.startsWith('warning: CITIES_API_TOKEN is not ASCII'))).toBe(true);
       // Header bytes as latin-1 text, the body a Buffer: node then sends the header bytes as they are.
-      const as = (key: Buffer) => rawRequest(server.apiUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${key.toString('latin1')}` }, body: Buffer.from(JSON.stringify(names('Key'))) });
+      const as = (key: Buffer) =>
+        rawRequest(server.apiUrl, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: `Token ${key.toString('latin1')}` },
+          body: Buffer.from(JSON.stringify(names('Key'))),
+        });
       expect((await as(Buffer.from('clé-字', 'utf8'))).status).toBe(201);
-      expect(json((await as(Buffer.from('clé', 'latin1'))).body)).toEqual({ detail: 'Invalid token header. Token string should not contain invalid characters.' });
+      expect(json((await as(Buffer.from('clé', 'latin1'))).body)).toEqual({
+        detail: 'Invalid token header. Token string should not contain invalid characters.',
+      });
     } finally {
       await server.close();
     }

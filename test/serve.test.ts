@@ -19,7 +19,13 @@ const api = (query = '') => `${server.url}/cities/${query}`;
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-serve-'));
   await copyFile(join(KIT, 'cities48.csv'), join(root, 'cities.csv'));
-  server = await serve({ dir: join(root, 'site'), data: join(root, 'cities.csv'), baseUrl: BASE, collation: 'codepoint', port: 0 });
+  server = await serve({
+    dir: join(root, 'site'),
+    data: join(root, 'cities.csv'),
+    baseUrl: BASE,
+    collation: 'codepoint',
+    port: 0,
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -59,22 +65,41 @@ describe('HTTP semantics', () => {
   });
 
   it('OPTIONS describes the POST fields like the reference', async () => {
-    const want = (await kitAnswers('cities48')).find((a) => a.method === 'OPTIONS')!.json as { actions: { POST: Record<string, object> } };
-    const got = JSON.parse((await rawRequest(api(), { method: 'OPTIONS' })).body.toString()) as typeof want & { name: string };
+    const want = (await kitAnswers('cities48')).find((a) => a.method === 'OPTIONS')!.json as {
+      actions: { POST: Record<string, object> };
+    };
+    const got = JSON.parse((await rawRequest(api(), { method: 'OPTIONS' })).body.toString()) as typeof want & {
+      name: string;
+    };
     expect(got.name).toBe('City List');
     for (const [field, info] of Object.entries(want.actions.POST)) expect(got.actions.POST[field]).toMatchObject(info);
     expect(Object.keys(got.actions.POST)).toEqual(Object.keys(want.actions.POST));
   });
 
   it('a CORS preflight is answered by OPTIONS', async () => {
-    const res = await rawRequest(api(), { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' } });
+    const res = await rawRequest(api(), {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://app.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization,content-type',
+      },
+    });
     expect(res.status).toBe(200);
-    expect(res.headers).toMatchObject({ 'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, POST, HEAD, OPTIONS', 'access-control-allow-headers': 'authorization,content-type' });
+    expect(res.headers).toMatchObject({
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'GET, POST, HEAD, OPTIONS',
+      'access-control-allow-headers': 'authorization,content-type',
+    });
   });
 
   it('/cities redirects permanently to /cities/, keeping the query', async () => {
     const res = await rawRequest(`${server.url}/cities?page=2&ordering=-name_ar`);
-    expect([res.status, res.headers.location, res.headers['content-type']]).toEqual([301, '/cities/?page=2&ordering=-name_ar', 'text/html; charset=utf-8']);
+    expect([res.status, res.headers.location, res.headers['content-type']]).toEqual([
+      301,
+      '/cities/?page=2&ordering=-name_ar',
+      'text/html; charset=utf-8',
+    ]);
   });
 
   it.each([['PUT'], ['PATCH'], ['DELETE'], ['TRACE']])('%s → 405 naming the method', async (method) => {
@@ -85,7 +110,9 @@ describe('HTTP semantics', () => {
   it('a conditional GET with the ETag of a precomputed page → 304', async () => {
     const first = await rawRequest(api('?ordering=name_en&page=2'));
     expect(first.headers.etag).toMatch(/^W\/"/);
-    const again = await rawRequest(api('?ordering=name_en&page=2'), { headers: { 'If-None-Match': first.headers.etag as string } });
+    const again = await rawRequest(api('?ordering=name_en&page=2'), {
+      headers: { 'If-None-Match': first.headers.etag as string },
+    });
     expect([again.status, again.body.length, again.headers.vary]).toEqual([304, 0, 'Accept']);
   });
 
@@ -112,7 +139,13 @@ describe('HTTP semantics', () => {
 });
 
 describe('answers', () => {
-  it.each([['page_size=7&page=3'], ['ordering=name_en,-name_ar&page=2'], ['ordering=id&foo=a%20b'], ['page=last'], ['format=json&page=2']])('live ?%s equals the page function', async (query) => {
+  it.each([
+    ['page_size=7&page=3'],
+    ['ordering=name_en,-name_ar&page=2'],
+    ['ordering=id&foo=a%20b'],
+    ['page=last'],
+    ['format=json&page=2'],
+  ])('live ?%s equals the page function', async (query) => {
     const index = new CityIndex(await readDataset(join(KIT, 'cities48.csv')), 'codepoint');
     const res = await rawRequest(api(`?${query}`));
     expect(res.body.equals(bodyBytes(answerListing(index, parseQuery(query), BASE).body))).toBe(true);
@@ -125,7 +158,10 @@ describe('answers', () => {
 
   it('406 when the Accept header cannot be met', async () => {
     const res = await rawRequest(api(), { headers: { Accept: 'application/xml' } });
-    expect([res.status, JSON.parse(res.body.toString())]).toEqual([406, { detail: 'Could not satisfy the request Accept header.' }]);
+    expect([res.status, JSON.parse(res.body.toString())]).toEqual([
+      406,
+      { detail: 'Could not satisfy the request Accept header.' },
+    ]);
   });
 
   it('a browser gets the browsable page with links', async () => {
@@ -144,11 +180,18 @@ describe('answers', () => {
 describe('starting', () => {
   it('a busy port is a clear error', async () => {
     const port = Number(new URL(server.url).port);
-    await expect(serve({ dir: join(root, 'site'), port })).rejects.toThrow(`port ${port} on 127.0.0.1 is already in use`);
+    await expect(serve({ dir: join(root, 'site'), port })).rejects.toThrow(
+      `port ${port} on 127.0.0.1 is already in use`,
+    );
   });
 
   it('serves an existing build without a dataset, mounted at its base URL path', async () => {
-    const other = await serve({ dir: join(root, 'prefixed'), data: join(KIT, 'prefixed30.csv'), baseUrl: 'https://cities.example.org/api/v1', port: 0 });
+    const other = await serve({
+      dir: join(root, 'prefixed'),
+      data: join(KIT, 'prefixed30.csv'),
+      baseUrl: 'https://cities.example.org/api/v1',
+      port: 0,
+    });
     await other.close();
     const again = await serve({ dir: join(root, 'prefixed'), port: 0 });
     try {
@@ -162,7 +205,9 @@ describe('starting', () => {
   });
 
   it('refuses a base URL the existing build was not made for', async () => {
-    await expect(serve({ dir: join(root, 'prefixed'), baseUrl: 'https://elsewhere.example', port: 0 })).rejects.toThrow(/was built for https:\/\/cities\.example\.org\/api\/v1/);
+    await expect(serve({ dir: join(root, 'prefixed'), baseUrl: 'https://elsewhere.example', port: 0 })).rejects.toThrow(
+      /was built for https:\/\/cities\.example\.org\/api\/v1/,
+    );
   });
 
   it('a directory without a site is a clear error', async () => {
@@ -184,7 +229,13 @@ describe('--watch', () => {
     const file = join(root, 'watched.csv');
     await copyFile(join(KIT, 'cities11.csv'), file);
     const logs: string[] = [];
-    const watched = await serve({ dir: join(root, 'watched'), data: file, port: 0, watch: true, log: (l) => logs.push(l) });
+    const watched = await serve({
+      dir: join(root, 'watched'),
+      data: file,
+      port: 0,
+      watch: true,
+      log: (l) => logs.push(l),
+    });
     try {
       await copyFile(join(KIT, 'prefixed30.csv'), file);
       let count = 11;

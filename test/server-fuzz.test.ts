@@ -23,9 +23,15 @@ beforeAll(async () => {
   // Secrets next to the site directory and in its parent, under names a traversal would aim at.
   await mkdir(join(root, 'www'));
   for (const dir of [root, join(root, 'www')]) {
-    for (const name of ['secret.json', 'cities.json', 'manifest.json', 'passwd']) await writeFile(join(dir, name), `{"secret":"${SECRET}"}`);
+    for (const name of ['secret.json', 'cities.json', 'manifest.json', 'passwd'])
+      await writeFile(join(dir, name), `{"secret":"${SECRET}"}`);
   }
-  server = await serve({ dir: join(root, 'www', 'site'), data: join(KIT, 'cities11.csv'), port: 0, log: (line) => logs.push(line) });
+  server = await serve({
+    dir: join(root, 'www', 'site'),
+    data: join(KIT, 'cities11.csv'),
+    port: 0,
+    log: (line) => logs.push(line),
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -33,18 +39,31 @@ afterAll(async () => {
 });
 
 const request = (method: string, target: string | Buffer, headers: Record<string, string> = {}) => {
-  const head = Object.entries({ Host: 'localhost', Connection: 'close', ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  return Buffer.concat([Buffer.from(`${method} `), typeof target === 'string' ? Buffer.from(target) : target, Buffer.from(` HTTP/1.1\r\n${head}\r\n`, 'latin1')]);
+  const head = Object.entries({ Host: 'localhost', Connection: 'close', ...headers })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  return Buffer.concat([
+    Buffer.from(`${method} `),
+    typeof target === 'string' ? Buffer.from(target) : target,
+    Buffer.from(` HTTP/1.1\r\n${head}\r\n`, 'latin1'),
+  ]);
 };
 
 /** The rules every exchange obeys. */
 function check(res: RawExchange, label: string): void {
   expect(res.status, `${label}: no answer`).not.toBeNull();
   expect(EXPECTED, `${label}: status ${res.status}`).toContain(res.status);
-  expect(res.bytes.includes(SECRET) || decodedBody(res).includes(SECRET), `${label}: leaked a file outside the site`).toBe(false);
+  expect(
+    res.bytes.includes(SECRET) || decodedBody(res).includes(SECRET),
+    `${label}: leaked a file outside the site`,
+  ).toBe(false);
 }
 
-async function exchange(method: string, target: string | Buffer, headers?: Record<string, string>): Promise<RawExchange> {
+async function exchange(
+  method: string,
+  target: string | Buffer,
+  headers?: Record<string, string>,
+): Promise<RawExchange> {
   const res = await rawExchange(server.url, request(method, target, headers));
   check(res, `${method} ${String(target).slice(0, 80)}`);
   return res;
@@ -97,14 +116,28 @@ describe('crafted requests', () => {
     ['a raw NUL', Buffer.from('/cities/?a=\0')],
   ])('%s → 400 JSON', async (_, target) => {
     const res = await exchange('GET', target);
-    expect([res.status, res.headers['content-type'], res.headers.allow, res.headers.vary]).toEqual([400, 'application/json', 'GET, POST, HEAD, OPTIONS', 'Accept']);
+    expect([res.status, res.headers['content-type'], res.headers.allow, res.headers.vary]).toEqual([
+      400,
+      'application/json',
+      'GET, POST, HEAD, OPTIONS',
+      'Accept',
+    ]);
     expect(JSON.parse(res.body.toString()).detail).toMatch(/^Malformed HTTP request/);
   });
 
   it.each([
-    ['PUT', '/cities/', 405], ['DELETE', '/cities/', 405], ['PATCH', '/cities/', 405], ['TRACE', '/cities/', 405],
-    ['PROPFIND', '/cities/', 405], ['M-SEARCH', '/cities/', 405], ['CONNECT', '/cities/', 405], ['CONNECT', 'example.com:443', 404],
-    ['POST', '/cities/', 403], ['get', '/cities/', 400], ['BREW', '/cities/', 400], ['GET\t', '/cities/', 400],
+    ['PUT', '/cities/', 405],
+    ['DELETE', '/cities/', 405],
+    ['PATCH', '/cities/', 405],
+    ['TRACE', '/cities/', 405],
+    ['PROPFIND', '/cities/', 405],
+    ['M-SEARCH', '/cities/', 405],
+    ['CONNECT', '/cities/', 405],
+    ['CONNECT', 'example.com:443', 404],
+    ['POST', '/cities/', 403],
+    ['get', '/cities/', 400],
+    ['BREW', '/cities/', 400],
+    ['GET\t', '/cities/', 400],
   ])('%s %s → %d', async (method, target, status) => {
     const res = await exchange(method, target);
     expect(res.status).toBe(status);
@@ -146,18 +179,33 @@ describe('size limits', () => {
     const res = await exchange('GET', target);
     expect(res.status).toBe(status);
     if (status === 414) {
-      expect(res.headers).toMatchObject({ 'content-type': 'application/json', allow: 'GET, POST, HEAD, OPTIONS', vary: 'Accept' });
-      expect(JSON.parse(res.body.toString())).toEqual({ detail: 'Request-URI too long: the path and query must fit in 8192 bytes.' });
+      expect(res.headers).toMatchObject({
+        'content-type': 'application/json',
+        allow: 'GET, POST, HEAD, OPTIONS',
+        vary: 'Accept',
+      });
+      expect(JSON.parse(res.body.toString())).toEqual({
+        detail: 'Request-URI too long: the path and query must fit in 8192 bytes.',
+      });
     }
   });
 
   it.each([
     ['a target beyond the 64 KiB header limit', '/cities/?'.padEnd(70_000, 'a'), {}],
     ['headers beyond the 64 KiB header limit', '/cities/', { Cookie: 'c'.repeat(70_000) }],
-    ['many headers beyond the limit', '/cities/', Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`X-Header-${i}`, 'value-value']))],
+    [
+      'many headers beyond the limit',
+      '/cities/',
+      Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`X-Header-${i}`, 'value-value'])),
+    ],
   ])('%s → 431 JSON, connection closed', async (_, target, headers) => {
     const res = await exchange('GET', target, headers);
-    expect([res.status, res.headers['content-type'], res.headers.connection, res.closed]).toEqual([431, 'application/json', 'close', true]);
+    expect([res.status, res.headers['content-type'], res.headers.connection, res.closed]).toEqual([
+      431,
+      'application/json',
+      'close',
+      true,
+    ]);
     expect(JSON.parse(res.body.toString()).detail).toMatch(/must fit in 65536 bytes/);
   });
 
@@ -166,20 +214,104 @@ describe('size limits', () => {
 
 describe('random requests', () => {
   const segment = fc.oneof(
-    fc.constantFrom('cities', '', '.', '..', '%2e%2e', '%2E%2e%2f', '..%5c', '%252e%252e', '%c0%ae', '%00', '%', '%zz', '%ff%fe', '_cities-api', 'secret.json', 'passwd', 'default', '1.json', 'all.json', '~', ';x', '\\..'),
+    fc.constantFrom(
+      'cities',
+      '',
+      '.',
+      '..',
+      '%2e%2e',
+      '%2E%2e%2f',
+      '..%5c',
+      '%252e%252e',
+      '%c0%ae',
+      '%00',
+      '%',
+      '%zz',
+      '%ff%fe',
+      '_cities-api',
+      'secret.json',
+      'passwd',
+      'default',
+      '1.json',
+      'all.json',
+      '~',
+      ';x',
+      '\\..',
+    ),
     fc.string({ maxLength: 8 }).map(encodeURIComponent),
     fc.string({ unit: 'binary', maxLength: 6 }).map(noLineBreaks),
   );
-  const query = fc.array(fc.oneof(
-    fc.constantFrom('page=', 'page_size=', 'ordering=', 'format=', 'last', 'api', 'json', '-name_ar', 'name_en,', '&', '=', '%', '%zz', '%ff', '%C3', '+', '..%2f', '%00', '٣', at(30), ' '),
-    fc.string({ maxLength: 6 }),
-    fc.string({ unit: 'binary', maxLength: 4 }).map((s) => encodeURIComponent(s.toWellFormed())),
-  ), { maxLength: 12 }).map((parts) => parts.join(''));
-  const target = fc.tuple(fc.boolean(), fc.array(segment, { maxLength: 5 }), fc.option(query)).map(([api, segments, q]) =>
-    `${api ? '/cities/' : '/'}${segments.join('/')}${q === null ? '' : `?${q}`}`);
-  const method = fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'DELETE', 'PATCH', 'TRACE', 'CONNECT', 'get', 'Get', 'FOO', '');
-  const headerValue = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary-ascii', maxLength: 40 }).map(noLineBreaks), fc.constantFrom('*/*', 'text/html', 'application/json; indent=4', 'gzip, br', 'W/"x"', 'bytes=0-9'));
-  const headers = fc.dictionary(fc.constantFrom('Accept', 'Accept-Encoding', 'If-None-Match', 'Range', 'Origin', 'Access-Control-Request-Method', 'Content-Type', 'Authorization'), headerValue, { maxKeys: 4 });
+  const query = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom(
+          'page=',
+          'page_size=',
+          'ordering=',
+          'format=',
+          'last',
+          'api',
+          'json',
+          '-name_ar',
+          'name_en,',
+          '&',
+          '=',
+          '%',
+          '%zz',
+          '%ff',
+          '%C3',
+          '+',
+          '..%2f',
+          '%00',
+          '٣',
+          at(30),
+          ' ',
+        ),
+        fc.string({ maxLength: 6 }),
+        fc.string({ unit: 'binary', maxLength: 4 }).map((s) => encodeURIComponent(s.toWellFormed())),
+      ),
+      { maxLength: 12 },
+    )
+    .map((parts) => parts.join(''));
+  const target = fc
+    .tuple(fc.boolean(), fc.array(segment, { maxLength: 5 }), fc.option(query))
+    .map(([api, segments, q]) => `${api ? '/cities/' : '/'}${segments.join('/')}${q === null ? '' : `?${q}`}`);
+  const method = fc.constantFrom(
+    'GET',
+    'GET',
+    'GET',
+    'HEAD',
+    'OPTIONS',
+    'POST',
+    'PUT',
+    'DELETE',
+    'PATCH',
+    'TRACE',
+    'CONNECT',
+    'get',
+    'Get',
+    'FOO',
+    '',
+  );
+  const headerValue = fc.oneof(
+    fc.string({ maxLength: 40 }),
+    fc.string({ unit: 'binary-ascii', maxLength: 40 }).map(noLineBreaks),
+    fc.constantFrom('*/*', 'text/html', 'application/json; indent=4', 'gzip, br', 'W/"x"', 'bytes=0-9'),
+  );
+  const headers = fc.dictionary(
+    fc.constantFrom(
+      'Accept',
+      'Accept-Encoding',
+      'If-None-Match',
+      'Range',
+      'Origin',
+      'Access-Control-Request-Method',
+      'Content-Type',
+      'Authorization',
+    ),
+    headerValue,
+    { maxKeys: 4 },
+  );
 
   it('any method, path, query and headers get an expected status, and nothing from outside the site', async () => {
     await fc.assert(

@@ -20,19 +20,32 @@ beforeAll(async () => {
   let root: string;
   ({ dir: root, cleanup } = await tempDir('cities-timeouts-'));
   await copyFile(join(KIT, 'cities11.csv'), join(root, 'cities.csv'));
-  server = await serve({ dir: join(root, 'site'), data: join(root, 'cities.csv'), port: 0, writable: true, token: TOKEN, limits: LIMITS, log: (line) => logs.push(line) });
+  server = await serve({
+    dir: join(root, 'site'),
+    data: join(root, 'cities.csv'),
+    port: 0,
+    writable: true,
+    token: TOKEN,
+    limits: LIMITS,
+    log: (line) => logs.push(line),
+  });
 });
 afterAll(async () => {
   await server.close();
   await cleanup();
 });
 
-const post = (headers: string) => `POST /cities/ HTTP/1.1\r\nHost: localhost\r\nAuthorization: Token ${TOKEN}\r\nContent-Type: application/json\r\n${headers}\r\n`;
+const post = (headers: string) =>
+  `POST /cities/ HTTP/1.1\r\nHost: localhost\r\nAuthorization: Token ${TOKEN}\r\nContent-Type: application/json\r\n${headers}\r\n`;
 const detail = (body: Buffer) => (JSON.parse(body.toString()) as { detail: string }).detail;
 
 describe('slow clients are cut off', () => {
   it('headers sent a byte at a time → 408 within the headers timeout, connection closed', async () => {
-    const res = await rawExchange(server.url, `GET /cities/ HTTP/1.1\r\nHost: localhost\r\nX-Slow: ${'s'.repeat(100)}\r\n\r\n`, { drip: { bytes: 1, every: 20 } });
+    const res = await rawExchange(
+      server.url,
+      `GET /cities/ HTTP/1.1\r\nHost: localhost\r\nX-Slow: ${'s'.repeat(100)}\r\n\r\n`,
+      { drip: { bytes: 1, every: 20 } },
+    );
     expect([res.status, res.headers['content-type'], res.closed]).toEqual([408, 'application/json', true]);
     expect(detail(res.body)).toMatch(/^Request timeout/);
     expect(res.ms).toBeGreaterThanOrEqual(450);
@@ -60,7 +73,9 @@ describe('slow clients are cut off', () => {
 
   it('a POST body trickling in (never idle long enough) is ended by the request timeout', async () => {
     const head = post('Content-Length: 1000\r\n');
-    const res = await rawExchange(server.url, `${head}${' '.repeat(1000)}`, { drip: { bytes: 1, every: 100, from: head.length } });
+    const res = await rawExchange(server.url, `${head}${' '.repeat(1000)}`, {
+      drip: { bytes: 1, every: 100, from: head.length },
+    });
     expect([res.status, res.closed]).toEqual([408, true]);
     expect(detail(res.body)).toMatch(/whole request within 1500 ms/);
     expect(res.ms).toBeGreaterThanOrEqual(1450);
@@ -75,7 +90,10 @@ describe('slow clients are cut off', () => {
 
   it('a quick POST is still answered', async () => {
     const body = '{}';
-    const res = await rawExchange(server.url, `${post(`Content-Length: ${body.length}\r\nConnection: close\r\n`)}${body}`);
+    const res = await rawExchange(
+      server.url,
+      `${post(`Content-Length: ${body.length}\r\nConnection: close\r\n`)}${body}`,
+    );
     expect(res.status).toBe(400);
   });
 
@@ -94,7 +112,13 @@ describe('slow clients are cut off', () => {
 describe('limits are checked', () => {
   it('defaults: seconds, not minutes', () => {
     expect(resolveLimits()).toEqual(DEFAULT_LIMITS);
-    expect(DEFAULT_LIMITS).toMatchObject({ headersTimeout: 10_000, requestTimeout: 30_000, bodyTimeout: 10_000, keepAliveTimeout: 5_000, maxHeaderSize: 65_536 });
+    expect(DEFAULT_LIMITS).toMatchObject({
+      headersTimeout: 10_000,
+      requestTimeout: 30_000,
+      bodyTimeout: 10_000,
+      keepAliveTimeout: 5_000,
+      maxHeaderSize: 65_536,
+    });
   });
 
   it.each([

@@ -11,10 +11,26 @@ import { tempDir } from './helpers.js';
 // The no-change check (lstat against the stat cache) runs on two threads taking chunks of 256
 // paths: a site of 900 paths (3 of them per page: the page, its .gz, its .br) spans 4 chunks.
 
-const head = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compression: 'fast', liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
+const head = {
+  generator: 'cities-api',
+  version: 'test',
+  settings: {
+    baseUrl: 'http://x',
+    collation: 'codepoint',
+    pageSizes: [10],
+    orderings: ['default'],
+    defaultPageSize: 10,
+    compression: 'fast',
+    liveUrl: null,
+  },
+  dataset: { count: 0, sha256: '' },
+} as const;
 const PAGES = 900;
 const page = (i: number) => `cities/d${i % 3}/${String(i).padStart(4, '0')}.json`;
-const entries: SiteEntry[] = [...Array.from({ length: PAGES }, (_, i) => ({ path: page(i), body: `page ${i}`, compress: true })), { path: 'openapi.json', body: '{}' }];
+const entries: SiteEntry[] = [
+  ...Array.from({ length: PAGES }, (_, i) => ({ path: page(i), body: `page ${i}`, compress: true })),
+  { path: 'openapi.json', body: '{}' },
+];
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -31,7 +47,10 @@ async function builtSite(): Promise<string> {
 /** A file's content changed in place: same inode, same size, another mtime (as `echo x > file` a second later). */
 async function editInPlace(file: string): Promise<void> {
   const text = await readFile(file, 'utf8');
-  await writeFile(file, text.replace(/.$/, (c) => (c === 'x' ? 'y' : 'x')));
+  await writeFile(
+    file,
+    text.replace(/.$/, (c) => (c === 'x' ? 'y' : 'x')),
+  );
   const later = new Date(Date.now() + 5000);
   await utimes(file, later, later);
 }
@@ -49,21 +68,39 @@ describe('checkSiteFiles: every file not as built is named, in the manifest orde
     ['nothing changed', [], async () => undefined],
     ['a page edited in place, same size', [page(0)], (site) => editInPlace(join(site, page(0)))],
     ['a page truncated', [middle], (site) => truncate(join(site, middle), 2)],
-    ['a page replaced by another file (renamed over it)', [last], async (site) => { await writeFile(join(site, `${last}.new`), 'page 899'); await rename(join(site, `${last}.new`), join(site, last)); }],
+    [
+      'a page replaced by another file (renamed over it)',
+      [last],
+      async (site) => {
+        await writeFile(join(site, `${last}.new`), 'page 899');
+        await rename(join(site, `${last}.new`), join(site, last));
+      },
+    ],
     ['a page deleted', [middle], (site) => unlink(join(site, middle))],
     ['a page turned into a link to a copy of itself', [middle], (site) => linkToCopy(join(site, middle))],
-    ['a page turned into a directory', [last], async (site) => { await unlink(join(site, last)); await mkdir(join(site, last)); }],
+    [
+      'a page turned into a directory',
+      [last],
+      async (site) => {
+        await unlink(join(site, last));
+        await mkdir(join(site, last));
+      },
+    ],
     ['a .gz edited in place', [`${middle}.gz`], (site) => editInPlace(join(site, `${middle}.gz`))],
     ['a .br deleted', [`${last}.br`], (site) => unlink(join(site, `${last}.br`))],
     ['a file beside the pages emptied', ['openapi.json'], (site) => writeFile(join(site, 'openapi.json'), '')],
     [
       'a directory of pages turned into a link to a copy of itself: all its files',
-      Array.from({ length: PAGES / 3 }, (_, n) => page(3 * n + 1)).sort().flatMap((p) => [p, `${p}.gz`, `${p}.br`]),
+      Array.from({ length: PAGES / 3 }, (_, n) => page(3 * n + 1))
+        .sort()
+        .flatMap((p) => [p, `${p}.gz`, `${p}.br`]),
       (site) => linkToCopy(join(site, 'cities/d1')),
     ],
     [
       'a page in every chunk edited, every third one with its .br deleted too',
-      Array.from({ length: PAGES / 50 }, (_, n) => page(50 * n)).sort().flatMap((p) => (Number(p.slice(-9, -5)) % 150 === 0 ? [p, `${p}.br`] : [p])),
+      Array.from({ length: PAGES / 50 }, (_, n) => page(50 * n))
+        .sort()
+        .flatMap((p) => (Number(p.slice(-9, -5)) % 150 === 0 ? [p, `${p}.br`] : [p])),
       async (site) => {
         for (let i = 0; i < PAGES; i += 50) {
           await editInPlace(join(site, page(i)));
@@ -116,7 +153,10 @@ describe('checkShares: threads sharing one counter split the chunks', () => {
     const cache = (await StatCache.read(site, manifest))!;
     const next = new Int32Array(new SharedArrayBuffer(4));
     const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-    const [one, two] = await Promise.all([checkShares(site, paths, cache, next, turn), checkShares(site, paths, cache, next, turn)]);
+    const [one, two] = await Promise.all([
+      checkShares(site, paths, cache, next, turn),
+      checkShares(site, paths, cache, next, turn),
+    ]);
     expect([one.length > 0, two.length > 0]).toEqual([true, true]);
     const names = [...one, ...two].sort((a, b) => a[0] - b[0]).flatMap(([, found]) => found);
     expect(names).toEqual(Array.from({ length: PAGES / 100 }, (_, n) => page(100 * n)).sort());

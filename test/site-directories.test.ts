@@ -29,7 +29,13 @@ describe('siteDirectories lists exactly the directories of a built site', () => 
     ['no cities (no edge chunks)', '<empty>', ['name_en'], [10]],
   ])('%s', async (name, data, orderings, pageSizes) => {
     const out = join(root, name.replace(/\W+/g, '-'));
-    const result = await build({ data: data === '<empty>' ? join(root, 'empty.json') : join(import.meta.dirname, '..', data), out, orderings, pageSizes, compress: false });
+    const result = await build({
+      data: data === '<empty>' ? join(root, 'empty.json') : join(import.meta.dirname, '..', data),
+      out,
+      orderings,
+      pageSizes,
+      compress: false,
+    });
     const spec = { count: result.cities, orderings: parseOrderings(orderings), pageSizes };
     expect(siteDirectories(spec).sort()).toEqual((await directoriesIn(out)).sort());
   });

@@ -13,8 +13,27 @@ import { makeCity, tempDir } from './helpers.js';
 
 const TAG = '0123456789abcdef';
 const ORDERINGS = ['default', 'name_en', '-name_en', 'name_ar', '-name_ar'];
-const spec: SiteSpec = siteSpec({ baseUrl: 'http://x.test', collation: 'codepoint', pageSizes: [10, 100], orderings: ORDERINGS, defaultPageSize: 10, compression: 'fast', liveUrl: null }, 700);
-const indexOf = () => new CityIndex(CityTable.fromCities(Array.from({ length: spec.count }, (_, i) => makeCity(i + 1, { name_en: `e${(i * 31) % 97}`, name_ar: `a${(i * 17) % 89}` }))), 'codepoint');
+const spec: SiteSpec = siteSpec(
+  {
+    baseUrl: 'http://x.test',
+    collation: 'codepoint',
+    pageSizes: [10, 100],
+    orderings: ORDERINGS,
+    defaultPageSize: 10,
+    compression: 'fast',
+    liveUrl: null,
+  },
+  700,
+);
+const indexOf = () =>
+  new CityIndex(
+    CityTable.fromCities(
+      Array.from({ length: spec.count }, (_, i) =>
+        makeCity(i + 1, { name_en: `e${(i * 31) % 97}`, name_ar: `a${(i * 17) % 89}` }),
+      ),
+    ),
+    'codepoint',
+  );
 
 let temp: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => (temp = await tempDir()));
@@ -24,7 +43,16 @@ afterEach(() => temp.cleanup());
 async function place(entry: SiteEntry): Promise<void> {
   const file = join(temp.dir, entry.path);
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, bodyBytes(typeof entry.body === 'string' ? [Buffer.from(entry.body)] : entry.body instanceof Uint8Array ? [entry.body] : entry.body));
+  await writeFile(
+    file,
+    bodyBytes(
+      typeof entry.body === 'string'
+        ? [Buffer.from(entry.body)]
+        : entry.body instanceof Uint8Array
+          ? [entry.body]
+          : entry.body,
+    ),
+  );
   entry.placed?.({ file });
 }
 
@@ -32,12 +60,18 @@ describe('siteEntries: first what the dataset makes, then the pages read back', 
   it('gives every file of the site, each page as the whole dataset answers it, none twice', async () => {
     const index = indexOf();
     const expected = new Map<string, string>();
-    for (const file of [...allPageFiles(index, spec), ...pageFiles(spec.count, () => index, spec)]) expected.set(file.path, Buffer.from(bodyBytes(file.body)).toString());
+    for (const file of [...allPageFiles(index, spec), ...pageFiles(spec.count, () => index, spec)])
+      expected.set(file.path, Buffer.from(bodyBytes(file.body)).toString());
     const got = new Map<string, string>();
     for await (const entry of siteEntries(new SiteData(index), spec, TAG, false)) {
       expect(got.has(entry.path)).toBe(false);
       await place(entry);
-      got.set(entry.path, Buffer.from(bodyBytes(typeof entry.body === 'string' ? [Buffer.from(entry.body)] : (entry.body as Iterable<Uint8Array>))).toString());
+      got.set(
+        entry.path,
+        Buffer.from(
+          bodyBytes(typeof entry.body === 'string' ? [Buffer.from(entry.body)] : (entry.body as Iterable<Uint8Array>)),
+        ).toString(),
+      );
     }
     for (const [path, body] of expected) expect(got.get(path), path).toBe(body);
     expect(got.has(ROUTES.extras.dataset)).toBe(true);
@@ -51,7 +85,10 @@ describe('siteEntries: first what the dataset makes, then the pages read back', 
     let most = 0;
     let pending = entries.next();
     for (;;) {
-      const next = await Promise.race([pending, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 100))]);
+      const next = await Promise.race([
+        pending,
+        new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 100)),
+      ]);
       if (next === 'waiting') {
         expect(unplaced.length).toBeGreaterThan(0);
         await place(unplaced.shift()!);

@@ -57,17 +57,27 @@ describe('staticPathFor maps a query to the file that answers it', () => {
 
   // Found by the DRF oracle: int() refuses more than 4300 digits, and Django's float page count is 0 from count * 2^1075.
   it.each([
-    ['300 digits, last page: the all-cities page', `page_size=1${'0'.repeat(299)}&page=last`, 'cities/default/all-48.json'],
+    [
+      '300 digits, last page: the all-cities page',
+      `page_size=1${'0'.repeat(299)}&page=last`,
+      'cities/default/all-48.json',
+    ],
     ['301 digits is answered live (exactly, as Django pages it)', `page_size=1${'0'.repeat(300)}&page=last`, null],
     ['4301 digits (int() refuses it: the default size) is answered live', `page_size=1${'0'.repeat(4300)}`, null],
-    ['a size for which Django counts 0 pages, page=last, is answered live', `page_size=${48n << 1075n}&page=last`, null],
+    [
+      'a size for which Django counts 0 pages, page=last, is answered live',
+      `page_size=${48n << 1075n}&page=last`,
+      null,
+    ],
     ['a size for which Django counts 0 pages is answered live', `page_size=${48n << 1075n}`, null],
   ])('%s', (_, qs, expected) => {
     expect(staticPathFor(parseQuery(qs), settings)).toBe(expected);
   });
 
   it('an empty dataset maps every size to the all-cities page', () => {
-    expect(staticPathFor(parseQuery('page_size=7'), testSpec({ count: 0, pageSizes: [10] }))).toBe('cities/default/all-0.json');
+    expect(staticPathFor(parseQuery('page_size=7'), testSpec({ count: 0, pageSizes: [10] }))).toBe(
+      'cities/default/all-0.json',
+    );
   });
 });
 
@@ -76,8 +86,18 @@ describe('fileKeyFor: the file a query maps to knowing no setting (what a host c
     ['no query', '', undefined, 'cities/default/default/1.json'],
     ['a page of a size no site may have built', 'page_size=7&page=3', undefined, 'cities/default/7/3.json'],
     ['a page beyond any range', 'page=99999', undefined, 'cities/default/default/99999.json'],
-    ['a size >= count with the count known: the all-cities file named after it', 'page_size=1000&ordering=-name_ar', 48, 'cities/-name_ar/all-48.json'],
-    ['the same without the count: a page file', 'page_size=1000&ordering=-name_ar', undefined, 'cities/-name_ar/1000/1.json'],
+    [
+      'a size >= count with the count known: the all-cities file named after it',
+      'page_size=1000&ordering=-name_ar',
+      48,
+      'cities/-name_ar/all-48.json',
+    ],
+    [
+      'the same without the count: a page file',
+      'page_size=1000&ordering=-name_ar',
+      undefined,
+      'cities/-name_ar/1000/1.json',
+    ],
     ['a size >= count on page 2 is a page file', 'page_size=1000&page=2', 48, 'cities/default/1000/2.json'],
     ['a multi-field ordering: no file', 'ordering=name_en,name_ar', 48, null],
     ['an extra parameter: no file', 'page=2&x=1', 48, null],
@@ -89,11 +109,44 @@ describe('fileKeyFor: the file a query maps to knowing no setting (what a host c
 
 describe("queryForFile: what a request for a file's path asks, as the live side answers a host's failover", () => {
   it.each([
-    ['a page file, no query: its canonical query', '/cities/-name_ar/20/3.json', '', [['ordering', '-name_ar'], ['page_size', '20'], ['page', '3']]],
+    [
+      'a page file, no query: its canonical query',
+      '/cities/-name_ar/20/3.json',
+      '',
+      [
+        ['ordering', '-name_ar'],
+        ['page_size', '20'],
+        ['page', '3'],
+      ],
+    ],
     ['page 1 of the default size: no parameter', '/cities/default/default/1.json', '', []],
-    ['the query that mapped to it is kept as asked', '/cities/default/20/1.json', 'page=1&page_size=20', [['page', '1'], ['page_size', '20']]],
-    ['an all-cities file keeps the size asked', '/cities/name_en/all-11.json', 'ordering=name_en&page_size=1000', [['ordering', 'name_en'], ['page_size', '1000']]],
-    ['an all-cities file, no query: the size in its name', '/cities/name_en/all-11.json', '', [['ordering', 'name_en'], ['page_size', '11']]],
+    [
+      'the query that mapped to it is kept as asked',
+      '/cities/default/20/1.json',
+      'page=1&page_size=20',
+      [
+        ['page', '1'],
+        ['page_size', '20'],
+      ],
+    ],
+    [
+      'an all-cities file keeps the size asked',
+      '/cities/name_en/all-11.json',
+      'ordering=name_en&page_size=1000',
+      [
+        ['ordering', 'name_en'],
+        ['page_size', '1000'],
+      ],
+    ],
+    [
+      'an all-cities file, no query: the size in its name',
+      '/cities/name_en/all-11.json',
+      '',
+      [
+        ['ordering', 'name_en'],
+        ['page_size', '11'],
+      ],
+    ],
     ['a query of another file', '/cities/default/20/1.json', 'page_size=50', null],
     ['a size below the count of an all-cities file', '/cities/default/all-48.json', 'page_size=20', null],
     ['no file of the route table', '/cities/default/20/x.json', '', null],

@@ -37,21 +37,51 @@ describe('resolveSiteDir: the real directory a build works on', () => {
   });
 
   it('a loop of links is refused with exit 2', async () => {
-    await expect(resolveSiteDir(join(root, 'loop-a'))).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/loop-a as the site directory: too many symbolic links/) });
+    await expect(resolveSiteDir(join(root, 'loop-a'))).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/loop-a as the site directory: too many symbolic links/),
+    });
   });
 });
 
 describe('checkSiteLocation refuses a directory a build must not replace (exit 2, nothing written)', () => {
   it.each([
-    ['the dataset inside the site directory', 'data', 'data/cities.csv', 'root', /the dataset .*cities\.csv is inside it/],
-    ['the dataset is the site directory itself', 'data/cities.csv', 'data/cities.csv', 'root', /the dataset .* is inside it/],
-    ['a dataset given through a link, whose real file is inside', 'data', 'releases/v1/linked.csv', 'root', /the dataset .*linked\.csv is inside it/],
+    [
+      'the dataset inside the site directory',
+      'data',
+      'data/cities.csv',
+      'root',
+      /the dataset .*cities\.csv is inside it/,
+    ],
+    [
+      'the dataset is the site directory itself',
+      'data/cities.csv',
+      'data/cities.csv',
+      'root',
+      /the dataset .* is inside it/,
+    ],
+    [
+      'a dataset given through a link, whose real file is inside',
+      'data',
+      'releases/v1/linked.csv',
+      'root',
+      /the dataset .*linked\.csv is inside it/,
+    ],
     ['the working directory', 'releases', 'data/cities.csv', 'releases', /is or contains the working directory/],
-    ['a directory containing the working directory', 'releases', 'data/cities.csv', 'releases/v1', /is or contains the working directory/],
+    [
+      'a directory containing the working directory',
+      'releases',
+      'data/cities.csv',
+      'releases/v1',
+      /is or contains the working directory/,
+    ],
     ['a file', 'a-file', 'data/cities.csv', 'root', /it is a file, not a directory/],
   ])('%s', async (_, out, data, cwd, message) => {
     const location = { out: join(root, out), data: join(root, data), cwd: cwd === 'root' ? root : join(root, cwd) };
-    await expect(checkSiteLocation(location)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(message) });
+    await expect(checkSiteLocation(location)).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(message),
+    });
     await expect(checkSiteLocation(location)).rejects.toThrow(/\(nothing was written\)$/);
   });
 
@@ -59,15 +89,23 @@ describe('checkSiteLocation refuses a directory a build must not replace (exit 2
     ['the filesystem root', '/', /the filesystem root/],
     ['the home directory', homedir(), /is or contains the home directory/],
   ])('%s', async (_, out, message) => {
-    await expect(checkSiteLocation({ out, data: join(root, 'data/cities.csv'), cwd: root })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(message) });
+    await expect(checkSiteLocation({ out, data: join(root, 'data/cities.csv'), cwd: root })).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(message),
+    });
   });
 
   it.each([
     ['a new directory beside the dataset', 'site'],
-    ['a directory inside the dataset’s directory (its siblings are dot-named, the dataset is never touched)', 'data/site'],
+    [
+      'a directory inside the dataset’s directory (its siblings are dot-named, the dataset is never touched)',
+      'data/site',
+    ],
     ['an existing directory', 'releases/v1'],
   ])('accepts %s', async (_, out) => {
-    await expect(checkSiteLocation({ out: join(root, out), data: join(root, 'data/cities.csv'), cwd: root })).resolves.toBeUndefined();
+    await expect(
+      checkSiteLocation({ out: join(root, out), data: join(root, 'data/cities.csv'), cwd: root }),
+    ).resolves.toBeUndefined();
   });
 });
 

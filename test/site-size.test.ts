@@ -1,21 +1,42 @@
 import { describe, expect, it } from 'vitest';
 import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { ROUTES } from '../src/core/route-table.js';
-import { countSiteFiles, estimateSiteSize, formatBytes, OTHER_FILES, tooManyFilesAdvice, type Sized } from '../src/site/size.js';
+import {
+  countSiteFiles,
+  estimateSiteSize,
+  formatBytes,
+  OTHER_FILES,
+  tooManyFilesAdvice,
+  type Sized,
+} from '../src/site/size.js';
 
-const shape = (count: number, pageSizes: number[], orderings: number, compressed = true): Sized => ({ count, pageSizes, orderings: PRECOMPUTABLE_ORDERINGS.slice(0, orderings), compression: compressed ? 'fast' : 'none' });
+const shape = (count: number, pageSizes: number[], orderings: number, compressed = true): Sized => ({
+  count,
+  pageSizes,
+  orderings: PRECOMPUTABLE_ORDERINGS.slice(0, orderings),
+  compression: compressed ? 'fast' : 'none',
+});
 
 /** The edge data: index, 17 rank files, a chunk per 256 cities. */
 const edge = (cities: number) => 1 + 17 + Math.ceil(cities / 256);
 
 describe('countSiteFiles: pages (every page, last, all) × orderings × (page, .gz, .br) + the other files + the edge data', () => {
-  it('the other files are the route table\'s extras: 7', () => expect(OTHER_FILES).toBe(Object.keys(ROUTES.extras).length));
+  it("the other files are the route table's extras: 7", () =>
+    expect(OTHER_FILES).toBe(Object.keys(ROUTES.extras).length));
   it.each<[string, Sized, number]>([
     ['the bundled 48 cities, defaults', shape(48, [10, 20, 50, 100], 33), 2086 + 19],
     ['the bundled 48 cities, without compression', shape(48, [10, 20, 50, 100], 33, false), 700 + 19],
     ['an empty dataset still has page 1, last and all, and no chunk', shape(0, [10], 1, false), 5 + 7 + 18],
-    ['140k cities, the benchmark shape', shape(135_233, [10, 100], 5), (13_524 + 1 + 13_524 + 1 + 1_353 + 1 + 1) * 5 * 3 + 7 + edge(135_233)],
-    ['140k cities, every ordering and the default sizes', shape(135_233, [10, 20, 50, 100], 33), (13_524 * 2 + 6_762 + 2_705 + 1_353 + 5 + 1) * 33 * 3 + 7 + edge(135_233)],
+    [
+      '140k cities, the benchmark shape',
+      shape(135_233, [10, 100], 5),
+      (13_524 + 1 + 13_524 + 1 + 1_353 + 1 + 1) * 5 * 3 + 7 + edge(135_233),
+    ],
+    [
+      '140k cities, every ordering and the default sizes',
+      shape(135_233, [10, 20, 50, 100], 33),
+      (13_524 * 2 + 6_762 + 2_705 + 1_353 + 5 + 1) * 33 * 3 + 7 + edge(135_233),
+    ],
   ])('%s', (_, s, files) => expect(countSiteFiles(s)).toBe(files));
   it('140k cities hold 529 chunks', () => expect(edge(135_233)).toBe(547));
 });
@@ -39,11 +60,31 @@ describe('estimateSiteSize', () => {
 
 describe('tooManyFilesAdvice names what to drop', () => {
   it.each<[string, Sized, number, RegExp[]]>([
-    ['fewer orderings, with an exact list', shape(48, [10, 20, 50, 100], 33), 1000, [/at most 15 of the 33 orderings \(e\.g\. --orderings default,name_en,-name_en,(?:-?name_\w+,){11}-?name_\w+\)/]],
-    ['the smallest page sizes, keeping the largest', shape(48, [10, 20, 50, 100], 33), 1000, [/--page-sizes 100 \(917 files\)/]],
-    ['140k cities, defaults: 8 orderings, as the default page size alone is too many', shape(135_233, [10, 20, 50, 100], 33), 1_000_000, [/at most 8 of the 33 orderings/, /^(?!.*--page-sizes)/]],
+    [
+      'fewer orderings, with an exact list',
+      shape(48, [10, 20, 50, 100], 33),
+      1000,
+      [/at most 15 of the 33 orderings \(e\.g\. --orderings default,name_en,-name_en,(?:-?name_\w+,){11}-?name_\w+\)/],
+    ],
+    [
+      'the smallest page sizes, keeping the largest',
+      shape(48, [10, 20, 50, 100], 33),
+      1000,
+      [/--page-sizes 100 \(917 files\)/],
+    ],
+    [
+      '140k cities, defaults: 8 orderings, as the default page size alone is too many',
+      shape(135_233, [10, 20, 50, 100], 33),
+      1_000_000,
+      [/at most 8 of the 33 orderings/, /^(?!.*--page-sizes)/],
+    ],
     ['no compression when that alone fits', shape(48, [10, 20, 50, 100], 33), 1000, [/--compression none/]],
-    ['raising the limit, with the count', shape(48, [10, 20, 50, 100], 33), 10, [/raise --max-files to 2,105/, /Nothing was written\.$/]],
+    [
+      'raising the limit, with the count',
+      shape(48, [10, 20, 50, 100], 33),
+      10,
+      [/raise --max-files to 2,105/, /Nothing was written\.$/],
+    ],
   ])('%s', (_, s, max, patterns) => {
     const advice = tooManyFilesAdvice(s, max);
     for (const pattern of patterns) expect(advice).toMatch(pattern);

@@ -1,16 +1,34 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cp, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recoverSite, writeSite, type SiteEntry } from '../src/write/site-writer.js';
 import { checkSite, siteLeftovers, treeDifferences } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
 
-const manifest = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compression: 'fast', liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
+const manifest = {
+  generator: 'cities-api',
+  version: 'test',
+  settings: {
+    baseUrl: 'http://x',
+    collation: 'codepoint',
+    pageSizes: [10],
+    orderings: ['default'],
+    defaultPageSize: 10,
+    compression: 'fast',
+    liveUrl: null,
+  },
+  dataset: { count: 0, sha256: '' },
+} as const;
 /** The same site, written without `.gz`/`.br`. */
 const plain = { ...manifest, settings: { ...manifest.settings, compression: 'none' } } as const;
-const entries = (n: number, text = 'v1'): SiteEntry[] => Array.from({ length: n }, (_, i) => ({ path: `cities/p/${i}.json`, body: Buffer.from(`${text}-${i}`), compress: true }));
+const entries = (n: number, text = 'v1'): SiteEntry[] =>
+  Array.from({ length: n }, (_, i) => ({
+    path: `cities/p/${i}.json`,
+    body: Buffer.from(`${text}-${i}`),
+    compress: true,
+  }));
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -52,31 +70,51 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
 
   it('counts written, unchanged and removed files, compressed siblings included', async () => {
     const out = join(root, 'counts');
-    expect(await writeSite(out, entries(4), manifest, {})).toEqual({ files: 13, written: 13, unchanged: 0, removed: 0, kept: [] });
+    expect(await writeSite(out, entries(4), manifest, {})).toEqual({
+      files: 13,
+      written: 13,
+      unchanged: 0,
+      removed: 0,
+      kept: [],
+    });
     const changed = [...entries(2), { path: 'cities/p/2.json', body: Buffer.from('changed'), compress: true }];
-    expect(await writeSite(out, changed, manifest, {})).toEqual({ files: 10, written: 4, unchanged: 6, removed: 3, kept: [] });
+    expect(await writeSite(out, changed, manifest, {})).toEqual({
+      files: 10,
+      written: 4,
+      unchanged: 6,
+      removed: 3,
+      kept: [],
+    });
   });
 
   it.each([
     ['written anew', false],
     ['kept from the old site (linked)', true],
-  ])('an entry that asks is told where it was placed once it and its siblings are in the new tree: %s', async (_, again) => {
-    const out = join(root, `placed-${again}`);
-    if (again) await writeSite(out, entries(3), manifest, {});
-    const told: string[] = [];
-    const tracked = entries(3).map((entry) => ({
-      ...entry,
-      placed: (outcome: { file: string } | { error: unknown }) => {
-        if (!('file' in outcome)) throw outcome.error;
-        told.push(outcome.file);
-        // Read now, as a build reads back its pages of every city: all three files are there.
-        for (const name of [outcome.file, `${outcome.file}.gz`, `${outcome.file}.br`]) expect(readFileSync(name).length).toBeGreaterThan(0);
-      },
-    }));
-    await writeSite(out, tracked, manifest, {});
-    expect(told.map((file) => file.slice(file.indexOf('cities/p/'))).sort()).toEqual(['cities/p/0.json', 'cities/p/1.json', 'cities/p/2.json']);
-    expect(told.every((file) => !file.startsWith(`${out}/`))).toBe(true);
-  });
+  ])(
+    'an entry that asks is told where it was placed once it and its siblings are in the new tree: %s',
+    async (_, again) => {
+      const out = join(root, `placed-${again}`);
+      if (again) await writeSite(out, entries(3), manifest, {});
+      const told: string[] = [];
+      const tracked = entries(3).map((entry) => ({
+        ...entry,
+        placed: (outcome: { file: string } | { error: unknown }) => {
+          if (!('file' in outcome)) throw outcome.error;
+          told.push(outcome.file);
+          // Read now, as a build reads back its pages of every city: all three files are there.
+          for (const name of [outcome.file, `${outcome.file}.gz`, `${outcome.file}.br`])
+            expect(readFileSync(name).length).toBeGreaterThan(0);
+        },
+      }));
+      await writeSite(out, tracked, manifest, {});
+      expect(told.map((file) => file.slice(file.indexOf('cities/p/'))).sort()).toEqual([
+        'cities/p/0.json',
+        'cities/p/1.json',
+        'cities/p/2.json',
+      ]);
+      expect(told.every((file) => !file.startsWith(`${out}/`))).toBe(true);
+    },
+  );
 
   it('an entry that cannot be written is told why, and the build fails with it', async () => {
     const out = join(root, 'placed-error');
@@ -86,7 +124,10 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
         throw new Error('no bytes');
       },
     };
-    const failing: SiteEntry[] = [...entries(2), { path: 'cities/x.json', body: unreadable, placed: (outcome) => outcomes.push(outcome) }];
+    const failing: SiteEntry[] = [
+      ...entries(2),
+      { path: 'cities/x.json', body: unreadable, placed: (outcome) => outcomes.push(outcome) },
+    ];
     await expect(writeSite(out, failing, manifest, {})).rejects.toThrow('no bytes');
     expect(outcomes).toEqual([{ error: new Error('no bytes') }]);
   });
@@ -122,7 +163,10 @@ describe('the stat cache (.NAME.stat-cache) is only trusted for what it recorded
     await writeSite(out, changed, { ...manifest, version: 'test 2' }, {});
     await writeFile(cache, stale);
     await writeFile(join(out, 'cities/p/4.json.gz'), 'damaged');
-    expect(await writeSite(out, changed, { ...manifest, version: 'test 2' }, {})).toMatchObject({ written: 1, unchanged: 18 });
+    expect(await writeSite(out, changed, { ...manifest, version: 'test 2' }, {})).toMatchObject({
+      written: 1,
+      unchanged: 18,
+    });
     expect((await checkSite(out)).problems).toEqual([]);
   });
 
@@ -143,7 +187,9 @@ describe('two builds never interleave', () => {
     const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
     try {
       await writeFile(join(root, '.locked.lock'), `${sleeper.pid}\n`);
-      await expect(writeSite(out, entries(1), plain, {})).rejects.toThrow(`another build of ${out} is running (pid ${sleeper.pid})`);
+      await expect(writeSite(out, entries(1), plain, {})).rejects.toThrow(
+        `another build of ${out} is running (pid ${sleeper.pid})`,
+      );
     } finally {
       sleeper.kill();
     }

@@ -8,7 +8,20 @@ import { writeSite } from '../src/write/site-writer.js';
 import { StatCache } from '../src/write/stat-cache.js';
 import { tempDir } from './helpers.js';
 
-const head = { generator: 'cities-api', version: 'test', settings: { baseUrl: 'http://x', collation: 'codepoint', pageSizes: [10], orderings: ['default'], defaultPageSize: 10, compression: 'fast', liveUrl: null }, dataset: { count: 0, sha256: '' } } as const;
+const head = {
+  generator: 'cities-api',
+  version: 'test',
+  settings: {
+    baseUrl: 'http://x',
+    collation: 'codepoint',
+    pageSizes: [10],
+    orderings: ['default'],
+    defaultPageSize: 10,
+    compression: 'fast',
+    liveUrl: null,
+  },
+  dataset: { count: 0, sha256: '' },
+} as const;
 const entries = [
   { path: 'cities/default/10/1.json', body: 'one', compress: true },
   { path: 'cities/default/10/2.json', body: 'two', compress: true },
@@ -32,17 +45,27 @@ afterAll(() => cleanup());
 describe('StatCache.read: only a whole cache written for this very manifest is used', () => {
   it('the cache a build wrote matches every file it wrote, the .gz/.br of pages included', async () => {
     const cache = (await StatCache.read(site, manifest))!;
-    expect(Array.from({ length: manifest.files.size }, (_, i) => cache.slotsAt(i))).toEqual([[0, 1, 2], [0, 1, 2], [0]]);
+    expect(Array.from({ length: manifest.files.size }, (_, i) => cache.slotsAt(i))).toEqual([
+      [0, 1, 2],
+      [0, 1, 2],
+      [0],
+    ]);
   });
 
   it('a cache written in several pieces (10,000 files) records every file at its place in the manifest', async () => {
     const big = join(root, 'big');
-    const many = Array.from({ length: 10_000 }, (_, i) => ({ path: `p/${i}.json`, body: String(i), compress: i % 3 === 0 }));
+    const many = Array.from({ length: 10_000 }, (_, i) => ({
+      path: `p/${i}.json`,
+      body: String(i),
+      compress: i % 3 === 0,
+    }));
     await writeSite(big, many, head, {});
     const listed = (await readSiteFiles(big))!;
     const cache = (await StatCache.read(big, listed))!;
     const paths = Array.from({ length: listed.files.size }, (_, i) => listed.files.path(i));
-    expect(paths.map((_, i) => cache.slotsAt(i))).toEqual(paths.map((p) => (Number(p.slice(2, -5)) % 3 === 0 ? [0, 1, 2] : [0])));
+    expect(paths.map((_, i) => cache.slotsAt(i))).toEqual(
+      paths.map((p) => (Number(p.slice(2, -5)) % 3 === 0 ? [0, 1, 2] : [0])),
+    );
     const last = paths.length - 1;
     expect(cache.matchesAt(last, 0, await lstat(join(big, paths[last]!)))).toBe(true);
   });
@@ -53,7 +76,14 @@ describe('StatCache.read: only a whole cache written for this very manifest is u
     ['truncated', (file) => writeFile(file, good.subarray(0, good.length - 8))],
     ['not a multiple of 8 bytes', (file) => writeFile(file, Buffer.concat([good, Buffer.from('x')]))],
     ['another format (first number)', (file) => writeFile(file, Buffer.concat([Buffer.alloc(8), good.subarray(8)]))],
-    ['for a manifest of another length', (file) => writeFile(file, Buffer.concat([good.subarray(0, 16), Buffer.from(new Float64Array([99]).buffer), good.subarray(24)]))],
+    [
+      'for a manifest of another length',
+      (file) =>
+        writeFile(
+          file,
+          Buffer.concat([good.subarray(0, 16), Buffer.from(new Float64Array([99]).buffer), good.subarray(24)]),
+        ),
+    ],
   ])('a cache %s is none', async (_, spoil) => {
     const file = join(root, '.site.stat-cache');
     await spoil(file);
@@ -91,7 +121,14 @@ describe('SiteOwnership: what of a directory the site built there may replace or
   });
 
   it('an uncompressed site owns no .gz/.br, and no site owns nothing', () => {
-    const plain = new SiteOwnership({ ...head, settings: { ...head.settings, compression: 'none' }, files: listOf('openapi.json') });
-    expect([plain.ownsFile('openapi.json.gz'), new SiteOwnership(null).ownsFile('openapi.json')]).toEqual([false, false]);
+    const plain = new SiteOwnership({
+      ...head,
+      settings: { ...head.settings, compression: 'none' },
+      files: listOf('openapi.json'),
+    });
+    expect([plain.ownsFile('openapi.json.gz'), new SiteOwnership(null).ownsFile('openapi.json')]).toEqual([
+      false,
+      false,
+    ]);
   });
 });

@@ -23,7 +23,11 @@ describe('the POST token is compared in constant time, whatever the key sent', (
     ['a longer key', `Token ${TOKEN}0`, 'Invalid token.'],
     ['the same length, last character wrong', `Token ${TOKEN.slice(0, -1)}8`, 'Invalid token.'],
     ['non-ASCII, sent as UTF-8', sent('Token clé-ü-字'), 'Invalid token.'],
-    ['the token, then U+00A0 (not ASCII whitespace: part of the key, as DRF splits bytes)', sent(`Token ${TOKEN}\u00a0`), 'Invalid token.'],
+    [
+      'the token, then U+00A0 (not ASCII whitespace: part of the key, as DRF splits bytes)',
+      sent(`Token ${TOKEN}\u00a0`),
+      'Invalid token.',
+    ],
     ['the token after a tab and two spaces (ASCII whitespace separates)', `Token\t  ${TOKEN}`, null],
     ['the token, then a form feed', `Token ${TOKEN}\f`, null],
   ])('%s → %s', (_, header, detail) => {
@@ -48,8 +52,18 @@ describe('the POST token is compared in constant time, whatever the key sent', (
 describe('the key is the UTF-8 text of the bytes sent, as DRF decodes it', () => {
   it.each([
     ['a non-ASCII token sent as UTF-8 bytes', 'clé-ü-字', sent('Token clé-ü-字'), null],
-    ['a non-ASCII token sent as latin-1 bytes (not UTF-8)', 'clé', 'Token cl\xe9', 'Invalid token header. Token string should not contain invalid characters.'],
-    ['an ASCII token, a stray byte 0xA0 after it', TOKEN, `Token ${TOKEN}\xa0`, 'Invalid token header. Token string should not contain invalid characters.'],
+    [
+      'a non-ASCII token sent as latin-1 bytes (not UTF-8)',
+      'clé',
+      'Token cl\xe9',
+      'Invalid token header. Token string should not contain invalid characters.',
+    ],
+    [
+      'an ASCII token, a stray byte 0xA0 after it',
+      TOKEN,
+      `Token ${TOKEN}\xa0`,
+      'Invalid token header. Token string should not contain invalid characters.',
+    ],
   ])('%s', (_, token, header, detail) => {
     expect(checkToken(header, token)).toEqual(detail === null ? null : { status: 401, detail });
   });
@@ -61,9 +75,17 @@ describe('a token --writable cannot use is refused at start, one many clients ca
     ['a space inside', 'abc def', { error: expect.stringMatching(/^contains " " \(U\+0020\)/) }],
     ['a tab', 'abc\tdef', { error: expect.stringMatching(/^contains "\\t" \(U\+0009\)/) }],
     ['a control character', 'abc\x01', { error: expect.stringMatching(/U\+0001/) }],
-    ['undecodable bytes from the environment (U+FFFD)', 'abc\ufffd', { error: expect.stringMatching(/not valid UTF-8/) }],
+    [
+      'undecodable bytes from the environment (U+FFFD)',
+      'abc\ufffd',
+      { error: expect.stringMatching(/not valid UTF-8/) },
+    ],
     ['non-ASCII', 'clé', { warning: expect.stringMatching(/^is not ASCII: clients must send its UTF-8 bytes/) }],
-    ['a no-break space inside (sendable as UTF-8, so only non-ASCII)', 'a\u00a0b', { warning: expect.stringMatching(/^is not ASCII/) }],
+    [
+      'a no-break space inside (sendable as UTF-8, so only non-ASCII)',
+      'a\u00a0b',
+      { warning: expect.stringMatching(/^is not ASCII/) },
+    ],
   ])('%s', (_, token, expected) => {
     expect(tokenProblems(token)).toEqual(expected);
   });

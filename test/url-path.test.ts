@@ -6,7 +6,7 @@ import { CityTable } from '../src/core/city-table.js';
 import { bodyBytes } from '../src/core/page.js';
 import { route, type SiteContext } from '../src/http/route.js';
 import { normalizeBaseUrl } from '../src/site/spec.js';
-import { escapeUriPath, iriToUri, mountOf, pathInfo } from '../src/core/url-path.js';
+import { escapeUriPath, iriToUri, pathInfo } from '../src/core/url-path.js';
 import { makeCity, testSpec } from './helpers.js';
 import { requireTool } from './tool-check.js';
 
@@ -45,21 +45,61 @@ describe('request paths are read as Django reads them behind gunicorn', () => {
 
 describe('a base URL whose path needs percent-encoding', () => {
   const index = new CityIndex(CityTable.fromCities(Array.from({ length: 15 }, (_, i) => makeCity(i + 1))), 'codepoint');
-  const site = (baseUrl: string): SiteContext => ({ index, spec: testSpec({ baseUrl: normalizeBaseUrl(baseUrl), count: 15, pageSizes: [10] }) });
+  const site = (baseUrl: string): SiteContext => ({
+    index,
+    spec: testSpec({ baseUrl: normalizeBaseUrl(baseUrl), count: 15, pageSizes: [10] }),
+  });
   const answer = (baseUrl: string, target: string) => {
     const r = route({ method: 'GET', target }, site(baseUrl));
     if (r.kind !== 'answer') return { status: r.kind, location: undefined, next: undefined };
     const body = Buffer.from(r.body instanceof Uint8Array ? r.body : bodyBytes(r.body));
-    return { status: r.status, location: r.headers.Location, next: r.headers['Content-Type'] === 'application/json' ? (JSON.parse(body.toString()) as { next: string | null }).next : undefined };
+    return {
+      status: r.status,
+      location: r.headers.Location,
+      next:
+        r.headers['Content-Type'] === 'application/json'
+          ? (JSON.parse(body.toString()) as { next: string | null }).next
+          : undefined,
+    };
   };
 
   it.each([
-    ['non-ASCII, as printed by serve', 'http://x/café', '/caf%C3%A9/cities/?page_size=5', 200, 'http://x/caf%C3%A9/cities/?page=2&page_size=5'],
-    ['non-ASCII, lowercase hex', 'http://x/caf%c3%a9', '/caf%c3%a9/cities/?page_size=5', 200, 'http://x/caf%C3%A9/cities/?page=2&page_size=5'],
+    [
+      'non-ASCII, as printed by serve',
+      'http://x/café',
+      '/caf%C3%A9/cities/?page_size=5',
+      200,
+      'http://x/caf%C3%A9/cities/?page=2&page_size=5',
+    ],
+    [
+      'non-ASCII, lowercase hex',
+      'http://x/caf%c3%a9',
+      '/caf%c3%a9/cities/?page_size=5',
+      200,
+      'http://x/caf%C3%A9/cities/?page=2&page_size=5',
+    ],
     ['non-ASCII, precomputed page', 'http://x/caf%C3%A9', '/caf%C3%A9/cities/', 'static', undefined],
-    ['an encoded slash in the base: both spellings of the path', 'http://x/a%2Fb', '/a/b/cities/?page_size=5', 200, 'http://x/a/b/cities/?page=2&page_size=5'],
-    ['an encoded slash in the base, requested encoded', 'http://x/a%2Fb', '/a%2Fb/cities/?page_size=5', 200, 'http://x/a/b/cities/?page=2&page_size=5'],
-    ['characters WHATWG keeps but Django escapes', 'http://x/a;b=c', '/a;b=c/cities/?page_size=5', 200, 'http://x/a%3Bb%3Dc/cities/?page=2&page_size=5'],
+    [
+      'an encoded slash in the base: both spellings of the path',
+      'http://x/a%2Fb',
+      '/a/b/cities/?page_size=5',
+      200,
+      'http://x/a/b/cities/?page=2&page_size=5',
+    ],
+    [
+      'an encoded slash in the base, requested encoded',
+      'http://x/a%2Fb',
+      '/a%2Fb/cities/?page_size=5',
+      200,
+      'http://x/a/b/cities/?page=2&page_size=5',
+    ],
+    [
+      'characters WHATWG keeps but Django escapes',
+      'http://x/a;b=c',
+      '/a;b=c/cities/?page_size=5',
+      200,
+      'http://x/a%3Bb%3Dc/cities/?page=2&page_size=5',
+    ],
     ['another path is not the mount', 'http://x/caf%C3%A9', '/cafe/cities/', 404, undefined],
     ['invalid UTF-8 escapes are told apart', 'http://x/%FF', '/%FE/cities/', 404, undefined],
   ])('%s: %s, GET %s', (_, baseUrl, target, status, next) => {
@@ -96,26 +136,86 @@ for raw, query in json.load(sys.stdin):
 print(json.dumps(out))
 `;
 
-describe.runIf(requireTool('Django', DJANGO, 'apt-get install -y python3-djangorestframework'))('the same as Django itself (differential)', () => {
-  it('path, redirect target and absolute URI for random raw paths and queries', () => {
-    const piece = fc.oneof(
-      fc.constantFrom('/', 'cities', 'café', '%2F', '%2f', '%C3%A9', '%c3%A9', '%FF', '%E2%82', '%ED%A0%80', '%F0%9F%98%80', '%', '%4', ';', '=', '[', ']', '|', '^', '~', "'", '(', '!', '*', '@', ':', '$', '&', '+', ',', '"', '<', '{', '\\', '`', ' '),
-      fc.string({ unit: fc.constantFrom(...'abcXYZ019-._'), maxLength: 4 }),
-      fc.integer({ min: 0, max: 255 }).map((b) => `%${b.toString(16).padStart(2, '0')}`),
-    );
-    const samples = fc.sample(fc.tuple(fc.array(piece, { maxLength: 8 }).map((p) => `/${p.join('')}`), fc.array(piece, { maxLength: 5 }).map((p) => p.join('').replace(/[ #]/g, ''))), { numRuns: 800, seed: 42 });
-    const django = JSON.parse(execFileSync('/usr/bin/python3', ['-c', ORACLE], { input: JSON.stringify(samples) }).toString()) as [string, string, string][];
-    samples.forEach(([raw, query], i) => {
-      const path = pathInfo(raw);
-      const full = `${escapeUriPath(path)}${path.endsWith('/') ? '' : '/'}${query ? `?${iriToUri(query)}` : ''}`;
-      expect([path, full], `${raw} ? ${query}`).toEqual(django[i]!.slice(0, 2));
+describe.runIf(requireTool('Django', DJANGO, 'apt-get install -y python3-djangorestframework'))(
+  'the same as Django itself (differential)',
+  () => {
+    it('path, redirect target and absolute URI for random raw paths and queries', () => {
+      const piece = fc.oneof(
+        fc.constantFrom(
+          '/',
+          'cities',
+          'café',
+          '%2F',
+          '%2f',
+          '%C3%A9',
+          '%c3%A9',
+          '%FF',
+          '%E2%82',
+          '%ED%A0%80',
+          '%F0%9F%98%80',
+          '%',
+          '%4',
+          ';',
+          '=',
+          '[',
+          ']',
+          '|',
+          '^',
+          '~',
+          "'",
+          '(',
+          '!',
+          '*',
+          '@',
+          ':',
+          '$',
+          '&',
+          '+',
+          ',',
+          '"',
+          '<',
+          '{',
+          '\\',
+          '`',
+          ' ',
+        ),
+        fc.string({ unit: fc.constantFrom(...'abcXYZ019-._'), maxLength: 4 }),
+        fc.integer({ min: 0, max: 255 }).map((b) => `%${b.toString(16).padStart(2, '0')}`),
+      );
+      const samples = fc.sample(
+        fc.tuple(
+          fc.array(piece, { maxLength: 8 }).map((p) => `/${p.join('')}`),
+          fc.array(piece, { maxLength: 5 }).map((p) => p.join('').replace(/[ #]/g, '')),
+        ),
+        { numRuns: 800, seed: 42 },
+      );
+      const django = JSON.parse(
+        execFileSync('/usr/bin/python3', ['-c', ORACLE], { input: JSON.stringify(samples) }).toString(),
+      ) as [string, string, string][];
+      samples.forEach(([raw, query], i) => {
+        const path = pathInfo(raw);
+        const full = `${escapeUriPath(path)}${path.endsWith('/') ? '' : '/'}${query ? `?${iriToUri(query)}` : ''}`;
+        expect([path, full], `${raw} ? ${query}`).toEqual(django[i]!.slice(0, 2));
+      });
     });
-  });
 
-  it('links from a normalized base URL are what build_absolute_uri makes of a request to it', () => {
-    const bases = ['http://x', 'http://x/api/v1', 'http://x/café', 'http://x/caf%c3%a9/', 'http://x/a%2Fb', 'http://x/a;b=c[1]|^', "http://x/~a!$&'()*+,:@", 'http://x/%FF%zz', 'http://x/a%20b c'];
-    const requests = bases.map((base) => [`${new URL(base).pathname.replace(/\/+$/, '')}/cities/`, '']);
-    const django = JSON.parse(execFileSync('/usr/bin/python3', ['-c', ORACLE], { input: JSON.stringify(requests) }).toString()) as [string, string, string][];
-    bases.forEach((base, i) => expect(`${normalizeBaseUrl(base)}/cities/`, base).toBe(django[i]![2]));
-  });
-});
+    it('links from a normalized base URL are what build_absolute_uri makes of a request to it', () => {
+      const bases = [
+        'http://x',
+        'http://x/api/v1',
+        'http://x/café',
+        'http://x/caf%c3%a9/',
+        'http://x/a%2Fb',
+        'http://x/a;b=c[1]|^',
+        "http://x/~a!$&'()*+,:@",
+        'http://x/%FF%zz',
+        'http://x/a%20b c',
+      ];
+      const requests = bases.map((base) => [`${new URL(base).pathname.replace(/\/+$/, '')}/cities/`, '']);
+      const django = JSON.parse(
+        execFileSync('/usr/bin/python3', ['-c', ORACLE], { input: JSON.stringify(requests) }).toString(),
+      ) as [string, string, string][];
+      bases.forEach((base, i) => expect(`${normalizeBaseUrl(base)}/cities/`, base).toBe(django[i]![2]));
+    });
+  },
+);

@@ -4,13 +4,23 @@ import { decimalPlaces, normalizeTimestamp, validateRecord, type RawRecord } fro
 
 const csvRow = (overrides: Record<string, string> = {}): Record<string, string> => ({
   ...Object.fromEntries(CITY_FIELDS.map((f) => [f, f.startsWith('name_') ? 'Name' : ''])),
-  id: '1', longitude: '12.5', latitude: '-7.25', top: 'false',
-  created_at: '2024-01-01T00:00:00.123456Z', updated_at: '2024-01-02T00:00:00Z', ...overrides,
+  id: '1',
+  longitude: '12.5',
+  latitude: '-7.25',
+  top: 'false',
+  created_at: '2024-01-01T00:00:00.123456Z',
+  updated_at: '2024-01-02T00:00:00Z',
+  ...overrides,
 });
 const jsonRecord = (overrides: Record<string, unknown> = {}): RawRecord => ({
   ...Object.fromEntries(CITY_FIELDS.filter((f) => f.startsWith('name_')).map((f) => [f, 'Name'])),
-  id: 1, longitude: 12.5, latitude: -7.25, top: false,
-  created_at: '2024-01-01T00:00:00.123456Z', updated_at: '2024-01-02T00:00:00Z', ...overrides,
+  id: 1,
+  longitude: 12.5,
+  latitude: -7.25,
+  top: false,
+  created_at: '2024-01-01T00:00:00.123456Z',
+  updated_at: '2024-01-02T00:00:00Z',
+  ...overrides,
 });
 
 describe('a valid record becomes a city', () => {
@@ -19,7 +29,14 @@ describe('a valid record becomes a city', () => {
     ['JSON record', jsonRecord(), false],
   ])('%s', (_, raw, fromCsv) => {
     const { city } = validateRecord(raw, fromCsv);
-    expect(city).toMatchObject({ id: 1, longitude: 12.5, latitude: -7.25, top: false, created_at: '2024-01-01T00:00:00.123456Z', updated_at: '2024-01-02T00:00:00.000000Z' });
+    expect(city).toMatchObject({
+      id: 1,
+      longitude: 12.5,
+      latitude: -7.25,
+      top: false,
+      created_at: '2024-01-01T00:00:00.123456Z',
+      updated_at: '2024-01-02T00:00:00.000000Z',
+    });
   });
 
   it.each([
@@ -50,9 +67,27 @@ describe('every invalid value is reported with field, value and reason', () => {
     ['not a number', { latitude: 'north' }, 'latitude', 'north', /decimal number/],
     ['only one coordinate', { latitude: '' }, 'latitude', '', /both or neither/],
     ['top yes', { top: 'yes' }, 'top', 'yes', /true, false, 1 or 0/],
-    ['timestamp without zone', { created_at: '2024-01-01T00:00:00' }, 'created_at', '2024-01-01T00:00:00', /ISO 8601 UTC/],
-    ['timestamp in another zone', { updated_at: '2024-01-01T00:00:00+02:00' }, 'updated_at', '2024-01-01T00:00:00+02:00', /ISO 8601 UTC/],
-    ['seven fractional digits', { created_at: '2024-01-01T00:00:00.1234567Z' }, 'created_at', '2024-01-01T00:00:00.1234567Z', /0-6 fractional/],
+    [
+      'timestamp without zone',
+      { created_at: '2024-01-01T00:00:00' },
+      'created_at',
+      '2024-01-01T00:00:00',
+      /ISO 8601 UTC/,
+    ],
+    [
+      'timestamp in another zone',
+      { updated_at: '2024-01-01T00:00:00+02:00' },
+      'updated_at',
+      '2024-01-01T00:00:00+02:00',
+      /ISO 8601 UTC/,
+    ],
+    [
+      'seven fractional digits',
+      { created_at: '2024-01-01T00:00:00.1234567Z' },
+      'created_at',
+      '2024-01-01T00:00:00.1234567Z',
+      /0-6 fractional/,
+    ],
     ['February 30', { created_at: '2023-02-29T00:00:00Z' }, 'created_at', '2023-02-29T00:00:00Z', /ISO 8601/],
   ])('CSV %s', (_, overrides, field, value, reason) => {
     const { problems } = validateRecord(csvRow(overrides), true);
@@ -77,16 +112,31 @@ describe('every invalid value is reported with field, value and reason', () => {
 
   it('a missing field is reported as missing', () => {
     const { name_ru: _, ...rest } = jsonRecord();
-    expect(validateRecord(rest, false).problems).toEqual([{ field: 'name_ru', value: undefined, reason: 'is missing' }]);
+    expect(validateRecord(rest, false).problems).toEqual([
+      { field: 'name_ru', value: undefined, reason: 'is missing' },
+    ]);
   });
 
   it('reports every problem of a record, not just the first', () => {
-    expect(validateRecord(csvRow({ id: 'x', name_en: '', top: 'maybe' }), true).problems?.map((p) => p.field)).toEqual(['id', 'name_en', 'top']);
+    expect(validateRecord(csvRow({ id: 'x', name_en: '', top: 'maybe' }), true).problems?.map((p) => p.field)).toEqual([
+      'id',
+      'name_en',
+      'top',
+    ]);
   });
 });
 
 describe('decimal places and timestamps', () => {
-  it.each([['1.50', 1], ['1e-06', 6], ['1230e-4', 3], ['66.0', 0], ['0.000001', 6], ['100', 0], ['-0.5', 1], ['1.5e-6', 7]])('decimalPlaces(%s) = %d', (text, n) => {
+  it.each([
+    ['1.50', 1],
+    ['1e-06', 6],
+    ['1230e-4', 3],
+    ['66.0', 0],
+    ['0.000001', 6],
+    ['100', 0],
+    ['-0.5', 1],
+    ['1.5e-6', 7],
+  ])('decimalPlaces(%s) = %d', (text, n) => {
     expect(decimalPlaces(text)).toBe(n);
   });
 

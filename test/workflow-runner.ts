@@ -8,10 +8,29 @@ import { run, userEnv } from './package-helpers.js';
 // AWS CLI is a stand-in that records each call's arguments. A step's or job's `if:` may only
 // compare an env value (`env.NAME == 'value'`), evaluated against the workflow's env.
 
-export interface Step { name?: string; if?: string; uses?: string; run?: string; env?: Record<string, string>; with?: Record<string, string> }
-export interface Job { if?: string; env?: Record<string, string>; steps: Step[] }
-export interface Workflow { env?: Record<string, string>; jobs: Record<string, Job> }
-export interface StepResult { job: string; step: string; code: number; output: string }
+export interface Step {
+  name?: string;
+  if?: string;
+  uses?: string;
+  run?: string;
+  env?: Record<string, string>;
+  with?: Record<string, string>;
+}
+export interface Job {
+  if?: string;
+  env?: Record<string, string>;
+  steps: Step[];
+}
+export interface Workflow {
+  env?: Record<string, string>;
+  jobs: Record<string, Job>;
+}
+export interface StepResult {
+  job: string;
+  step: string;
+  code: number;
+  output: string;
+}
 export interface RunOptions {
   /** Values of the workflow's env replaced, as a user edits them. */
   readonly env?: Record<string, string>;
@@ -21,7 +40,9 @@ export interface RunOptions {
 
 /** `${{ secrets.NAME }}` as the fixed value `secret-NAME`; the run scripts themselves must hold no expression. */
 function expand(env: Record<string, string> = {}): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v).replace(/\$\{\{\s*secrets\.(\w+)\s*\}\}/g, 'secret-$1')]));
+  return Object.fromEntries(
+    Object.entries(env).map(([k, v]) => [k, String(v).replace(/\$\{\{\s*secrets\.(\w+)\s*\}\}/g, 'secret-$1')]),
+  );
 }
 
 /** Whether a job or step runs: no `if:`, or `env.NAME == 'value'` holding. */
@@ -33,15 +54,25 @@ export function runsWhen(condition: string | undefined, env: Record<string, stri
 }
 
 /** Runs the `run:` steps of every job that runs, in order, stopping at the first that fails; returns each step's result and the AWS calls. */
-export async function runWorkflow(workflow: Workflow, project: string, runnerTemp: string, fakeBin: string, options: RunOptions = {}): Promise<{ stepResults: StepResult[]; skipped: Step[]; awsCalls: string[][] }> {
+export async function runWorkflow(
+  workflow: Workflow,
+  project: string,
+  runnerTemp: string,
+  fakeBin: string,
+  options: RunOptions = {},
+): Promise<{ stepResults: StepResult[]; skipped: Step[]; awsCalls: string[][] }> {
   await mkdir(runnerTemp, { recursive: true });
   await mkdir(fakeBin, { recursive: true });
   // Each call's arguments, separated by US (\037); `--query ETag` answers a new ETag each time, as CloudFront does.
-  await writeFile(join(fakeBin, 'aws'), [
-    '#!/bin/sh',
-    'printf "%s\\037" "$@" >> "$AWS_LOG"; printf "\\n" >> "$AWS_LOG"',
-    'case "$*" in *"--query ETag"*) echo "etag-$(wc -l < "$AWS_LOG" | tr -d " ")";; esac', '',
-  ].join('\n'));
+  await writeFile(
+    join(fakeBin, 'aws'),
+    [
+      '#!/bin/sh',
+      'printf "%s\\037" "$@" >> "$AWS_LOG"; printf "\\n" >> "$AWS_LOG"',
+      'case "$*" in *"--query ETag"*) echo "etag-$(wc -l < "$AWS_LOG" | tr -d " ")";; esac',
+      '',
+    ].join('\n'),
+  );
   await chmod(join(fakeBin, 'aws'), 0o755);
   const awsLog = join(runnerTemp, 'aws-calls.log');
   await writeFile(awsLog, '');
@@ -59,11 +90,22 @@ export async function runWorkflow(workflow: Workflow, project: string, runnerTem
       const script = join(runnerTemp, `step-${stepResults.length}.sh`);
       await writeFile(script, step.run);
       const env = userEnv({
-        ...workflowEnv, ...expand(job.env), ...expand(step.env),
-        PATH: `${fakeBin}:${process.env.PATH}`, AWS_LOG: awsLog, RUNNER_TEMP: runnerTemp, GITHUB_WORKSPACE: project, CI: 'true',
+        ...workflowEnv,
+        ...expand(job.env),
+        ...expand(step.env),
+        PATH: `${fakeBin}:${process.env.PATH}`,
+        AWS_LOG: awsLog,
+        RUNNER_TEMP: runnerTemp,
+        GITHUB_WORKSPACE: project,
+        CI: 'true',
       });
       const result = await run('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], project, env);
-      stepResults.push({ job: name, step: step.name ?? step.run, code: result.code, output: result.stdout + result.stderr });
+      stepResults.push({
+        job: name,
+        step: step.name ?? step.run,
+        code: result.code,
+        output: result.stdout + result.stderr,
+      });
       if (result.code !== 0) return { stepResults, skipped, awsCalls: await calls(awsLog) };
     }
   }
@@ -71,5 +113,8 @@ export async function runWorkflow(workflow: Workflow, project: string, runnerTem
 }
 
 async function calls(log: string): Promise<string[][]> {
-  return (await readFile(log, 'utf8')).split('\n').filter(Boolean).map((line) => line.split('\x1f').slice(0, -1));
+  return (await readFile(log, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split('\x1f').slice(0, -1));
 }

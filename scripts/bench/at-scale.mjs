@@ -22,7 +22,16 @@ export async function atScale({ work, generator, cpus, duration, connections, da
   const dir = join(work, 'large');
   const built = performance.now();
   console.log('\nbuilding the 140k-city site (default, ±name_en, ±name_ar; page sizes 10, 100) ...');
-  buildSite(['--data', data, '--out', dir, '--orderings', 'default,name_en,-name_en,name_ar,-name_ar', '--page-sizes', '10,100']);
+  buildSite([
+    '--data',
+    data,
+    '--out',
+    dir,
+    '--orderings',
+    'default,name_en,-name_en,name_ar,-name_ar',
+    '--page-sizes',
+    '10,100',
+  ]);
   console.log(`built in ${((performance.now() - built) / 1000).toFixed(1)} s`);
   const started = performance.now();
   const serve = await startServe(dir, { cpus: cpus.server });
@@ -32,21 +41,41 @@ export async function atScale({ work, generator, cpus, duration, connections, da
     const targets = [
       [`/cities/?${live}`, `live page deep in an ordering (?${live})`],
       [`/cities/?${page}`, `precomputed page (?${page})`],
-      ['/cities/?ordering=name_fr,-name_en&page_size=25&page=5000', 'live, two-field ordering (?ordering=name_fr,-name_en&page_size=25&page=5000)'],
+      [
+        '/cities/?ordering=name_fr,-name_en&page_size=25&page=5000',
+        'live, two-field ordering (?ordering=name_fr,-name_en&page_size=25&page=5000)',
+      ],
     ];
     for (const [path] of targets) await generator.load(`${serve.url}${path}`, { duration: 1, connections });
     const results = [];
-    for (const [path, label] of targets) results.push({ label, ...(await generator.load(`${serve.url}${path}`, { duration, connections })) });
+    for (const [path, label] of targets)
+      results.push({ label, ...(await generator.load(`${serve.url}${path}`, { duration, connections })) });
     // The deep page again under lighter loads: at 32 connections on 2 cores, p99 is mostly queueing.
     const lighter = [];
-    for (const fewer of [16, 8]) lighter.push({ connections: fewer, ...(await generator.load(`${serve.url}${targets[0][0]}`, { duration, connections: fewer })) });
+    for (const fewer of [16, 8])
+      lighter.push({
+        connections: fewer,
+        ...(await generator.load(`${serve.url}${targets[0][0]}`, { duration, connections: fewer })),
+      });
     const after = memory(serve.pid);
     const budget = (3 * statSync(data).size) / 1e6;
-    console.log(`\n140k-city site, loopback, ${connections} connections, ${duration} s each; server ready in ${ready.toFixed(1)} s`);
-    for (const r of results) console.log(`  ${r.label.padEnd(82)} ${String(Math.round(r.rps)).padStart(7)} req/s   p99 ${r.p99.toFixed(2).padStart(6)} ms`);
-    console.log(`serve RSS: ${atStart.rss.toFixed(0)} MB at start, ${after.rss.toFixed(0)} MB after load, peak ${after.peak.toFixed(0)} MB; budget 3 × dataset JSON = ${budget.toFixed(0)} MB ${after.peak <= budget ? 'ok' : 'MISSED'}`);
-    for (const r of lighter) console.log(`deep live page at ${r.connections} connections: ${Math.round(r.rps)} req/s, p99 ${r.p99.toFixed(2)} ms`);
-    console.log(`deep live page p99 at ${connections} connections: ${results[0].p99.toFixed(2)} ms (target < 5 ms) ${results[0].p99 < 5 ? 'ok' : 'MISSED'}`);
+    console.log(
+      `\n140k-city site, loopback, ${connections} connections, ${duration} s each; server ready in ${ready.toFixed(1)} s`,
+    );
+    for (const r of results)
+      console.log(
+        `  ${r.label.padEnd(82)} ${String(Math.round(r.rps)).padStart(7)} req/s   p99 ${r.p99.toFixed(2).padStart(6)} ms`,
+      );
+    console.log(
+      `serve RSS: ${atStart.rss.toFixed(0)} MB at start, ${after.rss.toFixed(0)} MB after load, peak ${after.peak.toFixed(0)} MB; budget 3 × dataset JSON = ${budget.toFixed(0)} MB ${after.peak <= budget ? 'ok' : 'MISSED'}`,
+    );
+    for (const r of lighter)
+      console.log(
+        `deep live page at ${r.connections} connections: ${Math.round(r.rps)} req/s, p99 ${r.p99.toFixed(2)} ms`,
+      );
+    console.log(
+      `deep live page p99 at ${connections} connections: ${results[0].p99.toFixed(2)} ms (target < 5 ms) ${results[0].p99 < 5 ? 'ok' : 'MISSED'}`,
+    );
   } finally {
     await stop(serve.child);
   }
@@ -66,5 +95,8 @@ async function deepPageByWorkers({ dir, generator, cpus, duration, connections, 
     }
   }
   console.log(`\ndeep live page (${path}), ${connections} connections, by serve --workers:`);
-  for (const r of rows) console.log(`  --workers ${r.workers}: ${String(Math.round(r.rps)).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms ${r.p99 < 5 ? 'ok' : 'MISSED'} (target < 5 ms)`);
+  for (const r of rows)
+    console.log(
+      `  --workers ${r.workers}: ${String(Math.round(r.rps)).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms ${r.p99 < 5 ? 'ok' : 'MISSED'} (target < 5 ms)`,
+    );
 }

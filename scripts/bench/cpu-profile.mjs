@@ -13,23 +13,65 @@ import { parseArgs } from 'node:util';
 
 /** Modules of the package by their file name (folders may move), and what part of serving each is. */
 const MODULES = {
-  routing: ['route.js', 'route-memo.js', 'route-table.js', 'query-string.js', 'negotiate.js', 'url-path.js', 'layout.js', 'python-text.js'],
-  'page (computed)': ['page.js', 'paginate.js', 'json-text.js', 'city-index.js', 'rank-order.js', 'city-table.js', 'ordering.js', 'collation.js'],
+  routing: [
+    'route.js',
+    'route-memo.js',
+    'route-table.js',
+    'query-string.js',
+    'negotiate.js',
+    'url-path.js',
+    'layout.js',
+    'python-text.js',
+  ],
+  'page (computed)': [
+    'page.js',
+    'paginate.js',
+    'json-text.js',
+    'city-index.js',
+    'rank-order.js',
+    'city-table.js',
+    'ordering.js',
+    'collation.js',
+  ],
   'file cache': ['file-cache.js', 'sirv-response.js'],
   'send gate': ['send-gate.js'],
 };
 const MODULE_PART = new Map(Object.entries(MODULES).flatMap(([part, files]) => files.map((file) => [file, part])));
 /** node:http's functions that set, check and write headers. */
-const HEADER_FUNCTIONS = new Set(['setHeader', 'getHeader', 'hasHeader', 'removeHeader', 'writeHead', '_storeHeader', 'processHeader', 'storeHeader',
-  'validateHeaderName', 'validateHeaderValue', 'checkInvalidHeaderChar', 'checkIsHttpToken', 'matchHeader', 'utcDate', '_implicitHeader', 'setHeaders']);
+const HEADER_FUNCTIONS = new Set([
+  'setHeader',
+  'getHeader',
+  'hasHeader',
+  'removeHeader',
+  'writeHead',
+  '_storeHeader',
+  'processHeader',
+  'storeHeader',
+  'validateHeaderName',
+  'validateHeaderValue',
+  'checkInvalidHeaderChar',
+  'checkIsHttpToken',
+  'matchHeader',
+  'utcDate',
+  '_implicitHeader',
+  'setHeaders',
+]);
 /** libuv's socket writes: their samples are the kernel's time (on loopback, the TCP path of both ends). */
-const SOCKET_WRITES = new Set(['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'writeAsciiString', 'writeUcs2String']);
+const SOCKET_WRITES = new Set([
+  'writev',
+  'writeBuffer',
+  'writeUtf8String',
+  'writeLatin1String',
+  'writeAsciiString',
+  'writeUcs2String',
+]);
 const NODE_HTTP = /^node:(_http_|http$|net$|internal\/(http|streams\/|stream_base_commons|net|js_stream_socket))/;
 
 const HEADERS = 'headers';
 /** Which call into node:http the header work came through (the outermost header function on the stack). */
 function headerEntry(stack) {
-  const entry = stack.findLast((f) => HEADER_FUNCTIONS.has(f.callFrame.functionName) && NODE_HTTP.test(f.callFrame.url))?.callFrame.functionName;
+  const entry = stack.findLast((f) => HEADER_FUNCTIONS.has(f.callFrame.functionName) && NODE_HTTP.test(f.callFrame.url))
+    ?.callFrame.functionName;
   if (entry === 'setHeader') return 'headers: setHeader, one call a header';
   if (entry === 'writeHead' || entry === '_implicitHeader') return 'headers: writeHead (checks, serializes)';
   return `headers: ${entry}`;
@@ -65,7 +107,9 @@ export function analyze(profile) {
   const times = [];
   let t = profile.startTime;
   for (const delta of profile.timeDeltas) times.push((t += delta));
-  const inServer = profile.samples.map((id) => stackOf(nodes.get(id)).some((f) => f.callFrame.url === 'node:_http_server'));
+  const inServer = profile.samples.map((id) =>
+    stackOf(nodes.get(id)).some((f) => f.callFrame.url === 'node:_http_server'),
+  );
   const first = inServer.indexOf(true);
   const last = inServer.lastIndexOf(true);
   if (first < 0) throw new Error('no sample inside node:http: was the server loaded while profiled?');
@@ -77,7 +121,9 @@ export function analyze(profile) {
     const us = (times[i + 1] ?? times[i]) - times[i];
     const node = nodes.get(profile.samples[i]);
     const stack = stackOf(node);
-    let part = stack.map((f) => partOf(f.callFrame)).find(Boolean) ?? (stack.some((f) => f.callFrame.url.startsWith('node:')) ? 'node (other: events, timers)' : 'other');
+    let part =
+      stack.map((f) => partOf(f.callFrame)).find(Boolean) ??
+      (stack.some((f) => f.callFrame.url.startsWith('node:')) ? 'node (other: events, timers)' : 'other');
     if (part === HEADERS) part = headerEntry(stack);
     if (part === 'idle') {
       idle += us;
@@ -91,7 +137,15 @@ export function analyze(profile) {
     functions.set(key, (functions.get(key) ?? 0) + us);
   }
   const root = nodes.get(profile.nodes[0].id);
-  return { busy, idle, wall: times[last] - times[first], parts: sorted(parts), functions: sorted(functions), root, nodes };
+  return {
+    busy,
+    idle,
+    wall: times[last] - times[first],
+    parts: sorted(parts),
+    functions: sorted(functions),
+    root,
+    nodes,
+  };
 }
 
 const sorted = (map) => [...map].sort((a, b) => b[1] - a[1]);
@@ -109,18 +163,30 @@ export function report(profile, { requests, top = 25, minShare = 0.02 } = {}) {
   const a = analyze(profile);
   const perRequest = (us) => (requests ? `${(us / requests).toFixed(2).padStart(7)} µs/req` : '');
   const lines = [];
-  lines.push(`profiled window ${(a.wall / 1e6).toFixed(1)} s: busy ${(a.busy / 1e6).toFixed(2)} s, idle ${(a.idle / 1e6).toFixed(2)} s${requests ? `; ${requests} requests, ${(a.busy / requests).toFixed(1)} µs of CPU each` : ''}`);
+  lines.push(
+    `profiled window ${(a.wall / 1e6).toFixed(1)} s: busy ${(a.busy / 1e6).toFixed(2)} s, idle ${(a.idle / 1e6).toFixed(2)} s${requests ? `; ${requests} requests, ${(a.busy / requests).toFixed(1)} µs of CPU each` : ''}`,
+  );
   lines.push('', 'where the time goes (each sample charged to the innermost part of the request path on its stack):');
   for (const [part, us] of a.parts) lines.push(`  ${part.padEnd(44)} ${ms(us)} ${share(us, a.busy)} ${perRequest(us)}`);
   lines.push('', `top ${top} functions by self time:`);
-  for (const [name, us] of a.functions.slice(0, top)) lines.push(`  ${ms(us)} ${share(us, a.busy)} ${perRequest(us)}  ${name}`);
-  lines.push('', `heaviest call paths (inclusive time; callees under ${minShare * 100} % left out; a > b: b is nearly all of a):`);
+  for (const [name, us] of a.functions.slice(0, top))
+    lines.push(`  ${ms(us)} ${share(us, a.busy)} ${perRequest(us)}  ${name}`);
+  lines.push(
+    '',
+    `heaviest call paths (inclusive time; callees under ${minShare * 100} % left out; a > b: b is nearly all of a):`,
+  );
   const walk = (node, depth, chain) => {
-    const heavy = (node.children ?? []).map((id) => a.nodes.get(id)).filter((c) => c.total >= minShare * a.busy).sort((x, y) => y.total - x.total);
-    if (chain.length && heavy.length === 1 && heavy[0].total >= 0.9 * node.total) return walk(heavy[0], depth, [...chain, heavy[0]]);
+    const heavy = (node.children ?? [])
+      .map((id) => a.nodes.get(id))
+      .filter((c) => c.total >= minShare * a.busy)
+      .sort((x, y) => y.total - x.total);
+    if (chain.length && heavy.length === 1 && heavy[0].total >= 0.9 * node.total)
+      return walk(heavy[0], depth, [...chain, heavy[0]]);
     if (chain.length) {
       const self = node.self >= minShare * a.busy ? `  [self ${(node.self / 1000).toFixed(0)} ms]` : '';
-      lines.push(`  ${ms(node.total)} ${share(node.total, a.busy)} ${'  '.repeat(depth)}${chain.map((n) => frameName(n.callFrame)).join(' > ')}${self}`);
+      lines.push(
+        `  ${ms(node.total)} ${share(node.total, a.busy)} ${'  '.repeat(depth)}${chain.map((n) => frameName(n.callFrame)).join(' > ')}${self}`,
+      );
     }
     for (const child of heavy) walk(child, depth + 1, [child]);
   };
@@ -129,11 +195,18 @@ export function report(profile, { requests, top = 25, minShare = 0.02 } = {}) {
 }
 
 if (import.meta.main ?? process.argv[1] === import.meta.filename) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { requests: { type: 'string' }, top: { type: 'string', default: '25' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { requests: { type: 'string' }, top: { type: 'string', default: '25' } },
+  });
   if (positionals.length !== 1) {
     console.error('usage: node scripts/bench/cpu-profile.mjs FILE.cpuprofile [--requests N] [--top N]');
     process.exit(2);
   }
   const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
-  console.log(report(profile, { requests: values.requests ? Number(values.requests) : undefined, top: Number(values.top) }).join('\n'));
+  console.log(
+    report(profile, { requests: values.requests ? Number(values.requests) : undefined, top: Number(values.top) }).join(
+      '\n',
+    ),
+  );
 }

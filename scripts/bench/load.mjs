@@ -40,14 +40,23 @@ export async function loader(tool, cpus) {
   if (tool === 'autocannon') {
     const { default: autocannon } = await import('autocannon');
     return {
-      describe: 'autocannon (FALLBACK: a Node process on the same cores; it saturates before the server does, so these figures understate the servers)',
+      describe:
+        'autocannon (FALLBACK: a Node process on the same cores; it saturates before the server does, so these figures understate the servers)',
       close() {},
       async load(url, { duration, connections }) {
         const cpu = process.cpuUsage(); // autocannon runs in this process
         const r = await autocannon({ url, connections, duration, pipelining: 1 });
         const used = process.cpuUsage(cpu);
-        if (r.non2xx || r.errors || r.timeouts) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
-        return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, seconds: r.duration, loaderCpu: (used.user + used.system) / 1e6 / r.duration };
+        if (r.non2xx || r.errors || r.timeouts)
+          throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+        return {
+          rps: r.requests.average,
+          p50: r.latency.p50,
+          p99: r.latency.p99,
+          requests: r.requests.total,
+          seconds: r.duration,
+          loaderCpu: (used.user + used.system) / 1e6 / r.duration,
+        };
       },
     };
   }
@@ -59,18 +68,45 @@ export async function loader(tool, cpus) {
     describe: `${version}, 1 thread${cpus ? `, pinned to CPU ${cpus} (taskset)` : ''}`,
     close: () => rmSync(dir, { recursive: true, force: true }),
     async load(url, { duration, connections }) {
-      const [command, args] = pinned(cpus, 'wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '--timeout', '10s', '-s', script, url]);
+      const [command, args] = pinned(cpus, 'wrk', [
+        '-t1',
+        `-c${connections}`,
+        `-d${duration}s`,
+        '--timeout',
+        '10s',
+        '-s',
+        script,
+        url,
+      ]);
       // bash's `times` prints the CPU its children used: how busy wrk itself was.
-      const { out, code } = await runAsync('bash', ['-c', '"$@"; status=$?; times; exit $status', 'bash', command, ...args]);
+      const { out, code } = await runAsync('bash', [
+        '-c',
+        '"$@"; status=$?; times; exit $status',
+        'bash',
+        command,
+        ...args,
+      ]);
       const line = /^WRK-JSON (.*)$/m.exec(out);
       if (code !== 0 || !line) throw new Error(`wrk ${url} failed (exit ${code}):\n${out}`);
       const r = JSON.parse(line[1]);
       const errors = r.connect + r.read + r.write + r.status + r.timeout;
-      if (errors) throw new Error(`${url}: ${r.status} error statuses, ${r.connect}/${r.read}/${r.write} connect/read/write errors, ${r.timeout} timeouts`);
+      if (errors)
+        throw new Error(
+          `${url}: ${r.status} error statuses, ${r.connect}/${r.read}/${r.write} connect/read/write errors, ${r.timeout} timeouts`,
+        );
       const seconds = r.duration_us / 1e6;
       const times = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(out.trimEnd());
-      const loaderCpu = times ? (60 * times[1] + Number(times[2]) + 60 * times[3] + Number(times[4])) / seconds : undefined;
-      return { rps: r.requests / seconds, p50: r.p50_us / 1000, p99: r.p99_us / 1000, requests: r.requests, seconds, loaderCpu };
+      const loaderCpu = times
+        ? (60 * times[1] + Number(times[2]) + 60 * times[3] + Number(times[4])) / seconds
+        : undefined;
+      return {
+        rps: r.requests / seconds,
+        p50: r.p50_us / 1000,
+        p99: r.p99_us / 1000,
+        requests: r.requests,
+        seconds,
+        loaderCpu,
+      };
     },
   };
 }
@@ -98,7 +134,12 @@ function runAsync(command, args) {
 export function chooseTool(wanted) {
   if (wanted === 'autocannon') return 'autocannon';
   if (which('wrk')) return 'wrk';
-  if (wanted === 'wrk') throw new Error('wrk is not installed: apt-get install -y wrk (or pass --loader autocannon, whose figures understate the servers)');
-  console.error(`\n${'!'.repeat(100)}\n!! wrk is not installed (apt-get install -y wrk): loading with autocannon instead, a Node process on\n!! the same cores that saturates before the servers do. These figures measure autocannon as much as the servers.\n${'!'.repeat(100)}\n`);
+  if (wanted === 'wrk')
+    throw new Error(
+      'wrk is not installed: apt-get install -y wrk (or pass --loader autocannon, whose figures understate the servers)',
+    );
+  console.error(
+    `\n${'!'.repeat(100)}\n!! wrk is not installed (apt-get install -y wrk): loading with autocannon instead, a Node process on\n!! the same cores that saturates before the servers do. These figures measure autocannon as much as the servers.\n${'!'.repeat(100)}\n`,
+  );
   return 'autocannon';
 }

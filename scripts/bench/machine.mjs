@@ -18,11 +18,24 @@ export async function settle(maxLoad, waitSeconds) {
   }
   const now = load1();
   const waited = (performance.now() - started) / 1000;
-  const note = now >= maxLoad ? `; still >= ${maxLoad} after waiting ${waited.toFixed(0)} s: figures are noisier than usual` : waited >= 1 ? ` (waited ${waited.toFixed(0)} s)` : '';
-  return { first, now, waited, line: `load average (1 min) ${now.toFixed(2)} at start${note}; ${first.toFixed(2)} when the script began` };
+  const note =
+    now >= maxLoad
+      ? `; still >= ${maxLoad} after waiting ${waited.toFixed(0)} s: figures are noisier than usual`
+      : waited >= 1
+        ? ` (waited ${waited.toFixed(0)} s)`
+        : '';
+  return {
+    first,
+    now,
+    waited,
+    line: `load average (1 min) ${now.toFixed(2)} at start${note}; ${first.toFixed(2)} when the script began`,
+  };
 }
 
-export const loadNow = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+export const loadNow = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 /**
  * Where the load generator and the servers run: `spec` is `off` (anywhere), `auto` (on 2 or more
@@ -31,8 +44,18 @@ export const loadNow = () => loadavg().map((x) => x.toFixed(2)).join(' ');
  */
 export function placement(spec) {
   const cpus = availableParallelism();
-  if (spec === 'off') return { loader: undefined, server: undefined, line: 'not pinned: the load generator and the servers run wherever the kernel puts them' };
-  if (!which('taskset')) return { loader: undefined, server: undefined, line: 'not pinned: taskset is missing (apt-get install -y util-linux)' };
+  if (spec === 'off')
+    return {
+      loader: undefined,
+      server: undefined,
+      line: 'not pinned: the load generator and the servers run wherever the kernel puts them',
+    };
+  if (!which('taskset'))
+    return {
+      loader: undefined,
+      server: undefined,
+      line: 'not pinned: taskset is missing (apt-get install -y util-linux)',
+    };
   let loader;
   let server;
   if (spec === 'auto') {
@@ -43,7 +66,11 @@ export function placement(spec) {
     if (!m) throw new Error(`--pin must be auto, off or LOADER:SERVER CPU lists (e.g. 0:1), not ${spec}`);
     [, loader, server] = m;
   }
-  return { loader, server, line: `pinned with taskset: load generator on CPU ${loader}, each server (all its threads) on CPU ${server}` };
+  return {
+    loader,
+    server,
+    line: `pinned with taskset: load generator on CPU ${loader}, each server (all its threads) on CPU ${server}`,
+  };
 }
 
 export const median = (xs) => {

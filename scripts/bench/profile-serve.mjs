@@ -11,7 +11,15 @@ import { answerOf, ownHeaders, startServe, startSmallServer, stop } from './serv
 
 export async function profileServe({ site, queries, generator, cpus, connections, duration, interval, dir }) {
   mkdirSync(dir, { recursive: true });
-  const flags = (name) => ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', `${name}.cpuprofile`, '--cpu-prof-interval', String(interval)];
+  const flags = (name) => [
+    '--cpu-prof',
+    '--cpu-prof-dir',
+    dir,
+    '--cpu-prof-name',
+    `${name}.cpuprofile`,
+    '--cpu-prof-interval',
+    String(interval),
+  ];
   const answers = {};
   const probe = await startServe(site, { cpus: cpus.server });
   try {
@@ -25,12 +33,32 @@ export async function profileServe({ site, queries, generator, cpus, connections
     await stop(probe.child);
   }
   const runs = [
-    { name: 'serve-precomputed', path: answers.precomputed.path, start: (nodeFlags) => startServe(site, { cpus: cpus.server, nodeFlags }) },
-    { name: 'serve-live', path: answers.live.path, start: (nodeFlags) => startServe(site, { cpus: cpus.server, nodeFlags }) },
-    { name: 'ceiling-precomputed', path: answers.precomputed.path, start: (nodeFlags) => startSmallServer([answers.precomputed], { label: 'same-headers ceiling', cpus: cpus.server, nodeFlags }) },
-    { name: 'ceiling-live', path: answers.live.path, start: (nodeFlags) => startSmallServer([answers.live], { label: 'same-headers ceiling', cpus: cpus.server, nodeFlags }) },
+    {
+      name: 'serve-precomputed',
+      path: answers.precomputed.path,
+      start: (nodeFlags) => startServe(site, { cpus: cpus.server, nodeFlags }),
+    },
+    {
+      name: 'serve-live',
+      path: answers.live.path,
+      start: (nodeFlags) => startServe(site, { cpus: cpus.server, nodeFlags }),
+    },
+    {
+      name: 'ceiling-precomputed',
+      path: answers.precomputed.path,
+      start: (nodeFlags) =>
+        startSmallServer([answers.precomputed], { label: 'same-headers ceiling', cpus: cpus.server, nodeFlags }),
+    },
+    {
+      name: 'ceiling-live',
+      path: answers.live.path,
+      start: (nodeFlags) =>
+        startSmallServer([answers.live], { label: 'same-headers ceiling', cpus: cpus.server, nodeFlags }),
+    },
   ];
-  console.log(`\nprofiling: node --cpu-prof (a sample every ${interval} µs), ${duration} s of load each, ${connections} connections; profiles in ${dir}`);
+  console.log(
+    `\nprofiling: node --cpu-prof (a sample every ${interval} µs), ${duration} s of load each, ${connections} connections; profiles in ${dir}`,
+  );
   const summaries = [];
   for (const run of runs) {
     const file = join(dir, `${run.name}.cpuprofile`);
@@ -44,7 +72,9 @@ export async function profileServe({ site, queries, generator, cpus, connections
     }
     if (!existsSync(file)) throw new Error(`${run.name}: node wrote no profile at ${file}`);
     const profile = JSON.parse(readFileSync(file, 'utf8'));
-    console.log(`\n=== ${run.name}: GET ${run.path}: ${Math.round(loaded.rps)} req/s while profiled (the profiler costs some), p99 ${loaded.p99.toFixed(2)} ms`);
+    console.log(
+      `\n=== ${run.name}: GET ${run.path}: ${Math.round(loaded.rps)} req/s while profiled (the profiler costs some), p99 ${loaded.p99.toFixed(2)} ms`,
+    );
     console.log(report(profile, { requests: loaded.requests }).join('\n'));
     summaries.push({ name: run.name, requests: loaded.requests, analysis: analyze(profile) });
   }

@@ -35,7 +35,10 @@ export function startNode(args, { label, cpus, nodeFlags = [] }) {
 
 /** `cities-api serve DIR` on any free port. */
 export function startServe(dir, options = {}) {
-  return startNode([CLI, 'serve', dir, '--port', '0', '--quiet', ...(options.args ?? [])], { label: 'cities-api serve', ...options });
+  return startNode([CLI, 'serve', dir, '--port', '0', '--quiet', ...(options.args ?? [])], {
+    label: 'cities-api serve',
+    ...options,
+  });
 }
 
 /** Ends a child (SIGTERM: serve closes and exits normally, so --cpu-prof writes its profile). */
@@ -66,7 +69,8 @@ export function answerOf(url) {
 /** An answer's headers as sent, as a flat [name, value, ...] list, without those node:http adds itself. */
 export function ownHeaders(rawHeaders) {
   const flat = [];
-  for (let i = 0; i < rawHeaders.length; i += 2) if (!NODE_OWN.has(rawHeaders[i].toLowerCase())) flat.push(rawHeaders[i], rawHeaders[i + 1]);
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (!NODE_OWN.has(rawHeaders[i].toLowerCase())) flat.push(rawHeaders[i], rawHeaders[i + 1]);
   return flat;
 }
 
@@ -109,13 +113,25 @@ function listening(port) {
 export async function startNginx(dir, site, { cpus, port, liveUrl }) {
   mkdirSync(join(dir, 'logs'), { recursive: true });
   chmodSync(dir, 0o755);
-  const generated = execFileSync(process.execPath, [CLI, 'config', 'nginx', '--site', site, '--live-url', liveUrl], { encoding: 'utf8' });
+  const generated = execFileSync(process.execPath, [CLI, 'config', 'nginx', '--site', site, '--live-url', liveUrl], {
+    encoding: 'utf8',
+  });
   writeFileSync(join(dir, 'cities-api.conf'), generated);
   const conf = join(dir, 'nginx.conf');
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${dir}/${kind};`);
-  const main = [process.getuid?.() === 0 ? 'user root;' : '', 'worker_processes 1;', 'daemon off;', `pid ${dir}/nginx.pid;`, `error_log ${dir}/logs/error.log warn;`, 'events { worker_connections 1024; }'];
+  const main = [
+    process.getuid?.() === 0 ? 'user root;' : '',
+    'worker_processes 1;',
+    'daemon off;',
+    `pid ${dir}/nginx.pid;`,
+    `error_log ${dir}/logs/error.log warn;`,
+    'events { worker_connections 1024; }',
+  ];
   const server = `server { listen 127.0.0.1:${port}; root ${site}; include ${dir}/cities-api.conf; }`;
-  writeFileSync(conf, [...main, 'http {', 'access_log off;', 'keepalive_requests 100000000;', ...temp, server, '}', ''].join('\n'));
+  writeFileSync(
+    conf,
+    [...main, 'http {', 'access_log off;', 'keepalive_requests 100000000;', ...temp, server, '}', ''].join('\n'),
+  );
   execFileSync(NGINX, ['-t', '-q', '-p', dir, '-c', conf], { stdio: ['ignore', 'ignore', 'inherit'] });
   const [command, argv] = pinned(cpus, NGINX, ['-p', dir, '-c', conf]);
   const child = spawn(command, argv, { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -145,7 +161,8 @@ export function cpuSeconds(pid) {
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
       for (const task of readdirSync(`/proc/${id}/task`)) {
-        for (const child of readFileSync(`/proc/${id}/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) visit(child);
+        for (const child of readFileSync(`/proc/${id}/task/${task}/children`, 'utf8').split(' ').filter(Boolean))
+          visit(child);
       }
     } catch {
       // gone meanwhile

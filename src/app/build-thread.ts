@@ -17,11 +17,17 @@ import { rebuiltError, type ErrorData } from './thread-error.js';
 // whose limit is 2 GB or more grow 4-fold between full collections, one of 1.5 GB about 1.8-fold.
 // Ranking a name field leaves its 140,000 strings as garbage: 196 instead of 223 MB peak RSS at
 // 140,000 cities. Room enough: a build holds about 100 bytes of heap per page (its file list).
-const LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: Math.min(1536, Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20)) };
+const LIMITS = {
+  maxYoungGenerationSizeMb: 4,
+  maxOldGenerationSizeMb: Math.min(1536, Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20)),
+};
 // A thread takes none of this process's flags but --cpu-prof's, so a profiled build profiles it too.
 const PROFILING = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
 // Under the tests the sources run as TypeScript; the thread always runs the compiled script.
-const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? '../../lib/app/build-worker.js' : './build-worker.js', import.meta.url);
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? '../../lib/app/build-worker.js' : './build-worker.js',
+  import.meta.url,
+);
 
 /** What of build()'s options this module handles (build.ts's BuildOptions; not imported: build.ts imports this). */
 export interface ThreadedOptions<Plan> {
@@ -57,13 +63,23 @@ export interface ThreadHooks {
  * other. A thread that dies (killed, out of memory) is a CitiesApiError; what it left beside the
  * site (its draft tree, the lock) is removed at once, the site is as it was.
  */
-export async function buildInThread<Plan, Result>(options: ThreadedOptions<Plan>, hooks: ThreadHooks = {}): Promise<Result> {
+export async function buildInThread<Plan, Result>(
+  options: ThreadedOptions<Plan>,
+  hooks: ThreadHooks = {},
+): Promise<Result> {
   const { signal, onRead, onStart, onProgress, ...plain } = options;
   signal?.throwIfAborted();
   const out = await resolveSiteDir(options.out).catch(() => null);
   const release = out ? claimSite(out) : null;
-  const data: BuildThreadData = { options: { cwd: process.cwd(), ...plain }, callbacks: { onRead: !!onRead, onStart: !!onStart, onProgress: !!onProgress } };
-  const worker = new Worker(WORKER_URL, { workerData: data, execArgv: PROFILING, resourceLimits: hooks.resourceLimits ?? LIMITS });
+  const data: BuildThreadData = {
+    options: { cwd: process.cwd(), ...plain },
+    callbacks: { onRead: !!onRead, onStart: !!onStart, onProgress: !!onProgress },
+  };
+  const worker = new Worker(WORKER_URL, {
+    workerData: data,
+    execArgv: PROFILING,
+    resourceLimits: hooks.resourceLimits ?? LIMITS,
+  });
   hooks.onThread?.(worker);
   const abort = () => worker.postMessage('abort');
   signal?.addEventListener('abort', abort, { once: true });
@@ -95,6 +111,13 @@ export async function buildInThread<Plan, Result>(options: ThreadedOptions<Plan>
   if (ended) throw ended.error;
   // Its draft tree and lock are this process's: the next build would remove them, but now is better.
   if (out) await tidySite(out).catch(() => undefined);
-  const why = (crash as NodeJS.ErrnoException | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'ran out of memory' : crash ? `failed: ${crash.message}` : `stopped (exit code ${code})`;
-  throw new CitiesApiError(`the build of ${options.out} ${why}; nothing half-written was left (the site is as it was, or whole if it was already in place): build again`);
+  const why =
+    (crash as NodeJS.ErrnoException | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY'
+      ? 'ran out of memory'
+      : crash
+        ? `failed: ${crash.message}`
+        : `stopped (exit code ${code})`;
+  throw new CitiesApiError(
+    `the build of ${options.out} ${why}; nothing half-written was left (the site is as it was, or whole if it was already in place): build again`,
+  );
 }

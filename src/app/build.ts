@@ -13,10 +13,28 @@ import { CitiesApiError } from '../core/errors.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { datasetDigest, readDataset } from '../dataset/read-dataset.js';
 import { pointsAtFunction } from './netlify-function-rules.js';
-import { DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_COMPRESSION, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCompression, parseOrderings, parsePageSizes, type Compression, type CompressionLevel } from '../site/spec.js';
+import {
+  DEFAULT_BASE_URL,
+  DEFAULT_COLLATION,
+  DEFAULT_COMPRESSION,
+  DEFAULT_PAGE_SIZES,
+  normalizeBaseUrl,
+  parseCompression,
+  parseOrderings,
+  parsePageSizes,
+  type Compression,
+  type CompressionLevel,
+} from '../site/spec.js';
 import { siteDirectories } from '../site/layout.js';
 import { edgeFileCount } from '../site/edge-files.js';
-import { countSiteFiles, DEFAULT_MAX_FILES, estimateSiteSize, reusableShape, tooManyFilesAdvice, type Sized } from '../site/size.js';
+import {
+  countSiteFiles,
+  DEFAULT_MAX_FILES,
+  estimateSiteSize,
+  reusableShape,
+  tooManyFilesAdvice,
+  type Sized,
+} from '../site/size.js';
 import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
 import { startSiteCheck } from '../write/site-check.js';
 import { checkSiteLocation, resolveSiteDir, SITE_ROLE } from '../write/site-path.js';
@@ -34,7 +52,10 @@ export type { BuildOptions, BuildPlan, BuildResult } from './build-options.js';
  * failure (no permission, a file where a directory should be...) is a CitiesApiError naming the path.
  */
 export async function build(options: BuildOptions): Promise<BuildResult> {
-  const bytes = await stat(options.data).then((s) => s.size, () => 0);
+  const bytes = await stat(options.data).then(
+    (s) => s.size,
+    () => 0,
+  );
   return bytes >= THREAD_FROM ? buildInThread<BuildPlan, BuildResult>(options) : buildHere(options);
 }
 
@@ -46,7 +67,10 @@ const THREAD_FROM = 1024 * 1024;
 /** build() in this thread. */
 export async function buildHere(options: BuildOptions): Promise<BuildResult> {
   return buildSite(options).catch(async (error: unknown) => {
-    if (options.signal?.aborted) throw new CitiesApiError(`interrupted: the site ${options.out} was left as it was (the files written so far were removed)`);
+    if (options.signal?.aborted)
+      throw new CitiesApiError(
+        `interrupted: the site ${options.out} was left as it was (the files written so far were removed)`,
+      );
     throw await fileSystemError(error, SITE_ROLE, options.out);
   });
 }
@@ -69,7 +93,11 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     version: VERSION,
     settings,
     dataset,
-    runtime: { icu: process.versions.icu ?? 'none', cldr: process.versions.cldr ?? 'none', unicode: process.versions.unicode ?? 'none' },
+    runtime: {
+      icu: process.versions.icu ?? 'none',
+      cldr: process.versions.cldr ?? 'none',
+      unicode: process.versions.unicode ?? 'none',
+    },
   });
   const old = await readManifestHead(out).catch(() => null);
   const sameSettings = !options.force && !!old && sameInput(old, manifestOf(old.dataset));
@@ -87,13 +115,28 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
       const spec = siteSpec(settings, old.dataset.count);
       checkMaxFiles(spec, options);
       const size = sizeOf(settings, old.dataset.count, record.cityBytes, 0);
-      return upToDateBuild({ cities: old.dataset.count, ...size(spec), upToDate: true, check, dir: out, defaultBaseUrl: options.baseUrl === undefined }, options, started);
+      return upToDateBuild(
+        {
+          cities: old.dataset.count,
+          ...size(spec),
+          upToDate: true,
+          check,
+          dir: out,
+          defaultBaseUrl: options.baseUrl === undefined,
+        },
+        options,
+        started,
+      );
     }
   }
   let digest: Uint8Array | undefined;
   // Not a const: an async function keeps its consts until it returns, and the site's pages of
   // every city written, the dataset is let go (siteEntries) before the other pages are.
-  let table: CityTable | undefined = await readDataset(options.data, { onProgress: options.onRead, signal: options.signal, onDigest: (d) => (digest = d) });
+  let table: CityTable | undefined = await readDataset(options.data, {
+    onProgress: options.onRead,
+    signal: options.signal,
+    onDigest: (d) => (digest = d),
+  });
   const { count } = table;
   const cityBytes = table.jsonBytes();
   const spec = siteSpec(settings, count);
@@ -101,14 +144,27 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const manifest = manifestOf({ count, sha256: sha256(table.datasetParts()) });
   // A site `edge netlify` set up keeps sending uncovered queries to the function, unless told otherwise.
   const toFunction = !settings.liveUrl && !!old && (await pointsAtFunction(out, specOf(old)));
-  const check = sameSettings && sameInput(old, manifest) ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result() : (pending?.cancel(), null);
+  const check =
+    sameSettings && sameInput(old, manifest)
+      ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result()
+      : (pending?.cancel(), null);
   const upToDate = !!check && !check.unverified && !check.changed.length;
   const data = new SiteData(new CityIndex(table, settings.collation));
   table = undefined;
   // Sampling compression sorts an ordering: only worth it when pages are to be built.
-  const ratio = settings.compression !== 'none' && !upToDate ? sampleCompressedRatio(data.index, settings, settings.compression) : 0;
+  const ratio =
+    settings.compression !== 'none' && !upToDate
+      ? sampleCompressedRatio(data.index, settings, settings.compression)
+      : 0;
   const size = sizeOf(settings, count, cityBytes, ratio);
-  const plan: BuildPlan = { cities: count, ...size(spec), upToDate, check, dir: out, defaultBaseUrl: options.baseUrl === undefined };
+  const plan: BuildPlan = {
+    cities: count,
+    ...size(spec),
+    upToDate,
+    check,
+    dir: out,
+    defaultBaseUrl: options.baseUrl === undefined,
+  };
   if (upToDate) return upToDateBuild(plan, options, started);
   const reusable = old && !options.force ? reusableShape(specOf(old), spec) : null;
   const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
@@ -139,7 +195,12 @@ function checkMaxFiles(spec: SiteSpec, options: BuildOptions): void {
 }
 
 /** The size of a site (or of part of it: `of`) estimated from its cities' JSON bytes and the compression ratio. */
-function sizeOf(settings: SiteSettings, cities: number, cityBytes: number, ratio: number): (of: Sized) => ReturnType<typeof estimateSiteSize> {
+function sizeOf(
+  settings: SiteSettings,
+  cities: number,
+  cityBytes: number,
+  ratio: number,
+): (of: Sized) => ReturnType<typeof estimateSiteSize> {
   return (of) => estimateSiteSize(of, (cityBytes * of.count) / Math.max(1, cities), settings.baseUrl.length, ratio);
 }
 
@@ -147,7 +208,14 @@ function sizeOf(settings: SiteSettings, cities: number, cityBytes: number, ratio
 async function upToDateBuild(plan: BuildPlan, options: BuildOptions, started: number): Promise<BuildResult> {
   options.onStart?.(plan);
   await tidySite(plan.dir);
-  return { ...plan, written: 0, unchanged: plan.files, removed: 0, kept: [], seconds: (performance.now() - started) / 1000 };
+  return {
+    ...plan,
+    written: 0,
+    unchanged: plan.files,
+    removed: 0,
+    kept: [],
+    seconds: (performance.now() - started) / 1000,
+  };
 }
 
 /** The level the options ask for; the older `compress: false` is `none`, and contradicts any other. */
@@ -155,7 +223,10 @@ function compressionOf(options: Pick<BuildOptions, 'compression' | 'compress'>):
   const level = options.compression === undefined ? undefined : parseCompression(options.compression);
   if (options.compress !== false) return level ?? DEFAULT_COMPRESSION;
   if (level !== undefined && level !== 'none') {
-    throw new CitiesApiError(`--no-compress (compress: false) asks for no .gz/.br, --compression ${level} for them: give only --compression (none, fast or best)`, 2);
+    throw new CitiesApiError(
+      `--no-compress (compress: false) asks for no .gz/.br, --compression ${level} for them: give only --compression (none, fast or best)`,
+      2,
+    );
   }
   return 'none';
 }
@@ -163,7 +234,12 @@ function compressionOf(options: Pick<BuildOptions, 'compression' | 'compress'>):
 /** The compression ratio of the first page at each page size, weighted alike (each size holds every city once). */
 function sampleCompressedRatio(index: CityIndex, settings: SiteSettings, level: CompressionLevel): number {
   const sizes = [DEFAULT_PAGE_SIZE, ...settings.pageSizes].map((size) => Math.min(size, 1000));
-  const ratios = sizes.map((size) => compressedRatio(bodyBytes(answerListing(index, [[ROUTES.param.pageSize, String(size)]], settings.baseUrl).body), level));
+  const ratios = sizes.map((size) =>
+    compressedRatio(
+      bodyBytes(answerListing(index, [[ROUTES.param.pageSize, String(size)]], settings.baseUrl).body),
+      level,
+    ),
+  );
   return ratios.reduce((a, b) => a + b, 0) / ratios.length;
 }
 

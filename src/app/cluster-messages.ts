@@ -19,7 +19,13 @@ export type FromPrimary =
   /** The build is over (or failed): load the site as it is now, answer once it is answered. */
   | { readonly type: 'replaced'; readonly id: number }
   | { readonly type: 'created'; readonly id: number; readonly city: City }
-  | { readonly type: 'refused'; readonly id: number; readonly status: 500 | 503; readonly detail: string; readonly retryAfter?: number | undefined }
+  | {
+      readonly type: 'refused';
+      readonly id: number;
+      readonly status: 500 | 503;
+      readonly detail: string;
+      readonly retryAfter?: number | undefined;
+    }
   | { readonly type: 'failed'; readonly id: number; readonly message: string }
   | { readonly type: 'close' };
 

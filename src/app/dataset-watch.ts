@@ -12,16 +12,21 @@ const SETTLE_MS = 150;
  * its target is edited or when the link is pointed elsewhere: both directories are watched.
  * Returns the function that stops watching; `again(ms)` lets the caller ask for another look later.
  */
-export async function watchDataset(file: string, changed: () => void): Promise<{ close: () => void; again: (ms: number) => void }> {
+export async function watchDataset(
+  file: string,
+  changed: () => void,
+): Promise<{ close: () => void; again: (ms: number) => void }> {
   const watched = new Set([resolve(file), await realpath(file)]);
   let timer: NodeJS.Timeout | undefined;
   const again = (ms: number) => {
     clearTimeout(timer);
     timer = setTimeout(changed, ms);
   };
-  const watchers = [...new Set([...watched].map(dirname))].map((dir) => watch(dir, (_, name) => {
-    if (name && watched.has(join(dir, name))) again(SETTLE_MS);
-  }));
+  const watchers = [...new Set([...watched].map(dirname))].map((dir) =>
+    watch(dir, (_, name) => {
+      if (name && watched.has(join(dir, name))) again(SETTLE_MS);
+    }),
+  );
   return {
     again,
     close: () => {
@@ -32,7 +37,14 @@ export async function watchDataset(file: string, changed: () => void): Promise<{
 }
 
 /** --watch: a changed dataset is built and served; one that fails is reported and the site kept. */
-export async function rebuildOnChange(data: string, builder: SiteBuilder, describe: () => string, log: (line: string) => void, retry: (ms: number) => void, lockWait: number): Promise<void> {
+export async function rebuildOnChange(
+  data: string,
+  builder: SiteBuilder,
+  describe: () => string,
+  log: (line: string) => void,
+  retry: (ms: number) => void,
+  lockWait: number,
+): Promise<void> {
   if (!(await builder.changed(data))) return;
   await builder.publish(data).then(
     () => log(`${data} changed: rebuilt, now ${describe()}`),

@@ -47,15 +47,21 @@ export async function startFront(options: FrontOptions): Promise<Front> {
   const handler = createHandler({
     site: () => live!.current,
     track: (res) => live!.track(res),
-    get writer() { return writer; },
+    get writer() {
+      return writer;
+    },
     token: options.token,
     bodyTimeout: limits.bodyTimeout,
     gate: new SendGate(limits.maxBufferedBytes, limits.sendTimeout),
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
     filePaths: options.failoverOrigin,
   });
-  const whenReady = (req: IncomingMessage, res: ServerResponse) => (live ? handler(req, res) : void started.then(() => handler(req, res)));
-  const previewed = options.previewPages ?? true ? withPreviewPages(whenReady, { dir: options.dir, context: async () => (await started, live!.current.context) }) : whenReady;
+  const whenReady = (req: IncomingMessage, res: ServerResponse) =>
+    live ? handler(req, res) : void started.then(() => handler(req, res));
+  const previewed =
+    (options.previewPages ?? true)
+      ? withPreviewPages(whenReady, { dir: options.dir, context: async () => (await started, live!.current.context) })
+      : whenReady;
   const server = createHttpServer({
     limits,
     handler: options.requestLog ? withRequestLog(previewed, options.requestLog) : previewed,

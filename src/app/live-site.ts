@@ -28,7 +28,10 @@ export class LiveSite {
   /** Which site the state was loaded from (see manifestId). */
   private manifestId = '';
 
-  private constructor(private readonly dir: string, state: SiteState) {
+  private constructor(
+    private readonly dir: string,
+    state: SiteState,
+  ) {
     this.state = state;
   }
 

@@ -11,18 +11,22 @@ import { SiteBuilder, type SiteBuilderOptions } from './site-builder.js';
 import { rebuildOnChange, watchDataset } from './dataset-watch.js';
 import type { FromPrimary, FromWorker, WorkerSetup } from './cluster-messages.js';
 
-const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? '../../lib/app/serve-worker.js' : './serve-worker.js', import.meta.url);
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? '../../lib/app/serve-worker.js' : './serve-worker.js',
+  import.meta.url,
+);
 /** How long a worker may take to close before it is killed. */
 const CLOSE_MS = 5000;
 
-type ClusterOptions = Omit<SiteBuilderOptions, 'serverUrl'> & Omit<WorkerSetup, 'writable' | 'limits' | 'requestLog'> & {
-  readonly requestLog?: ((line: string) => void) | undefined;
-  readonly data?: string | undefined;
-  readonly writable?: boolean | undefined;
-  readonly watch?: boolean | undefined;
-  readonly limits: ServerLimits;
-  readonly log: (line: string) => void;
-};
+type ClusterOptions = Omit<SiteBuilderOptions, 'serverUrl'> &
+  Omit<WorkerSetup, 'writable' | 'limits' | 'requestLog'> & {
+    readonly requestLog?: ((line: string) => void) | undefined;
+    readonly data?: string | undefined;
+    readonly writable?: boolean | undefined;
+    readonly watch?: boolean | undefined;
+    readonly limits: ServerLimits;
+    readonly log: (line: string) => void;
+  };
 
 /**
  * `serve` with several worker processes (node:cluster) sharing the port: each answers every
@@ -34,7 +38,17 @@ type ClusterOptions = Omit<SiteBuilderOptions, 'serverUrl'> & Omit<WorkerSetup, 
 export async function serveCluster(options: ClusterOptions, count: number): Promise<RunningServer> {
   const { log } = options;
   cluster.setupPrimary({ exec: WORKER_URL.pathname, args: [], serialization: 'advanced' });
-  const setup: WorkerSetup = { dir: options.dir, port: options.port, host: options.host, token: options.token, limits: options.limits, failoverOrigin: options.failoverOrigin, previewPages: options.previewPages, requestLog: !!options.requestLog, writable: !!options.writable };
+  const setup: WorkerSetup = {
+    dir: options.dir,
+    port: options.port,
+    host: options.host,
+    token: options.token,
+    limits: options.limits,
+    failoverOrigin: options.failoverOrigin,
+    previewPages: options.previewPages,
+    requestLog: !!options.requestLog,
+    writable: !!options.writable,
+  };
   const workers = new Set<Worker>();
   let writer: CityWriter | undefined;
   let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
@@ -65,18 +79,24 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
       worker.once('exit', () => resolve(false));
     });
     const listening = loaded ? await ask(worker, { type: 'setup', id: ++asked, setup }) : undefined;
-    if (listening?.type !== 'listening') throw new CitiesApiError(`a server worker (pid ${worker.process.pid}) exited while starting`);
+    if (listening?.type !== 'listening')
+      throw new CitiesApiError(`a server worker (pid ${worker.process.pid}) exited while starting`);
     if (opened) await ask(worker, { type: 'open', id: ++asked });
     return { worker, url: listening.url };
   };
   const create = async (worker: Worker, id: number, city: unknown) => {
     let reply: FromPrimary;
     try {
-      reply = { type: 'created', id, city: await writer!.create(city as Parameters<CityWriter['create']>[0]) as City };
+      reply = {
+        type: 'created',
+        id,
+        city: (await writer!.create(city as Parameters<CityWriter['create']>[0])) as City,
+      };
     } catch (error) {
-      reply = error instanceof CreateRefused
-        ? { type: 'refused', id, status: error.status, detail: error.detail, retryAfter: error.retryAfter }
-        : { type: 'failed', id, message: (error as Error).message };
+      reply =
+        error instanceof CreateRefused
+          ? { type: 'refused', id, status: error.status, detail: error.detail, retryAfter: error.retryAfter }
+          : { type: 'failed', id, message: (error as Error).message };
     }
     if (worker.isConnected()) worker.send(reply);
   };
@@ -97,13 +117,24 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
         }
       },
     });
-    if (options.writable) writer = new CityWriter(options.data!, { publish: (data) => builder.publish(data), lockWait: options.lockWait, log });
+    if (options.writable)
+      writer = new CityWriter(options.data!, {
+        publish: (data) => builder.publish(data),
+        lockWait: options.lockWait,
+        log,
+      });
     const answers = await everyWorker({ type: 'open', baseUrl: options.data ? undefined : options.baseUrl });
     const first = answers.find((answer) => answer?.type === 'opened');
-    if (first?.type !== 'opened' || answers.length < count) throw new CitiesApiError('server workers exited while opening the site');
+    if (first?.type !== 'opened' || answers.length < count)
+      throw new CitiesApiError('server workers exited while opening the site');
     opened = true;
     const describe = () => `answered by ${workers.size} workers`;
-    if (options.watch) watching = await watchDataset(options.data!, () => void rebuildOnChange(options.data!, builder, describe, log, (ms) => watching?.again(ms), options.lockWait));
+    if (options.watch)
+      watching = await watchDataset(
+        options.data!,
+        () =>
+          void rebuildOnChange(options.data!, builder, describe, log, (ms) => watching?.again(ms), options.lockWait),
+      );
     const { apiUrl, summary } = first;
     log(`serving ${options.dir} at ${apiUrl} with ${count} workers (${summary})`);
     return { url, apiUrl, close };
@@ -116,12 +147,17 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
     closing = true;
     watching?.close();
     await writer?.idle();
-    await Promise.all([...workers].map((worker) => new Promise<void>((resolve) => {
-      const kill = setTimeout(() => worker.kill('SIGKILL'), CLOSE_MS);
-      worker.once('exit', () => (clearTimeout(kill), resolve()));
-      if (worker.isConnected()) worker.send({ type: 'close' } satisfies FromPrimary);
-      else worker.kill();
-    })));
+    await Promise.all(
+      [...workers].map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            const kill = setTimeout(() => worker.kill('SIGKILL'), CLOSE_MS);
+            worker.once('exit', () => (clearTimeout(kill), resolve()));
+            if (worker.isConnected()) worker.send({ type: 'close' } satisfies FromPrimary);
+            else worker.kill();
+          }),
+      ),
+    );
   }
 }
 
@@ -147,6 +183,10 @@ function ask(worker: Worker, message: FromPrimary & { id: number }): Promise<Fro
 
 async function settingsOf(dir: string): Promise<SiteSettings> {
   const head = await readManifestHead(dir);
-  if (!head) throw new CitiesApiError(`${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`, 2);
+  if (!head)
+    throw new CitiesApiError(
+      `${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`,
+      2,
+    );
   return head.settings;
 }

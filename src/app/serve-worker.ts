@@ -32,7 +32,8 @@ class PrimaryStore implements CityStore {
     const waiting = this.waiting.get(message.id);
     this.waiting.delete(message.id);
     if (message.type === 'created') waiting?.resolve(message.city);
-    else if (message.type === 'refused') waiting?.reject(new CreateRefused(message.status, message.detail, message.retryAfter));
+    else if (message.type === 'refused')
+      waiting?.reject(new CreateRefused(message.status, message.detail, message.retryAfter));
     else waiting?.reject(new Error(message.message));
   }
 }
@@ -48,7 +49,11 @@ async function handle(message: FromPrimary): Promise<FromWorker | undefined> {
   switch (message.type) {
     case 'setup':
       dir = message.setup.dir;
-      front = await startFront({ ...message.setup, requestLog: message.setup.requestLog ? (line) => send({ type: 'request', line }) : undefined, log });
+      front = await startFront({
+        ...message.setup,
+        requestLog: message.setup.requestLog ? (line) => send({ type: 'request', line }) : undefined,
+        log,
+      });
       store = message.setup.writable ? new PrimaryStore() : undefined;
       return { type: 'listening', id: message.id, url: front.url };
     case 'open': {
@@ -58,7 +63,12 @@ async function handle(message: FromPrimary): Promise<FromWorker | undefined> {
       front!.open(live, store);
       const { context } = live.current;
       const apiUrl = `${front!.url}${escapeUriPath(endpointPath(context.spec.mount))}`;
-      return { type: 'opened', id: message.id, apiUrl, summary: `${context.index.count} cities; links on ${context.spec.baseUrl}` };
+      return {
+        type: 'opened',
+        id: message.id,
+        apiUrl,
+        summary: `${context.index.count} cities; links on ${context.spec.baseUrl}`,
+      };
     }
     case 'replace':
       await new Promise<void>((ready) => {
@@ -87,7 +97,13 @@ process.on('message', (message: FromPrimary) => {
   handle(message).then(
     (reply) => reply && send(reply),
     (error) => {
-      if ('id' in message) send({ type: 'failed', id: message.id, message: (error as Error).message, exitCode: error instanceof CitiesApiError && error.exitCode === 2 ? 2 : undefined });
+      if ('id' in message)
+        send({
+          type: 'failed',
+          id: message.id,
+          message: (error as Error).message,
+          exitCode: error instanceof CitiesApiError && error.exitCode === 2 ? 2 : undefined,
+        });
     },
   );
 });

@@ -53,8 +53,10 @@ export type { RunningServer } from './front.js';
 
 /** Checks the options that need no I/O, and the token's strength (a warning when weak). */
 function checkOptions(options: ServeOptions, log: (line: string) => void): void {
-  if ((options.writable || options.watch) && !options.data) throw new CitiesApiError(`--${options.writable ? 'writable' : 'watch'} needs a dataset file (--data)`, 2);
-  if (options.writable && !options.token) throw new CitiesApiError('--writable needs a token: set CITIES_API_TOKEN in the environment', 2);
+  if ((options.writable || options.watch) && !options.data)
+    throw new CitiesApiError(`--${options.writable ? 'writable' : 'watch'} needs a dataset file (--data)`, 2);
+  if (options.writable && !options.token)
+    throw new CitiesApiError('--writable needs a token: set CITIES_API_TOKEN in the environment', 2);
   if (options.writable) {
     const { error, warning } = tokenProblems(options.token!);
     if (error) throw new CitiesApiError(`CITIES_API_TOKEN ${error}`, 2);
@@ -88,9 +90,14 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     builder.serving(live);
     await live.watchBuilds();
     checkBaseUrl(options, live.current.manifest.settings);
-    if (options.writable) writer = new CityWriter(options.data!, { publish: (data) => builder.publish(data), lockWait, log });
+    if (options.writable)
+      writer = new CityWriter(options.data!, { publish: (data) => builder.publish(data), lockWait, log });
     const describe = () => `${live!.current.context.index.count} cities`;
-    if (options.watch) watching = await watchDataset(options.data!, () => void rebuildOnChange(options.data!, builder, describe, log, (ms) => watching?.again(ms), lockWait));
+    if (options.watch)
+      watching = await watchDataset(
+        options.data!,
+        () => void rebuildOnChange(options.data!, builder, describe, log, (ms) => watching?.again(ms), lockWait),
+      );
   } catch (error) {
     watching?.close();
     live?.close();
@@ -114,9 +121,15 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
 }
 
 /** A site served as built must have been built for the base URL asked for. */
-export function checkBaseUrl(options: { readonly dir: string; readonly data?: string | undefined; readonly baseUrl?: string | undefined }, settings: SiteSettings): void {
+export function checkBaseUrl(
+  options: { readonly dir: string; readonly data?: string | undefined; readonly baseUrl?: string | undefined },
+  settings: SiteSettings,
+): void {
   if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== settings.baseUrl) {
-    throw new CitiesApiError(`${options.dir} was built for ${settings.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`, 2);
+    throw new CitiesApiError(
+      `${options.dir} was built for ${settings.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`,
+      2,
+    );
   }
 }
 
@@ -124,6 +137,7 @@ export function checkBaseUrl(options: { readonly dir: string; readonly data?: st
 export function workerCount(workers: ServeOptions['workers']): number {
   if (workers === undefined) return 1;
   if (workers === 'auto') return availableParallelism();
-  if (!Number.isSafeInteger(workers) || workers < 1 || workers > 1024) throw new CitiesApiError(`--workers must be a whole number from 1 to 1024, or auto; not ${String(workers)}`, 2);
+  if (!Number.isSafeInteger(workers) || workers < 1 || workers > 1024)
+    throw new CitiesApiError(`--workers must be a whole number from 1 to 1024, or auto; not ${String(workers)}`, 2);
   return workers;
 }

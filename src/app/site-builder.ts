@@ -65,22 +65,27 @@ export class SiteBuilder {
   private build(data: string): Promise<void> {
     const { options } = this;
     const served: SiteSettings | undefined = this.live?.current.manifest.settings;
-    return whileBusy(async () => {
-      // Before serving, the site already in DIR (if any) is "the served site's own", except its
-      // base URL: a preview's links are the server's own unless --base-url says otherwise.
-      const settings = served ?? (await readManifestHead(options.dir).catch(() => null))?.settings;
-      const bytes = await readDatasetBytes(data);
-      await build({
-        data,
-        out: options.dir,
-        collation: options.collation ?? settings?.collation ?? 'locale',
-        baseUrl: options.baseUrl ?? served?.baseUrl ?? options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
-        pageSizes: options.pageSizes ?? settings?.pageSizes ?? DEFAULT_PAGE_SIZES,
-        orderings: options.orderings ?? settings?.orderings,
-        liveUrl: settings?.liveUrl ?? undefined,
-        compression: settings?.compression,
-      });
-      this.builtHash = sha256(bytes);
-    }, options.lockWait, siteSiblings(options.dir).lock);
+    return whileBusy(
+      async () => {
+        // Before serving, the site already in DIR (if any) is "the served site's own", except its
+        // base URL: a preview's links are the server's own unless --base-url says otherwise.
+        const settings = served ?? (await readManifestHead(options.dir).catch(() => null))?.settings;
+        const bytes = await readDatasetBytes(data);
+        await build({
+          data,
+          out: options.dir,
+          collation: options.collation ?? settings?.collation ?? 'locale',
+          baseUrl:
+            options.baseUrl ?? served?.baseUrl ?? options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
+          pageSizes: options.pageSizes ?? settings?.pageSizes ?? DEFAULT_PAGE_SIZES,
+          orderings: options.orderings ?? settings?.orderings,
+          liveUrl: settings?.liveUrl ?? undefined,
+          compression: settings?.compression,
+        });
+        this.builtHash = sha256(bytes);
+      },
+      options.lockWait,
+      siteSiblings(options.dir).lock,
+    );
   }
 }

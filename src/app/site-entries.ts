@@ -43,13 +43,20 @@ export class SiteData {
  * is let go, and every other page is read back from the pages of every city (AllPageReader): a
  * 140,000-city build does not hold its 71 MB of cities while it writes its other 400,000 files.
  */
-export async function* siteEntries(data: SiteData, spec: SiteSpec, edgeTag: string, toFunction: boolean): AsyncGenerator<SiteEntry> {
+export async function* siteEntries(
+  data: SiteData,
+  spec: SiteSpec,
+  edgeTag: string,
+  toFunction: boolean,
+): AsyncGenerator<SiteEntry> {
   const orderings = siteOrderings(spec);
   const placed: Promise<string>[] = [];
   const kept: { lengths?: Uint32Array; orders?: Uint32Array[] } = {};
   const track = (entry: SiteEntry): SiteEntry => {
     let settle: Placed = () => undefined;
-    const done = new Promise<string>((resolve, reject) => (settle = (outcome) => ('file' in outcome ? resolve(outcome.file) : reject(outcome.error))));
+    const done = new Promise<string>(
+      (resolve, reject) => (settle = (outcome) => ('file' in outcome ? resolve(outcome.file) : reject(outcome.error))),
+    );
     // Its failure is the writer's to report; here it only stops what waits for it.
     done.catch(() => undefined);
     placed.push(done);
@@ -57,10 +64,13 @@ export async function* siteEntries(data: SiteData, spec: SiteSpec, edgeTag: stri
   };
   yield* gated(firstRound(data.take(), spec, edgeTag, kept, track), placed);
   const written = await Promise.all(placed);
-  const files = new Map<string, AllPageFile>(orderings.map(({ key }, i) => [key, { file: written[i]!, order: kept.orders![i]! }]));
+  const files = new Map<string, AllPageFile>(
+    orderings.map(({ key }, i) => [key, { file: written[i]!, order: kept.orders![i]! }]),
+  );
   const reader = new AllPageReader(spec.count, kept.lengths!, files);
   try {
-    for (const file of pageFiles(spec.count, (pairs) => reader.indexFor(pairs), spec)) yield { ...file, compress: true };
+    for (const file of pageFiles(spec.count, (pairs) => reader.indexFor(pairs), spec))
+      yield { ...file, compress: true };
   } finally {
     reader.close();
   }
@@ -91,7 +101,13 @@ async function* gated(entries: Iterable<SiteEntry>, placed: readonly Promise<str
  * `tracked`, and what reading them back needs is `kept`. A generator of its own, so that the
  * dataset is referenced by nothing once it is done.
  */
-function* firstRound(data: { readonly index: CityIndex; readonly dataset: Iterable<Bytes> }, spec: SiteSpec, edgeTag: string, kept: { lengths?: Uint32Array; orders?: Uint32Array[] }, tracked: (entry: SiteEntry) => SiteEntry): Generator<SiteEntry> {
+function* firstRound(
+  data: { readonly index: CityIndex; readonly dataset: Iterable<Bytes> },
+  spec: SiteSpec,
+  edgeTag: string,
+  kept: { lengths?: Uint32Array; orders?: Uint32Array[] },
+  tracked: (entry: SiteEntry) => SiteEntry,
+): Generator<SiteEntry> {
   const { index, dataset } = data;
   // Read by edge functions, never sent to a client as they are: not compressed. First, so that
   // ranking the fields no page needs grows the heap before the writer threads grow, not on top.

@@ -19,18 +19,30 @@ export interface ErrorData {
 }
 
 export function errorData(error: unknown): ErrorData {
-  if (!(error instanceof Error)) return { kind: undefined, ours: false, message: String(error), stack: undefined, fields: {} };
+  if (!(error instanceof Error))
+    return { kind: undefined, ours: false, message: String(error), stack: undefined, fields: {} };
   const fields = Object.fromEntries(Object.entries(error).filter(([, value]) => typeof value !== 'function'));
-  return { kind: error.constructor.name, ours: error instanceof CitiesApiError, message: error.message, stack: error.stack, fields };
+  return {
+    kind: error.constructor.name,
+    ours: error instanceof CitiesApiError,
+    message: error.message,
+    stack: error.stack,
+    fields,
+  };
 }
 
 /** The error again: of the same class (CitiesApiError, LockBusyError, a built-in Error class; else an Error of the same name), message, fields and stack. */
 export function rebuiltError(data: ErrorData): Error {
   const error: Error = data.ours ? new CitiesApiError(data.message) : new Error(data.message);
   const builtIn = (globalThis as Record<string, unknown>)[data.kind ?? ''];
-  const proto = data.ours ? (CLASSES[data.kind!] ?? CitiesApiError).prototype : typeof builtIn === 'function' && builtIn.prototype instanceof Error ? (builtIn.prototype as Error) : undefined;
+  const proto = data.ours
+    ? (CLASSES[data.kind!] ?? CitiesApiError).prototype
+    : typeof builtIn === 'function' && builtIn.prototype instanceof Error
+      ? (builtIn.prototype as Error)
+      : undefined;
   if (proto) Object.setPrototypeOf(error, proto);
-  else if (data.kind && data.kind !== 'Error') Object.defineProperty(error, 'name', { value: data.kind, configurable: true, writable: true });
+  else if (data.kind && data.kind !== 'Error')
+    Object.defineProperty(error, 'name', { value: data.kind, configurable: true, writable: true });
   Object.assign(error, data.fields);
   if (data.stack) error.stack = data.stack;
   return error;

@@ -25,7 +25,8 @@ export async function loadConfig(cwd: string, explicit?: string): Promise<Projec
   } catch (error) {
     if (error instanceof CitiesApiError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' && explicit === undefined) return {};
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new CitiesApiError(`--config ${explicit}: no such file (${file})`, 2);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new CitiesApiError(`--config ${explicit}: no such file (${file})`, 2);
     throw new CitiesApiError(`cannot read ${file}: ${(error as Error).message}`, 2);
   }
   let config: unknown;
@@ -34,13 +35,23 @@ export async function loadConfig(cwd: string, explicit?: string): Promise<Projec
   } catch (error) {
     throw new CitiesApiError(`${file} is not valid JSON: ${(error as Error).message}`, 2);
   }
-  if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new CitiesApiError(`${file} must hold a JSON object`, 2);
+  if (typeof config !== 'object' || config === null || Array.isArray(config))
+    throw new CitiesApiError(`${file} must hold a JSON object`, 2);
   const values: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(config)) {
     const type = CONFIG_KEYS.get(key);
-    if (!type) throw new CitiesApiError(`${file}: unknown setting "${shortText(key)}" (known: ${[...CONFIG_KEYS.keys()].join(', ')})`, 2);
-    if (!configTypeAccepts(type, value)) throw new CitiesApiError(`${file}: setting "${shortText(key)}" has the wrong type (${showValue(value)}), expected a ${type}`, 2);
-    values[key] = PATH_KEYS.includes(key) && !isAbsolute(value as string) ? resolve(dirname(file), value as string) : value;
+    if (!type)
+      throw new CitiesApiError(
+        `${file}: unknown setting "${shortText(key)}" (known: ${[...CONFIG_KEYS.keys()].join(', ')})`,
+        2,
+      );
+    if (!configTypeAccepts(type, value))
+      throw new CitiesApiError(
+        `${file}: setting "${shortText(key)}" has the wrong type (${showValue(value)}), expected a ${type}`,
+        2,
+      );
+    values[key] =
+      PATH_KEYS.includes(key) && !isAbsolute(value as string) ? resolve(dirname(file), value as string) : value;
   }
   return values;
 }

@@ -14,9 +14,13 @@ export interface EdgeCommandContext {
   readonly shown: (path: string) => string;
 }
 
-export function registerEdgeCommand(command: { cmd: Command; options: () => Promise<{ o: Partial<OptionValues> }> }, { cwd, say, shown }: EdgeCommandContext): void {
+export function registerEdgeCommand(
+  command: { cmd: Command; options: () => Promise<{ o: Partial<OptionValues> }> },
+  { cwd, say, shown }: EdgeCommandContext,
+): void {
   command.cmd.argument('<platform>', PLATFORMS.join(', ')).action(async (platform: string) => {
-    if (!(PLATFORMS as readonly string[]).includes(platform)) throw new CitiesApiError(`unknown platform "${platform}": expected one of ${PLATFORMS.join(', ')}`, 2);
+    if (!(PLATFORMS as readonly string[]).includes(platform))
+      throw new CitiesApiError(`unknown platform "${platform}": expected one of ${PLATFORMS.join(', ')}`, 2);
     const { o } = await command.options();
     const out = resolve(cwd, o.edgeOut ?? `edge-${platform}`);
     const project = await writeEdgeProject(platform as Platform, resolve(cwd, o.out!), out);

@@ -31,18 +31,22 @@ async function builtSpec(site: string, liveUrl?: string): Promise<SiteSpec> {
   const manifest = await readManifestHead(site).catch(async (error: unknown) => {
     throw await fileSystemError(error, { what: 'site directory', option: '--site' }, site);
   });
-  if (!manifest) throw new CitiesApiError(`${site} holds no cities-api site: run cities-api build first (or pass --site DIR)`, 1);
+  if (!manifest)
+    throw new CitiesApiError(`${site} holds no cities-api site: run cities-api build first (or pass --site DIR)`, 1);
   const spec = specOf(manifest);
   return liveUrl ? { ...spec, liveUrl } : spec;
 }
 
 function describePlan(plan: BuildPlan): string {
-  if (plan.upToDate) return 'the site was built from this dataset with these settings and its files are as built: nothing to write (--force rewrites every file)';
+  if (plan.upToDate)
+    return 'the site was built from this dataset with these settings and its files are as built: nothing to write (--force rewrites every file)';
   const compressed = plan.compressedBytes ? ` + about ${formatBytes(plan.compressedBytes)} of .gz/.br` : '';
   const building = `building ${plan.pages} pages (${plan.files} files, about ${formatBytes(plan.jsonBytes)} of JSON${compressed})`;
   const { check } = plan;
-  if (check?.unverified) return `the site was built from this input, but there is no record of its files to check them by (a killed build, or a copied site): ${building}, reading the old files to reuse those intact`;
-  if (check) return `the site was built from this input, but ${check.changed.length} of its files changed since (${listSome(check.changed)}): ${building}, rewriting those`;
+  if (check?.unverified)
+    return `the site was built from this input, but there is no record of its files to check them by (a killed build, or a copied site): ${building}, reading the old files to reuse those intact`;
+  if (check)
+    return `the site was built from this input, but ${check.changed.length} of its files changed since (${listSome(check.changed)}): ${building}, rewriting those`;
   return building;
 }
 
@@ -99,7 +103,14 @@ export async function runMain(options: RunOptions): Promise<number> {
       cmd,
       options: async () => {
         const config = await loadConfig(cwd, program.opts<{ config?: string }>().config);
-        return { config, o: resolveOptions(name, { source: (a) => cmd.getOptionValueSource(a), value: (a) => cmd.getOptionValue(a) }, config) };
+        return {
+          config,
+          o: resolveOptions(
+            name,
+            { source: (a) => cmd.getOptionValueSource(a), value: (a) => cmd.getOptionValue(a) },
+            config,
+          ),
+        };
       },
     };
   };
@@ -109,7 +120,8 @@ export async function runMain(options: RunOptions): Promise<number> {
   const buildCommand = command(program, 'build', `write every precomputed page of ${ROUTES.endpoint} as JSON files`);
   buildCommand.cmd.action(async () => {
     const { config, o } = await buildCommand.options();
-    const given = (key: 'baseUrl' | 'compression') => buildCommand.cmd.getOptionValueSource(key) === 'cli' || config[key] !== undefined;
+    const given = (key: 'baseUrl' | 'compression') =>
+      buildCommand.cmd.getOptionValueSource(key) === 'cli' || config[key] !== undefined;
     const data = resolve(cwd, o.data!);
     const out = resolve(cwd, o.out!);
     const reading = progressLine(stderr, `reading ${shown(data)}`, { unit: 'bytes' });
@@ -149,9 +161,17 @@ export async function runMain(options: RunOptions): Promise<number> {
       progress.end();
     });
     const where = result.dir === out ? '' : ` (→ ${result.dir})`;
-    say(`built ${shown(out)}/${where}: ${result.files} files: ${result.written} written, ${result.unchanged} unchanged, ${result.removed} removed in ${result.seconds.toFixed(2)} s`);
-    if (result.leftover) say(`could not delete the previous site ${result.leftover}; it holds nothing the new site needs: delete it by hand (the next build tries again)`);
-    if (result.kept.length) say(`kept ${result.kept.length} ${result.kept.length === 1 ? 'file' : 'files'} that ${result.kept.length === 1 ? 'is' : 'are'} not the site's: ${listSome(result.kept)}`);
+    say(
+      `built ${shown(out)}/${where}: ${result.files} files: ${result.written} written, ${result.unchanged} unchanged, ${result.removed} removed in ${result.seconds.toFixed(2)} s`,
+    );
+    if (result.leftover)
+      say(
+        `could not delete the previous site ${result.leftover}; it holds nothing the new site needs: delete it by hand (the next build tries again)`,
+      );
+    if (result.kept.length)
+      say(
+        `kept ${result.kept.length} ${result.kept.length === 1 ? 'file' : 'files'} that ${result.kept.length === 1 ? 'is' : 'are'} not the site's: ${listSome(result.kept)}`,
+      );
   });
 
   const validateCommand = command(program, 'validate', 'check a dataset and list every problem, writing nothing');
@@ -162,56 +182,75 @@ export async function runMain(options: RunOptions): Promise<number> {
   });
 
   const serveCommand = command(program, 'serve', 'serve a site: static files first, everything else computed live');
-  serveCommand.cmd.argument('[dir]', 'site directory (default: the config\'s "out", else dist)').action(async (dir: string | undefined) => {
-    const { config, o } = await serveCommand.options();
-    const server = await serve({
-      dir: dir === undefined ? resolve(cwd, (config.out as string | undefined) ?? DEFAULT_OUT) : resolve(cwd, dir),
-      data: o.data === undefined ? undefined : resolve(cwd, o.data),
-      baseUrl: o.baseUrl,
-      collation: o.collation,
-      pageSizes: o.pageSizes,
-      orderings: o.orderings,
-      port: o.port!,
-      host: o.host!,
-      writable: o.writable,
-      token: process.env.CITIES_API_TOKEN,
-      watch: o.watch,
-      failoverOrigin: o.failoverOrigin,
-      workers: o.workers,
-      log: say,
-      requestLog: o.quiet ? undefined : say,
-      previewPages: o.previewPages,
+  serveCommand.cmd
+    .argument('[dir]', 'site directory (default: the config\'s "out", else dist)')
+    .action(async (dir: string | undefined) => {
+      const { config, o } = await serveCommand.options();
+      const server = await serve({
+        dir: dir === undefined ? resolve(cwd, (config.out as string | undefined) ?? DEFAULT_OUT) : resolve(cwd, dir),
+        data: o.data === undefined ? undefined : resolve(cwd, o.data),
+        baseUrl: o.baseUrl,
+        collation: o.collation,
+        pageSizes: o.pageSizes,
+        orderings: o.orderings,
+        port: o.port!,
+        host: o.host!,
+        writable: o.writable,
+        token: process.env.CITIES_API_TOKEN,
+        watch: o.watch,
+        failoverOrigin: o.failoverOrigin,
+        workers: o.workers,
+        log: say,
+        requestLog: o.quiet ? undefined : say,
+        previewPages: o.previewPages,
+      });
+      await new Promise<void>((done) => {
+        process.once('SIGINT', done);
+        process.once('SIGTERM', done);
+      });
+      await server.close();
+      say('stopped');
     });
-    await new Promise<void>((done) => {
-      process.once('SIGINT', done);
-      process.once('SIGTERM', done);
-    });
-    await server.close();
-    say('stopped');
-  });
 
-  const configCommand = program.command('config').description('print the configuration a host needs to serve a built site');
-  const nginxCommand = command(configCommand, 'config nginx', 'location blocks to include in a server {} whose root is the site: files first, the live server for the rest');
+  const configCommand = program
+    .command('config')
+    .description('print the configuration a host needs to serve a built site');
+  const nginxCommand = command(
+    configCommand,
+    'config nginx',
+    'location blocks to include in a server {} whose root is the site: files first, the live server for the rest',
+  );
   nginxCommand.cmd.action(async () => {
     const { o } = await nginxCommand.options();
     const site = resolve(cwd, o.out!);
     stdout.write(nginxConfig(await builtSpec(site), { liveUrl: o.liveUrl!, site }));
   });
-  const cloudfrontCommand = command(configCommand, 'config cloudfront', 'a CloudFront Function (viewer-request, cloudfront-js-2.0) mapping query strings to the site\'s S3 objects');
+  const cloudfrontCommand = command(
+    configCommand,
+    'config cloudfront',
+    "a CloudFront Function (viewer-request, cloudfront-js-2.0) mapping query strings to the site's S3 objects",
+  );
   cloudfrontCommand.cmd.action(async () => {
     const { o } = await cloudfrontCommand.options();
     stdout.write(cloudFrontFunction(await builtSpec(resolve(cwd, o.out!), o.liveUrl)));
   });
 
-  registerEdgeCommand(command(program, 'edge', 'write a ready-to-deploy edge project (cloudflare, deno, netlify, lambda) answering what no file covers'), { cwd, say, shown });
+  registerEdgeCommand(
+    command(
+      program,
+      'edge',
+      'write a ready-to-deploy edge project (cloudflare, deno, netlify, lambda) answering what no file covers',
+    ),
+    { cwd, say, shown },
+  );
 
   try {
     await program.parseAsync([...options.rawArgs], { from: 'user' });
     return 0;
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+  } catch (thrown) {
+    if (thrown instanceof CommanderError) return thrown.exitCode === 0 ? 0 : 2;
     // An errno no step named more precisely: still one line with the path.
-    if (isErrno(error)) error = await fileSystemError(error, { what: 'path' });
+    const error = isErrno(thrown) ? await fileSystemError(thrown, { what: 'path' }) : thrown;
     if (error instanceof CitiesApiError) {
       stderr.write(`cities-api: ${error.message}\n`);
       return interrupted ? 130 : error.exitCode;

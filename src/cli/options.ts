@@ -2,7 +2,23 @@ import { Option } from 'commander';
 import type { Collation } from '../core/collation.js';
 import { CitiesApiError } from '../core/errors.js';
 import { DEFAULT_MAX_FILES } from '../site/size.js';
-import { COMPRESSIONS, type Compression, DEFAULT_BASE_URL, DEFAULT_COLLATION, DEFAULT_COMPRESSION, DEFAULT_DATA, DEFAULT_OUT, DEFAULT_PAGE_SIZES, normalizeBaseUrl, parseCollation, parseCompression, parseMaxFiles, parseMinFree, parseOrderings, parsePageSizes } from '../site/spec.js';
+import {
+  COMPRESSIONS,
+  type Compression,
+  DEFAULT_BASE_URL,
+  DEFAULT_COLLATION,
+  DEFAULT_COMPRESSION,
+  DEFAULT_DATA,
+  DEFAULT_OUT,
+  DEFAULT_PAGE_SIZES,
+  normalizeBaseUrl,
+  parseCollation,
+  parseCompression,
+  parseMaxFiles,
+  parseMinFree,
+  parseOrderings,
+  parsePageSizes,
+} from '../site/spec.js';
 
 // The option table: every flag of every command, and every key of cities-api.config.json, with its
 // default, its parser and its help. Commander's options and --help, the config file's checks and the
@@ -11,7 +27,14 @@ import { COMPRESSIONS, type Compression, DEFAULT_BASE_URL, DEFAULT_COLLATION, DE
 export type CommandName = 'build' | 'validate' | 'serve' | 'config nginx' | 'config cloudfront' | 'edge';
 
 /** What a config file may hold for a key. */
-export type ConfigType = 'string' | 'integer' | 'boolean' | 'size' | 'list of numbers' | 'list of strings' | 'integer or "auto"';
+export type ConfigType =
+  | 'string'
+  | 'integer'
+  | 'boolean'
+  | 'size'
+  | 'list of numbers'
+  | 'list of strings'
+  | 'integer or "auto"';
 
 export interface OptionSpec {
   /** The name the value goes by in the resolved options, and its key in the config file. */
@@ -61,14 +84,16 @@ export interface OptionValues {
 
 function parsePort(value: string | number): number {
   const text = String(value);
-  if (!/^\d+$/.test(text) || Number(text) > 65535) throw new CitiesApiError(`invalid port "${text}": expected 0-65535`, 2);
+  if (!/^\d+$/.test(text) || Number(text) > 65535)
+    throw new CitiesApiError(`invalid port "${text}": expected 0-65535`, 2);
   return Number(text);
 }
 
 function parseWorkers(value: string | number): number | 'auto' {
   const text = String(value);
   if (text === 'auto') return 'auto';
-  if (!/^[1-9]\d{0,3}$/.test(text) || Number(text) > 1024) throw new CitiesApiError(`invalid --workers "${text}": expected a whole number from 1 to 1024, or auto`, 2);
+  if (!/^[1-9]\d{0,3}$/.test(text) || Number(text) > 1024)
+    throw new CitiesApiError(`invalid --workers "${text}": expected a whole number from 1 to 1024, or auto`, 2);
   return Number(text);
 }
 
@@ -77,30 +102,207 @@ const BUILDS: CommandName[] = ['build', 'serve'];
 const SITE_CONFIGS: CommandName[] = ['config nginx', 'config cloudfront'];
 
 export const OPTIONS: readonly OptionSpec[] = [
-  { key: 'data', flag: '--data <file>', help: 'dataset, .csv or .json', helpIn: { serve: 'dataset to build DIR from before serving; without one, DIR is served as built' }, commands: ['build', 'validate', 'serve'], config: 'string', default: DEFAULT_DATA, defaultIn: ['build', 'validate'] },
-  { key: 'out', flag: '--out <dir>', help: 'site directory', commands: BUILDING, config: 'string', default: DEFAULT_OUT },
-  { key: 'out', flag: '--site <dir>', help: 'built site directory', commands: [...SITE_CONFIGS, 'edge'], config: 'string', default: DEFAULT_OUT },
-  { key: 'baseUrl', flag: '--base-url <url>', help: 'URL the API is published at, used in next/previous links', helpIn: { serve: 'URL the API is published at (default: the site\'s own, or this server\'s URL when building)' }, commands: BUILDS, config: 'string', default: DEFAULT_BASE_URL, defaultIn: BUILDING },
-  { key: 'collation', flag: '--collation <name>', help: 'text order: ICU per language (locale), or Unicode code point', helpIn: { serve: 'text order when building (default: the site\'s)' }, commands: BUILDS, config: 'string', default: DEFAULT_COLLATION, defaultIn: BUILDING, choices: ['locale', 'codepoint'], parse: parseCollation },
-  { key: 'pageSizes', flag: '--page-sizes <list>', help: 'page sizes to precompute, e.g. 10,20,50,100', helpIn: { serve: 'page sizes to precompute when building (default: the site\'s)' }, commands: BUILDS, config: 'list of numbers', default: DEFAULT_PAGE_SIZES, defaultIn: BUILDING, parse: parsePageSizes },
-  { key: 'orderings', flag: '--orderings <list>', help: 'orderings to precompute: all, or e.g. default,name_en,-name_en', helpIn: { serve: 'orderings to precompute when building (default: the site\'s)' }, commands: BUILDS, config: 'list of strings', default: 'all', defaultIn: BUILDING, parse: parseOrderings },
-  { key: 'compression', flag: '--compression <level>', help: 'how the .gz/.br next to each page are made: fast (gzip 6, brotli 2), best (gzip 9, brotli 11: smaller files for a much slower build, docs/deploy.md), or none', commands: BUILDING, config: 'string', default: DEFAULT_COMPRESSION, choices: COMPRESSIONS, parse: parseCompression },
-  { key: 'compress', flag: '--no-compress', help: 'the older spelling of --compression none, still accepted', commands: BUILDING, config: 'boolean', default: true },
-  { key: 'liveUrl', flag: '--live-url <url>', help: 'where static hosts send queries no file answers (Netlify _redirects, the CloudFront function); without one they answer a 404 saying so', commands: BUILDING, config: 'string' },
-  { key: 'liveUrl', flag: '--live-url <url>', help: 'where cities-api serve listens', commands: ['config nginx'], default: 'http://127.0.0.1:8080', parse: normalizeBaseUrl },
-  { key: 'liveUrl', flag: '--live-url <url>', help: 'origin for queries no file answers (a cities-api serve)', commands: ['config cloudfront'], defaultText: 'the site\'s --live-url, else a 404 saying so', parse: normalizeBaseUrl },
-  { key: 'maxFiles', flag: '--max-files <n>', help: 'refuse to build a site of more files than this', commands: BUILDING, config: 'integer', default: DEFAULT_MAX_FILES, parse: parseMaxFiles },
-  { key: 'minFree', flag: '--min-free <size>', help: 'free space the build leaves on the site\'s filesystem, e.g. 500MB, 2GB, 0', commands: BUILDING, config: 'size', defaultText: '5% of it, at most 1GB', parse: parseMinFree },
-  { key: 'force', flag: '--force', help: 'rewrite every file, reusing nothing of the old site (a Node with other ICU/Unicode data rebuilds without it)', commands: BUILDING },
-  { key: 'port', flag: '--port <number>', help: 'port to listen on (0: any free port)', commands: ['serve'], config: 'integer', default: 8080, parse: parsePort },
-  { key: 'host', flag: '--host <address>', help: 'address to listen on', commands: ['serve'], config: 'string', default: '127.0.0.1' },
-  { key: 'workers', flag: '--workers <n>', help: 'server processes sharing the port (node:cluster), auto: one per CPU; this process stays the one writer (builds, --watch, POST)', commands: ['serve'], config: 'integer or "auto"', default: 1, parse: parseWorkers },
-  { key: 'writable', flag: '--writable', help: 'accept POST to create cities (clients send Authorization: Token $CITIES_API_TOKEN)', commands: ['serve'] },
-  { key: 'watch', flag: '--watch', help: 'rebuild and answer from the new data when the dataset file changes', commands: ['serve'] },
-  { key: 'failoverOrigin', flag: '--failover-origin', help: 'also answer the site\'s file paths, as the origin a CDN fails over to when its copy lacks a file (docs/cloudfront.md)', commands: ['serve'] },
-  { key: 'quiet', flag: '--quiet', help: 'print no line per request (method, target, status, ms)', commands: ['serve'], config: 'boolean' },
-  { key: 'previewPages', flag: '--no-preview-pages', help: 'answer / and /openapi.json with Django\'s 404, as the reference does, rather than a page linking the API and the site\'s OpenAPI document', commands: ['serve'], config: 'boolean', default: true },
-  { key: 'edgeOut', flag: '--out <dir>', help: 'directory the edge project is written to (docs/deploy.md)', commands: ['edge'], defaultText: 'edge-PLATFORM' },
+  {
+    key: 'data',
+    flag: '--data <file>',
+    help: 'dataset, .csv or .json',
+    helpIn: { serve: 'dataset to build DIR from before serving; without one, DIR is served as built' },
+    commands: ['build', 'validate', 'serve'],
+    config: 'string',
+    default: DEFAULT_DATA,
+    defaultIn: ['build', 'validate'],
+  },
+  {
+    key: 'out',
+    flag: '--out <dir>',
+    help: 'site directory',
+    commands: BUILDING,
+    config: 'string',
+    default: DEFAULT_OUT,
+  },
+  {
+    key: 'out',
+    flag: '--site <dir>',
+    help: 'built site directory',
+    commands: [...SITE_CONFIGS, 'edge'],
+    config: 'string',
+    default: DEFAULT_OUT,
+  },
+  {
+    key: 'baseUrl',
+    flag: '--base-url <url>',
+    help: 'URL the API is published at, used in next/previous links',
+    helpIn: { serve: "URL the API is published at (default: the site's own, or this server's URL when building)" },
+    commands: BUILDS,
+    config: 'string',
+    default: DEFAULT_BASE_URL,
+    defaultIn: BUILDING,
+  },
+  {
+    key: 'collation',
+    flag: '--collation <name>',
+    help: 'text order: ICU per language (locale), or Unicode code point',
+    helpIn: { serve: "text order when building (default: the site's)" },
+    commands: BUILDS,
+    config: 'string',
+    default: DEFAULT_COLLATION,
+    defaultIn: BUILDING,
+    choices: ['locale', 'codepoint'],
+    parse: parseCollation,
+  },
+  {
+    key: 'pageSizes',
+    flag: '--page-sizes <list>',
+    help: 'page sizes to precompute, e.g. 10,20,50,100',
+    helpIn: { serve: "page sizes to precompute when building (default: the site's)" },
+    commands: BUILDS,
+    config: 'list of numbers',
+    default: DEFAULT_PAGE_SIZES,
+    defaultIn: BUILDING,
+    parse: parsePageSizes,
+  },
+  {
+    key: 'orderings',
+    flag: '--orderings <list>',
+    help: 'orderings to precompute: all, or e.g. default,name_en,-name_en',
+    helpIn: { serve: "orderings to precompute when building (default: the site's)" },
+    commands: BUILDS,
+    config: 'list of strings',
+    default: 'all',
+    defaultIn: BUILDING,
+    parse: parseOrderings,
+  },
+  {
+    key: 'compression',
+    flag: '--compression <level>',
+    help: 'how the .gz/.br next to each page are made: fast (gzip 6, brotli 2), best (gzip 9, brotli 11: smaller files for a much slower build, docs/deploy.md), or none',
+    commands: BUILDING,
+    config: 'string',
+    default: DEFAULT_COMPRESSION,
+    choices: COMPRESSIONS,
+    parse: parseCompression,
+  },
+  {
+    key: 'compress',
+    flag: '--no-compress',
+    help: 'the older spelling of --compression none, still accepted',
+    commands: BUILDING,
+    config: 'boolean',
+    default: true,
+  },
+  {
+    key: 'liveUrl',
+    flag: '--live-url <url>',
+    help: 'where static hosts send queries no file answers (Netlify _redirects, the CloudFront function); without one they answer a 404 saying so',
+    commands: BUILDING,
+    config: 'string',
+  },
+  {
+    key: 'liveUrl',
+    flag: '--live-url <url>',
+    help: 'where cities-api serve listens',
+    commands: ['config nginx'],
+    default: 'http://127.0.0.1:8080',
+    parse: normalizeBaseUrl,
+  },
+  {
+    key: 'liveUrl',
+    flag: '--live-url <url>',
+    help: 'origin for queries no file answers (a cities-api serve)',
+    commands: ['config cloudfront'],
+    defaultText: "the site's --live-url, else a 404 saying so",
+    parse: normalizeBaseUrl,
+  },
+  {
+    key: 'maxFiles',
+    flag: '--max-files <n>',
+    help: 'refuse to build a site of more files than this',
+    commands: BUILDING,
+    config: 'integer',
+    default: DEFAULT_MAX_FILES,
+    parse: parseMaxFiles,
+  },
+  {
+    key: 'minFree',
+    flag: '--min-free <size>',
+    help: "free space the build leaves on the site's filesystem, e.g. 500MB, 2GB, 0",
+    commands: BUILDING,
+    config: 'size',
+    defaultText: '5% of it, at most 1GB',
+    parse: parseMinFree,
+  },
+  {
+    key: 'force',
+    flag: '--force',
+    help: 'rewrite every file, reusing nothing of the old site (a Node with other ICU/Unicode data rebuilds without it)',
+    commands: BUILDING,
+  },
+  {
+    key: 'port',
+    flag: '--port <number>',
+    help: 'port to listen on (0: any free port)',
+    commands: ['serve'],
+    config: 'integer',
+    default: 8080,
+    parse: parsePort,
+  },
+  {
+    key: 'host',
+    flag: '--host <address>',
+    help: 'address to listen on',
+    commands: ['serve'],
+    config: 'string',
+    default: '127.0.0.1',
+  },
+  {
+    key: 'workers',
+    flag: '--workers <n>',
+    help: 'server processes sharing the port (node:cluster), auto: one per CPU; this process stays the one writer (builds, --watch, POST)',
+    commands: ['serve'],
+    config: 'integer or "auto"',
+    default: 1,
+    parse: parseWorkers,
+  },
+  {
+    key: 'writable',
+    flag: '--writable',
+    help: 'accept POST to create cities (clients send Authorization: Token $CITIES_API_TOKEN)',
+    commands: ['serve'],
+  },
+  {
+    key: 'watch',
+    flag: '--watch',
+    help: 'rebuild and answer from the new data when the dataset file changes',
+    commands: ['serve'],
+  },
+  {
+    key: 'failoverOrigin',
+    flag: '--failover-origin',
+    help: "also answer the site's file paths, as the origin a CDN fails over to when its copy lacks a file (docs/cloudfront.md)",
+    commands: ['serve'],
+  },
+  {
+    key: 'quiet',
+    flag: '--quiet',
+    help: 'print no line per request (method, target, status, ms)',
+    commands: ['serve'],
+    config: 'boolean',
+  },
+  {
+    key: 'previewPages',
+    flag: '--no-preview-pages',
+    help: "answer / and /openapi.json with Django's 404, as the reference does, rather than a page linking the API and the site's OpenAPI document",
+    commands: ['serve'],
+    config: 'boolean',
+    default: true,
+  },
+  {
+    key: 'edgeOut',
+    flag: '--out <dir>',
+    help: 'directory the edge project is written to (docs/deploy.md)',
+    commands: ['edge'],
+    defaultText: 'edge-PLATFORM',
+  },
 ];
 
 /** The options of one command, in table order. */
@@ -119,7 +321,10 @@ export function defaultText(option: OptionSpec, command?: CommandName): string |
 /** Commander's Option for a table entry, its help ending with the default. */
 export function commanderOption(option: OptionSpec, command: CommandName): Option {
   const shown = defaultText(option, command);
-  const built = new Option(option.flag, `${option.helpIn?.[command] ?? option.help}${shown ? ` (default: ${shown})` : ''}`);
+  const built = new Option(
+    option.flag,
+    `${option.helpIn?.[command] ?? option.help}${shown ? ` (default: ${shown})` : ''}`,
+  );
   return option.choices ? built.choices(option.choices) : built;
 }
 
@@ -131,30 +336,49 @@ export function attributeOf(option: OptionSpec): string {
 /** Whether a config file's value has the type the table says. */
 export function configTypeAccepts(type: ConfigType, value: unknown): boolean {
   switch (type) {
-    case 'string': return typeof value === 'string';
-    case 'integer': return Number.isInteger(value);
-    case 'boolean': return typeof value === 'boolean';
-    case 'size': return typeof value === 'string' || (typeof value === 'number' && value >= 0);
-    case 'list of numbers': return typeof value === 'string' || (Array.isArray(value) && value.every((n) => typeof n === 'number'));
-    case 'list of strings': return typeof value === 'string' || (Array.isArray(value) && value.every((s) => typeof s === 'string'));
-    case 'integer or "auto"': return Number.isInteger(value) || value === 'auto';
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'size':
+      return typeof value === 'string' || (typeof value === 'number' && value >= 0);
+    case 'list of numbers':
+      return typeof value === 'string' || (Array.isArray(value) && value.every((n) => typeof n === 'number'));
+    case 'list of strings':
+      return typeof value === 'string' || (Array.isArray(value) && value.every((s) => typeof s === 'string'));
+    case 'integer or "auto"':
+      return Number.isInteger(value) || value === 'auto';
   }
 }
 
 /** The config file's keys, each with the type it may hold. */
-export const CONFIG_KEYS: ReadonlyMap<string, ConfigType> = new Map(OPTIONS.flatMap((o) => (o.config ? [[o.key, o.config] as const] : [])));
+export const CONFIG_KEYS: ReadonlyMap<string, ConfigType> = new Map(
+  OPTIONS.flatMap((o) => (o.config ? [[o.key, o.config] as const] : [])),
+);
 
 /**
  * A command's option values: from the command line where the flag was given, else from the
  * config file, else the default; parsed by the table's parser. Keys with none of the three are absent.
  */
-export function resolveOptions(command: CommandName, cli: { source: (attribute: string) => string | undefined; value: (attribute: string) => unknown }, config: Readonly<Record<string, unknown>>): Partial<OptionValues> {
+export function resolveOptions(
+  command: CommandName,
+  cli: { source: (attribute: string) => string | undefined; value: (attribute: string) => unknown },
+  config: Readonly<Record<string, unknown>>,
+): Partial<OptionValues> {
   const values: Record<string, unknown> = {};
   for (const option of optionsOf(command)) {
     const attribute = attributeOf(option);
     const fromCli = cli.source(attribute) === 'cli';
     const applies = !option.defaultIn || option.defaultIn.includes(command);
-    const raw = fromCli ? cli.value(attribute) : option.config && config[option.key] !== undefined ? config[option.key] : applies ? option.default : undefined;
+    const raw = fromCli
+      ? cli.value(attribute)
+      : option.config && config[option.key] !== undefined
+        ? config[option.key]
+        : applies
+          ? option.default
+          : undefined;
     if (raw === undefined) continue;
     values[option.key] = option.parse ? option.parse(raw as never) : raw;
   }
@@ -166,7 +390,8 @@ export function optionsMarkdown(): string {
   const cell = (text: string) => text.replace(/\|/g, '\\|');
   const rows = OPTIONS.map((o) => {
     const shown = defaultText(o);
-    const commands = o.commands.join(', ') + (o.defaultIn && shown && !o.defaultText ? ` (default in ${o.defaultIn.join(', ')})` : '');
+    const commands =
+      o.commands.join(', ') + (o.defaultIn && shown && !o.defaultText ? ` (default in ${o.defaultIn.join(', ')})` : '');
     return `| \`${o.flag}\` | ${o.config ? `\`${o.key}\` (${o.config})` : ''} | ${commands} | ${shown ? cell(shown) : ''} | ${cell(o.help)} |`;
   });
   return ['| flag | config key | commands | default | what it does |', '|---|---|---|---|---|', ...rows].join('\n');

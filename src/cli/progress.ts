@@ -58,7 +58,12 @@ export function progressLine(stream: ProgressStream, label: string, options: Pro
 }
 
 /** The words of a progress line: `4158/21020`, `19%`, `1234 pages/s`, `14s`. */
-export function progressParts(done: number, total: number, perSecond: number, unit: ProgressOptions['unit']): { amount: string; percent: string; rate: string; eta: string } {
+export function progressParts(
+  done: number,
+  total: number,
+  perSecond: number,
+  unit: ProgressOptions['unit'],
+): { amount: string; percent: string; rate: string; eta: string } {
   const amount = unit === 'bytes' ? `${megabytes(done)}/${megabytes(total)} MB` : `${done}/${total} pages`;
   const rate = unit === 'bytes' ? `${megabytes(perSecond)} MB/s` : `${Math.round(perSecond)} pages/s`;
   const eta = perSecond > 0 ? duration((total - done) / perSecond) : '?';

@@ -24,15 +24,25 @@ export interface BrowsableAnswer {
 }
 
 const REASONS: Readonly<Record<number, string>> = {
-  200: 'OK', 201: 'Created', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
-  405: 'Method Not Allowed', 406: 'Not Acceptable', 413: 'Request Entity Too Large', 415: 'Unsupported Media Type',
+  200: 'OK',
+  201: 'Created',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  413: 'Request Entity Too Large',
+  415: 'Unsupported Media Type',
 };
-
 
 function orderingOptions(selected: string | undefined): string {
   const values = ['', ...ROUTES.orderingFields.flatMap((f) => [f, `${ROUTES.descending}${f}`])];
   return values
-    .map((v) => `<option value="${v}"${v === (selected ?? '') ? ' selected' : ''}>${v ? escapeHtml(v) : 'default (top first, then name_en)'}</option>`)
+    .map(
+      (v) =>
+        `<option value="${v}"${v === (selected ?? '') ? ' selected' : ''}>${v ? escapeHtml(v) : 'default (top first, then name_en)'}</option>`,
+    )
     .join('');
 }
 
@@ -53,28 +63,47 @@ export function displayedPages(current: number, last: number): (number | null)[]
 
 /** A link of the page: its path with the request's query, one parameter set (or removed), and no empty parameter. */
 function pageLink(path: string, pairs: readonly QueryPair[], name: string, value: string | null): string {
-  const query = withParam(pairs.filter(([, v]) => v !== ''), name, value);
+  const query = withParam(
+    pairs.filter(([, v]) => v !== ''),
+    name,
+    value,
+  );
   return escapeHtml(`${path}${query ? `?${query}` : ''}`);
 }
 
 /** DRF's paginator: first, previous, the displayed page numbers, next, last. */
-function paginator(path: string, pairs: readonly QueryPair[], { number, pages }: { number: number; pages: number }): string {
+function paginator(
+  path: string,
+  pairs: readonly QueryPair[],
+  { number, pages }: { number: number; pages: number },
+): string {
   if (pages <= 1) return '';
   const to = (n: number) => pageLink(path, pairs, ROUTES.param.page, n === 1 ? null : String(n));
-  const item = (label: string, n: number, rel = '') => (n < 1 || n > pages || n === number ? `<span class="off">${label}</span>` : `<a href="${to(n)}"${rel}>${label}</a>`);
-  const numbers = displayedPages(number, pages).map((n) => (n === null ? '<span class="gap">…</span>' : n === number ? `<span class="current" aria-current=page>${n}</span>` : `<a href="${to(n)}">${n}</a>`));
+  const item = (label: string, n: number, rel = '') =>
+    n < 1 || n > pages || n === number ? `<span class="off">${label}</span>` : `<a href="${to(n)}"${rel}>${label}</a>`;
+  const numbers = displayedPages(number, pages).map((n) =>
+    n === null
+      ? '<span class="gap">…</span>'
+      : n === number
+        ? `<span class="current" aria-current=page>${n}</span>`
+        : `<a href="${to(n)}">${n}</a>`,
+  );
   return `<nav class="pager" aria-label="pages">${[item('« first', 1), item('‹ previous', number - 1, ' rel="prev"'), ...numbers, item('next ›', number + 1, ' rel="next"'), item('last »', pages)].join('\n')}</nav>`;
 }
 
 /** The same request in another format: json (the API's bytes) or api (this page). */
 function formatSwitch(path: string, pairs: readonly QueryPair[]): string {
-  const links = Object.values(ROUTES.format).map((f) => `<a href="${pageLink(path, pairs, ROUTES.param.format, f)}">${f}</a>`);
+  const links = Object.values(ROUTES.format).map(
+    (f) => `<a href="${pageLink(path, pairs, ROUTES.param.format, f)}">${f}</a>`,
+  );
   return `<span class="formats">GET as ${links.join(' ')}</span>`;
 }
 
 /** The page in parts: the answer's JSON pretty-printed (escaped, URLs linked) part by part, never whole. */
 export function* browsablePage(answer: BrowsableAnswer): Generator<Bytes> {
-  const headers = Object.entries(answer.headers).map(([k, v]) => `<b>${escapeHtml(k)}:</b> ${escapeHtml(v)}`).join('\n');
+  const headers = Object.entries(answer.headers)
+    .map(([k, v]) => `<b>${escapeHtml(k)}:</b> ${escapeHtml(v)}`)
+    .join('\n');
   const path = answer.target.split('?')[0]!;
   const pairs = answer.pairs ?? [];
   const pager = answer.pager ? paginator(path, pairs, answer.pager) : '';

@@ -71,7 +71,11 @@ export function concatBytes(parts: readonly Bytes[], total?: number): Bytes {
 /** Where `needle` first occurs in `bytes` from `from`, or -1. */
 export function indexOfBytes(bytes: Bytes, needle: Bytes, from = 0): number {
   const first = needle[0]!;
-  for (let i = bytes.indexOf(first, from); i >= 0 && i + needle.length <= bytes.length; i = bytes.indexOf(first, i + 1)) {
+  for (
+    let i = bytes.indexOf(first, from);
+    i >= 0 && i + needle.length <= bytes.length;
+    i = bytes.indexOf(first, i + 1)
+  ) {
     let k = 1;
     while (k < needle.length && bytes[i + k] === needle[k]) k++;
     if (k === needle.length) return i;

@@ -18,7 +18,10 @@ export class CityIndex implements OrderSource {
   private readonly orders = new Orders(this);
   private byId: Uint32Array | undefined;
 
-  constructor(readonly table: CityTable, readonly collation: Collation) {
+  constructor(
+    readonly table: CityTable,
+    readonly collation: Collation,
+  ) {
     this.count = table.count;
   }
 
@@ -44,7 +47,12 @@ export class CityIndex implements OrderSource {
     if (!order) {
       const [term] = ordering;
       if (term) order = sortByRank((this.byId ??= idOrder(this.table.ids)), this.ranks(term.field), term.descending);
-      else order = sortByRank(this.single([{ field: 'name_en', descending: false }]), { ranks: this.table.top, distinct: 2 }, true);
+      else
+        order = sortByRank(
+          this.single([{ field: 'name_en', descending: false }]),
+          { ranks: this.table.top, distinct: 2 },
+          true,
+        );
       this.singles.set(key, order);
     }
     return order;
@@ -70,7 +78,9 @@ export class CityIndex implements OrderSource {
    */
   ascending(field: NameField): { readonly ranks: Ranks; readonly order: Uint32Array } {
     const ranks = this.rankings.get(field) ?? this.rank(field);
-    const order = this.singles.get(orderingKey([{ field, descending: false }])) ?? sortByRank((this.byId ??= idOrder(this.table.ids)), ranks, false);
+    const order =
+      this.singles.get(orderingKey([{ field, descending: false }])) ??
+      sortByRank((this.byId ??= idOrder(this.table.ids)), ranks, false);
     return { ranks, order };
   }
 

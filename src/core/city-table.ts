@@ -36,7 +36,8 @@ export class CityTable {
     const top = new Uint8Array(count);
     const spans = new Uint32Array(count * 3);
     for (let i = 0; i < count; i++) {
-      const start = lines[2 * i]!, end = lines[2 * i + 1]!;
+      const start = lines[2 * i]!,
+        end = lines[2 * i + 1]!;
       ids[i] = Number(fromUtf8(file, start + ID_PREFIX.length, file.indexOf(0x2c, start)));
       // Quotes inside values are escaped, so the first `,"top":` after the city's start is its key.
       top[i] = file[indexOfBytes(file, TOP_KEY, start) + TOP_KEY.length] === 0x74 ? 1 : 0;
@@ -164,7 +165,8 @@ export class CityTableBuilder {
     }
     writeUtf8(text, this.chunk, this.used);
     const at = this.count % BLOCK;
-    if (!at) this.blocks.push({ ids: new Float64Array(BLOCK), top: new Uint8Array(BLOCK), spans: new Uint32Array(3 * BLOCK) });
+    if (!at)
+      this.blocks.push({ ids: new Float64Array(BLOCK), top: new Uint8Array(BLOCK), spans: new Uint32Array(3 * BLOCK) });
     const block = this.blocks[this.blocks.length - 1]!;
     block.ids[at] = city.id;
     block.top[at] = city.top ? 1 : 0;

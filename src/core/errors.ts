@@ -35,7 +35,7 @@ export function formatProblem(p: Problem): string {
 
 /** A value from user input as JSON, cut to 80 characters: a message never repeats a whole record. */
 export function showValue(value: unknown): string {
-  return shortText(value === undefined ? 'missing' : JSON.stringify(value) ?? String(value));
+  return shortText(value === undefined ? 'missing' : (JSON.stringify(value) ?? String(value)));
 }
 
 /** Text cut to `max` characters (whole code points), with `...` where it was cut. */

@@ -1,7 +1,21 @@
 /** The 16 localized name fields, in the spec's order. */
 export const NAME_FIELDS = [
-  'name_ar', 'name_en', 'name_ch', 'name_fr', 'name_ur', 'name_fa', 'name_sp', 'name_de',
-  'name_it', 'name_uk', 'name_hi', 'name_id', 'name_ru', 'name_pt', 'name_ms', 'name_tr',
+  'name_ar',
+  'name_en',
+  'name_ch',
+  'name_fr',
+  'name_ur',
+  'name_fa',
+  'name_sp',
+  'name_de',
+  'name_it',
+  'name_uk',
+  'name_hi',
+  'name_id',
+  'name_ru',
+  'name_pt',
+  'name_ms',
+  'name_tr',
 ] as const;
 
 export type NameField = (typeof NAME_FIELDS)[number];
@@ -12,19 +26,32 @@ export const CITY_FIELDS = ['id', ...NAME_FIELDS, 'longitude', 'latitude', 'top'
 export type CityField = (typeof CITY_FIELDS)[number];
 
 export type City = { id: number } & Record<NameField, string> & {
-  longitude: number | null;
-  latitude: number | null;
-  top: boolean;
-  /** Always `YYYY-MM-DDTHH:MM:SS.ffffffZ` (kept as text: a Date would drop microseconds). */
-  created_at: string;
-  updated_at: string;
-};
+    longitude: number | null;
+    latitude: number | null;
+    top: boolean;
+    /** Always `YYYY-MM-DDTHH:MM:SS.ffffffZ` (kept as text: a Date would drop microseconds). */
+    created_at: string;
+    updated_at: string;
+  };
 
 /** The ICU locale each name field is collated with in `locale` collation. */
 export const FIELD_LOCALES: Readonly<Record<NameField, string>> = {
-  name_ar: 'ar', name_en: 'en', name_ch: 'zh', name_fr: 'fr', name_ur: 'ur', name_fa: 'fa',
-  name_sp: 'es', name_de: 'de', name_it: 'it', name_uk: 'uk', name_hi: 'hi', name_id: 'id',
-  name_ru: 'ru', name_pt: 'pt', name_ms: 'ms', name_tr: 'tr',
+  name_ar: 'ar',
+  name_en: 'en',
+  name_ch: 'zh',
+  name_fr: 'fr',
+  name_ur: 'ur',
+  name_fa: 'fa',
+  name_sp: 'es',
+  name_de: 'de',
+  name_it: 'it',
+  name_uk: 'uk',
+  name_hi: 'hi',
+  name_id: 'id',
+  name_ru: 'ru',
+  name_pt: 'pt',
+  name_ms: 'ms',
+  name_tr: 'tr',
 };
 
 export const MAX_NAME_LENGTH = 255;

@@ -62,7 +62,13 @@ export interface Parts extends Iterable<Bytes> {
  * about PART_BYTES, produced while being written, so such a page is never held whole. `next` and
  * `previous` are JSON already: a string literal or `null`.
  */
-export function envelopeJson(count: number, next: string, previous: string, n: number, city: (i: number) => Bytes): Iterable<Bytes> | Parts {
+export function envelopeJson(
+  count: number,
+  next: string,
+  previous: string,
+  n: number,
+  city: (i: number) => Bytes,
+): Iterable<Bytes> | Parts {
   const head = envelopeHead(count, next, previous);
   if (n <= EAGER_CITIES) return [assemble(head, n, city)];
   function* parts(): Generator<Bytes> {
@@ -100,7 +106,13 @@ function envelopeHead(count: number, next: string, previous: string): string {
  * Where envelopeJson's cities lie in its bytes, given their lengths: city `i` is bytes
  * `[at[i], at[i + 1] - 1)` (each is followed by one byte: a comma, or the last one by `]`).
  */
-export function resultOffsets(count: number, next: string, previous: string, n: number, length: (i: number) => number): Float64Array {
+export function resultOffsets(
+  count: number,
+  next: string,
+  previous: string,
+  n: number,
+  length: (i: number) => number,
+): Float64Array {
   const at = new Float64Array(n + 1);
   at[0] = utf8Length(envelopeHead(count, next, previous));
   for (let i = 0; i < n; i++) at[i + 1] = at[i]! + length(i) + COMMA.length;

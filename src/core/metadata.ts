@@ -2,7 +2,8 @@ import { MAX_NAME_LENGTH, NAME_FIELDS } from './fields.js';
 import { ROUTES } from './route-table.js';
 import { COORDINATE_LIMITS, MAX_DECIMALS, MAX_DIGITS } from './validate-record.js';
 
-const label = (field: string) => (field === 'id' ? 'ID' : field[0]!.toUpperCase() + field.slice(1).replaceAll('_', ' '));
+const label = (field: string) =>
+  field === 'id' ? 'ID' : field[0]!.toUpperCase() + field.slice(1).replaceAll('_', ' ');
 
 /**
  * The OPTIONS answer, as DRF's SimpleMetadata describes the reference's ListCreateAPIView
@@ -14,7 +15,12 @@ export function optionsMetadata(): object {
     { type, required, read_only: readOnly, label: label(name), ...extra },
   ];
   const coordinate = (name: keyof typeof COORDINATE_LIMITS) =>
-    field(name, 'decimal', false, false, { min_value: -COORDINATE_LIMITS[name], max_value: COORDINATE_LIMITS[name], max_digits: MAX_DIGITS, decimal_places: MAX_DECIMALS });
+    field(name, 'decimal', false, false, {
+      min_value: -COORDINATE_LIMITS[name],
+      max_value: COORDINATE_LIMITS[name],
+      max_digits: MAX_DIGITS,
+      decimal_places: MAX_DECIMALS,
+    });
   return {
     name: 'City List',
     description: '',

@@ -36,7 +36,11 @@ export function negotiate(format: string | undefined, accept: string | undefined
     const group = accepted.filter((m) => precedenceOf(m) === precedence);
     for (const renderer of renderers) {
       const match = group.find((m) => matches(renderer.mediaType, m));
-      if (match) return { renderer: renderer.name, indent: renderer.name === 'json' ? indentOf(forRenderer(renderer.mediaType, match)) : null };
+      if (match)
+        return {
+          renderer: renderer.name,
+          indent: renderer.name === 'json' ? indentOf(forRenderer(renderer.mediaType, match)) : null,
+        };
     }
   }
   return { status: 406, detail: 'Could not satisfy the request Accept header.' };
@@ -49,7 +53,9 @@ export function negotiate(format: string | undefined, accept: string | undefined
  */
 function forRenderer(renderer: MediaType, match: MediaType): MediaType {
   if (precedenceOf(renderer) <= precedenceOf(match)) return match;
-  return parseMediaType([`${renderer.main}/${renderer.sub}`, ...[...match.params].map(([k, v]) => `${k}=${v}`)].join(';'));
+  return parseMediaType(
+    [`${renderer.main}/${renderer.sub}`, ...[...match.params].map(([k, v]) => `${k}=${v}`)].join(';'),
+  );
 }
 
 /**
@@ -66,7 +72,8 @@ export function parseMediaType(text: string): MediaType {
     if (eq < 0) continue;
     let name = asciiLower(pyBytesStrip(part.slice(0, eq)));
     let value = pyBytesStrip(part.slice(eq + 1));
-    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replaceAll('\\\\', '\\').replaceAll('\\"', '"');
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"'))
+      value = value.slice(1, -1).replaceAll('\\\\', '\\').replaceAll('\\"', '"');
     if (name.endsWith('*')) {
       name = name.slice(0, -1);
       if (part.split("'").length === 3) {

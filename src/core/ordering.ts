@@ -40,7 +40,10 @@ export function orderingKey(ordering: Ordering): string {
 
 /** The default ordering plus every single accepted field, ascending and descending (33). */
 export function singleOrderings(fields: readonly NameField[]): Ordering[] {
-  return [DEFAULT_ORDERING, ...fields.flatMap((field) => [[{ field, descending: false }], [{ field, descending: true }]])];
+  return [
+    DEFAULT_ORDERING,
+    ...fields.flatMap((field) => [[{ field, descending: false }], [{ field, descending: true }]]),
+  ];
 }
 
 /** The keys of the 33 orderings a site can precompute, in build order: `default`, `name_ar`, `-name_ar`, ... */

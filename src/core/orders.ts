@@ -29,7 +29,10 @@ export interface OrderSource {
 export class Orders {
   private readonly multi = new Map<string, Uint32Array>();
 
-  constructor(private readonly source: OrderSource, private readonly cacheSize = MULTI_FIELD_CACHE) {}
+  constructor(
+    private readonly source: OrderSource,
+    private readonly cacheSize = MULTI_FIELD_CACHE,
+  ) {}
 
   /** Dataset positions in the given ordering, ties broken by id ascending. */
   order(ordering: Ordering): Uint32Array {
@@ -41,7 +44,8 @@ export class Orders {
     else {
       // LSD: from the last term's presorted order, stable passes for each earlier term.
       order = this.source.single(terms.slice(-1));
-      for (let i = terms.length - 2; i >= 0; i--) order = sortByRank(order, this.source.ranks(terms[i]!.field), terms[i]!.descending);
+      for (let i = terms.length - 2; i >= 0; i--)
+        order = sortByRank(order, this.source.ranks(terms[i]!.field), terms[i]!.descending);
       if (this.multi.size >= this.cacheSize) this.multi.delete(this.multi.keys().next().value!);
     }
     if (this.cacheSize > 0) this.multi.set(key, order);
@@ -68,7 +72,8 @@ export class Orders {
     const window = first.subarray(lo, hi);
     // Ties on every term keep their places in `first`, which are by id ascending.
     const at = Uint32Array.from({ length: hi - lo }, (_, i) => i).sort((a, b) => {
-      const p = window[a]!, q = window[b]!;
+      const p = window[a]!,
+        q = window[b]!;
       for (const key of keys) if (key.ranks[p] !== key.ranks[q]) return key.sign * (key.ranks[p]! - key.ranks[q]!);
       return a - b;
     });

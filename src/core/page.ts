@@ -41,7 +41,10 @@ export function answerListing(index: PageIndex, pairs: readonly QueryPair[], bas
   const link = (page: number | null) => listingUrlJson(baseUrl, query(page === null ? null : String(page)));
   const next = slice.number < slice.pages ? link(slice.number + 1) : 'null';
   const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : 'null';
-  return { status: 200, body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(positions[i]!)) };
+  return {
+    status: 200,
+    body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(positions[i]!)),
+  };
 }
 
 /**
@@ -53,7 +56,10 @@ export function onePageIndex(count: number, page: ReturnType<typeof pageOf>, cit
   const positions = new Uint32Array(page ? page.slice.end - page.slice.start : 0).map((_, i) => i);
   return {
     count,
-    positions: (ordering, start, end) => (page && start === page.slice.start && end === page.slice.end && orderingKey(ordering) === key ? positions : otherPage()),
+    positions: (ordering, start, end) =>
+      page && start === page.slice.start && end === page.slice.end && orderingKey(ordering) === key
+        ? positions
+        : otherPage(),
     json: (i) => (i < positions.length ? city(i) : otherPage()),
   };
 }
@@ -63,7 +69,10 @@ function otherPage(): never {
 }
 
 /** Which cities a query asks for: its ordering and page slice, or null for 404 "Invalid page.". */
-export function pageOf(count: number, pairs: readonly QueryPair[]): { readonly ordering: Ordering; readonly slice: PageSlice } | null {
+export function pageOf(
+  count: number,
+  pairs: readonly QueryPair[],
+): { readonly ordering: Ordering; readonly slice: PageSlice } | null {
   const slice = paginate(count, pageSizeFrom(lastValue(pairs, param.pageSize)), lastValue(pairs, param.page));
   return slice && { ordering: parseOrdering(lastValue(pairs, param.ordering)), slice };
 }

@@ -28,7 +28,10 @@ export class PrettyJson {
   private at = 0;
   private readonly pads: Bytes[] = [];
 
-  constructor(private readonly indent: number, private readonly mode: PrettyMode = 'json') {}
+  constructor(
+    private readonly indent: number,
+    private readonly mode: PrettyMode = 'json',
+  ) {}
 
   /** The output for `input`, up to what the bytes read so far decide. */
   push(input: Bytes): Bytes {

@@ -44,7 +44,10 @@ export function parsePyInt(text: string): bigint | null {
   const s = stripRuns(text, PY_INT_SPACE);
   let i = 0;
   let negative = false;
-  if (s[0] === '+' || s[0] === '-') { negative = s[0] === '-'; i = 1; }
+  if (s[0] === '+' || s[0] === '-') {
+    negative = s[0] === '-';
+    i = 1;
+  }
   let digits = '';
   let lastWasDigit = false;
   for (const ch of s.slice(i)) {

@@ -15,7 +15,12 @@ const DJANGO_HEADERS = {
 
 const ALLOW = 'GET, POST, HEAD, OPTIONS';
 /** The media types of the two renderers (compact or indented JSON, the browsable page) and of the POST bodies DRF parses. */
-const MEDIA = { json: 'application/json', html: 'text/html', form: 'application/x-www-form-urlencoded', multipart: 'multipart/form-data' } as const;
+const MEDIA = {
+  json: 'application/json',
+  html: 'text/html',
+  form: 'application/x-www-form-urlencoded',
+  multipart: 'multipart/form-data',
+} as const;
 
 export const ROUTES = {
   /** The endpoint, below the base URL's path; without its last slash it redirects there (301). */
@@ -123,11 +128,12 @@ export type FileParam = 'ordering' | 'page_size' | 'page' | 'count' | 'chunk';
 
 /** A file template with its `{name}` placeholders replaced: `fill(ROUTES.file.page, { ordering: '$1', ... })`. */
 export function fill(template: string, values: Partial<Record<FileParam, string | number>>): string {
-  return template.replace(/\{(\w+)\}/g, (whole, name: FileParam) => (values[name] === undefined ? whole : String(values[name])));
+  return template.replace(/\{(\w+)\}/g, (whole, name: FileParam) =>
+    values[name] === undefined ? whole : String(values[name]),
+  );
 }
 
 /** The endpoint's path below a mount (the base URL's path): `/cities/` or `/api/v1/cities/`. */
 export function endpointPath(mount: string): string {
   return `${mount}${ROUTES.endpoint}`;
 }
-

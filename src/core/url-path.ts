@@ -34,9 +34,22 @@ export function pathInfo(raw: string): string {
 function sequenceLength(bytes: readonly number[], i: number): number {
   const b = bytes[i]!;
   if (b < 0x80) return 1;
-  const [length, low, high] = b >= 0xc2 && b <= 0xdf ? [2, 0x80, 0xbf]
-    : b === 0xe0 ? [3, 0xa0, 0xbf] : b === 0xed ? [3, 0x80, 0x9f] : b >= 0xe1 && b <= 0xef ? [3, 0x80, 0xbf]
-    : b === 0xf0 ? [4, 0x90, 0xbf] : b === 0xf4 ? [4, 0x80, 0x8f] : b >= 0xf1 && b <= 0xf3 ? [4, 0x80, 0xbf] : [0, 0, 0];
+  const [length, low, high] =
+    b >= 0xc2 && b <= 0xdf
+      ? [2, 0x80, 0xbf]
+      : b === 0xe0
+        ? [3, 0xa0, 0xbf]
+        : b === 0xed
+          ? [3, 0x80, 0x9f]
+          : b >= 0xe1 && b <= 0xef
+            ? [3, 0x80, 0xbf]
+            : b === 0xf0
+              ? [4, 0x90, 0xbf]
+              : b === 0xf4
+                ? [4, 0x80, 0x8f]
+                : b >= 0xf1 && b <= 0xf3
+                  ? [4, 0x80, 0xbf]
+                  : [0, 0, 0];
   if (!length) return 0;
   const second = bytes[i + 1];
   if (second === undefined || second < low || second > high) return 0;

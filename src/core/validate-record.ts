@@ -37,14 +37,21 @@ export function validateRecord(raw: RawRecord, fromCsv: boolean): RecordResult {
   for (const field of NAME_FIELDS) if (field in raw) city[field] = readName(field, raw[field], fail);
   const longitude = readCoordinate('longitude', raw.longitude, fromCsv, fail);
   const latitude = readCoordinate('latitude', raw.latitude, fromCsv, fail);
-  if ('longitude' in raw && 'latitude' in raw && longitude !== undefined && latitude !== undefined && (longitude === null) !== (latitude === null)) {
+  if (
+    'longitude' in raw &&
+    'latitude' in raw &&
+    longitude !== undefined &&
+    latitude !== undefined &&
+    (longitude === null) !== (latitude === null)
+  ) {
     const missing = longitude === null ? 'longitude' : 'latitude';
     fail(missing, raw[missing], 'must be given together with the other coordinate (both or neither)');
   }
   city.longitude = longitude ?? null;
   city.latitude = latitude ?? null;
   if ('top' in raw) city.top = readTop(raw.top, fromCsv, fail);
-  for (const field of ['created_at', 'updated_at'] as const) if (field in raw) city[field] = readTimestamp(field, raw[field], fail);
+  for (const field of ['created_at', 'updated_at'] as const)
+    if (field in raw) city[field] = readTimestamp(field, raw[field], fail);
   return problems.length ? { problems } : { city };
 }
 
@@ -70,7 +77,12 @@ function readName(field: string, value: unknown, fail: Fail): string {
 }
 
 /** The coordinate, null when absent, undefined when invalid (the problem is reported). */
-function readCoordinate(field: keyof typeof COORDINATE_LIMITS, value: unknown, fromCsv: boolean, fail: Fail): number | null | undefined {
+function readCoordinate(
+  field: keyof typeof COORDINATE_LIMITS,
+  value: unknown,
+  fromCsv: boolean,
+  fail: Fail,
+): number | null | undefined {
   if (value === undefined || value === null || (fromCsv && value === '')) return null;
   let text: string;
   if (typeof value === 'number' && !fromCsv) text = value.toExponential();
@@ -111,7 +123,11 @@ function readTop(value: unknown, fromCsv: boolean, fail: Fail): boolean {
 function readTimestamp(field: string, value: unknown, fail: Fail): string {
   const normalized = typeof value === 'string' ? normalizeTimestamp(value) : null;
   if (normalized === null) {
-    fail(field, value, 'must be an ISO 8601 UTC timestamp such as 2024-01-31T09:30:00.123456Z (Z or +00:00, 0-6 fractional digits)');
+    fail(
+      field,
+      value,
+      'must be an ISO 8601 UTC timestamp such as 2024-01-31T09:30:00.123456Z (Z or +00:00, 0-6 fractional digits)',
+    );
     return '';
   }
   return normalized;
@@ -122,9 +138,12 @@ export function normalizeTimestamp(text: string): string | null {
   const m = TIMESTAMP.exec(text);
   if (!m) return null;
   const [, y, mo, d, h, mi, s, frac = ''] = m;
-  const year = Number(y), month = Number(mo), day = Number(d);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
   const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
-  if (year < 1 || days === undefined || day < 1 || day > days || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
+  if (year < 1 || days === undefined || day < 1 || day > days || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59)
+    return null;
   return `${y}-${mo}-${d}T${h}:${mi}:${s}.${frac.padEnd(6, '0')}Z`;
 }

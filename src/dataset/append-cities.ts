@@ -61,7 +61,10 @@ export async function commitStaged({ target, temp, before }: StagedDataset): Pro
   // The new file is in place: syncing its directory only makes the rename durable sooner, and
   // some filesystems refuse to; a failure here must not report the commit as failed.
   const dirHandle = await open(dir, 'r').catch(() => null);
-  await dirHandle?.sync().catch(() => undefined).finally(() => dirHandle.close());
+  await dirHandle
+    ?.sync()
+    .catch(() => undefined)
+    .finally(() => dirHandle.close());
 }
 
 export async function discardStaged({ temp }: Pick<StagedDataset, 'temp'>): Promise<void> {
@@ -92,14 +95,19 @@ async function checkStorable(cities: readonly City[], json: boolean): Promise<vo
     const result = validateRecord(raw, !json);
     if (!result.city || cityJson(result.city) !== cityJson(city)) {
       const why = result.problems?.map((p) => `${p.field}: ${p.reason}`).join('; ') ?? 'it reads back differently';
-      throw new CitiesApiError(`city ${city.id} cannot be stored in the dataset as it is (${why}); nothing was written`);
+      throw new CitiesApiError(
+        `city ${city.id} cannot be stored in the dataset as it is (${why}); nothing was written`,
+      );
     }
   }
 }
 
 async function appendCsv(text: Buffer, cities: readonly City[]): Promise<string> {
   const newline = text.indexOf(10);
-  const firstLine = text.subarray(0, newline < 0 ? text.length : newline > 0 && text[newline - 1] === 13 ? newline - 1 : newline);
+  const firstLine = text.subarray(
+    0,
+    newline < 0 ? text.length : newline > 0 && text[newline - 1] === 13 ? newline - 1 : newline,
+  );
   let header: readonly string[] = CITY_FIELDS;
   await readCsvRows([firstLine], ({ values }) => void (header = values));
   const source = text.toString('utf8');
@@ -176,13 +184,22 @@ export async function checkWritable(file: string): Promise<string[]> {
   const stats = await stat(target);
   if (!stats.isFile()) throw new CitiesApiError(`--writable needs the dataset ${file}${via} to be a regular file`, 2);
   await access(dirname(target), constants.W_OK).catch(() => {
-    throw new CitiesApiError(`--writable: cannot create files in ${dirname(target)}, where new versions of ${file}${via} are written before they replace it; make that directory writable`, 2);
+    throw new CitiesApiError(
+      `--writable: cannot create files in ${dirname(target)}, where new versions of ${file}${via} are written before they replace it; make that directory writable`,
+      2,
+    );
   });
   if ((await lstat(`${target}.bak`).catch(() => null))?.isDirectory()) {
-    throw new CitiesApiError(`--writable: ${target}.bak is a directory; the previous version of the dataset is kept under that name: move the directory away`, 2);
+    throw new CitiesApiError(
+      `--writable: ${target}.bak is a directory; the previous version of the dataset is kept under that name: move the directory away`,
+      2,
+    );
   }
   const warnings: string[] = [];
   if (via) warnings.push(`${file}${via}: POSTs replace ${target} (its previous version kept as ${target}.bak)`);
-  if (stats.nlink > 1) warnings.push(`warning: ${target} has ${stats.nlink} hard links: each POST replaces it with a new file, so its other names keep the old data`);
+  if (stats.nlink > 1)
+    warnings.push(
+      `warning: ${target} has ${stats.nlink} hard links: each POST replaces it with a new file, so its other names keep the old data`,
+    );
   return warnings;
 }

@@ -3,7 +3,6 @@ import type { City } from '../core/fields.js';
 import type { NewCity } from '../post/create-city.js';
 import { CreateRefused, type CityStore } from '../post/city-store.js';
 import { commitStaged, DatasetChanged, discardStaged, stageAppend } from './append-cities.js';
-import { CitiesApiError } from '../core/errors.js';
 import { readDataset } from './read-dataset.js';
 import { lockDataset, LockBusyError, whileBusy } from '../write/lock.js';
 
@@ -29,7 +28,10 @@ export class CityWriter implements CityStore {
   private pending: { city: NewCity; resolve: (c: City) => void; reject: (e: unknown) => void }[] = [];
   private running: Promise<void> | null = null;
 
-  constructor(private readonly file: string, private readonly options: WriterOptions) {}
+  constructor(
+    private readonly file: string,
+    private readonly options: WriterOptions,
+  ) {}
 
   create(city: NewCity): Promise<City> {
     return new Promise((resolve, reject) => {
@@ -84,14 +86,21 @@ export class CityWriter implements CityStore {
         await commitStaged(staged);
       } catch (error) {
         // The site already answers with the new cities, which are not in the file: back to what the file holds.
-        await this.options.publish(this.file).catch((rollback: Error) =>
-          this.options.log?.(`error: ${this.file} was not changed, but the site could not be rebuilt from it: ${rollback.message}`));
+        await this.options
+          .publish(this.file)
+          .catch((rollback: Error) =>
+            this.options.log?.(
+              `error: ${this.file} was not changed, but the site could not be rebuilt from it: ${rollback.message}`,
+            ),
+          );
         throw error;
       }
       return { created, lastId: id };
     } finally {
       // Committed or not, the answer stands: a lock file left behind is taken over by the next writer.
-      await release().catch((error: Error) => this.options.log?.(`error: could not release the lock of ${target}: ${error.message}`));
+      await release().catch((error: Error) =>
+        this.options.log?.(`error: could not release the lock of ${target}: ${error.message}`),
+      );
     }
   }
 
@@ -99,18 +108,29 @@ export class CityWriter implements CityStore {
     const retryAfter = Math.max(1, Math.ceil(this.options.lockWait / 1000));
     if (error instanceof LockBusyError) {
       this.options.log?.(`POST refused (503): ${error.message}`);
-      return new CreateRefused(503, `Another process is updating this data; nothing was written. Try again in ${retryAfter} s.`, retryAfter);
+      return new CreateRefused(
+        503,
+        `Another process is updating this data; nothing was written. Try again in ${retryAfter} s.`,
+        retryAfter,
+      );
     }
     if (error instanceof DatasetChanged) {
       this.options.log?.(`POST refused (503): ${error.message}`);
-      return new CreateRefused(503, 'The data changed while the city was being added; nothing was written. Try again.', 1);
+      return new CreateRefused(
+        503,
+        'The data changed while the city was being added; nothing was written. Try again.',
+        1,
+      );
     }
     return error;
   }
 }
 
 function idsExhausted(lastId: number): CreateRefused {
-  return new CreateRefused(500, `No id is left for a new city: the largest id in use is ${lastId}, and ids stop at ${Number.MAX_SAFE_INTEGER} (2^53-1, the largest integer JSON clients read exactly). Nothing was written.`);
+  return new CreateRefused(
+    500,
+    `No id is left for a new city: the largest id in use is ${lastId}, and ids stop at ${Number.MAX_SAFE_INTEGER} (2^53-1, the largest integer JSON clients read exactly). Nothing was written.`,
+  );
 }
 
 /** A source of `YYYY-MM-DDTHH:MM:SS.ffffffZ` timestamps of now, strictly increasing. */

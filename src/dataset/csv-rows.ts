@@ -9,7 +9,10 @@ export interface CsvRow {
 }
 
 export class CsvSyntaxError extends Error {
-  constructor(readonly line: number, message: string) {
+  constructor(
+    readonly line: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -20,12 +23,16 @@ export class CsvSyntaxError extends Error {
  * quoted newlines. Rejects with CsvSyntaxError at the record where the syntax breaks, or where a
  * record runs past MAX_RECORD_BYTES (then the rest of the input is not read).
  */
-export async function readCsvRows(chunks: AsyncIterable<Buffer> | Iterable<Buffer>, onRow: (row: CsvRow) => void): Promise<void> {
+export async function readCsvRows(
+  chunks: AsyncIterable<Buffer> | Iterable<Buffer>,
+  onRow: (row: CsvRow) => void,
+): Promise<void> {
   // Offsets of the newlines not yet behind a finished record, and how many came before them.
   let newlines: number[] = [];
   let forgotten = 0;
   const newlinesBefore = (offset: number) => {
-    let lo = 0, hi = newlines.length;
+    let lo = 0,
+      hi = newlines.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (newlines[mid]! < offset) lo = mid + 1;
@@ -33,7 +40,13 @@ export async function readCsvRows(chunks: AsyncIterable<Buffer> | Iterable<Buffe
     }
     return forgotten + lo;
   };
-  const parser = parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true, record_delimiter: ['\r\n', '\n'] });
+  const parser = parse({
+    bom: true,
+    info: true,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    record_delimiter: ['\r\n', '\n'],
+  });
   let end = 0;
   let failure: unknown;
   parser.on('data', ({ record, info }: { record: string[]; info: { bytes: number } }) => {
@@ -50,7 +63,10 @@ export async function readCsvRows(chunks: AsyncIterable<Buffer> | Iterable<Buffe
   });
   const done = new Promise<void>((resolve, reject) => {
     parser.on('error', (error) => {
-      failure ??= new CsvSyntaxError(1 + newlinesBefore(end), `CSV syntax error in the record starting here: ${shortQuoted(error.message.replace(/ at line \d+/, ''))}`);
+      failure ??= new CsvSyntaxError(
+        1 + newlinesBefore(end),
+        `CSV syntax error in the record starting here: ${shortQuoted(error.message.replace(/ at line \d+/, ''))}`,
+      );
       reject(failure);
     });
     parser.on('end', resolve);
@@ -62,7 +78,10 @@ export async function readCsvRows(chunks: AsyncIterable<Buffer> | Iterable<Buffe
     offset += chunk.length;
     parser.write(chunk);
     if (!failure && offset - end > MAX_RECORD_BYTES) {
-      failure = new CsvSyntaxError(1 + newlinesBefore(end), `the record starting here runs past ${MAX_RECORD_BYTES} bytes without ending (a city takes a few KiB): is this a CSV dataset? (reading stopped here)`);
+      failure = new CsvSyntaxError(
+        1 + newlinesBefore(end),
+        `the record starting here runs past ${MAX_RECORD_BYTES} bytes without ending (a city takes a few KiB): is this a CSV dataset? (reading stopped here)`,
+      );
     }
     if (failure) break;
     const behind = newlinesBefore(end - 1) - forgotten;

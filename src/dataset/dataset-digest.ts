@@ -11,7 +11,11 @@ export function datasetHash(format: '.csv' | '.json'): Hash {
 }
 
 /** The digest of a dataset file of this format (checked to be a regular file), read a chunk at a time. */
-export async function digestFile(file: string, format: '.csv' | '.json', onChunk?: (bytesRead: number) => void): Promise<Buffer> {
+export async function digestFile(
+  file: string,
+  format: '.csv' | '.json',
+  onChunk?: (bytesRead: number) => void,
+): Promise<Buffer> {
   const hash = datasetHash(format);
   let read = 0;
   for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {

@@ -2,12 +2,23 @@ import { MAX_RECORD_BYTES } from '../core/fields.js';
 
 /** Why the bytes are not a JSON array of records, and the line where that shows. */
 export class JsonShapeError extends Error {
-  constructor(readonly line: number, reason: string, readonly index?: number) {
+  constructor(
+    readonly line: number,
+    reason: string,
+    readonly index?: number,
+  ) {
     super(reason);
   }
 }
 
-const OPEN = 0x5b, CLOSE = 0x5d, OBJ_OPEN = 0x7b, OBJ_CLOSE = 0x7d, COMMA = 0x2c, QUOTE = 0x22, BACKSLASH = 0x5c, NEWLINE = 0x0a;
+const OPEN = 0x5b,
+  CLOSE = 0x5d,
+  OBJ_OPEN = 0x7b,
+  OBJ_CLOSE = 0x7d,
+  COMMA = 0x2c,
+  QUOTE = 0x22,
+  BACKSLASH = 0x5c,
+  NEWLINE = 0x0a;
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
@@ -77,25 +88,50 @@ export class JsonArraySplitter {
     if (this.state === 'value') {
       // Cut short inside an element: JSON.parse says what is wrong with what there is of it.
       const text = Buffer.concat(this.parts).toString('utf8');
-      throw elementSyntaxError(text, this.startLine) ?? new JsonShapeError(this.lastLine, 'is not valid JSON: Unexpected end of JSON input');
+      throw (
+        elementSyntaxError(text, this.startLine) ??
+        new JsonShapeError(this.lastLine, 'is not valid JSON: Unexpected end of JSON input')
+      );
     }
-    throw new JsonShapeError(this.lastLine, `is not valid JSON: Unexpected end of JSON input (${this.state === 'start' ? 'no array' : 'the array is not closed'})`);
+    throw new JsonShapeError(
+      this.lastLine,
+      `is not valid JSON: Unexpected end of JSON input (${this.state === 'start' ? 'no array' : 'the array is not closed'})`,
+    );
   }
 
   private unexpected(b: number): JsonShapeError {
     const what = b >= 0x21 && b <= 0x7e ? `"${String.fromCharCode(b)}"` : `byte 0x${b.toString(16).padStart(2, '0')}`;
     if (this.state === 'start') {
-      const value = b === OBJ_OPEN || b === QUOTE || b === 0x2d || (b >= 0x30 && b <= 0x39) || b === 0x74 || b === 0x66 || b === 0x6e;
-      return new JsonShapeError(this.line, value ? 'must hold a JSON array of city objects' : `is not valid JSON: unexpected ${what} where the array should begin`);
+      const value =
+        b === OBJ_OPEN ||
+        b === QUOTE ||
+        b === 0x2d ||
+        (b >= 0x30 && b <= 0x39) ||
+        b === 0x74 ||
+        b === 0x66 ||
+        b === 0x6e;
+      return new JsonShapeError(
+        this.line,
+        value
+          ? 'must hold a JSON array of city objects'
+          : `is not valid JSON: unexpected ${what} where the array should begin`,
+      );
     }
-    return new JsonShapeError(this.line, `is not valid JSON: unexpected ${what} ${this.state === 'end' ? 'after the array' : 'where a record should begin'}`);
+    return new JsonShapeError(
+      this.line,
+      `is not valid JSON: unexpected ${what} ${this.state === 'end' ? 'after the array' : 'where a record should begin'}`,
+    );
   }
 
   private take(part: Buffer): void {
     this.parts.push(part);
     this.size += part.length;
     if (this.size > MAX_RECORD_BYTES) {
-      throw new JsonShapeError(this.startLine, `is longer than ${MAX_RECORD_BYTES} bytes (a city takes a few KiB): is this a city dataset? (reading stopped here)`, this.index);
+      throw new JsonShapeError(
+        this.startLine,
+        `is longer than ${MAX_RECORD_BYTES} bytes (a city takes a few KiB): is this a city dataset? (reading stopped here)`,
+        this.index,
+      );
     }
   }
 

@@ -48,7 +48,10 @@ export async function readDataset(file: string, options: ReadOptions = {}): Prom
     else await readJson(chunks, collector);
   } catch (error) {
     if (!(error instanceof InvalidUtf8)) throw await fileSystemError(error, DATASET_ROLE, file);
-    collector.problem({ line: error.line, reason: `is not valid UTF-8 (byte 0x${error.byte.toString(16)} at offset ${error.offset})` });
+    collector.problem({
+      line: error.line,
+      reason: `is not valid UTF-8 (byte 0x${error.byte.toString(16)} at offset ${error.offset})`,
+    });
   }
   if (collector.total) throw datasetError(file, collector);
   if (hash) options.onDigest!(hash.digest());
@@ -56,7 +59,10 @@ export async function readDataset(file: string, options: ReadOptions = {}): Prom
 }
 
 /** The digest of a dataset file (datasetHash), refused as readDataset refuses it; nothing parsed. */
-export async function datasetDigest(file: string, options: Pick<ReadOptions, 'onProgress' | 'signal'> = {}): Promise<Buffer> {
+export async function datasetDigest(
+  file: string,
+  options: Pick<ReadOptions, 'onProgress' | 'signal'> = {},
+): Promise<Buffer> {
   const format = await checkDatasetFile(file);
   const size = options.onProgress ? (await stat(file)).size : 0;
   return digestFile(file, format, (read) => {
@@ -75,14 +81,24 @@ export async function checkDatasetFile(file: string): Promise<'.csv' | '.json'> 
   const format = extname(file).toLowerCase();
   // A directory is said to be one, whatever its name.
   if (format !== '.csv' && format !== '.json' && !(await stat(file).catch(() => null))?.isDirectory()) {
-    throw new CitiesApiError(`${file}: unsupported dataset type "${shortText(format) || '(none)'}": use a .csv or .json file`);
+    throw new CitiesApiError(
+      `${file}: unsupported dataset type "${shortText(format) || '(none)'}": use a .csv or .json file`,
+    );
   }
   const info = await stat(file).catch(async (error: unknown) => {
     throw await fileSystemError(error, DATASET_ROLE, file);
   });
   if (!info.isFile()) {
-    const kind = info.isDirectory() ? 'a directory' : info.isFIFO() ? 'a pipe (FIFO)' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file';
-    throw new CitiesApiError(`cannot read dataset ${file}: it is ${kind}; give the path of a regular .csv or .json file`);
+    const kind = info.isDirectory()
+      ? 'a directory'
+      : info.isFIFO()
+        ? 'a pipe (FIFO)'
+        : info.isCharacterDevice() || info.isBlockDevice()
+          ? 'a device'
+          : 'not a regular file';
+    throw new CitiesApiError(
+      `cannot read dataset ${file}: it is ${kind}; give the path of a regular .csv or .json file`,
+    );
   }
   return format as '.csv' | '.json';
 }
@@ -115,7 +131,8 @@ class Collector {
     }
     const first = this.firstSeen.get(result.city.id);
     const place = (at: number) => (at < 0 ? `record ${~at}` : `line ${at}`);
-    if (first !== undefined) this.problem({ ...where, field: 'id', value: result.city.id, reason: `duplicates the id of ${place(first)}` });
+    if (first !== undefined)
+      this.problem({ ...where, field: 'id', value: result.city.id, reason: `duplicates the id of ${place(first)}` });
     else this.firstSeen.set(result.city.id, where.index !== undefined ? ~where.index : where.line!);
     if (!this.total) this.table.add(result.city as City);
   }
@@ -145,7 +162,8 @@ async function readCsv(chunks: AsyncIterable<Buffer>, collector: Collector): Pro
     if (!(error instanceof CsvSyntaxError)) throw error;
     collector.problem({ line: error.line, reason: error.message });
   }
-  if (!header && !collector.total) collector.problem({ line: 1, reason: 'has no header row (expected id,name_ar,...,updated_at)' });
+  if (!header && !collector.total)
+    collector.problem({ line: 1, reason: 'has no header row (expected id,name_ar,...,updated_at)' });
 }
 
 function headerProblems(header: readonly string[]): string[] {
@@ -156,8 +174,14 @@ function headerProblems(header: readonly string[]): string[] {
   const repeated = header.filter((name, i) => header.indexOf(name) !== i);
   return [
     ...(missing.length ? [`header: missing column${missing.length > 1 ? 's' : ''} ${list(missing)}`] : []),
-    ...(unknown.length ? [`header: unknown column${unknown.length > 1 ? 's' : ''} ${list(unknown)} (expected ${known.join(',')})`] : []),
-    ...(repeated.length ? [`header: column${repeated.length > 1 ? 's' : ''} ${list(repeated)} appear${repeated.length > 1 ? '' : 's'} more than once`] : []),
+    ...(unknown.length
+      ? [`header: unknown column${unknown.length > 1 ? 's' : ''} ${list(unknown)} (expected ${known.join(',')})`]
+      : []),
+    ...(repeated.length
+      ? [
+          `header: column${repeated.length > 1 ? 's' : ''} ${list(repeated)} appear${repeated.length > 1 ? '' : 's'} more than once`,
+        ]
+      : []),
   ];
 }
 
@@ -180,12 +204,20 @@ async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector): Pr
     splitter.end();
   } catch (error) {
     if (!(error instanceof JsonShapeError)) throw error;
-    collector.problem({ line: error.line, ...(error.index !== undefined ? { index: error.index } : {}), reason: error.message });
+    collector.problem({
+      line: error.line,
+      ...(error.index !== undefined ? { index: error.index } : {}),
+      reason: error.message,
+    });
   }
 }
 
 class InvalidUtf8 extends Error {
-  constructor(readonly offset: number, readonly byte: number, readonly line: number) {
+  constructor(
+    readonly offset: number,
+    readonly byte: number,
+    readonly line: number,
+  ) {
     super('invalid UTF-8');
   }
 }
@@ -230,7 +262,8 @@ function countNewlines(bytes: Buffer): number {
 
 /** Locates the first invalid byte in `bytes`, which start at file offset `offset`, on line `line`. */
 function invalidUtf8(bytes: Buffer, offset: number, line: number): InvalidUtf8 {
-  let lo = 0, hi = bytes.length;
+  let lo = 0,
+    hi = bytes.length;
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
     const prefix = bytes.subarray(0, mid);
@@ -248,5 +281,9 @@ function datasetError(file: string, collector: Collector): CitiesApiError {
   const shown = located.slice(0, MAX_LISTED_PROBLEMS).map((p) => `  ${formatProblem(p)}`);
   const more = collector.total > MAX_LISTED_PROBLEMS ? [`  ... and ${collector.total - MAX_LISTED_PROBLEMS} more`] : [];
   const noun = collector.total === 1 ? 'problem' : 'problems';
-  return new CitiesApiError([`invalid dataset ${file} (${collector.total} ${noun}; nothing was written):`, ...shown, ...more].join('\n'), 1, located);
+  return new CitiesApiError(
+    [`invalid dataset ${file} (${collector.total} ${noun}; nothing was written):`, ...shown, ...more].join('\n'),
+    1,
+    located,
+  );
 }

@@ -39,7 +39,9 @@ export function nginxConfig(spec: SiteSpec, options: NginxOptions): string {
   const { param, file, absent, lastPage } = ROUTES;
   const names = [param.ordering, param.page, param.pageSize];
   const orderings = `${ROUTES.descending}?(?:${ROUTES.orderingFields.join('|')})`;
-  const headers = Object.entries(ROUTES.headers).map(([name, value]) => `    add_header ${name} "${value}";`).join('\n');
+  const headers = Object.entries(ROUTES.headers)
+    .map(([name, value]) => `    add_header ${name} "${value}";`)
+    .join('\n');
   const accept = acceptRegexes();
   const internal = '/_cities_api_files/';
   const page = `/${fill(file.page, { ordering: '$1', page_size: '$2', page: '$3' })}`;

@@ -7,7 +7,9 @@ import { ROUTES } from '../core/route-table.js';
  */
 export function notPrecomputedJson(pageSizes?: readonly number[]): string {
   const { param, orderingFields, descending } = ROUTES;
-  const sizes = pageSizes ? `${pageSizes.join('|')} (or any size >= the number of cities)` : 'a size the site was built with';
+  const sizes = pageSizes
+    ? `${pageSizes.join('|')} (or any size >= the number of cities)`
+    : 'a size the site was built with';
   return detailJson(
     `Not precomputed: this static host answers ${param.ordering}=<one of ${orderingFields.length * 2} orderings, e.g. ${orderingFields[1]} or ${descending}${orderingFields[0]}>, ` +
       `${param.pageSize}=${sizes} and ${param.page}; any other query needs the live server (cities-api serve).`,

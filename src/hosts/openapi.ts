@@ -11,9 +11,22 @@ import { COORDINATE_LIMITS, MAX_DECIMALS } from '../core/validate-record.js';
 type Json = Record<string, unknown>;
 
 const LANGUAGES: Readonly<Record<NameField, string>> = {
-  name_ar: 'Arabic', name_en: 'English', name_ch: 'Chinese', name_fr: 'French', name_ur: 'Urdu', name_fa: 'Persian',
-  name_sp: 'Spanish', name_de: 'German', name_it: 'Italian', name_uk: 'Ukrainian', name_hi: 'Hindi', name_id: 'Indonesian',
-  name_ru: 'Russian', name_pt: 'Portuguese', name_ms: 'Malay', name_tr: 'Turkish',
+  name_ar: 'Arabic',
+  name_en: 'English',
+  name_ch: 'Chinese',
+  name_fr: 'French',
+  name_ur: 'Urdu',
+  name_fa: 'Persian',
+  name_sp: 'Spanish',
+  name_de: 'German',
+  name_it: 'Italian',
+  name_uk: 'Ukrainian',
+  name_hi: 'Hindi',
+  name_id: 'Indonesian',
+  name_ru: 'Russian',
+  name_pt: 'Portuguese',
+  name_ms: 'Malay',
+  name_tr: 'Turkish',
 };
 const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$';
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -35,39 +48,93 @@ export function openApiDocument(settings: SiteSpec): object {
         'Names are compared in the collation the site was built with: `locale` (an ICU collator of each language) or `codepoint` (Unicode code point order).',
     },
     servers: [{ url: settings.baseUrl }],
-    paths: { [ROUTES.endpoint]: { get: listOperation(settings), head: headOperation(), post: createOperation(), options: optionsOperation() } },
+    paths: {
+      [ROUTES.endpoint]: {
+        get: listOperation(settings),
+        head: headOperation(),
+        post: createOperation(),
+        options: optionsOperation(),
+      },
+    },
     components: {
-      schemas: { City: citySchema(), CityList: cityListSchema(settings.baseUrl), NewCity: newCitySchema(), Error: errorSchema(), ValidationErrors: validationErrorsSchema(), Metadata: metadataSchema() },
+      schemas: {
+        City: citySchema(),
+        CityList: cityListSchema(settings.baseUrl),
+        NewCity: newCitySchema(),
+        Error: errorSchema(),
+        ValidationErrors: validationErrorsSchema(),
+        Metadata: metadataSchema(),
+      },
       headers: {
-        Allow: { description: 'The methods the endpoint allows.', schema: { type: 'string', const: REFERENCE_HEADERS.Allow } },
-        Vary: { description: 'Answers depend on the Accept header.', schema: { type: 'string', const: REFERENCE_HEADERS.Vary } },
+        Allow: {
+          description: 'The methods the endpoint allows.',
+          schema: { type: 'string', const: REFERENCE_HEADERS.Allow },
+        },
+        Vary: {
+          description: 'Answers depend on the Accept header.',
+          schema: { type: 'string', const: REFERENCE_HEADERS.Vary },
+        },
       },
       securitySchemes: {
-        tokenAuth: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <key>`, the key the server was started with (CITIES_API_TOKEN).' },
+        tokenAuth: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: '`Token <key>`, the key the server was started with (CITIES_API_TOKEN).',
+        },
       },
     },
   };
 }
 
 function listParameters(settings: SiteSpec): Json[] {
-  const query = (name: string, description: string, schema: Json, extra: Json = {}) => ({ name, in: 'query', required: false, description, schema, ...extra });
+  const query = (name: string, description: string, schema: Json, extra: Json = {}) => ({
+    name,
+    in: 'query',
+    required: false,
+    description,
+    schema,
+    ...extra,
+  });
   return [
-    query(param.ordering,
+    query(
+      param.ordering,
       `Comma-separated sort fields, each one of ${NAME_FIELDS.join(', ')}, ascending, or prefixed with \`${ROUTES.descending}\` for descending. ` +
         'Other field names (id, top, unknown ones) are ignored; without any valid field the default order applies: top cities first, then name_en ascending. ' +
         'Ties are always broken by id ascending, so no city appears on two pages.',
       { type: 'string' },
-      { examples: { ascending: { value: 'name_en' }, descending: { value: '-name_ar' }, list: { value: 'name_en,-name_ar' } } }),
-    query(param.page,
+      {
+        examples: {
+          ascending: { value: 'name_en' },
+          descending: { value: '-name_ar' },
+          list: { value: 'name_en,-name_ar' },
+        },
+      },
+    ),
+    query(
+      param.page,
       `1-based page number, or \`${ROUTES.lastPage}\`. A page out of range, or anything else, is 404 \`Invalid page.\`.`,
-      { oneOf: [{ type: 'integer', minimum: 1 }, { type: 'string', const: ROUTES.lastPage }], default: 1 }),
-    query(param.pageSize,
+      {
+        oneOf: [
+          { type: 'integer', minimum: 1 },
+          { type: 'string', const: ROUTES.lastPage },
+        ],
+        default: 1,
+      },
+    ),
+    query(
+      param.pageSize,
       `Cities per page: any positive integer; an invalid value means the default (${DEFAULT_PAGE_SIZE}). ` +
         'A size of at least `count` gives one page with `next` and `previous` null. ' +
         `Static pages are precomputed without ${param.pageSize} and for ${sizesText(settings)}; other sizes are computed live.`,
       { type: 'integer', minimum: 1, default: DEFAULT_PAGE_SIZE },
-      { 'x-precomputed-page-sizes': [...settings.pageSizes] }),
-    query(param.format, `\`${ROUTES.format.json}\`, or \`${ROUTES.format.html}\` for the browsable HTML page; any other value is 404 \`Not found.\`.`, { type: 'string', enum: [ROUTES.format.json, ROUTES.format.html] }),
+      { 'x-precomputed-page-sizes': [...settings.pageSizes] },
+    ),
+    query(
+      param.format,
+      `\`${ROUTES.format.json}\`, or \`${ROUTES.format.html}\` for the browsable HTML page; any other value is 404 \`Not found.\`.`,
+      { type: 'string', enum: [ROUTES.format.json, ROUTES.format.html] },
+    ),
   ];
 }
 
@@ -83,9 +150,15 @@ function listOperation(settings: SiteSpec): Json {
         content: { ...json(ref('CityList')), [ROUTES.mediaType.html]: { schema: { type: 'string' } } },
       },
       '404': {
-        description: `\`Invalid page.\` for a page that is not a positive integer, \`${ROUTES.lastPage}\` or in range; \`Not found.\` for an unknown format. ` +
+        description:
+          `\`Invalid page.\` for a page that is not a positive integer, \`${ROUTES.lastPage}\` or in range; \`Not found.\` for an unknown format. ` +
           'A static-only host answers a query it has no file for with a `Not precomputed: ...` detail.',
-        content: json(ref('Error'), { examples: { invalidPage: { value: { detail: 'Invalid page.' } }, unknownFormat: { value: { detail: 'Not found.' } } } }),
+        content: json(ref('Error'), {
+          examples: {
+            invalidPage: { value: { detail: 'Invalid page.' } },
+            unknownFormat: { value: { detail: 'Not found.' } },
+          },
+        }),
       },
       '406': errorResponse(`The Accept header asks for neither ${ROUTES.mediaType.json} nor ${ROUTES.mediaType.html}.`),
     },
@@ -115,12 +188,19 @@ function createOperation(): Json {
       content: { [ROUTES.mediaType.json]: body, [ROUTES.mediaType.form]: body, [ROUTES.mediaType.multipart]: body },
     },
     responses: {
-      '201': { description: 'The city as stored: id is the highest id plus one, both timestamps are now.', headers: API_HEADERS, content: json(ref('City')) },
+      '201': {
+        description: 'The city as stored: id is the highest id plus one, both timestamps are now.',
+        headers: API_HEADERS,
+        content: json(ref('City')),
+      },
       '400': {
         description: 'Invalid fields (a list of messages per field), or a body that cannot be parsed (`detail`).',
         content: json({ oneOf: [ref('ValidationErrors'), ref('Error')] }),
       },
-      '401': { ...errorResponse('No or wrong `Authorization: Token <key>` header.'), headers: { [ROUTES.header.authenticate]: { schema: { type: 'string', const: 'Token' } } } },
+      '401': {
+        ...errorResponse('No or wrong `Authorization: Token <key>` header.'),
+        headers: { [ROUTES.header.authenticate]: { schema: { type: 'string', const: 'Token' } } },
+      },
       '403': errorResponse('The server is read-only (not started with --writable and CITIES_API_TOKEN).'),
       '413': errorResponse(`The body is larger than ${limits.bodyBytes} bytes.`),
       '415': errorResponse('The body is not JSON, a URL-encoded form or multipart form data.'),
@@ -146,11 +226,22 @@ function nameSchema(field: NameField): Json {
 
 function coordinateSchema(field: keyof typeof COORDINATE_LIMITS): Json {
   const limit = COORDINATE_LIMITS[field];
-  return { type: ['number', 'null'], minimum: -limit, maximum: limit, description: `Decimal degrees with at most ${MAX_DECIMALS} decimals; null for a city without a location.` };
+  return {
+    type: ['number', 'null'],
+    minimum: -limit,
+    maximum: limit,
+    description: `Decimal degrees with at most ${MAX_DECIMALS} decimals; null for a city without a location.`,
+  };
 }
 
 function timestampSchema(description: string): Json {
-  return { type: 'string', format: 'date-time', pattern: TIMESTAMP_PATTERN, readOnly: true, description: `${description} (UTC, always 6 fractional digits and Z).` };
+  return {
+    type: 'string',
+    format: 'date-time',
+    pattern: TIMESTAMP_PATTERN,
+    readOnly: true,
+    description: `${description} (UTC, always 6 fractional digits and Z).`,
+  };
 }
 
 function citySchema(): Json {
@@ -163,12 +254,23 @@ function citySchema(): Json {
     created_at: timestampSchema('When the city was created'),
     updated_at: timestampSchema('When the city was last changed'),
   };
-  return { type: 'object', description: 'A city; every field is always present.', properties, required: Object.keys(properties), additionalProperties: false };
+  return {
+    type: 'object',
+    description: 'A city; every field is always present.',
+    properties,
+    required: Object.keys(properties),
+    additionalProperties: false,
+  };
 }
 
 function cityListSchema(baseUrl: string): Json {
   // Links are absolute, on the base URL, and keep the request's query with `page` changed.
-  const link = (description: string) => ({ type: ['string', 'null'], format: 'uri', pattern: `^${escapeRegExp(baseUrl)}${escapeRegExp(ROUTES.endpoint)}(\\?.*)?$`, description });
+  const link = (description: string) => ({
+    type: ['string', 'null'],
+    format: 'uri',
+    pattern: `^${escapeRegExp(baseUrl)}${escapeRegExp(ROUTES.endpoint)}(\\?.*)?$`,
+    description,
+  });
   return {
     type: 'object',
     properties: {
@@ -183,18 +285,45 @@ function cityListSchema(baseUrl: string): Json {
 }
 
 function newCitySchema(): Json {
-  const names = Object.fromEntries(NAME_FIELDS.map((field) => [field, { ...nameSchema(field), description: `Name in ${LANGUAGES[field]}; leading and trailing whitespace is trimmed, and it must not be blank.` }]));
-  const coordinate = (field: keyof typeof COORDINATE_LIMITS) => ({ ...coordinateSchema(field), default: null, description: `Decimal degrees with at most ${MAX_DECIMALS} decimals (a number or a numeric string); give longitude and latitude together, or neither.` });
+  const names = Object.fromEntries(
+    NAME_FIELDS.map((field) => [
+      field,
+      {
+        ...nameSchema(field),
+        description: `Name in ${LANGUAGES[field]}; leading and trailing whitespace is trimmed, and it must not be blank.`,
+      },
+    ]),
+  );
+  const coordinate = (field: keyof typeof COORDINATE_LIMITS) => ({
+    ...coordinateSchema(field),
+    default: null,
+    description: `Decimal degrees with at most ${MAX_DECIMALS} decimals (a number or a numeric string); give longitude and latitude together, or neither.`,
+  });
   return {
     type: 'object',
     description: 'A city to create. id, created_at and updated_at are set by the server; unknown fields are ignored.',
-    properties: { ...names, longitude: coordinate('longitude'), latitude: coordinate('latitude'), top: { type: 'boolean', default: false, description: 'A featured city (also `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`).' } },
+    properties: {
+      ...names,
+      longitude: coordinate('longitude'),
+      latitude: coordinate('latitude'),
+      top: {
+        type: 'boolean',
+        default: false,
+        description: 'A featured city (also `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`).',
+      },
+    },
     required: [...NAME_FIELDS],
   };
 }
 
 function errorSchema(): Json {
-  return { type: 'object', properties: { detail: { type: 'string' } }, required: ['detail'], additionalProperties: false, examples: [{ detail: 'Invalid page.' }] };
+  return {
+    type: 'object',
+    properties: { detail: { type: 'string' } },
+    required: ['detail'],
+    additionalProperties: false,
+    examples: [{ detail: 'Invalid page.' }],
+  };
 }
 
 function validationErrorsSchema(): Json {
@@ -207,17 +336,34 @@ function validationErrorsSchema(): Json {
 }
 
 function metadataSchema(): Json {
-  const field = { type: 'object', properties: { type: { type: 'string' }, required: { type: 'boolean' }, read_only: { type: 'boolean' }, label: { type: 'string' } }, required: ['type', 'required', 'read_only', 'label'] };
+  const field = {
+    type: 'object',
+    properties: {
+      type: { type: 'string' },
+      required: { type: 'boolean' },
+      read_only: { type: 'boolean' },
+      label: { type: 'string' },
+    },
+    required: ['type', 'required', 'read_only', 'label'],
+  };
   const strings = { type: 'array', items: { type: 'string' } };
   return {
     type: 'object',
-    properties: { name: { type: 'string' }, description: { type: 'string' }, renders: strings, parses: strings, actions: { type: 'object', properties: { POST: { type: 'object', additionalProperties: field } } } },
+    properties: {
+      name: { type: 'string' },
+      description: { type: 'string' },
+      renders: strings,
+      parses: strings,
+      actions: { type: 'object', properties: { POST: { type: 'object', additionalProperties: field } } },
+    },
     required: ['name', 'description', 'renders', 'parses', 'actions'],
   };
 }
 
 function sizesText(settings: SiteSpec): string {
-  return settings.pageSizes.length ? `${param.pageSize} ${settings.pageSizes.join(', ')}` : `no other ${param.pageSize}`;
+  return settings.pageSizes.length
+    ? `${param.pageSize} ${settings.pageSizes.join(', ')}`
+    : `no other ${param.pageSize}`;
 }
 
 function escapeRegExp(text: string): string {

@@ -54,7 +54,9 @@ function explainedRead(read: ReadSiteFile): ReadSiteFile {
         // A file system's error code rather than its message, which would tell clients the function's paths.
         const code = (error as { code?: unknown } | null)?.code;
         const why = typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
-        throw new CitiesApiError(`the edge file ${path} could not be read (${why}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`);
+        throw new CitiesApiError(
+          `the edge file ${path} could not be read (${why}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`,
+        );
       })
       .finally(() => clearTimeout(timer));
   };

@@ -5,7 +5,15 @@ import type { PageIndex } from '../core/page.js';
 import type { QueryPair } from '../core/query-string.js';
 import { ROUTES } from '../core/route-table.js';
 import type { SiteSpec } from '../site/spec.js';
-import { answerPlanned, plan, READ_ONLY_DETAIL, render, type ApiRequest, type Headers, type ListingRoute } from './route.js';
+import {
+  answerPlanned,
+  plan,
+  READ_ONLY_DETAIL,
+  render,
+  type ApiRequest,
+  type Headers,
+  type ListingRoute,
+} from './route.js';
 
 // The endpoint as one web-standard handler, `(Request) => Promise<Response>`, for edge runtimes
 // (workerd, Deno, Netlify Functions, Lambda through platforms/lambda.ts): the same route() and page
@@ -45,7 +53,10 @@ export function createFetchHandler(options: FetchHandlerOptions): (request: Requ
       options.onError?.(error);
       // Our own errors (edge data missing or of another build, a page too large) say what to do; others say nothing.
       const body = error instanceof CitiesApiError ? utf8(detailJson(error.message)) : SERVER_ERROR;
-      return new Response(request.method === 'HEAD' ? null : body, { status: 500, headers: { [header.contentType]: ROUTES.contentType.json } });
+      return new Response(request.method === 'HEAD' ? null : body, {
+        status: 500,
+        headers: { [header.contentType]: ROUTES.contentType.json },
+      });
     }
   };
 }
@@ -78,7 +89,10 @@ async function answer(request: Request, options: FetchHandlerOptions): Promise<R
   if (found && (found.ok || found.status === 304)) {
     const headers = new Headers(found.headers);
     for (const [name, value] of Object.entries(decision.headers)) headers.set(name, value);
-    return new Response(req.method === 'HEAD' || found.status === 304 ? null : found.body, { status: found.status, headers });
+    return new Response(req.method === 'HEAD' || found.status === 304 ? null : found.body, {
+      status: found.status,
+      headers,
+    });
   }
   await found?.body?.cancel();
   // A file the site should hold but the platform does not serve: the answer is computed instead.

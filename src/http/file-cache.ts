@@ -86,7 +86,11 @@ export class FileCache {
 
   private capture(file: string, acceptEncoding: string): Promise<FileLookup> {
     return new Promise((resolve, reject) => {
-      const req = { url: `/${file}`, method: 'GET', headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {} };
+      const req = {
+        url: `/${file}`,
+        method: 'GET',
+        headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {},
+      };
       const res = new CaptureResponse(MAX_ENTRY_BYTES);
       res.on('error', reject);
       void res.outcome.then((outcome) => {

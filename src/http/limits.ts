@@ -42,11 +42,15 @@ export function resolveLimits(given: Partial<ServerLimits> = {}): ServerLimits {
   for (const [name, value] of Object.entries(given) as [keyof ServerLimits, number | undefined][]) {
     if (value === undefined) continue;
     if (!(name in DEFAULT_LIMITS)) throw new CitiesApiError(`unknown server limit "${name}"`, 2);
-    if (!Number.isInteger(value) || value <= 0) throw new CitiesApiError(`server limit ${name} must be a positive integer, not ${value}`, 2);
+    if (!Number.isInteger(value) || value <= 0)
+      throw new CitiesApiError(`server limit ${name} must be a positive integer, not ${value}`, 2);
     (limits as Record<keyof ServerLimits, number>)[name] = value;
   }
   if (limits.headersTimeout > limits.requestTimeout) {
-    throw new CitiesApiError(`headersTimeout (${limits.headersTimeout} ms) must not exceed requestTimeout (${limits.requestTimeout} ms)`, 2);
+    throw new CitiesApiError(
+      `headersTimeout (${limits.headersTimeout} ms) must not exceed requestTimeout (${limits.requestTimeout} ms)`,
+      2,
+    );
   }
   if (limits.maxHeaderSize <= MAX_TARGET_BYTES) {
     throw new CitiesApiError(`maxHeaderSize must exceed the ${MAX_TARGET_BYTES}-byte request target limit`, 2);

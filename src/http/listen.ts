@@ -13,15 +13,21 @@ export interface Listening {
 export async function listen(server: Server, port: number, host: string): Promise<Listening> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new CitiesApiError(`port ${port} on ${host} is already in use; choose another with --port`) : error));
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new CitiesApiError(`port ${port} on ${host} is already in use; choose another with --port`)
+          : error,
+      ),
+    );
     server.listen(port, host, resolve);
   });
   const address = server.address() as AddressInfo;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

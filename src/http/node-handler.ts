@@ -1,5 +1,6 @@
 import { ROUTES } from '../core/route-table.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { City } from '../core/fields.js';
 import { CreateRefused, type CityStore } from '../post/city-store.js';
 import { validateNewCity } from '../post/create-city.js';
 import { detailJson, cityJson, PART_BYTES, type Parts } from '../core/json-text.js';
@@ -7,7 +8,21 @@ import type { Negotiation } from '../core/negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from '../core/page.js';
 import { rawResponse } from './raw-answer.js';
-import { answerPlanned, badRequest, JSON_HEADERS, originForm, plan, READ_ONLY_DETAIL, render, route, type ApiRequest, type Headers, type Route, type SiteContext, type StaticRoute } from './route.js';
+import {
+  answerPlanned,
+  badRequest,
+  JSON_HEADERS,
+  originForm,
+  plan,
+  READ_ONLY_DETAIL,
+  render,
+  route,
+  type ApiRequest,
+  type Headers,
+  type Route,
+  type SiteContext,
+  type StaticRoute,
+} from './route.js';
 import { RouteMemo } from './route-memo.js';
 import type { FileLookup } from './file-cache.js';
 import type { SendGate } from './send-gate.js';
@@ -43,7 +58,13 @@ export interface HandlerOptions {
 export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const fail = (res: ServerResponse, error: unknown) => {
     options.onError?.(error);
-    if (!res.headersSent) send(res, 500, { [ROUTES.header.contentType]: ROUTES.contentType.json }, Buffer.from(detailJson('A server error occurred.')));
+    if (!res.headersSent)
+      send(
+        res,
+        500,
+        { [ROUTES.header.contentType]: ROUTES.contentType.json },
+        Buffer.from(detailJson('A server error occurred.')),
+      );
     else res.destroy();
   };
   // Routing decisions of the site answered now; a new site (or files unused) starts afresh.
@@ -66,7 +87,13 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
 }
 
 /** Answers synchronously when it can (the hot paths); returns a promise when it must wait. */
-function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, plans: (site: SiteState) => RouteMemo | undefined, fail: (res: ServerResponse, error: unknown) => void): Promise<void> | void {
+function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: HandlerOptions,
+  plans: (site: SiteState) => RouteMemo | undefined,
+  fail: (res: ServerResponse, error: unknown) => void,
+): Promise<void> | void {
   const site = options.site();
   const method = req.method ?? 'GET';
   const target = req.url ?? '/';
@@ -74,12 +101,16 @@ function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptio
   // GET and HEAD decisions depend on the method, target and Accept only (see plan()).
   const memo = method === 'GET' || method === 'HEAD' ? plans(site) : undefined;
   let apiRequest: ApiRequest | undefined;
-  const request = (): ApiRequest => (apiRequest ??= {
-    method,
-    target: originForm(target),
-    accept,
-    preflightHeaders: method === 'OPTIONS' && req.headers[REQUEST_METHOD] !== undefined ? ((req.headers[REQUEST_HEADERS] as string | undefined) ?? '') : undefined,
-  });
+  const request = (): ApiRequest =>
+    (apiRequest ??= {
+      method,
+      target: originForm(target),
+      accept,
+      preflightHeaders:
+        method === 'OPTIONS' && req.headers[REQUEST_METHOD] !== undefined
+          ? ((req.headers[REQUEST_HEADERS] as string | undefined) ?? '')
+          : undefined,
+    });
   let decision = memo?.get(method, accept, target);
   if (!decision) {
     const decided = plan(request(), site.context, options.filePaths);
@@ -111,11 +142,26 @@ function handle(req: IncomingMessage, res: ServerResponse, options: HandlerOptio
 export function answerConnect(req: IncomingMessage, site: SiteContext): Buffer {
   const decision = route({ method: 'CONNECT', target: originForm(req.url ?? '/'), accept: req.headers.accept }, site);
   // Only GET, HEAD and POST are routed to files or the writer.
-  const answer = decision.kind === 'answer' ? decision : { status: 405, headers: JSON_HEADERS, body: Buffer.from(detailJson('Method "CONNECT" not allowed.')) };
-  return rawResponse(answer.status, answer.headers, answer.body instanceof Uint8Array ? answer.body : bodyBytes(answer.body));
+  const answer =
+    decision.kind === 'answer'
+      ? decision
+      : { status: 405, headers: JSON_HEADERS, body: Buffer.from(detailJson('Method "CONNECT" not allowed.')) };
+  return rawResponse(
+    answer.status,
+    answer.headers,
+    answer.body instanceof Uint8Array ? answer.body : bodyBytes(answer.body),
+  );
 }
 
-function sendFile(req: IncomingMessage, res: ServerResponse, { file, headers }: StaticRoute, found: FileLookup, site: SiteState, options: HandlerOptions, live: () => void): void {
+function sendFile(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { file, headers }: StaticRoute,
+  found: FileLookup,
+  site: SiteState,
+  options: HandlerOptions,
+  live: () => void,
+): void {
   if (found === 'absent') return live();
   if (found !== 'large') {
     if (found.etag !== undefined && req.headers['if-none-match'] === found.etag) return send(res, 304, headers);
@@ -130,7 +176,13 @@ function sendFile(req: IncomingMessage, res: ServerResponse, { file, headers }: 
   site.files(req, relay as unknown as ServerResponse, live);
 }
 
-async function create(req: IncomingMessage, res: ServerResponse, options: HandlerOptions, apiRequest: ApiRequest, decision: Extract<Route, { kind: 'create' }>): Promise<void> {
+async function create(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: HandlerOptions,
+  apiRequest: ApiRequest,
+  decision: Extract<Route, { kind: 'create' }>,
+): Promise<void> {
   const fail = (status: number, detail: string, extra: Headers = {}) => {
     const answer = render(apiRequest, decision.negotiation, status, detailJson(detail));
     send(res, status, { ...answer.headers, ...extra }, answer.body, options.gate);
@@ -146,20 +198,33 @@ async function create(req: IncomingMessage, res: ServerResponse, options: Handle
     const page = badRequest();
     return send(res, page.status, page.headers, page.body, options.gate);
   }
-  if ('status' in body) return fail(body.status, body.detail, body.status === 413 || body.status === 408 ? { Connection: 'close' } : {});
+  if ('status' in body)
+    return fail(body.status, body.detail, body.status === 413 || body.status === 408 ? { Connection: 'close' } : {});
   const result = validateNewCity(body.data, body.fromForm);
-  if ('errors' in result) return answerWith(res, apiRequest, decision.negotiation, 400, JSON.stringify(result.errors), options.gate);
-  let city;
+  if ('errors' in result)
+    return answerWith(res, apiRequest, decision.negotiation, 400, JSON.stringify(result.errors), options.gate);
+  let city: City;
   try {
     city = await options.writer.create(result.city);
   } catch (error) {
     if (!(error instanceof CreateRefused)) throw error;
-    return fail(error.status, error.detail, error.retryAfter ? { [ROUTES.header.retryAfter]: String(error.retryAfter) } : {});
+    return fail(
+      error.status,
+      error.detail,
+      error.retryAfter ? { [ROUTES.header.retryAfter]: String(error.retryAfter) } : {},
+    );
   }
   answerWith(res, apiRequest, decision.negotiation, 201, cityJson(city), options.gate);
 }
 
-function answerWith(res: ServerResponse, req: ApiRequest, negotiation: Negotiation, status: number, json: string, gate: SendGate | undefined): void {
+function answerWith(
+  res: ServerResponse,
+  req: ApiRequest,
+  negotiation: Negotiation,
+  status: number,
+  json: string,
+  gate: SendGate | undefined,
+): void {
   const answer = render(req, negotiation, status, json);
   send(res, status, answer.headers, answer.body, gate);
 }
@@ -188,9 +253,16 @@ function headList(headers: Headers, length?: number): string[] {
   return list;
 }
 
-function send(res: ServerResponse, status: number, headers: Headers, body?: Uint8Array | Iterable<Uint8Array> | Parts, gate?: SendGate): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  headers: Headers,
+  body?: Uint8Array | Iterable<Uint8Array> | Parts,
+  gate?: SendGate,
+): void {
   if (Array.isArray(body) && body.length === 1) body = body[0] as Uint8Array;
-  if (body === undefined || body instanceof Uint8Array) return sendBytes(res, status, headList(headers, body?.length), body, gate);
+  if (body === undefined || body instanceof Uint8Array)
+    return sendBytes(res, status, headList(headers, body?.length), body, gate);
   // A large page in parts (a few hundred KiB each): measured, then each part produced once the
   // client has taken the previous one, so at most about one part is held; never assembled.
   res.writeHead(status, headList(headers, 'byteLength' in body ? body.byteLength : bodyBytes(body).length));
@@ -199,7 +271,8 @@ function send(res: ServerResponse, status: number, headers: Headers, body?: Uint
   const parts = body[Symbol.iterator]();
   const pump = (): void => {
     try {
-      for (let part = parts.next(); !part.done; part = parts.next()) if (!res.write(part.value)) return void res.once('drain', pump);
+      for (let part = parts.next(); !part.done; part = parts.next())
+        if (!res.write(part.value)) return void res.once('drain', pump);
       res.end();
     } catch (error) {
       res.destroy(error as Error); // the headers are sent: the connection is the only way to say it
@@ -212,8 +285,15 @@ function send(res: ServerResponse, status: number, headers: Headers, body?: Uint
  * Sends a whole answer. Its bytes count against the gate's budget only when the socket could not
  * take them all at once (a client not reading): node otherwise hands them to the kernel in end().
  */
-function sendBytes(res: ServerResponse, status: number, head: readonly string[], body: Uint8Array | undefined, gate: SendGate | undefined): void {
+function sendBytes(
+  res: ServerResponse,
+  status: number,
+  head: readonly string[],
+  body: Uint8Array | undefined,
+  gate: SendGate | undefined,
+): void {
   res.writeHead(status, head as string[]);
   res.end(body);
-  if (body && gate && res.socket && res.socket.writableLength > 0 && res.req.method !== 'HEAD') gate.hold(res, body.length);
+  if (body && gate && res.socket && res.socket.writableLength > 0 && res.req.method !== 'HEAD')
+    gate.hold(res, body.length);
 }

@@ -20,13 +20,16 @@ export interface HttpServerOptions {
  */
 export function createHttpServer(options: HttpServerOptions): Server {
   const { limits } = options;
-  const server = createServer({
-    maxHeaderSize: limits.maxHeaderSize,
-    headersTimeout: limits.headersTimeout,
-    requestTimeout: limits.requestTimeout,
-    keepAliveTimeout: limits.keepAliveTimeout,
-    connectionsCheckingInterval: checkingInterval(limits),
-  }, options.handler);
+  const server = createServer(
+    {
+      maxHeaderSize: limits.maxHeaderSize,
+      headersTimeout: limits.headersTimeout,
+      requestTimeout: limits.requestTimeout,
+      keepAliveTimeout: limits.keepAliveTimeout,
+      connectionsCheckingInterval: checkingInterval(limits),
+    },
+    options.handler,
+  );
   const answered = new WeakSet<Duplex>();
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (answered.has(socket)) return; // the parser reports each further chunk again
@@ -44,7 +47,10 @@ export function createHttpServer(options: HttpServerOptions): Server {
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
     socket.resume();
-    options.answerConnect(req).then((bytes) => closeWith(socket, bytes), () => socket.destroy());
+    options.answerConnect(req).then(
+      (bytes) => closeWith(socket, bytes),
+      () => socket.destroy(),
+    );
   });
   return server;
 }

@@ -49,13 +49,22 @@ export function withPreviewPages(handler: Handler, site: PreviewSite): Handler {
   return (req, res) => {
     const url = req.url ?? '';
     const method = req.method ?? '';
-    const path = hasPath(url, OPENAPI_PATH) ? OPENAPI_PATH : hasPath(url, ROUTES.preview.index) ? ROUTES.preview.index : undefined;
+    const path = hasPath(url, OPENAPI_PATH)
+      ? OPENAPI_PATH
+      : hasPath(url, ROUTES.preview.index)
+        ? ROUTES.preview.index
+        : undefined;
     if (!path || !(ROUTES.fileMethods as readonly string[]).includes(method)) return handler(req, res);
     void (async () => {
-      const [type, body] = path === OPENAPI_PATH
-        ? [ROUTES.contentType.json, await readFile(join(site.dir, ROUTES.extras.openapi))]
-        : [ROUTES.contentType.html, Buffer.from(indexPage(await site.context()))];
-      res.writeHead(200, { ...ROUTES.djangoHeaders, [ROUTES.header.contentType]: type, [ROUTES.header.contentLength]: body.length });
+      const [type, body] =
+        path === OPENAPI_PATH
+          ? [ROUTES.contentType.json, await readFile(join(site.dir, ROUTES.extras.openapi))]
+          : [ROUTES.contentType.html, Buffer.from(indexPage(await site.context()))];
+      res.writeHead(200, {
+        ...ROUTES.djangoHeaders,
+        [ROUTES.header.contentType]: type,
+        [ROUTES.header.contentLength]: body.length,
+      });
       res.end(method === 'HEAD' ? undefined : body);
     })().catch(() => handler(req, res));
   };

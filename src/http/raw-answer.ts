@@ -19,13 +19,22 @@ export function clientErrorAnswer(code: string | undefined, limits: ServerLimits
     case 'EPIPE':
       return null;
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, detail: `Request header fields too large: the request line and headers must fit in ${limits.maxHeaderSize} bytes.` };
+      return {
+        status: 431,
+        detail: `Request header fields too large: the request line and headers must fit in ${limits.maxHeaderSize} bytes.`,
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, detail: `Request timeout: headers must arrive within ${limits.headersTimeout} ms and the whole request within ${limits.requestTimeout} ms.` };
+      return {
+        status: 408,
+        detail: `Request timeout: headers must arrive within ${limits.headersTimeout} ms and the whole request within ${limits.requestTimeout} ms.`,
+      };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return { status: 413, detail: 'Chunk extensions too large.' };
     default:
-      return { status: 400, detail: `Malformed HTTP request${code?.startsWith('HPE_') ? ` (${code.slice(4).toLowerCase().replaceAll('_', ' ')})` : ''}.` };
+      return {
+        status: 400,
+        detail: `Malformed HTTP request${code?.startsWith('HPE_') ? ` (${code.slice(4).toLowerCase().replaceAll('_', ' ')})` : ''}.`,
+      };
   }
 }
 

@@ -48,7 +48,10 @@ function collect(req: IncomingMessage, timeout: number): Promise<Buffer | Failur
     const onEnd = () => finish(Buffer.concat(chunks, size));
     // The client went away or sent a malformed body: no one will read the answer.
     const onError = () => finish({ status: 400, detail: 'The request body was not received completely.' });
-    const timer = setTimeout(() => finish({ status: 408, detail: `Request body timeout: no data for ${timeout} ms.` }), timeout);
+    const timer = setTimeout(
+      () => finish({ status: 408, detail: `Request body timeout: no data for ${timeout} ms.` }),
+      timeout,
+    );
     req.on('data', onData).on('end', onEnd).on('error', onError);
   });
 }
@@ -64,12 +67,14 @@ export async function parseBody(body: Buffer, contentType: string | undefined): 
   const parser = PARSERS.find(([parserType]) => matches(parserType, type))?.[1];
   if (!parser) return { status: 415, detail: `Unsupported media type "${raw}" in request.` };
   const codec = requestCodec(type);
-  if (typeof codec === 'object') return { status: 415, detail: `Unsupported charset "${codec.unsupported}" in request: send UTF-8 (or Latin-1).` };
+  if (typeof codec === 'object')
+    return { status: 415, detail: `Unsupported charset "${codec.unsupported}" in request: send UTF-8 (or Latin-1).` };
   if (parser === 'json') {
     try {
       return { data: parsePyJson(decodeStream(body, codec)), fromForm: false };
     } catch (error) {
-      if (error instanceof PyJsonError || error instanceof PyDecodeError) return { status: 400, detail: `JSON parse error - ${error.message}` };
+      if (error instanceof PyJsonError || error instanceof PyDecodeError)
+        return { status: 400, detail: `JSON parse error - ${error.message}` };
       throw error;
     }
   }
@@ -85,8 +90,13 @@ export async function parseBody(body: Buffer, contentType: string | undefined): 
 
 const CONTENT_LENGTH = ROUTES.header.contentLength.toLowerCase();
 const CONTENT_TYPE = ROUTES.header.contentType.toLowerCase();
-const PARSERS = ([[ROUTES.mediaType.json, 'json'], [ROUTES.mediaType.form, 'form'], [ROUTES.mediaType.multipart, 'multipart']] as const)
-  .map(([type, name]) => [parseMediaType(type), name] as const);
+const PARSERS = (
+  [
+    [ROUTES.mediaType.json, 'json'],
+    [ROUTES.mediaType.form, 'form'],
+    [ROUTES.mediaType.multipart, 'multipart'],
+  ] as const
+).map(([type, name]) => [parseMediaType(type), name] as const);
 
 /**
  * The codec Django decodes the body with: the charset parameter when Python knows it (then,

@@ -28,7 +28,12 @@ export class RouteMemo {
   }
 
   set(method: string, accept: string | undefined, target: string, plan: Plan): void {
-    if (target.length > MAX_TARGET || (accept?.length ?? 0) > MAX_ACCEPT || (plan.kind === 'listing' && plan.pairs.length > MAX_PAIRS)) return;
+    if (
+      target.length > MAX_TARGET ||
+      (accept?.length ?? 0) > MAX_ACCEPT ||
+      (plan.kind === 'listing' && plan.pairs.length > MAX_PAIRS)
+    )
+      return;
     if (this.size >= MAX_PLANS) {
       this.byMethod.clear();
       this.size = 0;

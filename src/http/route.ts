@@ -46,7 +46,12 @@ export interface StaticRoute {
 }
 
 export type Route =
-  | { readonly kind: 'answer'; readonly status: number; readonly headers: Headers; readonly body: Bytes | Iterable<Bytes> }
+  | {
+      readonly kind: 'answer';
+      readonly status: number;
+      readonly headers: Headers;
+      readonly body: Bytes | Iterable<Bytes>;
+    }
   | StaticRoute
   | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
 
@@ -62,13 +67,18 @@ const { header, headers: API_HEADERS, djangoHeaders: DJANGO_HEADERS, contentType
 export const JSON_HEADERS: Readonly<Headers> = { ...API_HEADERS, [header.contentType]: contentType.json };
 export { API_HEADERS };
 /** Django's ERROR_PAGE_TEMPLATE, byte for byte (it starts with a newline). */
-const NOT_FOUND_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
-const BAD_REQUEST_PAGE = '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Bad Request (400)</title>\n</head>\n<body>\n  <h1>Bad Request (400)</h1><p></p>\n</body>\n</html>\n';
+const NOT_FOUND_PAGE =
+  '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
+const BAD_REQUEST_PAGE =
+  '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Bad Request (400)</title>\n</head>\n<body>\n  <h1>Bad Request (400)</h1><p></p>\n</body>\n</html>\n';
 
 /** The answer (403) to a POST where cities cannot be created: the live server without --writable, and every edge function. */
-export const READ_ONLY_DETAIL = 'This API is read-only: start cities-api serve with --writable and CITIES_API_TOKEN set to accept POST.';
+export const READ_ONLY_DETAIL =
+  'This API is read-only: start cities-api serve with --writable and CITIES_API_TOKEN set to accept POST.';
 
-const URI_TOO_LONG = utf8(detailJson(`Request-URI too long: the path and query must fit in ${limits.targetBytes} bytes.`));
+const URI_TOO_LONG = utf8(
+  detailJson(`Request-URI too long: the path and query must fit in ${limits.targetBytes} bytes.`),
+);
 
 /** `filePaths`: also answer GET/HEAD of the site's file paths, as a failover origin behind a CDN that rewrites queries to files (see fileRoute). */
 export function route(req: ApiRequest, site: SiteContext, filePaths = false): Route {
@@ -82,20 +92,34 @@ export function route(req: ApiRequest, site: SiteContext, filePaths = false): Ro
  * route-memo.ts) and compute only the page with answerPlanned().
  */
 export function plan(req: ApiRequest, site: SitePlan, filePaths = false): Route | ListingRoute {
-  if (req.target.length > limits.targetBytes) return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
+  if (req.target.length > limits.targetBytes)
+    return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
   const { rawPath, query } = splitTarget(req.target);
   const path = pathInfo(rawPath);
   const endpoint = endpointPath(site.spec.mount);
   if (path === endpoint.slice(0, -1)) {
-    return page(301, { ...DJANGO_HEADERS, [header.location]: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}` }, '', contentType.html);
+    return page(
+      301,
+      { ...DJANGO_HEADERS, [header.location]: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}` },
+      '',
+      contentType.html,
+    );
   }
-  if (path !== endpoint) return (filePaths ? fileRoute(req, path, query, site) : null) ?? page(404, DJANGO_HEADERS, NOT_FOUND_PAGE, contentType.djangoPage);
+  if (path !== endpoint)
+    return (
+      (filePaths ? fileRoute(req, path, query, site) : null) ??
+      page(404, DJANGO_HEADERS, NOT_FOUND_PAGE, contentType.djangoPage)
+    );
   if (queryFieldCount(query) > limits.fields) return badRequest();
   return answerEndpoint(req, parseQuery(query), site);
 }
 
 /** The page of a listing plan, in the negotiated form. */
-export function answerPlanned(req: ApiRequest, { pairs, negotiation }: ListingRoute, site: SiteContext): Extract<Route, { kind: 'answer' }> {
+export function answerPlanned(
+  req: ApiRequest,
+  { pairs, negotiation }: ListingRoute,
+  site: SiteContext,
+): Extract<Route, { kind: 'answer' }> {
   const listing = answerListing(site.index, pairs, site.spec.baseUrl);
   return render(req, negotiation, listing.status, listing.body, pairs, site.index.count);
 }
@@ -103,19 +127,27 @@ export function answerPlanned(req: ApiRequest, { pairs, negotiation }: ListingRo
 /** The endpoint's answer to a request with these query pairs. */
 function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: SitePlan): Route | ListingRoute {
   const negotiation = negotiateCached(lastValue(pairs, ROUTES.param.format), req.accept);
-  const answer = (status: number, json: string | Bytes | Iterable<Bytes>) => render(req, negotiation, status, json, pairs);
+  const answer = (status: number, json: string | Bytes | Iterable<Bytes>) =>
+    render(req, negotiation, status, json, pairs);
   if ('status' in negotiation) return answer(negotiation.status, detailJson(negotiation.detail));
   switch (req.method) {
     case 'GET':
     case 'HEAD': {
-      const file = site.useFiles !== false && negotiation.renderer === 'json' && negotiation.indent === null ? staticPathFor(pairs, site.spec) : null;
+      const file =
+        site.useFiles !== false && negotiation.renderer === 'json' && negotiation.indent === null
+          ? staticPathFor(pairs, site.spec)
+          : null;
       if (file) return { kind: 'static', file, headers: JSON_HEADERS };
       return { kind: 'listing', pairs, negotiation };
     }
     case 'OPTIONS': {
       const options = answer(200, JSON.stringify(optionsMetadata()));
       if (req.preflightHeaders === undefined) return options;
-      const preflight = { [header.allowMethods]: API_HEADERS.Allow, [header.maxAge]: '86400', ...(req.preflightHeaders ? { [header.allowHeaders]: req.preflightHeaders } : {}) };
+      const preflight = {
+        [header.allowMethods]: API_HEADERS.Allow,
+        [header.maxAge]: '86400',
+        ...(req.preflightHeaders ? { [header.allowHeaders]: req.preflightHeaders } : {}),
+      };
       return { ...options, headers: { ...options.headers, ...preflight } };
     }
     case 'POST':
@@ -131,7 +163,8 @@ function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: Site
  * stands for (queryForFile). Null for any other request, which gets Django's 404.
  */
 function fileRoute(req: ApiRequest, path: string, query: string, site: SitePlan): Route | ListingRoute | null {
-  if (!(ROUTES.fileMethods as readonly string[]).includes(req.method) || queryFieldCount(query) > limits.fields) return null;
+  if (!(ROUTES.fileMethods as readonly string[]).includes(req.method) || queryFieldCount(query) > limits.fields)
+    return null;
   const pairs = queryForFile(path, parseQuery(query));
   return pairs && answerEndpoint(req, pairs, site);
 }
@@ -156,10 +189,18 @@ export function originForm(target: string): string {
 }
 
 /** An API answer in the negotiated form: JSON (indented on request) or the browsable page. */
-export function render(req: ApiRequest, negotiation: Negotiation, status: number, body: string | Bytes | Iterable<Bytes>, pairs?: readonly QueryPair[], count?: number): Extract<Route, { kind: 'answer' }> {
+export function render(
+  req: ApiRequest,
+  negotiation: Negotiation,
+  status: number,
+  body: string | Bytes | Iterable<Bytes>,
+  pairs?: readonly QueryPair[],
+  count?: number,
+): Extract<Route, { kind: 'answer' }> {
   const indent = 'indent' in negotiation ? negotiation.indent : null;
   const html = 'renderer' in negotiation && negotiation.renderer === 'html';
-  if (!html && !indent) return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? utf8(body) : body };
+  if (!html && !indent)
+    return { kind: 'answer', status, headers: JSON_HEADERS, body: typeof body === 'string' ? utf8(body) : body };
   const json: Iterable<Bytes> = typeof body === 'string' ? [utf8(body)] : body instanceof Uint8Array ? [body] : body;
   let produce = () => prettyParts(json, indent!);
   if (html) {
@@ -168,13 +209,34 @@ export function render(req: ApiRequest, negotiation: Negotiation, status: number
     const shown = { Allow, [header.contentType]: contentType.json, Vary };
     const pageSize = lastValue(pairs, ROUTES.param.pageSize);
     // The paginator of a listing: the slice the answer holds (count is given for listings only).
-    const pager = count !== undefined && status === 200 ? paginate(count, pageSizeFrom(pageSize), lastValue(pairs, ROUTES.param.page)) ?? undefined : undefined;
-    const page = { method: req.method, target: req.target, status, headers: shown, json, ordering: lastValue(pairs, ROUTES.param.ordering), pageSize, pairs, pager };
+    const pager =
+      count !== undefined && status === 200
+        ? (paginate(count, pageSizeFrom(pageSize), lastValue(pairs, ROUTES.param.page)) ?? undefined)
+        : undefined;
+    const page = {
+      method: req.method,
+      target: req.target,
+      status,
+      headers: shown,
+      json,
+      ordering: lastValue(pairs, ROUTES.param.ordering),
+      pageSize,
+      pairs,
+      pager,
+    };
     produce = () => browsablePage(page);
   }
   // A large answer (in parts) stays in parts, produced while it is sent.
-  const bytes = typeof body !== 'string' && !(body instanceof Uint8Array) && 'byteLength' in body ? lazyParts(produce) : bodyBytes(produce());
-  return { kind: 'answer', status, headers: html ? { ...API_HEADERS, [header.contentType]: contentType.html } : JSON_HEADERS, body: bytes };
+  const bytes =
+    typeof body !== 'string' && !(body instanceof Uint8Array) && 'byteLength' in body
+      ? lazyParts(produce)
+      : bodyBytes(produce());
+  return {
+    kind: 'answer',
+    status,
+    headers: html ? { ...API_HEADERS, [header.contentType]: contentType.html } : JSON_HEADERS,
+    body: bytes,
+  };
 }
 
 /** By format, then by Accept header (absent is its own key, never equal to any text). */

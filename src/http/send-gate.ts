@@ -20,7 +20,10 @@ export class SendGate {
   private readonly open = new Map<ServerResponse, number>();
   private sweeper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly maxBytes: number, private readonly stallMs: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly stallMs: number,
+  ) {}
 
   /** Runs `answer` for `res` when the conditions above hold (at once in the common case). */
   admit(res: ServerResponse, answer: () => void): void {

@@ -93,7 +93,10 @@ export class CaptureResponse extends SirvResponse {
  * `onUnreadable`, with `res` untouched. A HEAD answer stops reading the file after its headers.
  */
 export class RelayResponse extends SirvResponse {
-  constructor(private readonly res: ServerResponse, private readonly onUnreadable: () => void) {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly onUnreadable: () => void,
+  ) {
     super();
     res.once('close', () => {
       if (!res.writableFinished) this.source?.destroy();

@@ -24,9 +24,16 @@ export interface SiteState {
 
 export async function loadSite(dir: string): Promise<SiteState> {
   const manifest = await readManifestHead(dir);
-  if (!manifest) throw new CitiesApiError(`${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`, 1);
+  if (!manifest)
+    throw new CitiesApiError(
+      `${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`,
+      1,
+    );
   const table = CityTable.fromDatasetFile(await readFile(join(dir, DATASET_PATH)));
-  const context: SiteContext = { spec: siteSpec(manifest.settings, table.count), index: new CityIndex(table, manifest.settings.collation) };
+  const context: SiteContext = {
+    spec: siteSpec(manifest.settings, table.count),
+    index: new CityIndex(table, manifest.settings.collation),
+  };
   // sirv's dev mode looks each file up when asked instead of walking the whole tree at start:
   // a large site holds hundreds of thousands of files, and hot ones are cached (FileCache).
   const files = sirv(dir, {

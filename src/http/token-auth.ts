@@ -16,7 +16,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export function checkToken(header: string | undefined, token: string): AuthFailure | null {
   const parts = splitAsciiSpace(Buffer.from(header ?? '', 'latin1'));
-  if (!parts.length || parts[0]!.toString('latin1').replace(/[A-Z]/g, (c) => c.toLowerCase()) !== 'token') return { status: 401, detail: NOT_PROVIDED };
+  if (!parts.length || parts[0]!.toString('latin1').replace(/[A-Z]/g, (c) => c.toLowerCase()) !== 'token')
+    return { status: 401, detail: NOT_PROVIDED };
   if (parts.length === 1) return { status: 401, detail: 'Invalid token header. No credentials provided.' };
   if (parts.length > 2) return { status: 401, detail: 'Invalid token header. Token string should not contain spaces.' };
   let key: string;
@@ -47,11 +48,21 @@ function splitAsciiSpace(bytes: Buffer): Buffer[] {
  * (the key is one header word, sent as UTF-8), a `warning` when many clients cannot.
  */
 export function tokenProblems(token: string): { error?: string; warning?: string } {
-  if (token.includes('\uFFFD')) return { error: 'is not valid UTF-8 text (it holds U+FFFD, what undecodable bytes become); set it to UTF-8 text, preferably ASCII' };
+  if (token.includes('\uFFFD'))
+    return {
+      error:
+        'is not valid UTF-8 text (it holds U+FFFD, what undecodable bytes become); set it to UTF-8 text, preferably ASCII',
+    };
   const bad = /[\x00-\x20\x7f]/.exec(token);
-  if (bad) return { error: `contains ${JSON.stringify(bad[0])} (U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}): ASCII spaces and control characters cannot be part of the key of an Authorization: Token header, so no client could send it; use letters, digits and punctuation` };
+  if (bad)
+    return {
+      error: `contains ${JSON.stringify(bad[0])} (U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}): ASCII spaces and control characters cannot be part of the key of an Authorization: Token header, so no client could send it; use letters, digits and punctuation`,
+    };
   if (/[^\x20-\x7e]/.test(token)) {
-    return { warning: 'is not ASCII: clients must send its UTF-8 bytes in the Authorization header (as the reference, DRF, reads them), which browsers\' fetch and Node\'s http refuse to do; an ASCII token works with every client' };
+    return {
+      warning:
+        "is not ASCII: clients must send its UTF-8 bytes in the Authorization header (as the reference, DRF, reads them), which browsers' fetch and Node's http refuse to do; an ASCII token works with every client",
+    };
   }
   return {};
 }

@@ -9,7 +9,11 @@ export interface CityStore {
 
 /** A creation refused with an answer of its own (anything else is a plain server error). */
 export class CreateRefused extends CitiesApiError {
-  constructor(readonly status: 500 | 503, readonly detail: string, readonly retryAfter?: number) {
+  constructor(
+    readonly status: 500 | 503,
+    readonly detail: string,
+    readonly retryAfter?: number,
+  ) {
     super(detail);
   }
 }

@@ -13,8 +13,44 @@ export type NewCity = Omit<City, 'id' | 'created_at' | 'updated_at'>;
 export type FieldErrors = Record<string, string[]>;
 
 // Python's 1 == 1.0 == True: the int (bigint), the float (number) and the boolean all match.
-const TRUE_VALUES = new Set<unknown>(['t', 'T', 'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', '1', 1n, 1, true]);
-const FALSE_VALUES = new Set<unknown>(['f', 'F', 'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '0', 0n, 0, false]);
+const TRUE_VALUES = new Set<unknown>([
+  't',
+  'T',
+  'y',
+  'Y',
+  'yes',
+  'Yes',
+  'YES',
+  'true',
+  'True',
+  'TRUE',
+  'on',
+  'On',
+  'ON',
+  '1',
+  1n,
+  1,
+  true,
+]);
+const FALSE_VALUES = new Set<unknown>([
+  'f',
+  'F',
+  'n',
+  'N',
+  'no',
+  'No',
+  'NO',
+  'false',
+  'False',
+  'FALSE',
+  'off',
+  'Off',
+  'OFF',
+  '0',
+  0n,
+  0,
+  false,
+]);
 const DECIMAL = /^[+-]?(?:(\d+)(?:\.(\d*))?|\.(\d+))(?:[eE]([+-]?\d+))?$/;
 const MAX_DECIMAL_STRING = 1000;
 
@@ -59,14 +95,17 @@ export function validateNewCity(data: unknown, fromForm = false): { city: NewCit
 function charField(value: unknown, present: boolean): string | { errors: string[] } {
   if (!present) return { errors: ['This field is required.'] };
   if (value === null) return { errors: ['This field may not be null.'] };
-  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'bigint') return { errors: ['Not a valid string.'] };
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'bigint')
+    return { errors: ['Not a valid string.'] };
   const text = pyStrip(pyStr(value));
   if (text === '') return { errors: ['This field may not be blank.'] };
   const errors: string[] = [];
-  if (codePointLength(text) > MAX_NAME_LENGTH) errors.push(`Ensure this field has no more than ${MAX_NAME_LENGTH} characters.`);
+  if (codePointLength(text) > MAX_NAME_LENGTH)
+    errors.push(`Ensure this field has no more than ${MAX_NAME_LENGTH} characters.`);
   if (text.includes('\0')) errors.push('Null characters are not allowed.');
   const surrogate = /[\ud800-\udfff]/u.exec(text.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''));
-  if (surrogate) errors.push(`Surrogate characters are not allowed: U+${surrogate[0].charCodeAt(0).toString(16).toUpperCase()}.`);
+  if (surrogate)
+    errors.push(`Surrogate characters are not allowed: U+${surrogate[0].charCodeAt(0).toString(16).toUpperCase()}.`);
   return errors.length ? { errors } : text;
 }
 
@@ -75,23 +114,33 @@ function decimalField(value: unknown, limit: number): number | null | { errors: 
   const fail = (message: string) => ({ errors: [message] });
   // smart_str(value): a file's text is its name; lists, objects and booleans are never numbers.
   const given = value instanceof UploadedFile ? value.name : value;
-  if (typeof given !== 'string' && typeof given !== 'number' && typeof given !== 'bigint') return fail('A valid number is required.');
+  if (typeof given !== 'string' && typeof given !== 'number' && typeof given !== 'bigint')
+    return fail('A valid number is required.');
   const text = pyStrip(pyStr(given));
   // DRF's DecimalField(allow_null=True) reads a blank value as null, in JSON as in forms.
   if (text === '') return null;
   if (text.length > MAX_DECIMAL_STRING) return fail('String value too large.');
   // Python's Decimal() ignores underscores and reads digits of any script.
-  const ascii = text.replaceAll('_', '').replace(/[^\x00-\x7f]/gu, (c) => (/\p{Nd}/u.test(c) ? String(parsePyInt(c)) : c));
+  const ascii = text
+    .replaceAll('_', '')
+    .replace(/[^\x00-\x7f]/gu, (c) => (/\p{Nd}/u.test(c) ? String(parsePyInt(c)) : c));
   const m = DECIMAL.exec(ascii);
   if (!m) return fail('A valid number is required.');
   // Decimal(text).as_tuple(): digits without leading zeros, exponent as written.
-  const intPart = m[1] ?? '', fracPart = m[2] ?? m[3] ?? '';
+  const intPart = m[1] ?? '',
+    fracPart = m[2] ?? m[3] ?? '';
   const exponent = Number(m[4] ?? 0) - fracPart.length;
   const digits = (intPart + fracPart).replace(/^0+/, '').length || 1;
-  const [total, whole, places] = exponent >= 0 ? [digits + exponent, digits + exponent, 0] : digits > -exponent ? [digits, digits + exponent, -exponent] : [-exponent, 0, -exponent];
+  const [total, whole, places] =
+    exponent >= 0
+      ? [digits + exponent, digits + exponent, 0]
+      : digits > -exponent
+        ? [digits, digits + exponent, -exponent]
+        : [-exponent, 0, -exponent];
   if (total > MAX_DIGITS) return fail(`Ensure that there are no more than ${MAX_DIGITS} digits in total.`);
   if (places > MAX_DECIMALS) return fail(`Ensure that there are no more than ${MAX_DECIMALS} decimal places.`);
-  if (whole > MAX_DIGITS - MAX_DECIMALS) return fail(`Ensure that there are no more than ${MAX_DIGITS - MAX_DECIMALS} digits before the decimal point.`);
+  if (whole > MAX_DIGITS - MAX_DECIMALS)
+    return fail(`Ensure that there are no more than ${MAX_DIGITS - MAX_DECIMALS} digits before the decimal point.`);
   const number = Number(ascii) + 0;
   if (number > limit) return fail(`Ensure this value is less than or equal to ${limit}.`);
   if (number < -limit) return fail(`Ensure this value is greater than or equal to -${limit}.`);

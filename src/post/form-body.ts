@@ -35,5 +35,6 @@ export function parseUrlencoded(body: Buffer, codec: Codec): FormData | null {
 function asUtf8Escapes(text: string, codec: Codec): string {
   if (codec === 'utf-8') return text;
   return text.replace(/%[89a-fA-F][0-9a-fA-F]/g, (escape) =>
-    codec === 'ascii' ? '%EF%BF%BD' : encodeURIComponent(String.fromCharCode(parseInt(escape.slice(1), 16))));
+    codec === 'ascii' ? '%EF%BF%BD' : encodeURIComponent(String.fromCharCode(parseInt(escape.slice(1), 16))),
+  );
 }

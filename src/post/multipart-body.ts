@@ -20,7 +20,8 @@ export function parseMultipart(body: Buffer, rawType: string, type: MediaType, c
   if (!rawType.startsWith('multipart/')) return { error: `Invalid Content-Type: ${rawType}` };
   if (/[^\x00-\x7f]/.test(rawType)) return { error: `Invalid non-ASCII Content-Type in multipart: ${rawType}` };
   const boundary = type.params.get('boundary');
-  if (!boundary || !VALID_BOUNDARY.test(boundary)) return { error: `Invalid boundary in multipart: ${boundary ?? 'None'}` };
+  if (!boundary || !VALID_BOUNDARY.test(boundary))
+    return { error: `Invalid boundary in multipart: ${boundary ?? 'None'}` };
   const fields = new Map<string, string>();
   const files = new Map<string, UploadedFile>();
   let counted = 0;
@@ -36,7 +37,7 @@ export function parseMultipart(body: Buffer, rawType: string, type: MediaType, c
     const name = typeof rawName === 'string' ? pyStrip(rawName) : decodeReplacing(asciiStrip(rawName), codec);
     const base64 = headers.get('content-transfer-encoding')?.value.trim() === 'base64';
     if (kind === 'field') {
-      fields.set(name, decodeReplacing(base64 ? decodeBase64(data) ?? data : data, codec));
+      fields.set(name, decodeReplacing(base64 ? (decodeBase64(data) ?? data) : data, codec));
     } else {
       const rawFile = disposition!.get('filename')!;
       const fileName = fileNameOf(typeof rawFile === 'string' ? rawFile : decodeReplacing(rawFile, codec));
@@ -55,7 +56,7 @@ export function parseMultipart(body: Buffer, rawType: string, type: MediaType, c
 /** The parts between boundaries (the text before the first one and after the last included). */
 function splitParts(body: Buffer, separator: Buffer): Buffer[] {
   const parts: Buffer[] = [];
-  for (let at = 0; at < body.length;) {
+  for (let at = 0; at < body.length; ) {
     const found = body.indexOf(separator, at);
     if (found < 0) {
       parts.push(body.subarray(at));
@@ -93,7 +94,7 @@ function readPart(part: Buffer): { kind: 'raw' | 'field' | 'file'; headers: Map<
 
 function splitLines(bytes: Buffer): Buffer[] {
   const lines: Buffer[] = [];
-  for (let at = 0; ;) {
+  for (let at = 0; ; ) {
     const next = bytes.indexOf('\r\n', at);
     lines.push(bytes.subarray(at, next < 0 ? bytes.length : next));
     if (next < 0) return lines;
@@ -120,7 +121,10 @@ function parseHeaderLine(line: Buffer): (Header & { name: string }) | null {
     let name = rawName.toString('latin1').toLowerCase();
     let value: Buffer | string = asciiStrip(p.subarray(eq + 1));
     if (value.length >= 2 && value[0] === 0x22 && value.at(-1) === 0x22) {
-      value = Buffer.from(value.subarray(1, -1).toString('latin1').replaceAll('\\\\', '\\').replaceAll('\\"', '"'), 'latin1');
+      value = Buffer.from(
+        value.subarray(1, -1).toString('latin1').replaceAll('\\\\', '\\').replaceAll('\\"', '"'),
+        'latin1',
+      );
     }
     if (name.endsWith('*')) {
       name = name.slice(0, -1);
@@ -151,7 +155,10 @@ function headerParams(line: Buffer): Buffer[] {
 
 /** The bytes of `%XX` escapes and of the other characters. */
 function percentDecoded(text: string): Buffer {
-  return Buffer.from(text.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+  return Buffer.from(
+    text.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+    'latin1',
+  );
 }
 
 /** Python's bytes.strip(): ASCII whitespace at both ends. */
@@ -171,11 +178,14 @@ function asciiStrip(bytes: Buffer): Buffer {
  */
 function fileNameOf(raw: string): string | null {
   const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-  const unescaped = raw.replace(/&(?:#[xX]([0-9a-fA-F]+)|#(\d+)|(amp|lt|gt|quot|apos));/g, (whole, hex: string, dec: string, name: string) => {
-    if (name) return named[name]!;
-    const code = parseInt(hex ?? dec, hex ? 16 : 10);
-    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '\uFFFD';
-  });
+  const unescaped = raw.replace(
+    /&(?:#[xX]([0-9a-fA-F]+)|#(\d+)|(amp|lt|gt|quot|apos));/g,
+    (_whole, hex: string, dec: string, name: string) => {
+      if (name) return named[name]!;
+      const code = parseInt(hex ?? dec, hex ? 16 : 10);
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '\uFFFD';
+    },
+  );
   const name = unescaped.split('/').at(-1)!.split('\\').at(-1)!;
   if (name === '' || name === '.' || name === '..') return null;
   const chars = [...name];

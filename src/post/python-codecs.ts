@@ -7,11 +7,43 @@ export type Codec = 'utf-8' | 'latin-1' | 'ascii';
 /** Python's encodings.aliases for the three codecs (the codecs' own module names are utf_8, latin_1, ascii). */
 const ALIASES: Readonly<Record<Codec, readonly string[]>> = {
   'utf-8': ['u8', 'utf', 'utf8', 'utf8_ucs2', 'utf8_ucs4', 'cp65001'],
-  'latin-1': ['8859', 'cp819', 'csisolatin1', 'ibm819', 'iso8859', 'iso8859_1', 'iso_8859_1', 'iso_8859_1_1987', 'iso_ir_100', 'l1', 'latin', 'latin1'],
-  ascii: ['646', 'ansi_x3.4_1968', 'ansi_x3.4_1986', 'ansi_x3_4_1968', 'cp367', 'csascii', 'ibm367', 'iso646_us', 'iso_646.irv_1991', 'iso_ir_6', 'us', 'us_ascii'],
+  'latin-1': [
+    '8859',
+    'cp819',
+    'csisolatin1',
+    'ibm819',
+    'iso8859',
+    'iso8859_1',
+    'iso_8859_1',
+    'iso_8859_1_1987',
+    'iso_ir_100',
+    'l1',
+    'latin',
+    'latin1',
+  ],
+  ascii: [
+    '646',
+    'ansi_x3.4_1968',
+    'ansi_x3.4_1986',
+    'ansi_x3_4_1968',
+    'cp367',
+    'csascii',
+    'ibm367',
+    'iso646_us',
+    'iso_646.irv_1991',
+    'iso_ir_6',
+    'us',
+    'us_ascii',
+  ],
 };
-const BY_ALIAS = new Map(Object.entries(ALIASES).flatMap(([codec, names]) => names.map((name) => [name, codec as Codec])));
-const BY_MODULE = new Map<string, Codec>([['utf_8', 'utf-8'], ['latin_1', 'latin-1'], ['ascii', 'ascii']]);
+const BY_ALIAS = new Map(
+  Object.entries(ALIASES).flatMap(([codec, names]) => names.map((name) => [name, codec as Codec])),
+);
+const BY_MODULE = new Map<string, Codec>([
+  ['utf_8', 'utf-8'],
+  ['latin_1', 'latin-1'],
+  ['ascii', 'ascii'],
+]);
 
 /**
  * The codec Python's codecs.lookup(name) finds, when it is one of these three; null for any
@@ -45,7 +77,10 @@ export function decodeStream(bytes: Buffer, codec: Codec): string {
   if (codec === 'latin-1') return bytes.toString('latin1');
   if (codec === 'ascii') {
     const bad = bytes.findIndex((b) => b >= 0x80);
-    if (bad >= 0) throw new PyDecodeError(`'ascii' codec can't decode byte 0x${hex(bytes[bad]!)} in position ${bad}: ordinal not in range(128)`);
+    if (bad >= 0)
+      throw new PyDecodeError(
+        `'ascii' codec can't decode byte 0x${hex(bytes[bad]!)} in position ${bad}: ordinal not in range(128)`,
+      );
     return bytes.toString('latin1');
   }
   let i = 0;
@@ -56,9 +91,11 @@ export function decodeStream(bytes: Buffer, codec: Codec): string {
     else {
       const invalid = -length;
       const reason = invalid === 1 && !isLead(bytes[i]!) ? 'invalid start byte' : 'invalid continuation byte';
-      throw new PyDecodeError(invalid === 1
-        ? `'utf-8' codec can't decode byte 0x${hex(bytes[i]!)} in position ${i}: ${reason}`
-        : `'utf-8' codec can't decode bytes in position ${i}-${i + invalid - 1}: ${reason}`);
+      throw new PyDecodeError(
+        invalid === 1
+          ? `'utf-8' codec can't decode byte 0x${hex(bytes[i]!)} in position ${i}: ${reason}`
+          : `'utf-8' codec can't decode bytes in position ${i}-${i + invalid - 1}: ${reason}`,
+      );
     }
   }
   return bytes.toString('utf8');
@@ -67,7 +104,10 @@ export function decodeStream(bytes: Buffer, codec: Codec): string {
 /** bytes.decode(codec, errors='replace'): each invalid sequence becomes one U+FFFD. */
 export function decodeReplacing(bytes: Buffer | Uint8Array, codec: Codec): string {
   if (codec === 'latin-1') return Buffer.from(bytes).toString('latin1');
-  if (codec === 'ascii') return Buffer.from(bytes).toString('latin1').replace(/[\x80-\xff]/g, '\uFFFD');
+  if (codec === 'ascii')
+    return Buffer.from(bytes)
+      .toString('latin1')
+      .replace(/[\x80-\xff]/g, '\uFFFD');
   return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
 }
 
@@ -97,7 +137,16 @@ function utf8Sequence(bytes: Buffer, i: number): number {
   if (!isLead(lead)) return -1;
   const need = lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
   // The second byte's range depends on the lead (no overlongs, no surrogates, nothing past U+10FFFF).
-  const [low, high] = lead === 0xe0 ? [0xa0, 0xbf] : lead === 0xed ? [0x80, 0x9f] : lead === 0xf0 ? [0x90, 0xbf] : lead === 0xf4 ? [0x80, 0x8f] : [0x80, 0xbf];
+  const [low, high] =
+    lead === 0xe0
+      ? [0xa0, 0xbf]
+      : lead === 0xed
+        ? [0x80, 0x9f]
+        : lead === 0xf0
+          ? [0x90, 0xbf]
+          : lead === 0xf4
+            ? [0x80, 0x8f]
+            : [0x80, 0xbf];
   for (let k = 1; k < need; k++) {
     if (i + k >= bytes.length) return INCOMPLETE;
     const b = bytes[i + k]!;

@@ -11,8 +11,21 @@ export class PyJsonError extends Error {}
 const MAX_INT_DIGITS = 4300;
 const isSpace = (c: string | undefined) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
 const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
-const ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-const CONSTANTS = [['NaN', 'NaN'], ['Infinity', 'Infinity'], ['-Infinity', '-Infinity']] as const;
+const ESCAPES: Readonly<Record<string, string>> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+};
+const CONSTANTS = [
+  ['NaN', 'NaN'],
+  ['Infinity', 'Infinity'],
+  ['-Infinity', '-Infinity'],
+] as const;
 
 /** Parses `text` as json.loads does; throws PyJsonError with Python's message (positions in code points). */
 export function parsePyJson(text: string): PyJson {
@@ -131,7 +144,8 @@ function scanString(text: string, start: number, fail: Fail): [string, number] {
       i = next + 1;
       continue;
     }
-    const unit = (at: number) => (/^[0-9a-fA-F]{4}$/.test(text.slice(at, at + 4)) ? parseInt(text.slice(at, at + 4), 16) : -1);
+    const unit = (at: number) =>
+      /^[0-9a-fA-F]{4}$/.test(text.slice(at, at + 4)) ? parseInt(text.slice(at, at + 4), 16) : -1;
     if (next + 5 >= text.length) fail('Invalid \\uXXXX escape', next);
     let code = unit(next + 1);
     if (code < 0) fail('Invalid \\uXXXX escape', next);
@@ -154,7 +168,7 @@ function scanNumber(text: string, start: number, expectingValue: (at: number) =>
   let i = start;
   if (text[i] === '-') i++;
   if (text[i] === '0') i++;
-  else if (isDigit(text[i]) ) while (isDigit(text[i])) i++;
+  else if (isDigit(text[i])) while (isDigit(text[i])) i++;
   else expectingValue(start);
   let float = false;
   if (text[i] === '.' && isDigit(text[i + 1])) {
@@ -173,7 +187,9 @@ function scanNumber(text: string, start: number, expectingValue: (at: number) =>
   if (float) return [Number(literal), i];
   const digits = literal.length - (literal.startsWith('-') ? 1 : 0);
   if (digits > MAX_INT_DIGITS) {
-    throw new PyJsonError(`Exceeds the limit (${MAX_INT_DIGITS} digits) for integer string conversion: value has ${digits} digits; use sys.set_int_max_str_digits() to increase the limit`);
+    throw new PyJsonError(
+      `Exceeds the limit (${MAX_INT_DIGITS} digits) for integer string conversion: value has ${digits} digits; use sys.set_int_max_str_digits() to increase the limit`,
+    );
   }
   return [BigInt(literal), i];
 }

@@ -43,7 +43,10 @@ export class ChunkReader {
         const file = await this.chunk(chunk);
         for (const i of wanted.get(chunk)!) {
           const at = positions[i]! - chunk * this.chunkCities;
-          if (at >= file.count) throw new MixedBuilds(`${this.pathOf(chunk)} holds ${file.count} cities, not city ${at + 1}: deploy the site's files of one build together`);
+          if (at >= file.count)
+            throw new MixedBuilds(
+              `${this.pathOf(chunk)} holds ${file.count} cities, not city ${at + 1}: deploy the site's files of one build together`,
+            );
           out[i] = file.city(at).slice();
         }
       }

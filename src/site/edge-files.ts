@@ -42,13 +42,19 @@ export function* edgeFiles(index: CityIndex, tag: string): Generator<SiteFile> {
   for (const field of NAME_FIELDS) {
     const { order, ranks } = index.ascending(field);
     distinct[field] = ranks.distinct;
-    yield { path: rankPath(field), body: [encodeRanks(order, (i) => i === 0 || ranks.ranks[order[i]!] !== ranks.ranks[order[i - 1]!], tagged)] };
+    yield {
+      path: rankPath(field),
+      body: [encodeRanks(order, (i) => i === 0 || ranks.ranks[order[i]!] !== ranks.ranks[order[i - 1]!], tagged)],
+    };
   }
   const order = index.single([]);
   const { ranks } = index.ranks('name_en');
   const { top } = index.table;
   const differs = (a: number, b: number) => top[a] !== top[b] || ranks[a] !== ranks[b];
-  yield { path: rankPath(ROUTES.absent), body: [encodeRanks(order, (i) => i === 0 || differs(order[i]!, order[i - 1]!), tagged)] };
+  yield {
+    path: rankPath(ROUTES.absent),
+    body: [encodeRanks(order, (i) => i === 0 || differs(order[i]!, order[i - 1]!), tagged)],
+  };
   const head: EdgeIndex = { format: 1, count: index.count, chunkCities: CHUNK_CITIES, tag, distinct };
   yield { path: ROUTES.edge.index, body: [utf8(`${JSON.stringify(head)}\n`)] };
   for (let chunk = 0; chunk < chunkCount(index.count); chunk++) {

@@ -66,7 +66,8 @@ export function decodeChunk(bytes: Uint8Array, tag: Uint8Array, path: string): C
 
 /** The tag's bytes from its hex spelling (as the edge index writes it). */
 export function tagBytes(hex: string): Uint8Array {
-  if (!/^[0-9a-f]{16}$/.test(hex)) throw new CitiesApiError(`invalid edge data tag "${hex}": expected ${TAG_BYTES * 2} lowercase hex digits`);
+  if (!/^[0-9a-f]{16}$/.test(hex))
+    throw new CitiesApiError(`invalid edge data tag "${hex}": expected ${TAG_BYTES * 2} lowercase hex digits`);
   return Uint8Array.from({ length: TAG_BYTES }, (_, i) => parseInt(hex.slice(2 * i, 2 * i + 2), 16));
 }
 
@@ -82,7 +83,9 @@ function withHeader(body: number, count: number, tag: Uint8Array): Uint8Array {
 function checkHeader(bytes: Uint8Array, tag: Uint8Array, path: string, bodyBytes: (count: number) => number): number {
   if (bytes.length < HEADER || MAGIC.some((b, i) => bytes[i] !== b)) throw corrupt(path, 'it is not an edge data file');
   if (tag.some((b, i) => bytes[4 + i] !== b)) {
-    throw new MixedBuilds(`${path} is from another build than the edge index (its data tag differs): deploy the site's files of one build together`);
+    throw new MixedBuilds(
+      `${path} is from another build than the edge index (its data tag differs): deploy the site's files of one build together`,
+    );
   }
   const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.length).getUint32(12, true);
   if (bytes.length < HEADER + bodyBytes(count)) throw corrupt(path, 'it is shorter than its header says');

@@ -32,7 +32,10 @@ export interface EdgeSourceOptions {
 
 /** A page too large for the edge to assemble: its answer must come from a file or another server. */
 export class PageTooLarge extends CitiesApiError {
-  constructor(readonly cities: number, readonly limit: number) {
+  constructor(
+    readonly cities: number,
+    readonly limit: number,
+  ) {
     super(`a page of ${cities} cities is more than the ${limit} an edge function answers; ask for a smaller page_size`);
   }
 }
@@ -41,7 +44,10 @@ export class EdgeSource {
   private index: Promise<Loaded> | undefined;
   private readonly maxPageCities: number;
 
-  constructor(private readonly read: ReadSiteFile, private readonly options: EdgeSourceOptions = {}) {
+  constructor(
+    private readonly read: ReadSiteFile,
+    private readonly options: EdgeSourceOptions = {},
+  ) {
     this.maxPageCities = options.maxPageCities ?? 20_000;
   }
 
@@ -108,8 +114,15 @@ function parseIndex(bytes: Uint8Array): EdgeIndex {
   } catch {
     throw new CitiesApiError(`${ROUTES.edge.index} is not JSON: deploy the files of a site built by this version`);
   }
-  if (index?.format !== 1 || !Number.isSafeInteger(index.count) || !(index.chunkCities > 0) || typeof index.tag !== 'string') {
-    throw new CitiesApiError(`${ROUTES.edge.index} is not an edge index of format 1: rebuild the site with this version`);
+  if (
+    index?.format !== 1 ||
+    !Number.isSafeInteger(index.count) ||
+    !(index.chunkCities > 0) ||
+    typeof index.tag !== 'string'
+  ) {
+    throw new CitiesApiError(
+      `${ROUTES.edge.index} is not an edge index of format 1: rebuild the site with this version`,
+    );
   }
   return index;
 }
@@ -124,22 +137,32 @@ class FieldRanks implements OrderSource {
   private readonly ranked = new Map<NameField, Ranks>();
   private readonly descending = new Map<NameField, Uint32Array>();
 
-  constructor(private readonly read: ReadSiteFile, private readonly index: EdgeIndex, private readonly tag: Uint8Array) {
+  constructor(
+    private readonly read: ReadSiteFile,
+    private readonly index: EdgeIndex,
+    private readonly tag: Uint8Array,
+  ) {
     this.count = index.count;
   }
 
   /** Reads the rank files of these fields (or the default ordering's) not read yet. */
   async load(names: readonly RankName[]): Promise<void> {
-    await Promise.all(names.filter((name) => !this.files.has(name)).map((name) => {
-      let loading = this.pending.get(name);
-      if (!loading) {
-        const path = rankPath(name);
-        loading = this.read(path).then((bytes) => void this.files.set(name, checkedRanks(decodeRanks(bytes, this.tag, path), this.count, path)));
-        loading.finally(() => this.pending.delete(name)).catch(() => undefined);
-        this.pending.set(name, loading);
-      }
-      return loading;
-    }));
+    await Promise.all(
+      names
+        .filter((name) => !this.files.has(name))
+        .map((name) => {
+          let loading = this.pending.get(name);
+          if (!loading) {
+            const path = rankPath(name);
+            loading = this.read(path).then(
+              (bytes) => void this.files.set(name, checkedRanks(decodeRanks(bytes, this.tag, path), this.count, path)),
+            );
+            loading.finally(() => this.pending.delete(name)).catch(() => undefined);
+            this.pending.set(name, loading);
+          }
+          return loading;
+        }),
+    );
   }
 
   distinct(field: NameField): number {
@@ -190,7 +213,9 @@ class FieldRanks implements OrderSource {
 
 function checkedRanks(file: RankFile, count: number, path: string): RankFile {
   if (file.order.length !== count || (count > 0 && !isGroupStart(file.groupStarts, 0))) {
-    throw new MixedBuilds(`${path} does not hold the ${count} cities of the edge index: deploy the site's files of one build together`);
+    throw new MixedBuilds(
+      `${path} does not hold the ${count} cities of the edge index: deploy the site's files of one build together`,
+    );
   }
   return file;
 }

@@ -92,7 +92,8 @@ export function staticPathFor(pairs: readonly QueryPair[], layout: Layout): stri
 export function fileKeyFor(pairs: readonly QueryPair[], count?: number): string | null {
   const query = fileQuery(pairs);
   if (!query) return null;
-  if (count !== undefined && query.size !== undefined && firstOrLast(query.page) && holdsAll(query.size, count)) return allPath(query.ordering, count);
+  if (count !== undefined && query.size !== undefined && firstOrLast(query.page) && holdsAll(query.size, count))
+    return allPath(query.ordering, count);
   return pageKey(query);
 }
 
@@ -119,7 +120,9 @@ export function queryForFile(path: string, pairs: readonly QueryPair[]): QueryPa
 }
 
 /** A file path's segments by the route table's templates: a page file's or an all-cities file's. */
-function parseFileKey(key: string): { ordering: string; size: string; page: string } | { ordering: string; count: number } | null {
+function parseFileKey(
+  key: string,
+): { ordering: string; size: string; page: string } | { ordering: string; count: number } | null {
   const match = (template: string) => {
     const names: string[] = [];
     const pattern = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -142,7 +145,10 @@ function parseFileKey(key: string): { ordering: string; size: string; page: stri
  */
 export function siteDirectories(layout: Layout): string[] {
   const files = [
-    ...layout.orderings.flatMap((key) => [allPath(key, layout.count), ...[absent, ...layout.pageSizes].map((size) => pagePath(key, size, 1))]),
+    ...layout.orderings.flatMap((key) => [
+      allPath(key, layout.count),
+      ...[absent, ...layout.pageSizes].map((size) => pagePath(key, size, 1)),
+    ]),
     fill(ROUTES.edge.ranks, { ordering: absent }),
     ...(layout.count ? [fill(ROUTES.edge.chunk, { chunk: 0 })] : []),
     ROUTES.edge.index,

@@ -19,16 +19,29 @@ export interface SiteFile {
 type PageSettings = Pick<SiteSpec, 'baseUrl' | 'pageSizes' | 'orderings'>;
 
 /** The site's orderings (keys), in a stable order, each with the query pairs that ask for it. */
-export function siteOrderings(settings: Pick<SiteSpec, 'orderings'>): { readonly ordering: Ordering; readonly key: string; readonly pairs: QueryPair[] }[] {
+export function siteOrderings(
+  settings: Pick<SiteSpec, 'orderings'>,
+): { readonly ordering: Ordering; readonly key: string; readonly pairs: QueryPair[] }[] {
   return singleOrderings(NAME_FIELDS)
-    .map((ordering) => ({ ordering, key: orderingKey(ordering), pairs: ordering.length ? [[param.ordering, orderingKey(ordering)] as QueryPair] : [] }))
+    .map((ordering) => ({
+      ordering,
+      key: orderingKey(ordering),
+      pairs: ordering.length ? [[param.ordering, orderingKey(ordering)] as QueryPair] : [],
+    }))
     .filter(({ key }) => settings.orderings.includes(key));
 }
 
 /** Each ordering's page of every city (any page size from the count up answers it), with its ordering's key. */
-export function* allPageFiles(index: PageIndex, settings: PageSettings): Generator<SiteFile & { readonly ordering: string }> {
+export function* allPageFiles(
+  index: PageIndex,
+  settings: PageSettings,
+): Generator<SiteFile & { readonly ordering: string }> {
   for (const { key, pairs } of siteOrderings(settings)) {
-    const body = answerListing(index, [...pairs, [param.pageSize, String(Math.max(1, index.count))]], settings.baseUrl).body;
+    const body = answerListing(
+      index,
+      [...pairs, [param.pageSize, String(Math.max(1, index.count))]],
+      settings.baseUrl,
+    ).body;
     yield { path: allPath(key, index.count), body, ordering: key };
   }
 }
@@ -37,7 +50,11 @@ export function* allPageFiles(index: PageIndex, settings: PageSettings): Generat
  * Every other precomputed page, one at a time (the site is never held whole), in a stable order;
  * `indexFor` gives the index each page is answered from (the whole dataset's, or one holding that page).
  */
-export function* pageFiles(count: number, indexFor: (pairs: readonly QueryPair[]) => PageIndex, settings: PageSettings): Generator<SiteFile> {
+export function* pageFiles(
+  count: number,
+  indexFor: (pairs: readonly QueryPair[]) => PageIndex,
+  settings: PageSettings,
+): Generator<SiteFile> {
   const sizes: (number | typeof absent)[] = [absent, ...settings.pageSizes];
   for (const { key, pairs: base } of siteOrderings(settings)) {
     const answer = (more: QueryPair[]) => {
@@ -48,7 +65,10 @@ export function* pageFiles(count: number, indexFor: (pairs: readonly QueryPair[]
       const sizePairs: QueryPair[] = size === absent ? [] : [[param.pageSize, String(size)]];
       const pages = pageCount(count, size === absent ? DEFAULT_PAGE_SIZE : size);
       for (let page = 1; page <= pages; page++) {
-        yield { path: pagePath(key, size, page), body: answer(page === 1 ? sizePairs : [...sizePairs, [param.page, String(page)]]) };
+        yield {
+          path: pagePath(key, size, page),
+          body: answer(page === 1 ? sizePairs : [...sizePairs, [param.page, String(page)]]),
+        };
       }
       yield { path: pagePath(key, size, lastPage), body: answer([...sizePairs, [param.page, lastPage]]) };
     }

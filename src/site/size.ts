@@ -35,22 +35,38 @@ function pagesPerOrdering(cities: number, pageSizes: readonly number[]): number 
 const fixedFiles = (count: number) => OTHER_FILES + edgeFileCount(count);
 
 export function countSiteFiles(site: Sized): number {
-  return pagesPerOrdering(site.count, site.pageSizes) * site.orderings.length * filesPerPage(site.compression) + fixedFiles(site.count);
+  return (
+    pagesPerOrdering(site.count, site.pageSizes) * site.orderings.length * filesPerPage(site.compression) +
+    fixedFiles(site.count)
+  );
 }
 
 /**
  * The site's size from the dataset's serialized size (every page size and `all` hold each city
  * once) and the compression ratio of sample pages (`.gz` + `.br` bytes per JSON byte).
  */
-export function estimateSiteSize(site: Sized, cityBytes: number, baseUrlLength: number, compressedRatio: number): SiteSize {
+export function estimateSiteSize(
+  site: Sized,
+  cityBytes: number,
+  baseUrlLength: number,
+  compressedRatio: number,
+): SiteSize {
   const orderings = site.orderings.length;
   const pages = pagesPerOrdering(site.count, site.pageSizes) * orderings;
   const perCity = site.count ? cityBytes / site.count + 1 : 0;
   const envelope = 2 * (baseUrlLength + 60) + 40;
   const lastPages = [DEFAULT_PAGE_SIZE, ...site.pageSizes].reduce((n, size) => n + Math.min(size, site.count), 0);
-  const jsonBytes = Math.round(pages * envelope + (perCity * (site.count * (site.pageSizes.length + 2) + lastPages)) * orderings);
+  const jsonBytes = Math.round(
+    pages * envelope + perCity * (site.count * (site.pageSizes.length + 2) + lastPages) * orderings,
+  );
   const dataBytes = Math.round(site.count ? perCity * site.count + edgeBytes(site.count, cityBytes) : 0);
-  return { pages, files: countSiteFiles(site), jsonBytes, compressedBytes: site.compression !== 'none' ? Math.round(jsonBytes * compressedRatio) : 0, dataBytes };
+  return {
+    pages,
+    files: countSiteFiles(site),
+    jsonBytes,
+    compressedBytes: site.compression !== 'none' ? Math.round(jsonBytes * compressedRatio) : 0,
+    dataBytes,
+  };
 }
 
 /** Slack on the estimated bytes (measured within 5 % at 140k cities; compression varies more). */
@@ -61,8 +77,13 @@ export const ESTIMATE_SLACK = 1.1;
  * lost in their last block (measured: 3.0 KB a file on 4 KB blocks at 30k cities, where most
  * files are `.gz`/`.br` of 1-2 KB).
  */
-export function bytesOnDisk(size: Pick<SiteSize, 'files' | 'jsonBytes' | 'compressedBytes'> & Partial<Pick<SiteSize, 'dataBytes'>>, blockSize: number): number {
-  return Math.round((size.jsonBytes + size.compressedBytes + (size.dataBytes ?? 0)) * ESTIMATE_SLACK + size.files * blockSize * 0.75);
+export function bytesOnDisk(
+  size: Pick<SiteSize, 'files' | 'jsonBytes' | 'compressedBytes'> & Partial<Pick<SiteSize, 'dataBytes'>>,
+  blockSize: number,
+): number {
+  return Math.round(
+    (size.jsonBytes + size.compressedBytes + (size.dataBytes ?? 0)) * ESTIMATE_SLACK + size.files * blockSize * 0.75,
+  );
 }
 
 /** What decides which of a site's files another build can reuse. */
@@ -74,10 +95,16 @@ export type Reusable = Sized & Pick<SiteSpec, 'baseUrl' | 'collation' | 'default
  * smaller, their `.gz`/`.br` when made at the same level), as if their bytes were all unchanged. Null when nothing can be.
  */
 export function reusableShape(old: Reusable, site: Reusable): Sized | null {
-  if (old.baseUrl !== site.baseUrl || old.collation !== site.collation || old.defaultPageSize !== site.defaultPageSize) return null;
+  if (old.baseUrl !== site.baseUrl || old.collation !== site.collation || old.defaultPageSize !== site.defaultPageSize)
+    return null;
   const orderings = site.orderings.filter((key) => old.orderings.includes(key));
   if (!orderings.length) return null;
-  return { count: Math.min(old.count, site.count), pageSizes: site.pageSizes.filter((size) => old.pageSizes.includes(size)), orderings, compression: old.compression === site.compression ? site.compression : 'none' };
+  return {
+    count: Math.min(old.count, site.count),
+    pageSizes: site.pageSizes.filter((size) => old.pageSizes.includes(size)),
+    orderings,
+    compression: old.compression === site.compression ? site.compression : 'none',
+  };
 }
 
 /** Why a site is refused above `maxFiles`, and which orderings or page sizes to drop so it fits. */
@@ -87,14 +114,19 @@ export function tooManyFilesAdvice(shape: Sized, maxFiles: number): string {
   const perOrdering = countSiteFiles({ ...shape, orderings: shape.orderings.slice(0, 1) }) - fixedFiles(shape.count);
   const orderingsThatFit = Math.floor((maxFiles - fixedFiles(shape.count)) / perOrdering);
   if (orderingsThatFit >= 1 && orderingsThatFit < shape.orderings.length) {
-    ways.push(`precompute at most ${orderingsThatFit} of the ${shape.orderings.length} orderings (e.g. --orderings ${exampleOrderings(orderingsThatFit)}); the others are answered live`);
+    ways.push(
+      `precompute at most ${orderingsThatFit} of the ${shape.orderings.length} orderings (e.g. --orderings ${exampleOrderings(orderingsThatFit)}); the others are answered live`,
+    );
   }
   const sizes = [...shape.pageSizes];
   while (sizes.length > 1 && countSiteFiles({ ...shape, pageSizes: sizes }) > maxFiles) sizes.shift();
   if (sizes.length < shape.pageSizes.length && countSiteFiles({ ...shape, pageSizes: sizes }) <= maxFiles) {
-    ways.push(`drop the smallest page sizes: --page-sizes ${sizes.join(',')} (${countSiteFiles({ ...shape, pageSizes: sizes }).toLocaleString('en')} files)`);
+    ways.push(
+      `drop the smallest page sizes: --page-sizes ${sizes.join(',')} (${countSiteFiles({ ...shape, pageSizes: sizes }).toLocaleString('en')} files)`,
+    );
   }
-  if (shape.compression !== 'none' && countSiteFiles({ ...shape, compression: 'none' }) <= maxFiles) ways.push('--compression none (one file per page instead of three)');
+  if (shape.compression !== 'none' && countSiteFiles({ ...shape, compression: 'none' }) <= maxFiles)
+    ways.push('--compression none (one file per page instead of three)');
   ways.push(`raise --max-files to ${files.toLocaleString('en')} if the disk and the host can take it`);
   return `the site would hold ${files.toLocaleString('en')} files, above --max-files ${maxFiles.toLocaleString('en')}. To fit: ${ways.join('; or ')}. Nothing was written.`;
 }

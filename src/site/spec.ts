@@ -54,13 +54,19 @@ export function normalizeBaseUrl(text: string): string {
   try {
     url = new URL(text);
   } catch {
-    throw new CitiesApiError(`invalid base URL "${shortText(text)}": expected an absolute URL such as https://example.org/api/v1`, 2);
+    throw new CitiesApiError(
+      `invalid base URL "${shortText(text)}": expected an absolute URL such as https://example.org/api/v1`,
+      2,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new CitiesApiError(`invalid base URL "${shortText(text)}": only http and https are supported`, 2);
   }
   if (url.search || url.hash || url.username || url.password) {
-    throw new CitiesApiError(`invalid base URL "${shortText(text)}": it must not carry a query, fragment or credentials`, 2);
+    throw new CitiesApiError(
+      `invalid base URL "${shortText(text)}": it must not carry a query, fragment or credentials`,
+      2,
+    );
   }
   return `${url.protocol}//${url.host}${canonicalPath(url)}`;
 }
@@ -70,7 +76,10 @@ export function parsePageSizes(value: string | readonly number[]): number[] {
   const items = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value.map(String);
   const sizes = items.map((item) => {
     if (!/^[1-9][0-9]*$/.test(item) || !Number.isSafeInteger(Number(item))) {
-      throw new CitiesApiError(`invalid page size "${shortText(item)}": page sizes are positive integers, e.g. 10,20,50,100`, 2);
+      throw new CitiesApiError(
+        `invalid page size "${shortText(item)}": page sizes are positive integers, e.g. 10,20,50,100`,
+        2,
+      );
     }
     return Number(item);
   });
@@ -84,20 +93,26 @@ export function parseOrderings(value: string | readonly string[]): string[] {
   if (items.length === 1 && items[0] === 'all') return [...PRECOMPUTABLE_ORDERINGS];
   for (const item of items) {
     if (!PRECOMPUTABLE_ORDERINGS.includes(item)) {
-      throw new CitiesApiError(`invalid ordering "${shortText(item)}": use all, or a list of default, name_en, -name_en, ... (the 16 name_* fields, - for descending)`, 2);
+      throw new CitiesApiError(
+        `invalid ordering "${shortText(item)}": use all, or a list of default, name_en, -name_en, ... (the 16 name_* fields, - for descending)`,
+        2,
+      );
     }
   }
-  if (!items.length) throw new CitiesApiError('no orderings given: expected all, or a list such as default,name_en,-name_en', 2);
+  if (!items.length)
+    throw new CitiesApiError('no orderings given: expected all, or a list such as default,name_en,-name_en', 2);
   return PRECOMPUTABLE_ORDERINGS.filter((key) => items.includes(key));
 }
 
 export function parseCompression(value: string): Compression {
-  if (!(COMPRESSIONS as readonly string[]).includes(value)) throw new CitiesApiError(`invalid compression "${shortText(String(value))}": use ${COMPRESSIONS.join(', ')}`, 2);
+  if (!(COMPRESSIONS as readonly string[]).includes(value))
+    throw new CitiesApiError(`invalid compression "${shortText(String(value))}": use ${COMPRESSIONS.join(', ')}`, 2);
   return value as Compression;
 }
 
 export function parseCollation(value: string): Collation {
-  if (!isCollation(value)) throw new CitiesApiError(`invalid collation "${shortText(String(value))}": use locale or codepoint`, 2);
+  if (!isCollation(value))
+    throw new CitiesApiError(`invalid collation "${shortText(String(value))}": use locale or codepoint`, 2);
   return value;
 }
 
@@ -105,7 +120,10 @@ export function parseCollation(value: string): Collation {
 export function parseMaxFiles(value: string | number): number {
   const text = String(value);
   if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new CitiesApiError(`invalid --max-files "${shortText(text)}": expected a positive integer such as 1000000`, 2);
+    throw new CitiesApiError(
+      `invalid --max-files "${shortText(text)}": expected a positive integer such as 1000000`,
+      2,
+    );
   }
   return Number(text);
 }
@@ -117,6 +135,7 @@ export function parseMinFree(value: string | number): number {
   const text = String(value).trim();
   const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?b)?$/i.exec(text);
   const bytes = match ? Math.round(Number(match[1]) * SIZE_UNITS[(match[2] ?? '').toLowerCase()]!) : NaN;
-  if (!Number.isSafeInteger(bytes)) throw new CitiesApiError(`invalid --min-free "${text}": expected a size such as 500MB, 2GB or 0`, 2);
+  if (!Number.isSafeInteger(bytes))
+    throw new CitiesApiError(`invalid --min-free "${text}": expected a size such as 500MB, 2GB or 0`, 2);
   return bytes;
 }

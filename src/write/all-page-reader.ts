@@ -22,7 +22,9 @@ const CLOSE = 0x5d;
  * open, with where each city of it lies (8 bytes a city); a page is read in one buffer.
  */
 export class AllPageReader {
-  private open: { readonly key: string; readonly file: string; readonly fd: number; readonly at: Float64Array } | undefined;
+  private open:
+    | { readonly key: string; readonly file: string; readonly fd: number; readonly at: Float64Array }
+    | undefined;
 
   /** `lengths`: each city's serialized length, by dataset position; `files`: by ordering key. */
   constructor(
@@ -46,7 +48,8 @@ export class AllPageReader {
       if (!read) throw changedError(file);
       done += read;
     }
-    if ((bytes[0] !== OPEN && bytes[0] !== COMMA) || (bytes.at(-1) !== COMMA && bytes.at(-1) !== CLOSE)) throw changedError(file);
+    if ((bytes[0] !== OPEN && bytes[0] !== COMMA) || (bytes.at(-1) !== COMMA && bytes.at(-1) !== CLOSE))
+      throw changedError(file);
     return onePageIndex(this.count, page, (i) => bytes.subarray(at[start + i]! - from, at[start + i + 1]! - 1 - from));
   }
 
@@ -69,5 +72,7 @@ export class AllPageReader {
 }
 
 function changedError(file: string): CitiesApiError {
-  return new CitiesApiError(`cannot build: ${file} no longer holds the cities this build wrote there (was it changed during the build?); build again`);
+  return new CitiesApiError(
+    `cannot build: ${file} no longer holds the cities this build wrote there (was it changed during the build?); build again`,
+  );
 }

@@ -18,10 +18,14 @@ const LEVELS: Record<CompressionLevel, { readonly gzip: number; readonly brotli:
 
 const STREAMED_LGWIN = 18;
 
-const windowBits = (size: number, min: number, max: number) => Math.min(max, Math.max(min, Math.ceil(Math.log2(Math.max(size, 1)))));
+const windowBits = (size: number, min: number, max: number) =>
+  Math.min(max, Math.max(min, Math.ceil(Math.log2(Math.max(size, 1)))));
 
 /** gzip settings at `level` for a file of `size` bytes (0: unknown, streamed). */
-export const gzipOptions = (level: CompressionLevel, size: number): ZlibOptions => ({ level: LEVELS[level].gzip, windowBits: size ? windowBits(size, 9, 15) : 15 });
+export const gzipOptions = (level: CompressionLevel, size: number): ZlibOptions => ({
+  level: LEVELS[level].gzip,
+  windowBits: size ? windowBits(size, 9, 15) : 15,
+});
 
 /** brotli settings at `level` for a file of `size` bytes (0: unknown, streamed). */
 export const brotliOptions = (level: CompressionLevel, size: number): BrotliOptions => ({

@@ -23,7 +23,14 @@ export async function diskSpace(path: string): Promise<DiskSpace> {
   for (let dir = path; ; dir = dirname(dir)) {
     try {
       const s = await statfs(dir);
-      return { path: dir, free: s.bavail * s.bsize, freeInodes: s.ffree, inodes: s.files, total: s.blocks * s.bsize, blockSize: s.bsize };
+      return {
+        path: dir,
+        free: s.bavail * s.bsize,
+        freeInodes: s.ffree,
+        inodes: s.files,
+        total: s.blocks * s.bsize,
+        blockSize: s.bsize,
+      };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(dir) === dir) throw error;
@@ -84,7 +91,12 @@ export interface SizeOnDisk {
  * filesystem of `out` while leaving `minFree` (default: defaultMinFree). Resolves with the free
  * space the build must leave (for a SpaceGuard).
  */
-export async function checkFreeSpace(out: string, site: SizeOnDisk, reusable: SizeOnDisk | null, minFree?: number): Promise<number> {
+export async function checkFreeSpace(
+  out: string,
+  site: SizeOnDisk,
+  reusable: SizeOnDisk | null,
+  minFree?: number,
+): Promise<number> {
   const space = await diskSpace(out);
   const keep = minFree ?? defaultMinFree(space);
   const shortage = spaceShortage(space, site, reusable, keep);
@@ -97,14 +109,24 @@ export async function checkFreeSpace(out: string, site: SizeOnDisk, reusable: Si
  * which is only deleted after the swap: the files the build writes must fit beside it and leave
  * `keep` free; files it can reuse (`reusable`: at most, as hard links) cost nothing.
  */
-export function spaceShortage(space: DiskSpace, site: SizeOnDisk, reusable: SizeOnDisk | null, keep: number): string | null {
-  const bytes = Math.max(0, bytesOnDisk(site, space.blockSize) - (reusable ? bytesOnDisk(reusable, space.blockSize) : 0));
+export function spaceShortage(
+  space: DiskSpace,
+  site: SizeOnDisk,
+  reusable: SizeOnDisk | null,
+  keep: number,
+): string | null {
+  const bytes = Math.max(
+    0,
+    bytesOnDisk(site, space.blockSize) - (reusable ? bytesOnDisk(reusable, space.blockSize) : 0),
+  );
   const files = Math.max(0, site.files - (reusable?.files ?? 0));
   const noRoom = bytes + keep > space.free;
   const noInodes = space.inodes > 0 && files > space.freeInodes;
   if (!noRoom && !noInodes) return null;
   const beyond = reusable ? ' beyond what it can reuse of the old site' : '';
-  const inodes = noInodes ? `, and ${space.freeInodes.toLocaleString('en')} free inodes for ${files.toLocaleString('en')} files` : '';
+  const inodes = noInodes
+    ? `, and ${space.freeInodes.toLocaleString('en')} free inodes for ${files.toLocaleString('en')} files`
+    : '';
   return (
     `the site needs about ${formatBytes(bytes)}${beyond} (${files.toLocaleString('en')} files; the estimate + ${Math.round((ESTIMATE_SLACK - 1) * 100)} %) ` +
     `and a build leaves ${formatBytes(keep)} free (--min-free), but the filesystem of ${space.path} has ${formatBytes(space.free)} free${inodes}. ` +

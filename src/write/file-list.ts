@@ -27,8 +27,8 @@ export class FileList {
       this.flags.push(new Uint8Array(BLOCK));
     }
     this.paths.push(path);
-    Buffer.from(this.hashes[i / BLOCK | 0]!.buffer).write(hash, (i % BLOCK) * HASH, HASH, 'hex');
-    this.flags[i / BLOCK | 0]![i % BLOCK] = compressed ? 1 : 0;
+    Buffer.from(this.hashes[(i / BLOCK) | 0]!.buffer).write(hash, (i % BLOCK) * HASH, HASH, 'hex');
+    this.flags[(i / BLOCK) | 0]![i % BLOCK] = compressed ? 1 : 0;
     this.order = undefined;
     return i;
   }
@@ -45,7 +45,7 @@ export class FileList {
   /** The SHA-256 (hex) of the `i`th file. */
   hash(i: number): string {
     const at = (i % BLOCK) * HASH;
-    return Buffer.from(this.hashes[i / BLOCK | 0]!.buffer, at, HASH).toString('hex');
+    return Buffer.from(this.hashes[(i / BLOCK) | 0]!.buffer, at, HASH).toString('hex');
   }
 
   /** The SHA-256 (hex) of `path`, or undefined when not listed. */
@@ -56,7 +56,7 @@ export class FileList {
 
   /** Whether the `i`th file (-1: none) was written with `.gz`/`.br`. */
   compressed(i: number): boolean {
-    return i >= 0 && this.flags[i / BLOCK | 0]![i % BLOCK] === 1;
+    return i >= 0 && this.flags[(i / BLOCK) | 0]![i % BLOCK] === 1;
   }
 
   /** Ordinals by path, in the manifest's order (UTF-16 code units); a path added twice is a bug, said so. */
@@ -67,7 +67,8 @@ export class FileList {
     for (let i = 0; i < order.length; i++) order[i] = i;
     order.sort((a, b) => (paths[a]! < paths[b]! ? -1 : paths[a]! > paths[b]! ? 1 : 0));
     for (let i = 1; i < order.length; i++) {
-      if (paths[order[i]!] === paths[order[i - 1]!]) throw new CitiesApiError(`internal error: the site lists ${paths[order[i]!]} twice`);
+      if (paths[order[i]!] === paths[order[i - 1]!])
+        throw new CitiesApiError(`internal error: the site lists ${paths[order[i]!]} twice`);
     }
     return (this.order = order);
   }
@@ -75,7 +76,8 @@ export class FileList {
   /** The ordinal of `path`, or -1. */
   find(path: string): number {
     const order = this.sorted();
-    let lo = 0, hi = order.length;
+    let lo = 0,
+      hi = order.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const at = this.paths[order[mid]!]!;

@@ -75,13 +75,22 @@ export const VARIANTS = ['.gz', '.br'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /** Writes the gzip or brotli form of a body, made at `level`, next to it. */
-export async function writeCompressed(path: string, parts: Iterable<Uint8Array>, variant: Variant, level: CompressionLevel): Promise<FileStat> {
+export async function writeCompressed(
+  path: string,
+  parts: Iterable<Uint8Array>,
+  variant: Variant,
+  level: CompressionLevel,
+): Promise<FileStat> {
   const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
   if (single) {
-    const packed = variant === '.gz' ? await gzipAsync(single, gzipOptions(level, single.length)) : await brotliAsync(single, brotliOptions(level, single.length));
+    const packed =
+      variant === '.gz'
+        ? await gzipAsync(single, gzipOptions(level, single.length))
+        : await brotliAsync(single, brotliOptions(level, single.length));
     await writeFileAsync(path, packed, { flag: 'wx' });
   } else {
-    const compressor = variant === '.gz' ? createGzip(gzipOptions(level, 0)) : createBrotliCompress(brotliOptions(level, 0));
+    const compressor =
+      variant === '.gz' ? createGzip(gzipOptions(level, 0)) : createBrotliCompress(brotliOptions(level, 0));
     await pipeline(Readable.from(parts), compressor, createWriteStream(path, { flags: 'wx' }));
   }
   return lstat(path);

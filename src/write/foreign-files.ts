@@ -31,7 +31,11 @@ export class SiteOwnership {
     if (!this.site) return false;
     if (path === MANIFEST_PATH || this.site.files.find(path) >= 0) return true;
     const variant = VARIANTS.find((v) => path.endsWith(v));
-    return !!variant && this.site.settings.compression !== 'none' && this.site.files.find(path.slice(0, -variant.length)) >= 0;
+    return (
+      !!variant &&
+      this.site.settings.compression !== 'none' &&
+      this.site.files.find(path.slice(0, -variant.length)) >= 0
+    );
   }
 
   /** A directory holding some file the site owns. */
@@ -52,7 +56,12 @@ export interface OldTree {
  * hard-links every entry that is not the site's into `staging`. An entry of someone's where the
  * new site has a file stops the build (exit 2; the old site is left as it was).
  */
-export async function keepForeignFiles(outDir: string, staging: string, owner: SiteOwnership, inNewSite: (path: string) => boolean): Promise<OldTree> {
+export async function keepForeignFiles(
+  outDir: string,
+  staging: string,
+  owner: SiteOwnership,
+  inNewSite: (path: string) => boolean,
+): Promise<OldTree> {
   let removed = 0;
   const kept: string[] = [];
   const conflicts: string[] = [];
@@ -82,7 +91,10 @@ export async function keepForeignFiles(outDir: string, staging: string, owner: S
   };
   await walk('');
   if (conflicts.length) {
-    const some = conflicts.slice(0, 5).map((path) => join(outDir, path)).join(', ');
+    const some = conflicts
+      .slice(0, 5)
+      .map((path) => join(outDir, path))
+      .join(', ');
     throw new CitiesApiError(
       `${some}${conflicts.length > 5 ? ` and ${conflicts.length - 5} more` : ''}: not the site's (its manifest does not list ${conflicts.length > 1 ? 'them' : 'it'}), ` +
         `but the new site has a file or directory there; move ${conflicts.length > 1 ? 'them' : 'it'} out of ${outDir} and build again (the site was left as it was)`,
@@ -99,7 +111,8 @@ const kindOf = (entry: Dirent): Kind => (entry.isSymbolicLink() ? 'link' : entry
 async function carryOne(from: string, to: string, kind: Kind): Promise<void> {
   if (kind === 'directory') {
     const made = await mkdir(to, { recursive: true });
-    if (made === undefined && !(await lstat(to)).isDirectory()) throw Object.assign(new Error(`${to} exists`), { code: 'EEXIST' });
+    if (made === undefined && !(await lstat(to)).isDirectory())
+      throw Object.assign(new Error(`${to} exists`), { code: 'EEXIST' });
     return;
   }
   await mkdir(dirname(to), { recursive: true });

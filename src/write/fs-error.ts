@@ -21,13 +21,22 @@ type Errno = NodeJS.ErrnoException & { path?: string; dest?: string };
 
 /** Whether a value is an error from the operating system (`code` and `syscall` set by Node). */
 export function isErrno(error: unknown): error is Errno {
-  return error instanceof Error && typeof (error as Errno).code === 'string' && /^E[A-Z0-9]+$/.test((error as Errno).code!) && typeof (error as Errno).syscall === 'string';
+  return (
+    error instanceof Error &&
+    typeof (error as Errno).code === 'string' &&
+    /^E[A-Z0-9]+$/.test((error as Errno).code!) &&
+    typeof (error as Errno).syscall === 'string'
+  );
 }
 
 /** System calls that create or remove an entry: a permission error there is the directory's. */
 const ENTRY_CALLS = new Set(['mkdir', 'link', 'rename', 'symlink', 'unlink', 'rmdir', 'mkdtemp', 'copyfile']);
 
-const exists = (path: string) => lstat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  lstat(path).then(
+    () => true,
+    () => false,
+  );
 
 /** The first of `path` and its parents that exists and is not a directory, if any. */
 async function fileInTheWay(path: string): Promise<string | undefined> {
@@ -45,7 +54,14 @@ async function closedParent(path: string): Promise<string | undefined> {
     parents.unshift(at);
     if (dirname(at) === at) break;
   }
-  for (const dir of parents) if (!(await access(dir, constants.X_OK).then(() => true, () => false))) return dir;
+  for (const dir of parents)
+    if (
+      !(await access(dir, constants.X_OK).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return dir;
   return undefined;
 }
 
@@ -61,34 +77,55 @@ export async function fileSystemError(error: unknown, role: PathRole, fallback?:
   const subject = resolve(fallback ?? path);
   const at = path === subject ? `the ${role.what} ${subject}` : `${path} (of the ${role.what} ${subject})`;
   const choose = role.option ? `, or choose another with ${role.option}` : '';
-  const fail = (message: string) => new CitiesApiError(`${message} (${error.code}${role.note ? `; ${role.note}` : ''})`, 1);
+  const fail = (message: string) =>
+    new CitiesApiError(`${message} (${error.code}${role.note ? `; ${role.note}` : ''})`, 1);
   switch (error.code) {
     case 'ENOENT': {
       const way = await fileInTheWay(dirname(path));
       const link = await readlink(subject).catch(() => undefined);
-      if (link !== undefined) return fail(`the ${role.what} ${subject} is a symbolic link to ${link}, which does not exist; fix the link${choose}`);
-      if (way) return fail(`the ${role.what} ${subject} cannot be used: ${way} is a file, not a directory; move it away${choose}`);
-      return fail(`the ${role.what} ${subject} does not exist; check the path${choose}${role.missingHint ? `; ${role.missingHint}` : ''}`);
+      if (link !== undefined)
+        return fail(
+          `the ${role.what} ${subject} is a symbolic link to ${link}, which does not exist; fix the link${choose}`,
+        );
+      if (way)
+        return fail(
+          `the ${role.what} ${subject} cannot be used: ${way} is a file, not a directory; move it away${choose}`,
+        );
+      return fail(
+        `the ${role.what} ${subject} does not exist; check the path${choose}${role.missingHint ? `; ${role.missingHint}` : ''}`,
+      );
     }
     case 'ENOTDIR':
     case 'EEXIST': {
       const way = (await fileInTheWay(error.code === 'EEXIST' ? path : dirname(path))) ?? path;
-      return fail(`the ${role.what} ${subject} cannot be used: ${way} is a file, not a directory; move it away${choose}`);
+      return fail(
+        `the ${role.what} ${subject} cannot be used: ${way} is a file, not a directory; move it away${choose}`,
+      );
     }
     case 'EISDIR':
       return fail(`${at} is a directory; give the path of a file${choose}`);
     case 'EACCES':
     case 'EPERM': {
       const closed = await closedParent(path);
-      if (closed) return fail(`permission denied: cannot enter ${closed} (for the ${role.what} ${subject}); give this user access to it (chmod/chown)${choose}`);
+      if (closed)
+        return fail(
+          `permission denied: cannot enter ${closed} (for the ${role.what} ${subject}); give this user access to it (chmod/chown)${choose}`,
+        );
       const inDir = ENTRY_CALLS.has(error.syscall!) || !(await exists(path));
-      if (inDir) return fail(`permission denied: cannot write in ${dirname(path)} (for the ${role.what} ${subject}); make that directory writable for this user${choose}`);
-      return fail(`permission denied: cannot ${error.syscall === 'open' ? 'open' : 'use'} ${at}; give this user access to it (chmod/chown)${choose}`);
+      if (inDir)
+        return fail(
+          `permission denied: cannot write in ${dirname(path)} (for the ${role.what} ${subject}); make that directory writable for this user${choose}`,
+        );
+      return fail(
+        `permission denied: cannot ${error.syscall === 'open' ? 'open' : 'use'} ${at}; give this user access to it (chmod/chown)${choose}`,
+      );
     }
     case 'EROFS':
       return fail(`cannot write ${at}: it is on a read-only file system${choose || '; choose a writable place'}`);
     case 'ELOOP':
-      return fail(`the ${role.what} ${subject} cannot be used: too many symbolic links (a loop?); fix the links${choose}`);
+      return fail(
+        `the ${role.what} ${subject} cannot be used: too many symbolic links (a loop?); fix the links${choose}`,
+      );
     case 'ENAMETOOLONG':
       return fail(`the ${role.what} ${subject} cannot be used: the name is too long${choose}`);
     case 'ENOSPC':
@@ -96,7 +133,9 @@ export async function fileSystemError(error: unknown, role: PathRole, fallback?:
       return fail(`no space left for the ${role.what} ${subject}: free some space and try again`);
     case 'EMFILE':
     case 'ENFILE':
-      return fail(`too many open files while using the ${role.what} ${subject}: raise the open files limit (ulimit -n) and try again`);
+      return fail(
+        `too many open files while using the ${role.what} ${subject}: raise the open files limit (ulimit -n) and try again`,
+      );
     default:
       return fail(`the ${role.what} ${subject} cannot be used: ${error.message}`);
   }

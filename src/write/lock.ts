@@ -25,7 +25,11 @@ export type Release = () => Promise<void>;
 
 /** The lock is held by another live process (or another holder in this one): wait, or give up. */
 export class LockBusyError extends CitiesApiError {
-  constructor(message: string, readonly holder: number, readonly lock: string) {
+  constructor(
+    message: string,
+    readonly holder: number,
+    readonly lock: string,
+  ) {
     super(message);
   }
 }
@@ -38,7 +42,8 @@ export function lockSite(outDir: string): Promise<Release> {
   return takeLock(siteSiblings(outDir).lock, buildRunning(outDir));
 }
 
-const buildRunning = (outDir: string) => (holder: number, lock: string) => `another build of ${outDir} is running (pid ${holder}); wait for it to finish (lock: ${lock})`;
+const buildRunning = (outDir: string) => (holder: number, lock: string) =>
+  `another build of ${outDir} is running (pid ${holder}); wait for it to finish (lock: ${lock})`;
 
 /**
  * Marks the site's lock as held in this thread while another thread of this process builds the
@@ -55,7 +60,10 @@ export function claimSite(outDir: string): () => void {
 /** The lock writers of a dataset file hold while they choose ids and replace it (`.NAME.lock` beside it). */
 export function lockDataset(file: string): Promise<Release> {
   const lock = join(dirname(file), `.${basename(file)}.lock`);
-  return takeLock(lock, (holder) => `another process (pid ${holder}) is adding cities to ${file}; wait for it to finish (lock: ${lock})`);
+  return takeLock(
+    lock,
+    (holder) => `another process (pid ${holder}) is adding cities to ${file}; wait for it to finish (lock: ${lock})`,
+  );
 }
 
 /**

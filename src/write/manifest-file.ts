@@ -29,11 +29,15 @@ export async function readManifestHead(siteDir: string): Promise<ManifestHead | 
       await file.close();
     }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return null;
     throw error;
   }
   const end = head.indexOf(MANIFEST_FILES_KEY);
-  const manifest = end > 0 && head[end - 1] === ',' ? parseManifest(`${head.slice(0, end)} "files": {}}`, siteDir) : await readManifest(siteDir);
+  const manifest =
+    end > 0 && head[end - 1] === ','
+      ? parseManifest(`${head.slice(0, end)} "files": {}}`, siteDir)
+      : await readManifest(siteDir);
   if (!manifest) return null;
   const { files: _, ...rest } = manifest;
   return rest;
@@ -45,7 +49,8 @@ export async function readManifest(siteDir: string): Promise<Manifest | null> {
   try {
     text = await readFile(join(siteDir, MANIFEST_PATH), 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return null;
     throw error;
   }
   return parseManifest(text, siteDir);
@@ -61,10 +66,13 @@ function withCompression(manifest: Manifest): Manifest {
 function parseManifest(text: string, siteDir: string): Manifest {
   try {
     const manifest = JSON.parse(text) as Manifest;
-    if (manifest.generator !== 'cities-api' || typeof manifest.files !== 'object') throw new Error('not a cities-api manifest');
+    if (manifest.generator !== 'cities-api' || typeof manifest.files !== 'object')
+      throw new Error('not a cities-api manifest');
     return withCompression(manifest);
   } catch (error) {
-    throw new CitiesApiError(`${join(siteDir, MANIFEST_PATH)} is damaged (${(error as Error).message}); delete ${siteDir} and build again`);
+    throw new CitiesApiError(
+      `${join(siteDir, MANIFEST_PATH)} is damaged (${(error as Error).message}); delete ${siteDir} and build again`,
+    );
   }
 }
 
@@ -118,6 +126,7 @@ async function wholeSiteFiles(siteDir: string): Promise<SiteFiles | null> {
   const manifest = await readManifest(siteDir);
   if (!manifest) return null;
   const files = new FileList();
-  for (const [path, hash] of Object.entries(manifest.files)) files.add(path, /^[0-9a-f]{64}$/.test(hash) ? hash : '', false);
+  for (const [path, hash] of Object.entries(manifest.files))
+    files.add(path, /^[0-9a-f]{64}$/.test(hash) ? hash : '', false);
   return { ...manifest, files };
 }

@@ -23,7 +23,12 @@ interface OwnedRecord {
 }
 
 /** Writes `files`, each atomically, after checking that none would replace something not ours; the record is `dir/recordName`. */
-export async function writeOwnedFiles(dir: string, recordName: string, generator: string, files: readonly OwnedFile[]): Promise<void> {
+export async function writeOwnedFiles(
+  dir: string,
+  recordName: string,
+  generator: string,
+  files: readonly OwnedFile[],
+): Promise<void> {
   const recordPath = join(dir, recordName);
   const record = await readRecord(recordPath, generator);
   const key = (path: string) => relative(dir, path).split(sep).join('/');
@@ -42,7 +47,8 @@ export async function writeOwnedFiles(dir: string, recordName: string, generator
   }
   // Until every file is in place, the record accepts both their old and new contents: a run cut short is not mistaken for the user's edit.
   const during: Record<string, string[]> = { ...record.files };
-  for (const [i, file] of files.entries()) during[key(file.path)] = [...new Set([...(record.files[key(file.path)] ?? []), hashes[i]!])];
+  for (const [i, file] of files.entries())
+    during[key(file.path)] = [...new Set([...(record.files[key(file.path)] ?? []), hashes[i]!])];
   await mkdir(dir, { recursive: true });
   await writeAtomically(recordPath, recordText(generator, during));
   for (const file of files) {
@@ -55,7 +61,12 @@ export async function writeOwnedFiles(dir: string, recordName: string, generator
 }
 
 /** Why `file` must not be replaced, or null when it may be. */
-async function notOurs(file: OwnedFile, newHash: string, recorded: readonly string[], generator: string): Promise<string | null> {
+async function notOurs(
+  file: OwnedFile,
+  newHash: string,
+  recorded: readonly string[],
+  generator: string,
+): Promise<string | null> {
   const stats = await lstat(file.path).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;
     throw error;
@@ -65,7 +76,9 @@ async function notOurs(file: OwnedFile, newHash: string, recorded: readonly stri
   if (!stats.isFile()) return 'is not a file';
   const hash = sha256(await readFile(file.path));
   const ours = [newHash, ...(file.alsoOurs ?? []).map((bytes) => sha256(bytes))];
-  return recorded.includes(hash) || ours.includes(hash) ? null : `exists and was not written by ${generator} (or was changed since)`;
+  return recorded.includes(hash) || ours.includes(hash)
+    ? null
+    : `exists and was not written by ${generator} (or was changed since)`;
 }
 
 async function readRecord(path: string, generator: string): Promise<OwnedRecord> {
@@ -83,11 +96,18 @@ async function readRecord(path: string, generator: string): Promise<OwnedRecord>
   } catch {
     // reported below
   }
-  throw new CitiesApiError(`${path} is not a record ${generator} wrote: move it aside or delete it (with it, files this folder holds are no longer known as ${generator}'s), then run again`, 2);
+  throw new CitiesApiError(
+    `${path} is not a record ${generator} wrote: move it aside or delete it (with it, files this folder holds are no longer known as ${generator}'s), then run again`,
+    2,
+  );
 }
 
 function recordText(generator: string, files: Record<string, string[]>): string {
-  const sorted = Object.fromEntries(Object.keys(files).sort().map((path) => [path, files[path]!]));
+  const sorted = Object.fromEntries(
+    Object.keys(files)
+      .sort()
+      .map((path) => [path, files[path]!]),
+  );
   return `${JSON.stringify({ generator, files: sorted }, null, 2)}\n`;
 }
 

@@ -8,7 +8,11 @@
  * a build's pages waiting for a writer do, gather hundreds of them, which outlive the young
  * generation and fill the heap with garbage.)
  */
-export async function runBounded<T>(items: Iterable<T> | AsyncIterable<T>, task: (item: T) => Promise<void>, limit: number): Promise<void> {
+export async function runBounded<T>(
+  items: Iterable<T> | AsyncIterable<T>,
+  task: (item: T) => Promise<void>,
+  limit: number,
+): Promise<void> {
   const iterator = Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : items[Symbol.iterator]();
   let failure: { error: unknown } | undefined;
   let done = false;

@@ -55,7 +55,14 @@ const IN_FLIGHT = 48;
  * only when the old site made it at the same level). Anything else (edited, truncated, replaced,
  * turned into a link or a directory, missing) is written anew.
  */
-export async function assemble(outDir: string, staging: string, old: SiteFiles | null, cache: StatCache | null, entries: Iterable<SiteEntry> | AsyncIterable<SiteEntry>, options: AssembleOptions): Promise<Assembled> {
+export async function assemble(
+  outDir: string,
+  staging: string,
+  old: SiteFiles | null,
+  cache: StatCache | null,
+  entries: Iterable<SiteEntry> | AsyncIterable<SiteEntry>,
+  options: AssembleOptions,
+): Promise<Assembled> {
   const files = new FileList();
   const records = new StatRecords();
   const counts = { written: 0, unchanged: 0, entries: 0 };
@@ -67,7 +74,12 @@ export async function assemble(outDir: string, staging: string, old: SiteFiles |
   const sameLevel = old?.settings.compression === options.compression;
 
   /** Links the old file into staging if it can be trusted to hold the entry's bytes (`hash`, and `bytes` when in one buffer); its stats, or null. */
-  const reuseOld = async (path: string, slot: Slot, hash: string, bytes: Uint8Array | undefined): Promise<FileStat | null> => {
+  const reuseOld = async (
+    path: string,
+    slot: Slot,
+    hash: string,
+    bytes: Uint8Array | undefined,
+  ): Promise<FileStat | null> => {
     const name = slot ? path + VARIANTS[slot - 1] : path;
     if (!dirs.ok(dirname(path))) return null;
     const from = join(outDir, name);
@@ -78,7 +90,11 @@ export async function assemble(outDir: string, staging: string, old: SiteFiles |
     const linked = linkEntry(from, to);
     if (linked === null) return null;
     if (linked) {
-      if (linked.isFile() && (cache?.matches(path, slot, linked) || (await holdsBytes(to, slot, linked.size, hash, bytes)))) return linked;
+      if (
+        linked.isFile() &&
+        (cache?.matches(path, slot, linked) || (await holdsBytes(to, slot, linked.size, hash, bytes)))
+      )
+        return linked;
       unlinkSync(to);
       return null;
     }
@@ -124,14 +140,26 @@ export async function assemble(outDir: string, staging: string, old: SiteFiles |
       }
     }
     const target = join(staging, entry.path);
-    const pooled = todo.length === slots.length && single && (pool ??= new WritePool(level)).write(target, single, compress);
+    const pooled =
+      todo.length === slots.length && single && (pool ??= new WritePool(level)).write(target, single, compress);
     if (pooled) {
       const flat = await pooled;
-      await wrote(file, [0, 1, 2].slice(0, slots.length).map((i) => ({ ino: flat[i * 3]!, size: flat[i * 3 + 1]!, mtimeMs: flat[i * 3 + 2]! })), slots);
+      await wrote(
+        file,
+        [0, 1, 2]
+          .slice(0, slots.length)
+          .map((i) => ({ ino: flat[i * 3]!, size: flat[i * 3 + 1]!, mtimeMs: flat[i * 3 + 2]! })),
+        slots,
+      );
     } else if (todo.length) {
       await ensureDir(dirname(target));
       const stats: FileStat[] = [];
-      for (const slot of todo) stats.push(await (slot ? writeCompressed(target + VARIANTS[slot - 1], parts, VARIANTS[slot - 1]!, level!) : writeParts(target, parts)));
+      for (const slot of todo)
+        stats.push(
+          await (slot
+            ? writeCompressed(target + VARIANTS[slot - 1], parts, VARIANTS[slot - 1]!, level!)
+            : writeParts(target, parts)),
+        );
       await wrote(file, stats, todo);
     }
     options.onProgress?.(++counts.entries);

@@ -27,7 +27,13 @@ const brotliAsync = promisify(brotliDecompress);
  * are (slot 0) or gzip- (1) or brotli-compressed (2). A link in its place is never followed; a
  * file that cannot be read or decoded holds nothing.
  */
-export async function holdsBytes(path: string, slot: Slot, size: number, hash: string, bytes?: Uint8Array): Promise<boolean> {
+export async function holdsBytes(
+  path: string,
+  slot: Slot,
+  size: number,
+  hash: string,
+  bytes?: Uint8Array,
+): Promise<boolean> {
   try {
     if (size > READ_WHOLE) return (await streamedHash(path, slot)) === hash;
     const raw = await readFileAsync(path, { flag: READ_NO_LINK });
@@ -66,7 +72,10 @@ export interface PendingCheck extends Disposable {
 }
 
 // Under the tests the sources run as TypeScript; the thread always runs the compiled script.
-const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? '../../lib/write/check-worker.js' : './check-worker.js', import.meta.url);
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? '../../lib/write/check-worker.js' : './check-worker.js',
+  import.meta.url,
+);
 // A thread takes none of this process's flags but --cpu-prof's, so a profiled build profiles the check too.
 const PROFILING = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
 const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -91,11 +100,19 @@ export const HELPER_MIN_FILES = 20_000;
  */
 export function startSiteCheck(siteDir: string, files = Infinity): PendingCheck {
   let once: Promise<SiteCheck> | undefined;
-  const alone: PendingCheck = { result: () => (once ??= checkAlone(siteDir)), cancel: () => undefined, [Symbol.dispose]: () => undefined };
+  const alone: PendingCheck = {
+    result: () => (once ??= checkAlone(siteDir)),
+    cancel: () => undefined,
+    [Symbol.dispose]: () => undefined,
+  };
   if (files < HELPER_MIN_FILES) return alone;
   const next = new SharedArrayBuffer(4);
   try {
-    return new HelpedCheck(siteDir, new Worker(WORKER_URL, { workerData: { siteDir, next } satisfies CheckData, execArgv: PROFILING }), next);
+    return new HelpedCheck(
+      siteDir,
+      new Worker(WORKER_URL, { workerData: { siteDir, next } satisfies CheckData, execArgv: PROFILING }),
+      next,
+    );
   } catch {
     return alone;
   }
@@ -127,10 +144,19 @@ class HelpedCheck implements PendingCheck {
       const records = await first;
       if (records?.kind === 'none') return { changed: [], unverified: true };
       if (records?.kind !== 'records') return await checkAlone(siteDir);
-      const mine = await checkShares(siteDir, pathsOf(records.paths), StatCache.of(records.paths, records.data), new Int32Array(this.next), pause);
+      const mine = await checkShares(
+        siteDir,
+        pathsOf(records.paths),
+        StatCache.of(records.paths, records.data),
+        new Int32Array(this.next),
+        pause,
+      );
       const theirs = await last;
       if (theirs?.kind !== 'done') return await checkAlone(siteDir);
-      return { changed: [...mine, ...theirs.found].sort((a, b) => a[0] - b[0]).flatMap(([, names]) => names), unverified: false };
+      return {
+        changed: [...mine, ...theirs.found].sort((a, b) => a[0] - b[0]).flatMap(([, names]) => names),
+        unverified: false,
+      };
     } finally {
       this.cancel();
     }
@@ -147,7 +173,11 @@ class HelpedCheck implements PendingCheck {
 }
 
 /** The first message of one of these kinds, or `otherwise` if the thread fails or ends before sending one. */
-function messageOf(worker: Worker, kinds: readonly CheckMessage['kind'][], otherwise: CheckMessage): Promise<CheckMessage> {
+function messageOf(
+  worker: Worker,
+  kinds: readonly CheckMessage['kind'][],
+  otherwise: CheckMessage,
+): Promise<CheckMessage> {
   return new Promise((resolve) => {
     worker.on('message', (message: CheckMessage) => {
       if (kinds.includes(message.kind) || message.kind === 'failed') resolve(message);

@@ -23,7 +23,8 @@ export async function resolveSiteDir(path: string): Promise<string> {
   } catch (error) {
     if (error instanceof CitiesApiError) throw error;
     if (isErrno(error) && error.code !== 'ELOOP') throw await fileSystemError(error, SITE_ROLE, path);
-    const why = (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'too many symbolic links' : (error as Error).message;
+    const why =
+      (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'too many symbolic links' : (error as Error).message;
     throw new CitiesApiError(`cannot use ${path} as the site directory: ${why}`, 2);
   }
 }
@@ -63,13 +64,21 @@ export interface SiteLocation {
 export async function checkSiteLocation({ out, data, cwd }: SiteLocation): Promise<void> {
   const refuse = (why: string) => new CitiesApiError(`cannot build into ${out}: ${why} (nothing was written)`, 2);
   if (dirname(out) === out) throw refuse('it is the filesystem root; choose a directory of its own, e.g. --out dist');
-  for (const [name, dir] of [['working directory', cwd], ['home directory', homedir()]] as const) {
+  for (const [name, dir] of [
+    ['working directory', cwd],
+    ['home directory', homedir()],
+  ] as const) {
     const real = await realpath(dir).catch(() => resolve(dir));
-    if (isWithin(real, out)) throw refuse(`it is or contains the ${name} ${dir}, and a build replaces the whole directory; choose a directory of its own, e.g. --out dist`);
+    if (isWithin(real, out))
+      throw refuse(
+        `it is or contains the ${name} ${dir}, and a build replaces the whole directory; choose a directory of its own, e.g. --out dist`,
+      );
   }
   const dataset = await realpath(data).catch(() => resolve(data));
   if (isWithin(dataset, out)) {
-    throw refuse(`the dataset ${data} is inside it, and a build replaces the whole directory; keep the dataset outside the site (e.g. data/cities.csv)`);
+    throw refuse(
+      `the dataset ${data} is inside it, and a build replaces the whole directory; keep the dataset outside the site (e.g. data/cities.csv)`,
+    );
   }
   const stats = await lstat(out).catch(() => null);
   if (stats && !stats.isDirectory()) throw refuse('it is a file, not a directory; choose a directory');

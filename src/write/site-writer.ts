@@ -50,7 +50,12 @@ export interface WriteOptions {
  * stat cache is written. A failed or killed build leaves the old site. `outDir` must be a real
  * path (resolveSiteDir): a symbolic link there would be renamed, not its target.
  */
-export async function writeSite(outDir: string, entries: Iterable<SiteEntry> | AsyncIterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
+export async function writeSite(
+  outDir: string,
+  entries: Iterable<SiteEntry> | AsyncIterable<SiteEntry>,
+  manifest: Omit<Manifest, 'files'>,
+  options: WriteOptions,
+): Promise<WriteStats> {
   return writeSiteLocked(outDir, entries, manifest, options).catch(async (error: Error) => {
     throw isErrno(error) ? await fileSystemError(error, SITE_ROLE, outDir) : environmentError(error, outDir);
   });
@@ -69,17 +74,30 @@ const ENVIRONMENT: Record<string, string> = {
 function environmentError(error: Error, outDir: string): Error {
   const code = (error as NodeJS.ErrnoException).code ?? /^(E[A-Z]+):/.exec(error.message)?.[1];
   const advice = code && ENVIRONMENT[code];
-  return advice ? new CitiesApiError(`cannot build ${outDir}: ${error.message}; ${advice} and build again (the site was left as it was)`, 1) : error;
+  return advice
+    ? new CitiesApiError(
+        `cannot build ${outDir}: ${error.message}; ${advice} and build again (the site was left as it was)`,
+        1,
+      )
+    : error;
 }
 
-async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry> | AsyncIterable<SiteEntry>, manifest: Omit<Manifest, 'files'>, options: WriteOptions): Promise<WriteStats> {
+async function writeSiteLocked(
+  outDir: string,
+  entries: Iterable<SiteEntry> | AsyncIterable<SiteEntry>,
+  manifest: Omit<Manifest, 'files'>,
+  options: WriteOptions,
+): Promise<WriteStats> {
   await mkdir(dirname(outDir), { recursive: true });
   const release = await lockSite(outDir);
   try {
     await recoverSite(outDir);
     const old = await readSiteFiles(outDir);
     if (!old && (await hasEntries(outDir))) {
-      throw new CitiesApiError(`${outDir} exists and is not a cities-api site; choose an empty or new directory (nothing was written)`, 2);
+      throw new CitiesApiError(
+        `${outDir} exists and is not a cities-api site; choose an empty or new directory (nothing was written)`,
+        2,
+      );
     }
     const { staging, previous } = siteSiblings(outDir);
     await removeTree(staging);
@@ -89,16 +107,35 @@ async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry> | As
       const own = await lstat(outDir).catch(() => null);
       if (own) await chmod(staging, own.mode & 0o7777);
       const cache = old && !options.force ? await StatCache.read(outDir, old) : null;
-      const site = await assemble(outDir, staging, old, cache, entries, { ...options, compression: manifest.settings.compression });
+      const site = await assemble(outDir, staging, old, cache, entries, {
+        ...options,
+        compression: manifest.settings.compression,
+      });
       const { files } = site;
       const inNewSite = (path: string) =>
-        path === MANIFEST_PATH || files.find(path) >= 0 || VARIANTS.some((v) => path.endsWith(v) && files.compressed(files.find(path.slice(0, -v.length))));
+        path === MANIFEST_PATH ||
+        files.find(path) >= 0 ||
+        VARIANTS.some((v) => path.endsWith(v) && files.compressed(files.find(path.slice(0, -v.length))));
       const { removed, kept } = await keepForeignFiles(outDir, staging, new SiteOwnership(old), inNewSite);
-      const manifestStats = await placeManifest(outDir, staging, old, manifest, files, options.force ? 'no' : cache ? 'as built' : 'if same bytes');
+      const manifestStats = await placeManifest(
+        outDir,
+        staging,
+        old,
+        manifest,
+        files,
+        options.force ? 'no' : cache ? 'as built' : 'if same bytes',
+      );
       const hadOld = await swapIn(outDir, staging, previous);
       // The new site is in place: what follows only tidies, and cannot fail the build.
-      await site.records.write(outDir, files.sorted(), manifestStats.stats, options.dataset).catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
-      const leftover = hadOld ? await removeTree(previous).then(() => undefined, (error: Error) => `${previous}: ${error.message}`) : undefined;
+      await site.records
+        .write(outDir, files.sorted(), manifestStats.stats, options.dataset)
+        .catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
+      const leftover = hadOld
+        ? await removeTree(previous).then(
+            () => undefined,
+            (error: Error) => `${previous}: ${error.message}`,
+          )
+        : undefined;
       const written = site.written + (manifestStats.reused ? 0 : 1);
       const unchanged = site.unchanged + (manifestStats.reused ? 1 : 0);
       return { files: written + unchanged, written, unchanged, removed, kept, ...(leftover && { leftover }) };
@@ -115,11 +152,22 @@ async function writeSiteLocked(outDir: string, entries: Iterable<SiteEntry> | As
  * Puts the manifest into staging: the old one, linked, when it says exactly the same and is as
  * built (the stat cache vouches for it) or holds the very bytes the build would write.
  */
-async function placeManifest(outDir: string, staging: string, old: SiteFiles | null, manifest: Omit<Manifest, 'files'>, files: FileList, reuseOld: 'no' | 'as built' | 'if same bytes'): Promise<{ stats: FileStat; reused: boolean }> {
+async function placeManifest(
+  outDir: string,
+  staging: string,
+  old: SiteFiles | null,
+  manifest: Omit<Manifest, 'files'>,
+  files: FileList,
+  reuseOld: 'no' | 'as built' | 'if same bytes',
+): Promise<{ stats: FileStat; reused: boolean }> {
   const to = join(staging, MANIFEST_PATH);
   await mkdir(dirname(to), { recursive: true });
   const order = files.sorted();
-  const listed: ManifestFiles = { size: order.length, path: (i) => files.path(order[i]!), hash: (i) => files.hash(order[i]!) };
+  const listed: ManifestFiles = {
+    size: order.length,
+    path: (i) => files.path(order[i]!),
+    hash: (i) => files.hash(order[i]!),
+  };
   // Made piece by piece as it is hashed or written: a large site's manifest is never one string.
   const text: Iterable<Uint8Array> = {
     *[Symbol.iterator]() {
@@ -129,7 +177,8 @@ async function placeManifest(outDir: string, staging: string, old: SiteFiles | n
   if (reuseOld !== 'no' && old && sameManifest(old, manifest, listed)) {
     const from = join(outDir, MANIFEST_PATH);
     const stats = await lstat(from).catch(() => null);
-    const same = !!stats?.isFile() && (reuseOld === 'as built' || (await holdsBytes(from, 0, stats.size, sha256(text))));
+    const same =
+      !!stats?.isFile() && (reuseOld === 'as built' || (await holdsBytes(from, 0, stats.size, sha256(text))));
     const linked = same && stats && (await reuse(from, to, stats));
     if (linked) return { stats: linked, reused: true };
   }
@@ -140,7 +189,8 @@ async function placeManifest(outDir: string, staging: string, old: SiteFiles | n
 function sameManifest(old: SiteFiles, manifest: Omit<Manifest, 'files'>, files: ManifestFiles): boolean {
   const { files: oldFiles, ...oldHead } = old;
   if (JSON.stringify(oldHead) !== JSON.stringify(manifest) || files.size !== oldFiles.size) return false;
-  for (let i = 0; i < files.size; i++) if (oldFiles.path(i) !== files.path(i) || oldFiles.hash(i) !== files.hash(i)) return false;
+  for (let i = 0; i < files.size; i++)
+    if (oldFiles.path(i) !== files.path(i) || oldFiles.hash(i) !== files.hash(i)) return false;
   return true;
 }
 
@@ -185,13 +235,24 @@ export async function tidySite(outDir: string): Promise<void> {
  */
 export async function recoverSite(outDir: string): Promise<void> {
   const { parent, prefix } = siteSiblings(outDir);
-  const leftovers = await fg(`${fg.escapePath(prefix)}{staging,previous,lock,stat-cache}-*`, { cwd: parent, dot: true, onlyFiles: false, deep: 1, followSymbolicLinks: false });
-  const exists = (path: string) => lstat(path).then(() => true, () => false);
+  const leftovers = await fg(`${fg.escapePath(prefix)}{staging,previous,lock,stat-cache}-*`, {
+    cwd: parent,
+    dot: true,
+    onlyFiles: false,
+    deep: 1,
+    followSymbolicLinks: false,
+  });
+  const exists = (path: string) =>
+    lstat(path).then(
+      () => true,
+      () => false,
+    );
   for (const name of leftovers.sort()) {
     const pid = Number.parseInt(name.slice(name.lastIndexOf('-') + 1), 10);
     if (pid !== process.pid && isAlive(pid)) continue;
     const path = join(parent, name);
-    if (name.includes('.previous-') && !(await exists(outDir)) && (await lstat(path)).isDirectory()) await rename(path, outDir);
+    if (name.includes('.previous-') && !(await exists(outDir)) && (await lstat(path)).isDirectory())
+      await rename(path, outDir);
     // What cannot be deleted (permissions) stays: it is in no build's way, and the next one tries again.
     else await removeTree(path).catch(() => undefined);
   }

@@ -80,7 +80,8 @@ export class StatCache {
       return null;
     }
     const { files } = manifest;
-    if (!validHeader(data, data.length) || data[2] !== files.size || !(await boundToManifest(siteDir, data))) return null;
+    if (!validHeader(data, data.length) || data[2] !== files.size || !(await boundToManifest(siteDir, data)))
+      return null;
     return new StatCache((path) => files.find(path), data);
   }
 
@@ -129,7 +130,11 @@ export class StatCache {
 /** Whether a cache's first numbers (its magic, a known format, its count of paths) fit its length (in numbers). */
 function validHeader(head: Float64Array, length: number): boolean {
   const count = head[2]!;
-  return head[0] === MAGIC && Number.isInteger(count) && length === HEADER + count * SLOTS + (head[1] === FORMAT ? TAIL : head[1] === 1 ? 0 : NaN);
+  return (
+    head[0] === MAGIC &&
+    Number.isInteger(count) &&
+    length === HEADER + count * SLOTS + (head[1] === FORMAT ? TAIL : head[1] === 1 ? 0 : NaN)
+  );
 }
 
 /** Whether the cache was written for the site's manifest as it is (its inode, size and mtime). */
@@ -156,13 +161,22 @@ export class StatRecords {
     const { blocks } = this;
     const pieces: Iterable<Uint8Array> = {
       *[Symbol.iterator]() {
-        yield new Uint8Array(new Float64Array([MAGIC, dataset ? FORMAT : 1, order.length, manifestStats.ino, manifestStats.size, manifestStats.mtimeMs]).buffer);
+        yield new Uint8Array(
+          new Float64Array([
+            MAGIC,
+            dataset ? FORMAT : 1,
+            order.length,
+            manifestStats.ino,
+            manifestStats.size,
+            manifestStats.mtimeMs,
+          ]).buffer,
+        );
         for (let from = 0; from < order.length; from += PIECE_PATHS) {
           const piece = new Float64Array(Math.min(PIECE_PATHS, order.length - from) * SLOTS);
           for (let n = 0; n * SLOTS < piece.length; n++) {
             const i = order[from + n]!;
             const block = blocks[Math.floor(i / PIECE_PATHS)];
-            if (block) piece.set(block.subarray((i % PIECE_PATHS) * SLOTS, (i % PIECE_PATHS + 1) * SLOTS), n * SLOTS);
+            if (block) piece.set(block.subarray((i % PIECE_PATHS) * SLOTS, ((i % PIECE_PATHS) + 1) * SLOTS), n * SLOTS);
           }
           yield new Uint8Array(piece.buffer);
         }

@@ -44,7 +44,15 @@ const SLOTS: readonly Slot[] = [0, 1, 2];
  * Appends to `changed` the files of `paths[from..to)` (manifest paths, the cache's order) and of
  * their recorded `.gz`/`.br` that are not regular files showing the inode, size and mtime recorded.
  */
-export function checkRange(siteDir: string, paths: SitePaths, cache: StatCache, dirs: RealDirs, from: number, to: number, changed: string[]): void {
+export function checkRange(
+  siteDir: string,
+  paths: SitePaths,
+  cache: StatCache,
+  dirs: RealDirs,
+  from: number,
+  to: number,
+  changed: string[],
+): void {
   const root = join(siteDir, '/');
   let dir: string | undefined;
   let realDir = true;
@@ -81,7 +89,13 @@ export type Found = [from: number, names: string[]][];
  * advanced atomically) until none is left; `pause` between chunks (a thread that must keep
  * answering yields to its event loop).
  */
-export async function checkShares(siteDir: string, paths: SitePaths, cache: StatCache, next: Int32Array, pause?: () => Promise<void>): Promise<Found> {
+export async function checkShares(
+  siteDir: string,
+  paths: SitePaths,
+  cache: StatCache,
+  next: Int32Array,
+  pause?: () => Promise<void>,
+): Promise<Found> {
   const dirs = new RealDirs(siteDir);
   const found: Found = [];
   for (let from = Atomics.add(next, 0, CHUNK); from < paths.size; from = Atomics.add(next, 0, CHUNK)) {

@@ -17,7 +17,10 @@ const LIMITS = { maxYoungGenerationSizeMb: 2 };
 // on 2 cores the build took 101 s instead of 58 s and its peak RSS did not fall (307 vs 278 MB).
 const WRITERS = Math.max(1, availableParallelism());
 // Under the tests the sources run as TypeScript; the thread always runs the compiled script.
-const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? '../../lib/write/write-worker.js' : './write-worker.js', import.meta.url);
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? '../../lib/write/write-worker.js' : './write-worker.js',
+  import.meta.url,
+);
 
 interface Writer {
   readonly worker: Worker;

@@ -15,12 +15,19 @@ export interface CloudflareEnv {
 type Assets = NonNullable<CloudflareEnv['ASSETS']>;
 type Handler = (request: Request) => Promise<Response>;
 
-export function cloudflareWorker(data: EdgeProjectData): { fetch(request: Request, env: CloudflareEnv): Promise<Response> } {
+export function cloudflareWorker(data: EdgeProjectData): {
+  fetch(request: Request, env: CloudflareEnv): Promise<Response>;
+} {
   // One handler (and its memory of edge files) per binding: an isolate serves one Worker, whose binding stays the same.
   const handlers = new WeakMap<Assets, Handler>();
   const unbound = createFetchHandler({
     site: {
-      spec: () => Promise.reject(new CitiesApiError('the Worker has no ASSETS binding: deploy it with the wrangler.jsonc written by cities-api edge cloudflare')),
+      spec: () =>
+        Promise.reject(
+          new CitiesApiError(
+            'the Worker has no ASSETS binding: deploy it with the wrangler.jsonc written by cities-api edge cloudflare',
+          ),
+        ),
       index: () => Promise.reject(new Error('unreachable')),
     },
   });
@@ -31,10 +38,14 @@ export function cloudflareWorker(data: EdgeProjectData): { fetch(request: Reques
       let handler = handlers.get(assets);
       if (!handler) {
         // The binding answers by path; the host is any.
-        const site = edgeSite(data.settings, httpRead((r) => assets.fetch(r), 'https://assets.invalid'));
+        const site = edgeSite(
+          data.settings,
+          httpRead((r) => assets.fetch(r), 'https://assets.invalid'),
+        );
         handler = createFetchHandler({
           site,
-          file: (path, original) => assets.fetch(new Request(new URL(`/${path}`, original.url), { headers: original.headers })),
+          file: (path, original) =>
+            assets.fetch(new Request(new URL(`/${path}`, original.url), { headers: original.headers })),
         });
         handlers.set(assets, handler);
       }

@@ -29,7 +29,10 @@ export interface LambdaResult {
 /** AWS Lambda's limit on a synchronous response (6 MB), less room for the headers; the body goes base64 (4 characters per 3 bytes). */
 export const LAMBDA_BODY_BYTES = Math.floor((SIX_MB_BODY_BYTES * 3) / 4);
 
-export function lambdaHandler(data: EdgeProjectData, read: ReadSiteFile): (event: LambdaEvent) => Promise<LambdaResult> {
+export function lambdaHandler(
+  data: EdgeProjectData,
+  read: ReadSiteFile,
+): (event: LambdaEvent) => Promise<LambdaResult> {
   // Behind CloudFront it is also the origin group's failover for S3 (as serve --failover-origin): file paths are answered.
   const site = edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES });
   const handler = createFetchHandler({ site, filePaths: true });
@@ -37,14 +40,29 @@ export function lambdaHandler(data: EdgeProjectData, read: ReadSiteFile): (event
     const method = event.requestContext.http.method;
     const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
     const host = event.requestContext.domainName ?? event.headers?.host ?? 'lambda.invalid';
-    const body = event.body === undefined || method === 'GET' || method === 'HEAD' ? undefined : base64OrText(event.body, event.isBase64Encoded);
-    const response = await handler(new Request(`https://${host}${event.rawPath}${query}`, { method, headers: event.headers ?? {}, body }));
+    const body =
+      event.body === undefined || method === 'GET' || method === 'HEAD'
+        ? undefined
+        : base64OrText(event.body, event.isBase64Encoded);
+    const response = await handler(
+      new Request(`https://${host}${event.rawPath}${query}`, { method, headers: event.headers ?? {}, body }),
+    );
     const bytes = new Uint8Array(await response.arrayBuffer());
     if (bytes.length > LAMBDA_BODY_BYTES) {
       const refused = tooLarge(bytes.length, 'AWS Lambda');
-      return { statusCode: refused.status, headers: refused.headers, body: toBase64(refused.body), isBase64Encoded: true };
+      return {
+        statusCode: refused.status,
+        headers: refused.headers,
+        body: toBase64(refused.body),
+        isBase64Encoded: true,
+      };
     }
-    return { statusCode: response.status, headers: Object.fromEntries(response.headers), body: toBase64(bytes), isBase64Encoded: true };
+    return {
+      statusCode: response.status,
+      headers: Object.fromEntries(response.headers),
+      body: toBase64(bytes),
+      isBase64Encoded: true,
+    };
   };
 }
 

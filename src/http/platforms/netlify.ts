@@ -33,6 +33,9 @@ export function netlifyFunction(data: EdgeProjectData, prefix: string): (request
     if (!(length > SIX_MB_BODY_BYTES)) return response;
     await response.body?.cancel();
     const refused = tooLarge(length, 'Netlify Functions');
-    return new Response(request.method === 'HEAD' ? null : refused.body, { status: refused.status, headers: refused.headers });
+    return new Response(request.method === 'HEAD' ? null : refused.body, {
+      status: refused.status,
+      headers: refused.headers,
+    });
   };
 }

@@ -11,7 +11,14 @@ export const SIX_MB_PAGE_CITIES = 5_000;
 export const SIX_MB_BODY_BYTES = 6 * 1024 * 1024 - 16 * 1024;
 
 /** The answer instead of one of `bytes` over `platform`'s limit: 500, saying what to ask instead. */
-export function tooLarge(bytes: number, platform: string): { status: number; headers: Record<string, string>; body: Uint8Array } {
+export function tooLarge(
+  bytes: number,
+  platform: string,
+): { status: number; headers: Record<string, string>; body: Uint8Array } {
   const detail = `This answer (${bytes} bytes) exceeds ${platform}'s 6 MB response limit: ask for a smaller page_size.`;
-  return { status: 500, headers: { [ROUTES.header.contentType]: ROUTES.contentType.json }, body: utf8(detailJson(detail)) };
+  return {
+    status: 500,
+    headers: { [ROUTES.header.contentType]: ROUTES.contentType.json },
+    body: utf8(detailJson(detail)),
+  };
 }
