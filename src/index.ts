@@ -7,7 +7,7 @@ export { COLLATIONS, type Collation } from './core/collation.js';
 export { CitiesApiError, formatProblem, type Problem } from './core/errors.js';
 export { CITY_FIELDS, NAME_FIELDS, type City, type NameField } from './core/fields.js';
 export type { Manifest } from './site/manifest.js';
-export { readManifest } from './write/manifest-file.js';
+export { readManifest } from './store/manifest-file.js';
 export type { SiteSettings, SiteSpec } from './site/spec.js';
 export { parseOrdering, orderingKey, type Ordering, type OrderTerm } from './core/ordering.js';
 export { answerListing, listingUrl, type ListingAnswer } from './core/page.js';

@@ -7,7 +7,7 @@ import { parseOrdering } from '../src/core/ordering.js';
 import { answerListing, bodyBytes } from '../src/core/page.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { allPageFiles } from '../src/site/pages.js';
-import { AllPageReader, type AllPageFile } from '../src/write/all-page-reader.js';
+import { AllPageReader, type AllPageFile } from '../src/store/all-page-reader.js';
 import { makeCity, tempDir } from './helpers.js';
 
 const BASE = 'http://x.test';

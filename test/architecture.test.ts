@@ -11,12 +11,13 @@ const LAYERS: Record<string, number> = {
   core: 0,
   post: 1,
   site: 1,
-  write: 2,
+  fs: 2,
   hosts: 2,
+  store: 3,
   dataset: 3,
-  http: 3,
-  app: 4,
-  cli: 5,
+  http: 4,
+  app: 5,
+  cli: 6,
 };
 /** Layers that compute answers and configs from values alone: no file system, no network. */
 const PURE = ['core', 'post', 'site', 'hosts'];

@@ -6,7 +6,7 @@ import { buildHere, type BuildOptions, type BuildPlan, type BuildResult } from '
 import { buildInThread as inThread, type ThreadHooks } from '../src/app/build-thread.js';
 import { errorData, rebuiltError } from '../src/app/thread-error.js';
 import { CitiesApiError } from '../src/core/errors.js';
-import { LockBusyError, lockSite } from '../src/write/lock.js';
+import { LockBusyError, lockSite } from '../src/fs/lock.js';
 import { checkSite, siteLeftovers } from './crash-helpers.js';
 import { tempDir } from './helpers.js';
 

@@ -7,7 +7,7 @@ import { VERSION } from '../src/site/version.js';
 import { cloudFrontFunction } from '../src/hosts/cloudfront.js';
 import { specOf } from '../src/site/manifest.js';
 import type { SiteSpec } from '../src/site/spec.js';
-import { readManifest } from '../src/write/manifest-file.js';
+import { readManifest } from '../src/store/manifest-file.js';
 import { nginxConfig } from '../src/hosts/nginx.js';
 import { cli } from './cli-helpers.js';
 import { treeDifferences } from './crash-helpers.js';

@@ -19,7 +19,7 @@ import {
 import { notPrecomputedJson } from '../src/hosts/not-precomputed.js';
 import { fileKeyFor } from '../src/site/layout.js';
 import { specOf } from '../src/site/manifest.js';
-import { readManifest } from '../src/write/manifest-file.js';
+import { readManifest } from '../src/store/manifest-file.js';
 import type { SiteSpec } from '../src/site/spec.js';
 import { KIT, KIT_DATASETS, kitAnswers, tempDir, testSpec, type KitAnswer } from './helpers.js';
 import { rawRequest } from './serve-helpers.js';

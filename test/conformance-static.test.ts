@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
-import { readManifest } from '../src/write/manifest-file.js';
+import { readManifest } from '../src/store/manifest-file.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { staticPathFor } from '../src/site/layout.js';
 import { siteSpec } from '../src/site/spec.js';

@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { CITY_FIELDS, type City } from '../src/core/fields.js';
 import { MANIFEST_PATH } from '../src/site/manifest.js';
-import { readManifest } from '../src/write/manifest-file.js';
+import { readManifest } from '../src/store/manifest-file.js';
 import { makeCity, readTree } from './helpers.js';
 import { ROOT } from './serve-helpers.js';
 

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, type BuildResult } from '../src/app/build.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
-import { readManifest } from '../src/write/manifest-file.js';
+import { readManifest } from '../src/store/manifest-file.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import {
   appears,
@@ -250,7 +250,7 @@ describe('two builds of one site at once never interleave', () => {
 });
 
 describe('the build lock holds under contention', () => {
-  // A contender takes the lock (lib/write/lock.js) as fast as it can; while holding it, it
+  // A contender takes the lock (lib/fs/lock.js) as fast as it can; while holding it, it
   // creates a marker file exclusively, so a second holder at the same time is seen (EEXIST).
   // After some holds it dies holding the lock, which the others must take over.
   const CONTENDER = `
@@ -277,7 +277,7 @@ describe('the build lock holds under contention', () => {
 
   it('four processes at a time, each dying with the lock after 25 holds: never two holders at once', async () => {
     const out = join(root, 'contended');
-    const lockModule = pathToFileURL(join(ROOT, 'lib/write/lock.js')).href;
+    const lockModule = pathToFileURL(join(ROOT, 'lib/fs/lock.js')).href;
     const deadline = Date.now() + 2500;
     const total = { held: 0, refused: 0, overlaps: 0, contenders: 0 };
     await Promise.all(

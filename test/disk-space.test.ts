@@ -1,10 +1,10 @@
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultMinFree, diskSpace, spaceShortage, SpaceGuard, type DiskSpace } from '../src/write/disk-space.js';
+import { defaultMinFree, diskSpace, spaceShortage, SpaceGuard, type DiskSpace } from '../src/store/disk-space.js';
 import { parseMinFree } from '../src/site/spec.js';
 import { bytesOnDisk, reusableShape, type Reusable } from '../src/site/size.js';
-import { writeSite } from '../src/write/site-writer.js';
+import { writeSite } from '../src/store/site-writer.js';
 import { cli } from './cli-helpers.js';
 import { siteLeftovers, treeDifferences } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';

@@ -7,7 +7,7 @@ import { quotePlus } from '../src/core/query-string.js';
 import { endpointPath } from '../src/core/route-table.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { queryForFile } from '../src/site/layout.js';
-import { readManifest } from '../src/write/manifest-file.js';
+import { readManifest } from '../src/store/manifest-file.js';
 import { expect } from 'vitest';
 import { mountOf } from '../src/core/url-path.js';
 import { KIT } from './helpers.js';

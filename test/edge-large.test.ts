@@ -10,7 +10,7 @@ import { bodyBytes } from '../src/core/page.js';
 import { route } from '../src/http/route.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { siteSpec } from '../src/site/spec.js';
-import { readManifestHead } from '../src/write/manifest-file.js';
+import { readManifestHead } from '../src/store/manifest-file.js';
 import { DENO, denoServe, startWorker } from './edge-helpers.js';
 import { KIT, tempDir } from './helpers.js';
 import { requireTool } from './tool-check.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CitiesApiError } from '../src/core/errors.js';
-import { fileSystemError } from '../src/write/fs-error.js';
+import { fileSystemError } from '../src/fs/fs-error.js';
 import { readTree, tempDir } from './helpers.js';
 
 // Environment errors as a user meets them: the CLI run as a process (as root it drops to

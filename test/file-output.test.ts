@@ -4,7 +4,7 @@ import { lstat, mkdir, readFile, rename, rm, symlink, utimes, writeFile } from '
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { linkEntry, reuse } from '../src/write/file-output.js';
+import { linkEntry, reuse } from '../src/fs/file-output.js';
 import { tempDir } from './helpers.js';
 
 // linkSync fails as on another filesystem while `crossDevice` is set: the copy that replaces the link.

@@ -6,7 +6,7 @@ import { ROUTES } from '../src/core/route-table.js';
 import { cloudFrontFunction } from '../src/hosts/cloudfront.js';
 import { notPrecomputedJson } from '../src/hosts/not-precomputed.js';
 import { specOf } from '../src/site/manifest.js';
-import { readManifest } from '../src/write/manifest-file.js';
+import { readManifest } from '../src/store/manifest-file.js';
 import { netlifyHeaders, netlifyRedirects } from '../src/hosts/netlify.js';
 import { openApiDocument } from '../src/hosts/openapi.js';
 import { KIT, tempDir } from './helpers.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
 import { manifestJson, manifestText, MANIFEST_PATH, sortedFiles, type ManifestHead } from '../src/site/manifest.js';
-import { READ_BYTES, readManifest, readManifestHead, readSiteFiles } from '../src/write/manifest-file.js';
+import { READ_BYTES, readManifest, readManifestHead, readSiteFiles } from '../src/store/manifest-file.js';
 import { tempDir } from './helpers.js';
 
 let root: string;

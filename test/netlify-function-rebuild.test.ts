@@ -7,7 +7,7 @@ import { functionRedirects, NETLIFY_FUNCTION_PATH } from '../src/app/netlify-fun
 import { ROUTES } from '../src/core/route-table.js';
 import { netlifyRedirects } from '../src/hosts/netlify.js';
 import { specOf } from '../src/site/manifest.js';
-import { readManifestHead } from '../src/write/manifest-file.js';
+import { readManifestHead } from '../src/store/manifest-file.js';
 import { KIT, tempDir } from './helpers.js';
 
 // `edge netlify` points the site's `_redirects` at its function; the next `cities-api build` of the

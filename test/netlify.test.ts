@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { specOf } from '../src/site/manifest.js';
-import { readManifest } from '../src/write/manifest-file.js';
+import { readManifest } from '../src/store/manifest-file.js';
 import type { SiteSpec } from '../src/site/spec.js';
 import { NETLIFY_CACHE_CONTROL, netlifyHeaders, netlifyRedirects } from '../src/hosts/netlify.js';
 import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';

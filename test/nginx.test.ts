@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { specOf } from '../src/site/manifest.js';
-import { readManifest } from '../src/write/manifest-file.js';
+import { readManifest } from '../src/store/manifest-file.js';
 import { atLeastPattern, nginxConfig } from '../src/hosts/nginx.js';
 import { KIT, KIT_DATASETS, expectWholeKit, replayKit, tempDir } from './helpers.js';
 import { rawRequest, startCli } from './serve-helpers.js';

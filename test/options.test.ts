@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_KEYS, OPTIONS, optionsMarkdown, optionsOf, type CommandName } from '../src/cli/options.js';
 import { cli } from './cli-helpers.js';
-import { compressPage } from '../src/write/compression.js';
+import { compressPage } from '../src/store/compression.js';
 import { KIT, tempDir } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '..');

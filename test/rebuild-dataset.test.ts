@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { build, type BuildOptions, type BuildResult } from '../src/app/build.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
-import { StatCache } from '../src/write/stat-cache.js';
+import { StatCache } from '../src/store/stat-cache.js';
 import { makeCity, readTree, tempDir } from './helpers.js';
 
 // A rebuild from the very dataset file a site was built from (its digest recorded in the stat

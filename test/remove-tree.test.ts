@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeTree } from '../src/write/remove-tree.js';
+import { removeTree } from '../src/fs/remove-tree.js';
 import { tempDir } from './helpers.js';
 
 let root: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runBounded } from '../src/write/run-bounded.js';
+import { runBounded } from '../src/fs/run-bounded.js';
 
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
 

@@ -7,9 +7,9 @@ import { watchDataset } from '../src/app/dataset-watch.js';
 import { LiveSite } from '../src/app/live-site.js';
 import { build } from '../src/app/build.js';
 import { SiteBuilder } from '../src/app/site-builder.js';
-import { readManifestHead } from '../src/write/manifest-file.js';
+import { readManifestHead } from '../src/store/manifest-file.js';
 import { listen } from '../src/http/listen.js';
-import { lockSite } from '../src/write/lock.js';
+import { lockSite } from '../src/fs/lock.js';
 import { KIT, tempDir } from './helpers.js';
 
 // serve() is four parts, each checked here alone: listen, build the site, serve it, follow the dataset.

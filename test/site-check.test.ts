@@ -1,11 +1,11 @@
 import { cp, mkdir, readFile, rename, rm, symlink, truncate, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readManifest, readSiteFiles } from '../src/write/manifest-file.js';
-import { checkSiteFiles, HELPER_MIN_FILES, startSiteCheck } from '../src/write/site-check.js';
-import { writeSite, type SiteEntry } from '../src/write/site-writer.js';
-import { StatCache } from '../src/write/stat-cache.js';
-import { checkShares } from '../src/write/stat-check.js';
+import { readManifest, readSiteFiles } from '../src/store/manifest-file.js';
+import { checkSiteFiles, HELPER_MIN_FILES, startSiteCheck } from '../src/store/site-check.js';
+import { writeSite, type SiteEntry } from '../src/store/site-writer.js';
+import { StatCache } from '../src/store/stat-cache.js';
+import { checkShares } from '../src/store/stat-check.js';
 import { tempDir } from './helpers.js';
 
 // The no-change check (lstat against the stat cache) runs on two threads taking chunks of 256

@@ -8,7 +8,7 @@ import { bodyBytes } from '../src/core/page.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { allPageFiles, pageFiles } from '../src/site/pages.js';
 import { siteSpec, type SiteSpec } from '../src/site/spec.js';
-import type { SiteEntry } from '../src/write/site-writer.js';
+import type { SiteEntry } from '../src/store/site-writer.js';
 import { makeCity, tempDir } from './helpers.js';
 
 const TAG = '0123456789abcdef';

@@ -2,7 +2,7 @@ import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkSiteLocation, isWithin, resolveSiteDir } from '../src/write/site-path.js';
+import { checkSiteLocation, isWithin, resolveSiteDir } from '../src/store/site-path.js';
 import { tempDir } from './helpers.js';
 
 let root: string;

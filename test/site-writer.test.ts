@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { cp, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recoverSite, writeSite, type SiteEntry } from '../src/write/site-writer.js';
+import { recoverSite, writeSite, type SiteEntry } from '../src/store/site-writer.js';
 import { checkSite, siteLeftovers, treeDifferences } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
 
@@ -206,7 +206,7 @@ describe('two builds never interleave', () => {
 describe('writer threads', () => {
   it('start even in a process run with flags threads refuse (node --input-type=module -e)', async () => {
     const out = join(root, 'eval');
-    const code = `import { writeSite } from ${JSON.stringify(join(import.meta.dirname, '../lib/write/site-writer.js'))};
+    const code = `import { writeSite } from ${JSON.stringify(join(import.meta.dirname, '../lib/store/site-writer.js'))};
       const entries = Array.from({ length: 40 }, (_, i) => ({ path: 'cities/p/' + i + '.json', body: Buffer.from('page ' + i), compress: true }));
       const stats = await writeSite(${JSON.stringify(out)}, entries, ${JSON.stringify(manifest)}, {});
       console.log(JSON.stringify(stats));`;

@@ -1,11 +1,11 @@
 import { lstat, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SiteOwnership } from '../src/write/foreign-files.js';
-import { FileList } from '../src/write/file-list.js';
-import { readSiteFiles, type SiteFiles } from '../src/write/manifest-file.js';
-import { writeSite } from '../src/write/site-writer.js';
-import { StatCache } from '../src/write/stat-cache.js';
+import { SiteOwnership } from '../src/store/foreign-files.js';
+import { FileList } from '../src/fs/file-list.js';
+import { readSiteFiles, type SiteFiles } from '../src/store/manifest-file.js';
+import { writeSite } from '../src/store/site-writer.js';
+import { StatCache } from '../src/store/stat-cache.js';
 import { tempDir } from './helpers.js';
 
 const head = {

@@ -1,7 +1,7 @@
 import type { Collation } from '../core/collation.js';
 import type { Compression } from '../site/spec.js';
-import type { SiteCheck } from '../write/site-check.js';
-import type { WriteStats } from '../write/site-writer.js';
+import type { SiteCheck } from '../store/site-check.js';
+import type { WriteStats } from '../store/site-writer.js';
 
 // What build() is given, what it plans once the dataset is read, and what it returns: the
 // library's contract, also what crosses to the thread a large build runs in (build-thread.ts).

@@ -1,9 +1,9 @@
 import { getHeapStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
-import { claimSite } from '../write/lock.js';
-import { resolveSiteDir } from '../write/site-path.js';
-import { tidySite } from '../write/site-writer.js';
+import { claimSite } from '../fs/lock.js';
+import { resolveSiteDir } from '../store/site-path.js';
+import { tidySite } from '../store/site-writer.js';
 import { rebuiltError, type ErrorData } from './thread-error.js';
 
 // A build in a thread of its own, for large datasets: a thread's young generation can be capped

@@ -7,7 +7,7 @@ import type { CityTable } from '../core/city-table.js';
 import { SiteData, siteEntries } from './site-entries.js';
 import { ROUTES } from '../core/route-table.js';
 import { specOf, type ManifestHead } from '../site/manifest.js';
-import { readManifestHead } from '../write/manifest-file.js';
+import { readManifestHead } from '../store/manifest-file.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
 import { CitiesApiError } from '../core/errors.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
@@ -35,15 +35,15 @@ import {
   tooManyFilesAdvice,
   type Sized,
 } from '../site/size.js';
-import { checkFreeSpace, SpaceGuard } from '../write/disk-space.js';
-import { startSiteCheck } from '../write/site-check.js';
-import { checkSiteLocation, resolveSiteDir, SITE_ROLE } from '../write/site-path.js';
-import { fileSystemError } from '../write/fs-error.js';
-import { sha256 } from '../write/file-output.js';
-import { compressedRatio } from '../write/compression.js';
+import { checkFreeSpace, SpaceGuard } from '../store/disk-space.js';
+import { startSiteCheck } from '../store/site-check.js';
+import { checkSiteLocation, resolveSiteDir, SITE_ROLE } from '../store/site-path.js';
+import { fileSystemError } from '../fs/fs-error.js';
+import { sha256 } from '../fs/file-output.js';
+import { compressedRatio } from '../store/compression.js';
 import { answerListing, bodyBytes } from '../core/page.js';
-import { tidySite, writeSite } from '../write/site-writer.js';
-import { StatCache, type DatasetRecord } from '../write/stat-cache.js';
+import { tidySite, writeSite } from '../store/site-writer.js';
+import { StatCache, type DatasetRecord } from '../store/stat-cache.js';
 
 export type { BuildOptions, BuildPlan, BuildResult } from './build-options.js';
 

@@ -1,7 +1,7 @@
 import { watch } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { LockBusyError } from '../write/lock.js';
+import { LockBusyError } from '../fs/lock.js';
 import type { SiteBuilder } from './site-builder.js';
 
 /** How long the dataset must stay quiet before a change is reported (editors write in steps). */

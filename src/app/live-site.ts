@@ -3,8 +3,8 @@ import { stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { MANIFEST_PATH } from '../site/manifest.js';
-import { readManifestHead } from '../write/manifest-file.js';
-import { isAlive, readHolder, siteSiblings } from '../write/lock.js';
+import { readManifestHead } from '../store/manifest-file.js';
+import { isAlive, readHolder, siteSiblings } from '../fs/lock.js';
 import { loadSite, type SiteState } from '../http/site-state.js';
 
 /** How often a held build lock is looked at again (its holder may have died). */

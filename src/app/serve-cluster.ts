@@ -3,7 +3,7 @@ import { CitiesApiError } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { CreateRefused } from '../post/city-store.js';
 import type { ServerLimits } from '../http/limits.js';
-import { readManifestHead } from '../write/manifest-file.js';
+import { readManifestHead } from '../store/manifest-file.js';
 import { CityWriter } from '../dataset/city-writer.js';
 import type { SiteSettings } from '../site/spec.js';
 import type { RunningServer } from './front.js';

@@ -2,9 +2,9 @@ import { build } from './build.js';
 import type { Collation } from '../core/collation.js';
 import { readDatasetBytes } from '../dataset/read-dataset.js';
 import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
-import { sha256 } from '../write/file-output.js';
-import { readManifestHead } from '../write/manifest-file.js';
-import { siteSiblings, whileBusy } from '../write/lock.js';
+import { sha256 } from '../fs/file-output.js';
+import { readManifestHead } from '../store/manifest-file.js';
+import { siteSiblings, whileBusy } from '../fs/lock.js';
 
 /** What a build replaces: the site one or more servers answer from (a LiveSite, or serve --workers' workers). */
 export interface Served {

@@ -9,9 +9,9 @@ import { openApiDocument } from '../hosts/openapi.js';
 import { edgeFiles } from '../site/edge-files.js';
 import { allPageFiles, pageFiles, siteOrderings } from '../site/pages.js';
 import type { SiteSpec } from '../site/spec.js';
-import { AllPageReader, type AllPageFile } from '../write/all-page-reader.js';
-import type { Body } from '../write/file-output.js';
-import type { Placed, SiteEntry } from '../write/site-writer.js';
+import { AllPageReader, type AllPageFile } from '../store/all-page-reader.js';
+import type { Body } from '../fs/file-output.js';
+import type { Placed, SiteEntry } from '../store/site-writer.js';
 import { functionRedirects } from './netlify-function-rules.js';
 
 const LARGE_IN_FLIGHT = 2;

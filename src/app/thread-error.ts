@@ -1,5 +1,5 @@
 import { CitiesApiError } from '../core/errors.js';
-import { LockBusyError } from '../write/lock.js';
+import { LockBusyError } from '../fs/lock.js';
 
 // An error crossing from a thread to the one that awaits it, as data: a structured clone keeps
 // neither an error's class nor its own fields, and callers tell errors apart by both (the CLI

@@ -1,4 +1,4 @@
-import { fileSystemError } from '../write/fs-error.js';
+import { fileSystemError } from '../fs/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
 import { constants } from 'node:fs';
 import { access, copyFile, link, lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import { readCsvRows } from './csv-rows.js';
 import { CitiesApiError } from '../core/errors.js';
 import { CITY_FIELDS, type City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
-import { isAlive } from '../write/lock.js';
+import { isAlive } from '../fs/lock.js';
 import { validateRecord } from '../core/validate-record.js';
 
 /**

@@ -4,7 +4,7 @@ import type { NewCity } from '../post/create-city.js';
 import { CreateRefused, type CityStore } from '../post/city-store.js';
 import { commitStaged, DatasetChanged, discardStaged, stageAppend } from './append-cities.js';
 import { readDataset } from './read-dataset.js';
-import { lockDataset, LockBusyError, whileBusy } from '../write/lock.js';
+import { lockDataset, LockBusyError, whileBusy } from '../fs/lock.js';
 
 export interface WriterOptions {
   /**

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { fileSystemError } from '../write/fs-error.js';
+import { fileSystemError } from '../fs/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
 import { datasetHash, digestFile } from './dataset-digest.js';
 import { CityTableBuilder, type CityTable } from '../core/city-table.js';

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { PathRole } from '../write/fs-error.js';
+import type { PathRole } from '../fs/fs-error.js';
 
 /** The sample dataset shipped in the package (48 cities). */
 export const SAMPLE_DATASET = fileURLToPath(new URL('../../data/cities.csv', import.meta.url));

@@ -6,7 +6,7 @@ import { CitiesApiError } from '../core/errors.js';
 import { FileCache } from './file-cache.js';
 import { CityTable } from '../core/city-table.js';
 import { DATASET_PATH, type ManifestHead } from '../site/manifest.js';
-import { readManifestHead } from '../write/manifest-file.js';
+import { readManifestHead } from '../store/manifest-file.js';
 import { ROUTES } from '../core/route-table.js';
 import { siteSpec } from '../site/spec.js';
 import { JSON_HEADERS, type SiteContext } from './route.js';

@@ -31,7 +31,7 @@ export function siteSpec(settings: SiteSettings, count: number): SiteSpec {
   return { ...settings, count, mount: mountOf(settings.baseUrl) };
 }
 
-/** `none`: no `.gz`/`.br`; `fast`: gzip 6, brotli 2; `best`: gzip 9, brotli 11 (write/compression.ts). */
+/** `none`: no `.gz`/`.br`; `fast`: gzip 6, brotli 2; `best`: gzip 9, brotli 11 (store/compression.ts). */
 export const COMPRESSIONS = ['none', 'fast', 'best'] as const;
 export type Compression = (typeof COMPRESSIONS)[number];
 /** A level that writes `.gz`/`.br`. */

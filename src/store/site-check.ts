@@ -73,7 +73,7 @@ export interface PendingCheck extends Disposable {
 
 // Under the tests the sources run as TypeScript; the thread always runs the compiled script.
 const WORKER_URL = new URL(
-  import.meta.url.endsWith('.ts') ? '../../lib/write/check-worker.js' : './check-worker.js',
+  import.meta.url.endsWith('.ts') ? '../../lib/store/check-worker.js' : './check-worker.js',
   import.meta.url,
 );
 // A thread takes none of this process's flags but --cpu-prof's, so a profiled build profiles the check too.

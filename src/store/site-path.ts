@@ -2,7 +2,7 @@ import { lstat, readlink, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
-import { fileSystemError, isErrno, type PathRole } from './fs-error.js';
+import { fileSystemError, isErrno, type PathRole } from '../fs/fs-error.js';
 
 // Where a build may write: the site directory with every symbolic link resolved (a build works
 // on the real directory, so a link such as `current -> releases/v1` is never renamed or deleted

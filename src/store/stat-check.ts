@@ -1,6 +1,6 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { VARIANTS } from './file-output.js';
+import { VARIANTS } from './compression.js';
 import type { Slot, StatCache } from './stat-cache.js';
 
 // The inner loop of a site's check, run by this thread and a helper thread on shares of the

@@ -1,16 +1,11 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream, linkSync, lstatSync, unlinkSync, writeFile as writeFileCallback } from 'node:fs';
+import { linkSync, lstatSync, unlinkSync, writeFile as writeFileCallback } from 'node:fs';
 import { constants, type Stats } from 'node:fs';
 import { copyFile, lstat, open, rm, unlink, utimes } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { brotliCompress, createBrotliCompress, createGzip, gzip } from 'node:zlib';
-import { brotliOptions, gzipOptions } from './compression.js';
-import type { CompressionLevel } from '../site/spec.js';
 
-// Writing one file of a site: its bytes (one buffer, or parts for large files so they are
-// never assembled in memory), its hash, its precompressed siblings, or a link to an unchanged copy.
+// Writing one file: its bytes (one buffer, or parts for large files so they are never assembled
+// in memory), its hash, or a link to an unchanged copy.
 // Files are always created new (never written through a link that has their name), and each
 // write says the inode, size and mtime it left, for the stat cache.
 
@@ -22,8 +17,6 @@ export type Body = string | Uint8Array | Iterable<Uint8Array>;
 
 // The callback forms, promisified: lighter per file than fs/promises (no FileHandle per write).
 const writeFileAsync = promisify(writeFileCallback);
-const gzipAsync = promisify(gzip);
-const brotliAsync = promisify(brotliCompress);
 
 /** Bodies below this are assembled into one buffer (one hash update, one write); larger ones stream. */
 const ASSEMBLE_BELOW = 1024 * 1024;
@@ -69,31 +62,6 @@ export async function writeParts(path: string, parts: Iterable<Uint8Array>): Pro
   } finally {
     await handle.close();
   }
-}
-
-export const VARIANTS = ['.gz', '.br'] as const;
-export type Variant = (typeof VARIANTS)[number];
-
-/** Writes the gzip or brotli form of a body, made at `level`, next to it. */
-export async function writeCompressed(
-  path: string,
-  parts: Iterable<Uint8Array>,
-  variant: Variant,
-  level: CompressionLevel,
-): Promise<FileStat> {
-  const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
-  if (single) {
-    const packed =
-      variant === '.gz'
-        ? await gzipAsync(single, gzipOptions(level, single.length))
-        : await brotliAsync(single, brotliOptions(level, single.length));
-    await writeFileAsync(path, packed, { flag: 'wx' });
-  } else {
-    const compressor =
-      variant === '.gz' ? createGzip(gzipOptions(level, 0)) : createBrotliCompress(brotliOptions(level, 0));
-    await pipeline(Readable.from(parts), compressor, createWriteStream(path, { flags: 'wx' }));
-  }
-  return lstat(path);
 }
 
 /**

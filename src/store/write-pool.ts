@@ -18,7 +18,7 @@ const LIMITS = { maxYoungGenerationSizeMb: 2 };
 const WRITERS = Math.max(1, availableParallelism());
 // Under the tests the sources run as TypeScript; the thread always runs the compiled script.
 const WORKER_URL = new URL(
-  import.meta.url.endsWith('.ts') ? '../../lib/write/write-worker.js' : './write-worker.js',
+  import.meta.url.endsWith('.ts') ? '../../lib/store/write-worker.js' : './write-worker.js',
   import.meta.url,
 );
 

@@ -1,4 +1,20 @@
-import { brotliCompressSync, constants as zlib, gzipSync, type BrotliOptions, type ZlibOptions } from 'node:zlib';
+import { createWriteStream, writeFile as writeFileCallback } from 'node:fs';
+import { lstat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
+import {
+  brotliCompress,
+  brotliCompressSync,
+  constants as zlib,
+  createBrotliCompress,
+  createGzip,
+  gzip,
+  gzipSync,
+  type BrotliOptions,
+  type ZlibOptions,
+} from 'node:zlib';
+import type { FileStat } from '../fs/file-output.js';
 import type { CompressionLevel } from '../site/spec.js';
 
 // Each level's gzip and brotli settings, with a window no larger than the file.
@@ -47,4 +63,33 @@ export function compressedRatio(page: Uint8Array, level: CompressionLevel): numb
   if (!page.length) return 0;
   const [gz, br] = compressPage(page, level);
   return (gz.length + br.length) / page.length;
+}
+
+const writeFileAsync = promisify(writeFileCallback);
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+export const VARIANTS = ['.gz', '.br'] as const;
+export type Variant = (typeof VARIANTS)[number];
+
+/** Writes the gzip or brotli form of a body, made at `level`, next to it. */
+export async function writeCompressed(
+  path: string,
+  parts: Iterable<Uint8Array>,
+  variant: Variant,
+  level: CompressionLevel,
+): Promise<FileStat> {
+  const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
+  if (single) {
+    const packed =
+      variant === '.gz'
+        ? await gzipAsync(single, gzipOptions(level, single.length))
+        : await brotliAsync(single, brotliOptions(level, single.length));
+    await writeFileAsync(path, packed, { flag: 'wx' });
+  } else {
+    const compressor =
+      variant === '.gz' ? createGzip(gzipOptions(level, 0)) : createBrotliCompress(brotliOptions(level, 0));
+    await pipeline(Readable.from(parts), compressor, createWriteStream(path, { flags: 'wx' }));
+  }
+  return lstat(path);
 }

@@ -2,7 +2,7 @@ import { constants, type Dirent } from 'node:fs';
 import { chmod, copyFile, link, lstat, mkdir, readdir, readlink, symlink, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
-import { VARIANTS } from './file-output.js';
+import { VARIANTS } from './compression.js';
 import { MANIFEST_PATH } from '../site/manifest.js';
 import type { SiteFiles } from './manifest-file.js';
 

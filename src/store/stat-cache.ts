@@ -1,10 +1,10 @@
 import { constants } from 'node:fs';
 import { lstat, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeParts, type FileStat } from './file-output.js';
+import { writeParts, type FileStat } from '../fs/file-output.js';
 import { MANIFEST_PATH } from '../site/manifest.js';
-import type { FileList } from './file-list.js';
-import { siteSiblings } from './lock.js';
+import type { FileList } from '../fs/file-list.js';
+import { siteSiblings } from '../fs/lock.js';
 
 // What git's index does for a work tree, for a site: the inode, size and mtime each file had
 // when the build wrote or checked it, kept beside the site (`.NAME.stat-cache`, never inside: the

@@ -3,19 +3,20 @@ import { dirname, join } from 'node:path';
 import fg from 'fast-glob';
 import type { SpaceGuard } from './disk-space.js';
 import { CitiesApiError } from '../core/errors.js';
-import { reuse, sha256, VARIANTS, writeParts } from './file-output.js';
+import { reuse, sha256, writeParts } from '../fs/file-output.js';
+import { VARIANTS } from './compression.js';
 import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
 import { MANIFEST_PATH, manifestText, type Manifest, type ManifestFiles } from '../site/manifest.js';
-import type { FileList } from './file-list.js';
+import type { FileList } from '../fs/file-list.js';
 import { readSiteFiles, type SiteFiles } from './manifest-file.js';
-import { removeTree } from './remove-tree.js';
+import { removeTree } from '../fs/remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
 import { holdsBytes } from './site-check.js';
-import { isAlive, lockSite, siteSiblings } from './lock.js';
+import { isAlive, lockSite, siteSiblings } from '../fs/lock.js';
 import { StatCache, type DatasetRecord } from './stat-cache.js';
-import { fileSystemError, isErrno } from './fs-error.js';
+import { fileSystemError, isErrno } from '../fs/fs-error.js';
 import { SITE_ROLE } from './site-path.js';
-import type { FileStat } from './file-output.js';
+import type { FileStat } from '../fs/file-output.js';
 
 export type { Placed, SiteEntry } from './site-assembler.js';
 

@@ -2,15 +2,16 @@ import { unlinkSync } from 'node:fs';
 import { lstat, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
-import { linkEntry, partsOf, reuse, sha256, VARIANTS, writeCompressed, writeParts, type Body } from './file-output.js';
+import { linkEntry, partsOf, reuse, sha256, writeParts, type Body } from '../fs/file-output.js';
+import { VARIANTS, writeCompressed } from './compression.js';
 import type { SiteFiles } from './manifest-file.js';
 import type { Compression } from '../site/spec.js';
-import { runBounded } from './run-bounded.js';
+import { runBounded } from '../fs/run-bounded.js';
 import { holdsBytes } from './site-check.js';
 import { RealDirs } from './stat-check.js';
 import { StatRecords, type Slot, type StatCache } from './stat-cache.js';
-import { FileList } from './file-list.js';
-import type { FileStat } from './file-output.js';
+import { FileList } from '../fs/file-list.js';
+import type { FileStat } from '../fs/file-output.js';
 import { WritePool } from './write-pool.js';
 
 export interface SiteEntry {

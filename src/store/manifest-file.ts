@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { CitiesApiError } from '../core/errors.js';
 import { MANIFEST_FILES_KEY, MANIFEST_PATH, type Manifest, type ManifestHead } from '../site/manifest.js';
-import { FileList } from './file-list.js';
+import { FileList } from '../fs/file-list.js';
 
 // Reading a built site's manifest: whole (the build, comparing files), or its head (a server).
 
