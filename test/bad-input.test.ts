@@ -27,13 +27,25 @@ interface BadCase {
   readonly value?: string;
   /** A substring of the reason. */
   readonly reason: string;
+  /** More arguments for the build (e.g. --strict). */
+  readonly args?: readonly string[];
 }
 
 const CASES = JSON.parse(readFileSync(join(BAD, 'cases.json'), 'utf8')) as BadCase[];
 
-/** Runs `node bin/cities-api.js ...` from the repository root. */
+/** Runs `node bin/cities-api.js ...` from the repository root (not in GitHub Actions, unless `env` says so). */
 async function cliProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return promisify(execFile)(process.execPath, [join(ROOT, 'bin/cities-api.js'), ...args], { cwd: ROOT }).then(
+  return cliIn({ GITHUB_ACTIONS: '' }, ...args);
+}
+
+async function cliIn(
+  env: NodeJS.ProcessEnv,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [join(ROOT, 'bin/cities-api.js'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  }).then(
     (r) => ({ code: 0, ...r }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
@@ -82,11 +94,12 @@ describe('the bad-input corpus', () => {
 describe('build refuses a bad dataset, says where, and leaves the site as it was', () => {
   it.each(CASES.map((c) => [c.checks, c] as const))('%s', async (_, c) => {
     const data = `test/fixtures/bad/${c.file}`;
-    const run = await cliProcess('build', '--data', data, '--out', join(root, 'site'));
+    const run = await cliProcess('build', '--data', data, '--out', join(root, 'site'), ...(c.args ?? []));
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).not.toContain('    at ');
-    const file = join(ROOT, data);
+    // Named as given: relative.
+    const file = data;
     const [heading, problem, ...rest] = run.stderr.split('\n');
     expect(heading).toBe(`cities-api: invalid dataset ${file} (1 problem; nothing was written):`);
     const record =
@@ -96,5 +109,41 @@ describe('build refuses a bad dataset, says where, and leaves the site as it was
     expect(problem).toContain(c.reason);
     expect(rest).toEqual(['']);
     expect(await treeHashes(root)).toEqual(before);
+  });
+});
+
+describe('under GitHub Actions each problem is also an annotation on its file and line', () => {
+  const duplicate = 'test/fixtures/bad/id-duplicate.csv';
+  const annotation = `::error file=${duplicate},line=4,title=cities-api%3A invalid dataset::field id, value 1: duplicates the id of line 2`;
+  it.each([
+    ['a relative path, as given', duplicate, {}],
+    ['a ./ path, without its ./', `./${duplicate}`, {}],
+    ['an absolute path, relative to GITHUB_WORKSPACE', join(ROOT, duplicate), { GITHUB_WORKSPACE: ROOT }],
+  ])('%s', async (_, data, env) => {
+    const run = await cliIn({ GITHUB_ACTIONS: 'true', ...env }, 'validate', '--data', data);
+    expect(run.code).toBe(1);
+    const lines = run.stderr.split('\n');
+    expect(lines[0]).toBe(`cities-api: invalid dataset ${data} (1 problem; nothing was written):`);
+    expect(lines.filter((line) => line.startsWith('::'))).toEqual([annotation]);
+  });
+
+  it.each([
+    [
+      'not in GitHub Actions: one warning line',
+      { GITHUB_ACTIONS: '' },
+      'cities-api: warning: test/fixtures/bad/header-unknown-column.csv:1: ignored unknown column "population" (not a city field; --strict refuses it)',
+    ],
+    [
+      'in GitHub Actions: a warning annotation',
+      { GITHUB_ACTIONS: 'true' },
+      '::warning file=test/fixtures/bad/header-unknown-column.csv,line=1,title=cities-api::ignored unknown column "population" (not a city field; --strict refuses it)',
+    ],
+  ])('an unknown column is ignored, %s', async (_, env, warning) => {
+    const run = await cliIn(env, 'validate', '--data', 'test/fixtures/bad/header-unknown-column.csv');
+    expect(run).toEqual({
+      code: 0,
+      stdout: 'test/fixtures/bad/header-unknown-column.csv: 3 cities, valid\n',
+      stderr: `${warning}\n`,
+    });
   });
 });

@@ -2,7 +2,12 @@ import { cp, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildHere, type BuildOptions, type BuildPlan, type BuildResult } from '../src/app/build.js';
+import {
+  buildHere,
+  type BuildPlan,
+  type BuildResult,
+  type SiteBuildOptions as BuildOptions,
+} from '../src/app/build.js';
 import { buildInThread as inThread, type ThreadHooks } from '../src/app/build-thread.js';
 import { errorData, rebuiltError } from '../src/app/thread-error.js';
 import { CitiesApiError } from '../src/core/errors.js';

@@ -63,7 +63,7 @@ describe('a site built without a base URL says so (a warning, also in CI: the bu
       'no --base-url in GitHub Actions: an annotation on the run',
       [],
       { CI: 'true', GITHUB_ACTIONS: 'true' },
-      `::warning title=cities-api::${WARNING}\n`,
+      `::warning title=cities-api::${WARNING.slice('warning: '.length)}\n`,
       'http://localhost:8080/cities/?page=2',
     ],
     [

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_FILE, loadConfig } from '../src/cli/config-file.js';
-import { CitiesApiError } from '../src/core/errors.js';
+import { CitiesApiError, formatProblem } from '../src/core/errors.js';
 import { CITY_FIELDS } from '../src/core/fields.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { normalizeBaseUrl, parseCollation, parseOrderings, parsePageSizes } from '../src/site/spec.js';
@@ -111,7 +111,8 @@ const CASES: [string, string, RegExp][] = [
 
 describe('#17 a dataset is read within bounds, and refused in a few short lines', () => {
   it.each(CASES)('%s', async (_, name, expected) => {
-    const error = await readDataset(join(dir, name)).then(
+    // Strict: the long column and key are refused (without it, ignored with the warning below).
+    const error = await readDataset(join(dir, name), { strict: true }).then(
       () => null,
       (e: unknown) => e,
     );
@@ -119,6 +120,24 @@ describe('#17 a dataset is read within bounds, and refused in a few short lines'
     const message = (error as CitiesApiError).message;
     expect(message).toMatch(expected);
     for (const line of message.split('\n')) expect(line.length, line.slice(0, 200)).toBeLessThan(400);
+  });
+
+  it.each([
+    [
+      'a 500 KB column name',
+      'long-header.csv',
+      /^long-header\.csv:1: ignored unknown column "c{60,}\.\.\. \(not a city field/,
+    ],
+    ['a 500 KB key', 'long-key.json', /^long-key\.json:1: ignored unknown key "k{60,}\.\.\. \(not a city field/],
+  ])('not strict, %s is ignored with one short warning', async (_, name, expected) => {
+    const warnings: string[] = [];
+    const table = await readDataset(join(dir, name), {
+      shownAs: name,
+      onWarning: (w) => warnings.push(formatProblem(w)),
+    });
+    expect(table.count).toBe(1);
+    expect(warnings).toEqual([expect.stringMatching(expected)]);
+    expect(warnings[0]!.length).toBeLessThan(200);
   });
 
   it('the largest city record (16 names of 255 four-byte characters) is read', async () => {

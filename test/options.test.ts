@@ -90,6 +90,28 @@ describe('every config file key changes what the command does', () => {
       async (dir) => expect((await built(dir)).stdout).toMatch(/^data\/other\.csv: 48 cities valid/),
     ],
     [
+      'strict',
+      { strict: true, data: 'data/extra.csv' },
+      async (dir) => {
+        const csv = (await readFile(join(dir, 'data/cities.csv'), 'utf8')).trimEnd().split(/\r?\n/);
+        await writeFile(
+          join(dir, 'data/extra.csv'),
+          csv.map((line, i) => `${line},${i ? i : 'population'}`).join('\n'),
+        );
+        await writeFile(join(dir, 'lax.config.json'), JSON.stringify({ data: 'data/extra.csv' }));
+        expect(await cli(dir, 'validate', '--config', 'lax.config.json')).toMatchObject({
+          code: 0,
+          stderr: expect.stringMatching(
+            /^cities-api: warning: data\/extra\.csv:1: ignored unknown column "population"/,
+          ),
+        });
+        expect(await built(dir)).toMatchObject({
+          code: 1,
+          stderr: expect.stringMatching(/\n {2}data\/extra\.csv:1: header: unknown column "population"/),
+        });
+      },
+    ],
+    [
       'out',
       { out: 'public' },
       async (dir) => {

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CitiesApiError } from '../src/core/errors.js';
+import { CitiesApiError, formatProblem } from '../src/core/errors.js';
 import { CITY_FIELDS } from '../src/core/fields.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { KIT, tempDir } from './helpers.js';
@@ -25,11 +25,11 @@ let cleanup: () => Promise<void>;
 beforeAll(async () => ({ dir, cleanup } = await tempDir()));
 afterAll(() => cleanup());
 
-async function problemsOf(name: string, content: string | Buffer): Promise<string[]> {
+async function problemsOf(name: string, content: string | Buffer, strict = false): Promise<string[]> {
   const file = join(dir, name);
   await writeFile(file, content);
   try {
-    (await readDataset(file)).toCities();
+    (await readDataset(file, { strict })).toCities();
   } catch (error) {
     expect(error).toBeInstanceOf(CitiesApiError);
     return (error as CitiesApiError).problems.map(
@@ -92,11 +92,6 @@ describe('problems name the physical line, field and reason', () => {
     ],
     ['no header', '', ['1|||has no header row (expected id,name_ar,...,updated_at)']],
     [
-      'unknown column',
-      `${HEADER},population\n`,
-      [expect.stringMatching(/^1\|\|\|header: unknown column "population"/)],
-    ],
-    [
       'invalid UTF-8',
       Buffer.concat([Buffer.from(`${HEADER}\n${row(1)}\n1,`), Buffer.from([0xff, 0xfe]), Buffer.from('\n')]),
       [expect.stringMatching(/^3\|\|\|is not valid UTF-8 \(byte 0xff/)],
@@ -113,6 +108,76 @@ describe('problems name the physical line, field and reason', () => {
     ],
   ])('%s', async (_, content, expected) => {
     expect(await problemsOf('bad.csv', content)).toEqual(expected);
+  });
+
+  it.each([
+    [
+      'a duplicate id on a line with another problem',
+      `${HEADER}\n${row(7)}\n${row(7, '')}\n`,
+      ['3||name_ar|must not be empty', '3||id|duplicates the id of line 2'],
+    ],
+    [
+      'a duplicate of an id first seen on a line with another problem',
+      `${HEADER}\n${row(7, '')}\n${row(7)}\n`,
+      ['2||name_ar|must not be empty', '3||id|duplicates the id of line 2'],
+    ],
+    [
+      'a duplicate id on a line of the wrong field count',
+      `${HEADER}\n${row(7)}\n7,x,y\n`,
+      ['3|||has 3 fields, the header has 22', '3||id|duplicates the id of line 2'],
+    ],
+    [
+      'rows are checked under a header missing a column, which is said once',
+      `${HEADER.replace(',top', '')}\n${row(7).replace(',false', '')}\n${row(8, '').replace(',false', '')}\n`,
+      ['1|||header: missing column "top"', '3||name_ar|must not be empty'],
+    ],
+  ])('every problem in one run: %s', async (_, content, expected) => {
+    expect(await problemsOf('all.csv', content)).toEqual(expected);
+  });
+
+  it.each([
+    ['CSV', 'strict.csv', `${HEADER},population\n${row(1)},5\n`, ['1|||header: unknown column "population"']],
+    [
+      'JSON',
+      'strict.json',
+      `[${JSON.stringify({ ...Object.fromEntries(CITY_FIELDS.map((f) => [f, null])), population: 5 })}]`,
+      ['1|0|population|is not a city field'],
+    ],
+  ])('%s: strict refuses a column that is not a city field', async (_, name, content, expected) => {
+    const problems = await problemsOf(name, content, true);
+    expect(problems.filter((p) => p.includes('population'))).toEqual(expected.map((e) => expect.stringContaining(e)));
+  });
+
+  it.each([
+    ['CSV', 'extra.csv', `${HEADER},population,area\n${row(1)},5,6\n${row(2)},7,8\n`, 'column'],
+    ['JSON', 'extra.json', '', 'key'],
+  ])('%s: unknown columns are ignored, with one warning naming them all', async (kind, name, content, noun) => {
+    const file = join(dir, name);
+    if (kind === 'JSON') {
+      const cities = (await readDataset(join(KIT, 'cities11.json'))).toCities().slice(0, 2);
+      content = `[\n${cities.map((c, i) => JSON.stringify(i ? { ...c, area: 8 } : { ...c, population: 5 })).join(',\n')}\n]`;
+    }
+    await writeFile(file, content);
+    const warnings: string[] = [];
+    const table = await readDataset(file, { shownAs: name, onWarning: (w) => warnings.push(formatProblem(w)) });
+    expect(table.count).toBe(2);
+    expect(table.toCities().every((c) => !('population' in c) && !('area' in c))).toBe(true);
+    expect(warnings).toEqual([
+      `${name}:${kind === 'JSON' ? 2 : 1}: ignored unknown ${noun}s "population", "area" (not city fields; --strict refuses them)`,
+    ]);
+  });
+
+  it('messages name the file as shownAs says (the path as the user gave it)', async () => {
+    const file = join(dir, 'named.csv');
+    await writeFile(file, `${HEADER}\n${row(1, '')}\n`);
+    const error = (await readDataset(file, { shownAs: 'data/named.csv' }).catch((e: unknown) => e)) as CitiesApiError;
+    expect(error.message.split('\n')).toEqual([
+      'invalid dataset data/named.csv (1 problem; nothing was written):',
+      '  data/named.csv:2: field name_ar, value "": must not be empty',
+    ]);
+    await expect(readDataset(join(dir, 'gone.csv'), { shownAs: 'data/gone.csv' })).rejects.toThrow(
+      /^the dataset data\/gone\.csv does not exist/,
+    );
   });
 
   it('JSON problems name the record index and id', async () => {

@@ -27,7 +27,7 @@ const cities = (names: string[]) =>
 
 let sites = 0;
 /** A site built from a fresh dataset file (its path and the site's options returned). */
-async function built(text = cities(['Alpha', 'Beta', 'Gamma'])): Promise<BuildOptions & { data: string }> {
+async function built(text = cities(['Alpha', 'Beta', 'Gamma'])): Promise<BuildOptions & { data: string; out: string }> {
   const n = sites++;
   const options = {
     data: join(root, `cities-${n}.json`),

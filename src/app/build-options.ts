@@ -1,4 +1,5 @@
 import type { Collation } from '../core/collation.js';
+import type { Problem } from '../core/errors.js';
 import type { Compression } from '../site/spec.js';
 import type { SiteCheck } from '../store/site-check.js';
 import type { WriteStats } from '../store/site-writer.js';
@@ -9,8 +10,12 @@ import type { WriteStats } from '../store/site-writer.js';
 export interface BuildOptions {
   /** Dataset file, `.csv` or `.json`. */
   readonly data: string;
-  /** Site directory to (re)build. */
-  readonly out: string;
+  /** How messages name the dataset: the path as the user gave it (default: `data`). */
+  readonly dataName?: string | undefined;
+  /** Refuse dataset columns (CSV) or keys (JSON) that are not city fields; by default they are ignored with one warning (onWarning). */
+  readonly strict?: boolean | undefined;
+  /** Site directory to (re)build (default `dist`). */
+  readonly out?: string | undefined;
   /** URL the API is published at, for next/previous links (default http://localhost:8080: a local preview; the plan says so). */
   readonly baseUrl?: string | undefined;
   /** Text order (default `locale`: ICU per language). */
@@ -44,6 +49,8 @@ export interface BuildOptions {
    * written so far removed. Once every page is written the build completes.
    */
   readonly signal?: AbortSignal | undefined;
+  /** Told what is not wrong enough to refuse the dataset (the unknown columns it ignored), located as a problem is. */
+  readonly onWarning?: ((warning: Problem) => void) | undefined;
   /** Called once the dataset is valid, before anything is written. */
   readonly onStart?: (plan: BuildPlan) => void;
   readonly onProgress?: (pagesDone: number, pages: number) => void;

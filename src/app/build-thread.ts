@@ -1,6 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, type Problem } from '../core/errors.js';
 import { claimSite } from '../fs/lock.js';
 import { resolveSiteDir } from '../store/site-path.js';
 import { tidySite } from '../store/site-writer.js';
@@ -36,18 +36,25 @@ export interface ThreadedOptions<Plan> {
   readonly onRead?: (bytesRead: number, bytes: number) => void;
   readonly onStart?: (plan: Plan) => void;
   readonly onProgress?: (pagesDone: number, pages: number) => void;
+  readonly onWarning?: ((warning: Problem) => void) | undefined;
 }
 
 export interface BuildThreadData {
   /** The options but the signal and the callbacks. */
   readonly options: { readonly out: string; readonly cwd?: string };
   /** The callbacks the caller gave (the thread sends only their messages). */
-  readonly callbacks: { readonly onRead: boolean; readonly onStart: boolean; readonly onProgress: boolean };
+  readonly callbacks: {
+    readonly onRead: boolean;
+    readonly onStart: boolean;
+    readonly onProgress: boolean;
+    readonly onWarning: boolean;
+  };
 }
 
 export type ThreadMessage<Plan = unknown, Result = unknown> =
   | { readonly type: 'read' | 'progress'; readonly done: number; readonly total: number }
   | { readonly type: 'start'; readonly plan: Plan }
+  | { readonly type: 'warning'; readonly warning: Problem }
   | { readonly type: 'done'; readonly result: Result }
   | { readonly type: 'error'; readonly error: ErrorData };
 
@@ -67,13 +74,13 @@ export async function buildInThread<Plan, Result>(
   options: ThreadedOptions<Plan>,
   hooks: ThreadHooks = {},
 ): Promise<Result> {
-  const { signal, onRead, onStart, onProgress, ...plain } = options;
+  const { signal, onRead, onStart, onProgress, onWarning, ...plain } = options;
   signal?.throwIfAborted();
   const out = await resolveSiteDir(options.out).catch(() => null);
   const release = out ? claimSite(out) : null;
   const data: BuildThreadData = {
     options: { cwd: process.cwd(), ...plain },
-    callbacks: { onRead: !!onRead, onStart: !!onStart, onProgress: !!onProgress },
+    callbacks: { onRead: !!onRead, onStart: !!onStart, onProgress: !!onProgress, onWarning: !!onWarning },
   };
   const worker = new Worker(WORKER_URL, {
     workerData: data,
@@ -99,6 +106,7 @@ export async function buildInThread<Plan, Result>(
     if (message.type === 'read') call(() => onRead?.(message.done, message.total));
     else if (message.type === 'progress') call(() => onProgress?.(message.done, message.total));
     else if (message.type === 'start') call(() => onStart?.(message.plan));
+    else if (message.type === 'warning') call(() => onWarning?.(message.warning));
     else if (message.type === 'done') ended = { result: message.result };
     else if (message.type === 'error') ended = { error: rebuiltError(message.error) };
   });

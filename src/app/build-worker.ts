@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { buildHere, type BuildOptions, type BuildPlan, type BuildResult } from './build.js';
+import { buildHere, type BuildPlan, type BuildResult, type SiteBuildOptions } from './build.js';
 import { errorData } from './thread-error.js';
 import type { BuildThreadData, ThreadMessage } from './build-thread.js';
 
@@ -8,7 +8,7 @@ import type { BuildThreadData, ThreadMessage } from './build-thread.js';
 // or the error as data. The thread it answers to can stop it ('abort', as the signal would).
 
 const PROGRESS_MS = 20;
-const { options, callbacks } = workerData as BuildThreadData & { options: BuildOptions };
+const { options, callbacks } = workerData as BuildThreadData & { options: SiteBuildOptions };
 const controller = new AbortController();
 const send = (message: ThreadMessage<BuildPlan, BuildResult>) => parentPort!.postMessage(message);
 parentPort!.on('message', (message: string) => {
@@ -26,11 +26,12 @@ function throttled(type: 'read' | 'progress'): (done: number, total: number) => 
   };
 }
 
-const threadOptions: BuildOptions = {
+const threadOptions: SiteBuildOptions = {
   ...options,
   signal: controller.signal,
   ...(callbacks.onRead && { onRead: throttled('read') }),
   ...(callbacks.onStart && { onStart: (plan) => send({ type: 'start', plan }) }),
+  ...(callbacks.onWarning && { onWarning: (warning) => send({ type: 'warning', warning }) }),
   ...(callbacks.onProgress && { onProgress: throttled('progress') }),
 };
 try {

@@ -17,6 +17,7 @@ import {
   DEFAULT_BASE_URL,
   DEFAULT_COLLATION,
   DEFAULT_COMPRESSION,
+  DEFAULT_OUT,
   DEFAULT_PAGE_SIZES,
   normalizeBaseUrl,
   parseCompression,
@@ -51,7 +52,11 @@ export type { BuildOptions, BuildPlan, BuildResult } from './build-options.js';
  * Reads and validates the dataset, then writes every precomputed page of the site. A file system
  * failure (no permission, a file where a directory should be...) is a CitiesApiError naming the path.
  */
-export async function build(options: BuildOptions): Promise<BuildResult> {
+export async function build(given: BuildOptions): Promise<BuildResult> {
+  // Called from JavaScript too: what the types require is checked, what they leave out defaulted.
+  if (typeof given?.data !== 'string' || given.data === '')
+    throw new CitiesApiError('build() needs `data`: the path of the dataset file (.csv or .json)', 2);
+  const options: SiteBuildOptions = { ...given, out: given.out ?? DEFAULT_OUT };
   const bytes = await stat(options.data).then(
     (s) => s.size,
     () => 0,
@@ -64,8 +69,11 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
 // 70 ms) would cost more than the build, whose heap stays small anyway.
 const THREAD_FROM = 1024 * 1024;
 
+/** build()'s options, its site directory given or defaulted. */
+export type SiteBuildOptions = BuildOptions & { readonly out: string };
+
 /** build() in this thread. */
-export async function buildHere(options: BuildOptions): Promise<BuildResult> {
+export async function buildHere(options: SiteBuildOptions): Promise<BuildResult> {
   return buildSite(options).catch(async (error: unknown) => {
     if (options.signal?.aborted)
       throw new CitiesApiError(
@@ -75,7 +83,7 @@ export async function buildHere(options: BuildOptions): Promise<BuildResult> {
   });
 }
 
-async function buildSite(options: BuildOptions): Promise<BuildResult> {
+async function buildSite(options: SiteBuildOptions): Promise<BuildResult> {
   const started = performance.now();
   const settings: SiteSettings = {
     baseUrl: normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL),
@@ -133,6 +141,9 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   // Not a const: an async function keeps its consts until it returns, and the site's pages of
   // every city written, the dataset is let go (siteEntries) before the other pages are.
   let table: CityTable | undefined = await readDataset(options.data, {
+    shownAs: options.dataName,
+    strict: options.strict,
+    onWarning: options.onWarning,
     onProgress: options.onRead,
     signal: options.signal,
     onDigest: (d) => (digest = d),
@@ -185,7 +196,11 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
 
 /** The site's dataset record, when the dataset file has the very bytes it records. */
 async function sameDatasetFile(record: DatasetRecord, options: BuildOptions): Promise<DatasetRecord | null> {
-  const digest = await datasetDigest(options.data, { onProgress: options.onRead, signal: options.signal });
+  const digest = await datasetDigest(options.data, {
+    shownAs: options.dataName,
+    onProgress: options.onRead,
+    signal: options.signal,
+  });
   return Buffer.from(record.digest).equals(digest) ? record : null;
 }
 

@@ -17,7 +17,8 @@ import { serveCluster } from './serve-cluster.js';
 const DEFAULT_LOCK_WAIT = 10_000;
 
 /** serve()'s options; `collation`, `pageSizes` and `orderings` are build()'s, for when it builds from `data` (each absent one: the site's own, else the build's default). */
-export interface ServeOptions extends Pick<BuildOptions, 'collation' | 'pageSizes' | 'orderings'> {
+export interface ServeOptions
+  extends Pick<BuildOptions, 'collation' | 'pageSizes' | 'orderings' | 'dataName' | 'strict' | 'onWarning'> {
   /** The site directory: served as built, or (re)built first from `data`. */
   readonly dir: string;
   readonly data?: string | undefined;

@@ -1,4 +1,4 @@
-import { build } from './build.js';
+import { build, type BuildOptions } from './build.js';
 import type { Collation } from '../core/collation.js';
 import { readDatasetBytes } from '../dataset/read-dataset.js';
 import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
@@ -12,7 +12,7 @@ export interface Served {
   readonly current: { readonly manifest: { readonly settings: SiteSettings } };
 }
 
-export interface SiteBuilderOptions {
+export interface SiteBuilderOptions extends Pick<BuildOptions, 'dataName' | 'strict' | 'onWarning'> {
   readonly dir: string;
   /** Settings given to serve; each absent one is the served site's own, else the build's default. */
   readonly baseUrl?: string | undefined;
@@ -73,6 +73,9 @@ export class SiteBuilder {
         const bytes = await readDatasetBytes(data);
         await build({
           data,
+          dataName: options.dataName,
+          strict: options.strict,
+          onWarning: options.onWarning,
           out: options.dir,
           collation: options.collation ?? settings?.collation ?? 'locale',
           baseUrl:

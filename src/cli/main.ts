@@ -6,7 +6,8 @@ import { build, type BuildPlan } from '../app/build.js';
 import { VERSION } from '../site/version.js';
 import { CONFIG_FILE, loadConfig } from './config-file.js';
 import { commanderOption, optionsOf, resolveOptions, type CommandName } from './options.js';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, type Problem } from '../core/errors.js';
+import { inGitHubActions, problemAnnotation, warningLine } from './annotations.js';
 import { progressLine } from './progress.js';
 import { registerEdgeCommand } from './edge-command.js';
 import { specOf } from '../site/manifest.js';
@@ -52,9 +53,13 @@ function describePlan(plan: BuildPlan): string {
 
 /** Said when a site is built without a base URL: in GitHub Actions as an annotation on the run. */
 function defaultBaseUrlWarning(): string {
-  const text = `warning: no --base-url given: the site's next/previous links point at ${DEFAULT_BASE_URL}, which suits a local preview only; to deploy it, build with --base-url https://YOUR-HOST/PATH (or "baseUrl" in ${CONFIG_FILE})`;
-  return process.env.GITHUB_ACTIONS === 'true' ? `::warning title=cities-api::${text}` : `cities-api: ${text}`;
+  return warningLine({
+    reason: `no --base-url given: the site's next/previous links point at ${DEFAULT_BASE_URL}, which suits a local preview only; to deploy it, build with --base-url https://YOUR-HOST/PATH (or "baseUrl" in ${CONFIG_FILE})`,
+  });
 }
+
+/** GitHub shows at most 10 error annotations per step (actions/toolkit docs/problem-matchers.md, "Limitations"): the rest are in the message. */
+const MAX_ANNOTATIONS = 10;
 
 /**
  * Ctrl-C (SIGINT) or SIGTERM while building: the first aborts the build (which removes what it
@@ -116,15 +121,21 @@ export async function runMain(options: RunOptions): Promise<number> {
   };
   /** A path as the user gave it (relative to the working directory when inside it), for messages. */
   const shown = (path: string) => (relative(cwd, path).startsWith('..') ? path : relative(cwd, path));
+  /** The dataset's path, and how messages name it: as typed on the command line, else relative to the working directory when inside it. */
+  const dataset = (cmd: Command, data: string) => {
+    const path = resolve(cwd, data);
+    return { path, name: cmd.getOptionValueSource('data') === 'cli' ? data : shown(path) };
+  };
+  const warn = (warning: Problem) => void stderr.write(`${warningLine(warning)}\n`);
 
   const buildCommand = command(program, 'build', `write every precomputed page of ${ROUTES.endpoint} as JSON files`);
   buildCommand.cmd.action(async () => {
     const { config, o } = await buildCommand.options();
     const given = (key: 'baseUrl' | 'compression') =>
       buildCommand.cmd.getOptionValueSource(key) === 'cli' || config[key] !== undefined;
-    const data = resolve(cwd, o.data!);
+    const data = dataset(buildCommand.cmd, o.data!);
     const out = resolve(cwd, o.out!);
-    const reading = progressLine(stderr, `reading ${shown(data)}`, { unit: 'bytes' });
+    const reading = progressLine(stderr, `reading ${data.name}`, { unit: 'bytes' });
     const progress = progressLine(stderr, 'building pages', { unit: 'pages' });
     const stop = interruption(() => {
       interrupted = true;
@@ -133,7 +144,10 @@ export async function runMain(options: RunOptions): Promise<number> {
       stderr.write('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)\n');
     });
     const result = await build({
-      data,
+      data: data.path,
+      dataName: data.name,
+      strict: o.strict,
+      onWarning: warn,
       out,
       baseUrl: given('baseUrl') ? o.baseUrl : undefined,
       collation: o.collation!,
@@ -151,7 +165,7 @@ export async function runMain(options: RunOptions): Promise<number> {
       onRead: (read, bytes) => reading.update(read, bytes),
       onStart: (plan) => {
         reading.end();
-        say(`${shown(data)}: ${plan.cities} cities valid; ${describePlan(plan)}`);
+        say(`${data.name}: ${plan.cities} cities valid; ${describePlan(plan)}`);
         if (plan.defaultBaseUrl) stderr.write(`${defaultBaseUrlWarning()}\n`);
       },
       onProgress: (done, total) => progress.update(done, total),
@@ -177,8 +191,9 @@ export async function runMain(options: RunOptions): Promise<number> {
   const validateCommand = command(program, 'validate', 'check a dataset and list every problem, writing nothing');
   validateCommand.cmd.action(async () => {
     const { o } = await validateCommand.options();
-    const { count } = await readDataset(resolve(cwd, o.data!));
-    say(`${shown(resolve(cwd, o.data!))}: ${count} cities, valid`);
+    const data = dataset(validateCommand.cmd, o.data!);
+    const { count } = await readDataset(data.path, { shownAs: data.name, strict: o.strict, onWarning: warn });
+    say(`${data.name}: ${count} cities, valid`);
   });
 
   const serveCommand = command(program, 'serve', 'serve a site: static files first, everything else computed live');
@@ -186,9 +201,13 @@ export async function runMain(options: RunOptions): Promise<number> {
     .argument('[dir]', 'site directory (default: the config\'s "out", else dist)')
     .action(async (dir: string | undefined) => {
       const { config, o } = await serveCommand.options();
+      const data = o.data === undefined ? undefined : dataset(serveCommand.cmd, o.data);
       const server = await serve({
         dir: dir === undefined ? resolve(cwd, (config.out as string | undefined) ?? DEFAULT_OUT) : resolve(cwd, dir),
-        data: o.data === undefined ? undefined : resolve(cwd, o.data),
+        data: data?.path,
+        dataName: data?.name,
+        strict: o.strict,
+        onWarning: warn,
         baseUrl: o.baseUrl,
         collation: o.collation,
         pageSizes: o.pageSizes,
@@ -253,6 +272,9 @@ export async function runMain(options: RunOptions): Promise<number> {
     const error = isErrno(thrown) ? await fileSystemError(thrown, { what: 'path' }) : thrown;
     if (error instanceof CitiesApiError) {
       stderr.write(`cities-api: ${error.message}\n`);
+      if (inGitHubActions())
+        for (const problem of error.problems.slice(0, MAX_ANNOTATIONS))
+          stderr.write(`${problemAnnotation('error', problem, 'cities-api: invalid dataset')}\n`);
       return interrupted ? 130 : error.exitCode;
     }
     stderr.write(`cities-api: unexpected error: ${(error as Error).stack ?? String(error)}\n`);

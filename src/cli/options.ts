@@ -60,6 +60,7 @@ export interface OptionSpec {
 /** Every option's value once resolved (flag, else config file, else default). */
 export interface OptionValues {
   data: string;
+  strict: boolean;
   out: string;
   baseUrl: string;
   collation: Collation;
@@ -111,6 +112,13 @@ export const OPTIONS: readonly OptionSpec[] = [
     config: 'string',
     default: DEFAULT_DATA,
     defaultIn: ['build', 'validate'],
+  },
+  {
+    key: 'strict',
+    flag: '--strict',
+    help: 'refuse dataset columns (CSV) or keys (JSON) that are not city fields; without it they are ignored, with one warning naming them',
+    commands: ['build', 'validate', 'serve'],
+    config: 'boolean',
   },
   {
     key: 'out',

@@ -8,7 +8,10 @@ export interface FieldProblem {
   reason: string;
 }
 
-export type RecordResult = { city: City; problems?: undefined } | { city?: undefined; problems: FieldProblem[] };
+/** The city, or its problems; `id` whenever the record's id itself is valid (to find duplicates either way). */
+export type RecordResult =
+  | { city: City; id: number; problems?: undefined }
+  | { city?: undefined; id?: number | undefined; problems: FieldProblem[] };
 
 /** Raw field values of one record: strings from CSV, JSON values from JSON. */
 export type RawRecord = Readonly<Record<string, unknown>>;
@@ -21,19 +24,35 @@ export const MAX_DECIMALS = 6;
 /** Digits in total of a stored coordinate (3 before the point, 6 after), as a DecimalField(9, 6). */
 export const MAX_DIGITS = 9;
 
+export interface ValidateOptions {
+  /** Refuse fields that are not city fields (default true); otherwise they are left out of the city. */
+  readonly strict?: boolean;
+  /** Fields not to report missing (a CSV header without them is reported once, not on every row). */
+  readonly absent?: ReadonlySet<string>;
+}
+
+export function isCityField(name: string): boolean {
+  return (CITY_FIELDS as readonly string[]).includes(name);
+}
+
+/** The fields of a record that are not city fields, in its order. */
+export function unknownFields(raw: RawRecord): string[] {
+  return Object.keys(raw).filter((field) => !isCityField(field));
+}
+
 /**
  * Validates one record and builds the city. `fromCsv` reads every value as CSV text
  * (empty coordinates are null; `top` may be true/false/1/0); otherwise values must have
  * their JSON types. Every problem of the record is reported, not just the first.
  */
-export function validateRecord(raw: RawRecord, fromCsv: boolean): RecordResult {
+export function validateRecord(raw: RawRecord, fromCsv: boolean, options: ValidateOptions = {}): RecordResult {
   const problems: FieldProblem[] = [];
   const fail = (field: string, value: unknown, reason: string) => void problems.push({ field, value, reason });
-  for (const field of CITY_FIELDS) if (!(field in raw)) fail(field, undefined, 'is missing');
-  for (const field of Object.keys(raw)) {
-    if (!(CITY_FIELDS as readonly string[]).includes(field)) fail(field, raw[field], 'is not a city field');
-  }
+  for (const field of CITY_FIELDS)
+    if (!(field in raw) && !options.absent?.has(field)) fail(field, undefined, 'is missing');
+  if (options.strict ?? true) for (const field of unknownFields(raw)) fail(field, raw[field], 'is not a city field');
   const city = { id: readId(raw.id, fromCsv, fail) } as City;
+  const idValid = 'id' in raw && !problems.some((p) => p.field === 'id');
   for (const field of NAME_FIELDS) if (field in raw) city[field] = readName(field, raw[field], fail);
   const longitude = readCoordinate('longitude', raw.longitude, fromCsv, fail);
   const latitude = readCoordinate('latitude', raw.latitude, fromCsv, fail);
@@ -52,19 +71,23 @@ export function validateRecord(raw: RawRecord, fromCsv: boolean): RecordResult {
   if ('top' in raw) city.top = readTop(raw.top, fromCsv, fail);
   for (const field of ['created_at', 'updated_at'] as const)
     if (field in raw) city[field] = readTimestamp(field, raw[field], fail);
-  return problems.length ? { problems } : { city };
+  return problems.length ? { problems, ...(idValid ? { id: city.id } : {}) } : { city, id: city.id };
 }
 
 type Fail = (field: string, value: unknown, reason: string) => void;
 
+/** The id a value stands for, or undefined when it is not a valid one. */
+export function validId(value: unknown, fromCsv: boolean): number | undefined {
+  const id = fromCsv && typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
+  return typeof id === 'number' && Number.isSafeInteger(id) ? id : undefined;
+}
+
 function readId(value: unknown, fromCsv: boolean, fail: Fail): number {
   if (value === undefined) return 0;
-  const id = fromCsv && typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
-  if (typeof id !== 'number' || !Number.isSafeInteger(id)) {
+  const id = validId(value, fromCsv);
+  if (id === undefined)
     fail('id', value, `must be an integer between ${-Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`);
-    return 0;
-  }
-  return id;
+  return id ?? 0;
 }
 
 function readName(field: string, value: unknown, fail: Fail): string {

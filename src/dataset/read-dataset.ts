@@ -1,23 +1,18 @@
-import { isUtf8 } from 'node:buffer';
-import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { fileSystemError } from '../fs/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
 import { datasetHash, digestFile } from './dataset-digest.js';
-import { CityTableBuilder, type CityTable } from '../core/city-table.js';
+import type { CityTable } from '../core/city-table.js';
 import { CsvSyntaxError, readCsvRows } from './csv-rows.js';
-import { CitiesApiError, formatProblem, shortText, showValue, type Problem } from '../core/errors.js';
-import { CITY_FIELDS, type City } from '../core/fields.js';
+import { CitiesApiError, shortText, showValue, type Problem } from '../core/errors.js';
+import { CITY_FIELDS } from '../core/fields.js';
 import { elementSyntaxError, JsonArraySplitter, JsonShapeError } from './json-records.js';
-import { validateRecord, type RawRecord, type RecordResult } from '../core/validate-record.js';
+import { isCityField, unknownFields, validateRecord, validId, type RawRecord } from '../core/validate-record.js';
+import { Collector, type Where } from './dataset-problems.js';
+import { InvalidUtf8, utf8Chunks } from './utf8-chunks.js';
 
-export const MAX_LISTED_PROBLEMS = 50;
-/** Problems kept for the error object; beyond this they are only counted. */
-const MAX_KEPT_PROBLEMS = 10_000;
-const CHUNK_BYTES = 256 * 1024;
-
-type Where = Omit<Problem, 'reason'>;
+export { MAX_LISTED_PROBLEMS } from './dataset-problems.js';
 
 export interface ReadOptions {
   /** Called after each chunk with the bytes read so far and the file's size. */
@@ -26,6 +21,12 @@ export interface ReadOptions {
   readonly signal?: AbortSignal | undefined;
   /** Called with the file's digest (datasetHash) once it is read whole and valid. */
   readonly onDigest?: (digest: Buffer) => void;
+  /** How messages name the file: the path as the user gave it (default: `file`). */
+  readonly shownAs?: string | undefined;
+  /** Refuse columns (CSV) or keys (JSON) that are not city fields; by default they are ignored, with one warning. */
+  readonly strict?: boolean | undefined;
+  /** Told the warning naming the ignored columns or keys (once, before any error is thrown). */
+  readonly onWarning?: ((warning: Problem) => void) | undefined;
 }
 
 /**
@@ -34,7 +35,8 @@ export interface ReadOptions {
  * file, line or record, field, value and reason.
  */
 export async function readDataset(file: string, options: ReadOptions = {}): Promise<CityTable> {
-  const format = await checkDatasetFile(file);
+  const name = options.shownAs ?? file;
+  const format = await checkDatasetFile(file, name);
   const collector = new Collector();
   const size = options.onProgress ? (await stat(file)).size : 0;
   const hash = options.onDigest && datasetHash(format);
@@ -43,17 +45,20 @@ export async function readDataset(file: string, options: ReadOptions = {}): Prom
     options.onProgress?.(read, Math.max(size, read));
     hash?.update(chunk);
   });
+  const strict = options.strict ?? false;
   try {
-    if (format === '.csv') await readCsv(chunks, collector);
-    else await readJson(chunks, collector);
+    if (format === '.csv') await readCsv(chunks, collector, strict);
+    else await readJson(chunks, collector, strict);
   } catch (error) {
-    if (!(error instanceof InvalidUtf8)) throw await fileSystemError(error, DATASET_ROLE, file);
+    if (!(error instanceof InvalidUtf8)) throw await fileSystemError(error, DATASET_ROLE, file, name);
     collector.problem({
       line: error.line,
       reason: `is not valid UTF-8 (byte 0x${error.byte.toString(16)} at offset ${error.offset})`,
     });
   }
-  if (collector.total) throw datasetError(file, collector);
+  const warning = collector.warning(name, format === '.csv' ? 'column' : 'key');
+  if (warning) options.onWarning?.(warning);
+  if (collector.total) throw collector.error(name);
   if (hash) options.onDigest!(hash.digest());
   return collector.table.finish();
 }
@@ -61,15 +66,15 @@ export async function readDataset(file: string, options: ReadOptions = {}): Prom
 /** The digest of a dataset file (datasetHash), refused as readDataset refuses it; nothing parsed. */
 export async function datasetDigest(
   file: string,
-  options: Pick<ReadOptions, 'onProgress' | 'signal'> = {},
+  options: Pick<ReadOptions, 'onProgress' | 'signal' | 'shownAs'> = {},
 ): Promise<Buffer> {
-  const format = await checkDatasetFile(file);
+  const format = await checkDatasetFile(file, options.shownAs);
   const size = options.onProgress ? (await stat(file)).size : 0;
   return digestFile(file, format, (read) => {
     options.signal?.throwIfAborted();
     options.onProgress?.(read, Math.max(size, read));
   }).catch(async (error: unknown) => {
-    throw await fileSystemError(error, DATASET_ROLE, file);
+    throw await fileSystemError(error, DATASET_ROLE, file, options.shownAs);
   });
 }
 
@@ -77,16 +82,16 @@ export async function datasetDigest(
  * The dataset file's format, once it is known to be a regular `.csv` or `.json` file: a device,
  * FIFO or directory (`/dev/zero` behind a `.csv` link) is refused before anything is read.
  */
-export async function checkDatasetFile(file: string): Promise<'.csv' | '.json'> {
+export async function checkDatasetFile(file: string, name = file): Promise<'.csv' | '.json'> {
   const format = extname(file).toLowerCase();
   // A directory is said to be one, whatever its name.
   if (format !== '.csv' && format !== '.json' && !(await stat(file).catch(() => null))?.isDirectory()) {
     throw new CitiesApiError(
-      `${file}: unsupported dataset type "${shortText(format) || '(none)'}": use a .csv or .json file`,
+      `${name}: unsupported dataset type "${shortText(format) || '(none)'}": use a .csv or .json file`,
     );
   }
   const info = await stat(file).catch(async (error: unknown) => {
-    throw await fileSystemError(error, DATASET_ROLE, file);
+    throw await fileSystemError(error, DATASET_ROLE, file, name);
   });
   if (!info.isFile()) {
     const kind = info.isDirectory()
@@ -97,7 +102,7 @@ export async function checkDatasetFile(file: string): Promise<'.csv' | '.json'> 
           ? 'a device'
           : 'not a regular file';
     throw new CitiesApiError(
-      `cannot read dataset ${file}: it is ${kind}; give the path of a regular .csv or .json file`,
+      `cannot read dataset ${name}: it is ${kind}; give the path of a regular .csv or .json file`,
     );
   }
   return format as '.csv' | '.json';
@@ -111,51 +116,32 @@ export async function readDatasetBytes(file: string): Promise<Buffer> {
   });
 }
 
-/** Gathers validated cities (while all is well) and problems (capped), checking ids are unique. */
-class Collector {
-  readonly table = new CityTableBuilder();
-  readonly problems: Problem[] = [];
-  total = 0;
-  /** id -> where it was first seen: a CSV line, or a JSON record index as its bitwise complement. */
-  private readonly firstSeen = new Map<number, number>();
-
-  problem(p: Problem): void {
-    this.total++;
-    if (this.problems.length < MAX_KEPT_PROBLEMS) this.problems.push(p);
-  }
-
-  record(result: RecordResult, where: Where): void {
-    if (!result.city) {
-      for (const p of result.problems) this.problem({ ...where, ...p });
-      return;
-    }
-    const first = this.firstSeen.get(result.city.id);
-    const place = (at: number) => (at < 0 ? `record ${~at}` : `line ${at}`);
-    if (first !== undefined)
-      this.problem({ ...where, field: 'id', value: result.city.id, reason: `duplicates the id of ${place(first)}` });
-    else this.firstSeen.set(result.city.id, where.index !== undefined ? ~where.index : where.line!);
-    if (!this.total) this.table.add(result.city as City);
-  }
-}
-
-async function readCsv(chunks: AsyncIterable<Buffer>, collector: Collector): Promise<void> {
+async function readCsv(chunks: AsyncIterable<Buffer>, collector: Collector, strict: boolean): Promise<void> {
   let header: readonly string[] | undefined;
-  let headerOk = false;
+  let absent: ReadonlySet<string> = new Set();
+  let known: readonly number[] = [];
   try {
     await readCsvRows(chunks, ({ line, values }) => {
       if (!header) {
         header = values;
-        const found = headerProblems(header);
-        headerOk = !found.length;
-        for (const reason of found) collector.problem({ line, reason });
-      } else if (!headerOk) {
-        return;
+        for (const reason of headerProblems(header, strict)) collector.problem({ line, reason });
+        absent = new Set(CITY_FIELDS.filter((field) => !values.includes(field)));
+        // The columns read: the city fields (the first of a repeated one); the others are reported once, here.
+        known = values.flatMap((name, i) => (isCityField(name) ? [i] : []));
+        if (!strict)
+          collector.ignore(
+            values.filter((name) => !isCityField(name)),
+            line,
+          );
       } else if (values.length !== header.length) {
         collector.problem({ line, reason: `has ${values.length} fields, the header has ${header.length}` });
+        // Its id, if readable where the header says, is still checked against the others.
+        const id = validId(values[header.indexOf('id')], true);
+        if (header.includes('id') && id !== undefined) collector.id(id, { line });
       } else {
         const raw: Record<string, string> = {};
-        for (let i = 0; i < header.length; i++) raw[header[i]!] = values[i]!;
-        collector.record(validateRecord(raw, true), { line });
+        for (const i of known) raw[header[i]!] ??= values[i]!;
+        collector.record(validateRecord(raw, true, { absent }), { line });
       }
     });
   } catch (error) {
@@ -166,16 +152,15 @@ async function readCsv(chunks: AsyncIterable<Buffer>, collector: Collector): Pro
     collector.problem({ line: 1, reason: 'has no header row (expected id,name_ar,...,updated_at)' });
 }
 
-function headerProblems(header: readonly string[]): string[] {
-  const known = CITY_FIELDS as readonly string[];
+function headerProblems(header: readonly string[], strict: boolean): string[] {
   const list = (names: string[]) => [...new Set(names)].map((n) => showValue(n)).join(', ');
-  const missing = known.filter((name) => !header.includes(name));
-  const unknown = header.filter((name) => !known.includes(name));
+  const missing = CITY_FIELDS.filter((name) => !header.includes(name));
+  const unknown = strict ? header.filter((name) => !isCityField(name)) : [];
   const repeated = header.filter((name, i) => header.indexOf(name) !== i);
   return [
     ...(missing.length ? [`header: missing column${missing.length > 1 ? 's' : ''} ${list(missing)}`] : []),
     ...(unknown.length
-      ? [`header: unknown column${unknown.length > 1 ? 's' : ''} ${list(unknown)} (expected ${known.join(',')})`]
+      ? [`header: unknown column${unknown.length > 1 ? 's' : ''} ${list(unknown)} (expected ${CITY_FIELDS.join(',')})`]
       : []),
     ...(repeated.length
       ? [
@@ -185,7 +170,7 @@ function headerProblems(header: readonly string[]): string[] {
   ];
 }
 
-async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector): Promise<void> {
+async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector, strict: boolean): Promise<void> {
   const splitter = new JsonArraySplitter((text, index, line) => {
     let record: unknown;
     try {
@@ -196,8 +181,9 @@ async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector): Pr
     const isObject = typeof record === 'object' && record !== null && !Array.isArray(record);
     const id = isObject ? (record as RawRecord).id : undefined;
     const where: Where = { line, index, ...(id !== undefined ? { id } : {}) };
-    if (!isObject) collector.problem({ ...where, reason: 'must be a JSON object' });
-    else collector.record(validateRecord(record as RawRecord, false), where);
+    if (!isObject) return collector.problem({ ...where, reason: 'must be a JSON object' });
+    if (!strict) collector.ignore(unknownFields(record as RawRecord), line);
+    collector.record(validateRecord(record as RawRecord, false, { strict }), where);
   });
   try {
     for await (const chunk of chunks) splitter.push(chunk);
@@ -210,80 +196,4 @@ async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector): Pr
       reason: error.message,
     });
   }
-}
-
-class InvalidUtf8 extends Error {
-  constructor(
-    readonly offset: number,
-    readonly byte: number,
-    readonly line: number,
-  ) {
-    super('invalid UTF-8');
-  }
-}
-
-/** The file's chunks, checked to be UTF-8 on the way (InvalidUtf8 names the first bad byte). */
-async function* utf8Chunks(file: string, onChunk: (bytesRead: number, chunk: Buffer) => void): AsyncGenerator<Buffer> {
-  let carry = Buffer.alloc(0);
-  // File offset and line of carry's first byte (everything before it is checked).
-  let offset = 0;
-  let line = 1;
-  for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
-    // A multi-byte character may straddle chunks: check up to the last complete one, carry the rest.
-    const bytes = carry.length ? Buffer.concat([carry, chunk]) : chunk;
-    const complete = bytes.length - incompleteTail(bytes);
-    if (!isUtf8(bytes.subarray(0, complete))) throw invalidUtf8(bytes, offset, line);
-    line += countNewlines(bytes.subarray(0, complete));
-    offset += complete;
-    carry = Buffer.from(bytes.subarray(complete));
-    onChunk(offset + carry.length, chunk);
-    yield chunk;
-  }
-  if (carry.length) throw invalidUtf8(carry, offset, line);
-}
-
-/** How many bytes at the end of `bytes` begin a UTF-8 sequence that is not finished yet (0-3). */
-function incompleteTail(bytes: Buffer): number {
-  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
-    const b = bytes[bytes.length - back]!;
-    if ((b & 0xc0) !== 0x80) {
-      const need = b >= 0xf8 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-      return need > back ? back : 0;
-    }
-  }
-  return 0;
-}
-
-function countNewlines(bytes: Buffer): number {
-  let n = 0;
-  for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) n++;
-  return n;
-}
-
-/** Locates the first invalid byte in `bytes`, which start at file offset `offset`, on line `line`. */
-function invalidUtf8(bytes: Buffer, offset: number, line: number): InvalidUtf8 {
-  let lo = 0,
-    hi = bytes.length;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    const prefix = bytes.subarray(0, mid);
-    if (isUtf8(prefix.subarray(0, prefix.length - incompleteTail(prefix)))) lo = mid;
-    else hi = mid;
-  }
-  // The first `lo` bytes pass, but they may end with the lead of a sequence the next byte breaks
-  // (Latin-1 "é" before a space): the bad byte is that lead, not the byte after it.
-  const bad = lo - incompleteTail(bytes.subarray(0, lo));
-  return new InvalidUtf8(offset + bad, bytes[bad]!, line + countNewlines(bytes.subarray(0, bad)));
-}
-
-function datasetError(file: string, collector: Collector): CitiesApiError {
-  const located = collector.problems.map((p) => ({ ...p, file }));
-  const shown = located.slice(0, MAX_LISTED_PROBLEMS).map((p) => `  ${formatProblem(p)}`);
-  const more = collector.total > MAX_LISTED_PROBLEMS ? [`  ... and ${collector.total - MAX_LISTED_PROBLEMS} more`] : [];
-  const noun = collector.total === 1 ? 'problem' : 'problems';
-  return new CitiesApiError(
-    [`invalid dataset ${file} (${collector.total} ${noun}; nothing was written):`, ...shown, ...more].join('\n'),
-    1,
-    located,
-  );
 }

@@ -68,21 +68,27 @@ async function closedParent(path: string): Promise<string | undefined> {
 /**
  * A CitiesApiError (exit 1) for an errno error, naming the path at fault and what to do; any
  * other error is returned as it is. `fallback` is the path the caller was working on, for errors
- * that carry none.
+ * that carry none; `shownAs`, how messages name it (the path as the user gave it; default: absolute).
  */
-export async function fileSystemError(error: unknown, role: PathRole, fallback?: string): Promise<unknown> {
+export async function fileSystemError(
+  error: unknown,
+  role: PathRole,
+  fallback?: string,
+  shownAs?: string,
+): Promise<unknown> {
   if (!isErrno(error)) return error;
   // The path at fault (a lock file, a page...), and the one the user named, said as the subject.
   const path = resolve(error.path ?? fallback ?? '.');
-  const subject = resolve(fallback ?? path);
-  const at = path === subject ? `the ${role.what} ${subject}` : `${path} (of the ${role.what} ${subject})`;
+  const target = resolve(fallback ?? path);
+  const subject = shownAs ?? target;
+  const at = path === target ? `the ${role.what} ${subject}` : `${path} (of the ${role.what} ${subject})`;
   const choose = role.option ? `, or choose another with ${role.option}` : '';
   const fail = (message: string) =>
     new CitiesApiError(`${message} (${error.code}${role.note ? `; ${role.note}` : ''})`, 1);
   switch (error.code) {
     case 'ENOENT': {
       const way = await fileInTheWay(dirname(path));
-      const link = await readlink(subject).catch(() => undefined);
+      const link = await readlink(target).catch(() => undefined);
       if (link !== undefined)
         return fail(
           `the ${role.what} ${subject} is a symbolic link to ${link}, which does not exist; fix the link${choose}`,
