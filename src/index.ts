@@ -10,7 +10,7 @@ export type { Manifest } from './site/manifest.js';
 export { readManifest } from './store/manifest-file.js';
 export type { SiteSettings, SiteSpec } from './site/spec.js';
 export { parseOrdering, orderingKey, type Ordering, type OrderTerm } from './core/ordering.js';
-export { answerListing, listingUrl, type ListingAnswer } from './core/page.js';
+export { answerListing, bodyBytes, listingUrl, type ListingAnswer } from './core/page.js';
 export { paginate, pageSizeFrom, DEFAULT_PAGE_SIZE, type PageSlice } from './core/paginate.js';
 export { parseQuery, type QueryPair } from './core/query-string.js';
 export { readDataset } from './dataset/read-dataset.js';

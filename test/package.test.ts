@@ -546,7 +546,10 @@ describe("the library, from a user's project", () => {
     await writeFile(
       join(dir, 'consumer.ts'),
       [
-        "import { build, serve, CitiesApiError, type BuildOptions, type RunningServer } from 'cities-api';",
+        "import { build, serve, CitiesApiError, type BuildOptions, type RunningServer, answerListing, bodyBytes, CityIndex, readDataset, parseQuery } from 'cities-api';",
+        "const bytes: Uint8Array = bodyBytes(answerListing(new CityIndex(await readDataset('data/cities.csv')), parseQuery('page=2'), 'https://x.org').body);",
+        "const defaults: BuildOptions = { data: 'data/cities.csv' };",
+        'console.log(bytes.length, defaults);',
         "const options: BuildOptions = { data: 'data/cities.csv', out: 'typed-dist', baseUrl: 'https://cities.example.org', collation: 'codepoint', pageSizes: [10] };",
         'const written: number = (await build(options)).written;',
         "try { await build({ ...options, data: 'missing.csv' }); } catch (error) { if (error instanceof CitiesApiError) { const code: 1 | 2 = error.exitCode; console.log(code); } }",
@@ -592,6 +595,44 @@ describe("the library, from a user's project", () => {
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.code).toBe(0);
   });
+
+  it('from JavaScript, what the options leave out is defaulted, and an answer body joins with bodyBytes', async () => {
+    const js = await project('library-defaults');
+    await writeFile(
+      join(js, 'defaults.mjs'),
+      `
+import { existsSync, readFileSync } from 'node:fs';
+import { answerListing, bodyBytes, build, CitiesApiError, CityIndex, parseQuery, readDataset, serve } from 'cities-api';
+const built = await build({ data: 'data/cities.csv', orderings: ['default'], pageSizes: [10] });
+const server = await serve({ port: 0 });
+const served = await (await fetch(server.url + '/cities/?page=2')).json();
+await server.close();
+const answer = answerListing(new CityIndex(await readDataset('data/cities.csv')), parseQuery('page=2&page_size=10'), 'http://localhost:8080');
+const bytes = bodyBytes(answer.body);
+const file = readFileSync('dist/cities/default/10/2.json');
+let refused = null;
+try { await build({}); } catch (error) { refused = error instanceof CitiesApiError ? error.message : String(error); }
+console.log(JSON.stringify({
+  dir: built.dir.endsWith('/dist'),
+  manifest: existsSync('dist/_cities-api/manifest.json'),
+  served: served.count,
+  bytes: bytes instanceof Uint8Array && Buffer.from(bytes).equals(file),
+  parts: [...answer.body].length,
+  refused,
+}));
+`,
+    );
+    const result = await run(process.execPath, ['defaults.mjs'], js);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      dir: true,
+      manifest: true,
+      served: SAMPLE_CITIES,
+      bytes: true,
+      parts: 1,
+      refused: 'build() needs `data`: the path of the dataset file (.csv or .json)',
+    });
+  }, 120_000);
 
   it('loads with require() from CommonJS, and builds and serves there', async () => {
     await writeFile(

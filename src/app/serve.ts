@@ -3,7 +3,7 @@ import { CityWriter } from '../dataset/city-writer.js';
 import type { BuildOptions } from './build-options.js';
 import { CitiesApiError } from '../core/errors.js';
 import { resolveLimits, type ServerLimits } from '../http/limits.js';
-import { normalizeBaseUrl, type SiteSettings } from '../site/spec.js';
+import { DEFAULT_OUT, normalizeBaseUrl, type SiteSettings } from '../site/spec.js';
 import { LiveSite } from './live-site.js';
 import { SiteBuilder } from './site-builder.js';
 import { rebuildOnChange, watchDataset } from './dataset-watch.js';
@@ -19,8 +19,8 @@ const DEFAULT_LOCK_WAIT = 10_000;
 /** serve()'s options; `collation`, `pageSizes` and `orderings` are build()'s, for when it builds from `data` (each absent one: the site's own, else the build's default). */
 export interface ServeOptions
   extends Pick<BuildOptions, 'collation' | 'pageSizes' | 'orderings' | 'dataName' | 'strict' | 'onWarning'> {
-  /** The site directory: served as built, or (re)built first from `data`. */
-  readonly dir: string;
+  /** The site directory: served as built, or (re)built first from `data` (default `dist`). */
+  readonly dir?: string | undefined;
   readonly data?: string | undefined;
   /** Where links point; default: the site's own base URL, or this server's URL when building. */
   readonly baseUrl?: string | undefined;
@@ -72,7 +72,9 @@ function checkOptions(options: ServeOptions, log: (line: string) => void): void 
  * and follow the dataset (--watch, dataset-watch.ts). Static files first (sirv), everything
  * else computed live from the same page function.
  */
-export async function serve(options: ServeOptions): Promise<RunningServer> {
+export async function serve(given: ServeOptions = {}): Promise<RunningServer> {
+  // Called from JavaScript too: what the types leave out is defaulted.
+  const options = { ...given, dir: given.dir ?? DEFAULT_OUT };
   const log = options.log ?? (() => {});
   const workers = workerCount(options.workers);
   checkOptions(options, log);

@@ -1,6 +1,6 @@
 import type { Bytes } from './bytes.js';
 import type { CityTable } from './city-table.js';
-import { comparatorFor, rankValues, type Collation } from './collation.js';
+import { comparatorFor, DEFAULT_COLLATION, rankValues, type Collation } from './collation.js';
 import type { NameField } from './fields.js';
 import { orderingKey, type Ordering } from './ordering.js';
 import { Orders, type OrderSource } from './orders.js';
@@ -20,7 +20,7 @@ export class CityIndex implements OrderSource {
 
   constructor(
     readonly table: CityTable,
-    readonly collation: Collation,
+    readonly collation: Collation = DEFAULT_COLLATION,
   ) {
     this.count = table.count;
   }

@@ -5,6 +5,7 @@ import { FIELD_LOCALES, type NameField } from './fields.js';
 export type Collation = 'locale' | 'codepoint';
 
 export const COLLATIONS: readonly Collation[] = ['locale', 'codepoint'];
+export const DEFAULT_COLLATION: Collation = 'locale';
 
 export function isCollation(value: string): value is Collation {
   return (COLLATIONS as readonly string[]).includes(value);

@@ -10,14 +10,20 @@ const { param } = ROUTES;
 
 export interface ListingAnswer {
   readonly status: 200 | 404;
-  /** UTF-8 JSON, byte for byte what the reference sends: one buffer, or (re-iterable) consecutive parts for large pages. */
-  readonly body: Iterable<Bytes>;
+  /**
+   * The answer's UTF-8 JSON, byte for byte what the reference sends, as consecutive parts: one
+   * buffer for most pages, several for large ones (so a page is never copied whole to be sent).
+   * It can be iterated again. Write the parts in order (`for (const part of body) res.write(part)`),
+   * or join them: `bodyBytes(body)` is the whole answer as one Uint8Array,
+   * `JSON.parse(new TextDecoder().decode(bodyBytes(body)))` the page as an object.
+   */
+  readonly body: Iterable<Uint8Array>;
 }
 
 export const INVALID_PAGE = utf8(detailJson('Invalid page.'));
 
-/** An answer's bytes as one buffer. */
-export function bodyBytes(body: Iterable<Bytes>): Bytes {
+/** An answer's bytes (ListingAnswer's `body`) as one Uint8Array. */
+export function bodyBytes(body: Iterable<Uint8Array>): Uint8Array {
   return concatBytes([...body]);
 }
 

@@ -42,7 +42,7 @@ export const DEFAULT_COMPRESSION: Compression = 'fast';
 export const DEFAULT_DATA = 'data/cities.csv';
 export const DEFAULT_OUT = 'dist';
 export const DEFAULT_BASE_URL = 'http://localhost:8080';
-export const DEFAULT_COLLATION: Collation = 'locale';
+export { DEFAULT_COLLATION } from '../core/collation.js';
 export const DEFAULT_PAGE_SIZES: readonly number[] = [10, 20, 50, 100];
 
 /**
