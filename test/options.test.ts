@@ -218,7 +218,10 @@ describe('every config file key changes what the command does', () => {
       { previewPages: false, port: 0 },
       async (dir) => {
         await built(dir);
-        expect(await serveAndGet(dir, '/')).toEqual({ status: 404, lines: expect.stringMatching(/^GET \/ 404 /) });
+        expect(await serveAndGet(dir, '/')).toEqual({
+          status: 404,
+          lines: expect.stringMatching(/"GET \/ HTTP\/1\.1" 404 /),
+        });
       },
     ],
   ];

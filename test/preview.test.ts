@@ -42,24 +42,30 @@ async function linesAfter(server: typeof preview, before: number, count: number)
   return server.output().slice(before).split('\n').filter(Boolean);
 }
 
-describe('a line per request: method, target, status, ms', () => {
+describe('a line per request: the Common Log Format, then ms', () => {
+  const CLF = String.raw`^127\.0\.0\.1 - - \[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} \+0000\] `;
+  const line = (request: string, status: number, size: string) =>
+    new RegExp(`${CLF}"${request} HTTP/1\\.1" ${status} ${size} \\d+(\\.\\d)?ms$`);
   it.each([
-    ['a page', 'GET', '/cities/?page=2', /^GET \/cities\/\?page=2 200 \d+(\.\d)?ms$/],
+    ['a page', 'GET', '/cities/?page=2', line(String.raw`GET /cities/\?page=2`, 200, '\\d{4,}')],
     [
       'a page computed live',
       'GET',
       '/cities/?page_size=7&ordering=-name_fr',
-      /^GET \/cities\/\?page_size=7&ordering=-name_fr 200 \d+(\.\d)?ms$/,
+      line(String.raw`GET /cities/\?page_size=7&ordering=-name_fr`, 200, '\\d{4,}'),
     ],
-    ['HEAD', 'HEAD', '/cities/', /^HEAD \/cities\/ 200 \d+(\.\d)?ms$/],
-    ['OPTIONS', 'OPTIONS', '/cities/', /^OPTIONS \/cities\/ 200 \d+(\.\d)?ms$/],
-    ['a 404', 'GET', '/nowhere', /^GET \/nowhere 404 \d+(\.\d)?ms$/],
-    ['a 400', 'GET', '/cities/?page=abc', /^GET \/cities\/\?page=abc 404 \d+(\.\d)?ms$/],
-    ['the index page', 'GET', '/', /^GET \/ 200 \d+(\.\d)?ms$/],
-  ])('%s', async (_, method, target, line) => {
+    ['HEAD: no body, size -', 'HEAD', '/cities/', line('HEAD /cities/', 200, '-')],
+    ['OPTIONS', 'OPTIONS', '/cities/', line('OPTIONS /cities/', 200, '\\d+')],
+    ['a 404', 'GET', '/nowhere', line('GET /nowhere', 404, '\\d+')],
+    ['a 400', 'GET', '/cities/?page=abc', line(String.raw`GET /cities/\?page=abc`, 404, '\\d+')],
+    ['the index page', 'GET', '/', line('GET /', 200, '\\d+')],
+  ])('%s', async (_, method, target, expected) => {
     const before = preview.output().length;
-    await rawRequest(`${preview.url}${target}`, { method });
-    expect(await linesAfter(preview, before, 1)).toEqual([expect.stringMatching(line)]);
+    const res = await rawRequest(`${preview.url}${target}`, { method });
+    const [logged] = await linesAfter(preview, before, 1);
+    expect(logged).toMatch(expected);
+    // The size is the body's bytes, as the client received them.
+    if (method === 'GET') expect(logged!.split('" ')[1]!.split(' ')[1]).toBe(String(res.body.length));
   });
 
   it('--quiet: none', async () => {
@@ -75,10 +81,38 @@ describe('a line per request: method, target, status, ms', () => {
     ['é', '\\xe9'],
     ['\u{1F600}', '\\xf0\\x9f\\x98\\x80'],
     ['a'.repeat(300), `${'a'.repeat(197)}...`],
+    ['/"quoted"\\', '/\\x22quoted\\x22\\x5c'],
   ])('the target %j is logged as %s', (target, shown) => expect(loggedTarget(target)).toBe(shown));
 
-  it('a client gone before the end is said', () =>
-    expect(requestLine('GET', '/cities/', 200, 12.34, false)).toBe('GET /cities/ 200 closed 12ms'));
+  const request = {
+    client: '::1',
+    time: Date.UTC(2026, 10, 26, 9, 5, 7),
+    method: 'GET',
+    target: '/cities/',
+    protocol: '1.1',
+    status: 200,
+    bytes: 5123,
+    ms: 12.34,
+    finished: true,
+  };
+  it.each([
+    ['a whole answer', {}, '::1 - - [26/Nov/2026:09:05:07 +0000] "GET /cities/ HTTP/1.1" 200 5123 12ms'],
+    [
+      'a client gone before the end',
+      { finished: false },
+      '::1 - - [26/Nov/2026:09:05:07 +0000] "GET /cities/ HTTP/1.1" 200 5123 12ms closed',
+    ],
+    [
+      'no body, no client address',
+      { bytes: 0, client: undefined, ms: 0.24 },
+      '- - - [26/Nov/2026:09:05:07 +0000] "GET /cities/ HTTP/1.1" 200 - 0.2ms',
+    ],
+    [
+      'a forged protocol is escaped',
+      { protocol: '1.1" 200 1 "x' },
+      String.raw`::1 - - [26/Nov/2026:09:05:07 +0000] "GET /cities/ HTTP/1.1\x22\x20200\x201\x20\x22x" 200 5123 12ms`,
+    ],
+  ])('%s', (_, change, expected) => expect(requestLine({ ...request, ...change })).toBe(expected));
 });
 
 describe('the preview pages', () => {

@@ -38,7 +38,7 @@ export interface ServeOptions
   /** Also answer GET/HEAD of the site's file paths with the answer each stands for: the origin a CDN fails over to when its copy of the site lacks a file. */
   readonly failoverOrigin?: boolean | undefined;
   readonly log?: (line: string) => void;
-  /** Told a line per request once answered (method, target, status, ms); none when absent. */
+  /** Told a line per request once answered (Common Log Format: client, time, request, status, size; then ms); none when absent. */
   readonly requestLog?: ((line: string) => void) | undefined;
   /** Answer `/` (a page linking the API) and `/openapi.json` (the site's), which the reference answers with a 404 (default true). */
   readonly previewPages?: boolean | undefined;

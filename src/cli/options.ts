@@ -292,7 +292,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     key: 'quiet',
     flag: '--quiet',
-    help: 'print no line per request (method, target, status, ms)',
+    help: 'print no line per request (by default one per request in the Common Log Format, then the ms it took)',
     commands: ['serve'],
     config: 'boolean',
   },

@@ -1,16 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-// One line per request, written once its answer is done: method, target, status, milliseconds.
+// One line per request, written once its answer is done: the Common Log Format (client, time,
+// request line, status, size) and the milliseconds it took.
 // The target is the client's: bytes that could forge a line in a log are escaped, and it is cut.
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 const MAX_TARGET = 200;
 
-/** The request target as a log shows it: printable ASCII, other bytes as \xNN, at most 200 characters. */
+/** The request target as a log shows it: printable ASCII but `"` and `\`, other bytes as \xNN, at most 200 characters. */
 export function loggedTarget(target: string): string {
   // Node reads the request line as Latin-1: each character up to U+00FF is the byte sent.
-  const safe = target.replace(/[^\x21-\x7e]/gu, (c) =>
+  // Quotes and backslashes too: the Common Log Format quotes the request line.
+  const safe = target.replace(/[^\x21\x23-\x5b\x5d-\x7e]/gu, (c) =>
     [...Buffer.from(c, c.length === 1 && c.charCodeAt(0) <= 0xff ? 'latin1' : 'utf8')]
       .map((b) => `\\x${b.toString(16).padStart(2, '0')}`)
       .join(''),
@@ -18,9 +20,40 @@ export function loggedTarget(target: string): string {
   return safe.length > MAX_TARGET ? `${safe.slice(0, MAX_TARGET - 3)}...` : safe;
 }
 
-/** The log line of one answer: `GET /cities/?page=2 200 1.3ms` (`closed` when the client left first). */
-export function requestLine(method: string, target: string, status: number, ms: number, finished: boolean): string {
-  return `${loggedTarget(method)} ${loggedTarget(target)} ${status}${finished ? '' : ' closed'} ${ms < 10 ? ms.toFixed(1) : Math.round(ms)}ms`;
+/** What the log says of one answer. */
+export interface LoggedRequest {
+  readonly client: string | undefined;
+  /** When the request came (ms since the epoch). */
+  readonly time: number;
+  readonly method: string;
+  readonly target: string;
+  readonly protocol: string;
+  readonly status: number;
+  /** Body bytes sent (CLF's size: `-` for none). */
+  readonly bytes: number;
+  readonly ms: number;
+  /** The answer was sent whole (false: the client left first, said `closed`). */
+  readonly finished: boolean;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** CLF's time, in UTC: `10/Oct/2000:13:55:36 +0000`. */
+export function clfTime(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} +0000`;
+}
+
+/**
+ * The log line of one answer, in the Common Log Format (as Apache's `common` and nginx's default
+ * write it) followed by the milliseconds it took, and `closed` when the client left first:
+ * `127.0.0.1 - - [26/Nov/2026:10:36:15 +0000] "GET /cities/?page=2 HTTP/1.1" 200 5123 1.3ms`.
+ */
+export function requestLine(r: LoggedRequest): string {
+  const ms = r.ms < 10 ? r.ms.toFixed(1) : String(Math.round(r.ms));
+  const request = `${loggedTarget(r.method)} ${loggedTarget(r.target)} HTTP/${loggedTarget(r.protocol)}`;
+  return `${r.client || '-'} - - [${clfTime(r.time)}] "${request}" ${r.status} ${r.bytes || '-'} ${ms}ms${r.finished ? '' : ' closed'}`;
 }
 
 /** `handler`, with a line logged for each request once its answer ends. */
@@ -28,12 +61,47 @@ export function withRequestLog(
   handler: Handler,
   log: (line: string) => void,
   now: () => number = () => performance.now(),
+  clock: () => number = Date.now,
 ): Handler {
   return (req, res) => {
     const started = now();
+    const time = clock();
+    const bytes = countBodyBytes(res);
     res.once('close', () =>
-      log(requestLine(req.method ?? '', req.url ?? '', res.statusCode, now() - started, res.writableFinished)),
+      log(
+        requestLine({
+          client: req.socket.remoteAddress,
+          time,
+          method: req.method ?? '',
+          target: req.url ?? '',
+          protocol: req.httpVersion,
+          status: res.statusCode,
+          bytes: bytes(),
+          ms: now() - started,
+          finished: res.writableFinished,
+        }),
+      ),
     );
     handler(req, res);
   };
+}
+
+/** Counts the body bytes given to `res.write` and `res.end` (none for HEAD: Node sends no body). */
+function countBodyBytes(res: ServerResponse): () => number {
+  let bytes = 0;
+  const count = (chunk: unknown, encoding?: unknown) => {
+    if (typeof chunk === 'string')
+      bytes += Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+    else if (chunk instanceof Uint8Array) bytes += chunk.byteLength;
+  };
+  const { write, end } = res;
+  res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+    count(chunk, rest[0]);
+    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as ServerResponse['write'];
+  res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+    if (typeof chunk !== 'function') count(chunk, rest[0]);
+    return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+  } as ServerResponse['end'];
+  return () => (res.req?.method === 'HEAD' ? 0 : bytes);
 }
