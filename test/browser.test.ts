@@ -2,7 +2,8 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serve, type RunningServer } from '../src/app/serve.js';
+import { serve, type RunningServer, type ServeOptions } from '../src/app/serve.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
 import { tempDir } from './helpers.js';
 import { ROOT } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
@@ -11,34 +12,38 @@ const CHROMIUM = '/usr/bin/chromium';
 const available = requireTool('Chromium', CHROMIUM, 'apt-get install -y chromium');
 
 // The browsable page as a person sees it: a real headless Chromium on a local preview.
+/** A preview server on a copy of the sample dataset (with `options`), and a headless Chromium; `stop` ends both. */
+async function startPreview(options: Partial<ServeOptions> = {}) {
+  const { dir: root, cleanup } = await tempDir('cities-browser-');
+  await copyFile(join(ROOT, 'data/cities.csv'), join(root, 'cities.csv'));
+  const server = await serve({ dir: join(root, 'site'), data: join(root, 'cities.csv'), port: 0, ...options });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  const stop = async () => {
+    await browser.close();
+    await server.close();
+    await cleanup();
+  };
+  return { server, browser, stop };
+}
+
 describe.runIf(available)('the browsable API in Chromium', () => {
   let server: RunningServer;
   let browser: Browser;
-  let cleanup: () => Promise<void>;
+  let stop: (() => Promise<void>) | undefined;
 
-  beforeAll(async () => {
-    let root: string;
-    ({ dir: root, cleanup } = await tempDir('cities-browser-'));
-    await copyFile(join(ROOT, 'data/cities.csv'), join(root, 'cities.csv'));
-    server = await serve({ dir: join(root, 'site'), data: join(root, 'cities.csv'), port: 0 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await cleanup?.();
-  });
+  beforeAll(async () => ({ server, browser, stop } = await startPreview()));
+  afterAll(() => stop?.());
 
   it('shows the cities, and the next link leads to page 2', async () => {
     const page = await browser.newPage();
@@ -130,12 +135,105 @@ describe.runIf(available)('the browsable API in Chromium', () => {
   it('the form orders and sizes the page', async () => {
     const page = await browser.newPage();
     await page.goto(server.apiUrl);
-    await page.selectOption('select[name=ordering]', '-name_en');
+    await page.selectOption('select.ordering-term >> nth=0', '-name_en');
     await page.fill('input[name=page_size]', '5');
     await page.click('button[type=submit]');
     await page.waitForURL(`${server.url}/cities/?ordering=-name_en&page_size=5`);
     const text = await page.locator('pre.response').innerText();
     expect(text).toContain(`"next": "${server.url}/cities/?ordering=-name_en&page=2&page_size=5"`);
     expect(text.match(/"id": /g)).toHaveLength(5);
+  });
+
+  it('orders by several fields: each picked term joins the one ordering parameter, and the picker shows them again', async () => {
+    const page = await browser.newPage();
+    await page.goto(server.apiUrl);
+    await page.selectOption('select.ordering-term >> nth=0', 'name_fr');
+    await page.selectOption('select.ordering-term >> nth=1', '-name_de');
+    await page.selectOption('select.ordering-term >> nth=2', 'name_it');
+    await page.click('#listing button[type=submit]');
+    await page.waitForURL(`${server.url}/cities/?ordering=name_fr%2C-name_de%2Cname_it`);
+    expect(await page.locator('pre.response').innerText()).toContain('"count": 48');
+    const picked = await page
+      .locator('select.ordering-term')
+      .evaluateAll((s) => s.map((e) => (e as unknown as { value: string }).value));
+    expect(picked).toEqual(['name_fr', '-name_de', 'name_it', '']);
+  });
+
+  it('a read-only server shows no POST form', async () => {
+    const page = await browser.newPage();
+    await page.goto(server.apiUrl);
+    expect(await page.locator('section.post').count()).toBe(0);
+  });
+});
+
+describe.runIf(available)("DRF's POST form on a --writable server, in Chromium", () => {
+  const TOKEN = 'browser-token-0123456789abcdef';
+  let server: RunningServer;
+  let browser: Browser;
+  let stop: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => ({ server, browser, stop } = await startPreview({ writable: true, token: TOKEN })));
+  afterAll(() => stop?.());
+
+  const city = (name: string) => Object.fromEntries(NAME_FIELDS.map((f) => [f, `${name} ${f}`]));
+
+  it.each([
+    ['HTML form', 'multipart/form-data'],
+    ['Raw data', 'application/json'],
+    ['Raw data', 'application/x-www-form-urlencoded'],
+  ])('%s (%s): the city is created and the 201 answer shown in place', async (tab, media) => {
+    const page = await browser.newPage();
+    await page.goto(server.apiUrl);
+    await page.fill('#post-token', TOKEN);
+    const name = `${tab} ${media}`.replace(/\W+/g, '-');
+    if (tab === 'HTML form') {
+      for (const [field, value] of Object.entries(city(name))) await page.fill(`#post-${field}`, value);
+      await page.fill('#post-longitude', '12.5');
+      await page.fill('#post-latitude', '41.9');
+      await page.check('#post-top');
+    } else {
+      await page.getByRole('tab', { name: 'Raw data' }).click();
+      await page.selectOption('#post-media-type', media);
+      const body = { ...city(name), longitude: '12.5', latitude: '41.9', top: 'true' };
+      await page.fill(
+        '#post-content',
+        media === 'application/json'
+          ? JSON.stringify({ ...body, longitude: 12.5, latitude: 41.9, top: true })
+          : new URLSearchParams(body).toString(),
+      );
+    }
+    await page.locator('section.post form:visible button[type=submit]').click();
+    await page.locator('pre.response', { hasText: 'HTTP 201 Created' }).waitFor();
+    const text = await page.locator('pre.response').innerText();
+    expect(text).toContain(`"name_en": "${name} name_en"`);
+    expect(text).toContain('"top": true');
+    expect(text).toContain('"longitude": 12.5,');
+    // Listed since: the server answers from the new dataset.
+    const listed = await (await fetch(`${server.url}/cities/?ordering=-name_en&page_size=100`)).text();
+    expect(listed).toContain(`${name} name_en`);
+  });
+
+  it('without the token: 401, shown in place, nothing created', async () => {
+    const page = await browser.newPage();
+    await page.goto(server.apiUrl);
+    for (const [field, value] of Object.entries(city('no-token'))) await page.fill(`#post-${field}`, value);
+    await page.locator('section.post form:visible button[type=submit]').click();
+    await page.locator('pre.response', { hasText: 'HTTP 401 Unauthorized' }).waitFor();
+    expect(await (await fetch(`${server.url}/cities/?page_size=100`)).text()).not.toContain('no-token');
+  });
+
+  it("the Raw data tab starts as DRF's: a media type per parser, the writable fields' initial values", async () => {
+    const page = await browser.newPage();
+    await page.goto(server.apiUrl);
+    expect(await page.getByRole('tab').allInnerTexts()).toEqual(['HTML form', 'Raw data']);
+    const media = await page.locator('#post-media-type option').allInnerTexts();
+    expect(media).toEqual(['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data']);
+    const initial = JSON.parse(await page.locator('#post-content').inputValue()) as Record<string, unknown>;
+    expect(initial).toEqual({
+      ...Object.fromEntries(NAME_FIELDS.map((f) => [f, ''])),
+      longitude: null,
+      latitude: null,
+      top: false,
+    });
   });
 });

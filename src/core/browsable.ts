@@ -2,6 +2,7 @@ import { utf8, type Bytes } from './bytes.js';
 import { escapeHtml, prettyParts } from './pretty-json.js';
 import { ROUTES } from './route-table.js';
 import { withParam, type QueryPair } from './query-string.js';
+import { orderingPicker, POST_SCRIPT, postForms } from './browsable-forms.js';
 
 // The browsable page (DRF's `format=api`, and what browsers get): the same answer as JSON,
 // pretty-printed, with clickable links and a small form for ordering and page size.
@@ -16,6 +17,8 @@ export interface BrowsableAnswer {
   readonly json: Iterable<Bytes>;
   /** Values to preselect in the form. */
   readonly ordering?: string | undefined;
+  /** The server accepts POST (`--writable`): the page shows DRF's POST form. */
+  readonly writable?: boolean | undefined;
   readonly pageSize?: string | undefined;
   /** The request's query pairs, from which the page's own links are made. */
   readonly pairs?: readonly QueryPair[] | undefined;
@@ -35,16 +38,6 @@ const REASONS: Readonly<Record<number, string>> = {
   413: 'Request Entity Too Large',
   415: 'Unsupported Media Type',
 };
-
-function orderingOptions(selected: string | undefined): string {
-  const values = ['', ...ROUTES.orderingFields.flatMap((f) => [f, `${ROUTES.descending}${f}`])];
-  return values
-    .map(
-      (v) =>
-        `<option value="${v}"${v === (selected ?? '') ? ' selected' : ''}>${v ? escapeHtml(v) : 'default (top first, then name_en)'}</option>`,
-    )
-    .join('');
-}
 
 /**
  * DRF's displayed page numbers (pagination._get_displayed_page_numbers): all of them up to 5,
@@ -120,6 +113,14 @@ header{background:#2c5d63;color:#fff;padding:.7em 1.2em;font-weight:600}
 main{max-width:60em;margin:1.2em auto;padding:0 1em}
 form{display:flex;flex-wrap:wrap;gap:.6em;align-items:end;margin:0 0 1em}
 label{display:flex;flex-direction:column;font-size:.85em}
+[hidden]{display:none!important}
+fieldset{display:flex;flex-wrap:wrap;gap:.6em;border:0;padding:0;margin:0}
+fieldset legend{position:absolute;left:-9999px}
+.post{background:#fff;border:1px solid #ddd;padding:1em;margin:1em 0}
+.post .field{display:grid;grid-template-columns:10em 1fr;gap:.2em .8em;margin:.3em 0;align-items:center}
+.post textarea{font-family:ui-monospace,monospace;width:100%}
+.tabs{margin:.8em 0}
+.tabs [aria-selected=true]{background:#2c5d63;color:#fff}
 pre{background:#fff;border:1px solid #ddd;padding:1em;overflow:auto;white-space:pre-wrap;word-break:break-word}
 .request{font-family:ui-monospace,monospace;background:#e8eeee;padding:.4em .7em}
 a{color:#1a5fb4}
@@ -137,12 +138,13 @@ a{color:#1a5fb4}
 <main>
 <h1>City List</h1>
 <form method="get" action="${escapeHtml(path)}" id="listing">
-<label>Ordering <select name="${ROUTES.param.ordering}">${orderingOptions(answer.ordering)}</select></label>
+${orderingPicker(answer.ordering)}
 <label>Page size <input name="${ROUTES.param.pageSize}" type="number" min="1" placeholder="10" value="${escapeHtml(answer.pageSize ?? '')}"></label>
 <button type="submit">Show</button>
 <button type="button" id="options">OPTIONS</button>
 </form>
 <div class="bar">${pager}${formatSwitch(path, pairs)}</div>
+${answer.writable ? postForms(answer.target) : ''}
 <p class="request"><b>${escapeHtml(answer.method)}</b> ${escapeHtml(answer.target)}</p>
 <pre class="response"><b>HTTP ${answer.status} ${REASONS[answer.status] ?? ''}</b>
 ${headers}
@@ -155,6 +157,9 @@ ${headers}
 // The form's query without its empty fields (and no bare '?' when all are empty).
 document.getElementById('listing').addEventListener('submit', function (event) {
   event.preventDefault();
+  // The ordering's picked fields, in order, as one parameter.
+  const terms = [...this.querySelectorAll('.ordering-term')].map(function (s) { return s.value; }).filter(Boolean);
+  this.elements['${ROUTES.param.ordering}'].value = terms.join(',');
   const query = new URLSearchParams();
   for (const el of this.elements) if (el.name && el.value) query.append(el.name, el.value);
   location.href = this.getAttribute('action') + (query.size ? '?' + query : '');
@@ -165,7 +170,7 @@ document.getElementById('options').addEventListener('click', async function () {
   document.querySelector('.request').textContent = 'OPTIONS ' + location.pathname;
   const head = [${[ROUTES.header.allow, ROUTES.header.contentType, ROUTES.header.vary].map((h) => `'${h}'`).join(', ')}].map(function (h) { return h + ': ' + (res.headers.get(h) || ''); }).join('\\n');
   document.querySelector('pre.response').textContent = 'HTTP ' + res.status + ' ' + res.statusText + '\\n' + head + '\\n\\n' + await res.text();
-});
+});${answer.writable ? POST_SCRIPT : ''}
 </script>
 </body>
 </html>

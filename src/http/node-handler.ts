@@ -110,6 +110,7 @@ function handle(
         method === 'OPTIONS' && req.headers[REQUEST_METHOD] !== undefined
           ? ((req.headers[REQUEST_HEADERS] as string | undefined) ?? '')
           : undefined,
+      writable: options.writer !== undefined && options.token !== undefined,
     });
   let decision = memo?.get(method, accept, target);
   if (!decision) {

@@ -22,6 +22,8 @@ export interface ApiRequest {
   readonly accept?: string | undefined;
   /** Present on a CORS preflight. */
   readonly preflightHeaders?: string | undefined;
+  /** The server creates cities on POST (`--writable`): its browsable page shows the POST form. */
+  readonly writable?: boolean | undefined;
 }
 
 /** What route() answers from: a site's spec, its dataset ready for answering, and whether its files may be used now. */
@@ -220,6 +222,7 @@ export function render(
       headers: shown,
       json,
       ordering: lastValue(pairs, ROUTES.param.ordering),
+      writable: req.writable,
       pageSize,
       pairs,
       pager,
