@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
 import { DENO, denoServe, expectPagesAsFiles, kitEdgeProject } from './edge-helpers.js';
@@ -16,13 +18,16 @@ afterAll(() => cleanup());
 const totals = { passed: 0, failed: 0, pages: 0 };
 
 describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through deno serve', ({ name, baseUrl, prefix }) => {
-  it('every kit answer matches and every page equals its file', async () => {
+  it("every kit answer matches, every page equals its file, and /openapi.json is the site's", async () => {
     const { site, project } = await kitEdgeProject(root, name, baseUrl, 'deno');
     expect(project.deploy).toBe('deno serve --allow-read=../site/ main.js');
     const server = await denoServe(project.out, project.deploy);
     try {
       await expectWholeKit(server.url, name, prefix, totals);
       await expectPagesAsFiles(server.url, site, baseUrl, totals);
+      const openapi = await fetch(`${server.url}/openapi.json`);
+      expect(openapi.status).toBe(200);
+      expect(Buffer.from(await openapi.arrayBuffer()).equals(await readFile(join(site, 'openapi.json')))).toBe(true);
     } finally {
       await server.stop();
     }

@@ -145,6 +145,26 @@ describe('the Lambda result', () => {
   });
 });
 
+describe('/openapi.json from the zip, as the static hosts answer it', () => {
+  it.each([['GET'], ['HEAD']])('%s', async (method) => {
+    const { site, project } = await kitEdgeProject(
+      root,
+      'cities11',
+      'http://api.example.com',
+      'lambda',
+      `openapi-${method}`,
+    );
+    const { handler } = await handlerOf(await unpack(project.out));
+    const result = await handler({ rawPath: '/openapi.json', requestContext: { http: { method } } });
+    const file = await readFile(join(site, 'openapi.json'));
+    expect(result).toMatchObject({
+      statusCode: 200,
+      headers: { 'content-type': 'application/json', 'content-length': String(file.length) },
+    });
+    expect(Buffer.from(result.body, 'base64')).toEqual(method === 'HEAD' ? Buffer.alloc(0) : file);
+  });
+});
+
 describe("answers over Lambda's 6 MB response limit", () => {
   const event = (size: number) => ({
     rawPath: '/cities/',

@@ -179,3 +179,25 @@ describe('failures and data sources', () => {
     expect(response.status).toBe('status' in negotiate(undefined, 'image/png') ? 406 : 403);
   });
 });
+
+describe('openapi: /openapi.json answered with the site file the platform reads (Deno, Lambda)', () => {
+  const document = '{"openapi": "3.1.0"}\n';
+  const openapi = async () => new TextEncoder().encode(document);
+  it.each([
+    ['GET', 'GET', '/openapi.json', true, 200, document],
+    ['GET with a query', 'GET', '/openapi.json?v=2', true, 200, document],
+    ['HEAD: its length, no body', 'HEAD', '/openapi.json', true, 200, ''],
+    ["POST: the API's answer to another path (404)", 'POST', '/openapi.json', true, 404, null],
+    ["a longer path: Django's 404", 'GET', '/openapi.jsonx', true, 404, null],
+    ["without the option: Django's 404, as the reference", 'GET', '/openapi.json', false, 404, null],
+  ] as const)('%s', async (_, method, target, given, status, body) => {
+    const options = given ? { openapi } : {};
+    const got = await sent(await handlerFor(SMALL, options)(new Request(ORIGIN + target, { method })));
+    expect(got.status).toBe(status);
+    if (body === null)
+      return expect(got).toEqual(await sent(await handlerFor(SMALL)(new Request(ORIGIN + target, { method }))));
+    expect(got.body).toBe(body);
+    expect(got.headers['content-type']).toBe('application/json');
+    expect(got.headers['content-length']).toBe(String(Buffer.byteLength(document)));
+  });
+});

@@ -96,6 +96,8 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
         { name: BUNDLE_NAME, bytes: bundle },
         { name: DATA_NAME, bytes: Buffer.from(dataModule) },
         ...(await edgeDataFiles(site)),
+        // Answered at /openapi.json, as the static hosts answer it.
+        { name: ROUTES.extras.openapi, bytes: await readFile(join(site, ROUTES.extras.openapi)) },
       ]);
       write(join(out, 'function.zip'), zip);
       deploy = 'aws lambda update-function-code --function-name cities-api --zip-file fileb://function.zip';

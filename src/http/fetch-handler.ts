@@ -39,6 +39,12 @@ export interface FetchHandlerOptions {
   readonly file?: ((path: string, request: Request) => Promise<Response | null>) | undefined;
   /** Also answer the site's file paths (as `serve --failover-origin`). */
   readonly filePaths?: boolean | undefined;
+  /**
+   * The site's openapi.json, read where the platform serves no site file itself (Deno, Lambda):
+   * GET/HEAD of `/openapi.json` answers it, as static hosts serve the file and `cities-api serve`
+   * its preview page. Absent: Django's 404 there, as the reference.
+   */
+  readonly openapi?: (() => Promise<Uint8Array>) | undefined;
   readonly onError?: ((error: unknown) => void) | undefined;
 }
 
@@ -78,6 +84,10 @@ export function apiRequestOf(request: Request): ApiRequest {
 async function answer(request: Request, options: FetchHandlerOptions): Promise<Response> {
   const req = apiRequestOf(request);
   const spec = await options.site.spec();
+  if (options.openapi && isOpenApiRequest(req)) {
+    const body = await options.openapi();
+    return respond(req, 200, { ...ROUTES.djangoHeaders, [header.contentType]: ROUTES.contentType.json }, body);
+  }
   const decision = plan(req, { spec }, options.filePaths);
   if (decision.kind === 'listing') return computed(req, decision, spec, options.site);
   if (decision.kind === 'answer') return respond(req, decision.status, decision.headers, decision.body);
@@ -99,6 +109,12 @@ async function answer(request: Request, options: FetchHandlerOptions): Promise<R
   const live = plan(req, { spec, useFiles: false }, options.filePaths);
   if (live.kind !== 'listing') throw new Error(`${req.method} ${req.target} has no live answer`);
   return computed(req, live, spec, options.site);
+}
+
+/** A GET or HEAD of the site's openapi.json path (any query). */
+function isOpenApiRequest(req: ApiRequest): boolean {
+  const path = req.target.split('?', 1)[0];
+  return path === `/${ROUTES.extras.openapi}` && (ROUTES.fileMethods as readonly string[]).includes(req.method);
 }
 
 async function computed(req: ApiRequest, listing: ListingRoute, spec: SiteSpec, site: EdgeSite): Promise<Response> {

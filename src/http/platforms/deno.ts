@@ -1,4 +1,5 @@
 import type { ReadSiteFile } from '../../site/edge-source.js';
+import { ROUTES } from '../../core/route-table.js';
 import { createFetchHandler } from '../fetch-handler.js';
 import { edgeSite, type EdgeProjectData } from '../edge-site.js';
 
@@ -7,5 +8,6 @@ import { edgeSite, type EdgeProjectData } from '../edge-site.js';
 // shipped with the entry (main.js written by `cities-api edge deno`).
 
 export function denoServer(data: EdgeProjectData, read: ReadSiteFile): { fetch(request: Request): Promise<Response> } {
-  return { fetch: createFetchHandler({ site: edgeSite(data.settings, read) }) };
+  const openapi = () => read(ROUTES.extras.openapi);
+  return { fetch: createFetchHandler({ site: edgeSite(data.settings, read), openapi }) };
 }

@@ -1,4 +1,5 @@
 import type { ReadSiteFile } from '../../site/edge-source.js';
+import { ROUTES } from '../../core/route-table.js';
 import { createFetchHandler } from '../fetch-handler.js';
 import { edgeSite, type EdgeProjectData } from '../edge-site.js';
 import { SIX_MB_BODY_BYTES, SIX_MB_PAGE_CITIES, tooLarge } from './response-limit.js';
@@ -35,7 +36,8 @@ export function lambdaHandler(
 ): (event: LambdaEvent) => Promise<LambdaResult> {
   // Behind CloudFront it is also the origin group's failover for S3 (as serve --failover-origin): file paths are answered.
   const site = edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES });
-  const handler = createFetchHandler({ site, filePaths: true });
+  const openapi = () => read(ROUTES.extras.openapi);
+  const handler = createFetchHandler({ site, filePaths: true, openapi });
   return async (event) => {
     const method = event.requestContext.http.method;
     const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
