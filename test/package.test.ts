@@ -741,3 +741,39 @@ describe.runIf(haveNginx && haveOpenssl)(
     });
   },
 );
+
+describe('the shipped workflows, as files', () => {
+  const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+  it.each([
+    [WORKFLOW, '.github/workflows/deploy.yml'],
+    [EDGE_WORKFLOW, '.github/workflows/deploy-edge.yml'],
+  ])('%s: on.push.paths holds the file itself (it holds BASE_URL), where its first line installs it', (file, path) => {
+    const text = read(file);
+    expect(text.split('\n')[0]).toBe(`# ${path} in the repository that holds your dataset (data/cities.csv) and a`);
+    const on = (parseYaml(text) as { on: { push: { paths: string[] } } }).on;
+    expect(on.push.paths).toContain(path);
+  });
+
+  it.each([WORKFLOW, EDGE_WORKFLOW])('%s: compression spelled one way, --compression none', (file) => {
+    const builds = shellCommands(read(file)).filter((c) => c.includes('cities-api build'));
+    expect(builds.length).toBeGreaterThan(0);
+    for (const build of builds) {
+      expect(build).toContain('--compression none');
+      expect(build).not.toContain('--no-compress');
+    }
+  });
+
+  it.each([
+    [WORKFLOW, 'always (the S3 upload goes by mtime)', undefined],
+    [EDGE_WORKFLOW, 'for lambda only (the others upload by content hash)', "env.CITIES_API_EDGE == 'lambda'"],
+  ])('%s caches dist/ %s, keyed by the build inputs and the workflow', (file, _, condition) => {
+    const workflow = parseYaml(read(file)) as Workflow;
+    const caches = workflow.jobs.deploy!.steps.filter((s) => s.uses?.startsWith('actions/cache'));
+    expect(caches.map((s) => s.if)).toEqual([condition]);
+    const key = String(caches[0]!.with!.key);
+    expect(key).toMatch(
+      /hashFiles\('data\/\*\*', 'cities-api\.config\.json', 'package-lock\.json', '\.github\/workflows\//,
+    );
+    expect(key).not.toContain('github.sha');
+  });
+});
