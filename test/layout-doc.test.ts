@@ -2,14 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// The README's "Layout of the code" lists every module of src/ under its folder, with the folder's
+// CONTRIBUTING.md's "Layout of the code" lists every module of src/ under its folder, with the folder's
 // one-line job as its README.md says it: checked here so that it cannot go stale.
 
 const ROOT = resolve(import.meta.dirname, '..');
 const section = (() => {
-  const text = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const start = text.indexOf('### Layout of the code');
-  return text.slice(start, text.indexOf('\n### ', start + 1));
+  const text = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
+  const start = text.indexOf('## Layout of the code');
+  return text.slice(start, text.indexOf('\n## ', start + 1));
 })();
 const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
   .filter((d) => d.isDirectory())
@@ -23,7 +23,7 @@ const bullets = new Map(
   ]),
 );
 
-describe('the README lists every module under its folder', () => {
+describe('CONTRIBUTING.md lists every module under its folder', () => {
   it('a bullet for each folder of src/, and none for a folder that does not exist', () => {
     expect([...bullets.keys()].sort()).toEqual(folders);
   });

@@ -84,6 +84,20 @@ http {
   };
 }
 
+/** `cities-api serve` building `site` from the kit's 48 cities, on a free port. */
+function liveKit48(site: string, ...more: string[]): ReturnType<typeof startCli> {
+  return startCli([
+    site,
+    '--data',
+    join(KIT, 'cities48.csv'),
+    '--base-url',
+    'http://api.example.com',
+    '--port',
+    '0',
+    ...more,
+  ]);
+}
+
 // The production shape: nginx answers from the files, `cities-api serve` behind it answers the
 // rest. The whole conformance kit, every level, replayed through nginx by the kit's run.mjs.
 describe.runIf(available)('the conformance kit through a real nginx in front of cities-api serve', () => {
@@ -182,17 +196,7 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
 
   it('answers from files carry the reference headers, gzip and 304s', async () => {
     const site = join(root, 'headers', 'site');
-    const live = await startCli([
-      site,
-      '--data',
-      join(KIT, 'cities48.csv'),
-      '--base-url',
-      'http://api.example.com',
-      '--collation',
-      'codepoint',
-      '--port',
-      '0',
-    ]);
+    const live = await liveKit48(site, '--collation', 'codepoint');
     const nginx = await startNginx(
       join(root, 'headers'),
       site,
@@ -250,6 +254,32 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
       }
       const log = await nginx.log();
       expect(log, log).not.toMatch(/\[(error|crit|alert|emerg)\]/);
+    } finally {
+      await nginx.stop();
+      await live.stop();
+    }
+  });
+
+  // docs/nginx.md's check: a site nginx cannot read still answers (the live server's copy), and the ETag tells.
+  it.each([
+    ['nginx reads the site: its own strong ETag (hex mtime-size)', true, /^"[0-9a-f]+-[0-9a-f]+"$/],
+    ["nginx cannot read the site: the live server's copy, a weak ETag (decimal)", false, /^W\/"\d+-\d+"$/],
+  ])('the ETag tells who answered: %s', async (_, readable, etag) => {
+    const dir = join(root, `etag-${readable}`);
+    const site = join(dir, 'site');
+    const live = await liveKit48(site);
+    // nginx's root elsewhere stands for a site it cannot read (the tests' nginx runs as root, which reads everything).
+    const served = readable ? site : join(dir, 'unreadable');
+    await mkdir(served, { recursive: true });
+    const nginx = await startNginx(
+      dir,
+      served,
+      nginxConfig(specOf((await readManifest(site))!), { liveUrl: live.url }),
+    );
+    try {
+      const res = await rawRequest(`${nginx.url}/cities/?page=2`, { method: 'HEAD' });
+      expect(res.status).toBe(200);
+      expect(String(res.headers.etag)).toMatch(etag);
     } finally {
       await nginx.stop();
       await live.stop();
