@@ -38,6 +38,6 @@ primary.handle('replaced', async () => {
   [release, replaced] = [undefined, undefined];
 });
 primary.on('close', async () => {
-  await server?.close();
+  await server?.close().catch(() => undefined);
   primary.close();
 });
