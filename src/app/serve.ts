@@ -79,7 +79,9 @@ export async function serve(given: ServeOptions = {}): Promise<RunningServer> {
   checkOptions(options, log);
   if (options.writable) for (const line of await checkWritable(options.data!)) log(line);
   const lockWait = options.lockWait ?? DEFAULT_LOCK_WAIT;
-  const front = { ...options, limits: resolveLimits(options.limits), log };
+  // The servers get no build callback: a worker process's setup is cloned to it.
+  const { onWarning: _builds, ...served } = options;
+  const front = { ...served, limits: resolveLimits(options.limits), log };
   const servers: SiteServers =
     workers > 1
       ? await ServerPool.start({ ...front, writable: !!options.writable }, workers)
