@@ -40,6 +40,7 @@ import { startSiteCheck } from '../store/site-check.js';
 import { checkSiteLocation, resolveSiteDir, SITE_ROLE } from '../store/site-path.js';
 import { fileSystemError } from '../fs/fs-error.js';
 import { sha256 } from '../fs/file-output.js';
+import { checkLiveUrl } from '../hosts/live-url.js';
 import { compressedRatio } from '../store/compression.js';
 import { answerListing, bodyBytes } from '../core/page.js';
 import { tidySite, writeSite } from '../store/site-writer.js';
@@ -84,7 +85,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     orderings: parseOrderings(options.orderings ?? 'all'),
     defaultPageSize: DEFAULT_PAGE_SIZE,
     compression: compressionOf(options),
-    liveUrl: options.liveUrl ? normalizeBaseUrl(options.liveUrl) : null,
+    liveUrl: options.liveUrl ? checkLiveUrl(options.liveUrl) : null,
   };
   const out = await resolveSiteDir(options.out);
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
