@@ -71,11 +71,11 @@ describe.skipIf(!available)('the generated Cloudflare project', () => {
       const status = async (path: string) => (await fetch(new URL(path, worker.url))).status;
       expect({
         index: await status(`/${ROUTES.edge.index}`),
-        chunk: await status(`/${fill(ROUTES.edge.chunk, { chunk: 0 })}`),
+        block: await status(`/${fill(ROUTES.edge.block, { layout: 'name_ar', block: 0 })}`),
         manifest: await status(`/${ROUTES.extras.manifest}`),
         dataset: await status(`/${ROUTES.extras.dataset}`),
         redirects: await status(`/${ROUTES.extras.netlifyRedirects}`),
-      }).toEqual({ index: 200, chunk: 200, manifest: 404, dataset: 404, redirects: 404 });
+      }).toEqual({ index: 200, block: 200, manifest: 404, dataset: 404, redirects: 404 });
     } finally {
       await worker.stop();
     }

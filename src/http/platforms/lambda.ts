@@ -34,7 +34,7 @@ export function lambdaHandler(
   read: ReadSiteFile,
 ): (event: LambdaEvent) => Promise<LambdaResult> {
   // Behind CloudFront it is also the origin group's failover for S3 (as serve --failover-origin): file paths are answered.
-  const site = edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES });
+  const site = edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES, stream: false });
   const handler = createFetchHandler({ site, filePaths: true });
   return async (event) => {
     const method = event.requestContext.http.method;
