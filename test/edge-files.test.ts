@@ -85,7 +85,9 @@ describe('edgeFiles: the collation and the cities as the edge reads them', () =>
     }
     // One name in every language, no top city: every layout is name_ar's (the first written).
     expect(LAYOUTS.filter((l) => l !== 'name_ar').map((l) => head.layouts[l])).toEqual(
-      LAYOUTS.slice(2).concat(ROUTES.absent).map(() => 'name_ar'),
+      LAYOUTS.slice(2)
+        .concat(ROUTES.absent)
+        .map(() => 'name_ar'),
     );
     expect(files.some((f) => f.path.startsWith('_cities-api/edge/rows/name_fr-'))).toBe(false);
   });
@@ -189,7 +191,12 @@ describe('a build writes the edge data as site files, listed in the manifest', (
     };
     const head = JSON.parse(await readFile(join(out, ROUTES.edge.index), 'utf8')) as EdgeIndex;
     const expected = await filesOf(new CityIndex(await readDataset(join(KIT, 'cities48.csv')), 'codepoint'));
-    for (const path of [ROUTES.edge.index, ...NAME_FIELDS.map(rankPath), rankPath(ROUTES.absent), blockPath('default', 0)]) {
+    for (const path of [
+      ROUTES.edge.index,
+      ...NAME_FIELDS.map(rankPath),
+      rankPath(ROUTES.absent),
+      blockPath('default', 0),
+    ]) {
       expect(manifest.files[path], path).toMatch(/^[0-9a-f]{64}$/);
       const bytes = await readFile(join(out, path));
       if (path !== ROUTES.edge.index)

@@ -277,7 +277,11 @@ describe('what the edge cannot answer is a clear error, and a failure does not s
     );
     expect(site.reads).toEqual([ROUTES.edge.index]);
     expect(await differences(index, source, ['page_size=500&page=last'])).toEqual([]);
-    expect((await streamed(source, 'page_size=100000')).body.equals(bodyBytes(answerListing(index, parseQuery('page_size=100000'), BASE).body))).toBe(true);
+    expect(
+      (await streamed(source, 'page_size=100000')).body.equals(
+        bodyBytes(answerListing(index, parseQuery('page_size=100000'), BASE).body),
+      ),
+    ).toBe(true);
   });
 
   it('a read that fails once (index, rank file, block) fails that request only', async () => {

@@ -172,7 +172,8 @@ function blocksOf(index: EdgeIndex, layout: Layout): LayoutBlocks {
   let own: Layout = layout;
   let entry = index.layouts[own];
   if (typeof entry === 'string') entry = index.layouts[(own = entry)];
-  if (!Array.isArray(entry)) throw new MixedBuilds(`${ROUTES.edge.index} lists no blocks for ${layout}: rebuild the site`);
+  if (!Array.isArray(entry))
+    throw new MixedBuilds(`${ROUTES.edge.index} lists no blocks for ${layout}: rebuild the site`);
   return { starts: entry, path: (block) => blockPath(own, block) };
 }
 
