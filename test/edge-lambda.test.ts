@@ -183,6 +183,24 @@ describe("answers over Lambda's 6 MB response limit", () => {
     expect(detailOf(await handler(event(size)))).toEqual([500, { detail: expect.stringMatching(detail) }]);
   });
 
+  it.each([
+    ['no domainName and a Host header that is no host', { host: 'a@b' }, undefined],
+    ['no domainName and a Host header with a path', { host: 'x/../y' }, undefined],
+    ['a domainName that is no host', {}, 'a@b'],
+  ])('%s: answered from the path and query, never from the Host header', async (_, headers, domainName) => {
+    const cities = Array.from({ length: 30 }, (_, i) => makeCity(i + 1));
+    const { read } = memoryEdgeSite(new CityIndex(CityTable.fromCities(cities), 'codepoint'));
+    const handler = lambdaHandler({ settings: testSpec({ count: cities.length }) }, read);
+    const result = await handler({
+      rawPath: '/cities/',
+      rawQueryString: 'page_size=3',
+      headers,
+      requestContext: { http: { method: 'GET' }, ...(domainName ? { domainName } : {}) },
+    });
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(Buffer.from(result.body, 'base64').toString()).results).toHaveLength(3);
+  });
+
   it('an edge file missing from the zip: a clear 500 naming it, and the next request tries again', async () => {
     const cities = Array.from({ length: 600 }, (_, i) => makeCity(i + 1));
     const { files, read } = memoryEdgeSite(new CityIndex(CityTable.fromCities(cities), 'codepoint'));
