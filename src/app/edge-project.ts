@@ -1,5 +1,5 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CitiesApiError } from '../core/errors.js';
 import { endpointPath, ROUTES } from '../core/route-table.js';
@@ -68,9 +68,10 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
   let deploy: string;
   switch (platform) {
     case 'cloudflare': {
+      // First: a site that cannot take it fails the run before any file of the project is written.
+      write(join(site, '.assetsignore'), assetsIgnore(await filesOver(site, ASSET_LIMIT_BYTES)));
       code(out, 'worker.js', `${entry('cloudflareWorker')}export default cloudflareWorker(site);\n`);
       write(join(out, 'wrangler.jsonc'), wranglerConfig(posixRelative(out, site), endpoint));
-      write(join(site, '.assetsignore'), assetsIgnore(await filesOver(site, ASSET_LIMIT_BYTES)));
       deploy = 'npx wrangler deploy';
       break;
     }
@@ -125,7 +126,14 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
     }
   }
   await writeOwnedFiles(out, OWNED_RECORD, 'cities-api edge', planned).catch(async (error: unknown) => {
-    throw await fileSystemError(error, { what: 'edge project directory', option: '--out' }, out);
+    // A file of the site (.assetsignore, _redirects) is the site directory's fault, not --out's.
+    const path = (error as { path?: unknown } | null)?.path;
+    const inSite = typeof path === 'string' && isInside(site, path);
+    throw await fileSystemError(
+      error,
+      inSite ? { what: 'site directory', option: '--site' } : { what: 'edge project directory', option: '--out' },
+      inSite ? site : out,
+    );
   });
   const files = planned.map(({ path }) => (relative(out, path).startsWith('..') ? path : relative(out, path)));
   return { platform, out, files, deploy, bundleBytes: bundle.length };
@@ -180,6 +188,12 @@ async function edgeDataFiles(site: string): Promise<{ name: string; bytes: Uint8
     .map((e) => posixRelative(site, join(e.parentPath, e.name)).replace(/^\.\//, ''))
     .sort();
   return Promise.all(names.map(async (name) => ({ name, bytes: await readFile(join(site, name)) })));
+}
+
+/** Whether `path` is `dir` or below it (a name such as `..draft` is below). */
+function isInside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 function shellWord(text: string): string {
