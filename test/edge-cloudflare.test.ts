@@ -58,7 +58,7 @@ describe.skipIf(!available)('the generated Cloudflare project', () => {
       run_worker_first: ['/api/v1/cities', '/api/v1/cities/*'],
     });
     expect((await readFile(join(site, '.assetsignore'), 'utf8')).split('\n')).toEqual(
-      expect.arrayContaining(['_cities-api/*', '!_cities-api/edge/', '_redirects', '_headers']),
+      expect.arrayContaining(['_cities-api/*', '!_cities-api/edge/', '_redirects', '_headers', '*.gz', '*.br']),
     );
     expect(project.deploy).toBe('npx wrangler deploy');
     expect(await readFile(join(project.out, 'cities-site.js'), 'utf8')).not.toContain('"id"'); // settings only: no city
