@@ -179,7 +179,8 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     directories: siteDirectories(spec),
     dataset: digest && { digest, cityBytes },
     // The edge files and the dataset come first: pages done are the entries done past them.
-    onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(count) - 1, pages)), pages),
+    onProgress: (done) =>
+      options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(count, cityBytes) - 1, pages)), pages),
   });
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
 }
