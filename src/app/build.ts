@@ -4,7 +4,7 @@ import { VERSION } from '../site/version.js';
 import { buildInThread } from './build-thread.js';
 import { CityIndex } from '../core/city-index.js';
 import type { CityTable } from '../core/city-table.js';
-import { SiteData, siteEntries } from './site-entries.js';
+import { HeldIndex, siteEntries } from './site-entries.js';
 import { ROUTES } from '../core/route-table.js';
 import { specOf, type ManifestHead } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
@@ -149,7 +149,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
       ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result()
       : (pending?.cancel(), null);
   const upToDate = !!check && !check.unverified && !check.changed.length;
-  const data = new SiteData(new CityIndex(table, settings.collation));
+  const data = new HeldIndex(new CityIndex(table, settings.collation));
   table = undefined;
   // Sampling compression sorts an ordering: only worth it when pages are to be built.
   const ratio =

@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import { MANIFEST_PATH } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { isAlive, readHolder, siteSiblings } from '../fs/lock.js';
-import { loadSite, type SiteState } from '../http/site-state.js';
+import { loadSite, type LoadedSite } from '../http/site-state.js';
 
 /** How often a held build lock is looked at again (its holder may have died). */
 const POLL_MS = 250;
@@ -17,7 +17,7 @@ const POLL_MS = 250;
  * tree is in place it is loaded and files are served again.
  */
 export class LiveSite {
-  private state: SiteState;
+  private state: LoadedSite;
   private replacing = 0;
   private readonly sending = new Set<ServerResponse>();
   private watcher: FSWatcher | undefined;
@@ -30,7 +30,7 @@ export class LiveSite {
 
   private constructor(
     private readonly dir: string,
-    state: SiteState,
+    state: LoadedSite,
   ) {
     this.state = state;
   }
@@ -41,7 +41,7 @@ export class LiveSite {
     return site;
   }
 
-  get current(): SiteState {
+  get current(): LoadedSite {
     return this.replacing ? { ...this.state, context: { ...this.state.context, useFiles: false } } : this.state;
   }
 

@@ -14,7 +14,7 @@ import { JSON_HEADERS, type SiteContext } from './route.js';
 export type FileHandler = ReturnType<typeof sirv>;
 
 /** What the server answers from: a built site's files (through sirv) and its dataset in memory. */
-export interface SiteState {
+export interface LoadedSite {
   readonly manifest: ManifestHead;
   readonly context: SiteContext;
   readonly files: FileHandler;
@@ -22,7 +22,7 @@ export interface SiteState {
   readonly cache: FileCache;
 }
 
-export async function loadSite(dir: string): Promise<SiteState> {
+export async function loadSite(dir: string): Promise<LoadedSite> {
   const manifest = await readManifestHead(dir);
   if (!manifest)
     throw new CitiesApiError(
