@@ -5,6 +5,7 @@ import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { ROUTES } from '../core/route-table.js';
 import { datasetDigest, readDataset } from '../dataset/read-dataset.js';
 import { sha256 } from '../fs/file-output.js';
+import { checkLiveUrl } from '../hosts/live-url.js';
 import { specOf, type ManifestHead } from '../site/manifest.js';
 import {
   countSiteFiles,
@@ -154,7 +155,7 @@ function settingsOf(options: BuildOptions): SiteSettings {
     orderings: parseOrderings(options.orderings ?? 'all'),
     defaultPageSize: DEFAULT_PAGE_SIZE,
     compression: compressionOf(options),
-    liveUrl: options.liveUrl ? normalizeBaseUrl(options.liveUrl) : null,
+    liveUrl: options.liveUrl ? checkLiveUrl(options.liveUrl) : null,
   };
 }
 

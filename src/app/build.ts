@@ -64,7 +64,7 @@ async function writePlanned(plan: BuildPlan, write: PendingWrite, options: Build
     dataset: digest && { digest, cityBytes },
     // The edge files and the dataset come first: pages done are the entries done past them.
     onProgress: (done) =>
-      options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(spec.count) - 1, pages)), pages),
+      options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(spec.count, cityBytes) - 1, pages)), pages),
   });
 }
 

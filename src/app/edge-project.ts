@@ -1,5 +1,5 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { readdir, readFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CitiesApiError } from '../core/errors.js';
 import { endpointPath, ROUTES } from '../core/route-table.js';
@@ -10,6 +10,7 @@ import { readManifestHead } from '../store/manifest-file.js';
 import { fileSystemError } from '../fs/fs-error.js';
 import { writeOwnedFiles, type OwnedFile } from '../fs/owned-files.js';
 import { zipArchive } from './zip-file.js';
+import { planAssets } from './cloudflare-assets.js';
 import { netlifyRedirects } from '../hosts/netlify.js';
 import { functionRedirects, NETLIFY_FUNCTION_PATH } from './netlify-function-rules.js';
 
@@ -68,9 +69,10 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
   let deploy: string;
   switch (platform) {
     case 'cloudflare': {
+      // First: a site that cannot take it fails the run before any file of the project is written.
+      write(join(site, '.assetsignore'), (await planAssets(site)).ignore);
       code(out, 'worker.js', `${entry('cloudflareWorker')}export default cloudflareWorker(site);\n`);
       write(join(out, 'wrangler.jsonc'), wranglerConfig(posixRelative(out, site), endpoint));
-      write(join(site, '.assetsignore'), assetsIgnore(await filesOver(site, ASSET_LIMIT_BYTES)));
       deploy = 'npx wrangler deploy';
       break;
     }
@@ -125,45 +127,17 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
     }
   }
   await writeOwnedFiles(out, OWNED_RECORD, 'cities-api edge', projectFiles).catch(async (error: unknown) => {
-    throw await fileSystemError(error, { what: 'edge project directory', option: '--out' }, out);
+    // A file of the site (.assetsignore, _redirects) is the site directory's fault, not --out's.
+    const path = (error as { path?: unknown } | null)?.path;
+    const inSite = typeof path === 'string' && isInside(site, path);
+    throw await fileSystemError(
+      error,
+      inSite ? { what: 'site directory', option: '--site' } : { what: 'edge project directory', option: '--out' },
+      inSite ? site : out,
+    );
   });
   const files = projectFiles.map(({ path }) => (relative(out, path).startsWith('..') ? path : relative(out, path)));
   return { platform, out, files, deploy, bundleBytes: bundle.length };
-}
-
-/**
- * The site's files Cloudflare must not publish (no answer; it would also read Netlify's
- * _redirects/_headers as its own), the edge data excepted: the Worker reads it through the assets
- * binding. Wrangler reads the file with gitignore's rules, so the folder's files are ignored
- * rather than the folder, which a negation could not re-include.
- */
-export function assetsIgnore(tooLarge: readonly string[] = []): string {
-  return [
-    `${ROUTES.file.meta}/*`,
-    `!${ROUTES.edge.dir}/`,
-    ROUTES.extras.netlifyRedirects,
-    ROUTES.extras.netlifyHeaders,
-    '.*.stat-cache',
-    ...tooLarge.map((f) => `/${f}`),
-    '',
-  ].join('\n');
-}
-
-/** Cloudflare's limit on one asset: a larger page file (the one page of all cities, at 140k) is left to the Worker, whose answer says to ask for a smaller page_size. */
-const ASSET_LIMIT_BYTES = 25 * 1024 * 1024;
-
-/** The site's files (not symlinks) larger than `limit`, by their site paths, sorted. */
-export async function filesOver(site: string, limit: number): Promise<string[]> {
-  const entries = await readdir(site, { recursive: true, withFileTypes: true });
-  const sizes = await Promise.all(
-    entries
-      .filter((e) => e.isFile())
-      .map(async (e) => ({ path: join(e.parentPath, e.name), size: (await stat(join(e.parentPath, e.name))).size })),
-  );
-  return sizes
-    .filter((f) => f.size > limit)
-    .map((f) => posixRelative(site, f.path).replace(/^\.\//, ''))
-    .sort();
 }
 
 /** The site's edge files (all of `_cities-api/edge/`, sorted), as zip entries at their site paths. */
@@ -180,6 +154,12 @@ async function edgeDataFiles(site: string): Promise<{ name: string; bytes: Uint8
     .map((e) => posixRelative(site, join(e.parentPath, e.name)).replace(/^\.\//, ''))
     .sort();
   return Promise.all(names.map(async (name) => ({ name, bytes: await readFile(join(site, name)) })));
+}
+
+/** Whether `path` is `dir` or below it (a name such as `..draft` is below). */
+function isInside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 function shellWord(text: string): string {

@@ -12,6 +12,7 @@ import {
   type HeaderFields,
   type LazySiteContext,
   type ListingRoute,
+  JSON_HEADERS,
 } from './route.js';
 
 // The endpoint as one web-standard handler, `(Request) => Promise<Response>`, for edge runtimes
@@ -19,7 +20,7 @@ import {
 // functions as `cities-api serve`, so its answers are serve's, byte for byte. Uses no Node API.
 
 export interface FetchHandlerOptions {
-  /** Where answers come from: the spec for every request, the index for a page computed. */
+  /** Where answers come from: the spec for every request, the index (or the streamed answer) for a page computed. */
   readonly site: LazySiteContext;
   /**
    * A site file's response where the platform serves the site's files (Cloudflare's assets
@@ -97,6 +98,14 @@ async function computed(
   spec: SiteSpec,
   site: LazySiteContext,
 ): Promise<Response> {
+  const { negotiation } = listing;
+  if (site.stream && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null) {
+    const { status, body } = await site.stream(listing.pairs, spec.baseUrl);
+    return new Response(req.method === 'HEAD' ? null : readable(body[Symbol.asyncIterator]()), {
+      status,
+      headers: JSON_HEADERS,
+    });
+  }
   const answer = answerListingRoute(req, listing, { spec, index: await site.index(listing.pairs) });
   return respond(req, answer.status, answer.headers, answer.body);
 }
@@ -114,13 +123,19 @@ function respond(
   const sent = { ...headers, ...(length === null ? {} : { [header.contentLength]: String(length) }) };
   if (req.method === 'HEAD') return new Response(null, { status, headers: sent });
   if (whole) return new Response(whole, { status, headers: sent });
-  const iterator = parts[Symbol.iterator]();
-  const stream = new ReadableStream<Bytes>({
-    pull(controller) {
-      const next = iterator.next();
+  return new Response(readable(parts[Symbol.iterator]()), { status, headers: sent });
+}
+
+/** Parts as a byte stream, each produced (or read) when the client is ready for it; a cancelled stream stops its source. */
+function readable(iterator: Iterator<Bytes> | AsyncIterator<Bytes>): ReadableStream<Bytes> {
+  return new ReadableStream<Bytes>({
+    async pull(controller) {
+      const next = await iterator.next();
       if (next.done) controller.close();
       else controller.enqueue(next.value);
     },
+    async cancel() {
+      await iterator.return?.();
+    },
   });
-  return new Response(stream, { status, headers: sent });
 }

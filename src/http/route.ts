@@ -41,6 +41,8 @@ export interface SiteContext {
 export interface LazySiteContext {
   spec(): SiteSpec | Promise<SiteSpec>;
   index(pairs: readonly QueryPair[]): PageIndex | Promise<PageIndex>;
+  /** The compact JSON answer as it is read (an edge source's): a page of any size, never held whole. Absent: assembled from index(). */
+  stream?(pairs: readonly QueryPair[], baseUrl: string): Promise<{ status: number; body: AsyncIterable<Bytes> }>;
 }
 
 /** Header names and values of an answer (a plain record: the web `Headers` class is another thing). */
