@@ -18,6 +18,8 @@ export type FromPrimary =
   | { readonly type: 'replace'; readonly id: number }
   /** The build is over (or failed): load the site as it is now, answer once it is answered. */
   | { readonly type: 'replaced'; readonly id: number }
+  /** Answer with these created cities too (before they are acknowledged); answer once they are answered. */
+  | { readonly type: 'add'; readonly id: number; readonly cities: readonly City[] }
   | { readonly type: 'created'; readonly id: number; readonly city: City }
   | {
       readonly type: 'refused';

@@ -4,12 +4,13 @@ import type { City } from '../core/fields.js';
 import { CreateRefused } from '../post/city-store.js';
 import type { ServerLimits } from '../http/limits.js';
 import { readManifestHead } from '../store/manifest-file.js';
-import { CityWriter } from '../dataset/city-writer.js';
+import type { LoggedCityWriter } from '../dataset/logged-writer.js';
 import type { SiteSettings } from '../site/spec.js';
 import type { RunningServer } from './front.js';
-import { SiteBuilder, type SiteBuilderOptions } from './site-builder.js';
+import { SiteBuilder, type Served, type SiteBuilderOptions } from './site-builder.js';
 import { rebuildOnChange, watchDataset } from './dataset-watch.js';
 import type { FromPrimary, FromWorker, WorkerSetup } from './cluster-messages.js';
+import { openWritable } from './writable.js';
 
 const WORKER_URL = new URL(
   import.meta.url.endsWith('.ts') ? '../../lib/app/serve-worker.js' : './serve-worker.js',
@@ -50,12 +51,17 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
     writable: !!options.writable,
   };
   const workers = new Set<Worker>();
-  let writer: CityWriter | undefined;
+  let writer: LoggedCityWriter | undefined;
   let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
   let closing = false;
   let asked = 0;
   /** Sends `message` to every worker and resolves once each has answered it (a worker that exits meanwhile counts as answered). */
-  const everyWorker = (message: { type: 'open'; baseUrl?: string | undefined } | { type: 'replace' | 'replaced' }) =>
+  const everyWorker = (
+    message:
+      | { type: 'open'; baseUrl?: string | undefined }
+      | { type: 'replace' | 'replaced' }
+      | { type: 'add'; cities: readonly City[] },
+  ) =>
     Promise.all([...workers].map((worker) => ask(worker, { ...message, id: ++asked })));
   let opened = false;
   /** A new worker, listening; once the site is open, it opens it too. */
@@ -82,6 +88,7 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
     if (listening?.type !== 'listening')
       throw new CitiesApiError(`a server worker (pid ${worker.process.pid}) exited while starting`);
     if (opened) await ask(worker, { type: 'open', id: ++asked });
+    if (opened && writer) await ask(worker, { type: 'add', id: ++asked, cities: writer.unbuilt() });
     return { worker, url: listening.url };
   };
   const create = async (worker: Worker, id: number, city: unknown) => {
@@ -90,22 +97,40 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
       reply = {
         type: 'created',
         id,
-        city: (await writer!.create(city as Parameters<CityWriter['create']>[0])) as City,
+        city: await writer!.create(city as Parameters<LoggedCityWriter['create']>[0]),
       };
     } catch (error) {
-      reply =
-        error instanceof CreateRefused
-          ? { type: 'refused', id, status: error.status, detail: error.detail, retryAfter: error.retryAfter }
-          : { type: 'failed', id, message: (error as Error).message };
+      // The writer answers its failures as refusals; anything else is logged here in one line, a plain 500 there.
+      if (!(error instanceof CreateRefused)) log(`POST failed (500): ${(error as Error).message}`);
+      const refused = error instanceof CreateRefused ? error : new CreateRefused(500, 'A server error occurred.');
+      reply = {
+        type: 'refused',
+        id,
+        status: refused.status,
+        detail: refused.detail,
+        retryAfter: refused.retryAfter,
+      };
     }
     if (worker.isConnected()) worker.send(reply);
   };
   try {
     const { url } = (await Promise.all(Array.from({ length: count }, start)))[0]!;
     const builder = new SiteBuilder({ ...options, serverUrl: url });
+    const writable =
+      options.writable && options.data
+        ? await openWritable({
+            data: options.data,
+            dir: options.dir,
+            builder,
+            answer: async (cities) => void (await everyWorker({ type: 'add', cities })),
+            lockWait: options.lockWait,
+            log,
+          })
+        : undefined;
+    writer = writable?.writer;
     if (options.data) await builder.first(options.data);
     const site = { current: { manifest: { settings: await settingsOf(options.dir) } } };
-    builder.serving({
+    const served: Served = {
       current: site.current,
       replace: async (build) => {
         await everyWorker({ type: 'replace' });
@@ -116,13 +141,9 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
           site.current.manifest.settings = await settingsOf(options.dir);
         }
       },
-    });
-    if (options.writable)
-      writer = new CityWriter(options.data!, {
-        publish: (data) => builder.publish(data),
-        lockWait: options.lockWait,
-        log,
-      });
+    };
+    builder.serving(writable ? writable.guard(served) : served);
+    await writable?.started();
     const answers = await everyWorker({ type: 'open', baseUrl: options.data ? undefined : options.baseUrl });
     const first = answers.find((answer) => answer?.type === 'opened');
     if (first?.type !== 'opened' || answers.length < count)
@@ -146,7 +167,7 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
   async function close(): Promise<void> {
     closing = true;
     watching?.close();
-    await writer?.idle();
+    await writer?.close();
     await Promise.all(
       [...workers].map(
         (worker) =>

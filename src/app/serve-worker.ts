@@ -80,6 +80,9 @@ async function handle(message: FromPrimary): Promise<FromWorker | undefined> {
       await replaced;
       [release, replaced] = [undefined, undefined];
       return { type: 'done', id: message.id };
+    case 'add':
+      live!.addCities(message.cities);
+      return { type: 'done', id: message.id };
     case 'created':
     case 'refused':
     case 'failed':

@@ -1,5 +1,4 @@
 import { availableParallelism } from 'node:os';
-import { CityWriter } from '../dataset/city-writer.js';
 import type { BuildOptions } from './build-options.js';
 import { CitiesApiError } from '../core/errors.js';
 import { resolveLimits, type ServerLimits } from '../http/limits.js';
@@ -13,6 +12,7 @@ import { endpointPath } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
 import { startFront, type RunningServer } from './front.js';
 import { serveCluster } from './serve-cluster.js';
+import { openWritable } from './writable.js';
 
 const DEFAULT_LOCK_WAIT = 10_000;
 
@@ -82,16 +82,19 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const front = await startFront({ ...options, limits, log });
   const builder = new SiteBuilder({ ...options, serverUrl: front.url, lockWait });
   let live: LiveSite | undefined;
-  let writer: CityWriter | undefined;
+  let writable: Awaited<ReturnType<typeof openWritable>> | undefined;
   let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
   try {
+    if (options.writable) {
+      const answer = async (cities: Parameters<LiveSite['addCities']>[0]) => live!.addCities(cities);
+      writable = await openWritable({ data: options.data!, dir: options.dir, builder, answer, lockWait, log });
+    }
     if (options.data) await builder.first(options.data);
     live = await LiveSite.open(options.dir);
-    builder.serving(live);
+    builder.serving(writable ? writable.guard(live) : live);
+    await writable?.started();
     await live.watchBuilds();
     checkBaseUrl(options, live.current.manifest.settings);
-    if (options.writable)
-      writer = new CityWriter(options.data!, { publish: (data) => builder.publish(data), lockWait, log });
     const describe = () => `${live!.current.context.index.count} cities`;
     if (options.watch)
       watching = await watchDataset(
@@ -101,10 +104,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   } catch (error) {
     watching?.close();
     live?.close();
+    await writable?.writer.close();
     await front.close();
     throw error;
   }
-  front.open(live, writer);
+  front.open(live, writable?.writer);
   const { context } = live.current;
   const apiUrl = `${front.url}${escapeUriPath(endpointPath(context.spec.mount))}`;
   log(`serving ${options.dir} at ${apiUrl} (${context.index.count} cities; links on ${context.spec.baseUrl})`);
@@ -113,8 +117,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     apiUrl,
     async close() {
       watching?.close();
+      await writable?.writer.close();
       live?.close();
-      await writer?.idle();
       await front.close();
     },
   };
