@@ -61,8 +61,7 @@ export async function serveCluster(options: ClusterOptions, count: number): Prom
       | { type: 'open'; baseUrl?: string | undefined }
       | { type: 'replace' | 'replaced' }
       | { type: 'add'; cities: readonly City[] },
-  ) =>
-    Promise.all([...workers].map((worker) => ask(worker, { ...message, id: ++asked })));
+  ) => Promise.all([...workers].map((worker) => ask(worker, { ...message, id: ++asked })));
   let opened = false;
   /** A new worker, listening; once the site is open, it opens it too. */
   const start = async (): Promise<{ worker: Worker; url: string }> => {

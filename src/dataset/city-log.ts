@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { City } from '../core/fields.js';
@@ -24,10 +24,7 @@ export class CityLog {
 
   /** The whole records in the log, and the bytes they take (what follows them is a torn write). */
   async read(): Promise<{ cities: City[]; bytes: number }> {
-    const text = await readFile(this.path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return Buffer.alloc(0);
-      throw error;
-    });
+    const text = await this.bytes();
     const cities: City[] = [];
     let bytes = 0;
     for (let start = 0; start < text.length; ) {
@@ -42,18 +39,35 @@ export class CityLog {
 
   /** Cuts the log back to its first `bytes` (dropping a torn write). */
   async cut(bytes: number): Promise<void> {
-    await truncate(this.path, bytes).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
+    if (!bytes) return rm(this.path, { force: true });
+    const handle = await open(this.path, WRITE).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
     });
+    try {
+      if (handle && (await handle.stat()).size > bytes) await handle.truncate(bytes);
+    } finally {
+      await handle?.close();
+    }
   }
 
-  /** Appends the cities, in one write, and returns once they are on disk (fsync). */
+  /**
+   * Appends the cities, in one write, and returns once they are on disk (fsync). On failure (a
+   * full disk) the log is cut back to what it held, so nothing half-written stays.
+   */
   async append(cities: readonly City[]): Promise<void> {
-    const lines = cities.map((city) => line(city)).join('');
-    const handle = await open(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o644);
+    const lines = Buffer.from(cities.map((city) => line(city)).join(''));
+    // Never through a link planted under the log's name.
+    const handle = await open(this.path, WRITE | constants.O_APPEND | constants.O_CREAT, 0o644);
+    const { size } = await handle.stat();
     try {
-      await handle.write(lines);
+      // A short write is followed by another, which says why (EFBIG, ENOSPC).
+      for (let done = 0; done < lines.length; ) done += (await handle.write(lines, done)).bytesWritten;
       await handle.sync();
+    } catch (error) {
+      await handle.truncate(size).catch(() => undefined);
+      if (!size) await rm(this.path, { force: true });
+      throw error;
     } finally {
       await handle.close();
     }
@@ -61,13 +75,14 @@ export class CityLog {
 
   /** Drops the first `bytes` (records now in the dataset file): the rest is written anew, fsynced, and renamed over the log. */
   async dropFirst(bytes: number): Promise<void> {
-    const rest = (await readFile(this.path).catch(() => Buffer.alloc(0))).subarray(bytes);
+    const rest = (await this.bytes()).subarray(bytes);
     if (!rest.length) {
       await rm(this.path, { force: true });
       return;
     }
     const temp = `${this.path}.tmp-${process.pid}`;
-    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o644);
+    await rm(temp, { force: true });
+    const handle = await open(temp, WRITE | constants.O_CREAT | constants.O_EXCL, 0o644);
     try {
       await handle.write(rest);
       await handle.sync();
@@ -77,12 +92,28 @@ export class CityLog {
     await rename(temp, this.path);
   }
 
+  private async bytes(): Promise<Buffer> {
+    const handle = await open(this.path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null;
+        throw error;
+      },
+    );
+    try {
+      return handle ? await handle.readFile() : Buffer.alloc(0);
+    } finally {
+      await handle?.close();
+    }
+  }
+
   /** What identifies the log's content now (another process appending changes it). */
   async signature(): Promise<string> {
     const stats = await stat(this.path).catch(() => null);
     return stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}` : 'none';
   }
 }
+
+const WRITE = constants.O_WRONLY | constants.O_NOFOLLOW;
 
 function line(city: City): string {
   const json = cityJson(city);

@@ -108,7 +108,9 @@ export class LoggedCityWriter implements CityStore {
       this.waiting = [];
       try {
         const created = await this.inTurn(() => this.logBatch(batch.map(({ city }) => city)));
-        batch.forEach((p, i) => (i < created.length ? p.resolve(created[i]!) : p.reject(idsExhausted(this.seen.lastId))));
+        batch.forEach((p, i) =>
+          i < created.length ? p.resolve(created[i]!) : p.reject(idsExhausted(this.seen.lastId)),
+        );
         if (created.length) this.catchUp();
       } catch (error) {
         for (const p of batch) p.reject(this.refusal(error));
@@ -165,9 +167,12 @@ export class LoggedCityWriter implements CityStore {
 
   private async catchUpAll(): Promise<void> {
     try {
-      while (!this.closed && !(await this.catchUpOnce()));
+      // The file edited meanwhile (by hand, --watch): at once again, from the file as it is now.
+      while (!this.closed && !(await this.catchUpOnce().catch(againIf(DatasetChanged))));
     } catch (error) {
-      this.options.log(`error: the site is behind the data (retrying in ${RETRY_MS / 1000} s): ${(error as Error).message}`);
+      this.options.log(
+        `error: the site is behind the data (retrying in ${RETRY_MS / 1000} s): ${(error as Error).message}`,
+      );
       this.retry = setTimeout(() => this.catchUp(), RETRY_MS);
       this.retry.unref();
     }
@@ -180,6 +185,8 @@ export class LoggedCityWriter implements CityStore {
     const inFile = new Set((await readDataset(this.file)).ids);
     const missing = cities.filter((city) => !inFile.has(city.id));
     const staged = missing.length ? await stageAppend(this.file, missing, before) : null;
+    let fileLastId = 0;
+    for (const id of inFile) fileLastId = Math.max(fileLastId, id);
     try {
       if (staged) await this.options.publish(staged.temp);
     } catch (error) {
@@ -191,7 +198,10 @@ export class LoggedCityWriter implements CityStore {
       try {
         if (staged) await commitStaged(staged);
         await this.logFile.dropFirst(bytes);
-        this.seen = { ...this.seen, dataset: await datasetSignature(this.target), log: await this.logFile.signature() };
+        // The file is `before` and the cities folded in: any id in it is known now.
+        const lastId = Math.max(this.seen.lastId, fileLastId);
+        const dataset = staged ? await datasetSignature(this.target) : this.seen.dataset;
+        this.seen = { dataset, log: await this.logFile.signature(), lastId };
       } finally {
         await release().catch(() => undefined);
       }
@@ -239,13 +249,24 @@ export class LoggedCityWriter implements CityStore {
     }
     if (error instanceof DatasetChanged) {
       this.options.log(`POST refused (503): ${error.message}`);
-      return new CreateRefused(503, 'The data changed while the city was being added; nothing was written. Try again.', 1);
+      return new CreateRefused(
+        503,
+        'The data changed while the city was being added; nothing was written. Try again.',
+        1,
+      );
     }
     // An invalid dataset on disk, a full disk: said in the log in one line, a plain 500 to the client.
     this.options.log(`POST failed (500): ${(error as Error).message}`);
     return new CreateRefused(500, 'A server error occurred.');
   }
 }
+
+const againIf =
+  (kind: new (...args: never[]) => Error) =>
+  (error: unknown): false => {
+    if (error instanceof kind) return false;
+    throw error;
+  };
 
 async function datasetSignature(target: string): Promise<string> {
   const { ino, size, mtimeMs, ctimeMs } = await stat(target);
