@@ -8,6 +8,7 @@ import { isAlive, readHolder, siteSiblings } from '../fs/lock.js';
 import { loadSite, type SiteState } from '../http/site-state.js';
 import { idsOf, withCities } from '../http/state-append.js';
 import type { City } from '../core/fields.js';
+import type { SiteSettings } from '../site/spec.js';
 
 /** How often a held build lock is looked at again (its holder may have died). */
 const POLL_MS = 250;
@@ -49,6 +50,11 @@ export class LiveSite {
 
   get current(): SiteState {
     return this.replacing ? { ...this.state, context: { ...this.state.context, useFiles: false } } : this.state;
+  }
+
+  /** The settings the site was built with. */
+  get settings(): SiteSettings {
+    return this.state.manifest.settings;
   }
 
   /**

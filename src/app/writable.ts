@@ -47,8 +47,8 @@ export async function openWritable(options: WritableOptions): Promise<{
   return {
     writer,
     guard: (served) => ({
-      get current() {
-        return served.current;
+      get settings() {
+        return served.settings;
       },
       replace: async (build) => {
         await mark();
