@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // The tests in three tiers, each file in one (npm run test:unit, test:integration, test:engines;
@@ -59,6 +60,10 @@ const ENGINES = [
 ];
 
 const files = (names: string[]) => names.map((name) => `test/${name}.test.ts`);
+const CORES = availableParallelism();
+/** Unit files keep every core busy; the others mostly wait on processes, servers and timers: one file more. */
+const unitRun = { sequence: { groupOrder: 0 }, maxWorkers: CORES };
+const processRun = { sequence: { groupOrder: 1 }, maxWorkers: CORES + 1 };
 
 export default defineConfig({
   test: {
@@ -66,7 +71,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     setupFiles: ['test/buffer-equality.ts'],
     projects: [
-      { extends: true, test: { name: 'unit', include: files(UNIT) } },
+      { extends: true, test: { name: 'unit', include: files(UNIT), ...unitRun } },
       {
         // The compiled CLI, workers and threads, servers on loopback, the file system's failures.
         extends: true,
@@ -75,9 +80,13 @@ export default defineConfig({
           include: ['test/*.test.ts'],
           exclude: files([...UNIT, ...ENGINES]),
           globalSetup: ['test/build-on-demand.ts'],
+          ...processRun,
         },
       },
-      { extends: true, test: { name: 'engines', include: files(ENGINES), globalSetup: ['test/build-on-demand.ts'] } },
+      {
+        extends: true,
+        test: { name: 'engines', include: files(ENGINES), globalSetup: ['test/build-on-demand.ts'], ...processRun },
+      },
     ],
   },
 });
