@@ -2,7 +2,7 @@ import { CitiesApiError } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
 import { EdgeSource, type EdgeSourceOptions, type ReadSiteFile } from '../site/edge-source.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
-import type { EdgeSite } from './fetch-handler.js';
+import type { LazySiteContext } from './route.js';
 
 // The site an edge function answers from: its settings (in the project) and its edge files
 // (`_cities-api/edge/`, read through whatever the platform offers: the assets binding, the
@@ -17,7 +17,11 @@ export interface EdgeProjectData {
 /** How long one edge file may take to arrive before the request fails (a clear 500, never a hang). */
 export const READ_TIMEOUT_MS = 10_000;
 
-export function edgeSite(settings: SiteSettings, read: ReadSiteFile, options: EdgeSourceOptions = {}): EdgeSite {
+export function edgeSite(
+  settings: SiteSettings,
+  read: ReadSiteFile,
+  options: EdgeSourceOptions & { readonly stream?: boolean } = {},
+): LazySiteContext {
   const source = new EdgeSource(explainedRead(read), options);
   let spec: SiteSpec | undefined;
   return {
@@ -27,6 +31,8 @@ export function edgeSite(settings: SiteSettings, read: ReadSiteFile, options: Ed
       return spec;
     },
     index: (pairs) => source.indexFor(pairs),
+    // A platform that sends a body only whole (buffered Lambda) assembles it, within its page limit.
+    ...(options.stream === false ? {} : { stream: (pairs, baseUrl) => source.stream(pairs, baseUrl) }),
   };
 }
 

@@ -1,36 +1,27 @@
 import { utf8, type Bytes } from '../core/bytes.js';
 import { CitiesApiError } from '../core/errors.js';
 import { detailJson, type Parts } from '../core/json-text.js';
-import type { PageIndex } from '../core/page.js';
-import type { QueryPair } from '../core/query-string.js';
 import { ROUTES } from '../core/route-table.js';
 import type { SiteSpec } from '../site/spec.js';
 import {
-  answerPlanned,
-  plan,
+  answerListingRoute,
+  decideRoute,
   READ_ONLY_DETAIL,
   render,
   type ApiRequest,
-  type Headers,
+  type HeaderFields,
+  type LazySiteContext,
   type ListingRoute,
+  JSON_HEADERS,
 } from './route.js';
 
 // The endpoint as one web-standard handler, `(Request) => Promise<Response>`, for edge runtimes
 // (workerd, Deno, Netlify Functions, Lambda through platforms/lambda.ts): the same route() and page
 // functions as `cities-api serve`, so its answers are serve's, byte for byte. Uses no Node API.
 
-/**
- * Where the handler's data comes from: the site's spec for every request, and for a listing the
- * handler computes, a dataset able to answer its page. An embedded dataset (embedded-site.ts)
- * gives its whole index every time; a chunked source (edge-site.ts) reads only that page's files.
- */
-export interface EdgeSite {
-  spec(): SiteSpec | Promise<SiteSpec>;
-  index(pairs: readonly QueryPair[]): PageIndex | Promise<PageIndex>;
-}
-
 export interface FetchHandlerOptions {
-  readonly site: EdgeSite;
+  /** Where answers come from: the spec for every request, the index (or the streamed answer) for a page computed. */
+  readonly site: LazySiteContext;
   /**
    * A site file's response where the platform serves the site's files (Cloudflare's assets
    * binding), asked with the client's request headers (conditional requests); null or a
@@ -78,7 +69,7 @@ export function apiRequestOf(request: Request): ApiRequest {
 async function answer(request: Request, options: FetchHandlerOptions): Promise<Response> {
   const req = apiRequestOf(request);
   const spec = await options.site.spec();
-  const decision = plan(req, { spec }, options.filePaths);
+  const decision = decideRoute(req, { spec }, options.filePaths);
   if (decision.kind === 'listing') return computed(req, decision, spec, options.site);
   if (decision.kind === 'answer') return respond(req, decision.status, decision.headers, decision.body);
   if (decision.kind === 'create') {
@@ -96,31 +87,55 @@ async function answer(request: Request, options: FetchHandlerOptions): Promise<R
   }
   await found?.body?.cancel();
   // A file the site should hold but the platform does not serve: the answer is computed instead.
-  const live = plan(req, { spec, useFiles: false }, options.filePaths);
+  const live = decideRoute(req, { spec, useFiles: false }, options.filePaths);
   if (live.kind !== 'listing') throw new Error(`${req.method} ${req.target} has no live answer`);
   return computed(req, live, spec, options.site);
 }
 
-async function computed(req: ApiRequest, listing: ListingRoute, spec: SiteSpec, site: EdgeSite): Promise<Response> {
-  const answer = answerPlanned(req, listing, { spec, index: await site.index(listing.pairs) });
+async function computed(
+  req: ApiRequest,
+  listing: ListingRoute,
+  spec: SiteSpec,
+  site: LazySiteContext,
+): Promise<Response> {
+  const { negotiation } = listing;
+  if (site.stream && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null) {
+    const { status, body } = await site.stream(listing.pairs, spec.baseUrl);
+    return new Response(req.method === 'HEAD' ? null : readable(body[Symbol.asyncIterator]()), {
+      status,
+      headers: JSON_HEADERS,
+    });
+  }
+  const answer = answerListingRoute(req, listing, { spec, index: await site.index(listing.pairs) });
   return respond(req, answer.status, answer.headers, answer.body);
 }
 
 /** An answer as a Response: one array, or a large page streamed part by part as the client reads. */
-function respond(req: ApiRequest, status: number, headers: Headers, body: Bytes | Iterable<Bytes> | Parts): Response {
+function respond(
+  req: ApiRequest,
+  status: number,
+  headers: HeaderFields,
+  body: Bytes | Iterable<Bytes> | Parts,
+): Response {
   const parts = body instanceof Uint8Array ? [body] : body;
   const whole = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Bytes) : null;
   const length = whole ? whole.length : 'byteLength' in parts ? parts.byteLength : null;
   const sent = { ...headers, ...(length === null ? {} : { [header.contentLength]: String(length) }) };
   if (req.method === 'HEAD') return new Response(null, { status, headers: sent });
   if (whole) return new Response(whole, { status, headers: sent });
-  const iterator = parts[Symbol.iterator]();
-  const stream = new ReadableStream<Bytes>({
-    pull(controller) {
-      const next = iterator.next();
+  return new Response(readable(parts[Symbol.iterator]()), { status, headers: sent });
+}
+
+/** Parts as a byte stream, each produced (or read) when the client is ready for it; a cancelled stream stops its source. */
+function readable(iterator: Iterator<Bytes> | AsyncIterator<Bytes>): ReadableStream<Bytes> {
+  return new ReadableStream<Bytes>({
+    async pull(controller) {
+      const next = await iterator.next();
       if (next.done) controller.close();
       else controller.enqueue(next.value);
     },
+    async cancel() {
+      await iterator.return?.();
+    },
   });
-  return new Response(stream, { status, headers: sent });
 }

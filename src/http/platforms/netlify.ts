@@ -20,7 +20,9 @@ export function netlifyFunction(data: EdgeProjectData, prefix: string): (request
     if (!handler) {
       if (handlers.size >= ORIGINS) handlers.delete(handlers.keys().next().value!);
       const read = httpRead((request) => fetch(request), origin);
-      handler = createFetchHandler({ site: edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES }) });
+      handler = createFetchHandler({
+        site: edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES, stream: false }),
+      });
       handlers.set(origin, handler);
     }
     return handler;
