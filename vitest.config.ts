@@ -8,7 +8,6 @@ import { defineConfig } from 'vitest/config';
 const UNIT = [
   'all-page-reader',
   'architecture',
-  'assets-ignore',
   'browsable',
   'bytes',
   'city-table',
