@@ -12,7 +12,6 @@ import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
 import { CitiesApiError } from '../core/errors.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { datasetDigest, readDataset } from '../dataset/read-dataset.js';
-import { pointsAtFunction } from './netlify-function-rules.js';
 import {
   DEFAULT_BASE_URL,
   DEFAULT_COLLATION,
@@ -142,8 +141,6 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const spec = siteSpec(settings, count);
   checkMaxFiles(spec, options);
   const manifest = manifestOf({ count, sha256: sha256(table.datasetParts()) });
-  // A site `edge netlify` set up keeps sending uncovered queries to the function, unless told otherwise.
-  const toFunction = !settings.liveUrl && !!old && (await pointsAtFunction(out, specOf(old)));
   const check =
     sameSettings && sameInput(old, manifest)
       ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result()
@@ -172,7 +169,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
   const { pages } = plan;
   // The edge data's tag: what its ranks and chunks follow from (the cities, the collation and ICU's data).
   const tag = sha256(JSON.stringify([manifest.dataset.sha256, settings.collation, manifest.runtime])).slice(0, 16);
-  const stats = await writeSite(out, untilAborted(siteEntries(data, spec, tag, toFunction), options.signal), manifest, {
+  const stats = await writeSite(out, untilAborted(siteEntries(data, spec, tag), options.signal), manifest, {
     force: options.force,
     guard: new SpaceGuard(out, minFree),
     directories: siteDirectories(spec),
