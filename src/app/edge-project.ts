@@ -40,8 +40,8 @@ export interface EdgeProject {
   readonly out: string;
   /** The files written, relative to `out` (or absolute when outside it). */
   readonly files: readonly string[];
-  /** The user's files already there, left as they are (relative to `out`). */
-  readonly kept: readonly string[];
+  /** The user's files of the project, written only when missing (relative to `out`). */
+  readonly userFiles: readonly string[];
   /** The one command that deploys it, run in `out`. */
   readonly deploy: string;
   readonly bundleBytes: number;
@@ -126,9 +126,10 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
       break;
     }
   }
-  const missing = await missingFiles(planned.theirs.map((f) => f.path));
-  const created = planned.theirs.filter((f) => missing.has(f.path));
+  let created: Planned['theirs'] = [];
   await (async () => {
+    const missing = await missingFiles(planned.theirs.map((f) => f.path));
+    created = planned.theirs.filter((f) => missing.has(f.path));
     await writeOwnedFiles(out, OWNED_RECORD, 'cities-api edge', planned.ours);
     for (const file of created) {
       await mkdir(dirname(file.path), { recursive: true });
@@ -142,7 +143,7 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
     platform,
     out,
     files: [...planned.ours, ...created].map((f) => shown(f.path)),
-    kept: planned.theirs.filter((f) => !missing.has(f.path)).map((f) => shown(f.path)),
+    userFiles: planned.theirs.map((f) => shown(f.path)),
     deploy,
     bundleBytes: bundle.length,
   };
