@@ -37,15 +37,20 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 async function fresh(platform: Platform): Promise<{ site: string; out: string }> {
   const out = join(root, `p${n++}`);
   const site = join(out, 'dist');
-  await build({
+  await rebuild(site, 'http://127.0.0.1:1');
+  return { site, out: platform === 'netlify' ? out : join(out, `edge-${platform}`) };
+}
+
+/** The site (re)built from the 11-city kit dataset with links on `baseUrl`: a data change for the edge project. */
+function rebuild(site: string, baseUrl: string) {
+  return build({
     data: join(KIT, 'cities11.csv'),
     out: site,
-    baseUrl: 'http://127.0.0.1:1',
+    baseUrl,
     collation: 'codepoint',
     pageSizes: DEFAULT_PAGE_SIZES,
     compress: false,
   });
-  return { site, out: platform === 'netlify' ? out : join(out, `edge-${platform}`) };
 }
 
 /** A written file as a path relative to the project folder `out`'s parent, so it names the same file in another project. */
@@ -107,15 +112,7 @@ describe.each(PLATFORMS)('edge %s replaces what it wrote', (platform) => {
     ['a second run over its own unchanged files', async () => {}, true],
     [
       'a run after a data change (new settings, same files of ours)',
-      async (site) =>
-        build({
-          data: join(KIT, 'cities11.csv'),
-          out: site,
-          baseUrl: 'http://127.0.0.1:2',
-          collation: 'codepoint',
-          pageSizes: DEFAULT_PAGE_SIZES,
-          compress: false,
-        }),
+      (site) => rebuild(site, 'http://127.0.0.1:2'),
       true,
     ],
     ['files identical to what it writes, its record lost', async (_site, out) => rm(join(out, OWNED_RECORD)), true],
@@ -154,14 +151,7 @@ describe('a run cut short between its record and its files', () => {
     await writeEdgeProject('cloudflare', site, out);
     const old = await readFile(join(out, 'cities-site.js'));
     const first = await readRecord(out);
-    await build({
-      data: join(KIT, 'cities11.csv'),
-      out: site,
-      baseUrl: 'http://127.0.0.1:3',
-      collation: 'codepoint',
-      pageSizes: DEFAULT_PAGE_SIZES,
-      compress: false,
-    });
+    await rebuild(site, 'http://127.0.0.1:3');
     await writeEdgeProject('cloudflare', site, out);
     const second = await readRecord(out);
     expect(second['cities-site.js']).not.toEqual(first['cities-site.js']);
@@ -214,14 +204,7 @@ describe.each(PLATFORMS)('edge %s after the user edited their files', (platform)
       await writeFile(join(out, file), text);
       edited.set(file, text);
     }
-    await build({
-      data: join(KIT, 'cities11.csv'),
-      out: site,
-      baseUrl: 'http://127.0.0.1:2',
-      collation: 'codepoint',
-      pageSizes: DEFAULT_PAGE_SIZES,
-      compress: false,
-    });
+    await rebuild(site, 'http://127.0.0.1:2');
     const result = await cli(dirname(site), 'edge', platform, '--site', site, '--out', out);
     expect(result, result.stderr).toMatchObject({ code: 0, stderr: '' });
     for (const [file, text] of edited) expect(await readFile(join(out, file), 'utf8'), file).toBe(text);
