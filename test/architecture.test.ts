@@ -13,6 +13,7 @@ const LAYERS: Record<string, number> = {
   site: 1,
   fs: 2,
   hosts: 2,
+  proc: 2,
   store: 3,
   dataset: 3,
   http: 4,

@@ -4,7 +4,7 @@ import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildHere, type BuildOptions, type BuildPlan, type BuildResult } from '../src/app/build.js';
 import { buildInThread as inThread, type ThreadHooks } from '../src/app/build-thread.js';
-import { errorData, rebuiltError } from '../src/app/thread-error.js';
+import { errorData, rebuiltError } from '../src/proc/error-data.js';
 import { CitiesApiError } from '../src/core/errors.js';
 import { LockBusyError, lockSite } from '../src/fs/lock.js';
 import { checkSite, siteLeftovers } from './crash-helpers.js';
@@ -87,7 +87,7 @@ describe('buildInThread: the same build as in this thread', () => {
     ['a built-in error', new TypeError('no'), TypeError],
     ['an errno error', Object.assign(new Error('EACCES: denied'), { code: 'EACCES', path: '/x' }), Error],
   ])('rebuiltError: %s keeps its class, message and fields', (_, error, kind) => {
-    const again = rebuiltError(structuredClone(errorData(error)));
+    const again = rebuiltError(structuredClone(errorData(error)), [LockBusyError]);
     expect(again).toBeInstanceOf(kind);
     expect([again.name, again.message, { ...again }]).toEqual([error.name, error.message, { ...error }]);
   });

@@ -1,10 +1,11 @@
 import { getHeapStatistics } from 'node:v8';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
-import { claimSite } from '../fs/lock.js';
+import type { Silent } from '../proc/channel.js';
+import { claimSite, LockBusyError } from '../fs/lock.js';
+import { startThread, WorkerEnded } from '../proc/workers.js';
 import { resolveSiteDir } from '../store/site-path.js';
 import { tidySite } from '../store/site-writer.js';
-import { rebuiltError, type ErrorData } from './thread-error.js';
 
 // A build in a thread of its own, for large datasets: a thread's young generation can be capped
 // (the main thread's is set at process start and grows to tens of MB while a build allocates),
@@ -21,13 +22,6 @@ const LIMITS = {
   maxYoungGenerationSizeMb: 4,
   maxOldGenerationSizeMb: Math.min(1536, Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20)),
 };
-// A thread takes none of this process's flags but --cpu-prof's, so a profiled build profiles it too.
-const PROFILING = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
-// Under the tests the sources run as TypeScript; the thread always runs the compiled script.
-const WORKER_URL = new URL(
-  import.meta.url.endsWith('.ts') ? '../../lib/app/build-worker.js' : './build-worker.js',
-  import.meta.url,
-);
 
 /** What of build()'s options this module handles (build.ts's BuildOptions; not imported: build.ts imports this). */
 export interface ThreadedOptions<Plan> {
@@ -41,15 +35,19 @@ export interface ThreadedOptions<Plan> {
 export interface BuildThreadData {
   /** The options but the signal and the callbacks. */
   readonly options: { readonly out: string; readonly cwd?: string };
-  /** The callbacks the caller gave (the thread sends only their messages). */
+  /** The callbacks the caller gave (the thread sends only their events). */
   readonly callbacks: { readonly onRead: boolean; readonly onStart: boolean; readonly onProgress: boolean };
 }
 
-export type ThreadMessage<Plan = unknown, Result = unknown> =
-  | { readonly type: 'read' | 'progress'; readonly done: number; readonly total: number }
-  | { readonly type: 'start'; readonly plan: Plan }
-  | { readonly type: 'done'; readonly result: Result }
-  | { readonly type: 'error'; readonly error: ErrorData };
+/** buildInThread() and its thread: one call, the build; the callbacks as events. */
+export interface BuildProtocol<Plan = unknown, Result = unknown> {
+  readonly parent: Silent;
+  readonly worker: {
+    readonly calls: { build(data: BuildThreadData): Result };
+    readonly events: { read: Step; progress: Step; start: Plan };
+  };
+}
+type Step = readonly [done: number, total: number];
 
 /** For the tests: a thread's limits, and the thread itself once started (to stop it). */
 export interface ThreadHooks {
@@ -75,17 +73,17 @@ export async function buildInThread<Plan, Result>(
     options: { cwd: process.cwd(), ...plain },
     callbacks: { onRead: !!onRead, onStart: !!onStart, onProgress: !!onProgress },
   };
-  const worker = new Worker(WORKER_URL, {
-    workerData: data,
-    execArgv: PROFILING,
+  const thread = startThread<BuildProtocol<Plan, Result>>('app/build-worker', {
+    name: `the build of ${options.out}`,
     resourceLimits: hooks.resourceLimits ?? LIMITS,
+    errors: [LockBusyError],
   });
-  hooks.onThread?.(worker);
-  const abort = () => worker.postMessage('abort');
+  hooks.onThread?.(thread.worker.thread!);
+  // The caller's signal, or a callback that threw: the thread hears it as a signal.
+  const stop = new AbortController();
+  const abort = () => stop.abort();
   signal?.addEventListener('abort', abort, { once: true });
-  let ended: { result: Result } | { error: Error } | undefined;
   let callbackError: { error: unknown } | undefined;
-  let crash: Error | undefined;
   const call = (callback: () => void) => {
     if (callbackError) return;
     try {
@@ -95,29 +93,22 @@ export async function buildInThread<Plan, Result>(
       abort();
     }
   };
-  worker.on('message', (message: ThreadMessage<Plan, Result>) => {
-    if (message.type === 'read') call(() => onRead?.(message.done, message.total));
-    else if (message.type === 'progress') call(() => onProgress?.(message.done, message.total));
-    else if (message.type === 'start') call(() => onStart?.(message.plan));
-    else if (message.type === 'done') ended = { result: message.result };
-    else if (message.type === 'error') ended = { error: rebuiltError(message.error) };
-  });
-  worker.on('error', (error) => (crash ??= error));
-  const code = await new Promise<number>((resolve) => worker.on('exit', resolve));
+  thread.on('read', ([done, total]) => call(() => onRead?.(done, total)));
+  thread.on('progress', ([done, total]) => call(() => onProgress?.(done, total)));
+  thread.on('start', (plan) => call(() => onStart?.(plan)));
+  const ended = await thread.call('build', data, stop.signal).then(
+    (result) => ({ result }),
+    (error: unknown) => ({ error }),
+  );
+  await thread.stop();
   signal?.removeEventListener('abort', abort);
   release?.();
   if (callbackError) throw callbackError.error;
-  if (ended && 'result' in ended) return ended.result;
-  if (ended) throw ended.error;
+  if ('result' in ended) return ended.result;
+  if (!(ended.error instanceof WorkerEnded)) throw ended.error;
   // Its draft tree and lock are this process's: the next build would remove them, but now is better.
   if (out) await tidySite(out).catch(() => undefined);
-  const why =
-    (crash as NodeJS.ErrnoException | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY'
-      ? 'ran out of memory'
-      : crash
-        ? `failed: ${crash.message}`
-        : `stopped (exit code ${code})`;
   throw new CitiesApiError(
-    `the build of ${options.out} ${why}; nothing half-written was left (the site is as it was, or whole if it was already in place): build again`,
+    `${ended.error.message}; nothing half-written was left (the site is as it was, or whole if it was already in place): build again`,
   );
 }

@@ -1,19 +1,13 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentChannel } from '../proc/workers.js';
 import { buildHere, type BuildOptions, type BuildPlan, type BuildResult } from './build.js';
-import { errorData } from './thread-error.js';
-import type { BuildThreadData, ThreadMessage } from './build-thread.js';
+import type { BuildProtocol } from './build-thread.js';
 
 // The thread a large build runs in (build-thread.ts): the build, its callbacks sent back as
-// messages (progress at most every PROGRESS_MS, and always its last step), its end as the result
-// or the error as data. The thread it answers to can stop it ('abort', as the signal would).
+// events (progress at most every PROGRESS_MS, and always its last step), its end as the result
+// or the error. The thread it answers to can stop it (the call's signal, as build()'s).
 
 const PROGRESS_MS = 20;
-const { options, callbacks } = workerData as BuildThreadData & { options: BuildOptions };
-const controller = new AbortController();
-const send = (message: ThreadMessage<BuildPlan, BuildResult>) => parentPort!.postMessage(message);
-parentPort!.on('message', (message: string) => {
-  if (message === 'abort') controller.abort();
-});
+const parent = parentChannel<BuildProtocol<BuildPlan, BuildResult>>();
 
 /** A progress callback that sends its step when PROGRESS_MS have passed since the last sent, or when it is the last. */
 function throttled(type: 'read' | 'progress'): (done: number, total: number) => void {
@@ -22,20 +16,16 @@ function throttled(type: 'read' | 'progress'): (done: number, total: number) => 
     const now = performance.now();
     if (done < total && now - last < PROGRESS_MS) return;
     last = now;
-    send({ type, done, total });
+    parent.emit(type, [done, total]);
   };
 }
 
-const threadOptions: BuildOptions = {
-  ...options,
-  signal: controller.signal,
-  ...(callbacks.onRead && { onRead: throttled('read') }),
-  ...(callbacks.onStart && { onStart: (plan) => send({ type: 'start', plan }) }),
-  ...(callbacks.onProgress && { onProgress: throttled('progress') }),
-};
-try {
-  send({ type: 'done', result: await buildHere(threadOptions) });
-} catch (error) {
-  send({ type: 'error', error: errorData(error) });
-}
-parentPort!.close();
+parent.handle('build', ({ options, callbacks }, signal) =>
+  buildHere({
+    ...(options as BuildOptions),
+    signal,
+    ...(callbacks.onRead && { onRead: throttled('read') }),
+    ...(callbacks.onStart && { onStart: (plan) => parent.emit('start', plan) }),
+    ...(callbacks.onProgress && { onProgress: throttled('progress') }),
+  }),
+);

@@ -6,6 +6,7 @@ import { MANIFEST_PATH } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { isAlive, readHolder, siteSiblings } from '../fs/lock.js';
 import { loadSite, type SiteState } from '../http/site-state.js';
+import type { SiteSettings } from '../site/spec.js';
 
 /** How often a held build lock is looked at again (its holder may have died). */
 const POLL_MS = 250;
@@ -43,6 +44,11 @@ export class LiveSite {
 
   get current(): SiteState {
     return this.replacing ? { ...this.state, context: { ...this.state.context, useFiles: false } } : this.state;
+  }
+
+  /** The settings the site was built with. */
+  get settings(): SiteSettings {
+    return this.state.manifest.settings;
   }
 
   /** Marks a response as streaming a site file until it finishes. */

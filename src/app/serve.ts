@@ -3,16 +3,13 @@ import { CityWriter } from '../dataset/city-writer.js';
 import type { BuildOptions } from './build-options.js';
 import { CitiesApiError } from '../core/errors.js';
 import { resolveLimits, type ServerLimits } from '../http/limits.js';
-import { normalizeBaseUrl, type SiteSettings } from '../site/spec.js';
-import { LiveSite } from './live-site.js';
 import { SiteBuilder } from './site-builder.js';
 import { rebuildOnChange, watchDataset } from './dataset-watch.js';
 import { checkWritable } from '../dataset/append-cities.js';
 import { tokenProblems } from '../http/token-auth.js';
-import { endpointPath } from '../core/route-table.js';
-import { escapeUriPath } from '../core/url-path.js';
-import { startFront, type RunningServer } from './front.js';
-import { serveCluster } from './serve-cluster.js';
+import type { RunningServer } from './front.js';
+import { ServerPool } from './server-pool.js';
+import { SiteServer, type SiteServers } from './site-server.js';
 
 const DEFAULT_LOCK_WAIT = 10_000;
 
@@ -65,11 +62,12 @@ function checkOptions(options: ServeOptions, log: (line: string) => void): void 
 }
 
 /**
- * Starts the server, in four steps each in its own module: listen (http/listen.ts; requests
- * wait until the site is ready), ensure the site is built (site-builder.ts, with --data),
- * serve it (live-site.ts, following other processes' builds), then accept POST (--writable)
- * and follow the dataset (--watch, dataset-watch.ts). Static files first (sirv), everything
- * else computed live from the same page function.
+ * Starts the server: this process is the one writer (it builds, follows the dataset, takes POSTs)
+ * in front of N HTTP servers: itself when N = 1 (site-server.ts), else N worker processes
+ * (server-pool.ts). In order: the servers listen (requests wait until the site is open), the site
+ * is built (site-builder.ts, with --data), the servers open it (following other processes'
+ * builds), then the dataset is followed (--watch, dataset-watch.ts). Static files first (sirv),
+ * everything else computed live from the same page function.
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
@@ -77,59 +75,48 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   checkOptions(options, log);
   if (options.writable) for (const line of await checkWritable(options.data!)) log(line);
   const lockWait = options.lockWait ?? DEFAULT_LOCK_WAIT;
-  const limits = resolveLimits(options.limits);
-  if (workers > 1) return serveCluster({ ...options, lockWait, limits, log }, workers);
-  const front = await startFront({ ...options, limits, log });
-  const builder = new SiteBuilder({ ...options, serverUrl: front.url, lockWait });
-  let live: LiveSite | undefined;
+  const front = { ...options, limits: resolveLimits(options.limits), log };
+  const servers: SiteServers =
+    workers > 1
+      ? await ServerPool.start({ ...front, writable: !!options.writable }, workers)
+      : await SiteServer.start(front);
+  const builder = new SiteBuilder({ ...options, serverUrl: servers.url, lockWait });
   let writer: CityWriter | undefined;
   let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
   try {
     if (options.data) await builder.first(options.data);
-    live = await LiveSite.open(options.dir);
-    builder.serving(live);
-    await live.watchBuilds();
-    checkBaseUrl(options, live.current.manifest.settings);
     if (options.writable)
       writer = new CityWriter(options.data!, { publish: (data) => builder.publish(data), lockWait, log });
-    const describe = () => `${live!.current.context.index.count} cities`;
+    // Builds replace what the servers answer from; none is asked for before they open (no POST, no watch yet).
+    builder.serving(servers);
+    const { apiUrl, summary } = await servers.open(options.data ? undefined : options.baseUrl, writer);
     if (options.watch)
       watching = await watchDataset(
         options.data!,
-        () => void rebuildOnChange(options.data!, builder, describe, log, (ms) => watching?.again(ms), lockWait),
+        () =>
+          void rebuildOnChange(
+            options.data!,
+            builder,
+            () => servers.describe(),
+            log,
+            (ms) => watching?.again(ms),
+            lockWait,
+          ),
       );
+    log(`serving ${options.dir} at ${apiUrl}${workers > 1 ? ` with ${workers} workers` : ''} (${summary})`);
+    return {
+      url: servers.url,
+      apiUrl,
+      async close() {
+        watching?.close();
+        await writer?.idle();
+        await servers.close();
+      },
+    };
   } catch (error) {
     watching?.close();
-    live?.close();
-    await front.close();
+    await servers.close();
     throw error;
-  }
-  front.open(live, writer);
-  const { context } = live.current;
-  const apiUrl = `${front.url}${escapeUriPath(endpointPath(context.spec.mount))}`;
-  log(`serving ${options.dir} at ${apiUrl} (${context.index.count} cities; links on ${context.spec.baseUrl})`);
-  return {
-    url: front.url,
-    apiUrl,
-    async close() {
-      watching?.close();
-      live?.close();
-      await writer?.idle();
-      await front.close();
-    },
-  };
-}
-
-/** A site served as built must have been built for the base URL asked for. */
-export function checkBaseUrl(
-  options: { readonly dir: string; readonly data?: string | undefined; readonly baseUrl?: string | undefined },
-  settings: SiteSettings,
-): void {
-  if (!options.data && options.baseUrl && normalizeBaseUrl(options.baseUrl) !== settings.baseUrl) {
-    throw new CitiesApiError(
-      `${options.dir} was built for ${settings.baseUrl}; rebuild it with --base-url ${options.baseUrl}, or pass --data to build it now`,
-      2,
-    );
   }
 }
 

@@ -6,10 +6,11 @@ import { sha256 } from '../fs/file-output.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { siteSiblings, whileBusy } from '../fs/lock.js';
 
-/** What a build replaces: the site one or more servers answer from (a LiveSite, or serve --workers' workers). */
+/** What a build replaces: the site one or more servers answer from (a LiveSite, or serve's servers). */
 export interface Served {
   replace(build: () => Promise<void>): Promise<void>;
-  readonly current: { readonly manifest: { readonly settings: SiteSettings } };
+  /** The settings of the site served. */
+  readonly settings: SiteSettings;
 }
 
 export interface SiteBuilderOptions {
@@ -64,7 +65,7 @@ export class SiteBuilder {
 
   private build(data: string): Promise<void> {
     const { options } = this;
-    const served: SiteSettings | undefined = this.live?.current.manifest.settings;
+    const served: SiteSettings | undefined = this.live?.settings;
     return whileBusy(
       async () => {
         // Before serving, the site already in DIR (if any) is "the served site's own", except its

@@ -1,4 +1,5 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import type { Silent } from '../proc/channel.js';
+import { parentChannel } from '../proc/workers.js';
 import { readSiteFiles } from './manifest-file.js';
 import { StatCache } from './stat-cache.js';
 import { checkShares, type Found } from './stat-check.js';
@@ -13,24 +14,38 @@ export interface CheckData {
   readonly next: SharedArrayBuffer;
 }
 
-export type CheckMessage =
-  | { readonly kind: 'records'; readonly paths: readonly string[]; readonly data: Float64Array }
-  | { readonly kind: 'none' }
-  | { readonly kind: 'done'; readonly found: Found }
-  | { readonly kind: 'failed' };
+/** The manifest's paths and the stat cache's records. */
+export interface Records {
+  readonly paths: readonly string[];
+  readonly data: Float64Array;
+}
 
-const { siteDir, next } = workerData as CheckData;
-const post = (message: CheckMessage) => parentPort!.postMessage(message);
+/** site-check.ts and its helper: both calls are answered from work the helper starts at once. */
+export interface CheckProtocol {
+  readonly data: CheckData;
+  readonly parent: Silent;
+  readonly worker: {
+    /** The records, or null when the site has none (nothing can be checked). */
+    readonly calls: { records(): Records | null; found(): Found };
+    readonly events: Record<never, never>;
+  };
+}
 
-try {
+const parent = parentChannel<CheckProtocol>();
+const { siteDir, next } = parent.data;
+const read = (async () => {
   const manifest = await readSiteFiles(siteDir);
   const cache = manifest && (await StatCache.read(siteDir, manifest));
-  if (!manifest || !cache) post({ kind: 'none' });
-  else {
-    post({ kind: 'records', paths: manifest.files.pathList(), data: cache.data });
-    post({ kind: 'done', found: await checkShares(siteDir, manifest.files, cache, new Int32Array(next)) });
-  }
-} catch {
-  // The build's thread checks on its own, and says what is wrong (a damaged manifest...).
-  post({ kind: 'failed' });
-}
+  return manifest && cache ? { manifest, cache } : null;
+})();
+const found = read.then((site) =>
+  site ? checkShares(siteDir, site.manifest.files, site.cache, new Int32Array(next)) : [],
+);
+// A failure is the answer to both calls: the build's thread then checks on its own, and says what is wrong (a damaged manifest...).
+for (const promise of [read, found]) promise.catch(() => undefined);
+
+parent.handle('records', async () => {
+  const site = await read;
+  return site && { paths: site.manifest.files.pathList(), data: site.cache.data };
+});
+parent.handle('found', () => found);

@@ -1,6 +1,5 @@
 import { constants, readFile } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { Worker } from 'node:worker_threads';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { brotliDecompress, createBrotliDecompress, createGunzip, gunzip } from 'node:zlib';
@@ -8,7 +7,9 @@ import { createHash } from 'node:crypto';
 import { readSiteFiles } from './manifest-file.js';
 import { StatCache, type Slot } from './stat-cache.js';
 import { checkShares, pathsOf } from './stat-check.js';
-import type { CheckData, CheckMessage } from './check-worker.js';
+import { startThread, type WorkerChannel } from '../proc/workers.js';
+import type { CheckProtocol, Records } from './check-worker.js';
+import type { Found } from './stat-check.js';
 
 // Whether the files of a built site are still what the build left, without trusting anything
 // the files themselves could have become: a symbolic link or a directory is never followed.
@@ -71,13 +72,6 @@ export interface PendingCheck extends Disposable {
   cancel(): void;
 }
 
-// Under the tests the sources run as TypeScript; the thread always runs the compiled script.
-const WORKER_URL = new URL(
-  import.meta.url.endsWith('.ts') ? '../../lib/store/check-worker.js' : './check-worker.js',
-  import.meta.url,
-);
-// A thread takes none of this process's flags but --cpu-prof's, so a profiled build profiles the check too.
-const PROFILING = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
 const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
@@ -110,7 +104,7 @@ export function startSiteCheck(siteDir: string, files = Infinity): PendingCheck 
   try {
     return new HelpedCheck(
       siteDir,
-      new Worker(WORKER_URL, { workerData: { siteDir, next } satisfies CheckData, execArgv: PROFILING }),
+      startThread<CheckProtocol>('store/check-worker', { name: 'the check helper thread', data: { siteDir, next } }),
       next,
     );
   } catch {
@@ -120,18 +114,21 @@ export function startSiteCheck(siteDir: string, files = Infinity): PendingCheck 
 
 class HelpedCheck implements PendingCheck {
   // Dropped once used or cancelled: the paths and records the helper sent are not kept for the rest of a build.
-  private first: Promise<CheckMessage> | null;
-  private last: Promise<CheckMessage> | null;
+  private first: Promise<Records | 'none' | 'failed'> | null;
+  private last: Promise<Found | 'failed'> | null;
   private done: Promise<SiteCheck> | undefined;
 
   constructor(
     private readonly siteDir: string,
-    private readonly worker: Worker,
+    private readonly thread: WorkerChannel<CheckProtocol>,
     private readonly next: SharedArrayBuffer,
   ) {
-    const failed: CheckMessage = { kind: 'failed' };
-    this.first = messageOf(worker, ['records', 'none'], failed);
-    this.last = messageOf(worker, ['done'], failed);
+    // A helper that fails or ends before it answers leaves the check to this thread.
+    this.first = thread.call('records', undefined).then(
+      (records) => records ?? 'none',
+      () => 'failed' as const,
+    );
+    this.last = thread.call('found', undefined).catch(() => 'failed' as const);
   }
 
   result(): Promise<SiteCheck> {
@@ -142,8 +139,8 @@ class HelpedCheck implements PendingCheck {
     const { first, last, siteDir } = this;
     try {
       const records = await first;
-      if (records?.kind === 'none') return { changed: [], unverified: true };
-      if (records?.kind !== 'records') return await checkAlone(siteDir);
+      if (records === 'none') return { changed: [], unverified: true };
+      if (!records || records === 'failed') return await checkAlone(siteDir);
       const mine = await checkShares(
         siteDir,
         pathsOf(records.paths),
@@ -152,9 +149,9 @@ class HelpedCheck implements PendingCheck {
         pause,
       );
       const theirs = await last;
-      if (theirs?.kind !== 'done') return await checkAlone(siteDir);
+      if (!theirs || theirs === 'failed') return await checkAlone(siteDir);
       return {
-        changed: [...mine, ...theirs.found].sort((a, b) => a[0] - b[0]).flatMap(([, names]) => names),
+        changed: [...mine, ...theirs].sort((a, b) => a[0] - b[0]).flatMap(([, names]) => names),
         unverified: false,
       };
     } finally {
@@ -164,27 +161,12 @@ class HelpedCheck implements PendingCheck {
 
   cancel(): void {
     this.first = this.last = null;
-    void this.worker.terminate();
+    void this.thread.stop();
   }
 
   [Symbol.dispose](): void {
     this.cancel();
   }
-}
-
-/** The first message of one of these kinds, or `otherwise` if the thread fails or ends before sending one. */
-function messageOf(
-  worker: Worker,
-  kinds: readonly CheckMessage['kind'][],
-  otherwise: CheckMessage,
-): Promise<CheckMessage> {
-  return new Promise((resolve) => {
-    worker.on('message', (message: CheckMessage) => {
-      if (kinds.includes(message.kind) || message.kind === 'failed') resolve(message);
-    });
-    worker.on('error', () => resolve(otherwise));
-    worker.on('exit', () => resolve(otherwise));
-  });
 }
 
 /** The check on this thread alone, yielding to its event loop between chunks (a server rebuilding keeps answering). */

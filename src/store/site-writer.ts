@@ -71,7 +71,7 @@ const ENVIRONMENT: Record<string, string> = {
   EMFILE: 'raise the open files limit (ulimit -n)',
 };
 
-/** A failure of the machine reported by a writer thread (its errno only in the message), said with the path and what to do. */
+/** A failure of the machine whose errno is only in its message (a writer thread's comes with its code, through fileSystemError), said with the path and what to do. */
 function environmentError(error: Error, outDir: string): Error {
   const code = (error as NodeJS.ErrnoException).code ?? /^(E[A-Z]+):/.exec(error.message)?.[1];
   const advice = code && ENVIRONMENT[code];

@@ -1,11 +1,9 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { startThread, type WorkerChannel } from '../proc/workers.js';
 import type { CompressionLevel } from '../site/spec.js';
-import type { WriteJob, WriterData } from './write-worker.js';
+import type { WriteJob, WriterProtocol } from './write-worker.js';
 
 const SLOTS_PER_WORKER = 16;
-// A thread takes none of this process's flags but --cpu-prof's, so a profiled build profiles its writers too.
-const PROFILING = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
 const SLOT_BYTES = 128 * 1024;
 // A writer allocates little on its heap (the pages arrive in shared memory, zlib's output is
 // off-heap), but each page's gzip and brotli leave buffers (and a stream object) that only a
@@ -16,17 +14,11 @@ const LIMITS = { maxYoungGenerationSizeMb: 2 };
 // (each writer's zlib and brotli states fragment a malloc arena of their own): at 140,000 cities
 // on 2 cores the build took 101 s instead of 58 s and its peak RSS did not fall (307 vs 278 MB).
 const WRITERS = Math.max(1, availableParallelism());
-// Under the tests the sources run as TypeScript; the thread always runs the compiled script.
-const WORKER_URL = new URL(
-  import.meta.url.endsWith('.ts') ? '../../lib/store/write-worker.js' : './write-worker.js',
-  import.meta.url,
-);
 
 interface Writer {
-  readonly worker: Worker;
+  readonly thread: WorkerChannel<WriterProtocol>;
   readonly memory: Uint8Array;
   readonly free: number[];
-  readonly done: Map<number, { resolve: (stats: number[]) => void; reject: (e: Error) => void }>;
 }
 
 /**
@@ -39,32 +31,23 @@ export class WritePool {
   private readonly writers: Writer[];
   private readonly slotFreed: (() => void)[] = [];
   private failure: Error | undefined;
+  private closed = false;
 
   /** `level`: how the `.gz`/`.br` of pages written with them are made (null: none are). */
   constructor(level: CompressionLevel | null, size = WRITERS) {
     this.writers = Array.from({ length: size }, () => {
       const memory = new SharedArrayBuffer(SLOTS_PER_WORKER * SLOT_BYTES);
-      const data: WriterData = { memory, slotBytes: SLOT_BYTES, level };
-      const writer: Writer = {
-        worker: new Worker(WORKER_URL, { workerData: data, execArgv: PROFILING, resourceLimits: LIMITS }),
-        memory: new Uint8Array(memory),
-        free: Array.from({ length: SLOTS_PER_WORKER }, (_, i) => i),
-        done: new Map(),
-      };
-      writer.worker.on('message', ({ slot, error, stats }: { slot: number; error?: string; stats?: number[] }) => {
-        const done = writer.done.get(slot)!;
-        writer.done.delete(slot);
-        writer.free.push(slot);
-        if (error) done.reject(new Error(error));
-        else done.resolve(stats!);
-        this.slotFreed.shift()?.();
+      const thread = startThread<WriterProtocol>('store/write-worker', {
+        name: 'a writer thread',
+        data: { memory, slotBytes: SLOT_BYTES, level },
+        resourceLimits: LIMITS,
       });
-      writer.worker.on('error', (error) => {
-        this.failure ??= error;
-        for (const { reject } of writer.done.values()) reject(error);
+      // A writer that ends (out of memory, crashed) fails its jobs waiting, and every job after them.
+      void thread.ended.then((ended) => {
+        if (!this.closed) this.failure ??= ended;
         for (const wake of this.slotFreed.splice(0)) wake();
       });
-      return writer;
+      return { thread, memory: new Uint8Array(memory), free: Array.from({ length: SLOTS_PER_WORKER }, (_, i) => i) };
     });
   }
 
@@ -78,7 +61,8 @@ export class WritePool {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.writers.map(({ worker }) => worker.terminate()));
+    this.closed = true;
+    await Promise.all(this.writers.map(({ thread }) => thread.stop()));
   }
 
   private async enqueue(path: string, bytes: Uint8Array, compress: boolean): Promise<number[]> {
@@ -91,10 +75,12 @@ export class WritePool {
     const slot = writer.free.pop()!;
     writer.memory.set(bytes, slot * SLOT_BYTES);
     const job: WriteJob = { slot, length: bytes.length, path, compress };
-    return new Promise<number[]>((resolve, reject) => {
-      writer.done.set(slot, { resolve, reject });
-      writer.worker.postMessage(job);
-    });
+    try {
+      return await writer.thread.call('write', job);
+    } finally {
+      writer.free.push(slot);
+      this.slotFreed.shift()?.();
+    }
   }
 
   private freest(): Writer {

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
+import type { Silent } from '../proc/channel.js';
+import { parentChannel } from '../proc/workers.js';
 import type { CompressionLevel } from '../site/spec.js';
 import { compressPage } from './compression.js';
 
@@ -24,26 +25,30 @@ export interface WriterData {
   readonly level: CompressionLevel | null;
 }
 
-const { memory, slotBytes, level } = workerData as WriterData;
+/** write-pool.ts and a writer thread: a job in, the inode, size and mtime of each file written out. */
+export interface WriterProtocol {
+  readonly data: WriterData;
+  readonly parent: Silent;
+  readonly worker: { readonly calls: { write(job: WriteJob): number[] }; readonly events: Record<never, never> };
+}
+
+const parent = parentChannel<WriterProtocol>();
+const { memory, slotBytes, level } = parent.data;
 const made = new Set<string>();
 
-parentPort?.on('message', (job: WriteJob) => {
-  try {
-    const bytes = new Uint8Array(memory, job.slot * slotBytes, job.length);
-    const dir = dirname(job.path);
-    if (!made.has(dir)) {
-      mkdirSync(dir, { recursive: true });
-      made.add(dir);
-    }
-    const stats = writeNewSync(job.path, bytes);
-    if (job.compress && level) {
-      const [gz, br] = compressPage(bytes, level);
-      stats.push(...writeNewSync(`${job.path}.gz`, gz), ...writeNewSync(`${job.path}.br`, br));
-    }
-    parentPort!.postMessage({ slot: job.slot, stats });
-  } catch (error) {
-    parentPort!.postMessage({ slot: job.slot, error: (error as Error).message });
+parent.handle('write', (job) => {
+  const bytes = new Uint8Array(memory, job.slot * slotBytes, job.length);
+  const dir = dirname(job.path);
+  if (!made.has(dir)) {
+    mkdirSync(dir, { recursive: true });
+    made.add(dir);
   }
+  const stats = writeNewSync(job.path, bytes);
+  if (job.compress && level) {
+    const [gz, br] = compressPage(bytes, level);
+    stats.push(...writeNewSync(`${job.path}.gz`, gz), ...writeNewSync(`${job.path}.br`, br));
+  }
+  return stats;
 });
 
 /** Creates `path` (it must not exist) holding `bytes`; returns its inode, size and mtime. */

@@ -1,12 +1,11 @@
 import { CitiesApiError } from '../core/errors.js';
-import { LockBusyError } from '../fs/lock.js';
 
-// An error crossing from a thread to the one that awaits it, as data: a structured clone keeps
+// An error crossing from a worker to the side that awaits it, as data: a structured clone keeps
 // neither an error's class nor its own fields, and callers tell errors apart by both (the CLI
 // prints a CitiesApiError's message and exits with its code; a builder waits on a LockBusyError).
 
-/** The classes an error is rebuilt as, by name; any other CitiesApiError comes back as one. */
-const CLASSES: Record<string, new (...args: never[]) => CitiesApiError> = { CitiesApiError, LockBusyError };
+/** A class an error may be rebuilt as (found by its name). */
+export type ErrorClass = abstract new (...args: never[]) => Error;
 
 export interface ErrorData {
   /** The error's class name; undefined for a value that is not an Error. */
@@ -31,15 +30,22 @@ export function errorData(error: unknown): ErrorData {
   };
 }
 
-/** The error again: of the same class (CitiesApiError, LockBusyError, a built-in Error class; else an Error of the same name), message, fields and stack. */
-export function rebuiltError(data: ErrorData): Error {
+/**
+ * The error again, with its message, fields and stack, of the same class: CitiesApiError, one of
+ * `classes` (e.g. LockBusyError), a built-in Error class; else a CitiesApiError for a subclass of
+ * it not in `classes`, an Error of the same name for any other.
+ */
+export function rebuiltError(data: ErrorData, classes: readonly ErrorClass[] = []): Error {
   const error: Error = data.ours ? new CitiesApiError(data.message) : new Error(data.message);
+  const known = [CitiesApiError, ...classes].find((kind) => kind.name === data.kind);
   const builtIn = (globalThis as Record<string, unknown>)[data.kind ?? ''];
-  const proto = data.ours
-    ? (CLASSES[data.kind!] ?? CitiesApiError).prototype
-    : typeof builtIn === 'function' && builtIn.prototype instanceof Error
-      ? (builtIn.prototype as Error)
-      : undefined;
+  const proto = known
+    ? (known.prototype as Error)
+    : data.ours
+      ? CitiesApiError.prototype
+      : typeof builtIn === 'function' && builtIn.prototype instanceof Error
+        ? (builtIn.prototype as Error)
+        : undefined;
   if (proto) Object.setPrototypeOf(error, proto);
   else if (data.kind && data.kind !== 'Error')
     Object.defineProperty(error, 'name', { value: data.kind, configurable: true, writable: true });
