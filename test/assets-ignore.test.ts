@@ -1,68 +1,45 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assetsIgnore, filesOver } from '../src/app/edge-project.js';
-import { tempDir } from './helpers.js';
+import { build } from '../src/app/build.js';
+import { firstPages, planAssets } from '../src/app/cloudflare-assets.js';
+import { KIT, tempDir } from './helpers.js';
 
-// Cloudflare refuses a deploy holding an asset over 25 MiB (at 140k cities, the page of all
-// cities): `edge cloudflare` lists each such file of the site in .assetsignore, by its site path.
+// What `edge cloudflare` publishes of a site: within the file budget, checked before writing.
 
-let work: Awaited<ReturnType<typeof tempDir>>;
 let site: string;
-const bytes = (n: number) => Buffer.alloc(n, 0x61);
-
+let cleanup: () => Promise<void>;
 beforeAll(async () => {
-  work = await tempDir('cities-assets-ignore-');
-  site = join(work.dir, 'site');
-  await mkdir(join(site, 'cities/default'), { recursive: true });
-  await mkdir(join(site, 'cities/-name_en'), { recursive: true });
-  await mkdir(join(work.dir, 'elsewhere'), { recursive: true });
-  await writeFile(join(site, 'cities/default/all-3.json'), bytes(101));
-  await writeFile(join(site, 'cities/-name_en/all-3.json'), bytes(150));
-  await writeFile(join(site, 'cities/default/1.json'), bytes(100));
-  await writeFile(join(site, 'openapi.json'), bytes(20));
-  await writeFile(join(work.dir, 'elsewhere/big.json'), bytes(500));
-  await symlink(join(work.dir, 'elsewhere/big.json'), join(site, 'cities/linked.json'));
-  await symlink(join(work.dir, 'elsewhere'), join(site, 'cities/linked-dir'));
-});
-afterAll(() => work.cleanup());
+  const temp = await tempDir('assets-ignore-');
+  cleanup = temp.cleanup;
+  site = join(temp.dir, 'site');
+  await build({ data: join(KIT, 'cities48.csv'), out: site, baseUrl: 'http://api.example.com', pageSizes: [10] });
+}, 60_000);
+afterAll(() => cleanup());
 
-describe("filesOver: the site's files larger than the limit", () => {
-  it.each<[string, number, string[]]>([
-    [
-      'files over the limit, by site path, sorted (one at the limit is not over it)',
-      100,
-      ['cities/-name_en/all-3.json', 'cities/default/all-3.json'],
-    ],
-    ['none when every file is within the limit', 150, []],
-    [
-      "a symbolic link (to a file or a folder) is not one of the site's files",
-      10,
-      ['cities/-name_en/all-3.json', 'cities/default/1.json', 'cities/default/all-3.json', 'openapi.json'],
-    ],
-  ])('%s', async (_name, limit, expected) => {
-    expect(await filesOver(site, limit)).toEqual(expected);
-  });
-});
-
-describe('assetsIgnore', () => {
-  it.each<[string, string[], string[]]>([
-    [
-      "keeps the site's own files off the CDN, the edge data excepted",
-      [],
-      ['_cities-api/*', '!_cities-api/edge/', '_redirects', '_headers'],
-    ],
-    [
-      "lists each file too large, anchored at the site's root",
-      ['cities/default/all-140000.json'],
-      ['/cities/default/all-140000.json'],
-    ],
-  ])('%s', (_name, tooLarge, lines) => {
-    expect(assetsIgnore(tooLarge).split('\n')).toEqual(expect.arrayContaining(lines));
+describe('planAssets', () => {
+  it.each<[string, number, number]>([
+    ['a budget every page fits in: every page', 20_000, Infinity],
+    ['a smaller budget: the first pages of each list', 300, 1],
+  ])('%s', async (_, files, pagesPerList) => {
+    const plan = await planAssets(site, { files, fileBytes: 25 * 1024 * 1024 });
+    expect(plan.pagesPerList).toBe(pagesPerList);
+    expect(plan.files).toBeLessThanOrEqual(files);
+    const lines = plan.ignore.split('\n');
+    expect(lines).toEqual(expect.arrayContaining(['*.gz', '*.br', '_redirects', '_headers', '_cities-api/*']));
+    expect(lines.includes('/cities/*/*/*.json')).toBe(pagesPerList !== Infinity);
   });
 
-  it("a too-large file is not re-included by the edge data's negation (it comes after it)", () => {
-    const lines = assetsIgnore(['_cities-api/edge/huge.bin']).split('\n');
-    expect(lines.indexOf('/_cities-api/edge/huge.bin')).toBeGreaterThan(lines.indexOf('!_cities-api/edge/'));
+  it('a budget the edge data alone exceeds: refused, saying which limit and what to do', async () => {
+    await expect(planAssets(site, { files: 10, fileBytes: 25 * 1024 * 1024 })).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/over Cloudflare's 10 per Worker version .*fewer --orderings/),
+    });
   });
+
+  it.each<[number, string[]]>([
+    [0, []],
+    [1, ['[1-1]']],
+    [49, ['[1-9]', '[1-4][0-9]']],
+    [999, ['[1-9]', '[1-9][0-9]', '[1-9][0-9][0-9]']],
+  ])('firstPages(%d)', (k, patterns) => expect(firstPages(k)).toEqual(patterns));
 });

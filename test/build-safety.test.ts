@@ -375,21 +375,16 @@ describe('a plain rebuild notices files that are not as built and rewrites them'
     expect(await builtOk(out)).toMatch(/its files are as built: nothing to write/);
   });
 
-  it('a same-size edit with its mtime put back is not seen by a plain rebuild (stat only, as git); --force rewrites it', async () => {
+  it('a same-size edit with its mtime put back is seen by a plain rebuild (its ctime moved) and rewritten', async () => {
     await builtOk('sneaky');
     const file = at('sneaky/cities/default/20/1.json');
     // touch -r copies the mtime to the nanosecond (fs.utimes takes a double: not exact).
     await promisify(execFile)('cp', ['-p', file, at('sneaky-reference')]);
     await writeFile(file, samesize(await readFile(file, 'utf8')));
     await promisify(execFile)('touch', ['-r', at('sneaky-reference'), file]);
-    expect(await builtOk('sneaky')).toMatch(/nothing to write/);
-    expect((await checkSite(at('sneaky'))).problems.sort()).toEqual([
-      'cities/default/20/1.json.br does not decompress to cities/default/20/1.json',
-      'cities/default/20/1.json.gz does not decompress to cities/default/20/1.json',
-      'wrong bytes in cities/default/20/1.json',
-    ]);
-    expect(counts(await builtOk('sneaky', '--force')).slice(1)).toEqual([FILES, 0, 0]);
+    expect(counts(await builtOk('sneaky')).slice(1)).toEqual([1, FILES - 1, 0]);
     await wholeSite(at('sneaky'));
+    expect(await builtOk('sneaky')).toMatch(/nothing to write/);
   });
 
   it('without the stat cache, a rebuild reads the old files: intact ones are reused (nothing written), a damaged one is rewritten', async () => {

@@ -58,7 +58,7 @@ describe.skipIf(!available)('the generated Cloudflare project', () => {
       run_worker_first: ['/api/v1/cities', '/api/v1/cities/*'],
     });
     expect((await readFile(join(site, '.assetsignore'), 'utf8')).split('\n')).toEqual(
-      expect.arrayContaining(['_cities-api/*', '!_cities-api/edge/', '_redirects', '_headers']),
+      expect.arrayContaining(['_cities-api/*', '!_cities-api/edge/', '_redirects', '_headers', '*.gz', '*.br']),
     );
     expect(project.deploy).toBe('npx wrangler deploy');
     expect(await readFile(join(project.out, 'cities-site.js'), 'utf8')).not.toContain('"id"'); // settings only: no city
@@ -71,11 +71,11 @@ describe.skipIf(!available)('the generated Cloudflare project', () => {
       const status = async (path: string) => (await fetch(new URL(path, worker.url))).status;
       expect({
         index: await status(`/${ROUTES.edge.index}`),
-        chunk: await status(`/${fill(ROUTES.edge.chunk, { chunk: 0 })}`),
+        block: await status(`/${fill(ROUTES.edge.block, { layout: 'name_ar', block: 0 })}`),
         manifest: await status(`/${ROUTES.extras.manifest}`),
         dataset: await status(`/${ROUTES.extras.dataset}`),
         redirects: await status(`/${ROUTES.extras.netlifyRedirects}`),
-      }).toEqual({ index: 200, chunk: 200, manifest: 404, dataset: 404, redirects: 404 });
+      }).toEqual({ index: 200, block: 200, manifest: 404, dataset: 404, redirects: 404 });
     } finally {
       await worker.stop();
     }

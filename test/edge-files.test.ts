@@ -7,8 +7,17 @@ import type { Collation } from '../src/core/collation.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
-import { chunkPath, CHUNK_CITIES, edgeFileCount, edgeFiles, rankPath, type EdgeIndex } from '../src/site/edge-files.js';
-import { chunkParts, decodeChunk, decodeRanks, encodeRanks, isGroupStart, tagBytes } from '../src/site/edge-format.js';
+import {
+  BLOCK_BYTES,
+  blockPath,
+  edgeFileCount,
+  edgeFiles,
+  LAYOUTS,
+  rankPath,
+  type EdgeIndex,
+  type Layout,
+} from '../src/site/edge-files.js';
+import { blockParts, decodeBlock, decodeRanks, encodeRanks, isGroupStart, tagBytes } from '../src/site/edge-format.js';
 import { bodyBytes } from '../src/core/page.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
 import { CityTable } from '../src/core/city-table.js';
@@ -27,19 +36,19 @@ describe('edgeFiles: the collation and the cities as the edge reads them', () =>
     ['cities1234', 'locale'],
   ];
   it.each(cases)(
-    '%s (%s): each rank file is the ascending order with its groups of equal values, the chunks hold every city in dataset order',
+    '%s (%s): each rank file is the ascending order with its groups of equal values, each layout holds every city in its order',
     async (name, collation) => {
       const index = new CityIndex(await readDataset(join(KIT, `${name}.json`)), collation);
       const files = await filesOf(index);
       const tag = tagBytes(TAG);
-      expect(files.size).toBe(edgeFileCount(index.count));
+      expect(files.size).toBeLessThanOrEqual(edgeFileCount(index.count, index.table.jsonBytes()));
       const head = JSON.parse(new TextDecoder().decode(files.get(ROUTES.edge.index))) as EdgeIndex;
-      expect(head).toEqual({
-        format: 1,
+      expect({ ...head, layouts: undefined }).toEqual({
+        format: 2,
         count: index.count,
-        chunkCities: CHUNK_CITIES,
         tag: TAG,
         distinct: Object.fromEntries(NAME_FIELDS.map((f) => [f, index.distinct(f)])),
+        layouts: undefined,
       });
       for (const field of NAME_FIELDS) {
         const { order, groupStarts } = decodeRanks(files.get(rankPath(field))!, tag, field);
@@ -52,14 +61,36 @@ describe('edgeFiles: the collation and the cities as the edge reads them', () =>
       expect([...decodeRanks(files.get(rankPath(ROUTES.absent))!, tag, 'default').order]).toEqual([
         ...index.single([]),
       ]);
-      const cities: string[] = [];
-      for (let c = 0; files.has(chunkPath(c)); c++) {
-        const chunk = decodeChunk(files.get(chunkPath(c))!, tag, 'chunk');
-        for (let i = 0; i < chunk.count; i++) cities.push(new TextDecoder().decode(chunk.city(i)));
+      for (const layout of LAYOUTS) {
+        const ordering = layout === ROUTES.absent ? [] : [{ field: layout, descending: false }];
+        const want = [...index.single(ordering)].map((p) => Buffer.from(index.json(p)).toString());
+        expect(layoutCities(files, head, layout, tag), layout).toEqual(want);
       }
-      expect(cities).toEqual(Array.from({ length: index.count }, (_, i) => Buffer.from(index.json(i)).toString()));
     },
   );
+
+  it('a layout is cut into blocks of at most BLOCK_BYTES of cities; fields of one order share one layout', () => {
+    const long = 'x'.repeat(900);
+    const index = new CityIndex(
+      CityTable.fromCities(Array.from({ length: 1500 }, (_, i) => makeCity(i + 1, { name: `C${i % 97} ${long}` }))),
+      'codepoint',
+    );
+    const files = [...edgeFiles(index, TAG)];
+    const head = JSON.parse(Buffer.from(bodyBytes(files.at(-1)!.body)).toString()) as EdgeIndex;
+    const starts = head.layouts.name_ar as number[];
+    expect(starts.length).toBeGreaterThan(5);
+    for (let b = 0; b < starts.length; b++) {
+      const bytes = bodyBytes(files.find((f) => f.path === blockPath('name_ar', b))!.body);
+      expect(bytes.length - 16 - 4 * ((starts[b + 1] ?? 1500) - starts[b]!)).toBeLessThanOrEqual(BLOCK_BYTES);
+    }
+    // One name in every language, no top city: every layout is name_ar's (the first written).
+    expect(LAYOUTS.filter((l) => l !== 'name_ar').map((l) => head.layouts[l])).toEqual(
+      LAYOUTS.slice(2)
+        .concat(ROUTES.absent)
+        .map(() => 'name_ar'),
+    );
+    expect(files.some((f) => f.path.startsWith('_cities-api/edge/rows/name_fr-'))).toBe(false);
+  });
 
   it('the same data gives the same bytes; another tag only changes the headers and the index', async () => {
     const index = () =>
@@ -70,15 +101,27 @@ describe('edgeFiles: the collation and the cities as the edge reads them', () =>
     const [a, b] = [await filesOf(index()), await filesOf(index())];
     expect([...a.keys()]).toEqual([...b.keys()]);
     for (const [path, bytes] of a) expect(Buffer.from(b.get(path)!).equals(bytes)).toBe(true);
-    expect([...a.keys()].filter((p) => p.startsWith('_cities-api/edge/chunks/'))).toEqual([0, 1, 2].map(chunkPath));
+    expect([...a.keys()].filter((p) => p.includes('/rows/')).length).toBeGreaterThan(0);
   });
 });
+
+/** The cities of a layout, read from its blocks (or those of the layout it names). */
+function layoutCities(files: Map<string, Uint8Array>, head: EdgeIndex, layout: Layout, tag: Uint8Array): string[] {
+  const entry = head.layouts[layout];
+  const own = typeof entry === 'string' ? entry : layout;
+  const cities: string[] = [];
+  for (let b = 0; files.has(blockPath(own, b)); b++) {
+    const block = decodeBlock(files.get(blockPath(own, b))!, tag, 'block');
+    for (let i = 0; i < block.count; i++) cities.push(new TextDecoder().decode(block.city(i)));
+  }
+  return cities;
+}
 
 describe('edge-format refuses files it cannot trust', () => {
   const tag = tagBytes(TAG);
   const ranks = encodeRanks(Uint32Array.of(2, 0, 1), (i) => i !== 2, tag);
   const chunk = bodyBytes(
-    chunkParts([new TextEncoder().encode('{"id":1}'), new TextEncoder().encode('{"id":2}')], tag),
+    blockParts([new TextEncoder().encode('{"id":1}'), new TextEncoder().encode('{"id":2}')], tag),
   );
   it.each<[string, () => unknown, RegExp]>([
     [
@@ -88,7 +131,7 @@ describe('edge-format refuses files it cannot trust', () => {
     ],
     [
       'a file that is not ours',
-      () => decodeChunk(new TextEncoder().encode('<html>not found</html>'), tag, 'c.bin'),
+      () => decodeBlock(new TextEncoder().encode('<html>not found</html>'), tag, 'c.bin'),
       /c\.bin cannot be read: it is not an edge data file/,
     ],
     [
@@ -97,23 +140,23 @@ describe('edge-format refuses files it cannot trust', () => {
       /shorter than its header says/,
     ],
     [
-      'a chunk with bytes past its cities',
-      () => decodeChunk(Uint8Array.of(...chunk, 0x20), tag, 'c.bin'),
+      'a block with bytes past its cities',
+      () => decodeBlock(Uint8Array.of(...chunk, 0x20), tag, 'c.bin'),
       /its cities end elsewhere/,
     ],
     ['a malformed tag', () => tagBytes('xyz'), /invalid edge data tag/],
   ])('%s', (_, read, message) => expect(read).toThrow(message));
 
-  it("a chunk file is given as parts (never joined by the writer): its header, then the table's own city bytes, not copies", async () => {
+  it("a block file is given as parts (never joined by the writer): its header, then the table's own city bytes, not copies", async () => {
     const index = new CityIndex(await readDataset(join(KIT, 'cities48.json')), 'codepoint');
-    const entry = [...edgeFiles(index, TAG)].find((f) => f.path === chunkPath(0))!;
+    const entry = [...edgeFiles(index, TAG)].find((f) => f.path === blockPath('default', 0))!;
     const parts = [...entry.body];
-    const cities = Array.from({ length: index.count }, (_, i) => index.json(i));
+    const cities = [...index.single([])].map((p) => index.json(p));
     expect(Array.isArray(entry.body)).toBe(false);
     expect(
       parts.slice(1).every((part, i) => part.buffer === cities[i]!.buffer && part.byteOffset === cities[i]!.byteOffset),
     ).toBe(true);
-    const read = decodeChunk(bodyBytes(parts), tag, 'c.bin');
+    const read = decodeBlock(bodyBytes(parts), tag, 'c.bin');
     expect(Array.from({ length: read.count }, (_, i) => Buffer.from(read.city(i)).toString())).toEqual(
       cities.map((c) => Buffer.from(c).toString()),
     );
@@ -127,7 +170,7 @@ describe('edge-format refuses files it cannot trust', () => {
       [2, 0, 1],
       [true, true, false],
     ]);
-    expect(new TextDecoder().decode(decodeChunk(chunk, tag, 'c.bin').city(1))).toBe('{"id":2}');
+    expect(new TextDecoder().decode(decodeBlock(chunk, tag, 'c.bin').city(1))).toBe('{"id":2}');
   });
 });
 
@@ -148,7 +191,12 @@ describe('a build writes the edge data as site files, listed in the manifest', (
     };
     const head = JSON.parse(await readFile(join(out, ROUTES.edge.index), 'utf8')) as EdgeIndex;
     const expected = await filesOf(new CityIndex(await readDataset(join(KIT, 'cities48.csv')), 'codepoint'));
-    for (const path of [ROUTES.edge.index, ...NAME_FIELDS.map(rankPath), rankPath(ROUTES.absent), chunkPath(0)]) {
+    for (const path of [
+      ROUTES.edge.index,
+      ...NAME_FIELDS.map(rankPath),
+      rankPath(ROUTES.absent),
+      blockPath('default', 0),
+    ]) {
       expect(manifest.files[path], path).toMatch(/^[0-9a-f]{64}$/);
       const bytes = await readFile(join(out, path));
       if (path !== ROUTES.edge.index)

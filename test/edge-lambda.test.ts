@@ -11,7 +11,7 @@ import { CityTable } from '../src/core/city-table.js';
 import type { City } from '../src/core/fields.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { lambdaHandler, LAMBDA_BODY_BYTES, type LambdaEvent, type LambdaResult } from '../src/http/platforms/lambda.js';
-import { chunkPath } from '../src/site/edge-files.js';
+import { blockPath } from '../src/site/edge-files.js';
 import { KIT_DATASETS, expectWholeKit, makeCity, tempDir, testSpec } from './helpers.js';
 import { kitEdgeProject, memoryEdgeSite } from './edge-helpers.js';
 import { requireTool } from './tool-check.js';
@@ -104,7 +104,7 @@ describe.skipIf(!available).each(KIT_DATASETS)(
         .filter((e) => e.isFile())
         .map((e) => relative(site, join(e.parentPath, e.name)));
       for (const file of edge)
-        expect(await readFile(join(unpacked, file)), file).toEqual(await readFile(join(site, file)));
+        expect((await readFile(join(unpacked, file))).equals(await readFile(join(site, file))), file).toBe(true);
       expect((await readdir(join(unpacked, ROUTES.file.meta))).sort()).toEqual(['edge']);
       const { handler } = await handlerOf(unpacked);
       const front = await functionUrl(handler);
@@ -183,20 +183,38 @@ describe("answers over Lambda's 6 MB response limit", () => {
     expect(detailOf(await handler(event(size)))).toEqual([500, { detail: expect.stringMatching(detail) }]);
   });
 
+  it.each([
+    ['no domainName and a Host header that is no host', { host: 'a@b' }, undefined],
+    ['no domainName and a Host header with a path', { host: 'x/../y' }, undefined],
+    ['a domainName that is no host', {}, 'a@b'],
+  ])('%s: answered from the path and query, never from the Host header', async (_, headers, domainName) => {
+    const cities = Array.from({ length: 30 }, (_, i) => makeCity(i + 1));
+    const { read } = memoryEdgeSite(new CityIndex(CityTable.fromCities(cities), 'codepoint'));
+    const handler = lambdaHandler({ settings: testSpec({ count: cities.length }) }, read);
+    const result = await handler({
+      rawPath: '/cities/',
+      rawQueryString: 'page_size=3',
+      headers,
+      requestContext: { http: { method: 'GET' }, ...(domainName ? { domainName } : {}) },
+    });
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(Buffer.from(result.body, 'base64').toString()).results).toHaveLength(3);
+  });
+
   it('an edge file missing from the zip: a clear 500 naming it, and the next request tries again', async () => {
     const cities = Array.from({ length: 600 }, (_, i) => makeCity(i + 1));
     const { files, read } = memoryEdgeSite(new CityIndex(CityTable.fromCities(cities), 'codepoint'));
-    const chunk = files.get(chunkPath(1))!;
-    files.delete(chunkPath(1));
+    const block = files.get(blockPath('name_ar', 1))!;
+    files.delete(blockPath('name_ar', 1));
     const handler = lambdaHandler({ settings: testSpec({ count: cities.length }) }, read);
-    const deep = { ...event(100), rawQueryString: 'page_size=100&page=4' };
+    const deep = { ...event(100), rawQueryString: 'page_size=100&page=6' };
     expect(detailOf(await handler(deep))).toEqual([
       500,
       {
-        detail: `the edge file ${chunkPath(1)} could not be read (no file ${chunkPath(1)}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`,
+        detail: `the edge file ${blockPath('name_ar', 1)} could not be read (no file ${blockPath('name_ar', 1)}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`,
       },
     ]);
-    files.set(chunkPath(1), chunk);
+    files.set(blockPath('name_ar', 1), block);
     expect((await handler(deep)).statusCode).toBe(200);
   });
 });

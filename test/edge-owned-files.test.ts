@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,6 +90,24 @@ describe.each(cases)('edge %s refuses to replace %s at any of its paths, writing
       expect(await snapshot(platform, site, out, path)).toEqual(before);
     }
   }, 120_000);
+});
+
+describe('edge writes nothing through a symbolic link out of --out', () => {
+  it.each<[Platform, string]>([
+    ['netlify', 'netlify'],
+    ['netlify', 'netlify/edge-functions'],
+  ])('edge %s with %s/ a link to a folder elsewhere: refused, nothing written there', async (platform, linked) => {
+    const { site, out } = await fresh(platform);
+    const elsewhere = join(root, `elsewhere-${n++}`);
+    await mkdir(elsewhere);
+    await mkdir(dirname(join(out, linked)), { recursive: true });
+    await symlink(elsewhere, join(out, linked));
+    await expect(writeEdgeProject(platform, site, out)).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/a symbolic link out of/),
+    });
+    expect(await readdir(elsewhere)).toEqual([]);
+  });
 });
 
 /** Every path the platform writes, with its contents or absence, `skip` left out. */

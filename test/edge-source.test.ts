@@ -11,7 +11,7 @@ import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
-import { chunkPath } from '../src/site/edge-files.js';
+import { blockPath } from '../src/site/edge-files.js';
 import { EdgeSource, PageTooLarge, type EdgeSourceOptions } from '../src/site/edge-source.js';
 import { KIT, makeCity } from './helpers.js';
 import { memoryEdgeSite as siteOf } from './edge-helpers.js';
@@ -29,7 +29,15 @@ async function kitIndex(name: string, collation: Collation = 'codepoint') {
   return new CityIndex(await readDataset(join(KIT, `${name}.json`)), collation);
 }
 
-/** Each query whose edge answer differs from answerListing's: status and bytes. */
+/** A streamed answer's status and bytes. */
+async function streamed(source: EdgeSource, query: string, base = BASE): Promise<{ status: number; body: Buffer }> {
+  const { status, body } = await source.stream(parseQuery(query), base);
+  const parts: Uint8Array[] = [];
+  for await (const part of body) parts.push(part);
+  return { status, body: Buffer.concat(parts) };
+}
+
+/** Each query whose edge answer, assembled or streamed, differs from answerListing's: status and bytes. */
 async function differences(
   index: CityIndex,
   source: EdgeSource,
@@ -43,6 +51,9 @@ async function differences(
     const got = await source.answer(pairs, base);
     if (got.status !== want.status || !Buffer.from(bodyBytes(got.body)).equals(bodyBytes(want.body)))
       found.push(`?${query}: ${got.status} ${Buffer.from(bodyBytes(got.body)).toString().slice(0, 120)}`);
+    const stream = await streamed(source, query, base);
+    if (stream.status !== want.status || !stream.body.equals(bodyBytes(want.body)))
+      found.push(`?${query} streamed: ${stream.status} ${stream.body.toString().slice(0, 120)}`);
   }
   return found;
 }
@@ -156,41 +167,78 @@ function tiedIndex(n: number): CityIndex {
   );
 }
 
+const blocks = (reads: string[]) => reads.filter((p) => p.includes('/rows/'));
+const rankReads = (reads: string[]) => reads.filter((p) => p.includes('/ranks/'));
+
 describe('a request reads only what it needs', () => {
   it.each<[string, string, (reads: string[]) => void]>([
     [
-      "a page of 10 in one field's order: the index, that rank file, at most 10 chunks",
+      "a page of 10 in one field's descending order: the index, that rank file, at most two blocks of its layout",
       'ordering=-name_ar&page_size=10&page=150',
       (reads) => {
-        expect(reads.filter((p) => !p.includes('chunks'))).toEqual([
+        expect(reads.filter((p) => !p.includes('/rows/'))).toEqual([
           ROUTES.edge.index,
           '_cities-api/edge/ranks/name_ar.bin',
         ]);
-        expect(reads.filter((p) => p.includes('chunks')).length).toBeLessThanOrEqual(10);
+        expect(blocks(reads).length).toBeLessThanOrEqual(2);
+        expect(blocks(reads).every((p) => p.startsWith('_cities-api/edge/rows/name_ar-'))).toBe(true);
       },
     ],
     [
-      'the default ordering: its own rank file',
-      'page=3',
-      (reads) => expect(reads.filter((p) => p.includes('ranks'))).toEqual(['_cities-api/edge/ranks/default.bin']),
+      'a field ascending: no rank file, one or two blocks',
+      'ordering=name_ar&page_size=10&page=1500',
+      (reads) => {
+        expect(rankReads(reads)).toEqual([]);
+        expect(blocks(reads).length).toBeLessThanOrEqual(2);
+      },
     ],
     [
-      'a multi-field ordering: the rank files of its terms',
+      'the default ordering: no rank file, its own layout',
+      'page=3',
+      (reads) => {
+        expect(rankReads(reads)).toEqual([]);
+        expect(blocks(reads)).toEqual(['_cities-api/edge/rows/default-0.bin']);
+      },
+    ],
+    [
+      'a multi-field ordering: the rank files of its terms, blocks of its first term',
       'ordering=name_en,-name_ar,name_fr',
-      (reads) =>
-        expect(reads.filter((p) => p.includes('ranks')).sort()).toEqual([
+      (reads) => {
+        expect(rankReads(reads).sort()).toEqual([
           '_cities-api/edge/ranks/name_ar.bin',
           '_cities-api/edge/ranks/name_en.bin',
           '_cities-api/edge/ranks/name_fr.bin',
-        ]),
+        ]);
+        expect(blocks(reads).every((p) => p.startsWith('_cities-api/edge/rows/name_en-'))).toBe(true);
+      },
     ],
     ['an invalid page: the index alone', 'page=9999', (reads) => expect(reads).toEqual([ROUTES.edge.index])],
   ])('%s', async (_, query, check) => {
     const index = tiedIndex(40_000);
     const site = siteOf(index);
-    const source = new EdgeSource(site.read);
-    expect(await differences(index, source, [query])).toEqual([]);
+    const source = new EdgeSource(site.read, { cacheBytes: 0 });
+    await streamed(source, query);
     check(site.reads);
+    expect(await differences(index, source, [query])).toEqual([]);
+  });
+
+  it.each([
+    ['the default ordering (-top, name_en)', 'page_size=10&page=777'],
+    ['a field ascending', 'ordering=name_fr&page_size=7&page=1234'],
+    ['a field descending, ties by id', 'ordering=-name_en&page_size=10&page=2000'],
+    ['multi-field', 'ordering=name_ar,-name_en&page_size=10&page=3001'],
+    ['every city on one page', 'ordering=-name_ar&page_size=100000'],
+    ['a large page', 'ordering=name_ar,-name_fr&page_size=5000&page=3'],
+  ])('%s: bytes read after the one-time reads are at most 3 x the answer + 512 KB', async (_, query) => {
+    const index = tiedIndex(40_000);
+    const site = siteOf(index);
+    const source = new EdgeSource(site.read, { cacheBytes: 0 });
+    await streamed(source, query.replace(/page=\d+/, 'page=1'));
+    site.reads.length = 0;
+    const answer = await streamed(source, query);
+    const read = site.reads.reduce((n, p) => n + site.files.get(p)!.length, 0);
+    expect(rankReads(site.reads)).toEqual([]);
+    expect(read).toBeLessThanOrEqual(3 * answer.body.length + 512_000);
   });
 
   it('terms after one whose values are all distinct are not read', async () => {
@@ -200,14 +248,14 @@ describe('a request reads only what it needs', () => {
     );
     const site = siteOf(index);
     expect(await differences(index, new EdgeSource(site.read), ['ordering=name_en,-name_ar'])).toEqual([]);
-    expect(site.reads.filter((p) => p.includes('ranks'))).toEqual(['_cities-api/edge/ranks/name_en.bin']);
+    expect(rankReads(site.reads)).toEqual([]);
   });
 
-  it('the chunk cache stays within its budget, and cached chunks are not read again', async () => {
+  it('the block cache stays within its budget, and cached blocks are not read again', async () => {
     const index = tiedIndex(40_000);
     const site = siteOf(index);
-    const chunkBytes = site.files.get(chunkPath(0))!.length;
-    const source = new EdgeSource(site.read, { cacheBytes: chunkBytes * 3.5 });
+    const blockBytes = site.files.get(blockPath('name_ar', 0))!.length;
+    const source = new EdgeSource(site.read, { cacheBytes: blockBytes * 3.5 });
     await differences(index, source, ['ordering=name_ar&page_size=3']);
     const before = site.reads.length;
     await differences(index, source, ['ordering=name_ar&page_size=3']);
@@ -219,7 +267,7 @@ describe('a request reads only what it needs', () => {
 });
 
 describe('what the edge cannot answer is a clear error, and a failure does not stick', () => {
-  it('a page above maxPageCities rejects with PageTooLarge before reading a rank file', async () => {
+  it('a page above maxPageCities rejects with PageTooLarge before reading a rank file (a stream has no such limit)', async () => {
     const index = tiedIndex(3000);
     const site = siteOf(index);
     const source = new EdgeSource(site.read, { maxPageCities: 500 });
@@ -229,31 +277,37 @@ describe('what the edge cannot answer is a clear error, and a failure does not s
     );
     expect(site.reads).toEqual([ROUTES.edge.index]);
     expect(await differences(index, source, ['page_size=500&page=last'])).toEqual([]);
+    expect(
+      (await streamed(source, 'page_size=100000')).body.equals(
+        bodyBytes(answerListing(index, parseQuery('page_size=100000'), BASE).body),
+      ),
+    ).toBe(true);
   });
 
-  it('a read that fails once (index, rank file, chunk) fails that request only', async () => {
+  it('a read that fails once (index, rank file, block) fails that request only', async () => {
     const index = tiedIndex(3000);
     const site = siteOf(index);
-    const failing = new Set([ROUTES.edge.index, '_cities-api/edge/ranks/name_fr.bin', chunkPath(3)]);
+    const failing = new Set([ROUTES.edge.index, '_cities-api/edge/ranks/name_fr.bin', blockPath('name_en', 3)]);
     const source = new EdgeSource(async (path) => {
       if (failing.delete(path)) throw new Error(`unreachable ${path}`);
       return site.read(path);
     });
-    const query = parseQuery('ordering=name_fr&page_size=3000');
+    const query = parseQuery('ordering=-name_fr&page_size=3000');
     await expect(source.answer(query, BASE)).rejects.toThrow(/unreachable _cities-api\/edge\/index\.json/);
     await expect(source.answer(query, BASE)).rejects.toThrow(/unreachable .*name_fr\.bin/);
-    await expect(source.answer(query, BASE)).rejects.toThrow(/unreachable .*chunks\/3\.bin/);
-    expect(await differences(index, source, ['ordering=name_fr&page_size=3000'])).toEqual([]);
+    await expect(source.answer(query, BASE)).rejects.toThrow(/unreachable .*rows\/name_en-3\.bin/);
+    expect(await differences(index, source, ['ordering=-name_fr&page_size=3000'])).toEqual([]);
   });
 
   it('files of two builds are never combined', async () => {
     const index = tiedIndex(600);
     const older = siteOf(index, 'aaaaaaaaaaaaaaaa');
     const newer = siteOf(index, 'bbbbbbbbbbbbbbbb');
-    const source = new EdgeSource(async (path) => (path.includes('chunks') ? older : newer).read(path));
+    const source = new EdgeSource(async (path) => (path.includes('/rows/') ? older : newer).read(path));
     await expect(source.answer(parseQuery(''), BASE)).rejects.toThrow(
-      /chunks\/\d+\.bin is from another build than the edge index/,
+      /rows\/default-\d+\.bin is from another build than the edge index/,
     );
+    await expect(source.stream(parseQuery('ordering=name_ar'), BASE)).rejects.toThrow(/from another build/);
   });
 
   it('indexFor prepares one page: asked for another, its index throws instead of answering wrong', async () => {
@@ -272,8 +326,8 @@ describe('what the edge cannot answer is a clear error, and a failure does not s
     await expect(
       new EdgeSource(async () => new TextEncoder().encode('<!doctype html>')).answer([], BASE),
     ).rejects.toThrow(/index\.json is not JSON: deploy the files of a site built by this version/);
-    await expect(new EdgeSource(async () => new TextEncoder().encode('{"format":2}')).answer([], BASE)).rejects.toThrow(
-      /not an edge index of format 1/,
+    await expect(new EdgeSource(async () => new TextEncoder().encode('{"format":1}')).answer([], BASE)).rejects.toThrow(
+      /not an edge index of format 2/,
     );
   });
 });

@@ -242,6 +242,23 @@ describe('environment errors: one line naming the path and what to do, exit 1, n
   );
 });
 
+describe('edge cloudflare on a site it cannot write in', () => {
+  it.skipIf(!PERMISSIONS)(
+    'blames the site directory and --site, not --out, and leaves no deployable project without .assetsignore',
+    async () => {
+      const out = join(dir, 'edge-out');
+      await mkdir(out);
+      await chmod(out, 0o777);
+      const result = await run(true, 'edge', 'cloudflare', '--site', at('read-only/site')(), '--out', out);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(new RegExp(`site directory ${path('read-only/site')}.*--site`));
+      expect(result.stderr).not.toMatch(/--out/);
+      for (const file of ['worker.js', 'wrangler.jsonc']) expect(existsSync(join(out, file)), file).toBe(false);
+    },
+    60_000,
+  );
+});
+
 describe('fileSystemError: every errno becomes a CitiesApiError naming the path', () => {
   const errno = (code: string, syscall: string, path: string) =>
     Object.assign(new Error(`${code}: failed, ${syscall} '${path}'`), { code, syscall, path });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bar,
   duration,
+  ESTIMATING,
   logEverySeconds,
   progressLine,
   progressParts,
@@ -35,9 +36,13 @@ describe('the words and the bar', () => {
       [12_300_000, 30_100_000, 8_100_000, 'bytes'],
       { amount: '12.3/30.1 MB', percent: '40%', rate: '8.1 MB/s', eta: '3s' },
     ],
-    ['no rate yet', [0, 10, 0, 'pages'], { amount: '0/10 pages', percent: '0%', rate: '0 pages/s', eta: '?' }],
+    ['no rate yet', [0, 10, 0, 'pages'], { amount: '0/10 pages', percent: '0%', rate: '0 pages/s', eta: ESTIMATING }],
   ] as const)('%s', (_, [done, total, rate, unit], expected) => {
     expect(progressParts(done, total, rate, unit)).toEqual(expected);
+  });
+
+  it('a rate not measured long enough gives no time left', () => {
+    expect(progressParts(100, 10_000, 3.2, 'pages', false).eta).toBe(ESTIMATING);
   });
 
   it.each([
@@ -86,26 +91,44 @@ describe('progressLine, on a clock of our own', () => {
     ['CITIES_API_PROGRESS_SECONDS=0', { CITIES_API_PROGRESS_SECONDS: '0' }, 5],
   ])('in a log, a line every %s: %s s', (_, env, seconds) => expect(logEverySeconds(env)).toBe(seconds));
 
-  it('not on a terminal: nothing the first second, then one line every five seconds', () => {
+  it('not on a terminal: nothing the first second of the phase (from its first update), then one line every five seconds', () => {
     const stream = recorder(false);
     drive(stream, [500, 1200, 3000, 5100, 7000, 10_200]);
     expect(stream.text).toBe(
-      'building pages: 400/10000 pages (4%), 78 pages/s, about 2m03s left\nbuilding pages: 600/10000 pages (6%), 59 pages/s, about 2m40s left\n',
+      'building pages: 300/10000 pages (3%), 80 pages/s, about 2m02s left\nbuilding pages: 600/10000 pages (6%), 52 pages/s, about 3m03s left\n',
     );
   });
 
   it('on a terminal: redrawn in place with a bar, rate and ETA, cleared at the end', () => {
     const stream = recorder(true, 100);
-    drive(stream, [500, 1200, 1250, 1400]);
+    drive(stream, [500, 1600, 2600]);
     expect(stream.text).toBe(
-      `\rbuilding pages [${'-'.repeat(20)}]  2% 200/10000 pages, 167 pages/s, ETA 59s\x1b[K` +
-        `\rbuilding pages [${'-'.repeat(20)}]  4% 400/10000 pages, 286 pages/s, ETA 34s\x1b[K\r\x1b[K`,
+      `\rbuilding pages [${'-'.repeat(20)}]  2% 200/10000 pages, 91 pages/s, ETA estimating…\x1b[K` +
+        `\rbuilding pages [${'-'.repeat(20)}]  3% 300/10000 pages, 95 pages/s, ETA 1m42s\x1b[K\r\x1b[K`,
+    );
+  });
+
+  it('a phase whose work starts late (a build reads and sorts first): its first line says "estimating…", the next the pace of its pages', () => {
+    const stream = recorder(false);
+    let now = 0;
+    const line = progressLine(stream, 'building pages', { unit: 'pages', now: () => now, logEvery: 1000 });
+    for (const [t, done] of [
+      [30_000, 0],
+      [31_000, 100],
+      [32_000, 200],
+    ] as const) {
+      now = t;
+      line.update(done, 10_000);
+    }
+    expect(stream.text).toBe(
+      'building pages: 100/10000 pages (1%), 100 pages/s, time left estimating…\n' +
+        'building pages: 200/10000 pages (2%), 100 pages/s, about 1m38s left\n',
     );
   });
 
   it('on a narrow terminal: cut to its width, so that it never wraps', () => {
     const stream = recorder(true, 40);
-    drive(stream, [1200]);
+    drive(stream, [500, 1600]);
     expect(stream.text).toBe(`\r${`building pages [${'-'.repeat(20)}]  1%`.slice(0, 39)}\x1b[K\r\x1b[K`);
   });
 });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer as createSocketServer, type Server as SocketServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,6 +79,68 @@ async function socketAt(path: string): Promise<void> {
 
 /** Whether an answer came from a site file (sirv's ETag) rather than computed. */
 const fromFile = (res: { headers: Record<string, unknown> }) => res.headers.etag !== undefined;
+
+describe('serve answers only files inside the site: a symbolic link is never followed', () => {
+  const SECRET = 'root:x:0:0:secret';
+  // Each case puts links in place of files (or a directory) of the site, then asks for the page twice.
+  it.each([
+    [
+      'a page linked to a file outside',
+      'ordering=name_fr&page=2',
+      undefined,
+      ['cities/name_fr/default/2.json'],
+      'file',
+    ],
+    [
+      'a .br sibling linked outside, asked with br',
+      'ordering=name_de&page=2',
+      'br',
+      ['cities/name_de/default/2.json.br'],
+      'file',
+    ],
+    [
+      'a .gz sibling linked outside, asked with gzip',
+      'ordering=name_it&page=2',
+      'gzip',
+      ['cities/name_it/default/2.json.gz'],
+      'file',
+    ],
+    [
+      'a page linked to another page of the site',
+      'page=3&ordering=name_sp',
+      undefined,
+      ['cities/name_sp/default/3.json'],
+      'page',
+    ],
+    ['a directory linked to one outside', 'ordering=-name_ar&page=2', undefined, ['cities/-name_ar'], 'directory'],
+  ])('%s', async (_, query, encoding, links, how) => {
+    const outside = join(root, `outside-${links[0]!.replaceAll('/', '_')}`);
+    await mkdir(join(outside, 'default'), { recursive: true });
+    await writeFile(join(outside, 'secret'), SECRET);
+    for (const link of links) {
+      const path = join(root, 'site', link);
+      if (how === 'directory') {
+        await rename(path, join(outside, 'moved'));
+        await writeFile(join(outside, 'default', '2.json'), SECRET);
+        await symlink(outside, path);
+      } else {
+        await rm(path, { force: true });
+        await symlink(
+          how === 'page' ? join(root, 'site', 'cities/default/default/1.json') : join(outside, 'secret'),
+          path,
+        );
+      }
+    }
+    await serving('site', async (server) => {
+      const headers = encoding ? { 'accept-encoding': encoding } : undefined;
+      for (let i = 0; i < 2; i++) {
+        const res = await rawRequest(`${server.apiUrl}?${query}`, { headers });
+        expect([res.status, fromFile(res), res.headers['content-encoding']]).toEqual([200, false, undefined]);
+        expect(res.body.equals(await expected('site', query))).toBe(true);
+      }
+    });
+  });
+});
 
 describe('a site file that is missing or unreadable is computed live, never 404 nor a crash', () => {
   // Small files are read into memory on first use (FileCache), large ones streamed by sirv each time:

@@ -1,4 +1,5 @@
-import { cp, mkdir, readFile, rename, rm, symlink, truncate, unlink, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { cp, link, mkdir, readFile, rename, rm, symlink, truncate, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readManifest, readSiteFiles } from '../src/store/manifest-file.js';
@@ -55,6 +56,16 @@ async function editInPlace(file: string): Promise<void> {
   await utimes(file, later, later);
 }
 
+/** A file's content changed in place, same size, its times put back to the nanosecond (touch -r): only its ctime tells. */
+async function editKeepingTimes(file: string): Promise<void> {
+  execFileSync('touch', ['-r', file, `${file}.times`]);
+  const bytes = await readFile(file);
+  bytes[0] = bytes[0]! ^ 1;
+  await writeFile(file, bytes);
+  execFileSync('touch', ['-r', `${file}.times`, file]);
+  await unlink(`${file}.times`);
+}
+
 const linkToCopy = async (path: string) => {
   await cp(path, `${path}.copy`, { recursive: true, preserveTimestamps: true });
   await rm(path, { recursive: true });
@@ -67,6 +78,15 @@ describe('checkSiteFiles: every file not as built is named, in the manifest orde
   it.each<[string, string[], (site: string) => Promise<unknown>]>([
     ['nothing changed', [], async () => undefined],
     ['a page edited in place, same size', [page(0)], (site) => editInPlace(join(site, page(0)))],
+    ['a page edited, same size, its mtime put back', [page(2)], (site) => editKeepingTimes(join(site, page(2)))],
+    [
+      'the same through a hard link from outside the site',
+      [`${middle}.br`],
+      async (site) => {
+        await link(join(site, `${middle}.br`), join(root, `outside-${sites}`));
+        await editKeepingTimes(join(root, `outside-${sites}`));
+      },
+    ],
     ['a page truncated', [middle], (site) => truncate(join(site, middle), 2)],
     [
       'a page replaced by another file (renamed over it)',

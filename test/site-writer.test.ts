@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cp, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { cp, link, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recoverSite, writeSite, type SiteEntry } from '../src/store/site-writer.js';
@@ -169,6 +169,27 @@ describe('the stat cache (.NAME.stat-cache) is only trusted for what it recorded
     });
     expect((await checkSite(out)).problems).toEqual([]);
   });
+
+  it.each([
+    ['in place', (out: string) => join(out, 'cities/p/2.json')],
+    ['through a hard link from outside the site', (out: string) => `${out}-outside-link`],
+  ])(
+    'a same-size edit with its mtime put back (%s) is rewritten by the next build: the ctime moved',
+    async (how, at) => {
+      const out = join(root, `ctime-${how.length}`);
+      await writeSite(out, entries(4), manifest, {});
+      await writeSite(out, entries(4), { ...manifest, version: 'test 2' }, {}); // a rebuild that links every file
+      if (at(out) !== join(out, 'cities/p/2.json')) await link(join(out, 'cities/p/2.json'), at(out));
+      execFileSync('touch', ['-r', at(out), `${out}-times`]);
+      await writeFile(at(out), 'v9-2');
+      execFileSync('touch', ['-r', `${out}-times`, at(out)]); // its times put back to the nanosecond
+      expect(await writeSite(out, entries(4), { ...manifest, version: 'test 3' }, {})).toMatchObject({
+        written: 2, // the page and the manifest
+        unchanged: 11,
+      });
+      expect((await checkSite(out)).problems).toEqual([]);
+    },
+  );
 
   it('a site copied elsewhere (cp -a keeps mtimes, not inodes) has no records: every file is read, only a damaged one rewritten', async () => {
     const out = join(root, 'original');

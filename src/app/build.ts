@@ -39,6 +39,7 @@ import { startSiteCheck } from '../store/site-check.js';
 import { checkSiteLocation, resolveSiteDir, SITE_ROLE } from '../store/site-path.js';
 import { fileSystemError } from '../fs/fs-error.js';
 import { sha256 } from '../fs/file-output.js';
+import { checkLiveUrl } from '../hosts/live-url.js';
 import { compressedRatio } from '../store/compression.js';
 import { answerListing, bodyBytes } from '../core/page.js';
 import { tidySite, writeSite } from '../store/site-writer.js';
@@ -83,7 +84,7 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     orderings: parseOrderings(options.orderings ?? 'all'),
     defaultPageSize: DEFAULT_PAGE_SIZE,
     compression: compressionOf(options),
-    liveUrl: options.liveUrl ? normalizeBaseUrl(options.liveUrl) : null,
+    liveUrl: options.liveUrl ? checkLiveUrl(options.liveUrl) : null,
   };
   const out = await resolveSiteDir(options.out);
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
@@ -175,7 +176,8 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
     directories: siteDirectories(spec),
     dataset: digest && { digest, cityBytes },
     // The edge files and the dataset come first: pages done are the entries done past them.
-    onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(count) - 1, pages)), pages),
+    onProgress: (done) =>
+      options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(count, cityBytes) - 1, pages)), pages),
   });
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
 }

@@ -1,5 +1,5 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CitiesApiError } from '../core/errors.js';
 import { endpointPath, ROUTES } from '../core/route-table.js';
@@ -10,6 +10,7 @@ import { readManifestHead } from '../store/manifest-file.js';
 import { fileSystemError } from '../fs/fs-error.js';
 import { writeOwnedFiles, type OwnedFile } from '../fs/owned-files.js';
 import { zipArchive } from './zip-file.js';
+import { planAssets } from './cloudflare-assets.js';
 import { checkNetlifyToml, netlifyToml } from './netlify-toml.js';
 
 // `cities-api edge <platform>`: a ready-to-deploy project for a built site. Two kinds of files:
@@ -78,10 +79,11 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
   let deploy: string;
   switch (platform) {
     case 'cloudflare': {
+      // First: a site that cannot take it fails the run before any file of the project is written.
+      ours(join(site, '.assetsignore'), (await planAssets(site)).ignore);
       code(out);
       theirs(join(out, 'worker.js'), entryModule('cloudflareWorker', 'export default cloudflareWorker(site);\n'));
       theirs(join(out, 'wrangler.jsonc'), wranglerConfig(posixRelative(out, site), endpoint));
-      ours(join(site, '.assetsignore'), assetsIgnore(await filesOver(site, ASSET_LIMIT_BYTES)));
       deploy = 'npx wrangler deploy';
       break;
     }
@@ -136,7 +138,14 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
       await writeFile(file.path, file.bytes, { flag: 'wx' });
     }
   })().catch(async (error: unknown) => {
-    throw await fileSystemError(error, { what: 'edge project directory', option: '--out' }, out);
+    // A file of the site (.assetsignore) is the site directory's fault, not --out's.
+    const path = (error as { path?: unknown } | null)?.path;
+    const inSite = typeof path === 'string' && isInside(site, path);
+    throw await fileSystemError(
+      error,
+      inSite ? { what: 'site directory', option: '--site' } : { what: 'edge project directory', option: '--out' },
+      inSite ? site : out,
+    );
   });
   const shown = (path: string) => (relative(out, path).startsWith('..') ? path : relative(out, path));
   return {
@@ -174,41 +183,6 @@ async function missingFiles(paths: readonly string[]): Promise<Set<string>> {
   return missing;
 }
 
-/**
- * The site's files Cloudflare must not publish (no answer; it would also read Netlify's
- * _redirects/_headers as its own), the edge data excepted: the Worker reads it through the assets
- * binding. Wrangler reads the file with gitignore's rules, so the folder's files are ignored
- * rather than the folder, which a negation could not re-include.
- */
-export function assetsIgnore(tooLarge: readonly string[] = []): string {
-  return [
-    `${ROUTES.file.meta}/*`,
-    `!${ROUTES.edge.dir}/`,
-    ROUTES.extras.netlifyRedirects,
-    ROUTES.extras.netlifyHeaders,
-    '.*.stat-cache',
-    ...tooLarge.map((f) => `/${f}`),
-    '',
-  ].join('\n');
-}
-
-/** Cloudflare's limit on one asset: a larger page file (the one page of all cities, at 140k) is left to the Worker, whose answer says to ask for a smaller page_size. */
-const ASSET_LIMIT_BYTES = 25 * 1024 * 1024;
-
-/** The site's files (not symlinks) larger than `limit`, by their site paths, sorted. */
-export async function filesOver(site: string, limit: number): Promise<string[]> {
-  const entries = await readdir(site, { recursive: true, withFileTypes: true });
-  const sizes = await Promise.all(
-    entries
-      .filter((e) => e.isFile())
-      .map(async (e) => ({ path: join(e.parentPath, e.name), size: (await stat(join(e.parentPath, e.name))).size })),
-  );
-  return sizes
-    .filter((f) => f.size > limit)
-    .map((f) => posixRelative(site, f.path).replace(/^\.\//, ''))
-    .sort();
-}
-
 /** The site's edge files (all of `_cities-api/edge/`, sorted), as zip entries at their site paths. */
 async function edgeDataFiles(site: string): Promise<{ name: string; bytes: Uint8Array }[]> {
   const dir = join(site, ROUTES.edge.dir);
@@ -223,6 +197,12 @@ async function edgeDataFiles(site: string): Promise<{ name: string; bytes: Uint8
     .map((e) => posixRelative(site, join(e.parentPath, e.name)).replace(/^\.\//, ''))
     .sort();
   return Promise.all(names.map(async (name) => ({ name, bytes: await readFile(join(site, name)) })));
+}
+
+/** Whether `path` is `dir` or below it (a name such as `..draft` is below). */
+function isInside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 function shellWord(text: string): string {

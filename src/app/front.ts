@@ -8,6 +8,8 @@ import { SendGate } from '../http/send-gate.js';
 import { answerConnect, createHandler } from '../http/node-handler.js';
 import type { ServerLimits } from '../http/limits.js';
 import type { LiveSite } from './live-site.js';
+import { detailJson } from '../core/json-text.js';
+import { ROUTES } from '../core/route-table.js';
 
 export interface RunningServer {
   /** `http://host:port`, where the server listens. */
@@ -29,7 +31,20 @@ export interface FrontOptions {
   readonly log: (line: string) => void;
 }
 
-/** A listening HTTP server whose requests wait until open() gives it the site to answer from. */
+/** Seconds a client is asked to wait while the site is first built. */
+const RETRY_AFTER_SECONDS = 5;
+
+function notReady(res: ServerResponse): void {
+  const body = Buffer.from(detailJson('The site is being built; try again shortly.'));
+  res.writeHead(503, {
+    [ROUTES.header.contentType]: ROUTES.contentType.json,
+    [ROUTES.header.retryAfter]: String(RETRY_AFTER_SECONDS),
+    [ROUTES.header.contentLength]: String(body.length),
+  });
+  res.end(body);
+}
+
+/** A listening HTTP server whose requests are answered 503 (Retry-After) until open() gives it the site to answer from. */
 export interface Front {
   /** `http://host:port`, where it listens. */
   readonly url: string;
@@ -37,7 +52,7 @@ export interface Front {
   close(): Promise<void>;
 }
 
-/** Listens at once (the port is known before any build); requests are answered once open() is called. */
+/** Listens at once (the port is known before any build); requests get a 503 until open() is called. */
 export async function startFront(options: FrontOptions): Promise<Front> {
   const { limits, log } = options;
   let live: LiveSite | undefined;
@@ -56,12 +71,12 @@ export async function startFront(options: FrontOptions): Promise<Front> {
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
     filePaths: options.failoverOrigin,
   });
-  const whenReady = (req: IncomingMessage, res: ServerResponse) =>
-    live ? handler(req, res) : void started.then(() => handler(req, res));
-  const previewed =
+  // Until the site is open (its first build can take minutes), a request is told to come back, never held.
+  const site =
     (options.previewPages ?? true)
-      ? withPreviewPages(whenReady, { dir: options.dir, context: async () => (await started, live!.current.context) })
-      : whenReady;
+      ? withPreviewPages(handler, { dir: options.dir, context: async () => (await started, live!.current.context) })
+      : handler;
+  const previewed = (req: IncomingMessage, res: ServerResponse) => (live ? site(req, res) : notReady(res));
   const server = createHttpServer({
     limits,
     handler: options.requestLog ? withRequestLog(previewed, options.requestLog) : previewed,

@@ -10,6 +10,8 @@ import type { SiteSettings } from '../site/spec.js';
 
 /** How often a held build lock is looked at again (its holder may have died). */
 const POLL_MS = 250;
+/** How long a replaced site's directory stays open for reads already under way (its descriptor number is then reused). */
+const RELEASE_MS = 30_000;
 
 /**
  * The site a server answers from, kept consistent while its files change: while a build (ours
@@ -28,6 +30,8 @@ export class LiveSite {
   private closed = false;
   /** Which site the state was loaded from (see manifestId). */
   private manifestId = '';
+  /** Sites replaced by a newer one, each let go after RELEASE_MS. */
+  private readonly releasing = new Map<NodeJS.Timeout, SiteState>();
 
   private constructor(
     private readonly dir: string,
@@ -87,6 +91,12 @@ export class LiveSite {
     this.watcher?.close();
     clearTimeout(this.followTimer);
     this.closed = true;
+    for (const [timer, old] of this.releasing) {
+      clearTimeout(timer);
+      old.release();
+    }
+    this.releasing.clear();
+    this.state.release();
   }
 
   private followBuild(delay: number): void {
@@ -114,8 +124,14 @@ export class LiveSite {
   private async reload(): Promise<void> {
     const id = await manifestId(this.dir);
     if (id === this.manifestId) return;
+    const old = this.state;
     this.state = await loadSite(this.dir);
     this.manifestId = id;
+    const timer: NodeJS.Timeout = setTimeout(() => {
+      this.releasing.delete(timer);
+      old.release();
+    }, RELEASE_MS).unref();
+    this.releasing.set(timer, old);
   }
 }
 

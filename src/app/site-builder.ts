@@ -5,6 +5,13 @@ import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
 import { sha256 } from '../fs/file-output.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { siteSiblings, whileBusy } from '../fs/lock.js';
+import { CitiesApiError } from '../core/errors.js';
+
+/** Whether a base URL is one a local preview gives its site (this machine's), not a deployment's. */
+function isLocal(baseUrl: string): boolean {
+  const host = new URL(baseUrl).hostname;
+  return host === 'localhost' || host === '[::1]' || host === '0.0.0.0' || /^127\./.test(host);
+}
 
 /** What a build replaces: the site one or more servers answer from (a LiveSite, or serve's servers). */
 export interface Served {
@@ -69,15 +76,23 @@ export class SiteBuilder {
     return whileBusy(
       async () => {
         // Before serving, the site already in DIR (if any) is "the served site's own", except its
-        // base URL: a preview's links are the server's own unless --base-url says otherwise.
+        // base URL: a preview's links are the server's own unless --base-url says otherwise. A site
+        // built for deployment (a base URL not on this machine) is never rewritten by a preview.
         const settings = served ?? (await readManifestHead(options.dir).catch(() => null))?.settings;
+        const serverUrl = options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost');
+        if (!served && !options.baseUrl && settings && !isLocal(settings.baseUrl))
+          throw new CitiesApiError(
+            `${options.dir} holds a site built for ${settings.baseUrl}: a preview would rewrite its links to ${serverUrl}. ` +
+              `Serve it as built (cities-api serve ${options.dir}), preview into another directory (cities-api serve DIR --data ${data}), ` +
+              `or pass --base-url ${settings.baseUrl} to rebuild it for that URL (nothing was written)`,
+            2,
+          );
         const bytes = await readDatasetBytes(data);
         await build({
           data,
           out: options.dir,
           collation: options.collation ?? settings?.collation ?? 'locale',
-          baseUrl:
-            options.baseUrl ?? served?.baseUrl ?? options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost'),
+          baseUrl: options.baseUrl ?? served?.baseUrl ?? serverUrl,
           pageSizes: options.pageSizes ?? settings?.pageSizes ?? DEFAULT_PAGE_SIZES,
           orderings: options.orderings ?? settings?.orderings,
           liveUrl: settings?.liveUrl ?? undefined,

@@ -2,9 +2,14 @@ import type { Writable } from 'node:stream';
 
 // Progress of one phase of work (reading the dataset, building pages). On a terminal: one line
 // redrawn in place with a bar, the rate and the time left; elsewhere (a CI log, a pipe): a plain
-// line every few seconds. Rates are averages since the phase began: honest, and steady.
+// line every few seconds. A phase begins at its first update (not when its line was made: a build
+// reads and sorts its dataset before its first page), and its rate is the average since then: the
+// time left is said only once that rate has been measured over ESTIMATE_AFTER_MS, "estimating…"
+// before.
 
 const SHOW_AFTER_MS = 1000;
+const ESTIMATE_AFTER_MS = 2000;
+export const ESTIMATING = 'estimating…';
 const REDRAW_MS = 100;
 /** Seconds between lines in a log: CITIES_API_PROGRESS_SECONDS, else 5. */
 export function logEverySeconds(env: NodeJS.ProcessEnv = process.env): number {
@@ -31,20 +36,23 @@ export interface ProgressOptions {
 /** A phase's progress on `stream`, shown once it has lasted a second. */
 export function progressLine(stream: ProgressStream, label: string, options: ProgressOptions): Progress {
   const now = options.now ?? Date.now;
-  const started = now();
   const every = stream.isTTY ? REDRAW_MS : (options.logEvery ?? logEverySeconds() * 1000);
-  let drawn = started;
+  let origin: { readonly at: number; readonly done: number } | undefined;
+  let drawn = 0;
   let shown = false;
   return {
     update(done, total) {
       const at = now();
-      if (at - started < SHOW_AFTER_MS || at - drawn < every || done >= total) return;
+      origin ??= { at, done };
+      const elapsed = at - origin.at;
+      if (elapsed < SHOW_AFTER_MS || (shown && at - drawn < every) || done >= total) return;
       drawn = at;
       shown = true;
-      const rate = (done * 1000) / Math.max(1, at - started);
-      const parts = progressParts(done, total, rate, options.unit);
+      const rate = ((done - origin.done) * 1000) / Math.max(1, elapsed);
+      const parts = progressParts(done, total, rate, options.unit, elapsed >= ESTIMATE_AFTER_MS);
       if (!stream.isTTY) {
-        stream.write(`${label}: ${parts.amount} (${parts.percent}), ${parts.rate}, about ${parts.eta} left\n`);
+        const left = parts.eta === ESTIMATING ? `time left ${ESTIMATING}` : `about ${parts.eta} left`;
+        stream.write(`${label}: ${parts.amount} (${parts.percent}), ${parts.rate}, ${left}\n`);
         return;
       }
       const line = `${label} ${bar(done, total)} ${parts.percent.padStart(3)} ${parts.amount}, ${parts.rate}, ETA ${parts.eta}`;
@@ -57,16 +65,17 @@ export function progressLine(stream: ProgressStream, label: string, options: Pro
   };
 }
 
-/** The words of a progress line: `4158/21020`, `19%`, `1234 pages/s`, `14s`. */
+/** The words of a progress line: `4158/21020`, `19%`, `1234 pages/s`, `14s` (`estimating…` until the rate is `measured`). */
 export function progressParts(
   done: number,
   total: number,
   perSecond: number,
   unit: ProgressOptions['unit'],
+  measured = true,
 ): { amount: string; percent: string; rate: string; eta: string } {
   const amount = unit === 'bytes' ? `${megabytes(done)}/${megabytes(total)} MB` : `${done}/${total} pages`;
   const rate = unit === 'bytes' ? `${megabytes(perSecond)} MB/s` : `${Math.round(perSecond)} pages/s`;
-  const eta = perSecond > 0 ? duration((total - done) / perSecond) : '?';
+  const eta = measured && perSecond > 0 ? duration((total - done) / perSecond) : ESTIMATING;
   return { amount, percent: `${total ? Math.floor((100 * done) / total) : 100}%`, rate, eta };
 }
 

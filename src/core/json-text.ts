@@ -98,8 +98,32 @@ export function envelopeJson(
   };
 }
 
-function envelopeHead(count: number, next: string, previous: string): string {
+export function envelopeHead(count: number, next: string, previous: string): string {
   return `{"count":${count},"next":${next},"previous":${previous},"results":[`;
+}
+
+/**
+ * envelopeJson's bytes from cities arriving in batches (a page read from an edge function's
+ * files): each batch yielded as one part as it comes, so a page of any size is never held whole.
+ */
+export async function* envelopeStream(head: string, batches: AsyncIterable<readonly Bytes[]>): AsyncGenerator<Bytes> {
+  yield utf8(head);
+  let first = true;
+  for await (const batch of batches) {
+    if (!batch.length) continue;
+    let size = batch.length - (first ? 1 : 0);
+    for (const city of batch) size += city.length;
+    const out = allocBytes(size);
+    let at = 0;
+    for (const city of batch) {
+      if (!first) out[at++] = 0x2c;
+      first = false;
+      out.set(city, at);
+      at += city.length;
+    }
+    yield out;
+  }
+  yield TAIL;
 }
 
 /**

@@ -33,18 +33,30 @@ export interface PageIndex {
  * The static build, the live server and the edge all call it, so their bytes cannot drift.
  */
 export function answerListing(index: PageIndex, pairs: readonly QueryPair[], baseUrl: string): ListingAnswer {
-  const page = pageOf(index.count, pairs);
-  if (!page) return { status: 404, body: [INVALID_PAGE] };
+  const frame = listingFrame(index.count, pairs, baseUrl);
+  if (!frame) return { status: 404, body: [INVALID_PAGE] };
+  const { start, end } = frame.page.slice;
+  const positions = index.positions(frame.page.ordering, start, end);
+  return {
+    status: 200,
+    body: envelopeJson(index.count, frame.next, frame.previous, end - start, (i) => index.json(positions[i]!)),
+  };
+}
+
+/** A page's place and its envelope's links (JSON literals), or null for 404 "Invalid page.": what answerListing and a streamed answer share. */
+export function listingFrame(
+  count: number,
+  pairs: readonly QueryPair[],
+  baseUrl: string,
+): { readonly page: NonNullable<ReturnType<typeof pageOf>>; readonly next: string; readonly previous: string } | null {
+  const page = pageOf(count, pairs);
+  if (!page) return null;
   const { slice } = page;
-  const positions = index.positions(page.ordering, slice.start, slice.end);
   const query = paramSetter(pairs, param.page);
   const link = (page: number | null) => listingUrlJson(baseUrl, query(page === null ? null : String(page)));
   const next = slice.number < slice.pages ? link(slice.number + 1) : 'null';
   const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : 'null';
-  return {
-    status: 200,
-    body: envelopeJson(index.count, next, previous, slice.end - slice.start, (i) => index.json(positions[i]!)),
-  };
+  return { page, next, previous };
 }
 
 /**

@@ -57,12 +57,12 @@ export const ROUTES = {
   edge: {
     /** The folder of them all (an edge function's platform ships or serves it with the function). */
     dir: '_cities-api/edge',
-    /** The number of cities, cities per chunk, distinct values per field, the data's tag. */
+    /** The number of cities, distinct values per field, the data's tag, each layout's blocks. */
     index: '_cities-api/edge/index.json',
     /** Per name field (and `default`): dataset positions in the collation's ascending order. */
     ranks: '_cities-api/edge/ranks/{ordering}.bin',
-    /** The serialized cities, a fixed number of dataset positions per chunk. */
-    chunk: '_cities-api/edge/chunks/{chunk}.bin',
+    /** The serialized cities in one ordering's order (`default` or a field ascending), in blocks of at most BLOCK_BYTES. */
+    block: '_cities-api/edge/rows/{layout}-{block}.bin',
   },
   /** Every file of a site besides its pages. */
   extras: {
@@ -124,7 +124,7 @@ export const ROUTES = {
   limits: { targetBytes: 8 * 1024, fields: 1000, bodyBytes: 64 * 1024 },
 } as const;
 
-export type FileParam = 'ordering' | 'page_size' | 'page' | 'count' | 'chunk';
+export type FileParam = 'ordering' | 'page_size' | 'page' | 'count' | 'layout' | 'block';
 
 /** A file template with its `{name}` placeholders replaced: `fill(ROUTES.file.page, { ordering: '$1', ... })`. */
 export function fill(template: string, values: Partial<Record<FileParam, string | number>>): string {

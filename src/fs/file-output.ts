@@ -7,11 +7,11 @@ import { promisify } from 'node:util';
 // Writing one file: its bytes (one buffer, or parts for large files so they are never assembled
 // in memory), its hash, or a link to an unchanged copy.
 // Files are always created new (never written through a link that has their name), and each
-// write says the inode, size and mtime it left, for the stat cache.
+// write says the inode, size, mtime and ctime it left, for the stat cache.
 
 /** A file's bytes: text, a buffer, or parts (an array, or a re-iterable sequence produced on demand). */
 /** What a build records of a file it wrote, to know it again (stat-cache.ts). */
-export type FileStat = Pick<Stats, 'ino' | 'size' | 'mtimeMs'>;
+export type FileStat = Pick<Stats, 'ino' | 'size' | 'mtimeMs' | 'ctimeMs'>;
 
 export type Body = string | Uint8Array | Iterable<Uint8Array>;
 
@@ -82,7 +82,7 @@ export function linkEntry(from: string, to: string): Stats | null | undefined {
 /**
  * Puts an unchanged file of the old tree (whose lstat gave `stats`) into the new one as a hard
  * link (a copy keeping its mtime where links are impossible), so it is not rewritten. Resolves
- * with the new entry's inode, size and mtime; null when the old file is gone or was replaced
+ * with the new entry's inode, size, mtime and ctime; null when the old file is gone or was replaced
  * since `stats` were taken (then nothing is left at `to`).
  */
 export async function reuse(from: string, to: string, stats: FileStat): Promise<FileStat | null> {

@@ -1,5 +1,5 @@
-import { lstat, mkdir, readFile, rename } from 'node:fs/promises';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { lstat, mkdir, readFile, realpath, rename } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
 import { sha256, writeNew } from './file-output.js';
 
@@ -35,6 +35,13 @@ export async function writeOwnedFiles(
   // Each new content hashed once (a Lambda zip holds the site's edge data: tens of MB).
   const hashes = files.map((file) => sha256(file.bytes));
   const conflicts: string[] = [];
+  for (const file of files) {
+    const link = await linkedParent(dir, file.path);
+    if (link)
+      conflicts.push(
+        `${file.path} is under ${link}, a symbolic link out of ${dir} (it would be written where it points)`,
+      );
+  }
   for (const [i, file] of files.entries()) {
     const why = await notOurs(file, hashes[i]!, record.files[key(file.path)] ?? [], generator);
     if (why) conflicts.push(`${file.path} ${why}`);
@@ -58,6 +65,23 @@ export async function writeOwnedFiles(
   const after: Record<string, string[]> = { ...record.files };
   for (const [i, file] of files.entries()) after[key(file.path)] = [hashes[i]!];
   await writeAtomically(recordPath, recordText(generator, after));
+}
+
+/** The first directory between `dir` and `path` (when `path` is inside `dir`) that is a symbolic link to outside `dir`, if any. */
+async function linkedParent(dir: string, path: string): Promise<string | null> {
+  const rel = relative(dir, path);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return null;
+  const root = await realpath(dir).catch(() => dir);
+  const parts = rel.split(sep).slice(0, -1);
+  for (let i = 1; i <= parts.length; i++) {
+    const at = join(dir, ...parts.slice(0, i));
+    const stats = await lstat(at).catch(() => null);
+    if (!stats) return null;
+    if (!stats.isSymbolicLink()) continue;
+    const target = relative(root, await realpath(at).catch(() => at));
+    if (target === '..' || target.startsWith(`..${sep}`) || isAbsolute(target)) return at;
+  }
+  return null;
 }
 
 /** Why `file` must not be replaced, or null when it may be. */

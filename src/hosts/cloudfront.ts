@@ -4,6 +4,7 @@ import { escapeUriPath } from '../core/url-path.js';
 import { ALL_PAGE_SIZE_DIGITS, PAGE_DIGITS } from '../site/layout.js';
 import type { SiteSpec } from '../site/spec.js';
 import { notPrecomputedJson } from './not-precomputed.js';
+import { checkLiveUrl } from './live-url.js';
 
 // A CloudFront Function (viewer-request, runtime cloudfront-js-2.0) for the site on S3. A request
 // for the endpoint whose query a file can answer is rewritten to that file's object key, its
@@ -24,16 +25,7 @@ export const CLOUDFRONT_IMPORT = "import cf from 'cloudfront';";
 
 /** The argument of cf.updateRequestOrigin() that points a request at the live side. */
 export function liveOrigin(liveUrl: string): Record<string, unknown> {
-  let url: URL;
-  try {
-    url = new URL(liveUrl);
-  } catch {
-    throw new CitiesApiError(`invalid live URL "${liveUrl}": expected e.g. https://live.example.org`, 2);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new CitiesApiError(`invalid live URL "${liveUrl}": only http and https are supported`, 2);
-  if (url.search || url.hash || url.username || url.password)
-    throw new CitiesApiError(`invalid live URL "${liveUrl}": it must not carry a query, fragment or credentials`, 2);
+  const url = new URL(checkLiveUrl(liveUrl));
   const https = url.protocol === 'https:';
   const path = url.pathname.replace(/\/+$/, '');
   return {

@@ -1,5 +1,6 @@
 import { endpointPath, fill, ROUTES } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
+import { checkLivePath, checkLiveUrl } from './live-url.js';
 import type { SiteSpec } from '../site/spec.js';
 
 const { param, absent, file } = ROUTES;
@@ -93,8 +94,12 @@ function pageFile(ordering: string, size: string, page: string): string {
 
 function uncoveredTarget(settings: SiteSpec): Target {
   // A proxy whose target has no query string gets the request's query string passed on.
-  if (settings.liveUrl)
+  if (settings.liveUrl) {
+    // Checked, not rewritten: the manifest holds it normalized.
+    if (settings.liveUrl.startsWith('/')) checkLivePath(settings.liveUrl);
+    else checkLiveUrl(settings.liveUrl);
     return { to: `${settings.liveUrl}${escapeUriPath(endpointPath(settings.mount))}`, status: REWRITE };
+  }
   // Not forced: Netlify then serves the target's content with the 404 (a forced 404 is its own 404 page).
   return { to: `/${ROUTES.extras.notPrecomputed}`, status: '404' };
 }

@@ -2,6 +2,7 @@ import { endpointPath, fill, ROUTES } from '../core/route-table.js';
 import { ALL_PAGE_SIZE_DIGITS } from '../site/layout.js';
 import type { SiteSpec } from '../site/spec.js';
 import { acceptRegexes } from './accept-rule.js';
+import { checkLiveUrl } from './live-url.js';
 
 // nginx in front of `cities-api serve`: files for every request the site covers, the live
 // server for everything else. Only `return` and `rewrite` are used inside `if` (the safe subset),
@@ -34,7 +35,7 @@ export function atLeastPattern(n: number): string {
 }
 
 export function nginxConfig(spec: SiteSpec, options: NginxOptions): string {
-  const live = options.liveUrl.replace(/\/+$/, '');
+  const live = checkLiveUrl(options.liveUrl);
   const api = endpointPath(spec.mount);
   const { param, file, absent, lastPage } = ROUTES;
   const names = [param.ordering, param.page, param.pageSize];

@@ -17,7 +17,11 @@ export interface EdgeProjectData {
 /** How long one edge file may take to arrive before the request fails (a clear 500, never a hang). */
 export const READ_TIMEOUT_MS = 10_000;
 
-export function edgeSite(settings: SiteSettings, read: ReadSiteFile, options: EdgeSourceOptions = {}): EdgeSite {
+export function edgeSite(
+  settings: SiteSettings,
+  read: ReadSiteFile,
+  options: EdgeSourceOptions & { readonly stream?: boolean } = {},
+): EdgeSite {
   const source = new EdgeSource(explainedRead(read), options);
   let spec: SiteSpec | undefined;
   return {
@@ -27,6 +31,8 @@ export function edgeSite(settings: SiteSettings, read: ReadSiteFile, options: Ed
       return spec;
     },
     index: (pairs) => source.indexFor(pairs),
+    // A platform that sends a body only whole (buffered Lambda) assembles it, within its page limit.
+    ...(options.stream === false ? {} : { stream: (pairs, baseUrl) => source.stream(pairs, baseUrl) }),
   };
 }
 

@@ -13,6 +13,7 @@ import {
   type ApiRequest,
   type Headers,
   type ListingRoute,
+  JSON_HEADERS,
 } from './route.js';
 
 // The endpoint as one web-standard handler, `(Request) => Promise<Response>`, for edge runtimes
@@ -27,6 +28,8 @@ import {
 export interface EdgeSite {
   spec(): SiteSpec | Promise<SiteSpec>;
   index(pairs: readonly QueryPair[]): PageIndex | Promise<PageIndex>;
+  /** The compact JSON answer as it is read (an edge source's): a page of any size, never held whole. Absent: assembled from index(). */
+  stream?(pairs: readonly QueryPair[], baseUrl: string): Promise<{ status: number; body: AsyncIterable<Bytes> }>;
 }
 
 export interface FetchHandlerOptions {
@@ -102,6 +105,14 @@ async function answer(request: Request, options: FetchHandlerOptions): Promise<R
 }
 
 async function computed(req: ApiRequest, listing: ListingRoute, spec: SiteSpec, site: EdgeSite): Promise<Response> {
+  const { negotiation } = listing;
+  if (site.stream && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null) {
+    const { status, body } = await site.stream(listing.pairs, spec.baseUrl);
+    return new Response(req.method === 'HEAD' ? null : readable(body[Symbol.asyncIterator]()), {
+      status,
+      headers: JSON_HEADERS,
+    });
+  }
   const answer = answerPlanned(req, listing, { spec, index: await site.index(listing.pairs) });
   return respond(req, answer.status, answer.headers, answer.body);
 }
@@ -114,13 +125,19 @@ function respond(req: ApiRequest, status: number, headers: Headers, body: Bytes 
   const sent = { ...headers, ...(length === null ? {} : { [header.contentLength]: String(length) }) };
   if (req.method === 'HEAD') return new Response(null, { status, headers: sent });
   if (whole) return new Response(whole, { status, headers: sent });
-  const iterator = parts[Symbol.iterator]();
-  const stream = new ReadableStream<Bytes>({
-    pull(controller) {
-      const next = iterator.next();
+  return new Response(readable(parts[Symbol.iterator]()), { status, headers: sent });
+}
+
+/** Parts as a byte stream, each produced (or read) when the client is ready for it; a cancelled stream stops its source. */
+function readable(iterator: Iterator<Bytes> | AsyncIterator<Bytes>): ReadableStream<Bytes> {
+  return new ReadableStream<Bytes>({
+    async pull(controller) {
+      const next = await iterator.next();
       if (next.done) controller.close();
       else controller.enqueue(next.value);
     },
+    async cancel() {
+      await iterator.return?.();
+    },
   });
-  return new Response(stream, { status, headers: sent });
 }

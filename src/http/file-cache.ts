@@ -2,7 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { ROUTES } from '../core/route-table.js';
 import { CaptureResponse } from './sirv-response.js';
 
-type FileHandler = (req: IncomingMessage, res: ServerResponse, next?: () => void) => void;
+type FileHandler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 
 /** A file as sirv answers it (headers, bytes), kept to be sent again from memory. */
 export interface CachedFile {

@@ -1,17 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import sirv from 'sirv';
 import { CityIndex } from '../core/city-index.js';
 import { CitiesApiError } from '../core/errors.js';
 import { FileCache } from './file-cache.js';
+import { openSiteFiles, type FileHandler } from './site-files.js';
 import { CityTable } from '../core/city-table.js';
 import { DATASET_PATH, type ManifestHead } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
-import { ROUTES } from '../core/route-table.js';
 import { siteSpec } from '../site/spec.js';
 import { JSON_HEADERS, type SiteContext } from './route.js';
 
-export type FileHandler = ReturnType<typeof sirv>;
+export type { FileHandler } from './site-files.js';
 
 /** What the server answers from: a built site's files (through sirv) and its dataset in memory. */
 export interface SiteState {
@@ -20,30 +19,29 @@ export interface SiteState {
   readonly files: FileHandler;
   /** sirv's answers kept in memory. */
   readonly cache: FileCache;
+  /** Lets the site's files go: call once nothing reads them any more (a newer site is answered). */
+  release(): void;
 }
 
+/** The site in `dir` as one build made it: its manifest, dataset and files all read through the same directory (site-files.ts). */
 export async function loadSite(dir: string): Promise<SiteState> {
-  const manifest = await readManifestHead(dir);
-  if (!manifest)
-    throw new CitiesApiError(
-      `${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`,
-      1,
-    );
-  const table = CityTable.fromDatasetFile(await readFile(join(dir, DATASET_PATH)));
-  const context: SiteContext = {
-    spec: siteSpec(manifest.settings, table.count),
-    index: new CityIndex(table, manifest.settings.collation),
-  };
-  // sirv's dev mode looks each file up when asked instead of walking the whole tree at start:
-  // a large site holds hundreds of thousands of files, and hot ones are cached (FileCache).
-  const files = sirv(dir, {
-    dev: true,
-    etag: true,
-    gzip: true,
-    brotli: true,
-    extensions: [],
-    // The reference sends `Vary: Accept` only; it is kept exactly (see docs on caching).
-    setHeaders: (res) => res.setHeader(ROUTES.header.vary, ROUTES.headers.Vary),
-  });
-  return { manifest, context, files, cache: new FileCache(files, JSON_HEADERS) };
+  const pinned = openSiteFiles(dir);
+  try {
+    const manifest = await readManifestHead(pinned.root);
+    if (!manifest)
+      throw new CitiesApiError(
+        `${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`,
+        1,
+      );
+    const table = CityTable.fromDatasetFile(await readFile(join(pinned.root, DATASET_PATH)));
+    const context: SiteContext = {
+      spec: siteSpec(manifest.settings, table.count),
+      index: new CityIndex(table, manifest.settings.collation),
+    };
+    const { files } = pinned;
+    return { manifest, context, files, cache: new FileCache(files, JSON_HEADERS), release: () => pinned.release() };
+  } catch (error) {
+    pinned.release();
+    throw error;
+  }
 }

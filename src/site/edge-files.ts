@@ -2,43 +2,72 @@ import { utf8 } from '../core/bytes.js';
 import type { CityIndex } from '../core/city-index.js';
 import { NAME_FIELDS, type NameField } from '../core/fields.js';
 import { fill, ROUTES } from '../core/route-table.js';
-import { chunkParts, encodeRanks, tagBytes } from './edge-format.js';
+import { blockParts, encodeRanks, tagBytes } from './edge-format.js';
 import type { SiteFile } from './pages.js';
 
 // The files an edge function answers live queries from (see edge-source.ts): the collation done
-// here, at build time, as each field's ascending order of dataset positions, and the cities in
-// chunks of consecutive positions, so that a request reads two or three files of a few hundred KB
-// instead of the whole dataset (71 MB at 140k cities), and never needs ICU.
+// here, at build time. Each ordering a page can start from (the default one, each field ascending)
+// has its cities laid out in its order, in blocks of at most BLOCK_BYTES, so that a page of it is a
+// contiguous read of one or a few blocks; a descending or multi-field page reads the same layout
+// (a descending one reverses its groups of equal values) with the rank files saying where its
+// cities are. Fields whose order is another's (a dataset with one name in every language) share
+// that layout. Never the whole dataset per request, and never ICU at run time.
 
-/**
- * Cities per chunk: about 130 KB at 140k cities (500 bytes a city), so a page of 10 in any
- * ordering reads at most 10 such chunks; at most 13 MB with cities of the 50 KiB limit.
- */
-export const CHUNK_CITIES = 256;
+/** City bytes per block: two blocks (a page across a boundary) stay under 512 KB with their headers. */
+export const BLOCK_BYTES = 240_000;
 /** The rank files: one per name field, and the default ordering's. */
 export const RANK_FILES = NAME_FIELDS.length + 1;
+/** The layouts: the default ordering's, then each field's ascending one. */
+export const LAYOUTS: readonly Layout[] = [ROUTES.absent, ...NAME_FIELDS];
+export type Layout = NameField | typeof ROUTES.absent;
 
 /** The edge index's content: what a reader needs before any other file. */
 export interface EdgeIndex {
-  readonly format: 1;
+  readonly format: 2;
   readonly count: number;
-  readonly chunkCities: number;
   /** Hex tag of the data (dataset and collation), repeated in every binary file's header. */
   readonly tag: string;
   /** Distinct values of each field under the collation. */
   readonly distinct: Readonly<Record<NameField, number>>;
+  /** Per layout: the first index of each of its blocks, or the name of the layout of the same order whose blocks it reads. */
+  readonly layouts: Readonly<Record<Layout, readonly number[] | Layout>>;
 }
 
-export const rankPath = (name: NameField | typeof ROUTES.absent) => fill(ROUTES.edge.ranks, { ordering: name });
-export const chunkPath = (chunk: number) => fill(ROUTES.edge.chunk, { chunk });
-export const chunkCount = (cities: number, chunkCities = CHUNK_CITIES) => Math.ceil(cities / chunkCities);
+export const rankPath = (name: Layout) => fill(ROUTES.edge.ranks, { ordering: name });
+export const blockPath = (layout: Layout, block: number) => fill(ROUTES.edge.block, { layout, block });
 
 /** Every edge file of a site, in a stable order; `tag` names the dataset and collation they come from. */
 export function* edgeFiles(index: CityIndex, tag: string): Generator<SiteFile> {
   const tagged = tagBytes(tag);
-  // One field at a time, its ranks and order dropped once written; the index (which lists every
-  // field's distinct values) follows them.
   const distinct = {} as Record<NameField, number>;
+  const layouts = {} as Record<Layout, number[] | Layout>;
+  const written: { layout: Layout; order: Uint32Array }[] = [];
+  function* laidOut(layout: Layout, order: Uint32Array): Generator<SiteFile> {
+    const same = written.find((w) => equal(w.order, order));
+    if (same) {
+      layouts[layout] = same.layout;
+      return;
+    }
+    written.push({ layout, order });
+    const starts: number[] = [];
+    for (let start = 0; start < order.length; ) {
+      let end = start;
+      for (let bytes = 0; end < order.length; end++) {
+        bytes += index.json(order[end]!).length;
+        if (bytes > BLOCK_BYTES && end > start) break;
+      }
+      // Parts, not one buffer: the cities are the table's own bytes, written without a copy.
+      const parts = blockParts(
+        Array.from({ length: end - start }, (_, i) => index.json(order[start + i]!)),
+        tagged,
+      );
+      yield { path: blockPath(layout, starts.length), body: { [Symbol.iterator]: () => parts[Symbol.iterator]() } };
+      starts.push(start);
+      start = end;
+    }
+    layouts[layout] = starts;
+  }
+  // One field at a time, its ranks dropped once written (its order is kept to share its layout).
   for (const field of NAME_FIELDS) {
     const { order, ranks } = index.ascending(field);
     distinct[field] = ranks.distinct;
@@ -46,6 +75,7 @@ export function* edgeFiles(index: CityIndex, tag: string): Generator<SiteFile> {
       path: rankPath(field),
       body: [encodeRanks(order, (i) => i === 0 || ranks.ranks[order[i]!] !== ranks.ranks[order[i - 1]!], tagged)],
     };
+    yield* laidOut(field, order);
   }
   const order = index.single([]);
   const { ranks } = index.ranks('name_en');
@@ -55,27 +85,38 @@ export function* edgeFiles(index: CityIndex, tag: string): Generator<SiteFile> {
     path: rankPath(ROUTES.absent),
     body: [encodeRanks(order, (i) => i === 0 || differs(order[i]!, order[i - 1]!), tagged)],
   };
-  const head: EdgeIndex = { format: 1, count: index.count, chunkCities: CHUNK_CITIES, tag, distinct };
+  yield* laidOut(ROUTES.absent, order);
+  const head: EdgeIndex = {
+    format: 2,
+    count: index.count,
+    tag,
+    distinct,
+    layouts: Object.fromEntries(LAYOUTS.map((l) => [l, layouts[l]])) as EdgeIndex['layouts'],
+  };
   yield { path: ROUTES.edge.index, body: [utf8(`${JSON.stringify(head)}\n`)] };
-  for (let chunk = 0; chunk < chunkCount(index.count); chunk++) {
-    const end = Math.min(index.count, (chunk + 1) * CHUNK_CITIES);
-    const cities = Array.from({ length: end - chunk * CHUNK_CITIES }, (_, i) => index.json(chunk * CHUNK_CITIES + i));
-    // Parts, not one buffer: the cities are the table's own bytes, written without a copy (at
-    // 140k cities the chunks would otherwise allocate 71 MB within seconds, faster than GC frees it).
-    const parts = chunkParts(cities, tagged);
-    yield { path: chunkPath(chunk), body: { [Symbol.iterator]: () => parts[Symbol.iterator]() } };
-  }
 }
 
-/** Bytes of the edge files of `count` cities whose JSON takes `cityBytes`, for the site's size estimate. */
+function equal(a: Uint32Array, b: Uint32Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Blocks of one layout of `cityBytes` (an upper estimate: blocks end early only to fit a whole city). */
+const blocksOf = (cityBytes: number) => Math.ceil((cityBytes * 1.1) / BLOCK_BYTES) + 1;
+
+/**
+ * Bytes of the edge files of `count` cities whose JSON takes `cityBytes`, for the site's size
+ * estimate: at most every layout apart (fields of one order share theirs).
+ */
 export function edgeBytes(count: number, cityBytes: number): number {
   const header = 16;
   const ranks = RANK_FILES * (header + 4 * count + Math.ceil(count / 8));
-  const chunks = chunkCount(count) * header + 4 * count + cityBytes;
-  return 400 + ranks + chunks;
+  const layouts = LAYOUTS.length * (blocksOf(cityBytes) * header + 4 * count + cityBytes);
+  return 400 + 20 * LAYOUTS.length * blocksOf(cityBytes) + ranks + layouts;
 }
 
-/** Files of the edge data of `count` cities. */
-export function edgeFileCount(count: number): number {
-  return 1 + RANK_FILES + chunkCount(count);
+/** Files of the edge data of `count` cities (at most; `cityBytes` estimated at 600 a city when not known). */
+export function edgeFileCount(count: number, cityBytes = 600 * count): number {
+  return 1 + RANK_FILES + (count ? LAYOUTS.length * blocksOf(cityBytes) : 0);
 }

@@ -5,9 +5,9 @@ import { CitiesApiError } from '../core/errors.js';
 // never combined), and the number of entries.
 //   ranks: count × u32 positions in ascending order, then count bits (LSB first): 1 where a
 //          position's value differs from the one before (a new group of equal values).
-//   chunk: count × u32 ends of each city's bytes (from the data's start), then the cities' JSON.
+//   block: count × u32 ends of each city's bytes (from the data's start), then the cities' JSON.
 
-const MAGIC = [0x43, 0x41, 0x45, 0x31]; // "CAE1"
+const MAGIC = [0x43, 0x41, 0x45, 0x32]; // "CAE2"
 const HEADER = 16;
 export const TAG_BYTES = 8;
 
@@ -21,9 +21,9 @@ export interface RankFile {
   readonly groupStarts: Uint8Array;
 }
 
-export interface ChunkFile {
+export interface BlockFile {
   readonly count: number;
-  /** The serialized city at an index of the chunk. */
+  /** The serialized city at an index of the block. */
   city(i: number): Uint8Array;
 }
 
@@ -47,8 +47,8 @@ export function isGroupStart(groupStarts: Uint8Array, i: number): boolean {
   return ((groupStarts[i >> 3]! >> (i & 7)) & 1) === 1;
 }
 
-/** A chunk file as parts to write one after the other: its header and city ends, then the cities themselves (not copied). */
-export function chunkParts(cities: readonly Uint8Array[], tag: Uint8Array): Uint8Array[] {
+/** A block file as parts to write one after the other: its header and city ends, then the cities themselves (not copied). */
+export function blockParts(cities: readonly Uint8Array[], tag: Uint8Array): Uint8Array[] {
   const head = withHeader(4 * cities.length, cities.length, tag);
   const view = new DataView(head.buffer);
   let end = 0;
@@ -56,7 +56,7 @@ export function chunkParts(cities: readonly Uint8Array[], tag: Uint8Array): Uint
   return [head, ...cities];
 }
 
-export function decodeChunk(bytes: Uint8Array, tag: Uint8Array, path: string): ChunkFile {
+export function decodeBlock(bytes: Uint8Array, tag: Uint8Array, path: string): BlockFile {
   const n = checkHeader(bytes, tag, path, (count) => 4 * count);
   const ends = u32s(bytes, HEADER, n);
   const data = HEADER + 4 * n;

@@ -1,31 +1,36 @@
+import type { Bytes } from '../core/bytes.js';
 import { CitiesApiError } from '../core/errors.js';
-import type { NameField } from '../core/fields.js';
-import type { Ordering } from '../core/ordering.js';
-import { Orders, type OrderSource } from '../core/orders.js';
-import { answerListing, onePageIndex, pageOf, type ListingAnswer, type PageIndex } from '../core/page.js';
+import { envelopeHead, envelopeStream } from '../core/json-text.js';
+import { Orders } from '../core/orders.js';
+import {
+  answerListing,
+  INVALID_PAGE,
+  listingFrame,
+  onePageIndex,
+  pageOf,
+  type ListingAnswer,
+  type PageIndex,
+} from '../core/page.js';
 import type { QueryPair } from '../core/query-string.js';
-import type { Ranks } from '../core/rank-order.js';
 import { ROUTES } from '../core/route-table.js';
-import { ChunkReader } from './edge-chunks.js';
-import { chunkPath, rankPath, type EdgeIndex } from './edge-files.js';
-import { decodeRanks, isGroupStart, MixedBuilds, tagBytes, type RankFile } from './edge-format.js';
+import { blockPath, LAYOUTS, type EdgeIndex, type Layout } from './edge-files.js';
+import { MixedBuilds, tagBytes } from './edge-format.js';
+import { FieldRanks } from './edge-ranks.js';
+import { RowReader, type LayoutBlocks, type RowOptions } from './edge-rows.js';
 
-// The listing answered from a site's edge data (edge-files.ts) with whatever fetches a site file:
-// per request, the index once, the rank files of the ordering's fields, then only the chunks that
-// hold the page's cities. No ICU and never the whole dataset: an isolate keeps the rank files it
-// read (4 bytes a city each, plus as much again for a field's ranks or descending order once
-// needed) and recently read chunks up to a byte budget. The bytes are answerListing's.
+// The listing answered from a site's edge data (edge-files.ts) with whatever fetches a site file.
+// Per request: the index once per instance; a page of the default ordering or of a field ascending
+// is a contiguous run of its layout, read from the one or few blocks holding it; a descending or
+// multi-field page also reads, once per instance, the rank files of its fields (4 bytes a city
+// each) to find where its cities lie in the first field's layout. No ICU, never the whole dataset
+// (but for a page of every city), and a page streamed as its blocks arrive. The bytes are answerListing's.
 
 /** Reads one file of the site by its path relative to the site's root (`_cities-api/edge/...`); rejects when it cannot. */
 export type ReadSiteFile = (path: string) => Promise<Uint8Array>;
 
-export interface EdgeSourceOptions {
-  /** Bytes of chunks kept for later requests (default 24 MB; 0 keeps none). */
-  readonly cacheBytes?: number;
-  /** The most cities one page may hold (default 20,000, about 10 MB of JSON): larger ones reject with PageTooLarge. */
+export interface EdgeSourceOptions extends RowOptions {
+  /** The most cities a page assembled whole (indexFor, answer) may hold (default 20,000): larger ones reject with PageTooLarge; a stream has no limit. */
   readonly maxPageCities?: number;
-  /** Chunks read at once (default 6, the simultaneous connections a Cloudflare Worker may open). */
-  readonly concurrency?: number;
   /** Multi-field orderings kept whole (default 4; each is 4 bytes a city). */
   readonly orderCache?: number;
 }
@@ -40,8 +45,17 @@ export class PageTooLarge extends CitiesApiError {
   }
 }
 
+/** A listing streamed: its status, and its bytes as they are read (once). */
+export interface StreamedListing {
+  readonly status: 200 | 404;
+  readonly body: AsyncIterable<Bytes>;
+}
+
+type Page = NonNullable<ReturnType<typeof pageOf>>;
+
 export class EdgeSource {
   private index: Promise<Loaded> | undefined;
+  private current: Loaded | undefined;
   private readonly maxPageCities: number;
 
   constructor(
@@ -56,29 +70,25 @@ export class EdgeSource {
     return (await this.loaded()).index.count;
   }
 
+  /** The data's tag (reads the index on first use): it changes with every build of other data. */
+  async tag(): Promise<string> {
+    return (await this.loaded()).index.tag;
+  }
+
   /**
    * What answerListing needs to answer this query (the same query, with any base URL): the
    * page's positions and cities, read first. Its `positions` and `json` serve this page only.
    */
   async indexFor(pairs: readonly QueryPair[]): Promise<PageIndex> {
-    const loaded = await this.loaded();
-    try {
-      return await this.prepare(loaded, pairs);
-    } catch (error) {
-      // Files of another build than the index read first (a new deploy): the next request reads them all again.
-      if (error instanceof MixedBuilds && this.index) this.index = undefined;
-      throw error;
-    }
-  }
-
-  private async prepare({ index, fields, orders, chunks }: Loaded, pairs: readonly QueryPair[]): Promise<PageIndex> {
-    const page = pageOf(index.count, pairs);
-    if (!page) return onePageIndex(index.count, page, () => new Uint8Array(0));
-    const { start, end } = page.slice;
-    if (end - start > this.maxPageCities) throw new PageTooLarge(end - start, this.maxPageCities);
-    await fields.load(page.ordering.length ? orders.decisive(page.ordering).map((t) => t.field) : [ROUTES.absent]);
-    const cities = await chunks.cities(orders.positions(page.ordering, start, end));
-    return onePageIndex(index.count, page, (i) => cities[i]!);
+    return this.guarded(async (loaded) => {
+      const page = pageOf(loaded.index.count, pairs);
+      if (!page) return onePageIndex(loaded.index.count, page, () => new Uint8Array(0));
+      const { start, end } = page.slice;
+      if (end - start > this.maxPageCities) throw new PageTooLarge(end - start, this.maxPageCities);
+      const cities: Bytes[] = [];
+      for await (const batch of await this.cities(loaded, page)) for (const city of batch) cities.push(city.slice());
+      return onePageIndex(loaded.index.count, page, (i) => cities[i]!);
+    });
   }
 
   /** answerListing(index of the whole dataset, pairs, baseUrl), byte for byte, from the files the page needs. */
@@ -86,13 +96,63 @@ export class EdgeSource {
     return answerListing(await this.indexFor(pairs), pairs, baseUrl);
   }
 
+  /** The same bytes as answer(), streamed: the page's layout and rank files are found first, its cities read as it is sent. */
+  async stream(pairs: readonly QueryPair[], baseUrl: string): Promise<StreamedListing> {
+    return this.guarded(async (loaded) => {
+      const frame = listingFrame(loaded.index.count, pairs, baseUrl);
+      if (!frame) return { status: 404, body: once(INVALID_PAGE) };
+      const head = envelopeHead(loaded.index.count, frame.next, frame.previous);
+      // The first batch read before answering: a missing or foreign file is still a clear 500, not a cut 200.
+      const batches = await primed(await this.cities(loaded, frame.page));
+      const reset = () => this.forget(loaded);
+      return { status: 200, body: resetOnMixed(envelopeStream(head, batches), reset) };
+    });
+  }
+
+  /** The page's cities, as batches read from its layout's blocks. */
+  private async cities({ index, fields, orders, rows }: Loaded, page: Page): Promise<AsyncIterable<Bytes[]>> {
+    const { start, end } = page.slice;
+    const terms = orders.decisive(page.ordering);
+    const layout: Layout = terms[0]?.field ?? ROUTES.absent;
+    let indices: Uint32Array;
+    if (terms.length === 0 || (terms.length === 1 && !terms[0]!.descending))
+      indices = Uint32Array.from({ length: end - start }, (_, i) => start + i);
+    else {
+      await fields.load(terms.map((t) => t.field));
+      const at = fields.inverse(layout);
+      indices = orders.positions(terms, start, end).map((p) => at[p]!);
+    }
+    return rows.cities(blocksOf(index, layout), indices);
+  }
+
+  private async guarded<T>(work: (loaded: Loaded) => Promise<T>): Promise<T> {
+    const loaded = await this.loaded();
+    try {
+      return await work(loaded);
+    } catch (error) {
+      if (error instanceof MixedBuilds) this.forget(loaded);
+      throw error;
+    }
+  }
+
+  /** Files of another build than the index read first (a new deploy): the next request reads them all again. */
+  private forget(loaded: Loaded): void {
+    if (this.index && loaded === this.current) this.index = undefined;
+  }
+
   private loaded(): Promise<Loaded> {
     this.index ??= this.read(ROUTES.edge.index).then((bytes) => {
       const index = parseIndex(bytes);
       const tag = tagBytes(index.tag);
       const fields = new FieldRanks(this.read, index, tag);
-      const chunks = new ChunkReader(this.read, index.chunkCities, tag, chunkPath, this.options);
-      return { index, fields, orders: new Orders(fields, this.options.orderCache ?? 4), chunks };
+      const loaded: Loaded = {
+        index,
+        fields,
+        orders: new Orders(fields, this.options.orderCache ?? 4),
+        rows: new RowReader(this.read, tag, this.options),
+      };
+      this.current = loaded;
+      return loaded;
     });
     // A failed read is not kept: the next request tries again.
     this.index.catch(() => (this.index = undefined));
@@ -104,7 +164,48 @@ interface Loaded {
   readonly index: EdgeIndex;
   readonly fields: FieldRanks;
   readonly orders: Orders;
-  readonly chunks: ChunkReader;
+  readonly rows: RowReader;
+}
+
+/** Where the blocks of a layout are (its own, or those of the layout of the same order it names). */
+function blocksOf(index: EdgeIndex, layout: Layout): LayoutBlocks {
+  let own: Layout = layout;
+  let entry = index.layouts[own];
+  if (typeof entry === 'string') entry = index.layouts[(own = entry)];
+  if (!Array.isArray(entry))
+    throw new MixedBuilds(`${ROUTES.edge.index} lists no blocks for ${layout}: rebuild the site`);
+  return { starts: entry, path: (block) => blockPath(own, block) };
+}
+
+/** The iterable with its first item already read (a failure to read it rejects here). */
+async function primed<T>(items: AsyncIterable<T>): Promise<AsyncIterable<T>> {
+  const iterator = items[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  return {
+    async *[Symbol.asyncIterator]() {
+      if (first.done) return;
+      yield first.value;
+      try {
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+      } finally {
+        await iterator.return?.();
+      }
+    },
+  };
+}
+
+async function* once(bytes: Bytes): AsyncGenerator<Bytes> {
+  yield bytes;
+}
+
+/** A stream that, failing on files of two builds, has its source read the index again. */
+async function* resetOnMixed(parts: AsyncIterable<Bytes>, reset: () => void): AsyncGenerator<Bytes> {
+  try {
+    yield* parts;
+  } catch (error) {
+    if (error instanceof MixedBuilds) reset();
+    throw error;
+  }
 }
 
 function parseIndex(bytes: Uint8Array): EdgeIndex {
@@ -115,107 +216,15 @@ function parseIndex(bytes: Uint8Array): EdgeIndex {
     throw new CitiesApiError(`${ROUTES.edge.index} is not JSON: deploy the files of a site built by this version`);
   }
   if (
-    index?.format !== 1 ||
+    index?.format !== 2 ||
     !Number.isSafeInteger(index.count) ||
-    !(index.chunkCities > 0) ||
-    typeof index.tag !== 'string'
+    typeof index.tag !== 'string' ||
+    typeof index.layouts !== 'object' ||
+    LAYOUTS.some((l) => !index.layouts[l])
   ) {
     throw new CitiesApiError(
-      `${ROUTES.edge.index} is not an edge index of format 1: rebuild the site with this version`,
+      `${ROUTES.edge.index} is not an edge index of format 2: rebuild the site with this version`,
     );
   }
   return index;
-}
-
-type RankName = NameField | typeof ROUTES.absent;
-
-/** The rank files read so far, as an OrderSource: ranks and descending orders derived on first use. */
-class FieldRanks implements OrderSource {
-  readonly count: number;
-  private readonly files = new Map<RankName, RankFile>();
-  private readonly pending = new Map<RankName, Promise<void>>();
-  private readonly ranked = new Map<NameField, Ranks>();
-  private readonly descending = new Map<NameField, Uint32Array>();
-
-  constructor(
-    private readonly read: ReadSiteFile,
-    private readonly index: EdgeIndex,
-    private readonly tag: Uint8Array,
-  ) {
-    this.count = index.count;
-  }
-
-  /** Reads the rank files of these fields (or the default ordering's) not read yet. */
-  async load(names: readonly RankName[]): Promise<void> {
-    await Promise.all(
-      names
-        .filter((name) => !this.files.has(name))
-        .map((name) => {
-          let loading = this.pending.get(name);
-          if (!loading) {
-            const path = rankPath(name);
-            loading = this.read(path).then(
-              (bytes) => void this.files.set(name, checkedRanks(decodeRanks(bytes, this.tag, path), this.count, path)),
-            );
-            loading.finally(() => this.pending.delete(name)).catch(() => undefined);
-            this.pending.set(name, loading);
-          }
-          return loading;
-        }),
-    );
-  }
-
-  distinct(field: NameField): number {
-    return this.index.distinct[field];
-  }
-
-  ranks(field: NameField): Ranks {
-    let ranks = this.ranked.get(field);
-    if (!ranks) {
-      const { order, groupStarts } = this.file(field);
-      const values = new Uint32Array(this.count);
-      let rank = -1;
-      for (let i = 0; i < order.length; i++) values[order[i]!] = isGroupStart(groupStarts, i) ? ++rank : rank;
-      ranks = { ranks: values, distinct: rank + 1 };
-      this.ranked.set(field, ranks);
-    }
-    return ranks;
-  }
-
-  single(ordering: Ordering): Uint32Array {
-    const [term] = ordering;
-    if (!term) return this.file(ROUTES.absent).order;
-    if (!term.descending) return this.file(term.field).order;
-    let order = this.descending.get(term.field);
-    if (!order) {
-      // The groups of equal values last to first, each keeping its order (ids ascending).
-      const { order: ascending, groupStarts } = this.file(term.field);
-      order = new Uint32Array(this.count);
-      let at = 0;
-      for (let end = ascending.length; end > 0; ) {
-        let start = end - 1;
-        while (!isGroupStart(groupStarts, start)) start--;
-        order.set(ascending.subarray(start, end), at);
-        at += end - start;
-        end = start;
-      }
-      this.descending.set(term.field, order);
-    }
-    return order;
-  }
-
-  private file(name: RankName): RankFile {
-    const file = this.files.get(name);
-    if (!file) throw new Error(`rank file of ${name} used before being read`);
-    return file;
-  }
-}
-
-function checkedRanks(file: RankFile, count: number, path: string): RankFile {
-  if (file.order.length !== count || (count > 0 && !isGroupStart(file.groupStarts, 0))) {
-    throw new MixedBuilds(
-      `${path} does not hold the ${count} cities of the edge index: deploy the site's files of one build together`,
-    );
-  }
-  return file;
 }

@@ -150,7 +150,7 @@ export function siteDirectories(layout: Layout): string[] {
       ...[absent, ...layout.pageSizes].map((size) => pagePath(key, size, 1)),
     ]),
     fill(ROUTES.edge.ranks, { ordering: absent }),
-    ...(layout.count ? [fill(ROUTES.edge.chunk, { chunk: 0 })] : []),
+    ...(layout.count ? [fill(ROUTES.edge.block, { layout: absent, block: 0 })] : []),
     ROUTES.edge.index,
     ...Object.values(ROUTES.extras),
   ];

@@ -1,4 +1,4 @@
-import { unlinkSync } from 'node:fs';
+import { lstatSync, unlinkSync, type Stats } from 'node:fs';
 import { lstat, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
@@ -51,7 +51,7 @@ const IN_FLIGHT = 48;
 /**
  * Writes every entry into `staging`. A file of the old tree is reused (hard-linked: it keeps its
  * inode and mtime) only when the old manifest lists the same bytes for it and the file is a
- * regular file reached through real directories that either still shows the inode, size and mtime
+ * regular file reached through real directories that either still shows the inode, size, mtime and ctime
  * the stat cache recorded or, read, holds those bytes (a `.gz`/`.br` is decompressed; it is reused
  * only when the old site made it at the same level). Anything else (edited, truncated, replaced,
  * turned into a link or a directory, missing) is written anew.
@@ -86,14 +86,17 @@ export async function assemble(
     const from = join(outDir, name);
     const to = join(staging, name);
     await ensureDir(dirname(to));
-    // Linked first, then what was linked is checked (its record, else its bytes): nothing can
-    // replace it between the check and the link. Anything else linked is unlinked again.
+    // Its record is compared before the link (which moves the ctime), then what was linked is
+    // checked to be that file (else its bytes are read): nothing can replace it unseen between
+    // the check and the link. Anything else linked is unlinked again.
+    const prior = cache ? lstatSync(from, { throwIfNoEntry: false }) : undefined;
+    const vouched = !!prior?.isFile() && !!cache?.matches(path, slot, prior);
     const linked = linkEntry(from, to);
     if (linked === null) return null;
     if (linked) {
       if (
         linked.isFile() &&
-        (cache?.matches(path, slot, linked) || (await holdsBytes(to, slot, linked.size, hash, bytes)))
+        ((vouched && sameFile(prior!, linked)) || (await holdsBytes(to, slot, linked.size, hash, bytes)))
       )
         return linked;
       unlinkSync(to);
@@ -135,7 +138,7 @@ export async function assemble(
       for (const slot of slots) {
         const kept = (slot === 0 || sameLevel) && (await reuseOld(entry.path, slot, hash, single));
         if (kept) {
-          records.set(file, slot, kept);
+          records.setLinked(file, slot, kept);
           counts.unchanged++;
         } else todo.push(slot);
       }
@@ -147,9 +150,12 @@ export async function assemble(
       const flat = await pooled;
       await wrote(
         file,
-        [0, 1, 2]
-          .slice(0, slots.length)
-          .map((i) => ({ ino: flat[i * 3]!, size: flat[i * 3 + 1]!, mtimeMs: flat[i * 3 + 2]! })),
+        [0, 1, 2].slice(0, slots.length).map((i) => ({
+          ino: flat[i * 4]!,
+          size: flat[i * 4 + 1]!,
+          mtimeMs: flat[i * 4 + 2]!,
+          ctimeMs: flat[i * 4 + 3]!,
+        })),
         slots,
       );
     } else if (todo.length) {
@@ -167,4 +173,9 @@ export async function assemble(
   };
   await runBounded(entries, one, IN_FLIGHT).finally(() => pool?.close());
   return { files, records, written: counts.written, unchanged: counts.unchanged };
+}
+
+/** Whether two lstats are of the same file, unchanged but for its ctime (a link moves it). */
+function sameFile(a: Stats, b: Stats): boolean {
+  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }

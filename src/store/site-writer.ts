@@ -13,7 +13,7 @@ import { removeTree } from '../fs/remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
 import { holdsBytes } from './site-check.js';
 import { isAlive, lockSite, siteSiblings } from '../fs/lock.js';
-import { StatCache, type DatasetRecord } from './stat-cache.js';
+import { StatCache, type DatasetRecord, type Slot } from './stat-cache.js';
 import { fileSystemError, isErrno } from '../fs/fs-error.js';
 import { SITE_ROLE } from './site-path.js';
 import type { FileStat } from '../fs/file-output.js';
@@ -128,15 +128,18 @@ async function writeSiteLocked(
       );
       const hadOld = await swapIn(outDir, staging, previous);
       // The new site is in place: what follows only tidies, and cannot fail the build.
-      await site.records
-        .write(outDir, files.sorted(), manifestStats.stats, options.dataset)
-        .catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
       const leftover = hadOld
         ? await removeTree(previous).then(
             () => undefined,
             (error: Error) => `${previous}: ${error.message}`,
           )
         : undefined;
+      // Linked files' ctimes, moved by the links and by the old tree's removal, are taken again.
+      const name = (i: number, slot: Slot) => files.path(i) + (slot ? VARIANTS[slot - 1] : '');
+      site.records.settle(outDir, name);
+      await site.records
+        .write(outDir, files.sorted(), await settledStats(outDir, manifestStats.stats), options.dataset)
+        .catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
       const written = site.written + (manifestStats.reused ? 0 : 1);
       const unchanged = site.unchanged + (manifestStats.reused ? 1 : 0);
       return { files: written + unchanged, written, unchanged, removed, kept, ...(leftover && { leftover }) };
@@ -184,6 +187,14 @@ async function placeManifest(
     if (linked) return { stats: linked, reused: true };
   }
   return { stats: await writeParts(to, text), reused: false };
+}
+
+/** The manifest's stats now (its ctime moved if it was linked), when still the file placed. */
+async function settledStats(outDir: string, placed: FileStat): Promise<FileStat> {
+  const now = await lstat(join(outDir, MANIFEST_PATH)).catch(() => null);
+  return now?.isFile() && now.ino === placed.ino && now.size === placed.size && now.mtimeMs === placed.mtimeMs
+    ? now
+    : placed;
 }
 
 /** Whether the old manifest says exactly what the new one would (so its file can be kept). */

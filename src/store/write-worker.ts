@@ -51,13 +51,13 @@ parent.handle('write', (job) => {
   return stats;
 });
 
-/** Creates `path` (it must not exist) holding `bytes`; returns its inode, size and mtime. */
+/** Creates `path` (it must not exist) holding `bytes`; returns its inode, size, mtime and ctime. */
 function writeNewSync(path: string, bytes: Uint8Array): number[] {
   const fd = openSync(path, 'wx');
   try {
     for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
-    const { ino, size, mtimeMs } = fstatSync(fd);
-    return [ino, size, mtimeMs];
+    const { ino, size, mtimeMs, ctimeMs } = fstatSync(fd);
+    return [ino, size, mtimeMs, ctimeMs];
   } finally {
     closeSync(fd);
   }

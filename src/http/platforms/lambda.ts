@@ -34,12 +34,13 @@ export function lambdaHandler(
   read: ReadSiteFile,
 ): (event: LambdaEvent) => Promise<LambdaResult> {
   // Behind CloudFront it is also the origin group's failover for S3 (as serve --failover-origin): file paths are answered.
-  const site = edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES });
+  const site = edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES, stream: false });
   const handler = createFetchHandler({ site, filePaths: true });
   return async (event) => {
     const method = event.requestContext.http.method;
     const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
-    const host = event.requestContext.domainName ?? event.headers?.host ?? 'lambda.invalid';
+    // The function URL's own name, never the client's Host header (which could make the URL invalid: `a@b`); answers use only the path and query.
+    const host = validHost(event.requestContext.domainName) ?? 'lambda.invalid';
     const body =
       event.body === undefined || method === 'GET' || method === 'HEAD'
         ? undefined
@@ -64,6 +65,10 @@ export function lambdaHandler(
       isBase64Encoded: true,
     };
   };
+}
+
+function validHost(name: string | undefined): string | undefined {
+  return name && /^[A-Za-z0-9.-]+$/.test(name) ? name : undefined;
 }
 
 function base64OrText(body: string, base64 = false): Uint8Array | string {

@@ -27,7 +27,7 @@ export function netlifyEdgeFunction(
     let site = sites.get(origin);
     if (!site) {
       if (sites.size >= ORIGINS) sites.delete(sites.keys().next().value!);
-      // A page is capped as on Functions: an edge function has 50 ms of CPU per request (docs/netlify-functions.md).
+      // Compact JSON is streamed from the edge data as it arrives; a page assembled whole (format=api, indent) is capped as on Functions.
       site = edgeSite(
         data.settings,
         httpRead((request) => fetch(request), origin),

@@ -1,0 +1,88 @@
+import { readdir, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { CitiesApiError } from '../core/errors.js';
+import { ROUTES } from '../core/route-table.js';
+
+// What of a site a Worker publishes as its assets, within Cloudflare's limits on the Workers Free
+// plan (https://developers.cloudflare.com/workers/platform/limits/: 20,000 static asset files per
+// Worker version, 25 MiB per file). Always the edge data (the Worker computes every other answer
+// from it); never the .gz/.br (Cloudflare compresses by itself) nor the site's own files; then,
+// within what is left of the file budget, the first pages of every precomputed list, which are
+// what most clients ask for (a list is read from its start; deep pages are reached page by page).
+
+export interface AssetLimits {
+  readonly files: number;
+  readonly fileBytes: number;
+}
+
+export const CLOUDFLARE_FREE: AssetLimits = { files: 20_000, fileBytes: 25 * 1024 * 1024 };
+
+export interface AssetPlan {
+  /** The .assetsignore text (gitignore rules, as wrangler reads them). */
+  readonly ignore: string;
+  /** Files published, and the first pages of each list among them (Infinity: every page). */
+  readonly files: number;
+  readonly pagesPerList: number;
+}
+
+/** Budgets of first pages tried, largest first: every page, then 1..K for K of the form c·10^m − 1. */
+const PAGE_BUDGETS = [Infinity, 999, 499, 199, 99, 49, 19, 9, 4, 1, 0];
+
+export async function planAssets(site: string, limits: AssetLimits = CLOUDFLARE_FREE): Promise<AssetPlan> {
+  const entries = await readdir(site, { recursive: true, withFileTypes: true });
+  const always: string[] = [];
+  const tooLarge: string[] = [];
+  const pages: number[] = [];
+  for (const e of entries) {
+    if (!e.isFile()) continue;
+    const path = relative(site, join(e.parentPath, e.name)).split(sep).join('/');
+    if (/\.(gz|br)$/.test(path) || path.startsWith('.') || Object.values(ROUTES.extras).includes(path as never))
+      continue;
+    if (path.startsWith(`${ROUTES.file.meta}/`) && !path.startsWith(`${ROUTES.edge.dir}/`)) continue;
+    if ((await stat(join(site, path))).size > limits.fileBytes) {
+      if (path.startsWith(`${ROUTES.edge.dir}/`))
+        throw new CitiesApiError(
+          `${path} is over Cloudflare's ${limits.fileBytes}-byte asset limit: rebuild the site with this version`,
+          2,
+        );
+      tooLarge.push(path);
+      continue;
+    }
+    const page = /^cities\/[^/]+\/[^/]+\/(\d+)\.json$/.exec(path);
+    if (page) pages.push(Number(page[1]));
+    else always.push(path);
+  }
+  for (const budget of PAGE_BUDGETS) {
+    const files = always.length + pages.filter((n) => n <= budget).length;
+    if (files <= limits.files) return { ignore: ignoreText(budget, tooLarge.sort()), files, pagesPerList: budget };
+  }
+  throw new CitiesApiError(
+    `the site's edge data and files take ${always.length} assets, over Cloudflare's ${limits.files} per Worker version (Workers Free): build with fewer --orderings, or deploy on a plan with more (and raise the limit)`,
+    2,
+  );
+}
+
+function ignoreText(budget: number, tooLarge: readonly string[]): string {
+  const lines = [
+    `${ROUTES.file.meta}/*`,
+    `!${ROUTES.edge.dir}/`,
+    ROUTES.extras.netlifyRedirects,
+    ROUTES.extras.netlifyHeaders,
+    '.*.stat-cache',
+    '*.gz',
+    '*.br',
+    ...tooLarge.map((f) => `/${f}`),
+  ];
+  if (budget !== Infinity) lines.push('/cities/*/*/*.json', ...firstPages(budget).map((p) => `!/cities/*/*/${p}.json`));
+  return `${lines.join('\n')}\n`;
+}
+
+/** Glob patterns naming the numbers 1..k (k of the form c·10^m − 1). */
+export function firstPages(k: number): string[] {
+  if (k < 1) return [];
+  const digits = String(k + 1).length - 1;
+  const lead = Number(String(k + 1)[0]);
+  const patterns = Array.from({ length: digits }, (_, d) => `[1-9]${'[0-9]'.repeat(d)}`);
+  if (lead > 1) patterns.push(`[1-${lead - 1}]${'[0-9]'.repeat(digits)}`);
+  return patterns;
+}

@@ -1,0 +1,97 @@
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../src/app/build.js';
+import { serve } from '../src/app/serve.js';
+import { CitiesApiError } from '../src/core/errors.js';
+import { manyCities, writeDataset } from './crash-helpers.js';
+import { readTree, tempDir } from './helpers.js';
+import { rawRequest, ROOT } from './serve-helpers.js';
+
+// A preview (serve --data, no --base-url) never rewrites a site built for deployment, and while
+// its first build runs the port answers 503 with Retry-After: never a connection left hanging.
+
+const SAMPLE = join(ROOT, 'data/cities.csv');
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir, cleanup } = await tempDir('cities-preview-deploy-')));
+afterAll(() => cleanup());
+
+const small = { orderings: ['default'], pageSizes: [20] } as const;
+
+describe("the README's preview next to a deployed site", () => {
+  it.each([
+    ['the default directory, built with --base-url https://cities.example.org', 'https://cities.example.org'],
+    ['a site published under a path', 'https://example.org/api/v1'],
+  ])('%s: refused (exit 2, saying what to do), the site byte-identical', async (_, baseUrl) => {
+    const site = join(dir, `deployed-${baseUrl.length}`);
+    await build({ data: SAMPLE, out: site, baseUrl, ...small });
+    const before = await readTree(site);
+    const error = await serve({ dir: site, data: SAMPLE, port: 0 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CitiesApiError);
+    expect((error as CitiesApiError).exitCode).toBe(2);
+    expect((error as Error).message).toContain(`holds a site built for ${baseUrl}: a preview would rewrite its links`);
+    expect(await readTree(site)).toEqual(before);
+  });
+
+  it.each([
+    ['built by an earlier preview on another port', 'http://127.0.0.1:9'],
+    ['built with the default base URL', 'http://localhost:8080'],
+  ])('a site %s is rebuilt with the server’s own links', async (_, baseUrl) => {
+    const site = join(dir, `preview-${baseUrl.length}`);
+    await build({ data: SAMPLE, out: site, baseUrl, ...small });
+    const server = await serve({ dir: site, data: SAMPLE, port: 0 });
+    try {
+      const body = JSON.parse((await rawRequest(server.apiUrl)).body.toString()) as { next: string };
+      expect(body.next.startsWith(server.url)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('with --base-url equal to the site’s, serve --data rebuilds it for that URL', async () => {
+    const site = join(dir, 'same-url');
+    await build({ data: SAMPLE, out: site, baseUrl: 'https://cities.example.org', ...small });
+    const server = await serve({ dir: site, data: SAMPLE, port: 0, baseUrl: 'https://cities.example.org' });
+    await server.close();
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('while the first build runs', () => {
+  it('every request is answered 503 with Retry-After, then the site once built', async () => {
+    const data = join(dir, 'many.csv');
+    await writeDataset(data, manyCities(3000, 'Town'));
+    const port = await freePort();
+    const starting = serve({ dir: join(dir, 'many'), data, port, orderings: ['default', 'name_en', '-name_fr'] });
+    let built = false;
+    void starting.then(() => (built = true));
+    const early: { status: number; retryAfter: unknown }[] = [];
+    for (const path of ['/cities/?page=2', '/']) {
+      while (!built) {
+        const res = await rawRequest(`http://127.0.0.1:${port}${path}`).catch(() => null); // null: not listening yet
+        if (res && !built) {
+          early.push({ status: res.status, retryAfter: res.headers['retry-after'] });
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    const server = await starting;
+    try {
+      expect(early.length).toBeGreaterThan(0);
+      for (const answer of early) expect(answer).toEqual({ status: 503, retryAfter: '5' });
+      expect((await rawRequest(`${server.apiUrl}?page=2`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+});
