@@ -55,13 +55,13 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
 
 /** The site's files written as planned: the edge files and the dataset first, then every page. */
 async function writePlanned(plan: BuildPlan, write: PendingWrite, options: BuildOptions): Promise<WriteStats> {
-  const { data, spec, manifest, digest, cityBytes, toFunction, minFree } = write;
+  const { data, spec, manifest, digest, cityBytes, minFree } = write;
   const { dir, pages } = plan;
   // The edge data's tag: what its ranks and chunks follow from (the cities, the collation and ICU's data).
   const tag = sha256(JSON.stringify([manifest.dataset.sha256, spec.collation, manifest.runtime])).slice(0, 16);
   // The edge files and the dataset come first: pages done are the entries done past those seen so far.
   const notPages = { seen: 0 };
-  const entries = countNotPages(untilAborted(siteEntries(data, spec, tag, toFunction), options.signal), notPages);
+  const entries = countNotPages(untilAborted(siteEntries(data, spec, tag), options.signal), notPages);
   return writeSite(dir, entries, manifest, {
     force: options.force,
     guard: new SpaceGuard(dir, minFree),
