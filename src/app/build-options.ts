@@ -56,6 +56,9 @@ export interface BuildOptions {
   readonly onProgress?: (pagesDone: number, pages: number) => void;
 }
 
+/** build()'s options, its site directory given or defaulted. */
+export type SiteBuildOptions = BuildOptions & { readonly out: string };
+
 export interface BuildPlan {
   readonly cities: number;
   readonly pages: number;

@@ -7,8 +7,14 @@ import { ROUTES } from './route-table.js';
 // form in its two tabs, "HTML form" (a field per writable city field) and "Raw data" (a media
 // type and the body as text). DRF submits them from the browser; here the token is sent too.
 
+/** The Raw data form's media type field, named for the header it sets (as DRF's ajax-form.js reads it). */
+const CONTENT_TYPE = ROUTES.header.contentType.toLowerCase();
+
 /** The most fields an ordering can be picked by (one per name field). */
 const MAX_TERMS = ROUTES.orderingFields.length;
+
+/** `Ordering`: the parameter's name, as a heading. */
+const ORDERING_LABEL = ROUTES.param.ordering[0]!.toUpperCase() + ROUTES.param.ordering.slice(1);
 
 /** The terms of an `ordering` value, as DRF's OrderingFilter splits it (commas, spaces stripped). */
 export function orderingTerms(ordering: string | undefined): string[] {
@@ -34,10 +40,11 @@ export function orderingPicker(ordering: string | undefined): string {
   const terms = orderingTerms(ordering);
   const count = Math.min(MAX_TERMS, Math.max(3, terms.length + 1));
   const selects = Array.from({ length: count }, (_, i) => {
-    const label = i === 0 ? 'Ordering' : 'then by';
+    // The first term is the parameter, as DRF's ordering filter heads it; the others follow it.
+    const label = i === 0 ? ORDERING_LABEL : 'then by';
     return `<label>${label} <select class="ordering-term" aria-label="${i === 0 ? 'order by' : `then by (${i + 1})`}">${termOptions(terms[i] ?? '', i === 0)}</select></label>`;
   });
-  return `<fieldset class="ordering"><legend>Ordering</legend>${selects.join('')}<input type="hidden" name="${ROUTES.param.ordering}" value="${escapeHtml(ordering ?? '')}"></fieldset>`;
+  return `<fieldset class="ordering-picker"><legend>${ORDERING_LABEL}</legend>${selects.join('')}<input type="hidden" name="${ROUTES.param.ordering}" value="${escapeHtml(ordering ?? '')}"></fieldset>`;
 }
 
 interface FieldMeta {
@@ -90,7 +97,7 @@ ${writableFields()
 ${post}
 </form>
 <form id="post-generic-content-form" class="tab-pane" action="${escapeHtml(action)}" method="POST" hidden>
-<div class="field"><label for="post-media-type">Media type</label><select id="post-media-type" data-override="content-type">${media}</select></div>
+<div class="field"><label for="post-media-type">Media type</label><select id="post-media-type" data-override="${CONTENT_TYPE}">${media}</select></div>
 <div class="field"><label for="post-content">Content</label><textarea id="post-content" data-override="content" rows="10">${escapeHtml(initialContent())}</textarea></div>
 ${post}
 </form>
@@ -111,20 +118,20 @@ for (const form of document.querySelectorAll('form[method=POST]')) form.addEvent
   const token = document.getElementById('post-token').value;
   if (token) headers.Authorization = 'Token ' + token;
   let body;
-  const type = form.querySelector('[data-override=content-type]');
+  const type = form.querySelector('[data-override=${CONTENT_TYPE}]');
   if (type) {
-    headers['Content-Type'] = type.value;
+    headers['${ROUTES.header.contentType}'] = type.value;
     body = form.querySelector('[data-override=content]').value;
     if (type.value === '${ROUTES.mediaType.multipart}') {
       // As DRF's ajax-form.js: the boundary is the body's first line that looks like one (RFC 2046), lines end in CRLF.
       const boundary = /^--([0-9A-Z'()+_,\\-./:=? ]{0,69}[0-9A-Z'()+_,\\-./:=?])\\s*?$/im.exec(body);
-      if (boundary) headers['Content-Type'] += '; boundary="' + boundary[1] + '"';
+      if (boundary) headers['${ROUTES.header.contentType}'] += '; boundary="' + boundary[1] + '"';
       body = body.replace(/\\r?\\n/g, '\\r\\n');
     }
   } else body = new FormData(form);
   const res = await fetch(form.getAttribute('action'), { method: 'POST', headers: headers, body: body });
   const text = await res.text();
-  if ((res.headers.get('Content-Type') || '').startsWith('${ROUTES.mediaType.html}')) {
+  if ((res.headers.get('${ROUTES.header.contentType}') || '').startsWith('${ROUTES.mediaType.html}')) {
     document.open();
     document.write(text);
     document.close();
