@@ -80,11 +80,7 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
       // The site's directory as the project sees it: Deno Deploy must upload both (see docs/deno.md).
       const files = `${posixRelative(out, site)}/`;
       const read = `const files = new URL(${JSON.stringify(files)}, import.meta.url);\n`;
-      code(
-        out,
-        'main.js',
-        `${entry('denoServer')}${read}export default denoServer(site, (path) => Deno.readFile(new URL(path, files)));\n`,
-      );
+      code(out, 'main.js', `${entry('denoServer')}${read}export default denoServer(site, Deno, files);\n`);
       deploy = `deno serve --allow-read=${shellWord(files)} main.js`;
       break;
     }
