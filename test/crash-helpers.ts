@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { watch } from 'node:fs';
-import { readdir, writeFile } from 'node:fs/promises';
+import { lstat, readdir, realpath, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { CITY_FIELDS, type City } from '../src/core/fields.js';
@@ -172,4 +172,16 @@ export async function checkSite(
 export function treeDifferences(a: ReadonlyMap<string, Buffer>, b: ReadonlyMap<string, Buffer>): string[] {
   const paths = new Set([...a.keys(), ...b.keys()]);
   return [...paths].filter((p) => !a.get(p)?.equals(b.get(p) ?? Buffer.alloc(0)) || !b.has(p)).sort();
+}
+
+/**
+ * Resolves once a writable server has folded every logged city into the dataset `file` (its
+ * write-ahead log, `.NAME.wal` beside the real file, is gone); fails after `ms`.
+ */
+export async function caughtUp(file: string, ms = 60_000): Promise<void> {
+  const real = await realpath(file);
+  const log = join(dirname(real), `.${basename(real)}.wal`);
+  for (const deadline = Date.now() + ms; Date.now() < deadline; await sleep(20))
+    if (!(await lstat(log).catch(() => null))) return;
+  throw new Error(`${log} still there after ${ms} ms: the logged cities were not folded into ${file}`);
 }

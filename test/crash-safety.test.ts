@@ -1,14 +1,16 @@
 import type { ChildProcess } from 'node:child_process';
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, lstat, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, type BuildResult } from '../src/app/build.js';
-import { NAME_FIELDS } from '../src/core/fields.js';
+import { NAME_FIELDS, type City } from '../src/core/fields.js';
+import { CityLog } from '../src/dataset/city-log.js';
 import { readManifest } from '../src/store/manifest-file.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import {
   appears,
+  caughtUp,
   checkSite,
   killStragglers,
   manyCities,
@@ -308,6 +310,14 @@ describe('the build lock holds under contention', () => {
   });
 });
 
+/** What a writable server killed now has made durable: the dataset file, then the logged cities it lacks (what a restart folds in). */
+async function persisted(file: string): Promise<City[]> {
+  const cities = (await readDataset(file)).toCities();
+  const ids = new Set(cities.map((city) => city.id));
+  const logged = (await CityLog.of(file).read()).cities;
+  return [...cities, ...logged.filter((city) => !ids.has(city.id))];
+}
+
 describe('a writable server killed at any moment keeps its dataset whole', () => {
   const TOKEN = 'crash-token-0123456789';
   const names = (name: string) => Object.fromEntries(NAME_FIELDS.map((field) => [field, name]));
@@ -326,7 +336,7 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
   };
 
   it.each(['csv', 'json'] as const)(
-    `.%s: SIGKILL at ${WRITE_KILLS} seeded moments of 3 parallel POSTs: the file is always the old or a new whole dataset holding every acknowledged city`,
+    `.%s: SIGKILL at ${WRITE_KILLS} seeded moments of 3 parallel POSTs and their background fold: the file is always a whole dataset, and with its log holds every acknowledged city once; the restarted server answers each`,
     async (format) => {
       const dir = join(root, `writable-${format}`);
       await mkdir(dir);
@@ -351,12 +361,14 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
           { CITIES_API_TOKEN: TOKEN },
         );
 
-      // How long three parallel creations take to be answered (the new dataset is staged early on, the site built from it, then it is renamed in).
+      // How long three parallel creations take to be answered (logged) and then folded into the file in the
+      // background (the new dataset staged, the site built from it, then it is renamed in, the log dropped).
       const first = await start();
       const started = performance.now();
       expect(
         (await Promise.all([0, 1, 2].map((j) => post(first.url, `Calibration ${j}`)))).map(({ status }) => status),
       ).toEqual([201, 201, 201]);
+      await caughtUp(file);
       const duration = performance.now() - started;
       await killed(first.child);
 
@@ -366,12 +378,19 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
         spreadDelays(WRITE_KILLS, 0, 1, random).map((u) => duration * 1.2 * u * u),
         random,
       );
-      const tally = { 'none committed': 0, 'some committed': 0, 'all committed': 0, acknowledged: 0 };
+      const tally = {
+        'none committed': 0,
+        'some committed': 0,
+        'all committed': 0,
+        acknowledged: 0,
+        'killed while the log was not folded yet': 0,
+      };
       for (const [run, delay] of delays.entries()) {
-        const before = (await readDataset(file)).toCities();
+        const before = await persisted(file);
         const server = await start();
-        // Restarted after a kill, the server rebuilds its site from the file: every committed city is answered.
+        // Restarted after a kill, the server folds its log into the file and rebuilds its site from it: every committed city is answered.
         expect(await count(server.url)).toBe(before.length);
+        expect((await readDataset(file)).toCities()).toEqual(before);
         const posted = [0, 1, 2].map((j) => `Run ${run} city ${j}`);
         const answers = Promise.allSettled(posted.map((name) => post(server.url, name)));
         await sleep(delay);
@@ -380,7 +399,7 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
           answer.status === 'fulfilled' && answer.value.status === 201 ? [posted[j]!] : [],
         );
 
-        const after = (await readDataset(file)).toCities();
+        const after = await persisted(file);
         expect(after.slice(0, before.length)).toEqual(before);
         const added = after.slice(before.length);
         const firstId = Math.max(...before.map(({ id }) => id)) + 1;
@@ -393,6 +412,9 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
         await copyFile(`${file}.bak`, join(dir, `backup.${format}`));
         const backup = (await readDataset(join(dir, `backup.${format}`))).toCities();
         expect(after.slice(0, backup.length)).toEqual(backup);
+        tally['killed while the log was not folded yet'] += (await lstat(CityLog.of(file).path).catch(() => null))
+          ? 1
+          : 0;
         expect(backup.length).toBeLessThanOrEqual(after.length);
         tally[
           added.length === 0 ? 'none committed' : added.length < posted.length ? 'some committed' : 'all committed'
@@ -403,6 +425,7 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
       expect(await count(last.url)).toBe((await readDataset(file)).count);
       // The killed servers' dataset lock and staged files are taken over and removed by the next POST.
       expect((await post(last.url, 'After the kills')).status).toBe(201);
+      await caughtUp(file);
       expect(await entriesOf(dir)).toEqual([`backup.${format}`, `cities.${format}`, `cities.${format}.bak`, 'site']);
       await last.stop();
       console.log(
@@ -411,6 +434,7 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
       );
       expect(tally['none committed']).toBeGreaterThan(0);
       expect(tally['some committed'] + tally['all committed']).toBeGreaterThan(0);
+      expect(tally['killed while the log was not folded yet']).toBeGreaterThan(0);
     },
     120_000,
   );

@@ -1,7 +1,8 @@
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CityWriter } from '../src/dataset/city-writer.js';
+import { CityLog } from '../src/dataset/city-log.js';
+import { LoggedCityWriter } from '../src/dataset/logged-writer.js';
 import type { NewCity } from '../src/post/create-city.js';
 import { appendCities, commitStaged, DatasetChanged, stageAppend } from '../src/dataset/append-cities.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
@@ -95,49 +96,97 @@ describe('a staged dataset replaces the file only if the reader reads it back, a
   });
 });
 
-describe('CityWriter: a creation is in the file and published, or nowhere', () => {
+describe('LoggedCityWriter: an acknowledged creation is in the log or the file, once', () => {
   const city = (name: string): NewCity => {
     const { id: _, created_at: __, updated_at: ___, ...rest } = makeCity(0, { name });
     return rest;
   };
-
-  it('the file is edited by hand while the site is rebuilt: 503 "changed", the edit kept, the site published again from the file', async () => {
-    const file = join(root, 'hand-edit.json');
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
-    const published: string[] = [];
-    const writer = new CityWriter(file, {
+  const ids = async (file: string) => (await readDataset(file)).toCities().map((c) => c.id);
+  const writerOf = (file: string, publish: (data: string) => Promise<void>, told: string[] = []) =>
+    LoggedCityWriter.open(file, {
       lockWait: 1000,
-      publish: async (data) => {
-        published.push(data === file ? 'the file' : 'the staged dataset');
-        if (data !== file) await writeFile(file, `[\n  ${JSON.stringify(makeCity(9))}\n]\n`);
-      },
+      publish,
+      apply: async (cities) => void told.push(`answer ${cities.map((c) => c.id).join(',')}`),
+      caughtUp: async () => void told.push('caught up'),
+      log: (line) => told.push(line),
     });
-    const refused = await writer.create(city('New')).catch((e: unknown) => e);
-    expect(refused).toMatchObject({
-      status: 503,
-      retryAfter: 1,
-      detail: 'The data changed while the city was being added; nothing was written. Try again.',
-    });
-    expect(published).toEqual(['the staged dataset', 'the file']);
-    expect((await readDataset(file)).toCities().map((c) => c.id)).toEqual([9]);
-    expect(await writer.create(city('Then'))).toMatchObject({ id: 10, name_en: 'Then' });
+
+  it('a creation is answered before the file changes; the file and the site catch up in the background, then the log is gone', async () => {
+    const file = join(root, 'logged.csv');
+    await appendCitiesToNewCsv(file);
+    const told: string[] = [];
+    let release!: () => void;
+    const building = new Promise<void>((resolve) => (release = resolve));
+    const writer = await writerOf(file, () => building, told);
+    expect(await writer.create(city('First'))).toMatchObject({ id: 2, name_en: 'First' });
+    expect(told).toEqual(['answer 2']);
+    expect(await ids(file)).toEqual([1]);
+    expect((await CityLog.of(file).read()).cities.map((c) => c.name_en)).toEqual(['First']);
+    expect(await writer.create(city('Second'))).toMatchObject({ id: 3 });
+    release();
+    await writer.idle();
+    expect(await ids(file)).toEqual([1, 2, 3]);
+    expect(told.at(-1)).toBe('caught up');
+    expect((await readdir(root)).filter((n) => n.startsWith('.logged.csv.'))).toEqual([]);
+    await writer.close();
   });
 
-  it('publishing the staged dataset fails: the creation fails, the file is untouched, nothing is left beside it', async () => {
+  it('the file is edited by hand while the site is rebuilt: the edit kept, the logged city folded in after it', async () => {
+    const file = join(root, 'hand-edit.json');
+    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    let edited = false;
+    const writer = await writerOf(file, async () => {
+      if (!edited) await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))},\n  ${JSON.stringify(makeCity(9))}\n]\n`);
+      edited = true;
+    });
+    expect(await writer.create(city('New'))).toMatchObject({ id: 2 });
+    await writer.idle();
+    expect(await ids(file)).toEqual([1, 9, 2]);
+    expect(await writer.create(city('Then'))).toMatchObject({ id: 10, name_en: 'Then' });
+    await writer.close();
+    expect(await ids(file)).toEqual([1, 9, 2, 10]);
+  });
+
+  it('the site cannot be built: the creation is acknowledged all the same, the file untouched, the log kept; on close it is folded in', async () => {
     const file = join(root, 'unpublished.json');
     await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
     const before = await readFile(file);
-    let fail = true;
-    const writer = new CityWriter(file, {
-      lockWait: 1000,
-      publish: async () => {
-        if (fail) throw new Error('ENOSPC: no space left on device');
+    const told: string[] = [];
+    const writer = await writerOf(
+      file,
+      async () => {
+        throw new Error('ENOSPC: no space left on device');
       },
-    });
-    await expect(writer.create(city('Lost'))).rejects.toThrow(/ENOSPC/);
-    expect((await readFile(file)).equals(before)).toBe(true);
-    expect((await readdir(root)).filter((n) => n.includes('unpublished.json') && n !== 'unpublished.json')).toEqual([]);
-    fail = false;
+      told,
+    );
     expect(await writer.create(city('Kept'))).toMatchObject({ id: 2 });
+    await writer.idle();
+    expect((await readFile(file)).equals(before)).toBe(true);
+    expect(told.join('\n')).toMatch(/the site is behind the data \(retrying in 1 s\): ENOSPC/);
+    expect((await CityLog.of(file).read()).cities.map((c) => c.id)).toEqual([2]);
+    await writer.close();
+    expect(await ids(file)).toEqual([1, 2]);
+  });
+
+  it.each([
+    ['a torn last record (a write cut short) is dropped', (log: string) => `${log}{"id":3,"name_ar":"tor`, [1, 2]],
+    [
+      'a record with a wrong checksum is dropped, and all after it',
+      (log: string) => log.replace(/\t[0-9a-f]{8}\n$/, '\t00000000\n'),
+      [1],
+    ],
+    ['a record the file already holds (killed between the fold and the log drop) is not added twice', null, [1, 2]],
+  ] as const)('at start: %s', async (_, damage, expected) => {
+    const file = join(root, `recovered-${expected.length}-${damage ? 'log' : 'file'}.csv`);
+    await appendCitiesToNewCsv(file);
+    const log = CityLog.of(file);
+    await log.append([makeCity(2, { name: 'Logged' })]);
+    if (damage) await writeFile(log.path, damage(await readFile(log.path, 'utf8')));
+    else await appendCities(file, [makeCity(2, { name: 'Logged' })]);
+    const writer = await writerOf(file, async () => {});
+    expect(await ids(file)).toEqual(expected);
+    expect((await readdir(root)).filter((n) => n.startsWith(`.${basename(file)}.`))).toEqual([]);
+    expect(await writer.create(city('Next'))).toMatchObject({ id: expected.at(-1)! + 1 });
+    await writer.close();
   });
 });

@@ -1,15 +1,18 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import { BEHIND_PATH } from '../src/site/behind.js';
 import { specOf } from '../src/site/manifest.js';
 import { readManifest } from '../src/store/manifest-file.js';
 import { atLeastPattern, nginxConfig } from '../src/hosts/nginx.js';
 import { KIT, KIT_DATASETS, expectWholeKit, replayKit, tempDir } from './helpers.js';
 import { rawRequest, startCli } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
+import { caughtUp, sleep } from './crash-helpers.js';
 
 const NGINX = '/usr/sbin/nginx';
 const available = requireTool('nginx', NGINX, 'apt-get install -y nginx-light');
@@ -179,6 +182,71 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
       }
     },
   );
+
+  // serve --writable behind nginx: a 201, then a GET through nginx, must include the city even
+  // while the files are behind (the build is held here by a live process's lock).
+  it('after a POST through nginx, every GET through it includes the city: live while the files are behind, from the files once they caught up', async () => {
+    const dir = join(root, 'writable');
+    const site = join(dir, 'site');
+    await mkdir(dir, { recursive: true });
+    const data = join(dir, 'cities.csv');
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    const token = 'nginx-test-token-0123456789';
+    const live = await startCli(
+      [
+        site,
+        '--data',
+        data,
+        '--base-url',
+        'http://api.example.com',
+        '--collation',
+        'codepoint',
+        '--port',
+        '0',
+        '--writable',
+      ],
+      { CITIES_API_TOKEN: token },
+    );
+    const nginx = await startNginx(
+      dir,
+      site,
+      nginxConfig(specOf((await readManifest(site))!), { liveUrl: live.url, site }),
+    );
+    const holder = spawn('sleep', ['600']);
+    const fromFile = (res: { headers: Record<string, unknown> }) =>
+      /^"[0-9a-f]+-[0-9a-f]+"$/.test(String(res.headers.etag));
+    const targets = ['/cities/', '/cities/?page=2', '/cities/?ordering=-name_en', '/cities/?page_size=100'];
+    const counts = async () =>
+      Promise.all(
+        targets.map(async (t) => {
+          const res = await rawRequest(`${nginx.url}${t}`);
+          return { count: (JSON.parse(res.body.toString()) as { count: number }).count, file: fromFile(res) };
+        }),
+      );
+    try {
+      expect(await counts()).toEqual(targets.map(() => ({ count: 11, file: true })));
+      await writeFile(join(dir, '.site.lock'), `${holder.pid}\n`);
+      const created = await rawRequest(`${nginx.url}/cities/`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Token ${token}` },
+        body: JSON.stringify(Object.fromEntries(NAME_FIELDS.map((f) => [f, 'Behind nginx']))),
+      });
+      expect(created.status).toBe(201);
+      expect(await counts()).toEqual(targets.map(() => ({ count: 12, file: false })));
+      holder.kill();
+      await rm(join(dir, '.site.lock'));
+      await caughtUp(data);
+      for (let i = 0; i < 100 && (await lstat(join(site, BEHIND_PATH)).catch(() => null)); i++) await sleep(50);
+      // All cities on one page is a file named after the count, which this config (11) does not name.
+      expect(await counts()).toEqual(targets.map((t) => ({ count: 12, file: !t.includes('page_size') })));
+      const log = await nginx.log();
+      expect(log, log).not.toMatch(/\[(error|crit|alert|emerg)\]/);
+    } finally {
+      holder.kill();
+      await nginx.stop();
+      await live.stop();
+    }
+  });
 
   it('answers from files carry the reference headers, gzip and 304s', async () => {
     const site = join(root, 'headers', 'site');

@@ -17,6 +17,7 @@ import { endpointPath } from '../src/core/route-table.js';
 import { mountOf } from '../src/core/url-path.js';
 import { denoServe, pageTargets, pagesDiffering } from './edge-helpers.js';
 import { runWorkflow, type Step, type StepResult, type Workflow } from './workflow-runner.js';
+import tiers from '../vitest.config.js';
 
 // cities-api as users install it: packed from a clean copy of the repository (what a clone
 // holds, lib/ not built), installed from the tarball into an empty project, and used there as
@@ -127,7 +128,24 @@ describe('a clean clone', () => {
       true,
     ],
     ['npm start compiles first', () => /^tsc\b/.test(current.scripts.prestart ?? ''), true],
-    ['npm test compiles first', () => /^tsc\b/.test(current.scripts.pretest ?? current.scripts.test ?? ''), true],
+    [
+      'npm test runs every tier; the tiers that run lib/ rebuild it first when a source is newer',
+      () => ({
+        test: current.scripts.test,
+        setups: (tiers.test!.projects as { test: { name: string; globalSetup?: string[] } }[]).map((p) => [
+          p.test.name,
+          p.test.globalSetup ?? [],
+        ]),
+      }),
+      {
+        test: 'vitest run',
+        setups: [
+          ['unit', []],
+          ['integration', ['test/build-on-demand.ts']],
+          ['engines', ['test/build-on-demand.ts']],
+        ],
+      },
+    ],
   ] as const)('%s', (_name, check, expected) => {
     expect(check()).toEqual(expected);
   });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { RouteMemo, type Plan } from '../src/http/route-memo.js';
+import { RouteMemo, type RememberedRoute } from '../src/http/route-memo.js';
 import { JSON_HEADERS } from '../src/http/route.js';
 
 type Key = [method: string, accept: string | undefined, target: string];
-const planFor = (file: string): Plan => ({ kind: 'static', file, headers: JSON_HEADERS });
+const planFor = (file: string): RememberedRoute => ({ kind: 'static', file, headers: JSON_HEADERS });
 
 // Requests whose method, Accept or target differ in any way never share a remembered decision.
 describe('route memo keys are injective', () => {
@@ -35,7 +35,7 @@ describe('what the memo keeps', () => {
         kind: 'listing',
         pairs: Array.from({ length: 17 }, () => ['a', 'b']),
         negotiation: { renderer: 'json', indent: null },
-      } as unknown as Plan,
+      } as unknown as RememberedRoute,
     ],
   ] as const)('not %s', (_, method, accept, target, plan) => {
     const memo = new RouteMemo();

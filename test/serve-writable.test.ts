@@ -7,7 +7,7 @@ import { build } from '../src/app/build.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { serve, type RunningServer, type ServeOptions } from '../src/app/serve.js';
-import { appears, manyCities, sleep, spawnCli, writeDataset } from './crash-helpers.js';
+import { appears, caughtUp, manyCities, sleep, spawnCli, writeDataset } from './crash-helpers.js';
 import { KIT, makeCity, tempDir, entriesOf } from './helpers.js';
 import { rawRequest, startCli } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
@@ -136,6 +136,7 @@ describe('creating cities', () => {
     });
     expect(city.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     expect(city.updated_at).toBe(city.created_at);
+    await caughtUp(datasets.csv);
     const after = (await readDataset(datasets.csv)).toCities();
     expect(after).toHaveLength(before.length + 1);
     expect(after.at(-1)).toEqual(city);
@@ -155,11 +156,14 @@ describe('creating cities', () => {
   });
 
   it('20 parallel creates → 20 new records, distinct ids, the file still valid', async () => {
+    await caughtUp(datasets.csv);
     const before = (await readDataset(datasets.csv)).toCities();
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => post(names(`Parallel ${i}`))));
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
     const ids = results.map((r) => json(r.body).id as number);
     expect(new Set(ids).size).toBe(20);
+    expect(json((await rawRequest(server.apiUrl)).body).count).toBe(before.length + 20);
+    await caughtUp(datasets.csv);
     const after = (await readDataset(datasets.csv)).toCities();
     expect(after).toHaveLength(before.length + 20);
     expect(
@@ -186,6 +190,7 @@ describe('creating cities', () => {
         body: JSON.stringify(names('Jsonville')),
       });
       expect(res.status).toBe(201);
+      await caughtUp(datasets.json);
       const cities = (await readDataset(datasets.json)).toCities();
       expect(cities).toHaveLength(12);
       expect(cities.at(-1)!.name_en).toBe('Jsonville');
@@ -286,34 +291,52 @@ describe('a POST is committed whole (in the file and answered, 201) or not writt
   const liveHolder = () => holders[holders.push(spawn('sleep', ['600'])) - 1]!.pid!;
   afterAll(() => holders.forEach((h) => h.kill()));
 
-  it.each([
-    ["the site's build lock (another build of the site)", '.site.lock'],
-    ["the dataset's lock (another server adding cities)", '.cities.csv.lock'],
-  ])(
-    '%s held by another process past the wait: 503, Retry-After, JSON detail, nothing written; once released the next POST is committed and served',
-    async (_, lock) => {
-      const w = await writable(`busy${lock}`);
-      try {
-        const before = await readFile(w.data);
-        await writeFile(join(w.dir, lock), `${liveHolder()}\n`);
-        const refused = await create(w.server, 'Refused');
-        expect([refused.status, json(refused.body)]).toEqual([
-          503,
-          { detail: 'Another process is updating this data; nothing was written. Try again in 1 s.' },
-        ]);
-        expect(refused.headers).toMatchObject({ ...REFERENCE_HEADERS, 'retry-after': '1' });
-        expect((await readFile(w.data)).equals(before)).toBe(true);
-        expect(await entriesOf(w.dir)).toEqual([lock, 'cities.csv', 'site'].sort());
-        await rm(join(w.dir, lock));
-        expect((await create(w.server, 'Accepted')).status).toBe(201);
-        expect(await served(w.server)).toEqual(expect.arrayContaining(['Accepted']));
-        expect(await served(w.server)).not.toContain('Refused');
-        expect((await inFile(w.data)).slice(11)).toEqual(['Accepted']);
-      } finally {
-        await w.server.close();
-      }
-    },
-  );
+  it("the dataset's lock (another server adding cities) held by another process past the wait: 503, Retry-After, JSON detail, nothing written; once released the next POST is committed and served", async () => {
+    const lock = '.cities.csv.lock';
+    const w = await writable('busy-dataset-lock');
+    try {
+      const before = await readFile(w.data);
+      await writeFile(join(w.dir, lock), `${liveHolder()}\n`);
+      const refused = await create(w.server, 'Refused');
+      expect([refused.status, json(refused.body)]).toEqual([
+        503,
+        { detail: 'Another process is updating this data; nothing was written. Try again in 1 s.' },
+      ]);
+      expect(refused.headers).toMatchObject({ ...REFERENCE_HEADERS, 'retry-after': '1' });
+      expect((await readFile(w.data)).equals(before)).toBe(true);
+      expect(await entriesOf(w.dir)).toEqual([lock, 'cities.csv', 'site'].sort());
+      await rm(join(w.dir, lock));
+      expect((await create(w.server, 'Accepted')).status).toBe(201);
+      expect(await served(w.server)).toEqual(expect.arrayContaining(['Accepted']));
+      expect(await served(w.server)).not.toContain('Refused');
+      await caughtUp(w.data);
+      expect((await inFile(w.data)).slice(11)).toEqual(['Accepted']);
+    } finally {
+      await w.server.close();
+    }
+  });
+
+  it("the site's build lock (another build of the site) held past the wait: the POST is still acknowledged (201) and answered at once; the files and the dataset file catch up once the lock is released", async () => {
+    const lock = '.site.lock';
+    const w = await writable('busy-site-lock');
+    try {
+      const before = await readFile(w.data);
+      await writeFile(join(w.dir, lock), `${liveHolder()}\n`);
+      expect((await create(w.server, 'Logged')).status).toBe(201);
+      expect(await served(w.server)).toContain('Logged');
+      await sleep(1500);
+      expect((await readFile(w.data)).equals(before)).toBe(true);
+      expect(w.logs.join('\n')).toMatch(
+        /the site is behind the data \(retrying in 1 s\): another build of .*site is running/,
+      );
+      await rm(join(w.dir, lock));
+      await caughtUp(w.data);
+      expect((await inFile(w.data)).slice(11)).toEqual(['Logged']);
+      expect(await served(w.server)).toContain('Logged');
+    } finally {
+      await w.server.close();
+    }
+  });
 
   it.each([
     ["the site's build lock", '.site.lock'],
@@ -391,6 +414,7 @@ describe('a POST is committed whole (in the file and answered, 201) or not writt
       const answer = await create(w.server, 'During a build');
       expect((await other.exited).code).toBe(0);
       expect(answer.status).toBe(201);
+      await caughtUp(w.data);
       expect((await inFile(w.data)).at(-1)).toBe('During a build');
       expect(await served(w.server)).toContain('During a build');
     } finally {
@@ -485,6 +509,7 @@ describe('real server processes', () => {
       expect(answers.map((a) => a.status)).toEqual(posted.map(() => 201));
       const created = answers.map((a) => json(a.body) as { id: number; name_en: string });
       expect(new Set(created.map((c) => c.id)).size).toBe(posted.length);
+      await caughtUp(data);
       const cities = (await readDataset(data)).toCities();
       expect(cities).toHaveLength(11 + posted.length);
       for (const city of created)
@@ -509,7 +534,7 @@ describe('real server processes', () => {
       promisify(execFile)('/usr/bin/prlimit', ['--pid', String(server.child.pid), `--fsize=${size}:`]);
     try {
       const before = await readFile(data);
-      await limit('1024');
+      await limit('16');
       const failed = await createAt(server.url, 'No room');
       expect([failed.status, json(failed.body)]).toEqual([500, { detail: 'A server error occurred.' }]);
       expect(server.output()).toMatch(/EFBIG/);
@@ -518,6 +543,7 @@ describe('real server processes', () => {
       await limit('unlimited');
       expect((await createAt(server.url, 'Room again')).status).toBe(201);
       expect(await servedAt(server.url)).toContain('Room again');
+      await caughtUp(data);
       expect((await inFile(data)).slice(11)).toEqual(['Room again']);
     } finally {
       await server.stop();
@@ -554,6 +580,7 @@ describe('ids stop at 2^53-1: past it a POST is refused before anything is writt
           detail: `No id is left for a new city: the largest id in use is ${Number.MAX_SAFE_INTEGER}, and ids stop at ${Number.MAX_SAFE_INTEGER} (2^53-1, the largest integer JSON clients read exactly). Nothing was written.`,
         });
       }
+      await caughtUp(data);
       expect((await readDataset(data)).toCities().map((c) => c.id)).toEqual([
         Number.MAX_SAFE_INTEGER - 1,
         Number.MAX_SAFE_INTEGER,
@@ -597,6 +624,7 @@ describe('a symlinked dataset is written through its link; links beside it are n
       try {
         expect(logs.join('\n')).toContain(`(a link to ${real}): POSTs replace ${real}`);
         expect((await create(server, 'Through the link')).status).toBe(201);
+        await caughtUp(real);
         expect((await inFile(real)).at(-1)).toBe('Through the link');
         expect((await readFile(`${real}.bak`)).equals(before)).toBe(true);
         for (let hop = 1; hop <= hops; hop++)
@@ -634,6 +662,7 @@ describe('a symlinked dataset is written through its link; links beside it are n
     });
     try {
       expect((await create(server, 'Planted')).status).toBe(201);
+      await caughtUp(data);
       expect(await readFile(victim, 'utf8')).toBe('not yours\n');
       expect((await lstat(`${data}.bak`)).isFile()).toBe(true);
       expect((await readFile(`${data}.bak`)).equals(before)).toBe(true);

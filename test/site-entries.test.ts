@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SiteData, siteEntries } from '../src/app/site-entries.js';
+import { HeldIndex, siteEntries } from '../src/app/site-entries.js';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
 import { bodyBytes } from '../src/core/page.js';
@@ -63,7 +63,7 @@ describe('siteEntries: first what the dataset makes, then the pages read back', 
     for (const file of [...allPageFiles(index, spec), ...pageFiles(spec.count, () => index, spec)])
       expected.set(file.path, Buffer.from(bodyBytes(file.body)).toString());
     const got = new Map<string, string>();
-    for await (const entry of siteEntries(new SiteData(index), spec, TAG, false)) {
+    for await (const entry of siteEntries(new HeldIndex(index), spec, TAG, false)) {
       expect(got.has(entry.path)).toBe(false);
       await place(entry);
       got.set(
@@ -78,7 +78,7 @@ describe('siteEntries: first what the dataset makes, then the pages read back', 
   });
 
   it('makes no other page before every page of every city is placed, and lets the dataset go', async () => {
-    const data = new SiteData(indexOf());
+    const data = new HeldIndex(indexOf());
     const entries = siteEntries(data, spec, TAG, false);
     const unplaced: SiteEntry[] = [];
     let tracked = 0;
@@ -113,7 +113,7 @@ describe('siteEntries: first what the dataset makes, then the pages read back', 
   });
 
   it('a page of every city that cannot be written stops the entries with its error', async () => {
-    const entries = siteEntries(new SiteData(indexOf()), spec, TAG, false);
+    const entries = siteEntries(new HeldIndex(indexOf()), spec, TAG, false);
     await expect(
       (async () => {
         for await (const entry of entries) {

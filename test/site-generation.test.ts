@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
 import { createHandler } from '../src/http/node-handler.js';
-import { loadSite, type SiteState } from '../src/http/site-state.js';
+import { loadSite, type LoadedSite } from '../src/http/site-state.js';
 import { KIT, tempDir } from './helpers.js';
 import { rawRequest } from './serve-helpers.js';
 
@@ -28,7 +28,7 @@ const buildFrom = (name: string) =>
     pageSizes: [10, 20],
   });
 
-async function serving<T>(state: () => SiteState, run: (url: string) => Promise<T>): Promise<T> {
+async function serving<T>(state: () => LoadedSite, run: (url: string) => Promise<T>): Promise<T> {
   const server: Server = createServer(createHandler({ site: state }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {

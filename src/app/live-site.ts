@@ -5,7 +5,9 @@ import { basename, dirname, join } from 'node:path';
 import { MANIFEST_PATH } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { isAlive, readHolder, siteSiblings } from '../fs/lock.js';
-import { loadSite, type SiteState } from '../http/site-state.js';
+import { loadSite, type LoadedSite } from '../http/site-state.js';
+import { idsOf, withCities } from '../http/state-append.js';
+import type { City } from '../core/fields.js';
 import type { SiteSettings } from '../site/spec.js';
 
 /** How often a held build lock is looked at again (its holder may have died). */
@@ -20,7 +22,7 @@ const RELEASE_MS = 30_000;
  * tree is in place it is loaded and files are served again.
  */
 export class LiveSite {
-  private state: SiteState;
+  private state: LoadedSite;
   private replacing = 0;
   private readonly sending = new Set<ServerResponse>();
   private watcher: FSWatcher | undefined;
@@ -31,11 +33,15 @@ export class LiveSite {
   /** Which site the state was loaded from (see manifestId). */
   private manifestId = '';
   /** Sites replaced by a newer one, each let go after RELEASE_MS. */
-  private readonly releasing = new Map<NodeJS.Timeout, SiteState>();
+  private readonly releasing = new Map<NodeJS.Timeout, LoadedSite>();
+  /** Created cities answered that the loaded site's files do not hold (files unused while there are any). */
+  private unbuilt: City[] = [];
+  /** The ids of the loaded site's dataset, made when first needed. */
+  private loadedIds: Set<number> | undefined;
 
   private constructor(
     private readonly dir: string,
-    state: SiteState,
+    state: LoadedSite,
   ) {
     this.state = state;
   }
@@ -46,13 +52,30 @@ export class LiveSite {
     return site;
   }
 
-  get current(): SiteState {
+  get current(): LoadedSite {
     return this.replacing ? { ...this.state, context: { ...this.state.context, useFiles: false } } : this.state;
   }
 
   /** The settings the site was built with. */
   get settings(): SiteSettings {
     return this.state.manifest.settings;
+  }
+
+  /**
+   * Answers with `cities` too from now on (a POST's, before it is acknowledged), computed live
+   * until a site holding them is loaded. Cities already answered are skipped.
+   */
+  addCities(cities: readonly City[]): void {
+    const fresh = cities.filter((city) => !this.answers(city.id));
+    if (!fresh.length) return;
+    this.state = withCities(this.state, fresh);
+    this.unbuilt.push(...fresh);
+  }
+
+  private answers(id: number): boolean {
+    if (this.unbuilt.some((city) => city.id === id)) return true;
+    this.loadedIds ??= idsOf(this.state);
+    return this.loadedIds.has(id);
   }
 
   /** Marks a response as streaming a site file until it finishes. */
@@ -125,8 +148,12 @@ export class LiveSite {
     const id = await manifestId(this.dir);
     if (id === this.manifestId) return;
     const old = this.state;
-    this.state = await loadSite(this.dir);
+    const state = await loadSite(this.dir);
+    const ids = this.unbuilt.length ? idsOf(state) : undefined;
+    this.unbuilt = this.unbuilt.filter((city) => !ids!.has(city.id));
+    this.state = this.unbuilt.length ? withCities(state, this.unbuilt) : state;
     this.manifestId = id;
+    this.loadedIds = ids;
     const timer: NodeJS.Timeout = setTimeout(() => {
       this.releasing.delete(timer);
       old.release();

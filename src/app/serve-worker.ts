@@ -37,6 +37,7 @@ primary.handle('replaced', async () => {
   await replaced;
   [release, replaced] = [undefined, undefined];
 });
+primary.handle('add', async (cities) => server!.addCities(cities));
 primary.on('close', async () => {
   await server?.close().catch(() => undefined);
   primary.close();

@@ -1,5 +1,4 @@
 import { availableParallelism } from 'node:os';
-import { CityWriter } from '../dataset/city-writer.js';
 import type { BuildOptions } from './build-options.js';
 import { CitiesApiError } from '../core/errors.js';
 import { resolveLimits, type ServerLimits } from '../http/limits.js';
@@ -10,6 +9,7 @@ import { tokenProblems } from '../http/token-auth.js';
 import type { RunningServer } from './front.js';
 import { ServerPool } from './server-pool.js';
 import { SiteServer, type SiteServers } from './site-server.js';
+import { openWritable } from './writable.js';
 
 const DEFAULT_LOCK_WAIT = 10_000;
 
@@ -84,15 +84,19 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       ? await ServerPool.start({ ...front, writable: !!options.writable }, workers)
       : await SiteServer.start(front);
   const builder = new SiteBuilder({ ...options, serverUrl: servers.url, lockWait });
-  let writer: CityWriter | undefined;
+  let writable: Awaited<ReturnType<typeof openWritable>> | undefined;
   let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
   try {
+    // Before the first build: cities a killed server logged are folded into the dataset first.
+    if (options.writable) {
+      const answer = (cities: Parameters<SiteServers['addCities']>[0]) => servers.addCities(cities);
+      writable = await openWritable({ data: options.data!, dir: options.dir, builder, answer, lockWait, log });
+    }
     if (options.data) await builder.first(options.data);
-    if (options.writable)
-      writer = new CityWriter(options.data!, { publish: (data) => builder.publish(data), lockWait, log });
     // Builds replace what the servers answer from; none is asked for before they open (no POST, no watch yet).
-    builder.serving(servers);
-    const { apiUrl, summary } = await servers.open(options.data ? undefined : options.baseUrl, writer);
+    builder.serving(writable ? writable.guard(servers) : servers);
+    const { apiUrl, summary } = await servers.open(options.data ? undefined : options.baseUrl, writable?.writer);
+    await writable?.started();
     if (options.watch)
       watching = await watchDataset(
         options.data!,
@@ -112,12 +116,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       apiUrl,
       async close() {
         watching?.close();
-        await writer?.idle();
+        await writable?.writer.close();
         await servers.close();
       },
     };
   } catch (error) {
     watching?.close();
+    await writable?.writer.close().catch(() => undefined);
     await servers.close();
     throw error;
   }

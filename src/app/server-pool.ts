@@ -34,6 +34,8 @@ export interface ServerProtocol {
       replace(): void;
       /** The build is over (or failed): load the site as it is now; answered once it is answered. */
       replaced(): void;
+      /** Answer with these created cities too; answered once they are answered. */
+      add(cities: readonly City[]): void;
     };
     readonly events: { log: string; request: string };
   };
@@ -50,6 +52,8 @@ type ServerWorker = WorkerChannel<ServerProtocol>;
 export class ServerPool implements SiteServers {
   private readonly workers = new Set<ServerWorker>();
   private store: CityStore | undefined;
+  /** Created cities the site's files lack: a worker that starts (replacing one that died) answers them too. */
+  private added: City[] = [];
   private current: SiteSettings | undefined;
   private opened = false;
   private closing = false;
@@ -99,6 +103,11 @@ export class ServerPool implements SiteServers {
     }
   }
 
+  async addCities(cities: readonly City[]): Promise<void> {
+    this.added.push(...cities);
+    await Promise.all([...this.workers].map((worker) => answered(worker.call('add', cities))));
+  }
+
   describe(): string {
     return `answered by ${this.workers.size} workers`;
   }
@@ -131,6 +140,8 @@ export class ServerPool implements SiteServers {
     const url = await answered(worker.call('setup', this.setup));
     if (url === undefined) throw new CitiesApiError(`a server worker (pid ${worker.worker.pid}) exited while starting`);
     if (this.opened) await answered(worker.call('open', undefined));
+    // Those its site holds are skipped (LiveSite.addCities).
+    if (this.opened && this.added.length) await answered(worker.call('add', this.added));
     return url;
   }
 }

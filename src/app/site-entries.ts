@@ -17,7 +17,7 @@ import { functionRedirects } from './netlify-function-rules.js';
 const LARGE_IN_FLIGHT = 2;
 
 /** What the first round of a site's entries is made from: the index of the dataset, held until taken. */
-export class SiteData {
+export class HeldIndex {
   #index: CityIndex | undefined;
 
   constructor(index: CityIndex) {
@@ -44,7 +44,7 @@ export class SiteData {
  * 140,000-city build does not hold its 71 MB of cities while it writes its other 400,000 files.
  */
 export async function* siteEntries(
-  data: SiteData,
+  data: HeldIndex,
   spec: SiteSpec,
   edgeTag: string,
   toFunction: boolean,

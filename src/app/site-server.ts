@@ -1,6 +1,7 @@
 import { CitiesApiError } from '../core/errors.js';
 import { endpointPath } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
+import type { City } from '../core/fields.js';
 import type { CityStore } from '../post/city-store.js';
 import { normalizeBaseUrl, type SiteSettings } from '../site/spec.js';
 import { type Front, type FrontOptions, startFront } from './front.js';
@@ -23,6 +24,8 @@ export interface SiteServers extends Served {
   readonly url: string;
   /** Opens the built site (checked to be built for `baseUrl`, when given) and answers from it; POSTs go to `store`. */
   open(baseUrl: string | undefined, store: CityStore | undefined): Promise<Opened>;
+  /** Answer with these created cities too (a POST's, before it is acknowledged); see LiveSite.addCities. */
+  addCities(cities: readonly City[]): Promise<void>;
   /** What answers now, for the log: `48 cities`, `answered by 2 workers`. */
   describe(): string;
   close(): Promise<void>;
@@ -64,6 +67,10 @@ export class SiteServer implements SiteServers {
 
   replace(build: () => Promise<void>): Promise<void> {
     return this.live!.replace(build);
+  }
+
+  async addCities(cities: readonly City[]): Promise<void> {
+    this.live!.addCities(cities);
   }
 
   describe(): string {

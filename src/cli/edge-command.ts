@@ -2,22 +2,19 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { PLATFORMS, writeEdgeProject, type Platform } from '../app/edge-project.js';
 import { CitiesApiError } from '../core/errors.js';
-import type { OptionValues } from './options.js';
+import { tableCommand, type CommandContext } from './command.js';
 
 // `cities-api edge <platform> [--site DIR] [--out DIR]`: writes a ready-to-deploy project of the
 // live fallback for a built site (src/app/edge-project.ts) and prints the one command deploying it.
 
-export interface EdgeCommandContext {
-  readonly cwd: string;
-  readonly say: (line: string) => void;
-  /** A path as the user gave it, for messages. */
-  readonly shown: (path: string) => string;
-}
-
-export function registerEdgeCommand(
-  command: { cmd: Command; options: () => Promise<{ o: Partial<OptionValues> }> },
-  { cwd, say, shown }: EdgeCommandContext,
-): void {
+export function registerEdgeCommand(program: Command, context: CommandContext): void {
+  const { cwd, say, shown } = context;
+  const command = tableCommand(
+    program,
+    'edge',
+    'write a ready-to-deploy edge project (cloudflare, deno, netlify, lambda) answering what no file covers',
+    context,
+  );
   command.cmd.argument('<platform>', PLATFORMS.join(', ')).action(async (platform: string) => {
     if (!(PLATFORMS as readonly string[]).includes(platform))
       throw new CitiesApiError(`unknown platform "${platform}": expected one of ${PLATFORMS.join(', ')}`, 2);

@@ -1,8 +1,9 @@
 import type { Bytes } from './bytes.js';
 import type { CityTable } from './city-table.js';
-import { comparatorFor, rankValues, type Collation } from './collation.js';
+import { comparatorFor, rankValues, type Collation, type Compare } from './collation.js';
 import type { NameField } from './fields.js';
-import { orderingKey, type Ordering } from './ordering.js';
+import { idOrderAppended, orderAppended, rankAppended } from './index-append.js';
+import { orderingKey, parseOrdering, type Ordering } from './ordering.js';
 import { Orders, type OrderSource } from './orders.js';
 import { pageOf } from './page.js';
 import type { QueryPair } from './query-string.js';
@@ -20,6 +21,7 @@ export class CityIndex implements OrderSource {
   private readonly singles = new Map<string, Uint32Array>();
   private readonly orders = new Orders(this);
   private byId: Uint32Array | undefined;
+  private compares = new Map<NameField, Compare>();
 
   constructor(
     readonly table: CityTable,
@@ -118,7 +120,42 @@ export class CityIndex implements OrderSource {
     return { ranks, order };
   }
 
+  /**
+   * This index for `table`, this one's table with cities appended (CityTable.appended): the ranks
+   * and orders kept here are extended to them (index-append.ts), nothing is ranked or sorted anew.
+   */
+  appended(table: CityTable): CityIndex {
+    let rankings = this.rankings;
+    let singles = this.singles;
+    let byId = this.byId;
+    for (let position = this.count; position < table.count; position++) {
+      const ranks = new Map<NameField, Ranks>();
+      for (const [field, kept] of rankings)
+        ranks.set(field, rankAppended(kept, table, field, this.compare(field), position));
+      const orders = new Map<string, Uint32Array>();
+      for (const [key, order] of singles)
+        orders.set(
+          key,
+          orderAppended(order, parseOrdering(key), position, table, (f) => ranks.get(f)!.ranks),
+        );
+      [rankings, singles] = [ranks, orders];
+      byId = byId && idOrderAppended(byId, position, table.ids);
+    }
+    const next = new CityIndex(table, this.collation);
+    for (const [field, ranks] of rankings) next.rankings.set(field, ranks);
+    for (const [key, order] of singles) next.singles.set(key, order);
+    next.byId = byId;
+    next.compares = this.compares;
+    return next;
+  }
+
+  private compare(field: NameField): Compare {
+    let compare = this.compares.get(field);
+    if (!compare) this.compares.set(field, (compare = comparatorFor(field, this.collation)));
+    return compare;
+  }
+
   private rank(field: NameField): Ranks {
-    return ranksOf(rankValues(this.table.names(field), comparatorFor(field, this.collation)));
+    return ranksOf(rankValues(this.table.names(field), this.compare(field)));
   }
 }

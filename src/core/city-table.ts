@@ -80,6 +80,30 @@ export class CityTable {
     return Array.from({ length: this.count }, (_, i) => this.city(i));
   }
 
+  /** One city's value of a name field, read back from its serialized JSON. */
+  name(position: number, field: NameField): string {
+    return stringAfter(this.cityJson(position), utf8(`,"${field}":"`));
+  }
+
+  /** This table with `cities` after its own: what is stored is shared, the small per-city arrays copied. */
+  appended(cities: readonly City[]): CityTable {
+    if (!cities.length) return this;
+    const more = CityTable.fromCities(cities);
+    const count = this.count + more.count;
+    const ids = new Float64Array(count);
+    ids.set(this.ids);
+    ids.set(more.ids, this.count);
+    const top = new Uint8Array(count);
+    top.set(this.top);
+    top.set(more.top, this.count);
+    const spans = new Uint32Array(count * 3);
+    spans.set(this.spans);
+    for (let i = 0; i < more.spans.length; i += 3)
+      spans.set([more.spans[i]! + this.chunks.length, more.spans[i + 1]!, more.spans[i + 2]!], this.spans.length + i);
+    // Copied to their size: the builder's chunk is 4 MiB, which each batch of POSTs would keep.
+    return new CityTable(count, ids, top, [...this.chunks, ...more.chunks.map((c) => c.slice())], spans);
+  }
+
   /** The values of one name field, in dataset order, read back from the serialized cities. */
   names(field: NameField): string[] {
     const key = utf8(`,"${field}":"`);

@@ -82,7 +82,7 @@ export class DatasetChanged extends CitiesApiError {
  * Refuses cities the dataset reader would not read back as they are: each record is written
  * as it will be in the file and read with the reader's own validator.
  */
-async function checkStorable(cities: readonly City[], json: boolean): Promise<void> {
+export async function checkStorable(cities: readonly City[], json: boolean): Promise<void> {
   for (const city of cities) {
     let raw: Record<string, unknown> = {};
     if (json) raw = JSON.parse(cityJson(city)) as Record<string, unknown>;

@@ -1,5 +1,6 @@
 import { endpointPath, fill, ROUTES } from '../core/route-table.js';
 import { ALL_PAGE_SIZE_DIGITS } from '../site/layout.js';
+import { BEHIND_PATH } from '../site/behind.js';
 import type { SiteSpec } from '../site/spec.js';
 import { acceptRegexes } from './accept-rule.js';
 import { checkLiveUrl } from './live-url.js';
@@ -56,6 +57,9 @@ export function nginxConfig(spec: SiteSpec, options: NginxOptions): string {
 
 location = ${api} {
     error_page 418 = @cities_api_live;
+    # While a writable server's files are behind the cities it answers (created since its last
+    # build), it keeps ${BEHIND_PATH} in the site: every request goes live.
+    if (-f $document_root/${BEHIND_PATH}) { return 418; }
     # Files only for ${ROUTES.fileMethods.join('/')} asking for JSON with exactly some of ${names.join(', ')},
     # each once, in their canonical spellings; anything else is computed live.
     if ($request_method !~ ^(${ROUTES.fileMethods.join('|')})$) { return 418; }

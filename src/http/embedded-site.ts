@@ -1,14 +1,12 @@
 import { utf8 } from '../core/bytes.js';
 import { CityIndex } from '../core/city-index.js';
 import { CityTable } from '../core/city-table.js';
-import type { SiteSettings } from '../site/spec.js';
 import { siteSpec } from '../site/spec.js';
-import type { EdgeSite } from './fetch-handler.js';
-import type { SiteContext } from './route.js';
+import type { EdgeProjectData } from './edge-site.js';
+import type { LazySiteContext, SiteContext } from './route.js';
 
-/** A small site's settings and dataset file (`_cities-api/cities.json`), held in memory. */
-export interface EmbeddedData {
-  readonly settings: SiteSettings;
+/** What a project embeds of a small site: its settings and also its dataset file (`_cities-api/cities.json`). */
+export interface EmbeddedData extends EdgeProjectData {
   /** The dataset file's text (one city per line), as the build wrote it. */
   readonly dataset: string;
 }
@@ -18,7 +16,7 @@ export interface EmbeddedData {
  * isolate's life (with ICU for the locale collation): for tests and small embedded uses. The
  * generated edge projects read the site's edge files instead (edge-site.ts).
  */
-export function embeddedSite(data: EmbeddedData): EdgeSite & { readonly data: EmbeddedData } {
+export function embeddedSite(data: EmbeddedData): LazySiteContext & { readonly data: EmbeddedData } {
   let context: SiteContext | undefined;
   const loaded = () => {
     if (!context) {

@@ -1,17 +1,16 @@
 import { utf8, type Bytes } from '../core/bytes.js';
 import { CitiesApiError } from '../core/errors.js';
 import { detailJson, type Parts } from '../core/json-text.js';
-import type { PageIndex } from '../core/page.js';
-import type { QueryPair } from '../core/query-string.js';
 import { ROUTES } from '../core/route-table.js';
 import type { SiteSpec } from '../site/spec.js';
 import {
-  answerPlanned,
-  plan,
+  answerListingRoute,
+  decideRoute,
   READ_ONLY_DETAIL,
   render,
   type ApiRequest,
-  type Headers,
+  type HeaderFields,
+  type LazySiteContext,
   type ListingRoute,
   JSON_HEADERS,
 } from './route.js';
@@ -20,20 +19,9 @@ import {
 // (workerd, Deno, Netlify Functions, Lambda through platforms/lambda.ts): the same route() and page
 // functions as `cities-api serve`, so its answers are serve's, byte for byte. Uses no Node API.
 
-/**
- * Where the handler's data comes from: the site's spec for every request, and for a listing the
- * handler computes, a dataset able to answer its page. An embedded dataset (embedded-site.ts)
- * gives its whole index every time; a chunked source (edge-site.ts) reads only that page's files.
- */
-export interface EdgeSite {
-  spec(): SiteSpec | Promise<SiteSpec>;
-  index(pairs: readonly QueryPair[]): PageIndex | Promise<PageIndex>;
-  /** The compact JSON answer as it is read (an edge source's): a page of any size, never held whole. Absent: assembled from index(). */
-  stream?(pairs: readonly QueryPair[], baseUrl: string): Promise<{ status: number; body: AsyncIterable<Bytes> }>;
-}
-
 export interface FetchHandlerOptions {
-  readonly site: EdgeSite;
+  /** Where answers come from: the spec for every request, the index (or the streamed answer) for a page computed. */
+  readonly site: LazySiteContext;
   /**
    * A site file's response where the platform serves the site's files (Cloudflare's assets
    * binding), asked with the client's request headers (conditional requests); null or a
@@ -81,7 +69,7 @@ export function apiRequestOf(request: Request): ApiRequest {
 async function answer(request: Request, options: FetchHandlerOptions): Promise<Response> {
   const req = apiRequestOf(request);
   const spec = await options.site.spec();
-  const decision = plan(req, { spec }, options.filePaths);
+  const decision = decideRoute(req, { spec }, options.filePaths);
   if (decision.kind === 'listing') return computed(req, decision, spec, options.site);
   if (decision.kind === 'answer') return respond(req, decision.status, decision.headers, decision.body);
   if (decision.kind === 'create') {
@@ -99,12 +87,17 @@ async function answer(request: Request, options: FetchHandlerOptions): Promise<R
   }
   await found?.body?.cancel();
   // A file the site should hold but the platform does not serve: the answer is computed instead.
-  const live = plan(req, { spec, useFiles: false }, options.filePaths);
+  const live = decideRoute(req, { spec, useFiles: false }, options.filePaths);
   if (live.kind !== 'listing') throw new Error(`${req.method} ${req.target} has no live answer`);
   return computed(req, live, spec, options.site);
 }
 
-async function computed(req: ApiRequest, listing: ListingRoute, spec: SiteSpec, site: EdgeSite): Promise<Response> {
+async function computed(
+  req: ApiRequest,
+  listing: ListingRoute,
+  spec: SiteSpec,
+  site: LazySiteContext,
+): Promise<Response> {
   const { negotiation } = listing;
   if (site.stream && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null) {
     const { status, body } = await site.stream(listing.pairs, spec.baseUrl);
@@ -113,12 +106,17 @@ async function computed(req: ApiRequest, listing: ListingRoute, spec: SiteSpec, 
       headers: JSON_HEADERS,
     });
   }
-  const answer = answerPlanned(req, listing, { spec, index: await site.index(listing.pairs) });
+  const answer = answerListingRoute(req, listing, { spec, index: await site.index(listing.pairs) });
   return respond(req, answer.status, answer.headers, answer.body);
 }
 
 /** An answer as a Response: one array, or a large page streamed part by part as the client reads. */
-function respond(req: ApiRequest, status: number, headers: Headers, body: Bytes | Iterable<Bytes> | Parts): Response {
+function respond(
+  req: ApiRequest,
+  status: number,
+  headers: HeaderFields,
+  body: Bytes | Iterable<Bytes> | Parts,
+): Response {
   const parts = body instanceof Uint8Array ? [body] : body;
   const whole = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Bytes) : null;
   const length = whole ? whole.length : 'byteLength' in parts ? parts.byteLength : null;

@@ -9,17 +9,17 @@ import { readBody } from './request-body.js';
 import { bodyBytes } from '../core/page.js';
 import { rawResponse } from './raw-answer.js';
 import {
-  answerPlanned,
+  answerListingRoute,
   badRequest,
   JSON_HEADERS,
   originForm,
-  plan,
+  decideRoute,
   READ_ONLY_DETAIL,
   render,
   route,
   type ApiRequest,
   type ListingRoute,
-  type Headers,
+  type HeaderFields,
   type Route,
   type SiteContext,
   type StaticRoute,
@@ -35,12 +35,12 @@ const REQUEST_HEADERS = ROUTES.header.requestHeaders.toLowerCase();
 /** What a file stream reads at a time (fs.createReadStream's default highWaterMark). */
 const FILE_CHUNK_BYTES = 64 * 1024;
 import { DEFAULT_LIMITS } from './limits.js';
-import { pause, type SiteState } from './site-state.js';
+import { pause, type LoadedSite } from './site-state.js';
 import { checkToken } from './token-auth.js';
 
 export interface HandlerOptions {
   /** The site to answer from now (it changes after a rebuild). */
-  readonly site: () => SiteState;
+  readonly site: () => LoadedSite;
   /** Told about each response that streams a site file, until it finishes. */
   readonly track?: (res: ServerResponse) => void;
   /** Set when POST may create cities (`--writable`), with the token clients must send. */
@@ -71,14 +71,14 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
   // Routing decisions of the site answered now; a new site (or files unused) starts afresh.
   let memoFor: SiteContext | undefined;
   let memo = new RouteMemo();
-  const plans = (site: SiteState): RouteMemo | undefined => {
+  const memoOf = (site: LoadedSite): RouteMemo | undefined => {
     if (site.context.useFiles === false) return undefined;
     if (site.context !== memoFor) [memoFor, memo] = [site.context, new RouteMemo()];
     return memo;
   };
   const answer = (req: IncomingMessage, res: ServerResponse) => {
     try {
-      handle(req, res, options, plans, fail)?.catch((error) => fail(res, error));
+      handle(req, res, options, memoOf, fail)?.catch((error) => fail(res, error));
     } catch (error) {
       fail(res, error);
     }
@@ -92,15 +92,15 @@ function handle(
   req: IncomingMessage,
   res: ServerResponse,
   options: HandlerOptions,
-  plans: (site: SiteState) => RouteMemo | undefined,
+  memoOf: (site: LoadedSite) => RouteMemo | undefined,
   fail: (res: ServerResponse, error: unknown) => void,
 ): Promise<void> | void {
   const site = options.site();
   const method = req.method ?? 'GET';
   const target = req.url ?? '/';
   const accept = req.headers.accept;
-  // GET and HEAD decisions depend on the method, target and Accept only (see plan()).
-  const memo = method === 'GET' || method === 'HEAD' ? plans(site) : undefined;
+  // GET and HEAD decisions depend on the method, target and Accept only (see decideRoute()).
+  const memo = method === 'GET' || method === 'HEAD' ? memoOf(site) : undefined;
   let apiRequest: ApiRequest | undefined;
   const request = (): ApiRequest =>
     (apiRequest ??= {
@@ -114,7 +114,7 @@ function handle(
     });
   let decision = memo?.get(method, accept, target);
   if (!decision) {
-    const decided = plan(request(), site.context, options.filePaths);
+    const decided = decideRoute(request(), site.context, options.filePaths);
     if (decided.kind === 'answer') return send(res, decided.status, decided.headers, decided.body, options.gate);
     if (decided.kind === 'create') return create(req, res, options, request(), decided);
     memo?.set(method, accept, target, decided);
@@ -125,7 +125,7 @@ function handle(
   const live = () => {
     try {
       const context = { ...site.context, useFiles: false };
-      const answer = plan(request(), context, options.filePaths);
+      const answer = decideRoute(request(), context, options.filePaths);
       if (answer.kind === 'listing')
         return void sendListing(res, request(), answer, context, options.gate)?.catch((error) => fail(res, error));
       if (answer.kind !== 'answer') throw new Error(`${method} ${target} has no live answer`);
@@ -151,7 +151,7 @@ function sendListing(
   gate: SendGate | undefined,
 ): Promise<void> | void {
   const answer = () => {
-    const { status, headers, body } = answerPlanned(req, decision, site);
+    const { status, headers, body } = answerListingRoute(req, decision, site);
     send(res, status, headers, body, gate);
   };
   const waiting = site.index.prepare?.(decision.pairs, pause);
@@ -178,7 +178,7 @@ function sendFile(
   res: ServerResponse,
   { file, headers }: StaticRoute,
   found: FileLookup,
-  site: SiteState,
+  site: LoadedSite,
   options: HandlerOptions,
   live: () => void,
 ): void {
@@ -203,7 +203,7 @@ async function create(
   apiRequest: ApiRequest,
   decision: Extract<Route, { kind: 'create' }>,
 ): Promise<void> {
-  const fail = (status: number, detail: string, extra: Headers = {}) => {
+  const fail = (status: number, detail: string, extra: HeaderFields = {}) => {
     const answer = render(apiRequest, decision.negotiation, status, detailJson(detail));
     send(res, status, { ...answer.headers, ...extra }, answer.body, options.gate);
   };
@@ -254,10 +254,10 @@ function answerWith(
  * per-header bookkeeping), made once each; with a Content-Length, once per length (a bounded
  * number: a site's pages come in few sizes, and a length is all that differs).
  */
-const headLists = new WeakMap<Headers, { readonly plain: string[]; readonly sized: Map<number, string[]> }>();
+const headLists = new WeakMap<HeaderFields, { readonly plain: string[]; readonly sized: Map<number, string[]> }>();
 const MAX_SIZED = 1024;
 
-function headList(headers: Headers, length?: number): string[] {
+function headList(headers: HeaderFields, length?: number): string[] {
   let lists = headLists.get(headers);
   if (!lists) {
     const plain: string[] = [];
@@ -276,7 +276,7 @@ function headList(headers: Headers, length?: number): string[] {
 function send(
   res: ServerResponse,
   status: number,
-  headers: Headers,
+  headers: HeaderFields,
   body?: Uint8Array | Iterable<Uint8Array> | Parts,
   gate?: SendGate,
 ): void {

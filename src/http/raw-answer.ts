@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { detailJson } from '../core/json-text.js';
-import { JSON_HEADERS, type Headers } from './route.js';
+import { JSON_HEADERS, type HeaderFields } from './route.js';
 import type { ServerLimits } from './limits.js';
 
 // Answers for requests node:http refuses before there is a request object (malformed, too
@@ -39,7 +39,7 @@ export function clientErrorAnswer(code: string | undefined, limits: ServerLimits
 }
 
 /** A complete HTTP/1.1 response that closes the connection. */
-export function rawResponse(status: number, headers: Headers, body: Uint8Array): Buffer {
+export function rawResponse(status: number, headers: HeaderFields, body: Uint8Array): Buffer {
   const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}`];
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
   lines.push(`Content-Length: ${body.length}`, 'Connection: close', '', '');

@@ -1,10 +1,10 @@
 import type { ListingRoute, StaticRoute } from './route.js';
 
 /** A remembered decision: the file that answers, or the page to compute. */
-export type Plan = StaticRoute | ListingRoute;
+export type RememberedRoute = StaticRoute | ListingRoute;
 
-/** Most plans kept; past it the memo starts afresh (a client cycling targets only makes misses). */
-const MAX_PLANS = 2048;
+/** Most decisions kept; past it the memo starts afresh (a client cycling targets only makes misses). */
+const MAX_ROUTES = 2048;
 /**
  * Longer targets and Accept headers, and queries of more pairs, are not remembered: a client's
  * oddity, not worth keeping. With these bounds the memo holds a few MiB at most.
@@ -15,26 +15,26 @@ const MAX_PAIRS = 16;
 
 /**
  * Routing decisions of GET and HEAD requests, remembered per site (a new site starts a new memo):
- * what plan() decides from the method, the request target as received and the Accept header.
+ * what decideRoute() decides from the method, the request target as received and the Accept header.
  * Keys are those three values themselves, in nested maps (method, then Accept, absent being its
  * own key, then target): no two requests share a key unless all three are equal.
  */
 export class RouteMemo {
-  private readonly byMethod = new Map<string, Map<string | undefined, Map<string, Plan>>>();
+  private readonly byMethod = new Map<string, Map<string | undefined, Map<string, RememberedRoute>>>();
   private size = 0;
 
-  get(method: string, accept: string | undefined, target: string): Plan | undefined {
+  get(method: string, accept: string | undefined, target: string): RememberedRoute | undefined {
     return this.byMethod.get(method)?.get(accept)?.get(target);
   }
 
-  set(method: string, accept: string | undefined, target: string, plan: Plan): void {
+  set(method: string, accept: string | undefined, target: string, route: RememberedRoute): void {
     if (
       target.length > MAX_TARGET ||
       (accept?.length ?? 0) > MAX_ACCEPT ||
-      (plan.kind === 'listing' && plan.pairs.length > MAX_PAIRS)
+      (route.kind === 'listing' && route.pairs.length > MAX_PAIRS)
     )
       return;
-    if (this.size >= MAX_PLANS) {
+    if (this.size >= MAX_ROUTES) {
       this.byMethod.clear();
       this.size = 0;
     }
@@ -43,6 +43,6 @@ export class RouteMemo {
     let byTarget = byAccept.get(accept);
     if (!byTarget) byAccept.set(accept, (byTarget = new Map()));
     if (!byTarget.has(target)) this.size++;
-    byTarget.set(target, plan);
+    byTarget.set(target, route);
   }
 }

@@ -33,29 +33,39 @@ export interface SiteContext {
   readonly useFiles?: boolean;
 }
 
-/** What plan() reads of a site: everything but its dataset. */
-export type SitePlan = Omit<SiteContext, 'index'>;
+/**
+ * A SiteContext whose parts are fetched when a request needs them: an edge function reads the
+ * spec once per isolate and, for a page it computes, only that page's share of the dataset
+ * (edge-site.ts); a dataset held in memory gives its whole index every time (embedded-site.ts).
+ */
+export interface LazySiteContext {
+  spec(): SiteSpec | Promise<SiteSpec>;
+  index(pairs: readonly QueryPair[]): PageIndex | Promise<PageIndex>;
+  /** The compact JSON answer as it is read (an edge source's): a page of any size, never held whole. Absent: assembled from index(). */
+  stream?(pairs: readonly QueryPair[], baseUrl: string): Promise<{ status: number; body: AsyncIterable<Bytes> }>;
+}
 
-export type Headers = Record<string, string>;
+/** Header names and values of an answer (a plain record: the web `Headers` class is another thing). */
+export type HeaderFields = Record<string, string>;
 
 export interface StaticRoute {
   readonly kind: 'static';
   /** The site file holding the answer. */
   readonly file: string;
-  readonly headers: Headers;
+  readonly headers: HeaderFields;
 }
 
 export type Route =
   | {
       readonly kind: 'answer';
       readonly status: number;
-      readonly headers: Headers;
+      readonly headers: HeaderFields;
       readonly body: Bytes | Iterable<Bytes>;
     }
   | StaticRoute
-  | { readonly kind: 'create'; readonly headers: Headers; readonly negotiation: Negotiation };
+  | { readonly kind: 'create'; readonly headers: HeaderFields; readonly negotiation: Negotiation };
 
-/** A GET or HEAD the page function answers: what is left of routing once the request is decoded (see plan()). */
+/** A GET or HEAD the page function answers: what is left of routing once the request is decoded (see decideRoute()). */
 export interface ListingRoute {
   readonly kind: 'listing';
   readonly pairs: readonly QueryPair[];
@@ -64,7 +74,7 @@ export interface ListingRoute {
 
 const { header, headers: API_HEADERS, djangoHeaders: DJANGO_HEADERS, contentType, limits } = ROUTES;
 /** Every answer of the endpoint in compact JSON, and every answer from a site file (with sirv's own). */
-export const JSON_HEADERS: Readonly<Headers> = { ...API_HEADERS, [header.contentType]: contentType.json };
+export const JSON_HEADERS: Readonly<HeaderFields> = { ...API_HEADERS, [header.contentType]: contentType.json };
 export { API_HEADERS };
 /** Django's ERROR_PAGE_TEMPLATE, byte for byte (it starts with a newline). */
 const NOT_FOUND_PAGE =
@@ -82,16 +92,20 @@ const URI_TOO_LONG = utf8(
 
 /** `filePaths`: also answer GET/HEAD of the site's file paths, as a failover origin behind a CDN that rewrites queries to files (see fileRoute). */
 export function route(req: ApiRequest, site: SiteContext, filePaths = false): Route {
-  const decided = plan(req, site, filePaths);
-  return decided.kind === 'listing' ? answerPlanned(req, decided, site) : decided;
+  const decided = decideRoute(req, site, filePaths);
+  return decided.kind === 'listing' ? answerListingRoute(req, decided, site) : decided;
 }
 
 /**
- * route(), the page left uncomputed: for a GET or HEAD, a `static` or `listing` plan depends on
- * the method, target and Accept header and the site only, so a server may remember it (see
- * route-memo.ts) and compute only the page with answerPlanned().
+ * route(), the page left uncomputed: for a GET or HEAD, a `static` or `listing` decision depends
+ * on the method, target and Accept header and the site only, so a server may remember it (see
+ * route-memo.ts) and compute only the page with answerListingRoute().
  */
-export function plan(req: ApiRequest, site: SitePlan, filePaths = false): Route | ListingRoute {
+export function decideRoute(
+  req: ApiRequest,
+  site: Omit<SiteContext, 'index'>,
+  filePaths = false,
+): Route | ListingRoute {
   if (req.target.length > limits.targetBytes)
     return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
   const { rawPath, query } = splitTarget(req.target);
@@ -114,8 +128,8 @@ export function plan(req: ApiRequest, site: SitePlan, filePaths = false): Route 
   return answerEndpoint(req, parseQuery(query), site);
 }
 
-/** The page of a listing plan, in the negotiated form. */
-export function answerPlanned(
+/** The page of a listing route, in the negotiated form. */
+export function answerListingRoute(
   req: ApiRequest,
   { pairs, negotiation }: ListingRoute,
   site: SiteContext,
@@ -125,7 +139,11 @@ export function answerPlanned(
 }
 
 /** The endpoint's answer to a request with these query pairs. */
-function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: SitePlan): Route | ListingRoute {
+function answerEndpoint(
+  req: ApiRequest,
+  pairs: readonly QueryPair[],
+  site: Omit<SiteContext, 'index'>,
+): Route | ListingRoute {
   const negotiation = negotiateCached(lastValue(pairs, ROUTES.param.format), req.accept);
   const answer = (status: number, json: string | Bytes | Iterable<Bytes>) =>
     render(req, negotiation, status, json, pairs);
@@ -162,7 +180,12 @@ function answerEndpoint(req: ApiRequest, pairs: readonly QueryPair[], site: Site
  * failover origin once the site no longer holds it: the endpoint's answer to the query the file
  * stands for (queryForFile). Null for any other request, which gets Django's 404.
  */
-function fileRoute(req: ApiRequest, path: string, query: string, site: SitePlan): Route | ListingRoute | null {
+function fileRoute(
+  req: ApiRequest,
+  path: string,
+  query: string,
+  site: Omit<SiteContext, 'index'>,
+): Route | ListingRoute | null {
   if (!(ROUTES.fileMethods as readonly string[]).includes(req.method) || queryFieldCount(query) > limits.fields)
     return null;
   const pairs = queryForFile(path, parseQuery(query));
@@ -266,6 +289,6 @@ export function badRequest(): Extract<Route, { kind: 'answer' }> {
   return page(400, DJANGO_HEADERS, BAD_REQUEST_PAGE, contentType.djangoPage);
 }
 
-function page(status: number, headers: Headers, html: string, type: string): Extract<Route, { kind: 'answer' }> {
+function page(status: number, headers: HeaderFields, html: string, type: string): Extract<Route, { kind: 'answer' }> {
   return { kind: 'answer', status, headers: { ...headers, [header.contentType]: type }, body: utf8(html) };
 }

@@ -14,7 +14,7 @@ import { ROUTES } from '../core/route-table.js';
 
 export type FileHandler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 
-export interface SiteFiles {
+export interface PinnedSiteFiles {
   /** The path the site's files are read through (the pinned directory, else the directory). */
   readonly root: string;
   /** sirv, for files inside the site only; `next` for anything else. */
@@ -25,7 +25,7 @@ export interface SiteFiles {
 
 const PINNABLE = process.platform === 'linux' && existsSync('/proc/self/fd');
 
-export function openSiteFiles(dir: string): SiteFiles {
+export function openSiteFiles(dir: string): PinnedSiteFiles {
   const fd = PINNABLE ? pin(dir) : undefined;
   const root = fd === undefined ? dir : `/proc/self/fd/${fd}`;
   // sirv's dev mode looks each file up when asked instead of walking the whole tree at start:

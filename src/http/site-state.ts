@@ -18,7 +18,7 @@ export const pause = (): Promise<void> => new Promise((resolve) => setImmediate(
 export type { FileHandler } from './site-files.js';
 
 /** What the server answers from: a built site's files (through sirv) and its dataset in memory. */
-export interface SiteState {
+export interface LoadedSite {
   readonly manifest: ManifestHead;
   readonly context: SiteContext;
   readonly files: FileHandler;
@@ -29,7 +29,7 @@ export interface SiteState {
 }
 
 /** The site in `dir` as one build made it: its manifest, dataset and files all read through the same directory (site-files.ts). */
-export async function loadSite(dir: string): Promise<SiteState> {
+export async function loadSite(dir: string): Promise<LoadedSite> {
   const pinned = openSiteFiles(dir);
   try {
     const manifest = await readManifestHead(pinned.root);

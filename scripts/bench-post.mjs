@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// npm run bench:post: POST latency of `cities-api serve --writable` and the time until its files
+// are current again, at 20k and 140k cities (datasets from `node scripts/bench-data.mjs --bundled N`,
+// made here when missing). Per size: serve is started (orderings default,±name_en, page sizes
+// 10,100), the three orderings are read once (so the table keeps their ranks and orders), then
+// CLIENTS clients send POSTS creations in all, each waiting for its answer; then the time until
+// the dataset file holds them all (its write-ahead log gone) and the site's files answer again
+// (the site's _cities-api/behind marker gone).
+//
+//   node scripts/bench-post.mjs [--sizes 20000,140000] [--clients 16] [--posts 400] [--workers 1]
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const ROOT = join(import.meta.dirname, '..');
+const { values: opts } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '20000,140000' },
+    clients: { type: 'string', default: '16' },
+    posts: { type: 'string', default: '400' },
+    workers: { type: 'string', default: '1' },
+  },
+});
+const TOKEN = 'bench-token-0123456789';
+const NAMES = ['ar', 'en', 'ch', 'fr', 'ur', 'fa', 'sp', 'de', 'it', 'uk', 'hi', 'id', 'ru', 'pt', 'ms', 'tr'];
+
+function send(url, method, body) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method,
+      agent: false,
+      headers: body ? { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` } : {},
+    });
+    req.on('response', (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function startServe(site, data) {
+  const args = [join(ROOT, 'bin/cities-api.js'), 'serve', site, '--data', data, '--port', '0', '--writable'];
+  args.push('--collation', 'codepoint', '--orderings', 'default,name_en,-name_en', '--page-sizes', '10,100');
+  args.push('--workers', opts.workers, '--quiet');
+  const child = spawn(process.execPath, args, { env: { ...process.env, CITIES_API_TOKEN: TOKEN } });
+  let output = '';
+  child.stderr.on('data', (d) => (output += d));
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      output += d;
+      const m = / at (http:\/\/[^/\s]+)/.exec(output);
+      if (m) resolve({ child, url: m[1], output: () => output });
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited (${code}):\n${output}`)));
+  });
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function benchSize(size) {
+  const label = size % 1000 ? String(size) : `${size / 1000}k`;
+  const source = join(ROOT, 'bench-data', `cities-bundled-${label}.json`);
+  if (!existsSync(source))
+    execFileSync(process.execPath, [join(ROOT, 'scripts/bench-data.mjs'), '--bundled', String(size), '--out', source]);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-post-'));
+  const data = join(dir, 'cities.json');
+  copyFileSync(source, data);
+  const site = join(dir, 'site');
+  const started = performance.now();
+  const server = await startServe(site, data);
+  const startup = performance.now() - started;
+  try {
+    for (const ordering of ['', '?ordering=name_en', '?ordering=-name_en'])
+      await send(`${server.url}/cities/${ordering}`);
+    const clients = Number(opts.clients);
+    const total = Number(opts.posts);
+    const latencies = [];
+    let sent = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (sent < total) {
+          const n = sent++;
+          const city = Object.fromEntries(NAMES.map((l) => [`name_${l}`, `Bench ${n} ${l}`]));
+          const begin = performance.now();
+          const res = await send(`${server.url}/cities/`, 'POST', JSON.stringify(city));
+          latencies.push(performance.now() - begin);
+          if (res.status !== 201) throw new Error(`POST answered ${res.status}: ${res.body}`);
+        }
+      }),
+    );
+    const acknowledged = performance.now();
+    const count = JSON.parse((await send(`${server.url}/cities/?ordering=-name_en`)).body).count;
+    if (count !== size + total) throw new Error(`answered ${count} cities, expected ${size + total}`);
+    const log = join(dir, '.cities.json.wal');
+    const marker = join(site, '_cities-api', 'behind');
+    while (existsSync(log) || existsSync(marker)) await sleep(20);
+    const current = performance.now();
+    latencies.sort((a, b) => a - b);
+    const ms = (v) => `${v.toFixed(1)} ms`;
+    console.log(
+      `${label} cities, ${opts.workers} worker(s): serve up in ${(startup / 1000).toFixed(1)} s; ${total} POSTs by ${clients} clients in ${((acknowledged - t0) / 1000).toFixed(2)} s: ` +
+        `p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies.at(-1))} (goal p50 <= 20 ms, p99 <= 100 ms); ` +
+        `files current again ${((current - acknowledged) / 1000).toFixed(1)} s after the last 201`,
+    );
+  } finally {
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => server.child.once('exit', resolve));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+for (const size of opts.sizes.split(',').map(Number)) await benchSize(size);

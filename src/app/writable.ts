@@ -1,0 +1,64 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { City } from '../core/fields.js';
+import { LoggedCityWriter } from '../dataset/logged-writer.js';
+import { BEHIND_PATH } from '../site/behind.js';
+import type { Served, SiteBuilder } from './site-builder.js';
+
+export interface WritableOptions {
+  readonly data: string;
+  readonly dir: string;
+  readonly builder: SiteBuilder;
+  /** Puts created cities in what every server process answers. */
+  readonly answer: (cities: readonly City[]) => Promise<void>;
+  readonly lockWait: number;
+  readonly log: (line: string) => void;
+}
+
+/**
+ * serve --writable: the writer (logged-writer.ts) and the site's "behind" marker (BEHIND_PATH),
+ * in place before a POST is acknowledged and removed only once the files hold every city
+ * acknowledged, in turn with the POSTs. Opened before the first build: cities a killed server
+ * logged are folded into the dataset file first.
+ */
+export async function openWritable(options: WritableOptions): Promise<{
+  writer: LoggedCityWriter;
+  /** What builds replace, guarded: the marker is in place while any build runs, and stays if the files are still behind after it. */
+  guard: (served: Served) => Served;
+  /** Once the first site is built: a marker a killed server left is removed. */
+  started: () => Promise<void>;
+}> {
+  const marker = join(options.dir, BEHIND_PATH);
+  const mark = async () => {
+    await mkdir(dirname(marker), { recursive: true });
+    await writeFile(marker, 'the files are behind the data: ask the live server\n');
+  };
+  const clear = () => rm(marker, { force: true });
+  const writer = await LoggedCityWriter.open(options.data, {
+    apply: async (cities) => {
+      await mark();
+      await options.answer(cities);
+    },
+    publish: (file) => options.builder.publish(file),
+    caughtUp: clear,
+    lockWait: options.lockWait,
+    log: options.log,
+  });
+  return {
+    writer,
+    guard: (served) => ({
+      get settings() {
+        return served.settings;
+      },
+      replace: async (build) => {
+        await mark();
+        try {
+          await served.replace(build);
+        } finally {
+          await writer.whenCurrent(clear);
+        }
+      },
+    }),
+    started: () => writer.whenCurrent(clear),
+  };
+}

@@ -1,0 +1,50 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { CitiesApiError } from '../core/errors.js';
+import { fileSystemError } from '../fs/fs-error.js';
+import { cloudFrontFunction } from '../hosts/cloudfront.js';
+import { nginxConfig } from '../hosts/nginx.js';
+import { specOf } from '../site/manifest.js';
+import type { SiteSpec } from '../site/spec.js';
+import { readManifestHead } from '../store/manifest-file.js';
+import { tableCommand, type CommandContext } from './command.js';
+import type { CommandName, OptionValues } from './options.js';
+
+type HostConfig = (o: Partial<OptionValues>, site: string) => Promise<string>;
+
+/** Each host's command: its name, its description, and what it prints for a site directory. */
+const HOSTS: readonly (readonly [CommandName, string, HostConfig])[] = [
+  [
+    'config nginx',
+    'location blocks to include in a server {} whose root is the site: files first, the live server for the rest',
+    async (o, site) => nginxConfig(await builtSpec(site), { liveUrl: o.liveUrl!, site }),
+  ],
+  [
+    'config cloudfront',
+    "a CloudFront Function (viewer-request, cloudfront-js-2.0) mapping query strings to the site's S3 objects",
+    async (o, site) => cloudFrontFunction(await builtSpec(site, o.liveUrl)),
+  ],
+];
+
+/** `cities-api config nginx|cloudfront`: what a host needs to serve a built site, on stdout. */
+export function registerConfigCommand(program: Command, context: CommandContext): void {
+  const config = program.command('config').description('print the configuration a host needs to serve a built site');
+  for (const [name, description, render] of HOSTS) {
+    const command = tableCommand(config, name, description, context);
+    command.cmd.action(async () => {
+      const { o } = await command.options();
+      context.stdout.write(await render(o, resolve(context.cwd, o.out!)));
+    });
+  }
+}
+
+/** The spec of a built site (its live URL replaced when one is given), or a clear error when the directory holds none. */
+async function builtSpec(site: string, liveUrl?: string): Promise<SiteSpec> {
+  const manifest = await readManifestHead(site).catch(async (error: unknown) => {
+    throw await fileSystemError(error, { what: 'site directory', option: '--site' }, site);
+  });
+  if (!manifest)
+    throw new CitiesApiError(`${site} holds no cities-api site: run cities-api build first (or pass --site DIR)`, 1);
+  const spec = specOf(manifest);
+  return liveUrl ? { ...spec, liveUrl } : spec;
+}

@@ -1,0 +1,133 @@
+import { constants } from 'node:fs';
+import { open, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import type { City } from '../core/fields.js';
+import { cityJson } from '../core/json-text.js';
+
+/**
+ * The write-ahead log of a writable server: the cities POSTs created that the dataset file does
+ * not hold yet, `.NAME.wal` beside the dataset's real file. One line a city: its JSON, a tab, the
+ * CRC-32 of the JSON in hex. A POST is acknowledged once its line is written and fsynced, which
+ * takes a millisecond whatever the dataset's size (rewriting a 70 MB dataset takes a second);
+ * the cities are folded into the dataset file later (logged-writer.ts). A write cut short (a
+ * crash, a full disk) leaves a last line without its newline or with a wrong CRC: never
+ * acknowledged, it is dropped, and the file cut back to its whole lines before the next append.
+ */
+export class CityLog {
+  constructor(readonly path: string) {}
+
+  /** The log of the dataset whose real file (symlinks resolved) is `target`. */
+  static of(target: string): CityLog {
+    return new CityLog(join(dirname(target), `.${basename(target)}.wal`));
+  }
+
+  /** The whole records in the log, and the bytes they take (what follows them is a torn write). */
+  async read(): Promise<{ cities: City[]; bytes: number }> {
+    const text = await this.bytes();
+    const cities: City[] = [];
+    let bytes = 0;
+    for (let start = 0; start < text.length; ) {
+      const end = text.indexOf(0x0a, start);
+      const city = end < 0 ? null : parseLine(text.toString('utf8', start, end));
+      if (!city) break;
+      cities.push(city);
+      start = bytes = end + 1;
+    }
+    return { cities, bytes };
+  }
+
+  /** Cuts the log back to its first `bytes` (dropping a torn write). */
+  async cut(bytes: number): Promise<void> {
+    if (!bytes) return rm(this.path, { force: true });
+    const handle = await open(this.path, WRITE).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    });
+    try {
+      if (handle && (await handle.stat()).size > bytes) await handle.truncate(bytes);
+    } finally {
+      await handle?.close();
+    }
+  }
+
+  /**
+   * Appends the cities, in one write, and returns once they are on disk (fsync). On failure (a
+   * full disk) the log is cut back to what it held, so nothing half-written stays.
+   */
+  async append(cities: readonly City[]): Promise<void> {
+    const lines = Buffer.from(cities.map((city) => line(city)).join(''));
+    // Never through a link planted under the log's name.
+    const handle = await open(this.path, WRITE | constants.O_APPEND | constants.O_CREAT, 0o644);
+    const { size } = await handle.stat();
+    try {
+      // A short write is followed by another, which says why (EFBIG, ENOSPC).
+      for (let done = 0; done < lines.length; ) done += (await handle.write(lines, done)).bytesWritten;
+      await handle.sync();
+    } catch (error) {
+      await handle.truncate(size).catch(() => undefined);
+      if (!size) await rm(this.path, { force: true });
+      throw error;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Drops the first `bytes` (records now in the dataset file): the rest is written anew, fsynced, and renamed over the log. */
+  async dropFirst(bytes: number): Promise<void> {
+    const rest = (await this.bytes()).subarray(bytes);
+    if (!rest.length) {
+      await rm(this.path, { force: true });
+      return;
+    }
+    const temp = `${this.path}.tmp-${process.pid}`;
+    await rm(temp, { force: true });
+    const handle = await open(temp, WRITE | constants.O_CREAT | constants.O_EXCL, 0o644);
+    try {
+      await handle.write(rest);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, this.path);
+  }
+
+  private async bytes(): Promise<Buffer> {
+    const handle = await open(this.path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null;
+        throw error;
+      },
+    );
+    try {
+      return handle ? await handle.readFile() : Buffer.alloc(0);
+    } finally {
+      await handle?.close();
+    }
+  }
+
+  /** What identifies the log's content now (another process appending changes it). */
+  async signature(): Promise<string> {
+    const stats = await stat(this.path).catch(() => null);
+    return stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}` : 'none';
+  }
+}
+
+const WRITE = constants.O_WRONLY | constants.O_NOFOLLOW;
+
+function line(city: City): string {
+  const json = cityJson(city);
+  return `${json}\t${crc32(json).toString(16).padStart(8, '0')}\n`;
+}
+
+function parseLine(text: string): City | null {
+  const tab = text.lastIndexOf('\t');
+  if (tab < 0) return null;
+  const json = text.slice(0, tab);
+  if (crc32(json).toString(16).padStart(8, '0') !== text.slice(tab + 1)) return null;
+  try {
+    return JSON.parse(json) as City;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
+import type { Collation } from '../src/core/collation.js';
+import type { City } from '../src/core/fields.js';
+import { parseOrdering } from '../src/core/ordering.js';
+import { seededRandom } from './crash-helpers.js';
+import { makeCity } from './helpers.js';
+
+// An index extended city by city (a POST) answers every ordering as one built from scratch.
+
+const WORDS = ['Ábc', 'abc', 'Zed', 'zed', 'Éclair', 'eclair', 'Öl', 'ol', '北京', 'Ω', 'a', 'B'];
+const ORDERINGS = ['', 'name_en', '-name_en', 'name_fr', '-name_ar', 'name_en,-name_fr', '-name_de,name_en'];
+
+function cities(n: number, from: number, random: () => number): City[] {
+  return Array.from({ length: n }, (_, i) =>
+    makeCity(from + i, {
+      name: WORDS[Math.floor(random() * WORDS.length)]!,
+      name_fr: WORDS[Math.floor(random() * WORDS.length)]!,
+      top: random() < 0.3,
+    }),
+  );
+}
+
+describe('CityIndex.appended answers as a fresh index of the longer table', () => {
+  it.each<[Collation, number, number]>([
+    ['codepoint', 0, 5],
+    ['codepoint', 40, 7],
+    ['locale', 40, 7],
+    ['locale', 1, 1],
+  ])('%s collation, %d cities then %d appended in batches', (collation, start, added) => {
+    const random = seededRandom(start * 31 + added);
+    const first = cities(start, 1, random);
+    let table = CityTable.fromCities(first);
+    let index = new CityIndex(table, collation);
+    // Use every ordering first, so the index keeps ranks and orders to extend.
+    for (const o of ORDERINGS) index.order(parseOrdering(o));
+    const more = cities(added, start + 1, random);
+    for (let i = 0; i < more.length; i += 3) {
+      table = table.appended(more.slice(i, i + 3));
+      index = index.appended(table);
+    }
+    const fresh = new CityIndex(CityTable.fromCities([...first, ...more]), collation);
+    for (const o of ORDERINGS)
+      expect([...index.order(parseOrdering(o))], `ordering ${o || 'default'}`).toEqual([
+        ...fresh.order(parseOrdering(o)),
+      ]);
+    expect(table.toCities()).toEqual([...first, ...more]);
+  });
+});

@@ -1,0 +1,110 @@
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
+import { caughtUp, killStragglers } from './crash-helpers.js';
+import { KIT, tempDir } from './helpers.js';
+import { rawRequest, startCli } from './serve-helpers.js';
+
+// serve --writable --workers N: a POST is acknowledged once logged and answered by every worker,
+// so the very next GET, whichever worker takes it and whatever its query, includes the city.
+
+const TOKEN = 'workers-token-0123456789';
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-post-workers-')));
+afterAll(async () => {
+  await killStragglers();
+  await cleanup();
+});
+
+const names = (name: string) => Object.fromEntries(NAME_FIELDS.map((f) => [f, name]));
+const post = (url: string, name: string) =>
+  rawRequest(`${url}/cities/`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
+    body: JSON.stringify(names(name)),
+  });
+const body = (res: { body: Buffer }) => JSON.parse(res.body.toString()) as Record<string, unknown>;
+
+async function writableCli(name: string, workers: number) {
+  const data = join(root, `${name}.csv`);
+  await copyFile(join(KIT, 'cities11.csv'), data);
+  const server = await startCli(
+    [
+      join(root, `${name}-site`),
+      '--data',
+      data,
+      '--port',
+      '0',
+      '--writable',
+      '--workers',
+      String(workers),
+      '--collation',
+      'codepoint',
+      '--quiet',
+    ],
+    { CITIES_API_TOKEN: TOKEN },
+  );
+  return { data, ...server };
+}
+
+describe.each([1, 2])('serve --writable --workers %d', (workers) => {
+  it('100 parallel POSTs: 100 new cities with distinct ids, answered at once by every worker; the file catches up', async () => {
+    const server = await writableCli(`parallel-${workers}`, workers);
+    const next = Math.max(...(await readDataset(server.data)).ids) + 1;
+    try {
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => post(server.url, `Parallel ${i}`)));
+      expect(answers.map((a) => a.status)).toEqual(Array(100).fill(201));
+      const ids = answers.map((a) => body(a).id as number);
+      expect(new Set(ids).size).toBe(100);
+      expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => next + i));
+      // New connections each: node:cluster hands them to the workers in turn.
+      for (let i = 0; i < 4 * workers; i++)
+        expect(body(await rawRequest(`${server.url}/cities/?page=${1 + i}`)).count).toBe(111);
+      await caughtUp(server.data);
+      expect((await readDataset(server.data)).count).toBe(111);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+
+  it('each POST is in the very next GET, on any worker and for any query (files, live orderings, other page sizes)', async () => {
+    const server = await writableCli(`next-get-${workers}`, workers);
+    const targets = ['/cities/', '/cities/?ordering=-name_en', '/cities/?page_size=7&page=2', '/cities/?page=last'];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const created = body(await post(server.url, `Next ${i}`));
+        for (const target of targets) {
+          const listing = body(await rawRequest(`${server.url}${target}`));
+          expect(listing.count, `${target} after POST ${i}`).toBe(12 + i);
+        }
+        const all = body(await rawRequest(`${server.url}/cities/?page_size=100&ordering=name_en`));
+        expect((all.results as { id: number }[]).map((c) => c.id)).toContain(created.id);
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+
+  it('a POST against a dataset made invalid on disk: 500 with a JSON detail, one log line naming the file, no stack trace', async () => {
+    const server = await writableCli(`invalid-${workers}`, workers);
+    try {
+      const good = await readFile(server.data);
+      await writeFile(server.data, `${good}not,a,row\n`);
+      const failed = await post(server.url, 'Lost');
+      expect([failed.status, failed.headers['content-type'], body(failed)]).toEqual([
+        500,
+        'application/json',
+        { detail: 'A server error occurred.' },
+      ]);
+      expect(server.output()).toMatch(/POST failed \(500\): invalid dataset .*invalid-\d\.csv/);
+      expect(server.output()).not.toMatch(/\n\s+at /);
+      await writeFile(server.data, good);
+      expect((await post(server.url, 'Repaired')).status).toBe(201);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
