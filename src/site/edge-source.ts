@@ -233,7 +233,8 @@ async function* resetOnMixed(parts: AsyncIterable<Bytes>, reset: () => void): As
   }
 }
 
-function parseIndex(bytes: Uint8Array): EdgeIndex {
+/** The edge index's content, checked to be of the format this version reads. */
+export function parseIndex(bytes: Uint8Array): EdgeIndex {
   let index: EdgeIndex;
   try {
     index = JSON.parse(new TextDecoder().decode(bytes)) as EdgeIndex;
