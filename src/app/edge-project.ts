@@ -90,7 +90,7 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
     case 'deno': {
       // The site's directory as the project sees it: Deno Deploy must upload both (see docs/deno.md).
       const files = code(out);
-      const main = `const files = new URL(siteDir, import.meta.url);\nexport default denoServer(site, (path) => Deno.readFile(new URL(path, files)));\n`;
+      const main = `const files = new URL(siteDir, import.meta.url);\nexport default denoServer(site, Deno, files);\n`;
       theirs(join(out, 'main.js'), entryModule('denoServer', main, ', { siteDir }'));
       deploy = `deno serve --allow-read=${shellWord(files)} main.js`;
       break;

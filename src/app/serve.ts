@@ -36,7 +36,11 @@ export interface ServeOptions
   /** Also answer GET/HEAD of the site's file paths with the answer each stands for: the origin a CDN fails over to when its copy of the site lacks a file. */
   readonly failoverOrigin?: boolean | undefined;
   readonly log?: (line: string) => void;
-  /** Told a line per request once answered (Common Log Format: client, time, request, status, size; then ms); none when absent. */
+  /**
+   * Told the request log (a line per answered request, in the Common Log Format: client, time,
+   * request, status, size; then ms) in batches: the lines of up to 64 KiB or 1 s joined by
+   * newlines (LogBuffer); none when absent.
+   */
   readonly requestLog?: ((line: string) => void) | undefined;
   /** Answer `/` (a page linking the API) and `/openapi.json` (the site's), which the reference answers with a 404 (default true). */
   readonly previewPages?: boolean | undefined;
