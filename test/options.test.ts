@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_KEYS, OPTIONS, optionsMarkdown, optionsOf, type CommandName } from '../src/cli/options.js';
 import { cli } from './cli-helpers.js';
 import { compressPage } from '../src/store/compression.js';
+import { LOG_FLUSH_MS } from '../src/http/request-log.js';
 import { KIT, tempDir } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -67,7 +68,8 @@ async function serveAndGet(cwd: string, path: string): Promise<{ status: number;
     });
     const started = output.length;
     const { status } = await fetch(`${url}${path}`);
-    await new Promise((r) => setTimeout(r, 200));
+    // The request log is written in batches, at the latest a flush interval after its first line.
+    await new Promise((r) => setTimeout(r, LOG_FLUSH_MS + 300));
     return { status, lines: output.slice(started) };
   } finally {
     child.kill('SIGTERM');
