@@ -1,9 +1,92 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+// The tests in three tiers, each file in one (npm run test:unit, test:integration, test:engines;
+// npm test runs all three). A new file is integration unless it is listed below.
+
+/** In-process only: no child process, thread, socket or compiled code (nothing in lib/). Seconds. */
+const UNIT = [
+  'all-page-reader',
+  'architecture',
+  'browsable',
+  'bytes',
+  'city-table',
+  'create-city',
+  'dataset-file',
+  'fetch-handler',
+  'json-text',
+  'layout-doc',
+  'negotiate',
+  'openapi',
+  'ordering',
+  'page',
+  'paginate',
+  'pretty-json',
+  'properties',
+  'python-text',
+  'query-string',
+  'read-dataset',
+  'remove-tree',
+  'request-body',
+  'route',
+  'route-memo',
+  'route-table',
+  'run-bounded',
+  'send-gate',
+  'site-entries',
+  'site-layout',
+  'site-path',
+  'site-size',
+  'token-auth',
+  'validate-record',
+];
+
+/** Against a real engine or tool other than Node: nginx, Chromium, workerd, Deno, Netlify's, CPython and DRF, npm pack. */
+const ENGINES = [
+  'browser',
+  'edge-cloudflare',
+  'edge-deno',
+  'edge-lambda',
+  'edge-large',
+  'edge-netlify',
+  'netlify',
+  'nginx',
+  'oracle',
+  'package',
+  'post-parity',
+  'python-json',
+  'url-path',
+];
+
+const files = (names: string[]) => names.map((name) => `test/${name}.test.ts`);
+const CORES = availableParallelism();
+/** Unit files keep every core busy; the others mostly wait on processes, servers and timers: one file more. */
+const unitRun = { sequence: { groupOrder: 0 }, maxWorkers: CORES };
+// Files share the cores, so a build or an engine's start can take several times its time alone.
+const processRun = { sequence: { groupOrder: 1 }, maxWorkers: CORES + 1, testTimeout: 180_000 };
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    setupFiles: ['test/buffer-equality.ts'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: files(UNIT), ...unitRun } },
+      {
+        // The compiled CLI, workers and threads, servers on loopback, the file system's failures.
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/*.test.ts'],
+          exclude: files([...UNIT, ...ENGINES]),
+          globalSetup: ['test/build-on-demand.ts'],
+          ...processRun,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'engines', include: files(ENGINES), globalSetup: ['test/build-on-demand.ts'], ...processRun },
+      },
+    ],
   },
 });

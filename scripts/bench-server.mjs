@@ -8,7 +8,8 @@
 //      two headers (type, length)            E  nginx serving the site's file with the config
 //                                               `cities-api config nginx` generates
 // Rounds are interleaved (A B C D D' E, A B C ...) and each figure is the median of the rounds,
-// so a neighbour's burst hits every server alike. Goals: A >= 0.9 D, B >= 0.75 D'.
+// so a neighbour's burst hits every server alike. AL and BL are A and B from a serve with its
+// default request log (no --quiet). Goals: A >= 0.9 D, B >= 0.75 D', AL >= 0.9 A, BL >= 0.9 B.
 // Then serve at 140k cities (see bench/at-scale.mjs); or, with --profile, only where serve's
 // time goes (see bench/profile-serve.mjs).
 //
@@ -125,6 +126,8 @@ function profileOptions() {
 async function compare(site) {
   const serve = await startServe(site, { cpus: cpus.server });
   running.push(serve);
+  const logging = await startServe(site, { cpus: cpus.server, quiet: false });
+  running.push(logging);
   const paths = { precomputed: `/cities/?${opts.static}`, live: `/cities/?${opts.live}` };
   const answers = {};
   for (const [kind, path] of Object.entries(paths)) {
@@ -154,6 +157,14 @@ async function compare(site) {
       answer: precomputed,
     },
     { key: 'B', label: `serve, live page (?${opts.live})`, server: serve, url: serve.url, answer: live },
+    {
+      key: 'AL',
+      label: 'A with the default request log (no --quiet)',
+      server: logging,
+      url: logging.url,
+      answer: precomputed,
+    },
+    { key: 'BL', label: 'B with the default request log', server: logging, url: logging.url, answer: live },
     {
       key: 'C',
       label: 'minimal node:http, same bytes as A, 2 headers',
@@ -283,6 +294,15 @@ function printResults(results) {
     const cost = results[key].perCpu / results[ceilingKey].perCpu;
     console.log(
       `goal ${key} >= ${goal} x ${ceilingKey}: ${ratio.toFixed(2)} ${ratio >= goal ? 'ok' : 'MISSED'} (per CPU-s: ${cost.toFixed(2)})`,
+    );
+  }
+  for (const [key, quiet] of [
+    ['AL', 'A'],
+    ['BL', 'B'],
+  ]) {
+    const ratio = results[key].rps / results[quiet].rps;
+    console.log(
+      `goal: the request log costs <= 10%: ${key} / ${quiet} ${ratio.toFixed(2)} ${ratio >= 0.9 ? 'ok' : 'MISSED'} (per CPU-s: ${(results[key].perCpu / results[quiet].perCpu).toFixed(2)})`,
     );
   }
   if (tool !== 'wrk')

@@ -102,7 +102,7 @@ describe('cities-api build, as a CI job runs it', () => {
     const run = await cli(cwd, 'build');
     expect(run).toMatchObject({ code: 0, stderr: expect.stringMatching(/^cities-api: warning: no --base-url given/) });
     expect(run.stdout).toMatch(
-      /^data\/cities\.csv: 48 cities valid; building 693 pages \(2105 files, about [\d.]+ MB of JSON \+ about [\d.]+ MB of \.gz\/\.br\)\nbuilt dist\/: 2105 files: 2105 written, 0 unchanged, 0 removed in [\d.]+ s\n$/,
+      /^data\/cities\.csv: 48 cities valid; building 693 pages \(2121 files, about [\d.]+ MB of JSON \+ about [\d.]+ MB of \.gz\/\.br\)\nbuilt dist\/: 2121 files: 2121 written, 0 unchanged, 0 removed in [\d.]+ s\n$/,
     );
     const page = await firstPage();
     expect(page.count).toBe(48);
@@ -113,7 +113,7 @@ describe('cities-api build, as a CI job runs it', () => {
     const before = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
     const run = await cli(cwd, 'build');
     expect(run.stdout).toMatch(
-      /its files are as built: nothing to write \(--force rewrites every file\)\n.*2105 files: 0 written, 2105 unchanged, 0 removed/,
+      /its files are as built: nothing to write \(--force rewrites every file\)\n.*2121 files: 0 written, 2121 unchanged, 0 removed/,
     );
     const after = await stat(join(cwd, 'dist/cities/name_en/20/2.json'));
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
@@ -123,7 +123,7 @@ describe('cities-api build, as a CI job runs it', () => {
     const before = await readTree(join(cwd, 'dist'));
     const inode = (await stat(join(cwd, 'dist/cities/name_en/20/2.json'))).ino;
     const run = await cli(cwd, 'build', '--force');
-    expect(run.stdout).toMatch(/building 693 pages[^]*2105 files: 2105 written, 0 unchanged, 0 removed/);
+    expect(run.stdout).toMatch(/building 693 pages[^]*2121 files: 2121 written, 0 unchanged, 0 removed/);
     expect((await stat(join(cwd, 'dist/cities/name_en/20/2.json'))).ino).not.toBe(inode);
     expect(treeDifferences(before, await readTree(join(cwd, 'dist')))).toEqual([]);
   });
@@ -133,9 +133,9 @@ describe('cities-api build, as a CI job runs it', () => {
     const run = await cli(cwd, 'build', '--max-files', '1000', '--base-url', 'https://example.org');
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(
-      /2,105 files, above --max-files 1,000\. To fit: precompute at most 15 of the 33 orderings \(e\.g\. --orderings default,name_en,-name_en,/,
+      /2,121 files, above --max-files 1,000\. To fit: precompute at most 15 of the 33 orderings \(e\.g\. --orderings default,name_en,-name_en,/,
     );
-    expect(run.stderr).toMatch(/--page-sizes 100 \(917 files\)[^]*--compression none[^]*Nothing was written/);
+    expect(run.stderr).toMatch(/--page-sizes 100 \(933 files\)[^]*--compression none[^]*Nothing was written/);
     const after = await readTree(join(cwd, 'dist'));
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
     expect((await readManifest(join(cwd, 'dist')))!.settings.baseUrl).toBe('http://localhost:8080');
@@ -151,7 +151,7 @@ describe('cities-api build, as a CI job runs it', () => {
 
   it('removes stale files when page sizes shrink, and says how many', async () => {
     const run = await cli(cwd, 'build', '--out', 'dist-again', '--page-sizes', '10,20');
-    expect(run.stdout).toMatch(/1709 files: \d+ written, \d+ unchanged, 396 removed/);
+    expect(run.stdout).toMatch(/1725 files: \d+ written, \d+ unchanged, 396 removed/);
     await expect(stat(join(cwd, 'dist-again/cities/name_en/50/1.json'))).rejects.toThrow(/ENOENT/);
   });
 
@@ -162,7 +162,7 @@ describe('cities-api build, as a CI job runs it', () => {
 
   it('--orderings builds only the orderings asked for', async () => {
     const run = await cli(cwd, 'build', '--out', 'dist-some', '--orderings', '-name_ar,default', '--page-sizes', '20');
-    expect(run.stdout).toMatch(/building 22 pages \(92 files, /);
+    expect(run.stdout).toMatch(/building 22 pages \(108 files, /);
     await expect(stat(join(cwd, 'dist-some/cities/-name_ar/20/3.json'))).resolves.toBeTruthy();
     await expect(stat(join(cwd, 'dist-some/cities/name_ar'))).rejects.toThrow(/ENOENT/);
   });

@@ -27,7 +27,13 @@ export async function kitEdgeProject(
   out = join(root, dir, platform),
 ): Promise<{ site: string; project: EdgeProject }> {
   const site = join(root, dir, 'site');
-  await build({
+  await buildKitSite(site, name, baseUrl);
+  return { site, project: await writeEdgeProject(platform, site, out) };
+}
+
+/** A kit dataset's site built (or rebuilt) in `site` as the serve kit test builds it. */
+export function buildKitSite(site: string, name: string, baseUrl: string): Promise<unknown> {
+  return build({
     data: join(KIT, `${name}.csv`),
     out: site,
     baseUrl,
@@ -35,7 +41,6 @@ export async function kitEdgeProject(
     pageSizes: DEFAULT_PAGE_SIZES,
     compress: false,
   });
-  return { site, project: await writeEdgeProject(platform, site, out) };
 }
 
 /** Every page file of a built site, with the request target (on the site's mount) it answers. */

@@ -1,147 +1,139 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NETLIFY_FUNCTION_PATH } from '../src/app/edge-project.js';
-import { parseQuery } from '../src/core/query-string.js';
+import { NETLIFY_EDGE_DIR } from '../src/app/edge-project.js';
 import { ROUTES } from '../src/core/route-table.js';
-import { KIT_DATASETS, kitAnswers, replayKit, tempDir, type KitAnswer } from './helpers.js';
+import { NETLIFY_CACHE_CONTROL } from '../src/hosts/netlify.js';
+import { KIT_DATASETS, replayKit, tempDir } from './helpers.js';
 import { kitEdgeProject } from './edge-helpers.js';
+import { denoForNetlifyDev, netlifyDev } from './netlify-dev.js';
+import { startCli } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 
-// `cities-api edge netlify` on Netlify's local runtime (@netlify/dev): the site's files and its
-// `_redirects` (rewritten by the command to send what no file covers to the function), the
-// function run as a Netlify Function v2. Every kit answer must equal serve's (the kit's), except
-// the limits of Netlify's rules, each named below and in docs/netlify-functions.md.
+// `cities-api edge netlify` on Netlify's local runtime (@netlify/dev, its edge functions run by
+// Deno): the site's files, and the edge function in front of them on the endpoint's path. Every
+// kit answer must be serve's (the kit's), and so must the answers `_redirects` rules could not
+// give: page numbers in other spellings, percent-encoded names, other methods, OPTIONS.
 
 const NETLIFY_DEV = join(import.meta.dirname, '..', 'node_modules', '@netlify', 'dev', 'package.json');
 const available = requireTool('@netlify/dev', NETLIFY_DEV, 'npm ci (@netlify/dev is a dev dependency)');
 
-const DOCUMENTED = {
-  missingPage:
-    'a page no file holds (page=6, page=abc, page=0): the rule names a file that does not exist, so Netlify\'s 404 page instead of {"detail": "Invalid page."}',
-  extraParameter: 'an unknown extra parameter: the file of the known ones (same results; links lack it)',
-  repeatedParameter: 'a repeated parameter: a file for one of its values (same results; links lack the others)',
-  noTrailingSlash: 'the endpoint without its slash: answered like /cities/ where the reference redirects (301)',
-  optionsFromFile: "OPTIONS of a URL a file covers: Netlify answers with the file's JSON, not the endpoint's metadata",
-} as const;
-type Limit = keyof typeof DOCUMENTED;
-
 let root: string;
+let denoBin: string;
 let cleanup: () => Promise<void>;
-beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-edge-netlify-')));
+beforeAll(async () => {
+  ({ dir: root, cleanup } = await tempDir('cities-edge-netlify-'));
+  denoBin = await denoForNetlifyDev(join(root, 'bin'));
+});
 afterAll(() => cleanup());
 
-interface Dev {
-  start(): Promise<unknown>;
-  stop(): Promise<void>;
-  handleAndIntrospect(request: Request): Promise<{ response: Response; type: string } | undefined>;
-}
+const totals = { passed: 0, failed: 0, edge: 0 };
 
-/** The project under @netlify/dev, behind an HTTP server (as `netlify dev` puts it): its URL, and how many requests each part answered. */
-async function netlifyDev(projectRoot: string) {
-  const { NetlifyDev } = (await import('@netlify/dev')) as unknown as { NetlifyDev: new (options: object) => Dev };
-  const off = { enabled: false };
-  const dev = new NetlifyDev({
-    projectRoot,
-    serverAddress: 'http://127.0.0.1:9',
-    blobs: off,
-    database: off,
-    images: off,
-    aiGateway: off,
-    geolocation: off,
-    edgeFunctions: off,
-    environmentVariables: off,
-  });
-  await dev.start();
-  const answeredBy = new Map<string, number>();
-  let url = '';
-  const server = createServer((req, res) => {
-    void (async () => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-      const headers = Object.entries(req.headers).flatMap(([k, v]) =>
-        v === undefined ? [] : [[k, String(v)] as [string, string]],
-      );
-      // The request's origin is the server's own, as Netlify's is the site's: the function reads the edge files from it.
-      const found = await dev.handleAndIntrospect(
-        new Request(`${url}${req.url}`, {
-          method: req.method,
-          headers,
-          body: hasBody ? Buffer.concat(chunks) : undefined,
-        }),
-      );
-      const type = found?.type ?? 'none';
-      answeredBy.set(type, (answeredBy.get(type) ?? 0) + 1);
-      if (!found) return void res.writeHead(404, { 'content-type': 'text/html' }).end('Not Found');
-      res.writeHead(found.response.status, Object.fromEntries(found.response.headers));
-      res.end(req.method === 'HEAD' ? undefined : Buffer.from(await found.response.arrayBuffer()));
-    })().catch((error: Error) => res.writeHead(500).end(error.stack));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    answeredBy,
-    stop: async () => {
-      server.close();
+describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name on Netlify (edge function, files)', (kit) => {
+  it("all 80 answers are the kit's, each through the edge function", async () => {
+    const dir = join(root, kit.name);
+    const { project } = await kitEdgeProject(root, kit.name, kit.baseUrl, 'netlify', kit.name, dir);
+    expect(project.deploy).toBe('npx netlify deploy --prod');
+    const dev = await netlifyDev(dir, { edgeFunctions: true, denoBin });
+    try {
+      const replay = await replayKit(dev.url, kit.name, kit.prefix);
+      totals.passed += replay.passed;
+      totals.failed += replay.failed;
+      totals.edge += dev.answeredBy.get('edge-function') ?? 0;
+      expect(replay.failures).toEqual([]);
+      expect([replay.passed, replay.failed]).toEqual([80, 0]);
+      expect(dev.answeredBy.get('edge-function')).toBe(80);
+    } finally {
       await dev.stop();
-    },
+    }
+  }, 300_000);
+});
+
+/** What `_redirects` rules answered otherwise (issue #25): each must now be serve's answer, byte for byte. */
+const ROUTED_AS_SERVE: readonly (readonly [string, string, string])[] = [
+  ['a page number in Arabic-Indic digits', 'GET', '/cities/?page=%D9%A2'],
+  ['a page number with a leading space', 'GET', '/cities/?page=%202'],
+  ['a page number with a leading zero', 'GET', '/cities/?page=02'],
+  ['a page number with a plus sign', 'GET', '/cities/?page=%2B2'],
+  ['a page number with an underscore', 'GET', '/cities/?page=3_3'],
+  ['a percent-encoded parameter name', 'GET', '/cities/?page%5Fsize=3'],
+  ['a trailing &', 'GET', '/cities/?page_size=20&page=2&'],
+  ['an extra parameter', 'GET', '/cities/?foo=bar&page=2'],
+  ['a repeated parameter', 'GET', '/cities/?ordering=name_en&ordering=-name_ar'],
+  ['a page no file holds', 'GET', '/cities/?page=99'],
+  ['page=abc', 'GET', '/cities/?page=abc'],
+  ['the endpoint without its slash', 'GET', '/cities?page=2'],
+  ['a covered page', 'GET', '/cities/?ordering=-name_ar&page_size=20&page=2'],
+  ['an uncovered page size', 'GET', '/cities/?page_size=7&page=3'],
+  ['HEAD of a covered page', 'HEAD', '/cities/?page=2'],
+  ['OPTIONS of a covered URL', 'OPTIONS', '/cities/?page=2'],
+  ['PUT', 'PUT', '/cities/'],
+  ['PATCH', 'PATCH', '/cities/?page=2'],
+  ['DELETE', 'DELETE', '/cities/'],
+  ['POST (read-only)', 'POST', '/cities/'],
+];
+/** Headers compared (Netlify adds its own: date, age, server, cache-control...). */
+const COMPARED = ['content-type', 'allow', 'vary', 'location', 'access-control-allow-origin', 'x-frame-options'];
+
+describe.skipIf(!available)('cities48 on Netlify: what _redirects rules could not express', () => {
+  let dev: Awaited<ReturnType<typeof netlifyDev>>;
+  let serve: Awaited<ReturnType<typeof startCli>>;
+  let site: string;
+  beforeAll(async () => {
+    const dir = join(root, 'causes');
+    ({ site } = await kitEdgeProject(root, 'cities48', 'http://api.example.com', 'netlify', 'causes', dir));
+    dev = await netlifyDev(dir, { edgeFunctions: true, denoBin });
+    serve = await startCli([site, '--port', '0', '--quiet', '--no-preview-pages']);
+  }, 120_000);
+  afterAll(async () => {
+    await dev?.stop();
+    await serve?.stop();
+  });
+
+  const answer = async (base: string, method: string, target: string) => {
+    const response = await fetch(new URL(target, base), {
+      method,
+      redirect: 'manual',
+      headers: method === 'OPTIONS' ? {} : { accept: 'application/json' },
+      body: method === 'PUT' || method === 'PATCH' || method === 'POST' ? 'name_en=x' : undefined,
+    });
+    return {
+      status: response.status,
+      headers: Object.fromEntries(COMPARED.map((name) => [name, response.headers.get(name)])),
+      body: Buffer.from(await response.arrayBuffer()).toString('utf8'),
+    };
   };
-}
 
-/** Which documented limit explains a kit answer Netlify gets wrong, or null. */
-function limitOf(want: KitAnswer, prefix: string): Limit | null {
-  const [path, query = ''] = want.target.split('?') as [string, string?];
-  const names = parseQuery(query).map(([name]) => name);
-  if (want.method === 'OPTIONS') return 'optionsFromFile';
-  if (prefix + path === `${prefix}${ROUTES.endpoint.slice(0, -1)}`) return 'noTrailingSlash';
-  // Invalid page is the endpoint's only 404 without `format` (HEAD answers carry no body to tell).
-  if (
-    want.status === 404 &&
-    !names.includes(ROUTES.param.format) &&
-    (want.method === 'HEAD' || (want.json as { detail?: string } | undefined)?.detail === 'Invalid page.')
-  )
-    return 'missingPage';
-  if (names.some((name) => !Object.values(ROUTES.param).includes(name as never))) return 'extraParameter';
-  if (new Set(names).size < names.length) return 'repeatedParameter';
-  return null;
-}
+  it.each(ROUTED_AS_SERVE)('%s (%s %s): as serve answers', async (_name, method, target) => {
+    expect(await answer(dev.url, method, target)).toEqual(await answer(serve.url, method, target));
+  });
 
-const totals = new Map<string, number>();
+  it("a covered query is the CDN's file (with _headers' Cache-Control), an uncovered one the function's", async () => {
+    const covered = await fetch(new URL('/cities/?ordering=-name_ar&page_size=20&page=2', dev.url));
+    expect(Buffer.from(await covered.arrayBuffer())).toEqual(await readFile(join(site, 'cities/-name_ar/20/2.json')));
+    expect([covered.headers.get('cache-control'), covered.headers.get('allow')]).toEqual([
+      NETLIFY_CACHE_CONTROL,
+      ROUTES.headers.Allow,
+    ]);
+    const computed = await fetch(new URL('/cities/?page_size=7', dev.url));
+    expect([computed.status, computed.headers.get('cache-control')]).toEqual([200, null]);
+  });
 
-describe.skipIf(!available).each(KIT_DATASETS)(
-  'kit dataset $name on Netlify (files, _redirects, the function)',
-  ({ name, baseUrl, prefix }) => {
-    it("every answer equals serve's but for the documented limits; uncovered queries run the function", async () => {
-      const dir = join(root, name);
-      const { project } = await kitEdgeProject(root, name, baseUrl, 'netlify', name, dir);
-      expect(project.deploy).toBe('npx netlify deploy --prod');
-      const dev = await netlifyDev(dir);
-      try {
-        const { passed, failed, failures } = await replayKit(dev.url, name, prefix);
-        const wants = new Map((await kitAnswers(name)).map((want) => [`${want.method} ${want.target}`, want]));
-        const undocumented: string[] = [];
-        for (const failure of failures) {
-          const key = /^FAIL (\S+ \S+?):/.exec(failure)?.[1] ?? '';
-          const limit = wants.has(key) ? limitOf(wants.get(key)!, prefix) : null;
-          if (!limit) undocumented.push(failure);
-          else totals.set(limit, (totals.get(limit) ?? 0) + 1);
-        }
-        totals.set('passed', (totals.get('passed') ?? 0) + passed);
-        totals.set('failed', (totals.get('failed') ?? 0) + failed);
-        for (const [type, n] of dev.answeredBy)
-          totals.set(`answered by ${type}`, (totals.get(`answered by ${type}`) ?? 0) + n);
-        expect(undocumented).toEqual([]);
-        expect(passed).toBeGreaterThanOrEqual(60);
-        expect(dev.answeredBy.get('function')).toBeGreaterThanOrEqual(15);
-      } finally {
-        await dev.stop();
-      }
-    }, 300_000);
-  },
-);
+  it(`publishes nothing under /${ROUTES.file.meta}/ but the edge data`, async () => {
+    const meta = join(site, ROUTES.file.meta);
+    const files = (await readdir(meta, { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => `${join(e.parentPath, e.name).slice(site.length)}`)
+      .sort();
+    const statuses = await Promise.all(files.map(async (f) => [f, (await fetch(new URL(f, dev.url))).status]));
+    const edge = `/${ROUTES.edge.dir}/`;
+    expect(statuses.filter(([f]) => !String(f).startsWith(edge))).toEqual(
+      files.filter((f) => !f.startsWith(edge)).map((f) => [f, 404]),
+    );
+    expect(statuses.filter(([f, s]) => String(f).startsWith(edge) && s !== 200)).toEqual([]);
+    expect(files.filter((f) => f.startsWith(edge)).length).toBeGreaterThan(2);
+  });
+});
 
 describe('the generated Netlify project', () => {
   it('needs the site inside it (Netlify publishes a directory of the project)', async () => {
@@ -150,27 +142,31 @@ describe('the generated Netlify project', () => {
     ).rejects.toThrow(/Netlify publishes a directory inside its project/);
   });
 
-  it(`rewrites uncovered queries to the function's path (${NETLIFY_FUNCTION_PATH})`, async () => {
-    const { readFile } = await import('node:fs/promises');
+  it('writes the edge function on the endpoint, and leaves the site as built', async () => {
     const { project, site } = await kitEdgeProject(
       root,
-      'cities11',
-      'http://api.example.com',
+      'prefixed30',
+      'https://cities.example.org/api/v1',
       'netlify',
       'rules',
       join(root, 'rules'),
     );
-    expect(await readFile(join(site, '_redirects'), 'utf8')).toContain(`${NETLIFY_FUNCTION_PATH}/cities/  200!`);
+    expect([...project.files].sort()).toEqual(
+      [
+        `${NETLIFY_EDGE_DIR}/cities-api-edge.js`,
+        `${NETLIFY_EDGE_DIR}/cities-site.js`,
+        `${NETLIFY_EDGE_DIR}/cities-api.mjs`,
+        'netlify.toml',
+      ].sort(),
+    );
     expect(await readFile(join(project.out, 'netlify.toml'), 'utf8')).toContain('publish = "./site"');
+    expect(await readFile(join(site, '_redirects'), 'utf8')).not.toContain('cities-api-live');
   });
 });
 
 afterAll(() => {
-  if (!available) return;
-  const lines = [...totals].map(([k, n]) => `  ${n} ${k}`);
-  console.log(
-    `Netlify (@netlify/dev), all kit datasets:\n${lines.join('\n')}\ndocumented limits:\n${Object.entries(DOCUMENTED)
-      .map(([k, v]) => `  ${k}: ${v}`)
-      .join('\n')}`,
-  );
+  if (available)
+    console.log(
+      `Netlify (@netlify/dev, edge function on Deno), all kit datasets: ${totals.passed} passed, ${totals.failed} failed, ${totals.edge} through the edge function`,
+    );
 });

@@ -1,19 +1,23 @@
+import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
-import { OWNED_RECORD, PLATFORMS, writeEdgeProject, type Platform } from '../src/app/edge-project.js';
+import { NETLIFY_EDGE_DIR, OWNED_RECORD, PLATFORMS, writeEdgeProject, type Platform } from '../src/app/edge-project.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { cli } from './cli-helpers.js';
 import { KIT } from './helpers.js';
+import { splitCode } from './markdown.js';
 
 // `cities-api edge` writes into folders the user owns (often the repository's root, for Netlify):
 // it replaces only files it wrote and nobody changed since, and otherwise refuses, writing nothing.
+// The user's own files of the project (the platform's config, the entry module) it writes once,
+// when missing, and never again: a rerun keeps the user's edits and updates only cities-api's files.
 
 let root: string;
 let n = 0;
-/** Where each platform writes (absolute), from a first run into a folder of its own. */
+/** Where each platform writes files of its own (cities-api's, not the user's), from a first run into a folder of its own. */
 const written = new Map<Platform, string[]>();
 
 beforeAll(async () => {
@@ -23,7 +27,7 @@ beforeAll(async () => {
     const project = await writeEdgeProject(platform, site, out);
     written.set(
       platform,
-      project.files.map((file) => relativeTo(out, site, file)),
+      project.files.filter((file) => !project.userFiles.includes(file)).map((file) => relativeTo(out, site, file)),
     );
   }
 }, 120_000);
@@ -33,15 +37,20 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 async function fresh(platform: Platform): Promise<{ site: string; out: string }> {
   const out = join(root, `p${n++}`);
   const site = join(out, 'dist');
-  await build({
+  await rebuild(site, 'http://127.0.0.1:1');
+  return { site, out: platform === 'netlify' ? out : join(out, `edge-${platform}`) };
+}
+
+/** The site (re)built from the 11-city kit dataset with links on `baseUrl`: a data change for the edge project. */
+function rebuild(site: string, baseUrl: string) {
+  return build({
     data: join(KIT, 'cities11.csv'),
     out: site,
-    baseUrl: 'http://127.0.0.1:1',
+    baseUrl,
     collation: 'codepoint',
     pageSizes: DEFAULT_PAGE_SIZES,
     compress: false,
   });
-  return { site, out: platform === 'netlify' ? out : join(out, `edge-${platform}`) };
 }
 
 /** A written file as a path relative to the project folder `out`'s parent, so it names the same file in another project. */
@@ -86,7 +95,7 @@ describe.each(cases)('edge %s refuses to replace %s at any of its paths, writing
 describe('edge writes nothing through a symbolic link out of --out', () => {
   it.each<[Platform, string]>([
     ['netlify', 'netlify'],
-    ['netlify', 'netlify/functions'],
+    ['netlify', 'netlify/edge-functions'],
   ])('edge %s with %s/ a link to a folder elsewhere: refused, nothing written there', async (platform, linked) => {
     const { site, out } = await fresh(platform);
     const elsewhere = join(root, `elsewhere-${n++}`);
@@ -121,21 +130,14 @@ describe.each(PLATFORMS)('edge %s replaces what it wrote', (platform) => {
     ['a second run over its own unchanged files', async () => {}, true],
     [
       'a run after a data change (new settings, same files of ours)',
-      async (site) =>
-        build({
-          data: join(KIT, 'cities11.csv'),
-          out: site,
-          baseUrl: 'http://127.0.0.1:2',
-          collation: 'codepoint',
-          pageSizes: DEFAULT_PAGE_SIZES,
-          compress: false,
-        }),
+      (site) => rebuild(site, 'http://127.0.0.1:2'),
       true,
     ],
     ['files identical to what it writes, its record lost', async (_site, out) => rm(join(out, OWNED_RECORD)), true],
     [
       'a file of its own the user edited since: refused',
-      async (site) => writeFile(join(dirname(site), written.get(platform)!.at(-1)!), 'edited\n'),
+      async (site) =>
+        writeFile(join(dirname(site), written.get(platform)!.find((f) => f.endsWith('cities-site.js'))!), 'edited\n'),
       false,
     ],
     [
@@ -167,14 +169,7 @@ describe('a run cut short between its record and its files', () => {
     await writeEdgeProject('cloudflare', site, out);
     const old = await readFile(join(out, 'cities-site.js'));
     const first = await readRecord(out);
-    await build({
-      data: join(KIT, 'cities11.csv'),
-      out: site,
-      baseUrl: 'http://127.0.0.1:3',
-      collation: 'codepoint',
-      pageSizes: DEFAULT_PAGE_SIZES,
-      compress: false,
-    });
+    await rebuild(site, 'http://127.0.0.1:3');
     await writeEdgeProject('cloudflare', site, out);
     const second = await readRecord(out);
     expect(second['cities-site.js']).not.toEqual(first['cities-site.js']);
@@ -195,16 +190,99 @@ async function readRecord(out: string): Promise<Record<string, string[]>> {
   return (JSON.parse(await readFile(join(out, OWNED_RECORD), 'utf8')) as { files: Record<string, string[]> }).files;
 }
 
-it('the CLI says which file it kept and exits 2, with no stack trace', async () => {
+/** A user's edit to each of their files (a Worker's name and routes, Netlify's build environment, a line of their own). */
+const EDITS: Record<Platform, [string, (text: string) => string][]> = {
+  cloudflare: [
+    [
+      'wrangler.jsonc',
+      (t) =>
+        t.replace(
+          '"name": "cities-api",',
+          '"name": "my-worker",\n  "routes": [{ "pattern": "api.example.org/*", "zone_name": "example.org" }],',
+        ),
+    ],
+    ['worker.js', (t) => `${t}// my line\n`],
+  ],
+  deno: [['main.js', (t) => `${t}// my line\n`]],
+  netlify: [
+    ['netlify.toml', (t) => `${t}\n[build.environment]\n  NODE_VERSION = "22"\n`],
+    [`${NETLIFY_EDGE_DIR}/cities-api.mjs`, (t) => `${t}// my line\n`],
+  ],
+  lambda: [['index.mjs', (t) => `${t}// my line\n`]],
+};
+
+describe.each(PLATFORMS)('edge %s after the user edited their files', (platform) => {
+  it("a rerun after a data change exits 0: their edits intact, cities-api's files updated", async () => {
+    const { site, out } = await fresh(platform);
+    const first = await writeEdgeProject(platform, site, out);
+    expect([...first.userFiles].sort()).toEqual(EDITS[platform].map(([file]) => file).sort());
+    const edited = new Map<string, string>();
+    for (const [file, edit] of EDITS[platform]) {
+      const text = edit(await readFile(join(out, file), 'utf8'));
+      await writeFile(join(out, file), text);
+      edited.set(file, text);
+    }
+    await rebuild(site, 'http://127.0.0.1:2');
+    const result = await cli(dirname(site), 'edge', platform, '--site', site, '--out', out);
+    expect(result, result.stderr).toMatchObject({ code: 0, stderr: '' });
+    for (const [file, text] of edited) expect(await readFile(join(out, file), 'utf8'), file).toBe(text);
+    const data = written.get(platform)!.find((f) => f.endsWith('cities-site.js'))!;
+    expect(await readFile(join(dirname(site), data), 'utf8')).toContain('127.0.0.1:2');
+    // Lambda's zip holds the user's entry as it stands.
+    if (platform === 'lambda')
+      expect(execFileSync('unzip', ['-p', join(out, 'function.zip'), 'index.mjs'], { encoding: 'utf8' })).toBe(
+        edited.get('index.mjs'),
+      );
+  }, 60_000);
+
+  it('no generated file holds a path of the building machine', async () => {
+    const { site, out } = await fresh(platform);
+    const project = await writeEdgeProject(platform, site, out);
+    const holding = [];
+    for (const file of project.files) {
+      const bytes = await readFile(isAbsolute(file) ? file : join(out, file));
+      if (bytes.includes(root)) holding.push(file);
+    }
+    expect(holding).toEqual([]);
+    expect(project.deploy).not.toContain(root);
+  });
+});
+
+it("the static guide's netlify.toml (docs/netlify.md) is the edge function's too: kept as it is", async () => {
   const { site, out } = await fresh('netlify');
-  await writeFile(join(out, 'netlify.toml'), '[build]\n  command = "make"\n');
+  const toml = await netlifyGuideToml();
+  await writeFile(join(out, 'netlify.toml'), toml);
+  const result = await cli(out, 'edge', 'netlify', '--site', site, '--out', '.');
+  expect(result, result.stderr).toMatchObject({ code: 0, stderr: '' });
+  expect(await readFile(join(out, 'netlify.toml'), 'utf8')).toBe(toml);
+});
+
+it.each([
+  ['publishes no directory', '[build]\n  command = "make"\n', 'set publish = "dist" under [build]'],
+  ['publishes another directory', '[build]\n  publish = "public"\n', 'set publish = "dist" under [build]'],
+  [
+    'moves the edge functions elsewhere',
+    '[build]\n  publish = "dist"\n  edge_functions = "edge"\n',
+    'remove that line',
+  ],
+])('a netlify.toml that %s: the CLI names it and the fix, exit 2, the file kept', async (_name, toml, fix) => {
+  const { site, out } = await fresh('netlify');
+  await writeFile(join(out, 'netlify.toml'), toml);
   const result = await cli(out, 'edge', 'netlify', '--site', site, '--out', '.');
   expect(result).toMatchObject({ code: 2, stdout: '' });
   expect(result.stderr).toContain(join(out, 'netlify.toml'));
-  expect(result.stderr).toContain('move these aside');
+  expect(result.stderr).toContain(fix);
   expect(result.stderr).not.toMatch(/\n\s+at /);
-  expect(await readFile(join(out, 'netlify.toml'), 'utf8')).toBe('[build]\n  command = "make"\n');
+  expect(await readFile(join(out, 'netlify.toml'), 'utf8')).toBe(toml);
 });
+
+/** The netlify.toml docs/netlify.md has the user write. */
+async function netlifyGuideToml(): Promise<string> {
+  const doc = await readFile(join(import.meta.dirname, '..', 'docs', 'netlify.md'), 'utf8');
+  const blocks = splitCode(doc).blocks.filter((b) => b.lang === 'toml');
+  expect(blocks.length).toBe(1);
+  return `${blocks[0]!.text}\n`;
+}
 
 it('an --out that is a file: the CLI names it and says what to do, exit 1, the file kept', async () => {
   const { site, out } = await fresh('deno');

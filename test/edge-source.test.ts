@@ -331,3 +331,78 @@ describe('what the edge cannot answer is a clear error, and a failure does not s
     );
   });
 });
+
+describe('a self-hosted site rebuilt under a running source (indexVersion, open)', () => {
+  /** A site directory whose files a rebuild replaces at once; `open` holds what a file was when opened, as a file handle does. */
+  function rebuiltSite(first: ReturnType<typeof siteOf>) {
+    let files = first.files;
+    let version = 1;
+    const read = async (path: string) => files.get(path) ?? Promise.reject(new Error(`no file ${path}`));
+    return {
+      read,
+      open: async (path: string) => {
+        const bytes = await read(path);
+        return { head: async (n: number) => bytes.subarray(0, n), read: async () => bytes, close: () => undefined };
+      },
+      indexVersion: async () => String(version),
+      rebuild(next: ReturnType<typeof siteOf>) {
+        files = next.files;
+        version++;
+      },
+    };
+  }
+
+  const before = tiedIndex(3000);
+  const after = tiedIndex(2000);
+  const pageOfAll = parseQuery('ordering=-name_ar&page_size=5000');
+  const bytesOf = (index: CityIndex) => Buffer.from(bodyBytes(answerListing(index, pageOfAll, BASE).body));
+
+  it.each<[string, boolean, string | null]>([
+    ['with files held open: the request under way finishes on its build, the next is the new one', true, null],
+    ['reading by path only: the request under way fails rather than mixing builds', false, 'from another build'],
+  ])('%s', async (_, holdOpen, failure) => {
+    const site = rebuiltSite(siteOf(before, 'aaaaaaaaaaaaaaaa'));
+    const source = new EdgeSource(site.read, {
+      indexVersion: site.indexVersion,
+      cacheBytes: 0,
+      concurrency: 1,
+      ...(holdOpen && { open: site.open }),
+    });
+    const { body } = await source.stream(pageOfAll, BASE);
+    const parts: Uint8Array[] = [];
+    const reading = body[Symbol.asyncIterator]();
+    parts.push((await reading.next()).value!);
+    site.rebuild(siteOf(after, 'bbbbbbbbbbbbbbbb'));
+    const rest = (async () => {
+      for (let next = await reading.next(); !next.done; next = await reading.next()) parts.push(next.value);
+    })();
+    if (failure) await expect(rest).rejects.toThrow(failure);
+    else {
+      await rest;
+      expect(Buffer.concat(parts).equals(bytesOf(before))).toBe(true);
+    }
+    expect((await streamed(source, 'ordering=-name_ar&page_size=5000')).body.equals(bytesOf(after))).toBe(true);
+    expect(await source.count()).toBe(2000);
+  });
+
+  it('without indexVersion an instance keeps the build it read first (a platform whose deploys are new instances)', async () => {
+    const site = rebuiltSite(siteOf(before, 'aaaaaaaaaaaaaaaa'));
+    const source = new EdgeSource(site.read);
+    expect(await source.count()).toBe(3000);
+    site.rebuild(siteOf(after, 'bbbbbbbbbbbbbbbb'));
+    expect(await source.count()).toBe(3000);
+  });
+
+  it('a rebuild between reading the index and opening the page files: the request is answered from the new build', async () => {
+    const site = rebuiltSite(siteOf(before, 'aaaaaaaaaaaaaaaa'));
+    let rebuildOnOpen = true;
+    const source = new EdgeSource(site.read, {
+      indexVersion: site.indexVersion,
+      open: async (path) => {
+        if (rebuildOnOpen) [rebuildOnOpen] = [false, site.rebuild(siteOf(after, 'bbbbbbbbbbbbbbbb'))];
+        return site.open(path);
+      },
+    });
+    expect((await streamed(source, 'ordering=-name_ar&page_size=5000')).body.equals(bytesOf(after))).toBe(true);
+  });
+});

@@ -7,10 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CitiesApiError } from '../src/core/errors.js';
 import { fileSystemError } from '../src/fs/fs-error.js';
 import { readTree, tempDir } from './helpers.js';
+import { readableCopy } from './readable-copy.js';
 
 // Environment errors as a user meets them: the CLI run as a process (as root it drops to
-// `nobody` where permissions matter), each answered with one line naming the path and what to
-// do, exit 1, no stack trace, and nothing built before lost.
+// `nobody` where permissions matter, running a copy of the package that `nobody` can read, since
+// the clone may be under a private directory), each answered with one line naming the path and
+// what to do, exit 1, no stack trace, and nothing built before lost.
 
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/cities-api.js');
@@ -30,8 +32,16 @@ const PERMISSIONS = canDropPrivileges();
 
 let dir: string;
 let cleanup: () => Promise<void>;
+/** The CLI that `nobody` runs: from a readable copy of the package when this is root. */
+let unprivilegedBin = BIN;
+let copy: { cleanup: () => Promise<void> } | undefined;
 beforeAll(async () => {
   ({ dir, cleanup } = await tempDir('cities-env-'));
+  if (isRoot && PERMISSIONS) {
+    const readable = await readableCopy(ROOT);
+    copy = readable;
+    unprivilegedBin = join(readable.dir, 'bin/cities-api.js');
+  }
   // Another user must reach the fixtures (mkdtemp makes the directory 0700).
   await chmod(dir, 0o755);
   await copyFile(SAMPLE, join(dir, 'cities.csv'));
@@ -64,7 +74,10 @@ beforeAll(async () => {
   await mkdir(join(dir, 'read-only-2'));
   await chmod(join(dir, 'read-only-2'), 0o555);
 }, 60_000);
-afterAll(() => cleanup());
+afterAll(async () => {
+  await cleanup();
+  await copy?.cleanup();
+});
 
 /** Runs the CLI as a process, as an unprivileged user when asked (and when this is root). */
 async function run(
@@ -73,7 +86,7 @@ async function run(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const [command, argv] =
     unprivileged && isRoot
-      ? [RUNUSER, ['-u', 'nobody', '--', process.execPath, BIN, ...args]]
+      ? [RUNUSER, ['-u', 'nobody', '--', process.execPath, unprivilegedBin, ...args]]
       : [process.execPath, [BIN, ...args]];
   return promisify(execFile)(command, argv, { cwd: dir, env: { ...process.env, CI: '' } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),

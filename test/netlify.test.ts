@@ -229,8 +229,38 @@ describe('netlifyRedirects', () => {
     const rules = netlifyRedirects(settings)
       .split('\n')
       .filter((line) => line && !line.startsWith('#'));
-    expect(rules).toHaveLength(33 * (2 * PAGE_SIZES.length + 3) + 2);
+    // The endpoint's rules, then one per file of the site's own under _cities-api/ (manifest, dataset, CloudFront function).
+    expect(rules).toHaveLength(33 * (2 * PAGE_SIZES.length + 3) + 2 + 3);
   });
+
+  // Netlify's engine as `netlify dev` runs it. `netlify dev` answers a forced 404 (`404!`) with the
+  // site's 404 page (a plain-text `Not Found` without one), a plain 404 with its target's content.
+  it.each([
+    [
+      'an uncovered query without a live URL: the JSON 404 file, not forced',
+      '/cities/',
+      'page_size=7',
+      {
+        to: `/${ROUTES.extras.notPrecomputed}`,
+        status: 404,
+        force: false,
+      },
+    ],
+    ['the manifest: absent (forced 404)', `/${ROUTES.extras.manifest}`, '', { status: 404, force: true }],
+    ['the dataset copy: absent (forced 404)', `/${ROUTES.extras.dataset}`, '', { status: 404, force: true }],
+    ['the CloudFront function: absent (forced 404)', `/${ROUTES.extras.cloudfront}`, '', { status: 404, force: true }],
+  ])('%s', async (_name, path, query, expected) => {
+    const route = await netlifyMatcher(netlifyRedirects(settings), join(root, 'static._redirects'));
+    expect(route(path, query)).toMatchObject(expected);
+  });
+
+  it.each([`/${ROUTES.edge.index}`, '/cities/default/default/1.json'])(
+    '%s: no rule (the file itself)',
+    async (path) => {
+      const route = await netlifyMatcher(netlifyRedirects(settings), join(root, 'static._redirects'));
+      expect(route(path, '')).toBeNull();
+    },
+  );
 
   // Queries beyond the kit: percent-escapes, `last`, and sites built with only some orderings.
   it.each([

@@ -12,11 +12,12 @@ import { freePort, httpsGet, startNginx, writeNginxConf } from './nginx-tls.js';
 import { ROOT, run, startUntilUrl, userEnv } from './package-helpers.js';
 import { rawRequest } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
-import { PLATFORMS } from '../src/app/edge-project.js';
+import { NETLIFY_EDGE_DIR, PLATFORMS } from '../src/app/edge-project.js';
 import { endpointPath } from '../src/core/route-table.js';
 import { mountOf } from '../src/core/url-path.js';
 import { denoServe, pageTargets, pagesDiffering } from './edge-helpers.js';
 import { runWorkflow, type Step, type StepResult, type Workflow } from './workflow-runner.js';
+import tiers from '../vitest.config.js';
 
 // cities-api as users install it: packed from a clean copy of the repository (what a clone
 // holds, lib/ not built), installed from the tarball into an empty project, and used there as
@@ -127,7 +128,24 @@ describe('a clean clone', () => {
       true,
     ],
     ['npm start compiles first', () => /^tsc\b/.test(current.scripts.prestart ?? ''), true],
-    ['npm test compiles first', () => /^tsc\b/.test(current.scripts.pretest ?? current.scripts.test ?? ''), true],
+    [
+      'npm test runs every tier; the tiers that run lib/ rebuild it first when a source is newer',
+      () => ({
+        test: current.scripts.test,
+        setups: (tiers.test!.projects as { test: { name: string; globalSetup?: string[] } }[]).map((p) => [
+          p.test.name,
+          p.test.globalSetup ?? [],
+        ]),
+      }),
+      {
+        test: 'vitest run',
+        setups: [
+          ['unit', []],
+          ['integration', ['test/build-on-demand.ts']],
+          ['engines', ['test/build-on-demand.ts']],
+        ],
+      },
+    ],
   ] as const)('%s', (_name, check, expected) => {
     expect(check()).toEqual(expected);
   });
@@ -239,6 +257,24 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
       const result = await run('bash', ['-eo', 'pipefail', '-c', shell], dir);
       expect(result.code, `${shell}\n${result.stdout}\n${result.stderr}`).toBe(0);
     }
+  });
+
+  it("docs/lambda.md's local test (the sample event through the unzipped function) prints a page, after its commands", async () => {
+    const dir = sandboxes.get('docs/lambda.md');
+    expect(dir, 'the commands of docs/lambda.md ran first').toBeDefined();
+    const doc = await readFile(join(ROOT, 'docs/lambda.md'), 'utf8');
+    const section = doc.slice(
+      doc.indexOf('## Run it locally'),
+      doc.indexOf('\n## ', doc.indexOf('## Run it locally') + 1),
+    );
+    const commands = splitCode(section).blocks.flatMap((b) => (b.lang === 'sh' ? shellCommands(b.text) : []));
+    expect(commands.map((c) => c.split(' ')[0])).toEqual(['unzip', 'node']);
+    let last = { code: 0, stdout: '', stderr: '' };
+    for (const command of commands) {
+      last = await run('bash', ['-eo', 'pipefail', '-c', command], dir!);
+      expect(last.code, `${command}\n${last.stderr}`).toBe(0);
+    }
+    expect(last.stdout).toMatch(/^200 \{"count":48,"next":"https:\/\/api\.example\.org\/cities\/\?/);
   });
 
   it.each(documented.synopses)(
@@ -462,13 +498,14 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
     expect(existsSync(join(assets, '.assetsignore'))).toBe(true);
   });
 
-  it('netlify: the deploy (skipped: it downloads the CLI) finds netlify.toml, the function and _redirects still sending uncovered queries to it', async () => {
+  it('netlify: the deploy (skipped: it downloads the CLI) finds netlify.toml publishing the site, and the edge function', async () => {
     const { dir, skipped } = runs.get('netlify')!;
     expect(skipped).toEqual(['deploy to Netlify']);
     const toml = await readFile(join(dir, 'netlify.toml'), 'utf8');
     const publish = /publish = "(.*)"/.exec(toml)![1]!;
-    expect(existsSync(join(dir, /directory = "(.*)"/.exec(toml)![1]!, 'cities-api/cities-api.mjs'))).toBe(true);
-    expect(await readFile(join(dir, publish, '_redirects'), 'utf8')).toMatch(/ \/cities-api-live\/cities\/ +200!$/m);
+    const entry = await readFile(join(dir, NETLIFY_EDGE_DIR, 'cities-api.mjs'), 'utf8');
+    expect(entry).toContain('export default netlifyEdgeFunction(site);');
+    expect(existsSync(join(dir, NETLIFY_EDGE_DIR, 'cities-site.js'))).toBe(true);
     expect(existsSync(join(dir, publish, 'cities/default/default/1.json'))).toBe(true);
   });
 

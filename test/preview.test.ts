@@ -37,7 +37,7 @@ afterAll(async () => {
 
 /** The lines the server printed after `before` characters of its output, once `count` are there. */
 async function linesAfter(server: typeof preview, before: number, count: number): Promise<string[]> {
-  for (let i = 0; i < 100 && server.output().slice(before).split('\n').filter(Boolean).length < count; i++)
+  for (let i = 0; i < 200 && server.output().slice(before).split('\n').filter(Boolean).length < count; i++)
     await new Promise((r) => setTimeout(r, 20));
   return server.output().slice(before).split('\n').filter(Boolean);
 }

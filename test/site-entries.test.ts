@@ -63,7 +63,7 @@ describe('siteEntries: first what the dataset makes, then the pages read back', 
     for (const file of [...allPageFiles(index, spec), ...pageFiles(spec.count, () => index, spec)])
       expected.set(file.path, Buffer.from(bodyBytes(file.body)).toString());
     const got = new Map<string, string>();
-    for await (const entry of siteEntries(new HeldIndex(index), spec, TAG, false)) {
+    for await (const entry of siteEntries(new HeldIndex(index), spec, TAG)) {
       expect(got.has(entry.path)).toBe(false);
       await place(entry);
       got.set(
@@ -79,7 +79,7 @@ describe('siteEntries: first what the dataset makes, then the pages read back', 
 
   it('makes no other page before every page of every city is placed, and lets the dataset go', async () => {
     const data = new HeldIndex(indexOf());
-    const entries = siteEntries(data, spec, TAG, false);
+    const entries = siteEntries(data, spec, TAG);
     const unplaced: SiteEntry[] = [];
     let tracked = 0;
     let most = 0;
@@ -113,7 +113,7 @@ describe('siteEntries: first what the dataset makes, then the pages read back', 
   });
 
   it('a page of every city that cannot be written stops the entries with its error', async () => {
-    const entries = siteEntries(new HeldIndex(indexOf()), spec, TAG, false);
+    const entries = siteEntries(new HeldIndex(indexOf()), spec, TAG);
     await expect(
       (async () => {
         for await (const entry of entries) {

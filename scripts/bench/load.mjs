@@ -63,11 +63,15 @@ export async function loader(tool, cpus) {
   const dir = mkdtempSync(join(tmpdir(), 'cities-bench-wrk-'));
   const script = join(dir, 'report.lua');
   writeFileSync(script, WRK_REPORT);
+  let scripts = 0;
   const version = /wrk \S+/.exec(run('wrk', ['--version']).out)?.[0] ?? 'wrk';
   return {
     describe: `${version}, 1 thread${cpus ? `, pinned to CPU ${cpus} (taskset)` : ''}`,
     close: () => rmSync(dir, { recursive: true, force: true }),
-    async load(url, { duration, connections }) {
+    /** `lua`: more of wrk's script, e.g. a `request` function making each request's target. */
+    async load(url, { duration, connections, lua }) {
+      let hooks = script;
+      if (lua) writeFileSync((hooks = join(dir, `hooks-${++scripts}.lua`)), `${lua}\n${WRK_REPORT}`);
       const [command, args] = pinned(cpus, 'wrk', [
         '-t1',
         `-c${connections}`,
@@ -75,7 +79,7 @@ export async function loader(tool, cpus) {
         '--timeout',
         '10s',
         '-s',
-        script,
+        hooks,
         url,
       ]);
       // bash's `times` prints the CPU its children used: how busy wrk itself was.

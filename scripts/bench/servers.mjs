@@ -24,18 +24,24 @@ export function startNode(args, { label, cpus, nodeFlags = [] }) {
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
+    let started = false;
     child.stdout.on('data', (d) => {
+      if (started) return; // what follows (a request log) is drained, not kept
       out += d;
       const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve({ url: m[1], child, pid: child.pid });
+      if (m) {
+        started = true;
+        resolve({ url: m[1], child, pid: child.pid });
+      }
     });
     child.on('exit', (code) => reject(new Error(`${label} exited with ${code}: ${out}`)));
   });
 }
 
-/** `cities-api serve DIR` on any free port. */
+/** `cities-api serve DIR` on any free port, --quiet unless `quiet: false` (its default request log, drained). */
 export function startServe(dir, options = {}) {
-  return startNode([CLI, 'serve', dir, '--port', '0', '--quiet', ...(options.args ?? [])], {
+  const quiet = options.quiet === false ? [] : ['--quiet'];
+  return startNode([CLI, 'serve', dir, '--port', '0', ...quiet, ...(options.args ?? [])], {
     label: 'cities-api serve',
     ...options,
   });

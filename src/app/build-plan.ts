@@ -38,7 +38,6 @@ import { startSiteCheck, type PendingCheck } from '../store/site-check.js';
 import { checkSiteLocation, resolveSiteDir } from '../store/site-path.js';
 import { StatCache, type DatasetRecord } from '../store/stat-cache.js';
 import type { BuildOptions, BuildPlan } from './build-options.js';
-import { pointsAtFunction } from './netlify-function-rules.js';
 import { HeldIndex } from './site-entries.js';
 
 // A build's first half: what it will write, decided before anything is (build.ts writes it).
@@ -59,8 +58,6 @@ export interface PendingWrite {
   /** The dataset file's digest and its cities' JSON bytes, recorded beside the site. */
   readonly digest: Uint8Array | undefined;
   readonly cityBytes: number;
-  /** Uncovered queries keep going to the Netlify function `edge netlify` set up. */
-  readonly toFunction: boolean;
   /** Bytes of free space the build leaves on the disk. */
   readonly minFree: number;
 }
@@ -118,8 +115,6 @@ async function planFromDataset(
   const spec = siteSpec(settings, count);
   checkMaxFiles(spec, options);
   const manifest = manifestHead(settings, { count, sha256: sha256(table.datasetParts()) });
-  // A site `edge netlify` set up keeps sending uncovered queries to the function, unless told otherwise.
-  const toFunction = !settings.liveUrl && !!old && (await pointsAtFunction(out, specOf(old)));
   const check =
     sameSettings && sameInput(old, manifest)
       ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result()
@@ -143,7 +138,7 @@ async function planFromDataset(
   if (upToDate) return { plan };
   const reusable = old && !options.force ? reusableShape(specOf(old), spec) : null;
   const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
-  return { plan, write: { data, spec, manifest, digest, cityBytes, toFunction, minFree } };
+  return { plan, write: { data, spec, manifest, digest, cityBytes, minFree } };
 }
 
 /** The settings the options ask for, defaults filled in. */

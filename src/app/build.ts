@@ -2,10 +2,12 @@ import { stat } from 'node:fs/promises';
 import { CitiesApiError } from '../core/errors.js';
 import { sha256 } from '../fs/file-output.js';
 import { fileSystemError } from '../fs/fs-error.js';
-import { edgeFileCount } from '../site/edge-files.js';
+import { ROUTES } from '../core/route-table.js';
 import { siteDirectories } from '../site/layout.js';
 import { SpaceGuard } from '../store/disk-space.js';
 import { SITE_ROLE } from '../store/site-path.js';
+import { readSiteFiles } from '../store/manifest-file.js';
+import type { FileList } from '../fs/file-list.js';
 import { tidySite, writeSite, type WriteStats } from '../store/site-writer.js';
 import type { BuildOptions, BuildPlan, BuildResult } from './build-options.js';
 import { planBuild, type PendingWrite } from './build-plan.js';
@@ -53,25 +55,47 @@ async function buildSite(options: BuildOptions): Promise<BuildResult> {
 
 /** The site's files written as planned: the edge files and the dataset first, then every page. */
 async function writePlanned(plan: BuildPlan, write: PendingWrite, options: BuildOptions): Promise<WriteStats> {
-  const { data, spec, manifest, digest, cityBytes, toFunction, minFree } = write;
+  const { data, spec, manifest, digest, cityBytes, minFree } = write;
   const { dir, pages } = plan;
   // The edge data's tag: what its ranks and chunks follow from (the cities, the collation and ICU's data).
   const tag = sha256(JSON.stringify([manifest.dataset.sha256, spec.collation, manifest.runtime])).slice(0, 16);
-  return writeSite(dir, untilAborted(siteEntries(data, spec, tag, toFunction), options.signal), manifest, {
+  // The edge files and the dataset come first: pages done are the entries done past those seen so far.
+  const notPages = { seen: 0 };
+  const entries = countNotPages(untilAborted(siteEntries(data, spec, tag), options.signal), notPages);
+  return writeSite(dir, entries, manifest, {
     force: options.force,
     guard: new SpaceGuard(dir, minFree),
     directories: siteDirectories(spec),
     dataset: digest && { digest, cityBytes },
-    // The edge files and the dataset come first: pages done are the entries done past them.
-    onProgress: (done) =>
-      options.onProgress?.(Math.max(0, Math.min(done - edgeFileCount(spec.count, cityBytes) - 1, pages)), pages),
+    onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - notPages.seen, pages)), pages),
   });
 }
 
 /** A site with nothing to write: killed builds' leftovers tidied. */
 async function tidyUpToDate(plan: BuildPlan): Promise<WriteStats> {
   await tidySite(plan.dir);
-  return { files: plan.files, written: 0, unchanged: plan.files, removed: 0, kept: [] };
+  // The files as the manifest lists them (the plan's count is an estimate: the edge data's blocks follow the cities).
+  const site = await readSiteFiles(plan.dir);
+  const files = site ? filesOnDisk(site.files, site.settings.compression !== 'none') : plan.files;
+  return { files, written: 0, unchanged: files, removed: 0, kept: [] };
+}
+
+const PAGES_DIR = `${ROUTES.file.dir}/`;
+const isPage = (path: string) => path.startsWith(PAGES_DIR) && path !== ROUTES.extras.notPrecomputed;
+
+/** Files a manifest's list stands for: each file, a page's `.gz` and `.br` when compressed, and the manifest. */
+function filesOnDisk(list: FileList, compressed: boolean): number {
+  let files = list.size + 1;
+  if (compressed) for (let i = 0; i < list.size; i++) if (isPage(list.path(i))) files += 2;
+  return files;
+}
+
+/** The entries, counting in `count.seen` those that are not pages (the edge data and the dataset, under _cities-api/). */
+async function* countNotPages<T extends { path: string }>(entries: AsyncIterable<T>, count: { seen: number }) {
+  for await (const entry of entries) {
+    if (entry.path.startsWith(`${ROUTES.file.meta}/`)) count.seen++;
+    yield entry;
+  }
 }
 
 /** The entries, until the signal aborts: the writer then fails, removing what it wrote. */

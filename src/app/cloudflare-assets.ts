@@ -73,7 +73,8 @@ function ignoreText(budget: number, tooLarge: readonly string[]): string {
     '*.br',
     ...tooLarge.map((f) => `/${f}`),
   ];
-  if (budget !== Infinity) lines.push('/cities/*/*/*.json', ...firstPages(budget).map((p) => `!/cities/*/*/${p}.json`));
+  const pages = `/${ROUTES.file.dir}/*/*`;
+  if (budget !== Infinity) lines.push(`${pages}/*.json`, ...firstPages(budget).map((p) => `!${pages}/${p}.json`));
   return `${lines.join('\n')}\n`;
 }
 

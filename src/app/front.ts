@@ -3,7 +3,7 @@ import type { CityStore } from '../post/city-store.js';
 import { createHttpServer } from '../http/node-server.js';
 import { listen } from '../http/listen.js';
 import { withPreviewPages } from '../http/preview-pages.js';
-import { withRequestLog } from '../http/request-log.js';
+import { LogBuffer, withRequestLog } from '../http/request-log.js';
 import { SendGate } from '../http/send-gate.js';
 import { answerConnect, createHandler } from '../http/node-handler.js';
 import type { ServerLimits } from '../http/limits.js';
@@ -26,7 +26,8 @@ export interface FrontOptions {
   readonly token?: string | undefined;
   readonly limits: ServerLimits;
   readonly failoverOrigin?: boolean | undefined;
-  readonly requestLog?: ((line: string) => void) | undefined;
+  /** Gets the request log's lines in batches (see ServeOptions.requestLog). */
+  readonly requestLog?: ((lines: string) => void) | undefined;
   readonly previewPages?: boolean | undefined;
   readonly log: (line: string) => void;
 }
@@ -77,9 +78,10 @@ export async function startFront(options: FrontOptions): Promise<Front> {
       ? withPreviewPages(handler, { dir: options.dir, context: async () => (await started, live!.current.context) })
       : handler;
   const previewed = (req: IncomingMessage, res: ServerResponse) => (live ? site(req, res) : notReady(res));
+  const requests = options.requestLog && new LogBuffer(options.requestLog);
   const server = createHttpServer({
     limits,
-    handler: options.requestLog ? withRequestLog(previewed, options.requestLog) : previewed,
+    handler: requests ? withRequestLog(previewed, requests.add) : previewed,
     answerConnect: async (req) => {
       if (!live) await started;
       return answerConnect(req, live!.current.context);
@@ -92,6 +94,6 @@ export async function startFront(options: FrontOptions): Promise<Front> {
       [live, writer] = [site, store];
       ready();
     },
-    close: () => listening.close(),
+    close: () => listening.close().finally(() => requests?.flush()),
   };
 }

@@ -34,7 +34,10 @@ export interface ServeOptions extends Pick<BuildOptions, 'collation' | 'pageSize
   /** Also answer GET/HEAD of the site's file paths with the answer each stands for: the origin a CDN fails over to when its copy of the site lacks a file. */
   readonly failoverOrigin?: boolean | undefined;
   readonly log?: (line: string) => void;
-  /** Told a line per request once answered (method, target, status, ms); none when absent. */
+  /**
+   * Told the request log (a line per answered request: method, target, status, ms) in batches:
+   * the lines of up to 64 KiB or 1 s joined by newlines (LogBuffer); none when absent.
+   */
   readonly requestLog?: ((line: string) => void) | undefined;
   /** Answer `/` (a page linking the API) and `/openapi.json` (the site's), which the reference answers with a 404 (default true). */
   readonly previewPages?: boolean | undefined;

@@ -12,7 +12,6 @@ import type { SiteSpec } from '../site/spec.js';
 import { AllPageReader, type AllPageFile } from '../store/all-page-reader.js';
 import type { Body } from '../fs/file-output.js';
 import type { Placed, SiteEntry } from '../store/site-writer.js';
-import { functionRedirects } from './netlify-function-rules.js';
 
 const LARGE_IN_FLIGHT = 2;
 
@@ -43,12 +42,7 @@ export class HeldIndex {
  * is let go, and every other page is read back from the pages of every city (AllPageReader): a
  * 140,000-city build does not hold its 71 MB of cities while it writes its other 400,000 files.
  */
-export async function* siteEntries(
-  data: HeldIndex,
-  spec: SiteSpec,
-  edgeTag: string,
-  toFunction: boolean,
-): AsyncGenerator<SiteEntry> {
+export async function* siteEntries(data: HeldIndex, spec: SiteSpec, edgeTag: string): AsyncGenerator<SiteEntry> {
   const orderings = siteOrderings(spec);
   const placed: Promise<string>[] = [];
   const kept: { lengths?: Uint32Array; orders?: Uint32Array[] } = {};
@@ -77,7 +71,7 @@ export async function* siteEntries(
   // Every other file of the route table's list but the manifest, which the writer writes last.
   const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest' | 'dataset'>, Body> = {
     cloudfront: cloudFrontFunction(spec),
-    netlifyRedirects: toFunction ? functionRedirects(spec) : netlifyRedirects(spec),
+    netlifyRedirects: netlifyRedirects(spec),
     netlifyHeaders: netlifyHeaders(spec),
     openapi: `${JSON.stringify(openApiDocument(spec), null, 2)}\n`,
     notPrecomputed: notPrecomputedJson(spec.pageSizes),

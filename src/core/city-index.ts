@@ -5,12 +5,15 @@ import type { NameField } from './fields.js';
 import { idOrderAppended, orderAppended, rankAppended } from './index-append.js';
 import { orderingKey, parseOrdering, type Ordering } from './ordering.js';
 import { Orders, type OrderSource } from './orders.js';
+import { pageOf } from './page.js';
+import type { QueryPair } from './query-string.js';
 import { idOrder, ranksOf, sortByRank, type Ranks } from './rank-order.js';
 
 /**
  * The dataset prepared for answering: each name field ranked once, each single-field and the
  * default ordering sorted once and kept, multi-field ones composed from those (Orders). Ties go
- * to id ascending.
+ * to id ascending. Ranks and single-field orders come from `presorted` when given (a server reads
+ * those the build wrote, site/edge-ranks.ts), else are computed here with the collation.
  */
 export class CityIndex implements OrderSource {
   readonly count: number;
@@ -23,8 +26,35 @@ export class CityIndex implements OrderSource {
   constructor(
     readonly table: CityTable,
     readonly collation: Collation,
+    private readonly presorted?: OrderSource,
   ) {
     this.count = table.count;
+  }
+
+  /**
+   * Makes every field's ranks and every one-term and the default order, so that no request
+   * computes them: `pause()` is awaited after each field (a server loading a site while answering
+   * from another one keeps answering).
+   */
+  async rankAll(fields: readonly NameField[], pause: () => Promise<void>): Promise<void> {
+    for (const field of fields) {
+      this.ranks(field);
+      this.single([{ field, descending: false }]);
+      this.single([{ field, descending: true }]);
+      await pause();
+    }
+    this.single([]);
+  }
+
+  /**
+   * Null when answerListing() of these pairs is quick, else a promise that does the long part
+   * beforehand in steps (a multi-field order composed, see Orders.compose), awaiting `pause()`
+   * between them. answerListing() right after it settles is quick.
+   */
+  prepare(pairs: readonly QueryPair[], pause: () => Promise<void>): Promise<unknown> | null {
+    const page = pageOf(this.count, pairs);
+    if (!page || !this.orders.composes(page.ordering, page.slice.start, page.slice.end)) return null;
+    return this.orders.compose(page.ordering, pause);
   }
 
   /** The serialized city at a position of the dataset. */
@@ -44,6 +74,7 @@ export class CityIndex implements OrderSource {
 
   /** The default ordering (`-top, name_en`) or a single-field one, sorted once. */
   single(ordering: Ordering): Uint32Array {
+    if (this.presorted) return this.presorted.single(ordering);
     const key = orderingKey(ordering);
     let order = this.singles.get(key);
     if (!order) {
@@ -61,11 +92,12 @@ export class CityIndex implements OrderSource {
   }
 
   distinct(field: NameField): number {
-    return this.ranks(field).distinct;
+    return this.presorted ? this.presorted.distinct(field) : this.ranks(field).distinct;
   }
 
   /** A field's dense ranks under the collation, per dataset position. */
   ranks(field: NameField): Ranks {
+    if (this.presorted) return this.presorted.ranks(field);
     let ranks = this.rankings.get(field);
     if (!ranks) {
       ranks = this.rank(field);
@@ -79,6 +111,8 @@ export class CityIndex implements OrderSource {
    * (a build's edge files read each of the 16 fields once: keeping them all would hold them all).
    */
   ascending(field: NameField): { readonly ranks: Ranks; readonly order: Uint32Array } {
+    if (this.presorted)
+      return { ranks: this.presorted.ranks(field), order: this.presorted.single([{ field, descending: false }]) };
     const ranks = this.rankings.get(field) ?? this.rank(field);
     const order =
       this.singles.get(orderingKey([{ field, descending: false }])) ??

@@ -1,11 +1,13 @@
 import type { NameField } from './fields.js';
 import { orderingKey, type Ordering } from './ordering.js';
-import { sortByRank, type Ranks } from './rank-order.js';
+import { finish, sortByRankSteps, type Ranks } from './rank-order.js';
 
 /** Orders composed and kept besides the single-field ones (each is 4 bytes a city). */
 export const MULTI_FIELD_CACHE = 64;
 /** A page whose first-term ties span at most this many cities is ordered alone, without a whole order. */
 const WINDOW = 4096;
+/** Cities a composition handles between two pauses (compose()): well under a millisecond of work. */
+const STEP = 16_384;
 
 /**
  * What orderings are composed from: each field's dense ranks and its single-field orders (and the
@@ -28,6 +30,7 @@ export interface OrderSource {
  */
 export class Orders {
   private readonly multi = new Map<string, Uint32Array>();
+  private readonly composing = new Map<string, Promise<Uint32Array>>();
 
   constructor(
     private readonly source: OrderSource,
@@ -39,16 +42,58 @@ export class Orders {
     const terms = this.decisive(ordering);
     if (terms.length <= 1) return this.source.single(terms);
     const key = orderingKey(terms);
-    let order = this.multi.get(key);
-    if (order) this.multi.delete(key);
-    else {
-      // LSD: from the last term's presorted order, stable passes for each earlier term.
-      order = this.source.single(terms.slice(-1));
-      for (let i = terms.length - 2; i >= 0; i--)
-        order = sortByRank(order, this.source.ranks(terms[i]!.field), terms[i]!.descending);
-      if (this.multi.size >= this.cacheSize) this.multi.delete(this.multi.keys().next().value!);
+    const order = this.multi.get(key) ?? finish(this.steps(terms));
+    this.keep(key, order);
+    return order;
+  }
+
+  /**
+   * Whether positions(ordering, start, end) would compose a whole multi-field order not kept:
+   * the work compose() does in steps beforehand, so that answering the page is then quick.
+   */
+  composes(ordering: Ordering, start: number, end: number): boolean {
+    const terms = this.decisive(ordering);
+    return terms.length > 1 && end > start && !this.multi.has(orderingKey(terms)) && !this.window(terms, start, end);
+  }
+
+  /**
+   * Composes (and keeps) a multi-field order, awaiting `pause()` after each step of at most STEP
+   * cities, so that other requests are answered meanwhile. Concurrent calls for one order share it.
+   */
+  compose(ordering: Ordering, pause: () => Promise<void>): Promise<Uint32Array> {
+    const terms = this.decisive(ordering);
+    if (terms.length <= 1) return Promise.resolve(this.source.single(terms));
+    const key = orderingKey(terms);
+    const kept = this.multi.get(key);
+    if (kept) return Promise.resolve(kept);
+    let composing = this.composing.get(key);
+    if (!composing) {
+      composing = (async () => {
+        const steps = this.steps(terms);
+        for (let next = steps.next(); ; next = steps.next()) {
+          if (next.done) return this.keep(key, next.value);
+          await pause();
+        }
+      })().finally(() => this.composing.delete(key));
+      this.composing.set(key, composing);
     }
-    if (this.cacheSize > 0) this.multi.set(key, order);
+    return composing;
+  }
+
+  /** LSD: from the last term's presorted order, stable passes for each earlier term. */
+  private *steps(terms: Ordering): Generator<void, Uint32Array> {
+    let order = this.source.single(terms.slice(-1));
+    for (let i = terms.length - 2; i >= 0; i--)
+      order = yield* sortByRankSteps(order, this.source.ranks(terms[i]!.field), terms[i]!.descending, STEP);
+    return order;
+  }
+
+  /** Keeps an order as the most recently used. */
+  private keep(key: string, order: Uint32Array): Uint32Array {
+    if (this.cacheSize <= 0) return order;
+    if (!this.multi.delete(key) && this.multi.size >= this.cacheSize)
+      this.multi.delete(this.multi.keys().next().value!);
+    this.multi.set(key, order);
     return order;
   }
 
@@ -61,23 +106,32 @@ export class Orders {
     const terms = this.decisive(ordering);
     const whole = terms.length <= 1 ? this.source.single(terms) : this.multi.get(orderingKey(terms));
     if (whole || end <= start) return (whole ?? this.order(terms)).subarray(start, end);
+    const window = this.window(terms, start, end);
+    if (!window) return this.order(terms).subarray(start, end);
+    const { lo, cities } = window;
+    const keys = terms.map((t) => ({ ranks: this.source.ranks(t.field).ranks, sign: t.descending ? -1 : 1 }));
+    // Ties on every term keep their places in the first term's order, which are by id ascending.
+    const at = Uint32Array.from({ length: cities.length }, (_, i) => i).sort((a, b) => {
+      const p = cities[a]!,
+        q = cities[b]!;
+      for (const key of keys) if (key.ranks[p] !== key.ranks[q]) return key.sign * (key.ranks[p]! - key.ranks[q]!);
+      return a - b;
+    });
+    return at.subarray(start - lo, end - lo).map((i) => cities[i]!);
+  }
+
+  /**
+   * The first term's presorted order already places the page up to its ties on that term: the
+   * cities of the first and last rank the page touches, when they are at most WINDOW.
+   */
+  private window(terms: Ordering, start: number, end: number): { lo: number; cities: Uint32Array } | null {
     const first = this.source.single(terms.slice(0, 1));
     const { ranks } = this.source.ranks(terms[0]!.field);
     let lo = start;
     let hi = end;
     while (lo > 0 && ranks[first[lo - 1]!] === ranks[first[lo]!]) lo--;
     while (hi < this.source.count && ranks[first[hi]!] === ranks[first[hi - 1]!]) hi++;
-    if (hi - lo > WINDOW) return this.order(terms).subarray(start, end);
-    const keys = terms.map((t) => ({ ranks: this.source.ranks(t.field).ranks, sign: t.descending ? -1 : 1 }));
-    const window = first.subarray(lo, hi);
-    // Ties on every term keep their places in `first`, which are by id ascending.
-    const at = Uint32Array.from({ length: hi - lo }, (_, i) => i).sort((a, b) => {
-      const p = window[a]!,
-        q = window[b]!;
-      for (const key of keys) if (key.ranks[p] !== key.ranks[q]) return key.sign * (key.ranks[p]! - key.ranks[q]!);
-      return a - b;
-    });
-    return at.subarray(start - lo, end - lo).map((i) => window[i]!);
+    return hi - lo > WINDOW ? null : { lo, cities: first.subarray(lo, hi) };
   }
 
   /** The terms that can decide: none after one whose ranks are all distinct. */

@@ -26,6 +26,8 @@ export interface PageIndex {
   readonly count: number;
   positions(ordering: Ordering, start: number, end: number): Uint32Array;
   json(position: number): Bytes;
+  /** Null when answerListing() of these pairs is quick, else a promise doing the long part in steps, `pause()` between them (CityIndex). */
+  prepare?(pairs: readonly QueryPair[], pause: () => Promise<void>): Promise<unknown> | null;
 }
 
 /**

@@ -18,17 +18,46 @@ export function ranksOf(ranks: Uint32Array): Ranks {
  * `order` stably re-sorted by rank (ascending, or descending): positions of equal rank keep
  * their relative order, so `order` decides every tie.
  */
-export function sortByRank(order: Uint32Array, { ranks, distinct }: Ranks, descending: boolean): Uint32Array {
+export function sortByRank(order: Uint32Array, ranks: Ranks, descending: boolean): Uint32Array {
+  return finish(sortByRankSteps(order, ranks, descending, Infinity));
+}
+
+/**
+ * sortByRank() in steps: the generator pauses after each `step` cities of either pass, so a
+ * caller can let other work run between steps (see Orders.compose); its return value is the order.
+ */
+export function* sortByRankSteps(
+  order: Uint32Array,
+  { ranks, distinct }: Ranks,
+  descending: boolean,
+  step: number,
+): Generator<void, Uint32Array> {
   const starts = new Uint32Array(distinct + 1);
   const last = distinct - 1;
-  for (let i = 0; i < ranks.length; i++) starts[(descending ? last - ranks[i]! : ranks[i]!) + 1]!++;
+  for (let from = 0; from < ranks.length; from += step) {
+    const to = Math.min(ranks.length, from + step);
+    for (let i = from; i < to; i++) starts[(descending ? last - ranks[i]! : ranks[i]!) + 1]!++;
+    yield;
+  }
   for (let b = 1; b <= distinct; b++) starts[b]! += starts[b - 1]!;
   const out = new Uint32Array(order.length);
-  for (let i = 0; i < order.length; i++) {
-    const position = order[i]!;
-    out[starts[descending ? last - ranks[position]! : ranks[position]!]!++] = position;
+  for (let from = 0; from < order.length; from += step) {
+    const to = Math.min(order.length, from + step);
+    for (let i = from; i < to; i++) {
+      const position = order[i]!;
+      out[starts[descending ? last - ranks[position]! : ranks[position]!]!++] = position;
+    }
+    if (to < order.length) yield;
   }
   return out;
+}
+
+/** Runs a generator of steps to its end at once: its return value. */
+export function finish<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
 }
 
 /** Dataset positions by id ascending (usually already the dataset's order). */

@@ -22,7 +22,11 @@ export function edgeSite(
   read: ReadSiteFile,
   options: EdgeSourceOptions & { readonly stream?: boolean } = {},
 ): LazySiteContext {
-  const source = new EdgeSource(explainedRead(read), options);
+  const open = options.open;
+  const source = new EdgeSource((path) => explained(path, read(path)), {
+    ...options,
+    ...(open && { open: (path) => explained(path, open(path)) }),
+  });
   let spec: SiteSpec | undefined;
   return {
     async spec() {
@@ -48,22 +52,20 @@ export function httpRead(fetchFile: (request: Request) => Promise<Response>, bas
   };
 }
 
-/** The platform's read, bounded in time, its failures told as what the deployer should do. */
-function explainedRead(read: ReadSiteFile): ReadSiteFile {
-  return (path) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer in ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS);
-    });
-    return Promise.race([read(path), timeout])
-      .catch((error: unknown) => {
-        // A file system's error code rather than its message, which would tell clients the function's paths.
-        const code = (error as { code?: unknown } | null)?.code;
-        const why = typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
-        throw new CitiesApiError(
-          `the edge file ${path} could not be read (${why}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`,
-        );
-      })
-      .finally(() => clearTimeout(timer));
-  };
+/** A platform's read (or open) of one edge file, bounded in time, its failures told as what the deployer should do. */
+function explained<T>(path: string, reading: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS);
+  });
+  return Promise.race([reading, timeout])
+    .catch((error: unknown) => {
+      // A file system's error code rather than its message, which would tell clients the function's paths.
+      const code = (error as { code?: unknown } | null)?.code;
+      const why = typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
+      throw new CitiesApiError(
+        `the edge file ${path} could not be read (${why}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`,
+      );
+    })
+    .finally(() => clearTimeout(timer));
 }

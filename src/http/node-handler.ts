@@ -18,6 +18,7 @@ import {
   render,
   route,
   type ApiRequest,
+  type ListingRoute,
   type HeaderFields,
   type Route,
   type SiteContext,
@@ -34,7 +35,7 @@ const REQUEST_HEADERS = ROUTES.header.requestHeaders.toLowerCase();
 /** What a file stream reads at a time (fs.createReadStream's default highWaterMark). */
 const FILE_CHUNK_BYTES = 64 * 1024;
 import { DEFAULT_LIMITS } from './limits.js';
-import type { LoadedSite } from './site-state.js';
+import { pause, type LoadedSite } from './site-state.js';
 import { checkToken } from './token-auth.js';
 
 export interface HandlerOptions {
@@ -119,14 +120,14 @@ function handle(
     memo?.set(method, accept, target, decided);
     decision = decided;
   }
-  if (decision.kind === 'listing') {
-    const answer = answerListingRoute(request(), decision, site.context);
-    return send(res, answer.status, answer.headers, answer.body, options.gate);
-  }
+  if (decision.kind === 'listing') return sendListing(res, request(), decision, site.context, options.gate);
   // A file the site should hold but that is missing or unreadable: the answer is computed instead.
   const live = () => {
     try {
-      const answer = route(request(), { ...site.context, useFiles: false }, options.filePaths);
+      const context = { ...site.context, useFiles: false };
+      const answer = decideRoute(request(), context, options.filePaths);
+      if (answer.kind === 'listing')
+        return void sendListing(res, request(), answer, context, options.gate)?.catch((error) => fail(res, error));
       if (answer.kind !== 'answer') throw new Error(`${method} ${target} has no live answer`);
       send(res, answer.status, answer.headers, answer.body, options.gate);
     } catch (error) {
@@ -136,6 +137,25 @@ function handle(
   const found = site.cache.get(decision.file, req.headers['accept-encoding']);
   if (found instanceof Promise) return found.then((entry) => sendFile(req, res, decision, entry, site, options, live));
   return sendFile(req, res, decision, found, site, options, live);
+}
+
+/**
+ * Computes and sends a listing: at once when that is quick, else once its long part (a multi-field
+ * order composed) is done in steps between which other requests are answered (PageIndex.prepare).
+ */
+function sendListing(
+  res: ServerResponse,
+  req: ApiRequest,
+  decision: ListingRoute,
+  site: SiteContext,
+  gate: SendGate | undefined,
+): Promise<void> | void {
+  const answer = () => {
+    const { status, headers, body } = answerListingRoute(req, decision, site);
+    send(res, status, headers, body, gate);
+  };
+  const waiting = site.index.prepare?.(decision.pairs, pause);
+  return waiting ? waiting.then(answer) : answer();
 }
 
 /** The answer to CONNECT (405 on the API, 404 elsewhere, as Django answers it), as bytes for the socket. */

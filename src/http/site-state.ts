@@ -9,6 +9,11 @@ import { DATASET_PATH, type ManifestHead } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { siteSpec } from '../site/spec.js';
 import { JSON_HEADERS, type SiteContext } from './route.js';
+import { NAME_FIELDS } from '../core/fields.js';
+import { siteRanks } from '../site/site-ranks.js';
+
+/** Lets other work run (the requests of the site answered meanwhile) between steps of a long one. */
+export const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export type { FileHandler } from './site-files.js';
 
@@ -34,10 +39,11 @@ export async function loadSite(dir: string): Promise<LoadedSite> {
         1,
       );
     const table = CityTable.fromDatasetFile(await readFile(join(pinned.root, DATASET_PATH)));
-    const context: SiteContext = {
-      spec: siteSpec(manifest.settings, table.count),
-      index: new CityIndex(table, manifest.settings.collation),
-    };
+    // Every field ranked before the site is answered, from the build's rank files: no request waits for it.
+    const ranks = await siteRanks((path) => readFile(join(pinned.root, path)), table.count);
+    const index = new CityIndex(table, manifest.settings.collation, ranks ?? undefined);
+    await index.rankAll(NAME_FIELDS, pause);
+    const context: SiteContext = { spec: siteSpec(manifest.settings, table.count), index };
     const { files } = pinned;
     return { manifest, context, files, cache: new FileCache(files, JSON_HEADERS), release: () => pinned.release() };
   } catch (error) {

@@ -102,8 +102,8 @@ function equal(a: Uint32Array, b: Uint32Array): boolean {
   return true;
 }
 
-/** Blocks of one layout of `cityBytes` (an upper estimate: blocks end early only to fit a whole city). */
-const blocksOf = (cityBytes: number) => Math.ceil((cityBytes * 1.1) / BLOCK_BYTES) + 1;
+/** Blocks of one layout of `cityBytes` (an upper estimate: a block ends early only to fit a whole city, far less than a tenth of it). */
+const blocksOf = (cityBytes: number) => Math.max(1, Math.ceil((cityBytes * 1.1) / BLOCK_BYTES));
 
 /**
  * Bytes of the edge files of `count` cities whose JSON takes `cityBytes`, for the site's size

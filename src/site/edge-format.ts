@@ -9,6 +9,8 @@ import { CitiesApiError } from '../core/errors.js';
 
 const MAGIC = [0x43, 0x41, 0x45, 0x32]; // "CAE2"
 const HEADER = 16;
+/** The bytes of a file's header (magic, tag, count). */
+export const HEADER_BYTES = HEADER;
 export const TAG_BYTES = 8;
 
 /** Edge files of two builds met (deployed while the function ran, or deployed apart): a reader starts again from the index. */
@@ -81,15 +83,20 @@ function withHeader(body: number, count: number, tag: Uint8Array): Uint8Array {
 
 /** The entry count of a file whose header is ours and of this build, and whose size fits it. */
 function checkHeader(bytes: Uint8Array, tag: Uint8Array, path: string, bodyBytes: (count: number) => number): number {
+  checkHead(bytes, tag, path);
+  const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.length).getUint32(12, true);
+  if (bytes.length < HEADER + bodyBytes(count)) throw corrupt(path, 'it is shorter than its header says');
+  return count;
+}
+
+/** Rejects a file whose first HEADER_BYTES (or more) are not an edge file's of the build tagged `tag`. */
+export function checkHead(bytes: Uint8Array, tag: Uint8Array, path: string): void {
   if (bytes.length < HEADER || MAGIC.some((b, i) => bytes[i] !== b)) throw corrupt(path, 'it is not an edge data file');
   if (tag.some((b, i) => bytes[4 + i] !== b)) {
     throw new MixedBuilds(
       `${path} is from another build than the edge index (its data tag differs): deploy the site's files of one build together`,
     );
   }
-  const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.length).getUint32(12, true);
-  if (bytes.length < HEADER + bodyBytes(count)) throw corrupt(path, 'it is shorter than its header says');
-  return count;
 }
 
 function corrupt(path: string, why: string): CitiesApiError {

@@ -1,10 +1,22 @@
 import type { Bytes } from '../core/bytes.js';
-import { decodeBlock, MixedBuilds, type BlockFile } from './edge-format.js';
+import { checkHead, decodeBlock, HEADER_BYTES, MixedBuilds, type BlockFile } from './edge-format.js';
 
 // The cities at given indices of a layout (edge-files.ts), read block by block in the order the
 // page needs them: a few blocks read ahead at once, each block's run of the page's cities handed
 // on as views as soon as it arrives, and recently read blocks kept up to a byte budget for later
 // requests. A request holds its read-ahead blocks, never its whole page.
+
+/** A file held open: what it held when opened, even once replaced or deleted (a rebuild of a self-hosted site). */
+export interface OpenedFile {
+  /** Its first `bytes` bytes. */
+  head(bytes: number): Promise<Uint8Array>;
+  /** All of it. */
+  read(): Promise<Uint8Array>;
+  close(): void;
+}
+
+/** Opens a site file by its path relative to the site's root. */
+export type OpenSiteFile = (path: string) => Promise<OpenedFile>;
 
 export interface RowOptions {
   /** Bytes of blocks kept for later requests (default 16 MB; 0 keeps none). */
@@ -30,6 +42,8 @@ export class RowReader {
     private readonly read: (path: string) => Promise<Uint8Array>,
     private readonly tag: Uint8Array,
     options: RowOptions,
+    /** Where files can be held open: a page's blocks are all opened (and their tags checked) before its first city is read. */
+    private readonly open?: OpenSiteFile,
   ) {
     this.budget = options.cacheBytes ?? 16_000_000;
     this.concurrency = Math.max(1, options.concurrency ?? 6);
@@ -45,12 +59,14 @@ export class RowReader {
     const pending = new Map<number, Promise<BlockFile>>();
     const uses = new Map<number, number>();
     let ahead = 0;
+    const held = new Map<string, OpenedFile>();
     try {
+      if (this.open) await this.hold(blocks.map(path), held);
       for (let r = 0; r < blocks.length; r++) {
         // Start the reads of the next runs' blocks, up to `concurrency` blocks held at once.
         while (ahead < blocks.length && (ahead <= r || pending.size < this.concurrency)) {
           const b = blocks[ahead++]!;
-          if (!pending.has(b)) pending.set(b, this.block(path(b)));
+          if (!pending.has(b)) pending.set(b, this.block(path(b), held.get(path(b))));
           uses.set(b, (uses.get(b) ?? 0) + 1);
         }
         const b = blocks[r]!;
@@ -74,25 +90,44 @@ export class RowReader {
       }
     } finally {
       for (const reading of pending.values()) reading.catch(() => undefined);
+      for (const file of held.values()) file.close();
     }
   }
 
-  private block(path: string): Promise<BlockFile> {
+  /** Opens the blocks not in memory, each checked to be of this build: the page is then read from these, whatever replaces them. */
+  private async hold(paths: readonly string[], held: Map<string, OpenedFile>): Promise<void> {
+    const open = this.open!;
+    const opened = await Promise.allSettled(
+      [...new Set(paths)]
+        .filter((path) => !this.cache.has(path))
+        .map(async (path) => {
+          const file = await open(path);
+          held.set(path, file);
+          checkHead(await file.head(HEADER_BYTES), this.tag, path);
+        }),
+    );
+    // Every open settled first, so that the caller closes all of them.
+    for (const result of opened) if (result.status === 'rejected') throw result.reason;
+  }
+
+  private block(path: string, file?: OpenedFile): Promise<BlockFile> {
     const hit = this.cache.get(path);
     if (hit) {
       this.cache.delete(path);
       this.cache.set(path, hit);
       return Promise.resolve(hit.block);
     }
-    let reading = this.inFlight.get(path);
+    let reading = file ? undefined : this.inFlight.get(path);
     if (!reading) {
-      reading = this.read(path).then((bytes) => {
+      reading = (file ? file.read() : this.read(path)).then((bytes) => {
         const block = decodeBlock(bytes, this.tag, path);
         this.keep(path, block, bytes.byteLength);
         return block;
       });
-      this.inFlight.set(path, reading);
-      reading.finally(() => this.inFlight.delete(path)).catch(() => undefined);
+      if (!file) {
+        this.inFlight.set(path, reading);
+        reading.finally(() => this.inFlight.delete(path)).catch(() => undefined);
+      }
     }
     return reading;
   }

@@ -16,7 +16,7 @@ import { ROUTES } from '../core/route-table.js';
 import { blockPath, LAYOUTS, type EdgeIndex, type Layout } from './edge-files.js';
 import { MixedBuilds, tagBytes } from './edge-format.js';
 import { FieldRanks } from './edge-ranks.js';
-import { RowReader, type LayoutBlocks, type RowOptions } from './edge-rows.js';
+import { RowReader, type LayoutBlocks, type OpenSiteFile, type RowOptions } from './edge-rows.js';
 
 // The listing answered from a site's edge data (edge-files.ts) with whatever fetches a site file.
 // Per request: the index once per instance; a page of the default ordering or of a field ascending
@@ -33,6 +33,14 @@ export interface EdgeSourceOptions extends RowOptions {
   readonly maxPageCities?: number;
   /** Multi-field orderings kept whole (default 4; each is 4 bytes a city). */
   readonly orderCache?: number;
+  /**
+   * Where the site can be rebuilt under a running instance (self-hosted): what identifies the
+   * index file now (e.g. its inode and mtime), asked before each request; when it changes, the
+   * index is read again and, its tag changed, the new build is answered from.
+   */
+  readonly indexVersion?: () => Promise<string>;
+  /** Opens site files, held while a page is read: a page started on one build finishes on it. */
+  readonly open?: OpenSiteFile;
 }
 
 /** A page too large for the edge to assemble: its answer must come from a file or another server. */
@@ -56,6 +64,8 @@ type Page = NonNullable<ReturnType<typeof pageOf>>;
 export class EdgeSource {
   private index: Promise<Loaded> | undefined;
   private current: Loaded | undefined;
+  /** indexVersion() when the index was last read. */
+  private version: string | undefined;
   private readonly maxPageCities: number;
 
   constructor(
@@ -125,12 +135,17 @@ export class EdgeSource {
     return rows.cities(blocksOf(index, layout), indices);
   }
 
-  private async guarded<T>(work: (loaded: Loaded) => Promise<T>): Promise<T> {
+  /** Runs `work` on the build loaded; failing before it answers on files of another build, or as the index changed, once more on the new index. */
+  private async guarded<T>(work: (loaded: Loaded) => Promise<T>, again = true): Promise<T> {
     const loaded = await this.loaded();
     try {
       return await work(loaded);
     } catch (error) {
-      if (error instanceof MixedBuilds) this.forget(loaded);
+      const probe = this.options.indexVersion;
+      // Files missing or of another build: a rebuild under way, if the index changed meanwhile.
+      const rebuilt = again && probe !== undefined && (await probe().catch(() => this.version)) !== this.version;
+      if (error instanceof MixedBuilds || rebuilt) this.forget(loaded);
+      if (rebuilt || (again && probe && error instanceof MixedBuilds)) return this.guarded(work, false);
       throw error;
     }
   }
@@ -140,7 +155,17 @@ export class EdgeSource {
     if (this.index && loaded === this.current) this.index = undefined;
   }
 
-  private loaded(): Promise<Loaded> {
+  private async loaded(): Promise<Loaded> {
+    const probe = this.options.indexVersion;
+    if (probe) {
+      const version = await probe();
+      // Requests under way keep the build they loaded; the next ones read the new index.
+      if (version !== this.version) [this.version, this.index] = [version, undefined];
+    }
+    return this.load();
+  }
+
+  private load(): Promise<Loaded> {
     this.index ??= this.read(ROUTES.edge.index).then((bytes) => {
       const index = parseIndex(bytes);
       const tag = tagBytes(index.tag);
@@ -149,7 +174,7 @@ export class EdgeSource {
         index,
         fields,
         orders: new Orders(fields, this.options.orderCache ?? 4),
-        rows: new RowReader(this.read, tag, this.options),
+        rows: new RowReader(this.read, tag, this.options, this.options.open),
       };
       this.current = loaded;
       return loaded;
@@ -208,7 +233,8 @@ async function* resetOnMixed(parts: AsyncIterable<Bytes>, reset: () => void): As
   }
 }
 
-function parseIndex(bytes: Uint8Array): EdgeIndex {
+/** The edge index's content, checked to be of the format this version reads. */
+export function parseIndex(bytes: Uint8Array): EdgeIndex {
   let index: EdgeIndex;
   try {
     index = JSON.parse(new TextDecoder().decode(bytes)) as EdgeIndex;

@@ -1,11 +1,61 @@
-import type { ReadSiteFile } from '../../site/edge-source.js';
+import { ROUTES } from '../../core/route-table.js';
+import type { OpenedFile } from '../../site/edge-rows.js';
 import { createFetchHandler } from '../fetch-handler.js';
 import { edgeSite, type EdgeProjectData } from '../edge-site.js';
 
 // `deno serve` (Deno Deploy, a Deno server): the module's default export is `{ fetch }`; every
-// answer is computed from the site's edge files, which `read` takes from the site's directory
-// shipped with the entry (main.js written by `cities-api edge deno`).
+// answer is computed from the site's edge files, read from the site's directory shipped with the
+// entry (main.js written by `cities-api edge deno`). Self-hosted, the site may be rebuilt under the
+// server: the index file's inode and mtime are looked at before each request (a new build is read
+// from the next request on), and a page's files are held open while it is sent, so a request
+// started on one build finishes on it although the build removes the old tree.
 
-export function denoServer(data: EdgeProjectData, read: ReadSiteFile): { fetch(request: Request): Promise<Response> } {
-  return { fetch: createFetchHandler({ site: edgeSite(data.settings, read) }) };
+/** The part of the `Deno` namespace the server uses. */
+export interface DenoFiles {
+  readFile(path: URL): Promise<Uint8Array>;
+  stat(path: URL): Promise<{ ino: number | null; mtime: Date | null; size: number }>;
+  open(path: URL): Promise<DenoFile>;
+}
+
+interface DenoFile {
+  read(into: Uint8Array): Promise<number | null>;
+  seek(offset: number, whence: 0): Promise<number>;
+  stat(): Promise<{ size: number }>;
+  close(): void;
+}
+
+/** `files`: the site's directory (a URL ending in /); `deno`: the Deno namespace. */
+export function denoServer(
+  data: EdgeProjectData,
+  deno: DenoFiles,
+  files: URL,
+): { fetch(request: Request): Promise<Response> } {
+  const at = (path: string) => new URL(path, files);
+  const site = edgeSite(data.settings, (path) => deno.readFile(at(path)), {
+    indexVersion: async () => {
+      const { ino, mtime, size } = await deno.stat(at(ROUTES.edge.index));
+      return `${ino}:${mtime?.getTime()}:${size}`;
+    },
+    open: async (path) => openedFile(await deno.open(at(path))),
+  });
+  return { fetch: createFetchHandler({ site }) };
+}
+
+function openedFile(file: DenoFile): OpenedFile {
+  const readAt = async (size: number) => {
+    const bytes = new Uint8Array(size);
+    await file.seek(0, 0);
+    let filled = 0;
+    while (filled < size) {
+      const n = await file.read(bytes.subarray(filled));
+      if (n === null) break;
+      filled += n;
+    }
+    return bytes.subarray(0, filled);
+  };
+  return {
+    head: (bytes) => readAt(bytes),
+    read: async () => readAt((await file.stat()).size),
+    close: () => file.close(),
+  };
 }

@@ -3,6 +3,6 @@
 export { cloudflareWorker, type CloudflareEnv } from './cloudflare.js';
 export { denoServer } from './deno.js';
 export { lambdaHandler, type LambdaEvent, type LambdaResult } from './lambda.js';
-export { netlifyFunction } from './netlify.js';
+export { netlifyEdgeConfig, netlifyEdgeFunction, type NetlifyContext } from './netlify.js';
 export type { EdgeProjectData } from '../edge-site.js';
 export type { ReadSiteFile } from '../../site/edge-source.js';

@@ -1,43 +1,55 @@
-import { ROUTES } from '../../core/route-table.js';
+import { endpointPath } from '../../core/route-table.js';
+import { mountOf } from '../../core/url-path.js';
 import { createFetchHandler } from '../fetch-handler.js';
+import type { LazySiteContext } from '../route.js';
 import { edgeSite, httpRead, type EdgeProjectData } from '../edge-site.js';
-import { SIX_MB_BODY_BYTES, SIX_MB_PAGE_CITIES, tooLarge } from './response-limit.js';
+import { SIX_MB_PAGE_CITIES } from './response-limit.js';
 
-// A Netlify Function (v2: `(Request) => Response`) behind the site's `_redirects`: Netlify's CDN
-// answers covered queries from the files; the rules rewrite the rest to the function's path
-// (`/.netlify/functions/NAME` + the endpoint), and the function answers them as the endpoint,
-// reading the site's edge files from the site's own CDN (the request's origin: Netlify runs the
-// function only for the site's own domains), nothing of the dataset in the function.
+// A Netlify Edge Function (Deno, in front of Netlify's CDN) on the endpoint's path: every request
+// to the endpoint goes through the same route() as `cities-api serve`. A query a file covers is
+// answered by `context.next()` for that file (Netlify's CDN serves it, with its ETag and 304s), the
+// endpoint's headers set on it; every other answer is the function's own, computed from the site's
+// edge files, which it reads from the site's own CDN at the request's origin (nothing of the
+// dataset in the function). Netlify's `_redirects` and `_headers` never see the endpoint.
+
+/** The part of Netlify's `Context` the function uses: the rest of the request chain (the CDN). */
+export interface NetlifyContext {
+  next(request: Request): Promise<Response>;
+}
 
 /** Origins whose edge files an instance keeps at once (a site's domain, its deploy previews). */
 const ORIGINS = 4;
 
-/** The function's path prefix before the endpoint's path, as the rewrite sends it. */
-export function netlifyFunction(data: EdgeProjectData, prefix: string): (request: Request) => Promise<Response> {
-  const handlers = new Map<string, (request: Request) => Promise<Response>>();
-  const handlerFor = (origin: string) => {
-    let handler = handlers.get(origin);
-    if (!handler) {
-      if (handlers.size >= ORIGINS) handlers.delete(handlers.keys().next().value!);
-      const read = httpRead((request) => fetch(request), origin);
-      handler = createFetchHandler({
-        site: edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES, stream: false }),
-      });
-      handlers.set(origin, handler);
+export function netlifyEdgeFunction(
+  data: EdgeProjectData,
+): (request: Request, context: NetlifyContext) => Promise<Response> {
+  const sites = new Map<string, LazySiteContext>();
+  const siteFor = (origin: string) => {
+    let site = sites.get(origin);
+    if (!site) {
+      if (sites.size >= ORIGINS) sites.delete(sites.keys().next().value!);
+      // Compact JSON is streamed from the edge data as it arrives; a page assembled whole (format=api, indent) is capped as on Functions.
+      site = edgeSite(
+        data.settings,
+        httpRead((request) => fetch(request), origin),
+        {
+          maxPageCities: SIX_MB_PAGE_CITIES,
+        },
+      );
+      sites.set(origin, site);
     }
-    return handler;
+    return site;
   };
-  return async (request) => {
-    const url = new URL(request.url);
-    if (url.pathname.startsWith(prefix)) url.pathname = url.pathname.slice(prefix.length) || '/';
-    const response = await handlerFor(url.origin)(new Request(url, request));
-    const length = Number(response.headers.get(ROUTES.header.contentLength));
-    if (!(length > SIX_MB_BODY_BYTES)) return response;
-    await response.body?.cancel();
-    const refused = tooLarge(length, 'Netlify Functions');
-    return new Response(request.method === 'HEAD' ? null : refused.body, {
-      status: refused.status,
-      headers: refused.headers,
-    });
-  };
+  return (request, context) =>
+    createFetchHandler({
+      site: siteFor(new URL(request.url).origin),
+      file: (path, original) =>
+        context.next(new Request(new URL(`/${path}`, original.url), { headers: original.headers })),
+    })(request);
+}
+
+/** The function's in-source config: the endpoint's path, with and without its slash (which redirects). */
+export function netlifyEdgeConfig(data: EdgeProjectData): { path: string[] } {
+  const endpoint = endpointPath(mountOf(data.settings.baseUrl));
+  return { path: [endpoint.slice(0, -1), endpoint] };
 }

@@ -1,0 +1,96 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+// vitest globalSetup of the integration and engines tiers: their tests run the compiled CLI and
+// workers from lib/ and copy the edge bundle, so lib/ is rebuilt first whenever a source is newer
+// than the last build (a changed, added or removed file under src/ changes its directory's time).
+
+const ROOT = join(import.meta.dirname, '..');
+const LIB = join(ROOT, 'lib');
+/** Written when a build ends, dated when it began: what changed during a build counts as newer. */
+const STAMP = join(LIB, '.built');
+const LOCK = join(ROOT, '.lib-build.lock');
+const INPUTS = ['src', 'scripts/bundle-edge.mjs', 'tsconfig.json'];
+
+/** The newest input and its time (files and directories, recursively). */
+function newestInput(): { path: string; time: number } {
+  let newest = { path: '', time: 0 };
+  const visit = (path: string) => {
+    const stat = statSync(path);
+    if (stat.mtimeMs > newest.time) newest = { path, time: stat.mtimeMs };
+    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
+  };
+  for (const input of INPUTS) visit(join(ROOT, input));
+  return newest;
+}
+
+/** Why lib/ must be built, or undefined when it is as new as every input. */
+export function staleReason(): string | undefined {
+  let built: number;
+  try {
+    built = statSync(STAMP).mtimeMs;
+  } catch {
+    return 'lib/ was never built here';
+  }
+  const { path, time } = newestInput();
+  return time > built ? `${relative(ROOT, path)} is newer than lib/` : undefined;
+}
+
+/** `npm run build`, the one place that says how lib/ is made. */
+function build(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`test setup: npm run build failed (exit ${code}):\n${output}`)),
+    );
+  });
+}
+
+/** Whether the build that holds the lock is gone (killed mid-build): then its lock is void. */
+function lockAbandoned(): boolean {
+  try {
+    process.kill(Number(readFileSync(LOCK, 'utf8')), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'EPERM';
+  }
+}
+
+/** One build at a time in this clone: another vitest run waits for it, then finds lib/ fresh. */
+async function withLock<T>(work: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      writeFileSync(LOCK, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (lockAbandoned()) rmSync(LOCK, { force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    rmSync(LOCK, { force: true });
+  }
+}
+
+export default async function setup(): Promise<void> {
+  if (!staleReason()) return;
+  await withLock(async () => {
+    const reason = staleReason();
+    if (!reason) return;
+    const began = new Date();
+    console.log(`test setup: ${reason}: npm run build...`);
+    rmSync(LIB, { recursive: true, force: true });
+    await build();
+    writeFileSync(STAMP, '');
+    utimesSync(STAMP, began, began);
+    console.log(`test setup: lib/ built in ${((Date.now() - began.getTime()) / 1000).toFixed(1)} s`);
+  });
+}
