@@ -7,7 +7,9 @@
 // the dataset file holds them all (its write-ahead log gone) and the site's files answer again
 // (the site's _cities-api/behind marker gone).
 //
-//   node scripts/bench-post.mjs [--sizes 20000,140000] [--clients 16] [--posts 400] [--workers 1]
+// --cpu-prof DIR: serve runs with node's --cpu-prof, its profiles (one per thread) written in DIR.
+//
+//   node scripts/bench-post.mjs [--sizes 20000,140000] [--clients 16] [--posts 400] [--workers 1] [--cpu-prof DIR]
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
@@ -22,6 +24,7 @@ const { values: opts } = parseArgs({
     clients: { type: 'string', default: '16' },
     posts: { type: 'string', default: '400' },
     workers: { type: 'string', default: '1' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const TOKEN = 'bench-token-0123456789';
@@ -48,7 +51,8 @@ function startServe(site, data) {
   const args = [join(ROOT, 'bin/cities-api.js'), 'serve', site, '--data', data, '--port', '0', '--writable'];
   args.push('--collation', 'codepoint', '--orderings', 'default,name_en,-name_en', '--page-sizes', '10,100');
   args.push('--workers', opts.workers, '--quiet');
-  const child = spawn(process.execPath, args, { env: { ...process.env, CITIES_API_TOKEN: TOKEN } });
+  const profile = opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${opts['cpu-prof']}`] : [];
+  const child = spawn(process.execPath, [...profile, ...args], { env: { ...process.env, CITIES_API_TOKEN: TOKEN } });
   let output = '';
   child.stderr.on('data', (d) => (output += d));
   return new Promise((resolve, reject) => {

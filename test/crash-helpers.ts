@@ -181,7 +181,9 @@ export function treeDifferences(a: ReadonlyMap<string, Buffer>, b: ReadonlyMap<s
 export async function caughtUp(file: string, ms = 60_000): Promise<void> {
   const real = await realpath(file);
   const log = join(dirname(real), `.${basename(real)}.wal`);
+  // The log is dropped under the dataset's lock: caught up once the lock is released too.
+  const lock = join(dirname(real), `.${basename(real)}.lock`);
   for (const deadline = Date.now() + ms; Date.now() < deadline; await sleep(20))
-    if (!(await lstat(log).catch(() => null))) return;
+    if (!(await lstat(log).catch(() => null)) && !(await lstat(lock).catch(() => null))) return;
   throw new Error(`${log} still there after ${ms} ms: the logged cities were not folded into ${file}`);
 }

@@ -41,8 +41,8 @@ export class LoggedCityWriter implements CityStore {
   private retry: NodeJS.Timeout | undefined;
   /** Batches and the end of a catch-up (rename, log drop, caughtUp) run one at a time. */
   private turn: Promise<unknown> = Promise.resolve();
-  /** The dataset and log as this process last saw them, and the largest id in either. */
-  private seen = { dataset: '', log: '', lastId: 0 };
+  /** The dataset and log as this process last saw them, the largest id in either, and the largest in the dataset. */
+  private seen = { dataset: '', log: '', lastId: 0, fileLastId: 0 };
   /** Cities this process logged that the site's files do not hold yet. */
   private logged: City[] = [];
   private closed = false;
@@ -152,10 +152,11 @@ export class LoggedCityWriter implements CityStore {
     const { ids } = await readDataset(this.file);
     const { cities, bytes } = await this.logFile.read();
     await this.logFile.cut(bytes);
-    let lastId = 0;
-    for (const id of ids) lastId = Math.max(lastId, id);
+    let fileLastId = 0;
+    for (const id of ids) fileLastId = Math.max(fileLastId, id);
+    let lastId = fileLastId;
     for (const city of cities) lastId = Math.max(lastId, city.id);
-    this.seen = { dataset, log: await this.logFile.signature(), lastId };
+    this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId };
   }
 
   /** Starts the background catch-up unless it runs (a running one loops while batches were logged meanwhile). */
@@ -181,12 +182,9 @@ export class LoggedCityWriter implements CityStore {
   /** Folds what the log holds now into a new dataset, builds the site from it, commits both; true once nothing more was logged meanwhile. */
   private async catchUpOnce(): Promise<boolean> {
     const { cities, bytes } = await this.logFile.read();
-    const before = await readDatasetBytes(this.target);
-    const inFile = new Set((await readDataset(this.file)).ids);
-    const missing = cities.filter((city) => !inFile.has(city.id));
+    const { before, fileLastId, inFile } = await this.datasetNow();
+    const missing = cities.filter((city) => !inFile(city.id));
     const staged = missing.length ? await stageAppend(this.file, missing, before) : null;
-    let fileLastId = 0;
-    for (const id of inFile) fileLastId = Math.max(fileLastId, id);
     try {
       if (staged) await this.options.publish(staged.temp);
     } catch (error) {
@@ -199,9 +197,11 @@ export class LoggedCityWriter implements CityStore {
         if (staged) await commitStaged(staged);
         await this.logFile.dropFirst(bytes);
         // The file is `before` and the cities folded in: any id in it is known now.
-        const lastId = Math.max(this.seen.lastId, fileLastId);
+        let newFileLastId = fileLastId;
+        for (const city of missing) newFileLastId = Math.max(newFileLastId, city.id);
+        const lastId = Math.max(this.seen.lastId, newFileLastId);
         const dataset = staged ? await datasetSignature(this.target) : this.seen.dataset;
-        this.seen = { dataset, log: await this.logFile.signature(), lastId };
+        this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId: newFileLastId };
       } finally {
         await release().catch(() => undefined);
       }
@@ -211,6 +211,24 @@ export class LoggedCityWriter implements CityStore {
       await this.options.caughtUp();
       return true;
     });
+  }
+
+  /**
+   * The dataset's bytes, its largest id, and which logged ids it holds. Unchanged since this
+   * process last saw it (its signature, ctime included, before and after the read): a logged id is
+   * in it only if past its largest id, since ids are chosen past it and only our commits add them.
+   * Changed by another process: read and validated whole (seconds on the main thread, but rare).
+   */
+  private async datasetNow(): Promise<{ before: Buffer; fileLastId: number; inFile: (id: number) => boolean }> {
+    const { dataset, fileLastId } = this.seen;
+    const known = (await datasetSignature(this.target)) === dataset;
+    const before = await readDatasetBytes(this.target);
+    if (known && (await datasetSignature(this.target)) === dataset)
+      return { before, fileLastId, inFile: (id) => id <= fileLastId };
+    const ids = new Set((await readDataset(this.file)).ids);
+    let last = 0;
+    for (const id of ids) last = Math.max(last, id);
+    return { before, fileLastId: last, inFile: (id) => ids.has(id) };
   }
 
   /** Under the dataset's lock: the logged cities the dataset file lacks are appended to it (no build), and the log emptied. */
