@@ -85,7 +85,7 @@ const work = mkdtempSync(join(tmpdir(), 'cities-bench-'));
 const running = [];
 try {
   const site = join(work, 'site');
-  buildSite(['--data', opts.data, '--out', site, '--page-sizes', opts['page-sizes'], '--collation', opts.collation]);
+  buildSite(['--data', opts.data, '--site', site, '--page-sizes', opts['page-sizes'], '--collation', opts.collation]);
   if (opts.profile) {
     await profileServe({
       site,

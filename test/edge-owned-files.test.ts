@@ -284,13 +284,13 @@ async function netlifyGuideToml(): Promise<string> {
   return `${blocks[0]!.text}\n`;
 }
 
-it('an --out that is a file: the CLI names it and says what to do, exit 1, the file kept', async () => {
+it('a --project that is a file: the CLI names it and says what to do, exit 1, the file kept', async () => {
   const { site, out } = await fresh('deno');
   await writeFile(out, 'mine\n');
-  const result = await cli(dirname(site), 'edge', 'deno', '--site', site, '--out', out);
+  const result = await cli(dirname(site), 'edge', 'deno', '--site', site, '--project', out);
   expect(result).toMatchObject({ code: 1, stdout: '' });
   expect(result.stderr).toContain(out);
-  expect(result.stderr).toContain('--out');
+  expect(result.stderr).toContain('--project');
   expect(result.stderr).not.toMatch(/\n\s+at /);
   expect(await readFile(out, 'utf8')).toBe('mine\n');
 });

@@ -114,11 +114,19 @@ describe('every config file key changes what the command does', () => {
       },
     ],
     [
-      'out',
-      { out: 'public' },
+      'site',
+      { site: 'public' },
       async (dir) => {
         await built(dir);
         expect(existsSync(join(dir, 'public/_cities-api/manifest.json'))).toBe(true);
+      },
+    ],
+    [
+      'out',
+      { out: 'older' },
+      async (dir) => {
+        await built(dir);
+        expect(existsSync(join(dir, 'older/_cities-api/manifest.json'))).toBe(true);
       },
     ],
     [
@@ -256,7 +264,7 @@ describe('--config FILE', () => {
     await mkdir(join(dir, 'conf'));
     await writeFile(
       join(dir, 'conf/ci.json'),
-      JSON.stringify({ data: '../data/other.csv', out: '../ci-site', orderings: 'default', pageSizes: [20] }),
+      JSON.stringify({ data: '../data/other.csv', site: '../ci-site', orderings: 'default', pageSizes: [20] }),
     );
     for (const args of [
       ['--config', 'conf/ci.json', 'build'],

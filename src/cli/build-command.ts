@@ -23,7 +23,7 @@ export function registerBuildCommand(program: Command, context: CommandContext):
     const given = (key: 'baseUrl' | 'compression') =>
       command.cmd.getOptionValueSource(key) === 'cli' || config[key] !== undefined;
     const data = datasetOf(command, o.data!, context);
-    const out = resolve(cwd, o.out!);
+    const out = resolve(cwd, o.site!);
     const reading = progressLine(stderr, `reading ${data.name}`, { unit: 'bytes' });
     const progress = progressLine(stderr, 'building pages', { unit: 'pages' });
     const stop = interruption(() => {

@@ -41,6 +41,13 @@ export interface OptionSpec {
   readonly key: keyof OptionValues;
   /** As commander reads it: `--page-sizes <list>`, `--force`, `--no-compress`. */
   readonly flag: string;
+  /**
+   * Older spellings of the same option, still accepted and listed in --help as aliases: flags
+   * (`--out <dir>`) or a positional argument (`[dir]`). Given together with the flag: exit 2.
+   */
+  readonly aliases?: readonly string[];
+  /** Older names of its config key, still read (both in one file: exit 2). */
+  readonly configAliases?: readonly string[];
   readonly help: string;
   /** Where one command reads it otherwise (serve builds only when given --data). */
   readonly helpIn?: Partial<Record<CommandName, string>>;
@@ -61,7 +68,7 @@ export interface OptionSpec {
 export interface OptionValues {
   data: string;
   strict: boolean;
-  out: string;
+  site: string;
   baseUrl: string;
   collation: Collation;
   pageSizes: number[];
@@ -80,7 +87,7 @@ export interface OptionValues {
   workers: number | 'auto';
   quiet: boolean;
   previewPages: boolean;
-  edgeOut: string;
+  project: string;
 }
 
 function parsePort(value: string | number): number {
@@ -107,7 +114,9 @@ export const OPTIONS: readonly OptionSpec[] = [
     key: 'data',
     flag: '--data <file>',
     help: 'dataset, .csv or .json',
-    helpIn: { serve: 'dataset to build DIR from before serving; without one, DIR is served as built' },
+    helpIn: {
+      serve: 'dataset to build the site directory from before serving; without one, the site is served as built',
+    },
     commands: ['build', 'validate', 'serve'],
     config: 'string',
     default: DEFAULT_DATA,
@@ -120,16 +129,29 @@ export const OPTIONS: readonly OptionSpec[] = [
     commands: ['build', 'validate', 'serve'],
     config: 'boolean',
   },
+  // The site directory is --site in every command (the site is what build writes, what serve,
+  // config and edge read); build's --out and serve's positional [dir] are its older spellings.
   {
-    key: 'out',
-    flag: '--out <dir>',
-    help: 'site directory',
+    key: 'site',
+    flag: '--site <dir>',
+    aliases: ['--out <dir>'],
+    help: 'site directory, written by the build',
     commands: BUILDING,
+    config: 'string',
+    configAliases: ['out'],
+    default: DEFAULT_OUT,
+  },
+  {
+    key: 'site',
+    flag: '--site <dir>',
+    aliases: ['[dir]'],
+    help: 'site directory to serve (built there first with --data)',
+    commands: ['serve'],
     config: 'string',
     default: DEFAULT_OUT,
   },
   {
-    key: 'out',
+    key: 'site',
     flag: '--site <dir>',
     help: 'built site directory',
     commands: [...SITE_CONFIGS, 'edge'],
@@ -305,8 +327,9 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: true,
   },
   {
-    key: 'edgeOut',
-    flag: '--out <dir>',
+    key: 'project',
+    flag: '--project <dir>',
+    aliases: ['--out <dir>'],
     help: 'directory the edge project is written to (docs/deploy.md)',
     commands: ['edge'],
     defaultText: 'edge-PLATFORM',
@@ -337,8 +360,28 @@ export function commanderOption(option: OptionSpec, command: CommandName): Optio
 }
 
 /** The attribute commander stores a flag's value under (`--no-compress` → `compress`). */
-export function attributeOf(option: OptionSpec): string {
-  return new Option(option.flag).attributeName();
+export function attributeOf(flag: string): string {
+  return new Option(flag).attributeName();
+}
+
+/** Whether a spelling is a positional argument (`[dir]`) rather than a flag. */
+export function isArgument(spelling: string): boolean {
+  return spelling.startsWith('[');
+}
+
+/** A spelling as messages name it: `--out`, `[dir]`. */
+export function spellingName(spelling: string): string {
+  return isArgument(spelling) ? spelling : spelling.split(' ')[0]!;
+}
+
+/** What --help says of an alias. */
+export function aliasHelp(option: OptionSpec): string {
+  return `alias of ${spellingName(option.flag)}`;
+}
+
+/** Commander's Options for a table entry's alias flags (its positional aliases are arguments, added by the command). */
+export function aliasOptions(option: OptionSpec): Option[] {
+  return (option.aliases ?? []).filter((a) => !isArgument(a)).map((a) => new Option(a, aliasHelp(option)));
 }
 
 /** Whether a config file's value has the type the table says. */
@@ -361,27 +404,45 @@ export function configTypeAccepts(type: ConfigType, value: unknown): boolean {
   }
 }
 
-/** The config file's keys, each with the type it may hold. */
+/** The config file's keys, each with the type it may hold (older names too). */
 export const CONFIG_KEYS: ReadonlyMap<string, ConfigType> = new Map(
-  OPTIONS.flatMap((o) => (o.config ? [[o.key, o.config] as const] : [])),
+  OPTIONS.flatMap((o) => (o.config ? [o.key, ...(o.configAliases ?? [])].map((k) => [k, o.config!] as const) : [])),
 );
 
+/** An older config key's current name (`out` → `site`). */
+export const CONFIG_ALIASES: ReadonlyMap<string, string> = new Map(
+  OPTIONS.flatMap((o) => (o.configAliases ?? []).map((alias) => [alias, o.key] as const)),
+);
+
+/** A command line as resolveOptions reads it: the value given under one spelling (a flag or a positional argument), else undefined. */
+export interface CommandLine {
+  given(spelling: string): unknown;
+}
+
 /**
- * A command's option values: from the command line where the flag was given, else from the
- * config file, else the default; parsed by the table's parser. Keys with none of the three are absent.
+ * A command's option values: from the command line where the flag (or one alias) was given, else
+ * from the config file, else the default; parsed by the table's parser. Keys with none of the
+ * three are absent. Two spellings of one option given together: exit 2.
  */
 export function resolveOptions(
   command: CommandName,
-  cli: { source: (attribute: string) => string | undefined; value: (attribute: string) => unknown },
+  cli: CommandLine,
   config: Readonly<Record<string, unknown>>,
 ): Partial<OptionValues> {
   const values: Record<string, unknown> = {};
   for (const option of optionsOf(command)) {
-    const attribute = attributeOf(option);
-    const fromCli = cli.source(attribute) === 'cli';
+    const given = [option.flag, ...(option.aliases ?? [])].filter((s) => cli.given(s) !== undefined);
+    if (given.length > 1)
+      throw new CitiesApiError(
+        `${given.map(spellingName).join(' and ')} give the same option (${given
+          .slice(1)
+          .map(spellingName)
+          .join(', ')}: older spelling of ${spellingName(option.flag)}): give it once`,
+        2,
+      );
     const applies = !option.defaultIn || option.defaultIn.includes(command);
-    const raw = fromCli
-      ? cli.value(attribute)
+    const raw = given.length
+      ? cli.given(given[0]!)
       : option.config && config[option.key] !== undefined
         ? config[option.key]
         : applies
@@ -400,7 +461,9 @@ export function optionsMarkdown(): string {
     const shown = defaultText(o);
     const commands =
       o.commands.join(', ') + (o.defaultIn && shown && !o.defaultText ? ` (default in ${o.defaultIn.join(', ')})` : '');
-    return `| \`${o.flag}\` | ${o.config ? `\`${o.key}\` (${o.config})` : ''} | ${commands} | ${shown ? cell(shown) : ''} | ${cell(o.help)} |`;
+    const flags = [o.flag, ...(o.aliases ?? [])].map((f) => `\`${f}\``).join(', alias ');
+    const keys = [o.key, ...(o.configAliases ?? [])].map((k) => `\`${k}\``).join(', alias ');
+    return `| ${flags} | ${o.config ? `${keys} (${o.config})` : ''} | ${commands} | ${shown ? cell(shown) : ''} | ${cell(o.help)} |`;
   });
   return ['| flag | config key | commands | default | what it does |', '|---|---|---|---|---|', ...rows].join('\n');
 }
