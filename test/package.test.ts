@@ -13,9 +13,11 @@ import { ROOT, run, startUntilUrl, userEnv } from './package-helpers.js';
 import { rawRequest } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 import { NETLIFY_EDGE_DIR, PLATFORMS } from '../src/app/edge-project.js';
-import { endpointPath } from '../src/core/route-table.js';
+import { endpointPath, ROUTES } from '../src/core/route-table.js';
 import { mountOf } from '../src/core/url-path.js';
 import { denoServe, pageTargets, pagesDiffering } from './edge-helpers.js';
+import { localRecipe, runNetlifyRecipe } from './local-recipes.js';
+import { denoForNetlifyDev } from './netlify-dev.js';
 import { runWorkflow, type Step, type StepResult, type Workflow } from './workflow-runner.js';
 import tiers from '../vitest.config.js';
 
@@ -228,6 +230,11 @@ describe('engines: the Node versions in which require() loads this ES module pac
 });
 
 const documented = await documentedCommands();
+const haveNetlifyDev = requireTool(
+  '@netlify/dev',
+  join(ROOT, 'node_modules/@netlify/dev/package.json'),
+  'npm ci (@netlify/dev is a dev dependency)',
+);
 const sandboxes = new Map<string, string>();
 
 describe("every npx cities-api command of the README and docs/ runs in a user's project", () => {
@@ -262,12 +269,7 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
   it("docs/lambda.md's local test (the sample event through the unzipped function) prints a page, after its commands", async () => {
     const dir = sandboxes.get('docs/lambda.md');
     expect(dir, 'the commands of docs/lambda.md ran first').toBeDefined();
-    const doc = await readFile(join(ROOT, 'docs/lambda.md'), 'utf8');
-    const section = doc.slice(
-      doc.indexOf('## Run it locally'),
-      doc.indexOf('\n## ', doc.indexOf('## Run it locally') + 1),
-    );
-    const commands = splitCode(section).blocks.flatMap((b) => (b.lang === 'sh' ? shellCommands(b.text) : []));
+    const commands = await localRecipe('docs/lambda.md');
     expect(commands.map((c) => c.split(' ')[0])).toEqual(['unzip', 'node']);
     let last = { code: 0, stdout: '', stderr: '' };
     for (const command of commands) {
@@ -276,6 +278,57 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
     }
     expect(last.stdout).toMatch(/^200 \{"count":48,"next":"https:\/\/api\.example\.org\/cities\/\?/);
   });
+
+  it.runIf(haveNetlifyDev)(
+    "docs/netlify.md's local test (its build, netlify dev --dir, two curls): a covered query is its file, an uncovered one the documented JSON 404",
+    async () => {
+      const dir = sandboxes.get('docs/netlify.md')!;
+      expect(dir, 'the commands of docs/netlify.md ran first (its local build last)').toBeDefined();
+      const commands = await localRecipe('docs/netlify.md');
+      expect(commands.map((c) => c.split(' ').slice(0, 2).join(' '))).toEqual([
+        'npx cities-api',
+        'npx netlify',
+        'curl',
+        'curl',
+      ]);
+      const { answers } = await runNetlifyRecipe(commands, dir, await denoForNetlifyDev(join(work.dir, 'deno-shim')));
+      const file = (path: string) => readFile(join(dir, 'dist', path), 'utf8');
+      // @netlify/dev serves a rewrite's target with its own status (200), as docs/netlify.md says;
+      // Netlify sends the rule's, which must be a plain 404 (a forced 404! answers Netlify's own page).
+      expect(answers.map((a) => [a.status, a.type, a.body])).toEqual([
+        [200, 'application/json', await file('cities/default/default/2.json')],
+        [200, 'application/json', await file(ROUTES.extras.notPrecomputed)],
+      ]);
+      expect(JSON.parse(answers[1]!.body)).toEqual({ detail: expect.stringMatching(/^Not precomputed: /) });
+      const rules = (await file('_redirects')).split('\n').filter((r) => r.includes(ROUTES.extras.notPrecomputed));
+      expect(rules.length).toBeGreaterThan(0);
+      expect(rules.filter((r) => !/ 404$/.test(r))).toEqual([]);
+    },
+    120_000,
+  );
+
+  it.runIf(haveNetlifyDev)(
+    "docs/netlify-functions.md's local test (netlify dev on the project, a curl): the edge function answers what no file covers, as serve does",
+    async () => {
+      const dir = sandboxes.get('docs/netlify-functions.md')!;
+      expect(dir, 'the commands of docs/netlify-functions.md ran first').toBeDefined();
+      const commands = await localRecipe('docs/netlify-functions.md');
+      expect(commands.map((c) => c.split(' ').slice(0, 2).join(' '))).toEqual(['npx netlify', 'curl']);
+      const { answers, answeredBy } = await runNetlifyRecipe(
+        commands,
+        dir,
+        await denoForNetlifyDev(join(work.dir, 'deno-shim')),
+      );
+      const server = await startUntilUrl('npx cities-api serve --site dist --port 0 --quiet', dir);
+      const served = await fetch(new URL(new URL(answers[0]!.url).search, `${server.url}/cities/`));
+      const want = { status: served.status, type: served.headers.get('content-type'), body: await served.text() };
+      await server.stop();
+      expect(answers.map(({ status, type, body }) => ({ status, type, body }))).toEqual([want]);
+      expect(JSON.parse(want.body)).toMatchObject({ count: SAMPLE_CITIES, results: { length: 7 } });
+      expect(answeredBy.get('edge-function')).toBe(1);
+    },
+    180_000,
+  );
 
   it.each(documented.synopses)(
     '$doc: every option of "$command" is one the installed CLI knows',
