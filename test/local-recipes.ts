@@ -28,9 +28,10 @@ export interface RecipeAnswer {
 /**
  * A Netlify guide's recipe run in the project `dir`: its `npx netlify dev` on Netlify's local
  * runtime (@netlify/dev; the Netlify CLI is not installed offline), then each `curl` as a request
- * to it. `netlify dev --dir D` publishes D without a netlify.toml; @netlify/dev reads `_redirects`
- * from its project root only, so D is the root there. Without --dir the project's netlify.toml
- * says what is published, and its edge functions run (on Deno, from `denoBin`).
+ * to it. `netlify dev --dir D` publishes D without a netlify.toml; @netlify/dev has no such
+ * option (it publishes what a netlify.toml says, else its project root, with that directory's
+ * `_redirects` and `_headers`), so D is its root. Without --dir the project's netlify.toml says
+ * what is published, and its edge functions run (on Deno, from `denoBin`).
  */
 export async function runNetlifyRecipe(
   commands: readonly string[],
