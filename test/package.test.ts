@@ -300,7 +300,9 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
         [200, 'application/json', await file(ROUTES.extras.notPrecomputed)],
       ]);
       expect(JSON.parse(answers[1]!.body)).toEqual({ detail: expect.stringMatching(/^Not precomputed: /) });
-      const rules = (await file('_redirects')).split('\n').filter((r) => r.includes(ROUTES.extras.notPrecomputed));
+      const rules = (await file('_redirects'))
+        .split('\n')
+        .filter((r) => !r.startsWith('#') && r.includes(ROUTES.extras.notPrecomputed));
       expect(rules.length).toBeGreaterThan(0);
       expect(rules.filter((r) => !/ 404$/.test(r))).toEqual([]);
     },
@@ -320,7 +322,8 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
         await denoForNetlifyDev(join(work.dir, 'deno-shim')),
       );
       const server = await startUntilUrl('npx cities-api serve --site dist --port 0 --quiet', dir);
-      const served = await fetch(new URL(new URL(answers[0]!.url).search, `${server.url}/cities/`));
+      const asked = new URL(answers[0]!.url);
+      const served = await fetch(new URL(asked.pathname + asked.search, server.url));
       const want = { status: served.status, type: served.headers.get('content-type'), body: await served.text() };
       await server.stop();
       expect(answers.map(({ status, type, body }) => ({ status, type, body }))).toEqual([want]);
@@ -656,6 +659,42 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
       await server.stop();
     }
   }, 120_000);
+});
+
+describe("a user's dataset with problems, under GitHub Actions (issue #27 item 4)", () => {
+  it('every problem at once, as annotations on the path as given and the line; an extra column ignored with a warning', async () => {
+    const dir = await project('bad-dataset');
+    const lines = (await readFile(join(dir, 'data/cities.csv'), 'utf8')).trimEnd().split('\n');
+    // Line 4: its id is line 2's and its name_ar is empty; every line has a population column.
+    const [, , ...rest] = lines[3]!.split(',');
+    lines[3] = ['1', '', ...rest].join(',');
+    await writeFile(
+      join(dir, 'data/cities.csv'),
+      `${lines.map((l, i) => `${l},${i ? i * 1000 : 'population'}`).join('\n')}\n`,
+    );
+    const result = await run(
+      'npx',
+      ['cities-api', 'validate', '--data', 'data/cities.csv'],
+      dir,
+      userEnv({ GITHUB_ACTIONS: 'true' }),
+    );
+    const annotations = result.stderr.split('\n').filter((l) => l.startsWith('::'));
+    expect({ code: result.code, first: result.stderr.split('\n')[0] }).toEqual({
+      code: 1,
+      first: 'cities-api: invalid dataset data/cities.csv (2 problems; nothing was written):',
+    });
+    expect(annotations).toEqual([
+      expect.stringMatching(
+        /^::warning file=data\/cities\.csv,line=1,title=cities-api::ignored unknown column "population"/,
+      ),
+      expect.stringMatching(
+        /^::error file=data\/cities\.csv,line=4,title=cities-api%3A invalid dataset::field name_ar.*must not be empty/,
+      ),
+      expect.stringMatching(
+        /^::error file=data\/cities\.csv,line=4,title=cities-api%3A invalid dataset::field id, value 1: duplicates the id of line 2$/,
+      ),
+    ]);
+  });
 });
 
 describe("the library, from a user's project", () => {

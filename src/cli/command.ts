@@ -10,11 +10,10 @@ import {
   commanderOption,
   isArgument,
   optionsOf,
-  resolveOptions,
-  type CommandLine,
   type CommandName,
   type OptionValues,
 } from './options.js';
+import { type CommandLine, resolveOptions } from './option-values.js';
 
 // What each command module (build-command.ts, serve-command.ts...) gets: the run's context, and
 // its command added with its options from the one option table.

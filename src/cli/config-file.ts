@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { CitiesApiError, shortText, showValue } from '../core/errors.js';
-import { CONFIG_ALIASES, CONFIG_KEYS, configTypeAccepts } from './options.js';
+import { CONFIG_ALIASES, CONFIG_KEYS, configTypeAccepts } from './option-values.js';
 
 export const CONFIG_FILE = 'cities-api.config.json';
 
