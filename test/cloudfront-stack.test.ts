@@ -24,10 +24,11 @@ const MODES: [string, SiteSpec][] = [
     'a serve on a port and path as live origin',
     testSpec({ baseUrl: 'https://example.org/api/v1', mount: '/api/v1', liveUrl: 'http://live.example.org:8080/app' }),
   ],
+  ["the distribution's own domain as base URL", testSpec({ baseUrl: 'https://d111111abcdef8.cloudfront.net' })],
 ];
 
 const read = (spec: SiteSpec): Template => parse(cloudFrontStack(spec));
-const [staticT, lambdaT, serveT] = MODES.map(([, spec]) => read(spec)) as [Template, Template, Template];
+const [staticT, lambdaT, serveT, ownDomainT] = MODES.map(([, spec]) => read(spec)) as Template[];
 const config = (t: Template) => t.Resources.Distribution.Properties.DistributionConfig;
 const behavior = (t: Template) => config(t).DefaultCacheBehavior;
 
@@ -161,7 +162,7 @@ describe('what the stack holds', () => {
       },
     ],
   ] as [string, (t: Template) => unknown, unknown][])('%s (static-only and live alike)', (_, get, expected) => {
-    for (const t of [staticT, lambdaT, serveT]) expect(get(t)).toEqual(expected);
+    for (const t of [staticT, lambdaT, serveT, ownDomainT]) expect(get(t)).toEqual(expected);
   });
 
   it.each([
@@ -260,6 +261,41 @@ describe('what the stack holds', () => {
     ],
   ] as [string, Template, (t: Template) => unknown, unknown][])('%s', (_, template, get, expected) => {
     expect(get(template)).toEqual(expected);
+  });
+
+  it.each([
+    [
+      "the base URL's host, with a certificate given",
+      staticT,
+      {
+        aliases: { 'Fn::If': ['HasCertificate', ['api.example.org'], { Ref: 'AWS::NoValue' }] },
+        certificate: {
+          'Fn::If': [
+            'HasCertificate',
+            {
+              AcmCertificateArn: { Ref: 'CertificateArn' },
+              SslSupportMethod: 'sni-only',
+              MinimumProtocolVersion: 'TLSv1.2_2021',
+            },
+            { Ref: 'AWS::NoValue' },
+          ],
+        },
+        parameter: '',
+        condition: { 'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'CertificateArn' }, ''] }] },
+      },
+    ],
+    [
+      "none when the base URL is the distribution's own domain",
+      ownDomainT,
+      { aliases: undefined, certificate: undefined, parameter: undefined, condition: undefined },
+    ],
+  ] as [string, Template, unknown][])('alternate domain name: %s', (_, t, expected) => {
+    expect({
+      aliases: config(t).Aliases,
+      certificate: config(t).ViewerCertificate,
+      parameter: t.Parameters.CertificateArn?.Default,
+      condition: t.Conditions?.HasCertificate,
+    }).toEqual(expected);
   });
 
   it('live: a host given at deploy time reaches the function too (one parameter, both places)', () => {

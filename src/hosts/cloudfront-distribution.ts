@@ -16,6 +16,17 @@ export const FAILOVER_STATUSES = [403, 404];
 export const LIVE_PARAMETER = 'LiveOriginDomain';
 const ORIGIN = { s3: 's3', live: 'live', group: 's3-then-live' };
 
+/** The condition under which the distribution answers at the base URL's host (a certificate was given). */
+export const HAS_CERTIFICATE = 'HasCertificate';
+
+/** The base URL's host when CloudFront can answer at it as an alternate domain name (not its own domain, an IP, localhost or a port). */
+export function aliasOf(baseUrl: string): string | null {
+  const url = new URL(baseUrl);
+  const host = url.hostname;
+  if (url.port || !host.includes('.') || /^[0-9.]+$|^\[|\.cloudfront\.net$/.test(host)) return null;
+  return host;
+}
+
 /** A name unique in the account: the stack's name and a suffix. */
 export function stackNamed(suffix: string): YamlValue {
   return { 'Fn::Sub': `\${AWS::StackName}-${suffix}` };
@@ -26,6 +37,8 @@ export function distributionResources(
   spec: Pick<SiteSpec, 'baseUrl'>,
   live: Record<string, unknown> | null,
 ): { [key: string]: YamlValue } {
+  const alias = aliasOf(spec.baseUrl);
+  const ifCertificate = (value: YamlValue) => ({ 'Fn::If': [HAS_CERTIFICATE, value, { Ref: 'AWS::NoValue' }] });
   const s3Origin = {
     Id: ORIGIN.s3,
     DomainName: { 'Fn::GetAtt': ['Bucket', 'RegionalDomainName'] },
@@ -68,6 +81,14 @@ export function distributionResources(
           HttpVersion: 'http2and3',
           IPV6Enabled: true,
           PriceClass: { Ref: 'PriceClass' },
+          ...(alias && {
+            Aliases: ifCertificate([alias]),
+            ViewerCertificate: ifCertificate({
+              AcmCertificateArn: { Ref: 'CertificateArn' },
+              SslSupportMethod: 'sni-only',
+              MinimumProtocolVersion: 'TLSv1.2_2021',
+            }),
+          }),
           Origins: origins,
           ...(live && {
             OriginGroups: {
