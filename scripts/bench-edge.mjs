@@ -44,6 +44,7 @@ const [{ readDataset }, { CityIndex }, { answerListing, bodyBytes }, { parseQuer
   );
 const { edgeSite } = await lib('http/edge-site.js');
 const { readManifestHead } = await lib('store/manifest-file.js');
+const { planAssets } = await lib('platforms/cloudflare/assets.js');
 
 /** The query kinds, each a first query and the i-th next one (distinct pages). */
 const kinds = (count) => [
@@ -84,7 +85,7 @@ async function benchSize(size, { file, make, orderings }) {
       site,
       platform === 'netlify' ? work : join(work, platform),
     );
-    const { files, bytes } = deployed(platform, projects[platform], site);
+    const { files, bytes } = await deployed(platform, projects[platform], site);
     console.log(`  ${platform.padEnd(10)} ${String(files).padStart(7)} files ${mb(bytes).padStart(9)}`);
   }
   const runtimes = {
@@ -152,7 +153,7 @@ async function benchSize(size, { file, make, orderings }) {
 }
 
 /** Files and bytes a platform deploys: the project's files and the site's it publishes (Lambda: its zip). */
-function deployed(platform, project, site) {
+async function deployed(platform, project, site) {
   if (platform === 'lambda') {
     const zip = join(project.out, 'function.zip');
     const list = 'import zipfile,sys;print(len(zipfile.ZipFile(sys.argv[1]).namelist()))';
@@ -160,30 +161,14 @@ function deployed(platform, project, site) {
     return { files: entries, bytes: statSync(zip).size };
   }
   const code = project.files.filter((f) => !f.startsWith('/')).map((f) => statSync(join(project.out, f)).size);
-  const ignored = platform === 'cloudflare' ? assetsIgnored(site) : () => false;
   const published = readdirSync(site, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && !ignored(join(e.parentPath, e.name)))
+    .filter((e) => e.isFile())
     .map((e) => statSync(join(e.parentPath, e.name)).size);
   const files = [...code, ...published];
-  return { files: files.length, bytes: files.reduce((a, b) => a + b, 0) };
-}
-
-/** Cloudflare's .assetsignore (gitignore-like lines) as a test of a site path. */
-function assetsIgnored(site) {
-  const file = join(site, '.assetsignore');
-  if (!existsSync(file)) return () => false;
-  const escape = (r) =>
-    r
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*\*/g, '.*')
-      .replace(/\*/g, '[^/]*');
-  const rules = readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l && !l.startsWith('#'))
-    .map(
-      (r) => new RegExp(`${r.startsWith('/') ? '^' : '(^|/)'}${escape(r.replace(/^\//, '').replace(/\/$/, ''))}(/|$)`),
-    );
-  return (path) => rules.some((r) => r.test(path.slice(site.length + 1)));
+  const bytes = files.reduce((a, b) => a + b, 0);
+  // Cloudflare publishes what its plan keeps (the rest ignored by .assetsignore): its count.
+  if (platform === 'cloudflare') return { files: code.length + (await planAssets(site)).files, bytes: Number.NaN };
+  return { files: files.length, bytes };
 }
 
 /** The fetch core in this process, its edge files read from disk and counted. */
@@ -252,9 +237,14 @@ async function denoServe(project) {
   };
 }
 
-/** The Lambda handler from the project (the zip's files), driven with payload-2.0 events. */
+/** The Lambda handler from the project's function.zip (unpacked by Python's zipfile), driven with payload-2.0 events. */
 async function lambda(project) {
-  const { handler } = await import(`${pathToFileURL(join(project.out, 'index.mjs')).href}?${Math.random()}`);
+  const dir = join(project.out, 'unpacked');
+  if (!existsSync(dir)) {
+    const unzip = 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])';
+    execFileSync('python3', ['-c', unzip, join(project.out, 'function.zip'), dir]);
+  }
+  const { handler } = await import(`${pathToFileURL(join(dir, 'index.mjs')).href}?${Math.random()}`);
   return {
     ask: async (q) => {
       const r = await handler({ rawPath: '/cities/', rawQueryString: q, requestContext: { http: { method: 'GET' } } });
