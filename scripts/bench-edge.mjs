@@ -12,7 +12,7 @@
 //
 //   node scripts/bench-edge.mjs [--sizes 20k,140k] [--requests N] [--platforms node,workerd,deno,lambda]
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -71,6 +71,7 @@ async function benchSize(size, { file, make, orderings }) {
   const work = join(ROOT, 'bench-data', `edge-bench-${size}`);
   rmSync(work, { recursive: true, force: true });
   const site = join(work, 'site');
+  mkdirSync(site, { recursive: true });
   const started = performance.now();
   await build({ data, out: site, baseUrl: BASE, pageSizes: [100], orderings, compress: false });
   const index = new CityIndex(await readDataset(data), 'locale');
