@@ -71,6 +71,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
     gate: new SendGate(limits.maxBufferedBytes, limits.sendTimeout),
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
     filePaths: options.failoverOrigin,
+    answerCacheBytes: limits.answerCacheBytes,
   });
   // Until the site is open (its first build can take minutes), a request waits firstBuildHold at
   // most (a quick build is never seen), then is told to come back: never a hanging connection.

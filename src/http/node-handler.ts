@@ -25,6 +25,7 @@ import {
   type StaticRoute,
 } from './route.js';
 import { RouteMemo } from './route-memo.js';
+import { AnswerCache } from './answer-cache.js';
 import type { FileLookup } from './file-cache.js';
 import type { SendGate } from './send-gate.js';
 import { RelayResponse } from './sirv-response.js';
@@ -53,6 +54,8 @@ export interface HandlerOptions {
   readonly onError?: (error: unknown) => void;
   /** Also answer the site's file paths (`serve --failover-origin`). */
   readonly filePaths?: boolean;
+  /** Bytes of computed answers kept (answer-cache.ts); none without. */
+  readonly answerCacheBytes?: number | undefined;
 }
 
 /** The HTTP request handler: routes each request, sends static files through sirv, computes the rest. */
@@ -76,9 +79,10 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     if (site.context !== memoFor) [memoFor, memo] = [site.context, new RouteMemo()];
     return memo;
   };
+  const answers = options.answerCacheBytes ? new AnswerCache(options.answerCacheBytes) : undefined;
   const answer = (req: IncomingMessage, res: ServerResponse) => {
     try {
-      handle(req, res, options, memoOf, fail)?.catch((error) => fail(res, error));
+      handle(req, res, options, memoOf, answers, fail)?.catch((error) => fail(res, error));
     } catch (error) {
       fail(res, error);
     }
@@ -93,6 +97,7 @@ function handle(
   res: ServerResponse,
   options: HandlerOptions,
   memoOf: (site: LoadedSite) => RouteMemo | undefined,
+  answers: AnswerCache | undefined,
   fail: (res: ServerResponse, error: unknown) => void,
 ): Promise<void> | void {
   const site = options.site();
@@ -121,14 +126,16 @@ function handle(
     memo?.set(method, accept, target, decided);
     decision = decided;
   }
-  if (decision.kind === 'listing') return sendListing(res, request(), decision, site.context, options.gate);
+  if (decision.kind === 'listing') return sendListing(res, request(), decision, site.context, options.gate, answers);
   // A file the site should hold but that is missing or unreadable: the answer is computed instead.
   const live = () => {
     try {
       const context = { ...site.context, useFiles: false };
       const answer = decideRoute(request(), context, options.filePaths);
       if (answer.kind === 'listing')
-        return void sendListing(res, request(), answer, context, options.gate)?.catch((error) => fail(res, error));
+        return void sendListing(res, request(), answer, context, options.gate, answers)?.catch((error) =>
+          fail(res, error),
+        );
       if (answer.kind !== 'answer') throw new Error(`${method} ${target} has no live answer`);
       send(res, answer.status, answer.headers, answer.body, options.gate);
     } catch (error) {
@@ -141,8 +148,9 @@ function handle(
 }
 
 /**
- * Computes and sends a listing: at once when that is quick, else once its long part (a multi-field
- * order composed) is done in steps between which other requests are answered (PageIndex.prepare).
+ * Sends a listing: from the answer cache when it holds it (compact JSON only), else computed at
+ * once when that is quick, else once its long part (a multi-field order composed) is done in steps
+ * between which other requests are answered (PageIndex.prepare); a whole compact answer is kept.
  */
 function sendListing(
   res: ServerResponse,
@@ -150,10 +158,21 @@ function sendListing(
   decision: ListingRoute,
   site: SiteContext,
   gate: SendGate | undefined,
+  answers?: AnswerCache,
 ): Promise<void> | void {
+  const { negotiation } = decision;
+  const cache =
+    answers && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null
+      ? answers.owner(site.index, site.spec)
+      : undefined;
+  const key = cache && AnswerCache.key(decision.pairs);
+  const kept = key === undefined ? undefined : cache!.get(key);
+  if (kept) return sendBytes(res, kept.status, headList(kept.headers, kept.body.length), kept.body, gate);
   const answer = () => {
     const { status, headers, body } = answerListingRoute(req, decision, site);
-    send(res, status, headers, body, gate);
+    const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : body;
+    if (key !== undefined && whole instanceof Uint8Array) cache!.set(key, { status, headers, body: whole });
+    send(res, status, headers, whole, gate);
   };
   const waiting = site.index.prepare?.(decision.pairs, pause);
   return waiting ? waiting.then(answer) : answer();
