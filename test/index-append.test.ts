@@ -23,12 +23,16 @@ function cities(n: number, from: number, random: () => number): City[] {
 }
 
 describe('CityIndex.appended answers as a fresh index of the longer table', () => {
-  it.each<[Collation, number, number]>([
-    ['codepoint', 0, 5],
-    ['codepoint', 40, 7],
-    ['locale', 40, 7],
-    ['locale', 1, 1],
-  ])('%s collation, %d cities then %d appended in batches', (collation, start, added) => {
+  it.each<[Collation, number, number, number]>([
+    ['codepoint', 0, 5, 3],
+    ['codepoint', 40, 7, 3],
+    ['locale', 40, 7, 3],
+    ['locale', 1, 1, 3],
+    ['locale', 60, 48, 16],
+    ['codepoint', 30, 40, 40],
+    ['locale', 2, 30, 16],
+    ['codepoint', 3, 30, 30],
+  ])('%s collation, %d cities then %d appended in batches of %d', (collation, start, added, batch) => {
     const random = seededRandom(start * 31 + added);
     const first = cities(start, 1, random);
     let table = CityTable.fromCities(first);
@@ -36,8 +40,8 @@ describe('CityIndex.appended answers as a fresh index of the longer table', () =
     // Use every ordering first, so the index keeps ranks and orders to extend.
     for (const o of ORDERINGS) index.order(parseOrdering(o));
     const more = cities(added, start + 1, random);
-    for (let i = 0; i < more.length; i += 3) {
-      table = table.appended(more.slice(i, i + 3));
+    for (let i = 0; i < more.length; i += batch) {
+      table = table.appended(more.slice(i, i + batch));
       index = index.appended(table);
     }
     const fresh = new CityIndex(CityTable.fromCities([...first, ...more]), collation);

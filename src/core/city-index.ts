@@ -128,18 +128,19 @@ export class CityIndex implements OrderSource {
     let rankings = this.rankings;
     let singles = this.singles;
     let byId = this.byId;
-    for (let position = this.count; position < table.count; position++) {
+    if (table.count > this.count) {
+      const from = this.count;
       const ranks = new Map<NameField, Ranks>();
       for (const [field, kept] of rankings)
-        ranks.set(field, rankAppended(kept, table, field, this.compare(field), position));
+        ranks.set(field, rankAppended(kept, table, field, this.compare(field), from));
       const orders = new Map<string, Uint32Array>();
       for (const [key, order] of singles)
         orders.set(
           key,
-          orderAppended(order, parseOrdering(key), position, table, (f) => ranks.get(f)!.ranks),
+          orderAppended(order, parseOrdering(key), from, table, (f) => ranks.get(f)!.ranks),
         );
       [rankings, singles] = [ranks, orders];
-      byId = byId && idOrderAppended(byId, position, table.ids);
+      byId = byId && idOrderAppended(byId, from, table.ids);
     }
     const next = new CityIndex(table, this.collation);
     for (const [field, ranks] of rankings) next.rankings.set(field, ranks);
