@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
 import type { Collation } from '../src/core/collation.js';
-import type { City } from '../src/core/fields.js';
+import { NAME_FIELDS, type City } from '../src/core/fields.js';
 import { parseOrdering } from '../src/core/ordering.js';
 import { seededRandom } from './crash-helpers.js';
 import { makeCity } from './helpers.js';
@@ -51,4 +51,31 @@ describe('CityIndex.appended answers as a fresh index of the longer table', () =
       ]);
     expect(table.toCities()).toEqual([...first, ...more]);
   });
+});
+
+describe('an index whose ranks were read from the site (presorted), then appended to (a POST)', () => {
+  it.each<[Collation]>([['codepoint'], ['locale']])(
+    '%s: answers as a fresh index, and no field is ranked again on a request',
+    (collation) => {
+      const random = seededRandom(7);
+      const first = cities(50, 1, random);
+      let table = CityTable.fromCities(first);
+      // The site's rank files stand for a source made by a full index of the same table.
+      const site = new CityIndex(table, collation);
+      for (const field of NAME_FIELDS) site.ranks(field);
+      let index = new CityIndex(table, collation, site);
+      const more = cities(20, 51, random);
+      table = table.appended(more);
+      index = index.appended(table);
+      const ranked = vi.spyOn(CityTable.prototype, 'names');
+      try {
+        const answers = ORDERINGS.map((o) => [...index.order(parseOrdering(o))]);
+        expect(ranked, 'a field ranked on first use').not.toHaveBeenCalled();
+        const fresh = new CityIndex(CityTable.fromCities([...first, ...more]), collation);
+        expect(answers).toEqual(ORDERINGS.map((o) => [...fresh.order(parseOrdering(o))]));
+      } finally {
+        ranked.mockRestore();
+      }
+    },
+  );
 });

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { City } from '../core/fields.js';
 import { CreateRefused, type CityStore } from '../post/city-store.js';
 import { validateNewCity } from '../post/create-city.js';
-import { detailJson, cityJson, PART_BYTES, type Parts } from '../core/json-text.js';
+import { detailJson, cityJson } from '../core/json-text.js';
 import type { Negotiation } from '../core/negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from '../core/page.js';
@@ -29,6 +29,7 @@ import { AnswerCache } from './answer-cache.js';
 import type { FileLookup } from './file-cache.js';
 import type { SendGate } from './send-gate.js';
 import { RelayResponse } from './sirv-response.js';
+import { headList, send, sendBytes } from './send-answer.js';
 
 /** A CORS preflight's request headers, as node:http names them (lower case). */
 const REQUEST_METHOD = ROUTES.header.requestMethod.toLowerCase();
@@ -267,73 +268,4 @@ function answerWith(
 ): void {
   const answer = render(req, negotiation, status, json);
   send(res, status, answer.headers, answer.body, gate);
-}
-
-/**
- * Header objects as the flat [name, value, ...] lists writeHead takes (node then skips its
- * per-header bookkeeping), made once each; with a Content-Length, once per length (a bounded
- * number: a site's pages come in few sizes, and a length is all that differs).
- */
-const headLists = new WeakMap<HeaderFields, { readonly plain: string[]; readonly sized: Map<number, string[]> }>();
-const MAX_SIZED = 1024;
-
-function headList(headers: HeaderFields, length?: number): string[] {
-  let lists = headLists.get(headers);
-  if (!lists) {
-    const plain: string[] = [];
-    for (const name in headers) plain.push(name, headers[name]!);
-    headLists.set(headers, (lists = { plain, sized: new Map() }));
-  }
-  if (length === undefined) return lists.plain;
-  let list = lists.sized.get(length);
-  if (!list) {
-    if (lists.sized.size >= MAX_SIZED) lists.sized.clear();
-    lists.sized.set(length, (list = [...lists.plain, ROUTES.header.contentLength, String(length)]));
-  }
-  return list;
-}
-
-function send(
-  res: ServerResponse,
-  status: number,
-  headers: HeaderFields,
-  body?: Uint8Array | Iterable<Uint8Array> | Parts,
-  gate?: SendGate,
-): void {
-  if (Array.isArray(body) && body.length === 1) body = body[0] as Uint8Array;
-  if (body === undefined || body instanceof Uint8Array)
-    return sendBytes(res, status, headList(headers, body?.length), body, gate);
-  // A large page in parts (a few hundred KiB each): measured, then each part produced once the
-  // client has taken the previous one, so at most about one part is held; never assembled.
-  res.writeHead(status, headList(headers, 'byteLength' in body ? body.byteLength : bodyBytes(body).length));
-  if (res.req.method === 'HEAD') return void res.end();
-  gate?.hold(res, 2 * PART_BYTES);
-  const parts = body[Symbol.iterator]();
-  const pump = (): void => {
-    try {
-      for (let part = parts.next(); !part.done; part = parts.next())
-        if (!res.write(part.value)) return void res.once('drain', pump);
-      res.end();
-    } catch (error) {
-      res.destroy(error as Error); // the headers are sent: the connection is the only way to say it
-    }
-  };
-  pump();
-}
-
-/**
- * Sends a whole answer. Its bytes count against the gate's budget only when the socket could not
- * take them all at once (a client not reading): node otherwise hands them to the kernel in end().
- */
-function sendBytes(
-  res: ServerResponse,
-  status: number,
-  head: readonly string[],
-  body: Uint8Array | undefined,
-  gate: SendGate | undefined,
-): void {
-  res.writeHead(status, head as string[]);
-  res.end(body);
-  if (body && gate && res.socket && res.socket.writableLength > 0 && res.req.method !== 'HEAD')
-    gate.hold(res, body.length);
 }
