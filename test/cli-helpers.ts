@@ -1,7 +1,10 @@
 import { Writable } from 'node:stream';
 import { runMain } from '../src/cli/main.js';
 
-/** Runs the CLI in-process and captures what it prints. */
+/** The progress a phase logs once it lasts over a second (`reading data/cities.csv: …`, `building pages: …`). */
+const PROGRESS_LINES = /^(?:reading [^:\n]+|building pages): .*\n/gm;
+
+/** Runs the CLI in-process and captures what it prints; stderr without progress lines, which only a loaded machine's timing decides. */
 export async function cli(
   cwd: string,
   ...rawArgs: string[]
@@ -16,5 +19,5 @@ export async function cli(
       },
     });
   const code = await runMain({ rawArgs, cwd, stdout: sink((s) => (stdout += s)), stderr: sink((s) => (stderr += s)) });
-  return { code, stdout, stderr };
+  return { code, stdout, stderr: stderr.replace(PROGRESS_LINES, '') };
 }
