@@ -4,8 +4,8 @@ import { CitiesApiError } from '../core/errors.js';
 // `cities-api edge` runs against them before it writes anything. A limit with a `measure` bounds a
 // figure of the deployment (files, the largest file, the code, the package), which the recipe
 // measures from the site; one without bounds a request at run time (memory, CPU, response size),
-// which the adapter keeps or the platform's docs page explains: listed so that docs/ and --help
-// say every limit from the same table.
+// which the adapter keeps or the platform's guide explains: listed so that the guide in docs/
+// shows every limit from the same table (limitsTable, checked by test/edge-limits.test.ts).
 
 /** Figures of a deployment a recipe measures before writing. */
 export type Measure =
