@@ -9,6 +9,7 @@ import { specOf } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { fileSystemError } from '../fs/fs-error.js';
 import { writeOwnedFiles } from '../fs/owned-files.js';
+import { checkLimits, limitOf, type LimitOverrides } from '../platforms/limits.js';
 import { BUNDLE_NAME, DATA_NAME, posixRelative, textFile, type ProjectFile } from '../platforms/recipe.js';
 import { PLATFORMS, RECIPES, type Platform } from '../platforms/recipes.js';
 
@@ -40,7 +41,17 @@ export interface EdgeProject {
   readonly bundleBytes: number;
 }
 
-export async function writeEdgeProject(platform: Platform, site: string, out: string): Promise<EdgeProject> {
+export interface EdgeProjectOptions {
+  /** Figures replacing the platform's documented limits (tests: small sites over small limits). */
+  readonly limits?: LimitOverrides;
+}
+
+export async function writeEdgeProject(
+  platform: Platform,
+  site: string,
+  out: string,
+  options: EdgeProjectOptions = {},
+): Promise<EdgeProject> {
   const manifest = await readManifestHead(site);
   if (!manifest)
     throw new CitiesApiError(`${site} holds no cities-api site: run cities-api build first (or pass --site DIR)`, 1);
@@ -57,8 +68,18 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
     ];
     return { siteDir, files };
   };
-  // Every file is decided first, then written only if none would replace a file the user owns.
-  const plan = await RECIPES[platform].project({ site, out, endpoint, bundle, code });
+  // Every file is decided first, the site checked against the platform's limits as the recipe measures
+  // it, then written only if none would replace a file the user owns.
+  const recipe = RECIPES[platform];
+  const plan = await recipe.project({
+    site,
+    out,
+    endpoint,
+    bundle,
+    code,
+    limit: (measure) => limitOf(recipe.limits, measure, options.limits),
+    check: (measured) => checkLimits(recipe, measured, options.limits),
+  });
   let created: ProjectFile[] = [];
   await (async () => {
     const missing = await missingFiles(plan.theirs.map((f) => f.path));

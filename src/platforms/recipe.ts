@@ -1,4 +1,5 @@
 import { relative, sep } from 'node:path';
+import type { Measure, Measured, PlatformLimit } from './limits.js';
 
 // A platform's recipe: what `cities-api edge <platform>` puts in its project, decided before anything is
 // written. A recipe may read (the site's files, a config the user already has) but never writes: it
@@ -29,6 +30,10 @@ export interface RecipeContext {
   readonly bundle: Uint8Array;
   /** cities-api's code in `dir`: the bundle and the site's settings module, and the site's directory relative to `dir` (ends in /). */
   code(dir: string): { readonly siteDir: string; readonly files: readonly ProjectFile[] };
+  /** The figure of one of the recipe's limits (Infinity when it has none). */
+  limit(measure: Measure): number;
+  /** Refuses the run, nothing written, if a measured figure is over its limit: call it as soon as the figure is known. */
+  check(measured: Measured): void;
 }
 
 /** A project, decided. */
@@ -44,6 +49,12 @@ export interface ProjectPlan {
 export interface EdgeRecipe {
   /** The platform's name as `cities-api edge <platform>` takes it. */
   readonly platform: string;
+  /** The platform's name in messages: "Cloudflare Workers". */
+  readonly title: string;
+  /** Its documented limits, each with its source; the ones with a `measure` are checked before writing. */
+  readonly limits: readonly PlatformLimit[];
+  /** Its guide in docs/ (shipped with the package), which lists the limits. */
+  readonly doc: string;
   /** Decides the project's files; throws CitiesApiError when the site or the directories cannot make one. */
   project(context: RecipeContext): Promise<ProjectPlan>;
 }

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { planAssets } from './assets.js';
+import type { PlatformLimit } from '../limits.js';
 import { entryModule, posixRelative, textFile, type EdgeRecipe } from '../recipe.js';
 
 // `cities-api edge cloudflare`: a Worker with static assets. Ours: the bundle, the site's settings,
@@ -8,18 +10,73 @@ import { entryModule, posixRelative, textFile, type EdgeRecipe } from '../recipe
 
 /** Workers' compatibility date: the runtime behaviour the Worker was tested with. */
 const COMPATIBILITY_DATE = '2025-09-01';
+const LIMITS_PAGE = 'Cloudflare Workers docs, "Limits" page';
+const MiB = 1024 * 1024;
+
+/** Cloudflare's limits on the Workers Free plan (the defaults; Workers Paid allows more, as said). */
+export const CLOUDFLARE_LIMITS: readonly PlatformLimit[] = [
+  {
+    what: 'static asset files per Worker version (Workers Free; 100,000 on Workers Paid)',
+    figure: 20_000,
+    unit: 'files',
+    measure: 'files',
+    source: LIMITS_PAGE,
+    advice:
+      'the edge data and the site files other than pages are always published (pages fill what is left): build the site with fewer --orderings',
+  },
+  {
+    what: 'size of one static asset',
+    figure: 25 * MiB,
+    unit: 'bytes',
+    measure: 'fileBytes',
+    source: LIMITS_PAGE,
+    advice: 'a page file over it is left to the Worker; an edge file over it is from an older build: rebuild the site',
+  },
+  {
+    what: "Worker's code, compressed (Workers Free; 10 MB on Workers Paid)",
+    figure: 3_000_000,
+    unit: 'bytes',
+    measure: 'codeBytes',
+    source: LIMITS_PAGE,
+    advice: 'the bundle is the same at any size of site: keep worker.js a few lines that import it',
+  },
+  {
+    what: 'memory of an isolate',
+    figure: 128 * MiB,
+    unit: 'bytes',
+    source: LIMITS_PAGE,
+    advice: 'the Worker keeps only the edge files it read (rank files, up to 24 MB of chunks)',
+  },
+  {
+    what: 'CPU time per request (Workers Free)',
+    figure: 10,
+    unit: 'ms',
+    source: LIMITS_PAGE,
+    advice: 'a computed page reads only the blocks it needs; no ICU at run time',
+  },
+];
 
 export const cloudflareRecipe: EdgeRecipe = {
   platform: 'cloudflare',
-  async project({ site, out, endpoint, code }) {
+  title: 'Cloudflare Workers',
+  limits: CLOUDFLARE_LIMITS,
+  doc: 'docs/cloudflare.md',
+  async project({ site, out, endpoint, code, limit, check }) {
     // First: a site that cannot take it fails the run before any file of the project is written.
-    const ignore = textFile(join(site, '.assetsignore'), (await planAssets(site)).ignore);
+    const plan = await planAssets(site, { files: limit('files'), fileBytes: limit('fileBytes') });
+    const { files } = code(out);
+    const worker = textFile(
+      join(out, 'worker.js'),
+      entryModule('cloudflareWorker', 'export default cloudflareWorker(site);\n'),
+    );
+    check({
+      files: { value: plan.files },
+      fileBytes: plan.largest,
+      codeBytes: { value: gzipSync(Buffer.concat([...files, worker].map((f) => f.bytes))).length },
+    });
     return {
-      ours: [ignore, ...code(out).files],
-      theirs: [
-        textFile(join(out, 'worker.js'), entryModule('cloudflareWorker', 'export default cloudflareWorker(site);\n')),
-        textFile(join(out, 'wrangler.jsonc'), wranglerConfig(posixRelative(out, site), endpoint)),
-      ],
+      ours: [textFile(join(site, '.assetsignore'), plan.ignore), ...files],
+      theirs: [worker, textFile(join(out, 'wrangler.jsonc'), wranglerConfig(posixRelative(out, site), endpoint))],
       deploy: 'npx wrangler deploy',
     };
   },

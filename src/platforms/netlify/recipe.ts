@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { CitiesApiError } from '../../core/errors.js';
+import type { PlatformLimit } from '../limits.js';
 import { entryModule, posixRelative, textFile, type EdgeRecipe } from '../recipe.js';
 import { checkNetlifyToml, netlifyToml } from './netlify-toml.js';
 
@@ -9,10 +11,40 @@ import { checkNetlifyToml, netlifyToml } from './netlify-toml.js';
 
 /** Netlify's edge function, a folder of netlify/edge-functions (its default directory). */
 export const NETLIFY_EDGE_DIR = 'netlify/edge-functions/cities-api';
+const LIMITS_PAGE = 'Netlify docs, "Edge Functions limits" page';
+
+export const NETLIFY_LIMITS: readonly PlatformLimit[] = [
+  {
+    what: "edge functions' code, compressed",
+    figure: 20_000_000,
+    unit: 'bytes',
+    measure: 'codeBytes',
+    source: LIMITS_PAGE,
+    advice:
+      'the bundle is the same at any size of site (the function reads the edge data from the CDN): keep other edge functions of the project small',
+  },
+  {
+    what: 'memory of the deployed edge functions together',
+    figure: 512 * 1024 * 1024,
+    unit: 'bytes',
+    source: LIMITS_PAGE,
+    advice: 'the function keeps only the edge files it read, for at most 4 origins (a site and its deploy previews)',
+  },
+  {
+    what: 'CPU time per request',
+    figure: 50,
+    unit: 'ms',
+    source: LIMITS_PAGE,
+    advice: "a covered query is the CDN's file (context.next()); a computed page reads only the blocks it needs",
+  },
+];
 
 export const netlifyRecipe: EdgeRecipe = {
   platform: 'netlify',
-  async project({ site, out, code }) {
+  title: 'Netlify Edge Functions',
+  limits: NETLIFY_LIMITS,
+  doc: 'docs/netlify-functions.md',
+  async project({ site, out, code, check }) {
     const publish = posixRelative(out, site);
     if (publish.startsWith('..'))
       throw new CitiesApiError(
@@ -21,14 +53,14 @@ export const netlifyRecipe: EdgeRecipe = {
       );
     const dir = join(out, NETLIFY_EDGE_DIR);
     const main = 'export default netlifyEdgeFunction(site);\nexport const config = netlifyEdgeConfig(site);\n';
+    const entry = textFile(join(dir, 'cities-api.mjs'), entryModule('netlifyEdgeConfig, netlifyEdgeFunction', main));
+    const { files } = code(dir);
+    check({ codeBytes: { value: gzipSync(Buffer.concat([...files, entry].map((f) => f.bytes))).length } });
     const toml = join(out, 'netlify.toml');
     await checkNetlifyToml(toml, out, site);
     return {
-      ours: code(dir).files,
-      theirs: [
-        textFile(join(dir, 'cities-api.mjs'), entryModule('netlifyEdgeConfig, netlifyEdgeFunction', main)),
-        textFile(toml, netlifyToml(publish)),
-      ],
+      ours: files,
+      theirs: [entry, textFile(toml, netlifyToml(publish))],
       deploy: 'npx netlify deploy --prod',
     };
   },
