@@ -12,6 +12,8 @@ import {
   answerListingRoute,
   badRequest,
   JSON_HEADERS,
+  listingETag,
+  notModified,
   originForm,
   decideRoute,
   READ_ONLY_DETAIL,
@@ -25,6 +27,7 @@ import {
   type StaticRoute,
 } from './route.js';
 import { RouteMemo } from './route-memo.js';
+import { matchesETag } from '../site/answer-tag.js';
 import type { FileLookup } from './file-cache.js';
 import type { SendGate } from './send-gate.js';
 import { RelayResponse } from './sirv-response.js';
@@ -112,6 +115,7 @@ function handle(
           ? ((req.headers[REQUEST_HEADERS] as string | undefined) ?? '')
           : undefined,
       writable: options.writer !== undefined && options.token !== undefined,
+      ifNoneMatch: req.headers['if-none-match'],
     });
   let decision = memo?.get(method, accept, target);
   if (!decision) {
@@ -151,6 +155,9 @@ function sendListing(
   site: SiteContext,
   gate: SendGate | undefined,
 ): Promise<void> | void {
+  // A conditional request naming the answer's ETag: nothing computed.
+  const unchanged = notModified(req, listingETag(decision, site));
+  if (unchanged) return send(res, 304, unchanged, undefined, gate);
   const answer = () => {
     const { status, headers, body } = answerListingRoute(req, decision, site);
     send(res, status, headers, body, gate);
@@ -185,7 +192,8 @@ function sendFile(
 ): void {
   if (found === 'absent') return live();
   if (found !== 'large') {
-    if (found.etag !== undefined && req.headers['if-none-match'] === found.etag) return send(res, 304, headers);
+    if (found.etag !== undefined && matchesETag(req.headers['if-none-match'], found.etag))
+      return send(res, 304, { ...headers, [ROUTES.header.etag]: found.etag });
     return sendBytes(res, 200, found.head, found.body, options.gate);
   }
   options.gate?.hold(res, 2 * FILE_CHUNK_BYTES);

@@ -57,6 +57,9 @@ export class PageTooLarge extends CitiesApiError {
 export interface StreamedListing {
   readonly status: 200 | 404;
   readonly body: AsyncIterable<Bytes>;
+  /** The tag and number of cities of the build it is read from (its ETag names them). */
+  readonly tag: string;
+  readonly count: number;
 }
 
 type Page = NonNullable<ReturnType<typeof pageOf>>;
@@ -109,13 +112,14 @@ export class EdgeSource {
   /** The same bytes as answer(), streamed: the page's layout and rank files are found first, its cities read as it is sent. */
   async stream(pairs: readonly QueryPair[], baseUrl: string): Promise<StreamedListing> {
     return this.guarded(async (loaded) => {
-      const frame = listingFrame(loaded.index.count, pairs, baseUrl);
-      if (!frame) return { status: 404, body: once(INVALID_PAGE) };
+      const { tag, count } = loaded.index;
+      const frame = listingFrame(count, pairs, baseUrl);
+      if (!frame) return { status: 404, body: once(INVALID_PAGE), tag, count };
       const head = envelopeHead(loaded.index.count, frame.next, frame.previous);
       // The first batch read before answering: a missing or foreign file is still a clear 500, not a cut 200.
       const batches = await primed(await this.cities(loaded, frame.page));
       const reset = () => this.forget(loaded);
-      return { status: 200, body: resetOnMixed(envelopeStream(head, batches), reset) };
+      return { status: 200, body: resetOnMixed(envelopeStream(head, batches), reset), tag, count };
     });
   }
 
