@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { CitiesApiError } from '../core/errors.js';
-import { ROUTES } from '../core/route-table.js';
+import { CitiesApiError } from '../../core/errors.js';
+import { ROUTES } from '../../core/route-table.js';
 
 // What of a site a Worker publishes as its assets, within Cloudflare's limits on the Workers Free
 // plan (https://developers.cloudflare.com/workers/platform/limits/: 20,000 static asset files per

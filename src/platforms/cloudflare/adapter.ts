@@ -1,7 +1,7 @@
 import { CitiesApiError } from '../../core/errors.js';
-import type { AnswerCache } from '../answer-cache.js';
-import { createFetchHandler, type FetchHandler } from '../fetch-handler.js';
-import { edgeSite, httpRead, type EdgeProjectData } from '../edge-site.js';
+import type { AnswerCache } from '../../http/answer-cache.js';
+import { createFetchHandler, type FetchHandler } from '../../http/fetch-handler.js';
+import { edgeSite, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
 
 // Cloudflare Workers with static assets: the site's files are the Worker's assets (wrangler.jsonc
 // written by `cities-api edge cloudflare`); every request to the endpoint runs the Worker first
