@@ -31,6 +31,8 @@ export type ReadSiteFile = (path: string) => Promise<Uint8Array>;
 export interface EdgeSourceOptions extends RowOptions {
   /** The most cities a page assembled whole (indexFor, answer) may hold (default 20,000): larger ones reject with PageTooLarge; a stream has no limit. */
   readonly maxPageCities?: number;
+  /** The most cities a streamed page may hold where the platform caps a streamed response (Lambda), and that cap said for the error. */
+  readonly streamLimit?: { readonly cities: number; readonly why: string };
   /** Multi-field orderings kept whole (default 4; each is 4 bytes a city). */
   readonly orderCache?: number;
   /**
@@ -48,8 +50,9 @@ export class PageTooLarge extends CitiesApiError {
   constructor(
     readonly cities: number,
     readonly limit: number,
+    why = 'an edge function answers',
   ) {
-    super(`a page of ${cities} cities is more than the ${limit} an edge function answers; ask for a smaller page_size`);
+    super(`a page of ${cities} cities is more than the ${limit} ${why}; ask for a smaller page_size`);
   }
 }
 
@@ -115,6 +118,10 @@ export class EdgeSource {
       const { tag, count } = loaded.index;
       const frame = listingFrame(count, pairs, baseUrl);
       if (!frame) return { status: 404, body: once(INVALID_PAGE), tag, count };
+      const { streamLimit } = this.options;
+      const cities = frame.page.slice.end - frame.page.slice.start;
+      if (streamLimit && cities > streamLimit.cities)
+        throw new PageTooLarge(cities, streamLimit.cities, streamLimit.why);
       const head = envelopeHead(loaded.index.count, frame.next, frame.previous);
       // The first batch read before answering: a missing or foreign file is still a clear 500, not a cut 200.
       const batches = await primed(await this.cities(loaded, frame.page));
