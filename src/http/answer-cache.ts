@@ -45,7 +45,9 @@ export function keptWhileSent(
   const [client, stored] = inStep(response.body);
   const headers = new Headers(response.headers);
   headers.set(header.cacheControl, KEPT);
-  background(cache.put(key, new Response(stored, { status: response.status, headers })).catch(() => undefined));
+  // A put that fails without reading its body lets it go: the client's copy never waits for it.
+  const put = cache.put(key, new Response(stored, { status: response.status, headers }));
+  background(put.catch(() => undefined).finally(() => stored.cancel().catch(() => undefined)));
   return new Response(client, { status: response.status, headers: response.headers });
 }
 
