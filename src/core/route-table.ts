@@ -117,8 +117,6 @@ export const ROUTES = {
     cacheControl: 'Cache-Control',
     etag: 'ETag',
     ifNoneMatch: 'If-None-Match',
-    /** How long Netlify's CDN keeps an answer (Netlify only; Cache-Control stays the client's). */
-    netlifyCacheControl: 'Netlify-CDN-Cache-Control',
     accept: 'Accept',
     /** A CORS preflight's request headers. */
     requestMethod: 'Access-Control-Request-Method',
