@@ -35,6 +35,8 @@ import { RelayResponse } from './sirv-response.js';
 /** A CORS preflight's request headers, as node:http names them (lower case). */
 const REQUEST_METHOD = ROUTES.header.requestMethod.toLowerCase();
 const REQUEST_HEADERS = ROUTES.header.requestHeaders.toLowerCase();
+/** node:http joins repeated If-None-Match fields into one string. */
+const IF_NONE_MATCH = ROUTES.header.ifNoneMatch.toLowerCase();
 /** What a file stream reads at a time (fs.createReadStream's default highWaterMark). */
 const FILE_CHUNK_BYTES = 64 * 1024;
 import { DEFAULT_LIMITS } from './limits.js';
@@ -115,7 +117,7 @@ function handle(
           ? ((req.headers[REQUEST_HEADERS] as string | undefined) ?? '')
           : undefined,
       writable: options.writer !== undefined && options.token !== undefined,
-      ifNoneMatch: req.headers['if-none-match'],
+      ifNoneMatch: req.headers[IF_NONE_MATCH] as string | undefined,
     });
   let decision = memo?.get(method, accept, target);
   if (!decision) {
@@ -192,7 +194,7 @@ function sendFile(
 ): void {
   if (found === 'absent') return live();
   if (found !== 'large') {
-    if (found.etag !== undefined && matchesETag(req.headers['if-none-match'], found.etag))
+    if (found.etag !== undefined && matchesETag(req.headers[IF_NONE_MATCH] as string | undefined, found.etag))
       return send(res, 304, { ...headers, [ROUTES.header.etag]: found.etag });
     return sendBytes(res, 200, found.head, found.body, options.gate);
   }
