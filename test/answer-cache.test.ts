@@ -1,129 +1,149 @@
-import { describe, expect, it } from 'vitest';
-import { negotiate } from '../src/core/negotiate.js';
-import { inStep } from '../src/http/answer-cache.js';
-import { answerETag, matchesETag } from '../src/site/answer-tag.js';
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serve, type RunningServer } from '../src/app/serve.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import type { QueryPair } from '../src/core/query-string.js';
+import { AnswerCache, type CachedAnswer } from '../src/http/answer-cache.js';
+import { JSON_HEADERS } from '../src/http/route.js';
+import { tempDir } from './helpers.js';
+import { rawRequest, ROOT } from './serve-helpers.js';
 
-// What a computed answer's ETag names, and the in-step copy a cache write reads beside the client.
+// Computed answers kept beside the route memo: keyed by every query pair and owned by one index
+// and spec (the data and settings they were computed from), so one request never changes what
+// another client gets, and a rebuild or a POST is never answered from before it.
 
-const SPEC = { baseUrl: 'http://api.example.com', defaultPageSize: 10, count: 48 };
-const JSON_FORM = negotiate(undefined, '*/*');
-const PAIRS = [['page_size', '7'] as const];
-const BASE = answerETag(SPEC, 'aabbccdd00112233', JSON_FORM, PAIRS);
+const answerOf = (text: string, status = 200): CachedAnswer => ({
+  status,
+  headers: JSON_HEADERS,
+  body: Buffer.from(text),
+});
 
-describe('answerETag: the same inputs give one tag, each input changes it', () => {
-  it('is weak, marked computed, 32 hex digits, and stable', () => {
-    expect(BASE).toMatch(/^W\/"c[0-9a-f]{32}"$/);
-    expect(answerETag({ ...SPEC }, 'aabbccdd00112233', negotiate(undefined, '*/*'), [['page_size', '7']])).toBe(BASE);
-  });
+describe('keys: two queries share an answer only when their pairs are the same, in the same order', () => {
   it.each([
-    ['another build (tag)', () => answerETag(SPEC, 'aabbccdd00112234', JSON_FORM, PAIRS)],
-    ['a city appended (count)', () => answerETag({ ...SPEC, count: 49 }, 'aabbccdd00112233', JSON_FORM, PAIRS)],
+    ['a comma inside a value vs between pairs', [['a', 'b,c']], [['a,b', 'c']]],
     [
-      'another base URL',
-      () => answerETag({ ...SPEC, baseUrl: 'http://b.example' }, 'aabbccdd00112233', JSON_FORM, PAIRS),
+      'an unknown parameter added (it is carried into the links)',
+      [['page', '2']],
+      [
+        ['page', '2'],
+        ['x', '1'],
+      ],
     ],
     [
-      'another default page size',
-      () => answerETag({ ...SPEC, defaultPageSize: 20 }, 'aabbccdd00112233', JSON_FORM, PAIRS),
+      'the same pairs in another order (the links keep the order)',
+      [
+        ['page', '2'],
+        ['page_size', '7'],
+      ],
+      [
+        ['page_size', '7'],
+        ['page', '2'],
+      ],
     ],
+    ['a value with a quote vs the quote in the name', [['a"', 'b']], [['a', '"b']]],
     [
-      'indented JSON',
-      () => answerETag(SPEC, 'aabbccdd00112233', negotiate(undefined, 'application/json; indent=2'), PAIRS),
+      'a repeated parameter vs once',
+      [['page', '2']],
+      [
+        ['page', '2'],
+        ['page', '2'],
+      ],
     ],
-    ['another query', () => answerETag(SPEC, 'aabbccdd00112233', JSON_FORM, [['page_size', '8']])],
-    ['the query written another way', () => answerETag(SPEC, 'aabbccdd00112233', JSON_FORM, [['page_size', '07']])],
-  ])('%s', (_, other) => {
-    const tag = other();
-    expect(tag).toMatch(/^W\/"c[0-9a-f]{32}"$/);
-    expect(tag).not.toBe(BASE);
-  });
-  it('the browsable page gets none (it shows the request)', () => {
-    expect(answerETag(SPEC, 'aabbccdd00112233', negotiate(undefined, 'text/html'), PAIRS)).toBeUndefined();
+  ] as [string, QueryPair[], QueryPair[]][])('%s', (_, a, b) => {
+    const cache = new AnswerCache(1 << 20).owner({}, {});
+    cache.set(AnswerCache.key(a), answerOf('a'));
+    expect(cache.get(AnswerCache.key(b))).toBeUndefined();
+    expect(cache.get(AnswerCache.key([...a]))?.body.toString()).toBe('a');
   });
 });
 
-describe('matchesETag: If-None-Match, weak comparison', () => {
+describe('what is kept', () => {
+  const index = {};
+  const spec = {};
   it.each([
-    ['the tag itself', 'W/"c1"', 'W/"c1"', true],
-    ['the tag without W/', '"c1"', 'W/"c1"', true],
-    ['in a list', '"x", W/"c1" ,"y"', 'W/"c1"', true],
-    ['another tag', 'W/"c2"', 'W/"c1"', false],
-    ['* (could match a 404: not honoured)', '*', 'W/"c1"', false],
-    ['absent', undefined, 'W/"c1"', false],
-  ])('%s', (_, field, etag, matches) => {
-    expect(matchesETag(field, etag)).toBe(matches);
+    ['another index (a POST or a rebuild): empty', () => ({}), () => spec, undefined],
+    ['another spec (other links or count): empty', () => index, () => ({}), undefined],
+    ['the same index and spec: kept', () => index, () => spec, 'kept'],
+  ] as const)('%s', (_, nextIndex, nextSpec, expected) => {
+    const cache = new AnswerCache(1 << 20);
+    cache.owner(index, spec).set('k', answerOf('kept'));
+    expect(cache.owner(nextIndex(), nextSpec()).get('k')?.body.toString()).toBe(expected);
+  });
+
+  it('within its budget: the least recently used answer goes first', () => {
+    const cache = new AnswerCache(16 * 1000).owner({}, {});
+    // Each costs 930 bytes (800 of body, 2 of key, 128 for the entry): 17 fit, the 18th evicts one.
+    const keys = 'abcdefghijklmnopq'.split('');
+    for (const key of keys) cache.set(key, answerOf(key.repeat(800)));
+    cache.get('a');
+    cache.set('r', answerOf('r'.repeat(800)));
+    expect(cache.size).toBe(17 * 930);
+    expect(['a', 'b', 'c', 'r'].map((key) => cache.get(key) !== undefined)).toEqual([true, false, true, true]);
+  });
+
+  it('an answer over a sixteenth of the budget is not kept', () => {
+    const cache = new AnswerCache(16 * 1000).owner({}, {});
+    cache.set('big', answerOf('x'.repeat(1001)));
+    expect([cache.get('big'), cache.size]).toEqual([undefined, 0]);
   });
 });
 
-/** A source of `n` one-byte chunks that counts how many were pulled. */
-function counted(n: number) {
-  const state = { pulled: 0 };
-  const stream = new ReadableStream<Uint8Array>(
-    {
-      pull(controller) {
-        if (state.pulled === n) return controller.close();
-        controller.enqueue(new Uint8Array([state.pulled++]));
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  return { stream, state };
-}
+describe('a writable server answering computed pages from the cache', () => {
+  const TOKEN = 'test-token-0123456789';
+  let server: RunningServer;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    const made = await tempDir('cities-answer-cache-');
+    cleanup = made.cleanup;
+    const data = join(made.dir, 'cities.csv');
+    await copyFile(join(ROOT, 'data/cities.csv'), data);
+    server = await serve({ dir: join(made.dir, 'site'), data, port: 0, writable: true, token: TOKEN, pageSizes: [10] });
+  });
+  afterAll(async () => {
+    await server.close();
+    await cleanup();
+  });
+  const page = async (query: string) => {
+    const res = await rawRequest(`${server.apiUrl}?${query}`);
+    return JSON.parse(res.body.toString()) as { count: number; next: string | null; results: { id: number }[] };
+  };
 
-const readAll = async (stream: ReadableStream<Uint8Array>) => {
-  const bytes: number[] = [];
-  for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) bytes.push(...chunk);
-  return bytes;
-};
-
-describe('inStep: two copies of a stream, neither held whole', () => {
-  it('both branches read everything, in order', async () => {
-    const { stream } = counted(5);
-    const [a, b] = inStep(stream);
-    expect(await Promise.all([readAll(a), readAll(b)])).toEqual([
-      [0, 1, 2, 3, 4],
-      [0, 1, 2, 3, 4],
+  it('the same computed page twice, then after a POST: the new city counted and listed at once', async () => {
+    const query = 'page_size=100'; // every city on one computed page
+    const first = await page(query);
+    expect(await page(query)).toEqual(first);
+    const names = Object.fromEntries(NAME_FIELDS.map((f) => [f, 'Cachetown']));
+    const created = await rawRequest(server.apiUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
+      body: JSON.stringify(names),
+    });
+    expect(created.status).toBe(201);
+    const id = (JSON.parse(created.body.toString()) as { id: number }).id;
+    const after = await page(query);
+    expect([after.count, after.results.length, after.results.some((city) => city.id === id)]).toEqual([
+      first.count + 1,
+      first.results.length + 1,
+      true,
     ]);
   });
 
-  it('a branch that has not read yet holds the source back (tee() would read on for the other)', async () => {
-    const { stream, state } = counted(1000);
-    const [client, copy] = inStep(stream);
-    let settled = false;
-    const first = client
-      .getReader()
-      .read()
-      .then((r) => ((settled = true), r));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect({ settled, pulled: state.pulled }).toEqual({ settled: false, pulled: 0 });
-    expect((await copy.getReader().read()).value).toEqual(new Uint8Array([0]));
-    expect((await first).value).toEqual(new Uint8Array([0]));
-    expect(state.pulled).toBe(1);
-  });
-
+  // An indented answer (Accept: application/json; indent=2) is never kept: computed afresh, it is the reference.
   it.each([
-    ['the client gone after a chunk: the cache copy still reads to the end', 0],
-    ['the cache copy gone after a chunk: the client still reads to the end', 1],
-  ])('%s', async (_, gone) => {
-    const { stream, state } = counted(50);
-    const branches = inStep(stream);
-    const readers = branches.map((b) => b.getReader());
-    const firsts = await Promise.all(readers.map((r) => r.read()));
-    expect(firsts.map((f) => f.value)).toEqual([new Uint8Array([0]), new Uint8Array([0])]);
-    await readers[gone]!.cancel();
-    readers[1 - gone]!.releaseLock();
-    expect(await readAll(branches[1 - gone]!)).toEqual(Array.from({ length: 49 }, (_, i) => i + 1));
-    expect(state.pulled).toBe(50);
-  });
-
-  it('both cancelled: the source is cancelled', async () => {
-    let cancelled = false;
-    const source = new ReadableStream<Uint8Array>({
-      pull: (c) => c.enqueue(new Uint8Array([1])),
-      cancel: () => void (cancelled = true),
-    });
-    const [a, b] = inStep(source);
-    await Promise.all([a.cancel(), b.cancel()]);
-    expect(cancelled).toBe(true);
-  });
+    ['an unknown parameter', 'page_size=7&page=2&x=%26y%3D1'],
+    ['a parameter repeated', 'page_size=7&page=2&page=3'],
+    ['the order of the parameters', 'page=2&page_size=7'],
+    ['an encoded name', 'page_size=7&pag%65=2'],
+  ])(
+    '%s: answered twice (the second from the cache), both as computed afresh, whatever was asked before',
+    async (_, query) => {
+      await page('page_size=7&page=2');
+      const fresh = await rawRequest(`${server.apiUrl}?${query}`, {
+        headers: { Accept: 'application/json; indent=2' },
+      });
+      const twice = [await page(query), await page(query)];
+      expect(twice).toEqual([JSON.parse(fresh.body.toString()), JSON.parse(fresh.body.toString())]);
+    },
+  );
 });

@@ -2,11 +2,12 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { serve } from '../app/serve.js';
 import { DEFAULT_OUT } from '../site/spec.js';
+import { buildProgress } from './progress.js';
 import { datasetOf, tableCommand, type CommandContext } from './command.js';
 
 /** `cities-api serve [dir]`: a site served until SIGINT or SIGTERM. */
 export function registerServeCommand(program: Command, context: CommandContext): void {
-  const { cwd, say } = context;
+  const { cwd, say, stderr } = context;
   const command = tableCommand(
     program,
     'serve',
@@ -18,6 +19,8 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .action(async (dir: string | undefined) => {
       const { config, o } = await command.options();
       const data = o.data === undefined ? undefined : datasetOf(command, o.data, context);
+      // The first build (serve --data) shows its progress as build does; requests meanwhile get a 503.
+      const progress = data && buildProgress(stderr, data.name);
       const server = await serve({
         dir: dir === undefined ? resolve(cwd, (config.out as string | undefined) ?? DEFAULT_OUT) : resolve(cwd, dir),
         data: data?.path,
@@ -38,7 +41,18 @@ export function registerServeCommand(program: Command, context: CommandContext):
         log: say,
         requestLog: o.quiet ? undefined : say,
         previewPages: o.previewPages,
-      });
+        firstBuild: progress && {
+          onRead: progress.onRead,
+          onStart: (plan) => {
+            progress.readDone();
+            if (!plan.upToDate)
+              say(
+                `${data!.name}: ${plan.cities} cities valid; building ${plan.pages} pages before serving them (requests meanwhile: 503 with Retry-After)`,
+              );
+          },
+          onProgress: progress.onProgress,
+        },
+      }).finally(() => progress?.end());
       await new Promise<void>((done) => {
         process.once('SIGINT', done);
         process.once('SIGTERM', done);

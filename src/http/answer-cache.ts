@@ -1,110 +1,84 @@
-import type { Bytes } from '../core/bytes.js';
-import { ROUTES } from '../core/route-table.js';
+import type { QueryPair } from '../core/query-string.js';
+import type { HeaderFields } from './route.js';
 
-// Computed answers kept by the platform's cache (the Workers Cache API, `caches.default`), so a
-// repeated query no file covers costs a cache read, as a file does. The key is the request's own
-// path and query (what the answer follows from) under the data's tag, its number of cities and the
-// JSON form: a new build is never answered from an old one's entries, and never a hash of the
-// query (a crafted query could collide with another's and fill its entry). Only 200s of GET with an
-// ETag are kept; the body is written as the client reads it, both copies pulled in step, so
-// neither is held whole in the isolate (a client that never reads holds one chunk, not the page).
-
-/** The part of a Cache (the Workers' `caches.default`) used: match and put by a GET request. */
-export interface AnswerCache {
-  match(request: Request): Promise<Response | undefined>;
-  put(request: Request, response: Response): Promise<void>;
+/** A computed answer as sent: its status, headers and whole body. */
+export interface CachedAnswer {
+  readonly status: number;
+  readonly headers: HeaderFields;
+  readonly body: Uint8Array;
 }
 
-const { header } = ROUTES;
-/** Shared caches only (clients get the answer's own headers): a key names one build, so an entry never goes stale. */
-const KEPT = 's-maxage=31536000';
-
-/** The entry's key: the request's origin, then the data's tag, count and JSON form, then its path and query (`target`). */
-export function cacheKey(request: Request, target: string, tag: string, count: number, indent: number | null): Request {
-  const form = indent === null ? 'json' : `json-indent-${indent}`;
-  return new Request(`${new URL(request.url).origin}/${ROUTES.edge.dir}/answers/${tag}/${count}/${form}${target}`);
-}
-
-/** A cached entry as the client's answer: its stored headers but the cache's own (the platform's hit marker stays). */
-export function fromCache(hit: Response, head: boolean): Response {
-  const headers = new Headers(hit.headers);
-  headers.delete(header.cacheControl);
-  headers.delete('Age');
-  if (head) void hit.body?.cancel();
-  return new Response(head ? null : hit.body, { status: hit.status, headers });
-}
-
-/** `response` sent to the client while its body is also put in `cache` under `key` (`background` keeps the put going past the answer). */
-export function keptWhileSent(
-  response: Response,
-  key: Request,
-  cache: AnswerCache,
-  background: (work: Promise<unknown>) => void,
-): Response {
-  if (!response.body) return response;
-  const [client, stored] = inStep(response.body);
-  const headers = new Headers(response.headers);
-  headers.set(header.cacheControl, KEPT);
-  // A put that fails without reading its body lets it go: the client's copy never waits for it.
-  const put = cache.put(key, new Response(stored, { status: response.status, headers }));
-  background(put.catch(() => undefined).finally(() => stored.cancel().catch(() => undefined)));
-  return new Response(client, { status: response.status, headers: response.headers });
-}
+/** What an entry costs beyond its key and body: the map's slot, the answer object. */
+const ENTRY_OVERHEAD = 128;
+/** An answer larger than this share of the budget is not kept (one huge page would evict everything). */
+const LARGEST_SHARE = 16;
 
 /**
- * Two streams of one source's chunks, read from it only once both have asked for the next (or
- * one was cancelled): at most one chunk is held per branch. ReadableStream.tee() would instead
- * hold for the slower branch all the faster one has read: a whole page, for a client that stops.
+ * Computed answers of the listing endpoint (compact JSON only: the form a site file would hold),
+ * kept beside the route memo under a byte budget, least recently used dropped first.
+ *
+ * What an answer depends on is all in its key or in the cache's owner: the query's decoded
+ * pairs, every one of them in the order received (an unknown parameter is carried into the
+ * next/previous links), written unambiguously (JSON of the pairs), and the data and settings it
+ * was computed from (the site's index and spec objects: a rebuild or a POST makes new ones, and
+ * `owner()` then starts an empty cache). So no request can change what another is answered: two
+ * requests share an entry only when the same page function would compute the same bytes for both.
  */
-type ReadResult = Awaited<ReturnType<ReadableStreamDefaultReader<Bytes>['read']>>;
+export class AnswerCache {
+  private readonly entries = new Map<string, CachedAnswer>();
+  private bytes = 0;
+  private index: object | undefined;
+  private spec: object | undefined;
 
-export function inStep(source: ReadableStream<Bytes>): [ReadableStream<Bytes>, ReadableStream<Bytes>] {
-  const reader = source.getReader();
-  let live = 2;
-  let asked = 0;
-  let round = nextRound();
-  function nextRound() {
-    let settle!: (result: ReadResult | Error) => void;
-    const result = new Promise<ReadResult | Error>((resolve) => (settle = resolve));
-    return { result, settle };
+  constructor(private readonly budget: number) {}
+
+  /** This cache for answers computed from `index` with `spec`; emptied when either is another object than last time. */
+  owner(index: object, spec: object): this {
+    if (index !== this.index || spec !== this.spec) {
+      this.entries.clear();
+      this.bytes = 0;
+      [this.index, this.spec] = [index, spec];
+    }
+    return this;
   }
-  const readIfAllAsked = () => {
-    if (live === 0 || asked < live) return;
-    const current = round;
-    round = nextRound();
-    asked = 0;
-    reader.read().then(current.settle, (error: unknown) => current.settle(error as Error));
-  };
-  const branch = (): ReadableStream<Bytes> => {
-    let done = false;
-    /** The round it last asked for: still the current one, a cancel takes its ask back. */
-    let askedIn: typeof round | undefined;
-    return new ReadableStream<Bytes>(
-      {
-        async pull(controller) {
-          askedIn = round;
-          asked++;
-          readIfAllAsked();
-          const next = await askedIn.result;
-          if (done) return;
-          if (next instanceof Error) return controller.error(next);
-          if (next.done) {
-            done = true;
-            return controller.close();
-          }
-          controller.enqueue(next.value);
-        },
-        cancel() {
-          if (done) return;
-          done = true;
-          if (askedIn === round) asked--;
-          live--;
-          if (live === 0) return void reader.cancel();
-          readIfAllAsked();
-        },
-      },
-      { highWaterMark: 0 },
-    );
-  };
-  return [branch(), branch()];
+
+  /** The key of an answer to these query pairs (with the cache's owner); made once per pairs list (a remembered route's). */
+  static key(pairs: readonly QueryPair[]): string {
+    let key = keys.get(pairs);
+    if (key === undefined) keys.set(pairs, (key = JSON.stringify(pairs)));
+    return key;
+  }
+
+  get(key: string): CachedAnswer | undefined {
+    const found = this.entries.get(key);
+    if (found) {
+      // Most recently used last: the map's order is the eviction order.
+      this.entries.delete(key);
+      this.entries.set(key, found);
+    }
+    return found;
+  }
+
+  set(key: string, answer: CachedAnswer): void {
+    const cost = costOf(key, answer);
+    if (cost > this.budget / LARGEST_SHARE || this.entries.has(key)) return;
+    this.entries.set(key, answer);
+    this.bytes += cost;
+    for (const [oldest, old] of this.entries) {
+      if (this.bytes <= this.budget) break;
+      this.entries.delete(oldest);
+      this.bytes -= costOf(oldest, old);
+    }
+  }
+
+  /** Bytes held, as counted against the budget. */
+  get size(): number {
+    return this.bytes;
+  }
+}
+
+const keys = new WeakMap<readonly QueryPair[], string>();
+
+function costOf(key: string, answer: CachedAnswer): number {
+  return 2 * key.length + answer.body.length + ENTRY_OVERHEAD;
 }

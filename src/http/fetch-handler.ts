@@ -17,7 +17,7 @@ import {
   notModified,
 } from './route.js';
 import { matchesETag } from '../site/answer-tag.js';
-import { cacheKey, fromCache, keptWhileSent, type AnswerCache } from './answer-cache.js';
+import { cacheKey, fromCache, keptWhileSent, type PlatformCache } from './edge-cache.js';
 
 interface Live {
   readonly request: Request;
@@ -47,8 +47,8 @@ export interface FetchHandlerOptions {
    */
   readonly openapi?: (() => Promise<Uint8Array>) | undefined;
   readonly onError?: ((error: unknown) => void) | undefined;
-  /** Where computed answers are kept (the Workers Cache API): a repeated query is read from it (answer-cache.ts). */
-  readonly cache?: AnswerCache | undefined;
+  /** Where computed answers are kept (the Workers Cache API): a repeated query is read from it (edge-cache.ts). */
+  readonly cache?: PlatformCache | undefined;
 }
 
 /** The handler; `background` keeps work going past the answer (the Workers' `ctx.waitUntil`): a cache write. */

@@ -1,5 +1,5 @@
 import { CitiesApiError } from '../../core/errors.js';
-import type { AnswerCache } from '../../http/answer-cache.js';
+import type { PlatformCache } from '../../http/edge-cache.js';
 import { createFetchHandler, type FetchHandler } from '../../http/fetch-handler.js';
 import { edgeSite, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
 
@@ -27,7 +27,7 @@ export function cloudflareWorker(data: EdgeProjectData): {
 } {
   // One handler (and its memory of edge files) per binding: an isolate serves one Worker, whose binding stays the same.
   const handlers = new WeakMap<Assets, FetchHandler>();
-  const cache = (globalThis as { caches?: { default?: AnswerCache } }).caches?.default;
+  const cache = (globalThis as { caches?: { default?: PlatformCache } }).caches?.default;
   const unbound = createFetchHandler({
     site: {
       spec: () =>
