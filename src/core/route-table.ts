@@ -115,6 +115,8 @@ export const ROUTES = {
     maxAge: 'Access-Control-Max-Age',
     contentLength: 'Content-Length',
     cacheControl: 'Cache-Control',
+    etag: 'ETag',
+    ifNoneMatch: 'If-None-Match',
     accept: 'Accept',
     /** A CORS preflight's request headers. */
     requestMethod: 'Access-Control-Request-Method',

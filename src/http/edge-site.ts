@@ -35,6 +35,7 @@ export function edgeSite(
       return spec;
     },
     index: (pairs) => source.indexFor(pairs),
+    tag: () => source.tag(),
     // A platform that sends a body only whole (buffered Lambda) assembles it, within its page limit.
     ...(options.stream === false ? {} : { stream: (pairs, baseUrl) => source.stream(pairs, baseUrl) }),
   };

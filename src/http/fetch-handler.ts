@@ -13,7 +13,17 @@ import {
   type LazySiteContext,
   type ListingRoute,
   JSON_HEADERS,
+  listingETag,
+  notModified,
 } from './route.js';
+import { matchesETag } from '../site/answer-tag.js';
+import { cacheKey, fromCache, keptWhileSent, type PlatformCache } from './edge-cache.js';
+
+interface Live {
+  readonly request: Request;
+  readonly options: FetchHandlerOptions;
+  readonly background: (work: Promise<unknown>) => void;
+}
 
 // The endpoint as one web-standard handler, `(Request) => Promise<Response>`, for edge runtimes
 // (workerd, Deno, Netlify Functions, Lambda through platforms/lambda/adapter.ts): the same route() and page
@@ -37,15 +47,20 @@ export interface FetchHandlerOptions {
    */
   readonly openapi?: (() => Promise<Uint8Array>) | undefined;
   readonly onError?: ((error: unknown) => void) | undefined;
+  /** Where computed answers are kept (the Workers Cache API): a repeated query is read from it (edge-cache.ts). */
+  readonly cache?: PlatformCache | undefined;
 }
+
+/** The handler; `background` keeps work going past the answer (the Workers' `ctx.waitUntil`): a cache write. */
+export type FetchHandler = (request: Request, background?: (work: Promise<unknown>) => void) => Promise<Response>;
 
 const { header } = ROUTES;
 const SERVER_ERROR = utf8(detailJson('A server error occurred.'));
 
-export function createFetchHandler(options: FetchHandlerOptions): (request: Request) => Promise<Response> {
-  return async (request) => {
+export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
+  return async (request, background = (work) => void work) => {
     try {
-      return await answer(request, options);
+      return await answer(request, options, background);
     } catch (error) {
       options.onError?.(error);
       // Our own errors (edge data missing or of another build, a page too large) say what to do; others say nothing.
@@ -68,11 +83,16 @@ export function apiRequestOf(request: Request): ApiRequest {
     method: request.method,
     target,
     accept: request.headers.get(header.accept) ?? undefined,
+    ifNoneMatch: request.headers.get(header.ifNoneMatch) ?? undefined,
     preflightHeaders: preflight ? (request.headers.get(header.requestHeaders) ?? '') : undefined,
   };
 }
 
-async function answer(request: Request, options: FetchHandlerOptions): Promise<Response> {
+async function answer(
+  request: Request,
+  options: FetchHandlerOptions,
+  background: (work: Promise<unknown>) => void,
+): Promise<Response> {
   const req = apiRequestOf(request);
   const spec = await options.site.spec();
   if (options.openapi && isOpenApiRequest(req)) {
@@ -80,7 +100,8 @@ async function answer(request: Request, options: FetchHandlerOptions): Promise<R
     return respond(req, 200, { ...ROUTES.djangoHeaders, [header.contentType]: ROUTES.contentType.json }, body);
   }
   const decision = decideRoute(req, { spec }, options.filePaths);
-  if (decision.kind === 'listing') return computed(req, decision, spec, options.site);
+  const live = { request, options, background };
+  if (decision.kind === 'listing') return computed(req, decision, spec, live);
   if (decision.kind === 'answer') return respond(req, decision.status, decision.headers, decision.body);
   if (decision.kind === 'create') {
     const refused = render(req, decision.negotiation, 403, detailJson(READ_ONLY_DETAIL));
@@ -90,16 +111,17 @@ async function answer(request: Request, options: FetchHandlerOptions): Promise<R
   if (found && (found.ok || found.status === 304)) {
     const headers = new Headers(found.headers);
     for (const [name, value] of Object.entries(decision.headers)) headers.set(name, value);
-    return new Response(req.method === 'HEAD' || found.status === 304 ? null : found.body, {
-      status: found.status,
-      headers,
-    });
+    // A list in If-None-Match (`"a", "b"`), which the platform may compare whole, is compared here too.
+    const etag = found.headers.get(header.etag);
+    const status = etag && matchesETag(req.ifNoneMatch, etag) ? 304 : found.status;
+    if (status === 304) await found.body?.cancel();
+    return new Response(req.method === 'HEAD' || status === 304 ? null : found.body, { status, headers });
   }
   await found?.body?.cancel();
   // A file the site should hold but the platform does not serve: the answer is computed instead.
-  const live = decideRoute(req, { spec, useFiles: false }, options.filePaths);
-  if (live.kind !== 'listing') throw new Error(`${req.method} ${req.target} has no live answer`);
-  return computed(req, live, spec, options.site);
+  const liveRoute = decideRoute(req, { spec, useFiles: false }, options.filePaths);
+  if (liveRoute.kind !== 'listing') throw new Error(`${req.method} ${req.target} has no live answer`);
+  return computed(req, liveRoute, spec, live);
 }
 
 /** A GET or HEAD of the site's openapi.json path (any query). */
@@ -108,21 +130,52 @@ function isOpenApiRequest(req: ApiRequest): boolean {
   return path === `/${ROUTES.extras.openapi}` && (ROUTES.fileMethods as readonly string[]).includes(req.method);
 }
 
+/** A listing computed: a 304 when If-None-Match names its ETag, else from the cache, else computed (and kept). */
 async function computed(
   req: ApiRequest,
   listing: ListingRoute,
   spec: SiteSpec,
+  { request, options, background }: Live,
+): Promise<Response> {
+  const { site, cache } = options;
+  const tag = await site.tag?.();
+  const etag = listingETag(listing, { spec, tag });
+  const unchanged = notModified(req, etag);
+  if (unchanged) return new Response(null, { status: 304, headers: unchanged });
+  const { negotiation } = listing;
+  const key =
+    cache && etag && tag !== undefined && req.method === 'GET' && 'indent' in negotiation
+      ? cacheKey(request, req.target, tag, spec.count, negotiation.indent)
+      : undefined;
+  const hit = key && (await cache!.match(key));
+  if (hit) return fromCache(hit, false);
+  const response = await computedAnswer(req, listing, spec, site, tag);
+  // Kept only when its ETag names the build the key does (a self-hosted rebuild may come between).
+  return key && response.status === 200 && response.headers.get(header.etag) === etag
+    ? keptWhileSent(response, key, cache!, background)
+    : response;
+}
+
+async function computedAnswer(
+  req: ApiRequest,
+  listing: ListingRoute,
+  spec: SiteSpec,
   site: LazySiteContext,
+  tag: string | undefined,
 ): Promise<Response> {
   const { negotiation } = listing;
   if (site.stream && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null) {
-    const { status, body } = await site.stream(listing.pairs, spec.baseUrl);
+    const streamed = await site.stream(listing.pairs, spec.baseUrl);
+    const { status, body } = streamed;
+    // The ETag of the build the page is read from.
+    const built = { spec: { ...spec, count: streamed.count ?? spec.count }, tag: streamed.tag ?? tag };
+    const etag = status === 200 ? listingETag(listing, built) : undefined;
     return new Response(req.method === 'HEAD' ? null : readable(body[Symbol.asyncIterator]()), {
       status,
-      headers: JSON_HEADERS,
+      headers: etag ? { ...JSON_HEADERS, [header.etag]: etag } : JSON_HEADERS,
     });
   }
-  const answer = answerListingRoute(req, listing, { spec, index: await site.index(listing.pairs) });
+  const answer = answerListingRoute(req, listing, { spec, tag, index: await site.index(listing.pairs) });
   return respond(req, answer.status, answer.headers, answer.body);
 }
 

@@ -98,7 +98,7 @@ export class FileCache {
         if (outcome === 'large' || res.statusCode !== 200) return resolve('large');
         const base = new Set(Object.keys(this.baseHeaders).map((name) => name.toLowerCase()));
         const own = Object.entries(res.headers()).filter(([name]) => !base.has(name.toLowerCase()));
-        const etag = own.find(([name]) => name.toLowerCase() === 'etag')?.[1] as string | undefined;
+        const etag = own.find(([name]) => name.toLowerCase() === ETAG)?.[1] as string | undefined;
         const headers = { ...this.baseHeaders, ...Object.fromEntries(own) };
         const body = res.body();
         resolve({ headers, etag, body, head: headList(headers, body.length) });
@@ -109,6 +109,7 @@ export class FileCache {
 }
 
 const CONTENT_LENGTH = ROUTES.header.contentLength.toLowerCase();
+const ETAG = ROUTES.header.etag.toLowerCase();
 
 /** `headers` as a flat list, with Content-Length `length` last (sirv's own left out). */
 function headList(headers: OutgoingHttpHeaders, length: number): string[] {

@@ -12,6 +12,8 @@ import {
   answerListingRoute,
   badRequest,
   JSON_HEADERS,
+  listingETag,
+  notModified,
   originForm,
   decideRoute,
   READ_ONLY_DETAIL,
@@ -25,6 +27,7 @@ import {
   type StaticRoute,
 } from './route.js';
 import { RouteMemo } from './route-memo.js';
+import { matchesETag } from '../site/answer-tag.js';
 import { AnswerCache } from './answer-cache.js';
 import type { FileLookup } from './file-cache.js';
 import type { SendGate } from './send-gate.js';
@@ -34,6 +37,8 @@ import { headList, send, sendBytes } from './send-answer.js';
 /** A CORS preflight's request headers, as node:http names them (lower case). */
 const REQUEST_METHOD = ROUTES.header.requestMethod.toLowerCase();
 const REQUEST_HEADERS = ROUTES.header.requestHeaders.toLowerCase();
+/** node:http joins repeated If-None-Match fields into one string. */
+const IF_NONE_MATCH = ROUTES.header.ifNoneMatch.toLowerCase();
 /** What a file stream reads at a time (fs.createReadStream's default highWaterMark). */
 const FILE_CHUNK_BYTES = 64 * 1024;
 import { DEFAULT_LIMITS } from './limits.js';
@@ -118,6 +123,7 @@ function handle(
           ? ((req.headers[REQUEST_HEADERS] as string | undefined) ?? '')
           : undefined,
       writable: options.writer !== undefined && options.token !== undefined,
+      ifNoneMatch: req.headers[IF_NONE_MATCH] as string | undefined,
     });
   let decision = memo?.get(method, accept, target);
   if (!decision) {
@@ -161,6 +167,9 @@ function sendListing(
   gate: SendGate | undefined,
   answers?: AnswerCache,
 ): Promise<void> | void {
+  // A conditional request naming the answer's ETag: nothing computed.
+  const unchanged = notModified(req, listingETag(decision, site));
+  if (unchanged) return send(res, 304, unchanged, undefined, gate);
   const { negotiation } = decision;
   const cache =
     answers && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null
@@ -205,7 +214,8 @@ function sendFile(
 ): void {
   if (found === 'absent') return live();
   if (found !== 'large') {
-    if (found.etag !== undefined && req.headers['if-none-match'] === found.etag) return send(res, 304, headers);
+    if (found.etag !== undefined && matchesETag(req.headers[IF_NONE_MATCH] as string | undefined, found.etag))
+      return send(res, 304, { ...headers, [ROUTES.header.etag]: found.etag });
     return sendBytes(res, 200, found.head, found.body, options.gate);
   }
   options.gate?.hold(res, 2 * FILE_CHUNK_BYTES);

@@ -11,6 +11,7 @@ import { endpointPath, ROUTES } from '../core/route-table.js';
 import { escapeUriPath, iriToUri, pathInfo } from '../core/url-path.js';
 import { queryForFile, staticPathFor } from '../site/layout.js';
 import type { SiteSpec } from '../site/spec.js';
+import { answerETag, matchesETag } from '../site/answer-tag.js';
 
 // How the server answers each request, decided without I/O: a complete answer, a static file
 // for sirv to send, or a POST that needs the body. Headers and statuses are the reference's.
@@ -24,6 +25,8 @@ export interface ApiRequest {
   readonly preflightHeaders?: string | undefined;
   /** The server creates cities on POST (`--writable`): its browsable page shows the POST form. */
   readonly writable?: boolean | undefined;
+  /** The request's If-None-Match field: a computed answer whose ETag it names is a 304. */
+  readonly ifNoneMatch?: string | undefined;
 }
 
 /** What route() answers from: a site's spec, its dataset ready for answering, and whether its files may be used now. */
@@ -33,6 +36,8 @@ export interface SiteContext {
   readonly index: PageIndex;
   /** False while the site's files are being replaced: everything is then computed live. */
   readonly useFiles?: boolean;
+  /** The data's tag (the edge index's): computed JSON answers then carry an ETag (site/answer-tag.ts). */
+  readonly tag?: string | undefined;
 }
 
 /**
@@ -44,7 +49,12 @@ export interface LazySiteContext {
   spec(): SiteSpec | Promise<SiteSpec>;
   index(pairs: readonly QueryPair[]): PageIndex | Promise<PageIndex>;
   /** The compact JSON answer as it is read (an edge source's): a page of any size, never held whole. Absent: assembled from index(). */
-  stream?(pairs: readonly QueryPair[], baseUrl: string): Promise<{ status: number; body: AsyncIterable<Bytes> }>;
+  stream?(
+    pairs: readonly QueryPair[],
+    baseUrl: string,
+  ): Promise<{ status: number; body: AsyncIterable<Bytes>; tag?: string; count?: number }>;
+  /** The data's tag, where the source names its data (an edge index's): computed JSON answers then carry an ETag. */
+  tag?(): Promise<string>;
 }
 
 /** Header names and values of an answer (a plain record: the web `Headers` class is another thing). */
@@ -137,7 +147,22 @@ export function answerListingRoute(
   site: SiteContext,
 ): Extract<Route, { kind: 'answer' }> {
   const listing = answerListing(site.index, pairs, site.spec.baseUrl);
-  return render(req, negotiation, listing.status, listing.body, pairs, site.index.count);
+  const answer = render(req, negotiation, listing.status, listing.body, pairs, site.index.count);
+  const etag = listing.status === 200 ? listingETag({ pairs, negotiation }, site) : undefined;
+  return etag ? { ...answer, headers: { ...answer.headers, [header.etag]: etag } } : answer;
+}
+
+/** The ETag a listing's 200 answer carries: where the site names its data, for JSON (site/answer-tag.ts). */
+export function listingETag(
+  { pairs, negotiation }: Pick<ListingRoute, 'pairs' | 'negotiation'>,
+  site: Pick<SiteContext, 'spec' | 'tag'>,
+): string | undefined {
+  return site.tag === undefined ? undefined : answerETag(site.spec, site.tag, negotiation, pairs);
+}
+
+/** The headers of a 304, when the request's If-None-Match names the ETag a listing's answer would carry (nothing is read). */
+export function notModified(req: ApiRequest, etag: string | undefined): HeaderFields | null {
+  return etag && matchesETag(req.ifNoneMatch, etag) ? { ...JSON_HEADERS, [header.etag]: etag } : null;
 }
 
 /** The endpoint's answer to a request with these query pairs. */

@@ -40,10 +40,10 @@ export async function loadSite(dir: string): Promise<LoadedSite> {
       );
     const table = CityTable.fromDatasetFile(await readFile(join(pinned.root, DATASET_PATH)));
     // Every field ranked before the site is answered, from the build's rank files: no request waits for it.
-    const ranks = await siteRanks((path) => readFile(join(pinned.root, path)), table.count);
-    const index = new CityIndex(table, manifest.settings.collation, ranks ?? undefined);
+    const edge = await siteRanks((path) => readFile(join(pinned.root, path)), table.count);
+    const index = new CityIndex(table, manifest.settings.collation, edge?.ranks);
     await index.rankAll(NAME_FIELDS, pause);
-    const context: SiteContext = { spec: siteSpec(manifest.settings, table.count), index };
+    const context: SiteContext = { spec: siteSpec(manifest.settings, table.count), index, tag: edge?.tag };
     const { files } = pinned;
     return { manifest, context, files, cache: new FileCache(files, JSON_HEADERS), release: () => pinned.release() };
   } catch (error) {

@@ -32,6 +32,8 @@ export type ReadSiteFile = (path: string) => Promise<Uint8Array>;
 export interface EdgeSourceOptions extends RowOptions {
   /** The most cities a page assembled whole (indexFor, answer) may hold (default 20,000): larger ones reject with PageTooLarge; a stream has no limit. */
   readonly maxPageCities?: number;
+  /** The most cities a streamed page may hold where the platform caps a streamed response (Lambda), and that cap said for the error. */
+  readonly streamLimit?: { readonly cities: number; readonly why: string };
   /** Multi-field orderings kept whole (default 4; each is 4 bytes a city). */
   readonly orderCache?: number;
   /**
@@ -49,8 +51,9 @@ export class PageTooLarge extends CitiesApiError {
   constructor(
     readonly cities: number,
     readonly limit: number,
+    why = 'an edge function answers',
   ) {
-    super(`a page of ${cities} cities is more than the ${limit} an edge function answers; ask for a smaller page_size`);
+    super(`a page of ${cities} cities is more than the ${limit} ${why}; ask for a smaller page_size`);
   }
 }
 
@@ -58,6 +61,9 @@ export class PageTooLarge extends CitiesApiError {
 export interface StreamedListing {
   readonly status: 200 | 404;
   readonly body: AsyncIterable<Bytes>;
+  /** The tag and number of cities of the build it is read from (its ETag names them). */
+  readonly tag: string;
+  readonly count: number;
 }
 
 type Page = NonNullable<ReturnType<typeof pageOf>>;
@@ -110,13 +116,18 @@ export class EdgeSource {
   /** The same bytes as answer(), streamed: the page's layout and rank files are found first, its cities read as it is sent. */
   async stream(pairs: readonly QueryPair[], baseUrl: string): Promise<StreamedListing> {
     return this.guarded(async (loaded) => {
-      const frame = listingFrame(loaded.index.count, pairs, baseUrl);
-      if (!frame) return { status: 404, body: once(INVALID_PAGE) };
+      const { tag, count } = loaded.index;
+      const frame = listingFrame(count, pairs, baseUrl);
+      if (!frame) return { status: 404, body: once(INVALID_PAGE), tag, count };
+      const { streamLimit } = this.options;
+      const cities = frame.page.slice.end - frame.page.slice.start;
+      if (streamLimit && cities > streamLimit.cities)
+        throw new PageTooLarge(cities, streamLimit.cities, streamLimit.why);
       const head = envelopeHead(loaded.index.count, frame.next, frame.previous);
       // The first batch read before answering: a missing or foreign file is still a clear 500, not a cut 200.
       const batches = await primed(await this.cities(loaded, frame.page));
       const reset = () => this.forget(loaded);
-      return { status: 200, body: resetOnMixed(envelopeStream(head, batches), reset) };
+      return { status: 200, body: resetOnMixed(envelopeStream(head, batches), reset), tag, count };
     });
   }
 

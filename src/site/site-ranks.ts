@@ -9,17 +9,18 @@ import { parseIndex, type ReadSiteFile } from './edge-source.js';
 
 /**
  * The rank files of a site of `count` cities, all read: each field's ranks and orders are derived
- * from them in linear passes (CityIndex.rankAll does it before the site is answered). Null when
+ * from them in linear passes (CityIndex.rankAll does it before the site is answered), with the
+ * data's tag (computed answers' ETags name it, as an edge function's do). Null when
  * the site holds no edge data this version reads, or data of another count of cities: the caller
  * then ranks the fields itself (slower, the same answers).
  */
-export async function siteRanks(read: ReadSiteFile, count: number): Promise<FieldRanks | null> {
+export async function siteRanks(read: ReadSiteFile, count: number): Promise<{ ranks: FieldRanks; tag: string } | null> {
   try {
     const index = parseIndex(await read(ROUTES.edge.index));
     if (index.count !== count) return null;
     const ranks = new FieldRanks(read, index, tagBytes(index.tag));
     await ranks.load(LAYOUTS);
-    return ranks;
+    return { ranks, tag: index.tag };
   } catch {
     return null;
   }

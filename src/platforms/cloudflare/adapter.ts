@@ -1,25 +1,33 @@
 import { CitiesApiError } from '../../core/errors.js';
-import { createFetchHandler } from '../../http/fetch-handler.js';
+import type { PlatformCache } from '../../http/edge-cache.js';
+import { createFetchHandler, type FetchHandler } from '../../http/fetch-handler.js';
 import { edgeSite, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
 
 // Cloudflare Workers with static assets: the site's files are the Worker's assets (wrangler.jsonc
 // written by `cities-api edge cloudflare`); every request to the endpoint runs the Worker first
 // (asset routing ignores the query string), which reads a covered query's page from the assets
-// binding and computes the rest from the edge files, read through the same binding.
+// binding and computes the rest from the edge files, read through the same binding. Computed
+// answers are kept in the zone's cache (Cache API, `caches.default`; not on workers.dev, where
+// it does nothing), keyed by the build's tag: a repeated query costs one cache read.
 
 /** The assets binding (wrangler.jsonc's `assets.binding`). */
 export interface CloudflareEnv {
   readonly ASSETS?: { fetch(request: Request): Promise<Response> };
 }
 
+/** The part of the Worker's ExecutionContext used: a cache write finishing after the answer. */
+export interface CloudflareContext {
+  waitUntil(work: Promise<unknown>): void;
+}
+
 type Assets = NonNullable<CloudflareEnv['ASSETS']>;
-type Handler = (request: Request) => Promise<Response>;
 
 export function cloudflareWorker(data: EdgeProjectData): {
-  fetch(request: Request, env: CloudflareEnv): Promise<Response>;
+  fetch(request: Request, env: CloudflareEnv, context?: CloudflareContext): Promise<Response>;
 } {
   // One handler (and its memory of edge files) per binding: an isolate serves one Worker, whose binding stays the same.
-  const handlers = new WeakMap<Assets, Handler>();
+  const handlers = new WeakMap<Assets, FetchHandler>();
+  const cache = (globalThis as { caches?: { default?: PlatformCache } }).caches?.default;
   const unbound = createFetchHandler({
     site: {
       spec: () =>
@@ -32,7 +40,7 @@ export function cloudflareWorker(data: EdgeProjectData): {
     },
   });
   return {
-    fetch(request, env) {
+    fetch(request, env, context) {
       const assets = env.ASSETS;
       if (!assets) return unbound(request);
       let handler = handlers.get(assets);
@@ -46,10 +54,11 @@ export function cloudflareWorker(data: EdgeProjectData): {
           site,
           file: (path, original) =>
             assets.fetch(new Request(new URL(`/${path}`, original.url), { headers: original.headers })),
+          cache,
         });
         handlers.set(assets, handler);
       }
-      return handler(request);
+      return handler(request, context && ((work) => context.waitUntil(work)));
     },
   };
 }

@@ -3,22 +3,16 @@ import { ROUTES } from '../../core/route-table.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
 import { SIX_MB_BODY_BYTES, SIX_MB_PAGE_CITIES, tooLarge } from '../response-limit.js';
+import { requestOf, type LambdaEvent } from './event.js';
 
-// AWS Lambda behind a function URL (or API Gateway HTTP API): payload format 2.0 in, the
-// `{statusCode, headers, body, isBase64Encoded}` result out. Bodies go base64-encoded, so every
+export type { LambdaEvent } from './event.js';
+export { lambdaStreamingHandler, LAMBDA_STREAM_BYTES, LAMBDA_STREAM_PAGE_CITIES } from './streaming.js';
+
+// AWS Lambda behind API Gateway (HTTP API) or a function URL in its default mode (BUFFERED):
+// payload format 2.0 in, the `{statusCode, headers, body, isBase64Encoded}` result out, a page
+// capped below the 6 MB response limit (a function URL in RESPONSE_STREAM mode: streaming.ts). Bodies go base64-encoded, so every
 // answer's bytes arrive as computed. `read` takes the site's edge files from the function's own
 // code (index.mjs, written by `cities-api edge lambda`, reads the copy zipped beside it).
-
-/** The fields of a payload-2.0 event the handler reads. */
-export interface LambdaEvent {
-  readonly rawPath: string;
-  readonly rawQueryString?: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly cookies?: readonly string[];
-  readonly body?: string;
-  readonly isBase64Encoded?: boolean;
-  readonly requestContext: { readonly http: { readonly method: string }; readonly domainName?: string };
-}
 
 export interface LambdaResult {
   statusCode: number;
@@ -39,17 +33,7 @@ export function lambdaHandler(
   const openapi = () => read(ROUTES.extras.openapi);
   const handler = createFetchHandler({ site, filePaths: true, openapi });
   return async (event) => {
-    const method = event.requestContext.http.method;
-    const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
-    // The function URL's own name, never the client's Host header (which could make the URL invalid: `a@b`); answers use only the path and query.
-    const host = validHost(event.requestContext.domainName) ?? 'lambda.invalid';
-    const body =
-      event.body === undefined || method === 'GET' || method === 'HEAD'
-        ? undefined
-        : base64OrText(event.body, event.isBase64Encoded);
-    const response = await handler(
-      new Request(`https://${host}${event.rawPath}${query}`, { method, headers: event.headers ?? {}, body }),
-    );
+    const response = await handler(requestOf(event));
     const bytes = new Uint8Array(await response.arrayBuffer());
     if (bytes.length > LAMBDA_BODY_BYTES) {
       const refused = tooLarge(bytes.length, 'AWS Lambda');
@@ -67,14 +51,6 @@ export function lambdaHandler(
       isBase64Encoded: true,
     };
   };
-}
-
-function validHost(name: string | undefined): string | undefined {
-  return name && /^[A-Za-z0-9.-]+$/.test(name) ? name : undefined;
-}
-
-function base64OrText(body: string, base64 = false): Uint8Array | string {
-  return base64 ? Uint8Array.from(atob(body), (c) => c.charCodeAt(0)) : body;
 }
 
 function toBase64(bytes: Uint8Array): string {

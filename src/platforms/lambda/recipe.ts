@@ -68,8 +68,14 @@ export const lambdaRecipe: EdgeRecipe = {
   async project({ site, out, bundle, code, limit, check }) {
     const { files } = code(out);
     const main = entryModule(
-      'lambdaHandler',
-      'export const handler = lambdaHandler(site, (path) => readFile(new URL(path, import.meta.url)));\n',
+      'lambdaHandler, lambdaStreamingHandler',
+      [
+        'const read = (path) => readFile(new URL(path, import.meta.url));\n',
+        '// API Gateway, or a function URL in BUFFERED mode (a page up to 6 MB): the handler index.handler.',
+        'export const handler = lambdaHandler(site, read);',
+        '// A function URL with InvokeMode RESPONSE_STREAM (a page up to 20 MB): the handler index.streamingHandler.',
+        'export const streamingHandler = lambdaStreamingHandler(site, read);\n',
+      ].join('\n'),
       '',
       "import { readFile } from 'node:fs/promises';\n",
     );

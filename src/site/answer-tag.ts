@@ -1,0 +1,60 @@
+import type { Negotiation } from '../core/negotiate.js';
+import type { QueryPair } from '../core/query-string.js';
+import type { SiteSpec } from './spec.js';
+
+// The ETag of a computed JSON answer, the same wherever it is computed (`cities-api serve`, every
+// edge function): a name for what the answer's bytes follow from, not a hash of the bytes, so it
+// is known before the page is read (a conditional request costs no read, a page is streamed after
+// its headers). What they follow from: the data (the edge index's tag: cities, collation, ICU's
+// data; and the number of cities, which appended cities change), the settings a page is written
+// with (base URL, default page size), the JSON form (compact or its indent) and the query pairs as
+// sent. Two requests with one tag get the same bytes; the same bytes may have two tags (`page=2`,
+// `page=02`), which only costs a full answer. The browsable page (it shows the request) gets none.
+
+/** `W/"c…"`: weak (the bytes are equal, but hosts may compress them), `c` for computed (a file's ETag is the host's). */
+export function answerETag(
+  spec: Pick<SiteSpec, 'baseUrl' | 'defaultPageSize' | 'count'>,
+  dataTag: string,
+  negotiation: Negotiation,
+  pairs: readonly QueryPair[],
+): string | undefined {
+  if (!('renderer' in negotiation) || negotiation.renderer !== 'json') return undefined;
+  const what = JSON.stringify([dataTag, spec.count, spec.baseUrl, spec.defaultPageSize, negotiation.indent, pairs]);
+  return `W/"c${hash128(what)}"`;
+}
+
+/**
+ * Whether an If-None-Match field names `etag` (weak comparison, as RFC 9110 asks for GET and
+ * HEAD). `*` is not honoured: it would also match an answer that is not a 200.
+ */
+export function matchesETag(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const opaque = etag.startsWith('W/') ? etag.slice(2) : etag;
+  for (const part of ifNoneMatch.split(',')) {
+    const candidate = part.trim();
+    if ((candidate.startsWith('W/') ? candidate.slice(2) : candidate) === opaque) return true;
+  }
+  return false;
+}
+
+/** Four 32-bit MurmurHash3-style lanes over the UTF-16 code units (pure, synchronous, the same on every runtime): 32 hex digits. */
+function hash128(text: string): string {
+  const lanes = [0x9747b28c, 0x85ebca6b, 0xc2b2ae35, 0x27d4eb2f];
+  let out = '';
+  for (const seed of lanes) {
+    let h = seed ^ text.length;
+    for (let i = 0; i < text.length; i++) {
+      let k = Math.imul(text.charCodeAt(i), 0xcc9e2d51);
+      k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
+      h ^= k;
+      h = Math.imul((h << 13) | (h >>> 19), 5) + 0xe6546b64;
+    }
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+    out += (h >>> 0).toString(16).padStart(8, '0');
+  }
+  return out;
+}
