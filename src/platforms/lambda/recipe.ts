@@ -5,6 +5,7 @@ import { ROUTES } from '../../core/route-table.js';
 import type { PlatformLimit } from '../limits.js';
 import { BUNDLE_NAME, DATA_NAME, entryModule, posixRelative, textFile, type EdgeRecipe } from '../recipe.js';
 import { SIX_MB_PAGE_CITIES } from '../response-limit.js';
+import { LAMBDA_STREAM_BYTES, LAMBDA_STREAM_PAGE_CITIES } from './streaming.js';
 import { zipArchive } from './zip-file.js';
 
 // `cities-api edge lambda`: function.zip (ours) holds the entry (the user's index.mjs, as it stands),
@@ -46,10 +47,10 @@ export const LAMBDA_LIMITS: readonly PlatformLimit[] = [
   },
   {
     what: 'response streamed (a function URL in RESPONSE_STREAM mode)',
-    figure: 20 * MiB,
+    figure: LAMBDA_STREAM_BYTES,
     unit: 'bytes',
-    source: QUOTAS_PAGE,
-    advice: 'the limit when the response is streamed rather than returned whole',
+    source: 'AWS Lambda Developer Guide, "Response streaming for Lambda functions"',
+    advice: `index.streamingHandler streams a page of up to ${LAMBDA_STREAM_PAGE_CITIES.toLocaleString('en-US')} cities; a larger one is a 500 saying to ask for a smaller page_size`,
   },
   {
     what: "function's memory (128 MB by default)",
@@ -73,7 +74,7 @@ export const lambdaRecipe: EdgeRecipe = {
         'const read = (path) => readFile(new URL(path, import.meta.url));\n',
         '// API Gateway, or a function URL in BUFFERED mode (a page up to 6 MB): the handler index.handler.',
         'export const handler = lambdaHandler(site, read);',
-        '// A function URL with InvokeMode RESPONSE_STREAM (a page up to 20 MB): the handler index.streamingHandler.',
+        '// A function URL with InvokeMode RESPONSE_STREAM (a page up to 200 MB): the handler index.streamingHandler.',
         'export const streamingHandler = lambdaStreamingHandler(site, read);\n',
       ].join('\n'),
       '',

@@ -11,13 +11,13 @@ import { requestOf, type LambdaEvent } from './event.js';
 // the response stream as the client takes it, its status and headers first in the prelude
 // `awslambda.HttpResponseStream.from` writes. A page is streamed from the edge data, never held
 // whole, so it is not capped at the 6 MB of a buffered response: AWS documents a streamed
-// response's limit as 20 MB (a soft limit); a page is capped at a number of cities that fits it
+// response's limit as 200 MB (raised from 20 MB in July 2025); a page is capped at a number of cities that fits it
 // with room for cities of unusual size, and a larger one is a clear 500, as the buffered handler's.
 
-/** A streamed response's limit, as AWS documents it for Lambda response streaming (a soft limit). */
-export const LAMBDA_STREAM_BYTES = 20 * 1024 * 1024;
-/** Cities a streamed page may hold: about 8 MB at the ~510 bytes of a city at 140k cities, 2.5× under the limit. */
-export const LAMBDA_STREAM_PAGE_CITIES = 16_000;
+/** A streamed response's limit, as AWS documents it for Lambda response streaming ("Response streaming for Lambda functions"). */
+export const LAMBDA_STREAM_BYTES = 200_000_000;
+/** Cities a streamed page may hold: about 77 MB at the ~510 bytes of a city at 140k cities, 2.6× under the limit. */
+export const LAMBDA_STREAM_PAGE_CITIES = 150_000;
 
 /** The response stream Lambda hands the handler (a Node.js Writable), as far as it is used. */
 export interface LambdaResponseStream {
@@ -53,7 +53,10 @@ export function lambdaStreamingHandler(
           "streamingHandler needs the awslambda global of AWS Lambda's Node.js runtime: run it there, behind a function URL with InvokeMode RESPONSE_STREAM (else use handler)",
         ),
       );
-  const limit = { cities: LAMBDA_STREAM_PAGE_CITIES, why: 'a streamed AWS Lambda response holds (its limit: 20 MB)' };
+  const limit = {
+    cities: LAMBDA_STREAM_PAGE_CITIES,
+    why: `a streamed AWS Lambda response holds (its limit: ${LAMBDA_STREAM_BYTES / 1_000_000} MB)`,
+  };
   // A page assembled whole (format=api, indent) is held in memory: capped as a streamed one.
   const site = edgeSite(data.settings, read, { maxPageCities: LAMBDA_STREAM_PAGE_CITIES, streamLimit: limit });
   const openapi = () => read(ROUTES.extras.openapi);
