@@ -2,6 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
+import { CLOUDFLARE_FREE, type AssetLimits } from '../site/asset-budget.js';
 
 // What of a site a Worker publishes as its assets, within Cloudflare's limits on the Workers Free
 // plan (https://developers.cloudflare.com/workers/platform/limits/: 20,000 static asset files per
@@ -10,12 +11,7 @@ import { ROUTES } from '../core/route-table.js';
 // within what is left of the file budget, the first pages of every precomputed list, which are
 // what most clients ask for (a list is read from its start; deep pages are reached page by page).
 
-export interface AssetLimits {
-  readonly files: number;
-  readonly fileBytes: number;
-}
-
-export const CLOUDFLARE_FREE: AssetLimits = { files: 20_000, fileBytes: 25 * 1024 * 1024 };
+export { CLOUDFLARE_FREE, type AssetLimits } from '../site/asset-budget.js';
 
 export interface AssetPlan {
   /** The .assetsignore text (gitignore rules, as wrangler reads them). */

@@ -11,9 +11,12 @@ import {
   DEFAULT_DATA,
   DEFAULT_OUT,
   DEFAULT_PAGE_SIZES,
+  HOSTS,
+  type Host,
   normalizeBaseUrl,
   parseCollation,
   parseCompression,
+  parseHost,
   parseMaxFiles,
   parseMinFree,
   parseOrderings,
@@ -69,6 +72,7 @@ export interface OptionValues {
   compress: boolean;
   compression: Compression;
   liveUrl: string;
+  builtFor: Host;
   maxFiles: number;
   minFree: number;
   force: boolean;
@@ -220,6 +224,16 @@ export const OPTIONS: readonly OptionSpec[] = [
     commands: ['config cloudfront'],
     defaultText: "the site's --live-url, else a 404 saying so",
     parse: normalizeBaseUrl,
+  },
+  {
+    key: 'builtFor',
+    flag: '--for <host>',
+    help: "build for that host alone: cloudflare (Workers' static assets: no .gz/.br, no other host's files, each list's first pages within its 20,000 files; the Worker computes the rest: docs/cloudflare.md)",
+    commands: BUILDING,
+    config: 'string',
+    defaultText: 'any host',
+    choices: HOSTS,
+    parse: parseHost,
   },
   {
     key: 'maxFiles',
