@@ -19,6 +19,8 @@ export interface AssetPlan {
   /** Files published, and the first pages of each list among them (Infinity: every page). */
   readonly files: number;
   readonly pagesPerList: number;
+  /** What wrangler will make of a site not built for Cloudflare (`build --for cloudflare`), if anything. */
+  readonly warnings: readonly string[];
 }
 
 /** Budgets of first pages tried, largest first: every page, then 1..K for K of the form c·10^m − 1. */
@@ -29,9 +31,13 @@ export async function planAssets(site: string, limits: AssetLimits = CLOUDFLARE_
   const always: string[] = [];
   const tooLarge: string[] = [];
   const pages: number[] = [];
+  const otherHosts: string[] = [];
+  let siteFiles = 0;
   for (const e of entries) {
     if (!e.isFile()) continue;
+    siteFiles++;
     const path = relative(site, join(e.parentPath, e.name)).split(sep).join('/');
+    if (path === ROUTES.extras.netlifyRedirects || path === ROUTES.extras.netlifyHeaders) otherHosts.push(path);
     if (/\.(gz|br)$/.test(path) || path.startsWith('.') || Object.values(ROUTES.extras).includes(path as never))
       continue;
     if (path.startsWith(`${ROUTES.file.meta}/`) && !path.startsWith(`${ROUTES.edge.dir}/`)) continue;
@@ -50,12 +56,37 @@ export async function planAssets(site: string, limits: AssetLimits = CLOUDFLARE_
   }
   for (const budget of PAGE_BUDGETS) {
     const files = always.length + pages.filter((n) => n <= budget).length;
-    if (files <= limits.files) return { ignore: ignoreText(budget, tooLarge.sort()), files, pagesPerList: budget };
+    if (files <= limits.files)
+      return {
+        ignore: ignoreText(budget, tooLarge.sort()),
+        files,
+        pagesPerList: budget,
+        warnings: wranglerWarnings(otherHosts.sort(), siteFiles, limits),
+      };
   }
   throw new CitiesApiError(
     `the site's edge data and files take ${always.length} assets, over Cloudflare's ${limits.files} per Worker version (Workers Free): build with fewer --orderings, or deploy on a plan with more (and raise the limit)`,
     2,
   );
+}
+
+/**
+ * Whatever .assetsignore says, wrangler reads the site's `_redirects` and `_headers` as Cloudflare's
+ * rules (Netlify's query conditions are not: a warning per rule in wrangler dev), and its dev
+ * server watches every file of the site (one inotify watch each: at 140,000 cities a default site's
+ * 3.76 million files exhaust Linux's default of 8,192 to 524,288 watches per user).
+ */
+function wranglerWarnings(otherHosts: readonly string[], siteFiles: number, limits: AssetLimits): string[] {
+  const why = [
+    ...(otherHosts.length ? [`Netlify's ${otherHosts.join(' and ')}, which wrangler reads as Cloudflare's rules`] : []),
+    ...(siteFiles > limits.files
+      ? [`${siteFiles.toLocaleString('en')} files, each watched by wrangler dev (one inotify watch a file)`]
+      : []),
+  ];
+  if (!why.length) return [];
+  return [
+    `the site holds ${why.join(', and ')}: rebuild it for Cloudflare alone (cities-api build --for cloudflare), which writes neither`,
+  ];
 }
 
 function ignoreText(budget: number, tooLarge: readonly string[]): string {

@@ -46,6 +46,8 @@ export interface EdgeProject {
   /** The one command that deploys it, run in `out`. */
   readonly deploy: string;
   readonly bundleBytes: number;
+  /** What the platform's tools will complain of in the site, and what to do. */
+  readonly warnings: readonly string[];
 }
 
 interface ProjectFiles {
@@ -77,10 +79,13 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
     return siteDir;
   };
   let deploy: string;
+  let warnings: readonly string[] = [];
   switch (platform) {
     case 'cloudflare': {
       // First: a site that cannot take it fails the run before any file of the project is written.
-      ours(join(site, '.assetsignore'), (await planAssets(site)).ignore);
+      const plan = await planAssets(site);
+      ours(join(site, '.assetsignore'), plan.ignore);
+      warnings = plan.warnings;
       code(out);
       theirs(join(out, 'worker.js'), entryModule('cloudflareWorker', 'export default cloudflareWorker(site);\n'));
       theirs(join(out, 'wrangler.jsonc'), wranglerConfig(posixRelative(out, site), endpoint));
@@ -157,6 +162,7 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
     userFiles: projectFiles.theirs.map((f) => shown(f.path)),
     deploy,
     bundleBytes: bundle.length,
+    warnings,
   };
 }
 
