@@ -17,8 +17,9 @@ const LAYERS: Record<string, number> = {
   store: 3,
   dataset: 3,
   http: 4,
-  app: 5,
-  cli: 6,
+  platforms: 5,
+  app: 6,
+  cli: 7,
 };
 /** Layers that compute answers and configs from values alone: no file system, no network. */
 const PURE = ['core', 'post', 'site', 'hosts'];
@@ -62,14 +63,12 @@ describe('src/ is layered', () => {
     expect(io.map((e) => `${e.file} -> ${e.spec}`)).toEqual([]);
   });
 
-  // The edge bundle (src/http/platforms/*, bundled by scripts/bundle-edge.mjs) runs on workerd and Deno:
-  // everything it reaches is web-standard, with no Node module and no global Buffer.
+  // The edge bundle (every src/platforms/<platform>/adapter.ts, bundled by scripts/bundle-edge.mjs) runs
+  // on workerd and Deno: everything it reaches is web-standard, with no Node module and no global
+  // Buffer, and none of the recipes (Node code: they would only make the bundle larger).
+  const adapters = files.filter((f) => /^platforms\/[^/]+\/adapter\.ts$/.test(f));
   it('what the edge handler reaches uses no Node API (no node: import, no package, no global Buffer)', () => {
-    const roots = [
-      'http/fetch-handler.ts',
-      'http/embedded-site.ts',
-      ...files.filter((f) => f.startsWith('http/platforms/')),
-    ];
+    const roots = ['http/fetch-handler.ts', 'http/embedded-site.ts', ...adapters];
     const reached = new Set<string>();
     const visit = (file: string) => {
       if (reached.has(file)) return;
@@ -83,6 +82,21 @@ describe('src/ is layered', () => {
       /\bBuffer\b/.test(readFileSync(join(SRC, f), 'utf8').replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '')),
     );
     expect([...external.map((e) => `${e.file} -> ${e.spec}`), ...buffer.map((f) => `${f} uses Buffer`)]).toEqual([]);
+    expect([...reached].filter((f) => /^platforms\/(?:.*\/)?recipes?\.ts$/.test(f))).toEqual([]);
+  });
+
+  it('each folder of platforms/ is a platform: its adapter, its recipe, and a line of the registry', () => {
+    const folders = [...new Set(files.filter((f) => /^platforms\/[^/]+\//.test(f)).map((f) => f.split('/')[1]!))];
+    const registry = readFileSync(join(SRC, 'platforms/recipes.ts'), 'utf8');
+    expect(folders.length).toBeGreaterThanOrEqual(4);
+    expect(
+      folders.filter(
+        (p) =>
+          !files.includes(`platforms/${p}/adapter.ts`) ||
+          !files.includes(`platforms/${p}/recipe.ts`) ||
+          !new RegExp(`^  ${p}: \\w+Recipe,$`, 'm').test(registry),
+      ),
+    ).toEqual([]);
   });
 
   it('no module imports itself through others (no cycle)', () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
-import { firstPages, planAssets } from '../src/app/cloudflare-assets.js';
+import { firstPages, planAssets } from '../src/platforms/cloudflare/assets.js';
 import { KIT, tempDir } from './helpers.js';
 
 // What `edge cloudflare` publishes of a site: within the file budget, checked before writing.

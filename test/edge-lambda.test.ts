@@ -10,7 +10,12 @@ import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
 import type { City } from '../src/core/fields.js';
 import { ROUTES } from '../src/core/route-table.js';
-import { lambdaHandler, LAMBDA_BODY_BYTES, type LambdaEvent, type LambdaResult } from '../src/http/platforms/lambda.js';
+import {
+  lambdaHandler,
+  LAMBDA_BODY_BYTES,
+  type LambdaEvent,
+  type LambdaResult,
+} from '../src/platforms/lambda/adapter.js';
 import { blockPath } from '../src/site/edge-files.js';
 import { KIT_DATASETS, expectWholeKit, makeCity, tempDir, testSpec } from './helpers.js';
 import { kitEdgeProject, memoryEdgeSite } from './edge-helpers.js';

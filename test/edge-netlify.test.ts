@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NETLIFY_EDGE_DIR } from '../src/app/edge-project.js';
+import { NETLIFY_EDGE_DIR } from '../src/platforms/netlify/recipe.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { NETLIFY_CACHE_CONTROL } from '../src/hosts/netlify.js';
 import { KIT_DATASETS, replayKit, tempDir } from './helpers.js';

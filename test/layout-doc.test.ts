@@ -19,7 +19,7 @@ const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
 const bullets = new Map(
   [...section.matchAll(/^- \*\*`(\w+)\/`\*\*: (.*)\n((?: {2}.*\n?)*)/gm)].map((m) => [
     m[1]!,
-    { job: m[2]!, modules: [...m[3]!.matchAll(/`([\w-]+\.ts)`/g)].map((n) => n[1]!).sort() },
+    { job: m[2]!, modules: [...m[3]!.matchAll(/`([\w/-]+\.ts)`/g)].map((n) => n[1]!).sort() },
   ]),
 );
 
@@ -29,7 +29,8 @@ describe('CONTRIBUTING.md lists every module under its folder', () => {
   });
 
   it.each(folders)('%s/: its job as its README.md says it, and exactly its modules', (folder) => {
-    const modules = readdirSync(join(ROOT, 'src', folder))
+    const modules = readdirSync(join(ROOT, 'src', folder), { recursive: true, encoding: 'utf8' })
+      .map((f) => f.split('\\').join('/'))
       .filter((f) => f.endsWith('.ts'))
       .sort();
     const job = readFileSync(join(ROOT, 'src', folder, 'README.md'), 'utf8');

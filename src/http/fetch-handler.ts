@@ -16,7 +16,7 @@ import {
 } from './route.js';
 
 // The endpoint as one web-standard handler, `(Request) => Promise<Response>`, for edge runtimes
-// (workerd, Deno, Netlify Functions, Lambda through platforms/lambda.ts): the same route() and page
+// (workerd, Deno, Netlify Functions, Lambda through platforms/lambda/adapter.ts): the same route() and page
 // functions as `cities-api serve`, so its answers are serve's, byte for byte. Uses no Node API.
 
 export interface FetchHandlerOptions {

@@ -1,8 +1,8 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { CitiesApiError } from '../core/errors.js';
-import { ROUTES } from '../core/route-table.js';
-import { CLOUDFLARE_FREE, type AssetLimits } from '../site/asset-budget.js';
+import { CitiesApiError } from '../../core/errors.js';
+import { ROUTES } from '../../core/route-table.js';
+import { CLOUDFLARE_FREE, type AssetLimits } from '../../site/asset-budget.js';
 
 // What of a site a Worker publishes as its assets, within Cloudflare's limits on the Workers Free
 // plan (https://developers.cloudflare.com/workers/platform/limits/: 20,000 static asset files per
@@ -11,7 +11,7 @@ import { CLOUDFLARE_FREE, type AssetLimits } from '../site/asset-budget.js';
 // within what is left of the file budget, the first pages of every precomputed list, which are
 // what most clients ask for (a list is read from its start; deep pages are reached page by page).
 
-export { CLOUDFLARE_FREE, type AssetLimits } from '../site/asset-budget.js';
+export { CLOUDFLARE_FREE, type AssetLimits } from '../../site/asset-budget.js';
 
 export interface AssetPlan {
   /** The .assetsignore text (gitignore rules, as wrangler reads them). */

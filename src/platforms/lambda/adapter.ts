@@ -1,8 +1,8 @@
 import type { ReadSiteFile } from '../../site/edge-source.js';
 import { ROUTES } from '../../core/route-table.js';
-import { createFetchHandler } from '../fetch-handler.js';
-import { edgeSite, type EdgeProjectData } from '../edge-site.js';
-import { SIX_MB_BODY_BYTES, SIX_MB_PAGE_CITIES, tooLarge } from './response-limit.js';
+import { createFetchHandler } from '../../http/fetch-handler.js';
+import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
+import { SIX_MB_BODY_BYTES, SIX_MB_PAGE_CITIES, tooLarge } from '../response-limit.js';
 
 // AWS Lambda behind a function URL (or API Gateway HTTP API): payload format 2.0 in, the
 // `{statusCode, headers, body, isBase64Encoded}` result out. Bodies go base64-encoded, so every

@@ -1,9 +1,9 @@
 import { endpointPath } from '../../core/route-table.js';
 import { mountOf } from '../../core/url-path.js';
-import { createFetchHandler } from '../fetch-handler.js';
-import type { LazySiteContext } from '../route.js';
-import { edgeSite, httpRead, type EdgeProjectData } from '../edge-site.js';
-import { SIX_MB_PAGE_CITIES } from './response-limit.js';
+import { createFetchHandler } from '../../http/fetch-handler.js';
+import type { LazySiteContext } from '../../http/route.js';
+import { edgeSite, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
+import { SIX_MB_PAGE_CITIES } from '../response-limit.js';
 
 // A Netlify Edge Function (Deno, in front of Netlify's CDN) on the endpoint's path: every request
 // to the endpoint goes through the same route() as `cities-api serve`. A query a file covers is

@@ -1,6 +1,6 @@
 import { CitiesApiError } from '../../core/errors.js';
-import { createFetchHandler } from '../fetch-handler.js';
-import { edgeSite, httpRead, type EdgeProjectData } from '../edge-site.js';
+import { createFetchHandler } from '../../http/fetch-handler.js';
+import { edgeSite, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
 
 // Cloudflare Workers with static assets: the site's files are the Worker's assets (wrangler.jsonc
 // written by `cities-api edge cloudflare`); every request to the endpoint runs the Worker first

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError } from '../../core/errors.js';
 
 // netlify.toml is the user's: one file for both Netlify guides (docs/netlify.md's static site,
 // built by Netlify or deployed with the CLI, and `edge netlify`'s edge function), which `edge

@@ -1,6 +1,6 @@
-import { utf8 } from '../../core/bytes.js';
-import { detailJson } from '../../core/json-text.js';
-import { ROUTES } from '../../core/route-table.js';
+import { utf8 } from '../core/bytes.js';
+import { detailJson } from '../core/json-text.js';
+import { ROUTES } from '../core/route-table.js';
 
 // AWS Lambda and Netlify Functions refuse a response over 6 MB (with a bare 502): a page is capped
 // below it, and an answer still larger (cities of unusual size) is replaced by a clear error.

@@ -1,7 +1,7 @@
 import { ROUTES } from '../../core/route-table.js';
 import type { OpenedFile } from '../../site/edge-rows.js';
-import { createFetchHandler } from '../fetch-handler.js';
-import { edgeSite, type EdgeProjectData } from '../edge-site.js';
+import { createFetchHandler } from '../../http/fetch-handler.js';
+import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
 
 // `deno serve` (Deno Deploy, a Deno server): the module's default export is `{ fetch }`; every
 // answer is computed from the site's edge files, read from the site's directory shipped with the
