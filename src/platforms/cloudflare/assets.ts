@@ -13,11 +13,18 @@ import { CLOUDFLARE_FREE, type AssetLimits } from '../../site/asset-budget.js';
 
 export { CLOUDFLARE_FREE, type AssetLimits } from '../../site/asset-budget.js';
 
+interface Sized {
+  readonly path: string;
+  readonly size: number;
+}
+
 export interface AssetPlan {
   /** The .assetsignore text (gitignore rules, as wrangler reads them). */
   readonly ignore: string;
-  /** Files published, and the first pages of each list among them (Infinity: every page). */
+  /** Files published, their bytes and the largest, and the first pages of each list among them (Infinity: every page). */
   readonly files: number;
+  readonly bytes: number;
+  readonly largest: Sized | null;
   readonly pagesPerList: number;
   /** What wrangler will make of a site not built for Cloudflare (`build --for cloudflare`), if anything. */
   readonly warnings: readonly string[];
@@ -28,20 +35,23 @@ const PAGE_BUDGETS = [Infinity, 999, 499, 199, 99, 49, 19, 9, 4, 1, 0];
 
 export async function planAssets(site: string, limits: AssetLimits = CLOUDFLARE_FREE): Promise<AssetPlan> {
   const entries = await readdir(site, { recursive: true, withFileTypes: true });
-  const always: string[] = [];
+  const always: Sized[] = [];
   const tooLarge: string[] = [];
-  const pages: number[] = [];
+  const pages: (Sized & { readonly page: number })[] = [];
   const otherHosts: string[] = [];
   let siteFiles = 0;
   for (const e of entries) {
     if (!e.isFile()) continue;
     siteFiles++;
     const path = relative(site, join(e.parentPath, e.name)).split(sep).join('/');
-    if (path === ROUTES.extras.netlifyRedirects || path === ROUTES.extras.netlifyHeaders) otherHosts.push(path);
-    if (/\.(gz|br)$/.test(path) || path.startsWith('.') || Object.values(ROUTES.extras).includes(path as never))
+    if (path === ROUTES.extras.netlifyRedirects || path === ROUTES.extras.netlifyHeaders) {
+      otherHosts.push(path);
       continue;
+    }
+    if (/\.(gz|br)$/.test(path) || path.startsWith('.')) continue;
     if (path.startsWith(`${ROUTES.file.meta}/`) && !path.startsWith(`${ROUTES.edge.dir}/`)) continue;
-    if ((await stat(join(site, path))).size > limits.fileBytes) {
+    const { size } = await stat(join(site, path));
+    if (size > limits.fileBytes) {
       if (path.startsWith(`${ROUTES.edge.dir}/`))
         throw new CitiesApiError(
           `${path} is over Cloudflare's ${limits.fileBytes}-byte asset limit: rebuild the site with this version`,
@@ -51,21 +61,23 @@ export async function planAssets(site: string, limits: AssetLimits = CLOUDFLARE_
       continue;
     }
     const page = /^cities\/[^/]+\/[^/]+\/(\d+)\.json$/.exec(path);
-    if (page) pages.push(Number(page[1]));
-    else always.push(path);
+    if (page) pages.push({ path, size, page: Number(page[1]) });
+    else always.push({ path, size });
   }
   for (const budget of PAGE_BUDGETS) {
-    const files = always.length + pages.filter((n) => n <= budget).length;
-    if (files <= limits.files)
+    const published = [...always, ...pages.filter((p) => p.page <= budget)];
+    if (published.length <= limits.files)
       return {
         ignore: ignoreText(budget, tooLarge.sort()),
-        files,
+        files: published.length,
+        bytes: published.reduce((n, f) => n + f.size, 0),
+        largest: published.reduce<Sized | null>((a, f) => (a && a.size >= f.size ? a : f), null),
         pagesPerList: budget,
         warnings: wranglerWarnings(otherHosts.sort(), siteFiles, limits),
       };
   }
   throw new CitiesApiError(
-    `the site's edge data and files take ${always.length} assets, over Cloudflare's ${limits.files} per Worker version (Workers Free): build with fewer --orderings, or deploy on a plan with more (and raise the limit)`,
+    `the site's edge data and files take ${always.length.toLocaleString('en')} assets, over Cloudflare's ${limits.files} per Worker version (Workers Free): build with fewer --orderings, or deploy on a plan with more (and raise the limit)`,
     2,
   );
 }
