@@ -11,6 +11,7 @@ const UNIT = [
   'browsable',
   'bytes',
   'city-table',
+  'cloudfront-stack',
   'create-city',
   'dataset-file',
   'fetch-handler',

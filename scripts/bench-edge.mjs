@@ -1,241 +1,279 @@
 #!/usr/bin/env node
-// npm run bench:edge: the project `cities-api edge cloudflare` generates for a site of 140k cities,
-// answering live queries on workerd, Cloudflare's runtime (miniflare, with the generated
-// wrangler.jsonc's script and assets): the Worker reads the site's edge data (rank files and
-// chunks, site/edge-files.ts) through the ASSETS binding, as a deployed Worker reads them. For each query, on a
-// fresh isolate: the time to its first answer, then the wall time of each further request (distinct
-// pages, so chunk reads are not all cache hits), and the isolate's memory as its inspector reports
-// it (V8 heap + embedder heap + ArrayBuffer backing stores: the most seen after any answer, and after
-// a garbage collection at the end), beside the workerd process's RSS. A Worker's CPU time cannot be read from inside
-// (its clock stands still while it computes); wall time seen from outside bounds it, and the same
-// code's CPU time per request in Node (same V8) is printed beside it. Bodies are checked against
-// answerListing over the whole dataset. Goals (issue 12): first answer < 1 s, < 10 ms of CPU per
-// answer, memory < 128 MB.
+// npm run bench:edge: the edge projects (`cities-api edge <platform>`) at 20k cities (every
+// ordering precomputed, one page size) and 140k cities (the default ordering), edge data format 2.
+// Per size and platform: the files and bytes deployed; per query kind (covered: a page a file
+// holds; uncovered: a page size no file holds; multi-field; page_size >= count): the first answer
+// of a fresh instance, the median and p95 of the next (distinct pages), and on the Node fetch core
+// (the handler every adapter wraps, the same V8 as workerd and Deno) its CPU per answer and the
+// bytes of edge files read per answer after the one-time reads (index, rank files) against the
+// goal 3 x the answer + 512 KB. Then memory: 8 concurrent page_size=20000 answers in a Node of
+// 128 MB old space (scripts/bench/edge-memory.mjs); on workerd and Deno the process's peak RSS.
+// Every body is checked against answerListing over the whole dataset (ICU in Node).
 //
-//   node scripts/bench-edge.mjs [--data FILE] [--requests N]
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+//   node scripts/bench-edge.mjs [--sizes 20k,140k] [--requests N] [--platforms node,workerd,deno,lambda]
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = join(import.meta.dirname, '..');
 const { values: opts } = parseArgs({
   options: {
-    data: { type: 'string', default: join(ROOT, 'bench-data', 'cities-140k.json') },
-    requests: { type: 'string', default: '40' },
+    sizes: { type: 'string', default: '20k,140k' },
+    requests: { type: 'string', default: '20' },
+    platforms: { type: 'string', default: 'node,workerd,deno,lambda' },
   },
 });
 const BASE = 'https://api.example.org';
-const INSPECTOR = 9357;
-const QUERIES = [
-  [
-    'deep live page',
-    'ordering=-name_ar&page_size=7&page=15000',
-    (i) => `ordering=-name_ar&page_size=7&page=${15000 - i}`,
-  ],
-  ['multi-field ordering', 'ordering=name_en,-name_ar', (i) => `ordering=name_en,-name_ar&page=${i + 2}`],
-  [
-    'multi-field, deep',
-    'ordering=name_en,-name_ar&page=9000',
-    (i) => `ordering=name_en,-name_ar&page=${9000 - 97 * i}`,
-  ],
-];
-
+const REQUESTS = Number(opts.requests);
+const PLATFORMS = opts.platforms.split(',');
 const lib = (path) => import(join(ROOT, 'lib', path));
-const { Miniflare } = await import('miniflare').catch(() =>
-  fail('miniflare is missing: npm ci installs it (a dev dependency)'),
-);
-const [
-  { readDataset },
-  { CityIndex },
-  { answerListing, bodyBytes },
-  { parseQuery },
-  { EdgeSource },
-  { build },
-  { writeEdgeProject },
-  { ROUTES },
-] = await Promise.all(
-  [
-    'dataset/read-dataset.js',
-    'core/city-index.js',
-    'core/page.js',
-    'core/query-string.js',
-    'site/edge-source.js',
-    'app/build.js',
-    'app/edge-project.js',
-    'core/route-table.js',
-  ].map(lib),
-);
-
-if (!existsSync(opts.data)) {
-  console.error(`${opts.data} is missing: deriving it (npm run bench:data) ...`);
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'bench-data.mjs'), '--out', opts.data], { stdio: 'inherit' });
-}
-
-// 1. The build: the dataset ranked by ICU (locale collation), its edge files written with the site
-// (few pages: one ordering, one page size, so that every query below is the Worker's to compute).
-const work = join(ROOT, 'bench-data', 'edge-bench');
-rmSync(work, { recursive: true, force: true });
-let started = performance.now();
-const site = join(work, 'site');
-await build({ data: opts.data, out: site, baseUrl: BASE, pageSizes: [100], orderings: ['default'], compress: false });
-const edgeDir = join(site, ROUTES.edge.dir);
-const files = readdirSync(edgeDir, { recursive: true, withFileTypes: true })
-  .filter((e) => e.isFile())
-  .map((e) => ({ path: join(e.parentPath, e.name), bytes: statSync(join(e.parentPath, e.name)).size }));
-const bytes = files.reduce((n, f) => n + f.bytes, 0);
-const largest = (part) => Math.max(...files.filter((f) => f.path.includes(part)).map((f) => f.bytes));
-console.log(
-  `site of the dataset built in ${secs(performance.now() - started)}; edge data: ${files.length} files, ${mb(bytes)} (largest rank file ${mb(largest('ranks'))}, largest chunk ${mb(largest('chunks'))})`,
-);
-started = performance.now();
-const index = new CityIndex(await readDataset(opts.data), 'locale');
-console.log(`the whole dataset ranked in Node, for the expected answers: ${secs(performance.now() - started)}`);
-
-// 2. The project \`cities-api edge cloudflare\` writes for it: its worker.js, as wrangler deploys it.
-const project = await writeEdgeProject('cloudflare', site, join(work, 'project'));
-const code = project.files
-  .filter((f) => f.endsWith('.js'))
-  .map((f) => readFileSync(join(project.out, f)).length)
-  .reduce((a, b) => a + b, 0);
-console.log(
-  `generated Cloudflare project: ${project.files.join(', ')}; its code ${(code / 1e3).toFixed(1)} KB (bundle ${(project.bundleBytes / 1e3).toFixed(1)} KB), the same at any size of site`,
-);
-
-// 3. Each query on a fresh isolate, on workerd.
-console.log(`\nworkerd (miniflare), ${opts.requests} requests after the first, distinct pages:`);
-
-const expected = (query) => bodyBytes(answerListing(index, parseQuery(query), BASE).body);
-for (const [label, first, next] of QUERIES) {
-  // Timed without the inspector (attached, it slows workerd down); memory on a second fresh isolate.
-  const timed = await onWorkerd(first, next, false);
-  const measured = await onWorkerd(first, next, true);
-  const q = (p) => timed.walls[Math.min(timed.walls.length - 1, Math.floor(p * timed.walls.length))];
-  console.log(`${label}: ?${first}`);
-  console.log(
-    `  first answer ${ms(timed.first)}; each next: median ${ms(q(0.5))}, p95 ${ms(q(0.95))}, max ${ms(timed.walls.at(-1))} (wall)`,
+const [{ readDataset }, { CityIndex }, { answerListing, bodyBytes }, { parseQuery }, { build }, edge, fetchCore] =
+  await Promise.all(
+    [
+      'dataset/read-dataset.js',
+      'core/city-index.js',
+      'core/page.js',
+      'core/query-string.js',
+      'app/build.js',
+      'app/edge-project.js',
+      'http/fetch-handler.js',
+    ].map(lib),
   );
-  console.log(
-    `  isolate memory (V8 heap + embedder + ArrayBuffers): at most ${mb(measured.isolatePeak)} after an answer; workerd process RSS ${mb(timed.before.rss)} -> ${mb(timed.after.rss)} (peak ${mb(timed.after.peak)})`,
-  );
-}
+const { edgeSite } = await lib('http/edge-site.js');
+const { readManifestHead } = await lib('store/manifest-file.js');
+const { planAssets } = await lib('platforms/cloudflare/assets.js');
 
-/** The query, then `requests` next ones, on a fresh workerd; with the inspector, the isolate's memory after each. */
-async function onWorkerd(first, next, inspect) {
-  const config = JSON.parse(readFileSync(join(project.out, 'wrangler.jsonc'), 'utf8').replace(/^\/\/.*\n/, ''));
-  const mf = new Miniflare({
-    modules: true,
-    modulesRoot: project.out,
-    // The project's .js files are ES modules (as wrangler bundles them); miniflare's default takes .js as CommonJS.
-    modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
-    scriptPath: join(project.out, config.main),
-    compatibilityDate: config.compatibility_date,
-    ...(inspect ? { inspectorPort: INSPECTOR } : {}),
-    assets: {
-      directory: join(project.out, config.assets.directory),
-      binding: config.assets.binding,
-      routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
-    },
-  });
-  await mf.ready;
-  const pid = workerdPid();
-  const before = rss(pid);
-  const inspector = inspect ? await inspectorOf(INSPECTOR) : null;
-  let isolatePeak = 0;
-  const ask = async (query) => {
-    const started = performance.now();
-    const answer = await mf.dispatchFetch(`${BASE}/cities/?${query}`);
-    const body = Buffer.from(await answer.arrayBuffer());
-    const wall = performance.now() - started;
-    if (answer.status !== 200 || !body.equals(expected(query)))
-      throw new Error(`?${query}: ${answer.status} ${body.toString().slice(0, 200)}`);
-    if (inspector) isolatePeak = Math.max(isolatePeak, await inspector.memory());
-    return wall;
-  };
-  const firstWall = await ask(first);
-  const walls = [];
-  for (let i = 0; i < Number(opts.requests); i++) walls.push(await ask(next(i)));
-  const after = rss(pid);
-  inspector?.close();
-  await mf.dispose();
-  return { first: firstWall, walls: walls.sort((a, b) => a - b), before, after, isolatePeak };
-}
+/** The query kinds, each a first query and the i-th next one (distinct pages). */
+const kinds = (count) => [
+  ['covered (a file holds it)', (i) => `ordering=-name_fr&page_size=100&page=${i + 1}`],
+  ['uncovered page size', (i) => `ordering=name_it&page_size=7&page=${Math.floor(count / 7) - 97 * i}`],
+  ['uncovered, descending', (i) => `ordering=-name_ar&page_size=20&page=${Math.floor(count / 40) + 13 * i}`],
+  ['multi-field', (i) => `ordering=name_de,-name_en&page_size=10&page=${Math.floor(count / 20) + 31 * i}`],
+  ['multi-field, 3 terms', (i) => `ordering=-name_fr,name_ar,-name_en&page_size=50&page=${1 + 7 * i}`],
+  ['page_size >= count', (i) => `ordering=${i % 2 ? '-' : ''}name_ru&page_size=${count + i}`],
+];
+const SIZES = {
+  '20k': { file: 'cities-20k.json', make: ['--bundled', '20000'], orderings: 'all' },
+  '140k': { file: 'cities-140k.json', make: [], orderings: ['default'] },
+};
 
-// 4. The same source in Node: CPU time per answer (same V8), files read from disk.
-console.log(`\nNode (same code, same V8), CPU time per answer (process.cpuUsage), a fresh source per query:`);
-for (const [label, first, next] of QUERIES) {
-  const source = new EdgeSource(async (path) => new Uint8Array(readFileSync(join(site, path))));
-  const cpu = async (query) => {
-    const at = process.cpuUsage();
-    bodyBytes((await source.answer(parseQuery(query), BASE)).body);
-    const used = process.cpuUsage(at);
-    return (used.user + used.system) / 1000;
-  };
-  const firstCpu = await cpu(first);
-  const cpus = [];
-  for (let i = 0; i < Number(opts.requests); i++) cpus.push(await cpu(next(i)));
-  cpus.sort((a, b) => a - b);
-  console.log(
-    `${`${label}:`.padEnd(24)} first ${ms(firstCpu)}, then median ${ms(cpus[cpus.length >> 1])}, max ${ms(cpus.at(-1))}`,
-  );
-}
-rmSync(work, { recursive: true, force: true });
+for (const size of opts.sizes.split(',')) await benchSize(size, SIZES[size]);
 
-/** The user Worker's isolate through workerd's inspector (Chrome DevTools protocol). */
-async function inspectorOf(port) {
-  const { default: WebSocket } = await import('ws');
-  const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
-  const target = targets.find((t) => t.webSocketDebuggerUrl.endsWith('/core:user:'));
-  if (!target)
-    throw new Error(`no user Worker among the inspector's targets: ${targets.map((t) => t.title).join(', ')}`);
-  const ws = new WebSocket(target.webSocketDebuggerUrl);
-  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-  let id = 0;
-  const pending = new Map();
-  ws.on('message', (data) => {
-    const message = JSON.parse(data);
-    pending.get(message.id)?.(message.result);
-    pending.delete(message.id);
-  });
-  const call = (method, params = {}) =>
-    new Promise((resolve) => {
-      pending.set(++id, resolve);
-      ws.send(JSON.stringify({ id, method, params }));
+async function benchSize(size, { file, make, orderings }) {
+  const data = join(ROOT, 'bench-data', file);
+  if (!existsSync(data))
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'bench-data.mjs'), ...make, '--out', data], {
+      stdio: 'inherit',
     });
-  const memory = async () => {
-    const usage = await call('Runtime.getHeapUsage');
-    return usage.usedSize + usage.embedderHeapUsedSize + usage.backingStorageSize;
+  const work = join(ROOT, 'bench-data', `edge-bench-${size}`);
+  rmSync(work, { recursive: true, force: true });
+  const site = join(work, 'site');
+  mkdirSync(site, { recursive: true });
+  const started = performance.now();
+  await build({ data, out: site, baseUrl: BASE, pageSizes: [100], orderings, compress: false });
+  const index = new CityIndex(await readDataset(data), 'locale');
+  console.log(`\n== ${size}: ${index.count} cities, site built in ${secs(performance.now() - started)} ==`);
+  const expected = (query) => Buffer.from(bodyBytes(answerListing(index, parseQuery(query), BASE).body));
+  console.log('deployed (files, bytes):');
+  const projects = {};
+  for (const platform of edge.PLATFORMS) {
+    // Netlify publishes a directory inside its project: the project is the site's parent.
+    projects[platform] = await edge.writeEdgeProject(
+      platform,
+      site,
+      platform === 'netlify' ? work : join(work, platform),
+    );
+    const { files, bytes } = await deployed(platform, projects[platform], site);
+    console.log(`  ${platform.padEnd(10)} ${String(files).padStart(7)} files ${mb(bytes).padStart(9)}`);
+  }
+  const runtimes = {
+    node: () => nodeCore(site),
+    workerd: () => workerd(projects.cloudflare),
+    deno: () => denoServe(projects.deno),
+    lambda: () => lambda(projects.lambda),
   };
+  for (const name of PLATFORMS) {
+    console.log(`${name}:`);
+    for (const [label, query] of kinds(index.count)) {
+      const runtime = await runtimes[name]();
+      try {
+        const times = [];
+        const cpus = [];
+        const reads = [];
+        let first = 0;
+        let status = 0;
+        for (let i = 0; i <= REQUESTS; i++) {
+          const q = query(i);
+          runtime.reads && (runtime.reads.bytes = 0);
+          const cpu = process.cpuUsage();
+          const at = performance.now();
+          const got = await runtime.ask(q);
+          const wall = performance.now() - at;
+          const used = process.cpuUsage(cpu);
+          status = got.status;
+          if (got.status === 200 && !got.body.equals(expected(q))) throw new Error(`${name} ?${q}: not serve's bytes`);
+          if (i === 0) first = wall;
+          else {
+            times.push(wall);
+            cpus.push((used.user + used.system) / 1000);
+            if (runtime.reads) reads.push(runtime.reads.bytes / (3 * got.body.length + 512_000));
+          }
+        }
+        const line = [`first ${ms(first)}`, `median ${ms(q(times, 0.5))}`, `p95 ${ms(q(times, 0.95))}`];
+        if (name === 'node') line.push(`CPU ${ms(q(cpus, 0.5))}`);
+        if (reads.length) line.push(`read/goal median ${q(reads, 0.5).toFixed(2)} max ${q(reads, 1).toFixed(2)}`);
+        if (runtime.rss) line.push(`peak RSS ${mb(runtime.rss())}`);
+        console.log(`  ${label.padEnd(28)} ${status} ${line.join(', ')}`);
+      } finally {
+        await runtime.stop?.();
+      }
+    }
+  }
+  if (PLATFORMS.includes('node')) {
+    const pages = Math.max(1, Math.floor(index.count / 20000));
+    const out = execFileSync(
+      process.execPath,
+      ['--max-old-space-size=128', '--expose-gc', join(ROOT, 'scripts', 'bench', 'edge-memory.mjs')].concat([
+        site,
+        '8',
+        'ordering=name_de,-name_en&page_size=20000',
+        String(pages),
+      ]),
+      { encoding: 'utf8' },
+    );
+    const { before, peak, results } = JSON.parse(out);
+    const ok = results.every((r) => r.status === 200);
+    console.log(
+      `memory, 8 concurrent page_size=20000 (multi-field) in 128 MB old space: ${ok ? 'all 200' : 'FAILED'}; RSS ${mb(before.rss)} -> peak ${mb(peak.rss)}; JS heap + ArrayBuffers ${mb(before.js)} -> ${mb(peak.js)} (+${mb((peak.js - before.js) / 8)} a request)`,
+    );
+  }
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** Files and bytes a platform deploys: the project's files and the site's it publishes (Lambda: its zip). */
+async function deployed(platform, project, site) {
+  if (platform === 'lambda') {
+    const zip = join(project.out, 'function.zip');
+    const list = 'import zipfile,sys;print(len(zipfile.ZipFile(sys.argv[1]).namelist()))';
+    const entries = Number(execFileSync('python3', ['-c', list, zip], { encoding: 'utf8' }));
+    return { files: entries, bytes: statSync(zip).size };
+  }
+  const code = project.files.filter((f) => !f.startsWith('/')).map((f) => statSync(join(project.out, f)).size);
+  const published = readdirSync(site, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => statSync(join(e.parentPath, e.name)).size);
+  const files = [...code, ...published];
+  const bytes = files.reduce((a, b) => a + b, 0);
+  // Cloudflare publishes what its plan keeps (the rest ignored by .assetsignore): its count.
+  if (platform === 'cloudflare') return { files: code.length + (await planAssets(site)).files, bytes: Number.NaN };
+  return { files: files.length, bytes };
+}
+
+/** The fetch core in this process, its edge files read from disk and counted. */
+async function nodeCore(site) {
+  const { settings } = await readManifestHead(site);
+  const reads = { bytes: 0 };
+  const read = async (path) => {
+    const bytes = new Uint8Array(await readFile(join(site, path)));
+    if (path.includes('/rows/')) reads.bytes += bytes.length;
+    return bytes;
+  };
+  const handler = fetchCore.createFetchHandler({ site: edgeSite(settings, read) });
+  return { reads, ask: (q) => answered(handler(new Request(`${BASE}/cities/?${q}`))) };
+}
+
+async function answered(responding) {
+  const response = await responding;
+  return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
+}
+
+/** The Cloudflare project on workerd (wrangler's dev server), its assets the site's files. */
+async function workerd(project) {
+  process.env.WRANGLER_SEND_METRICS = 'false';
+  const { unstable_startWorker } = await import('wrangler');
+  const worker = await unstable_startWorker({
+    config: join(project.out, 'wrangler.jsonc'),
+    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' },
+  });
+  await worker.ready;
+  const url = (await worker.url).origin;
+  const pid = childPid(/workerd/);
   return {
-    call,
-    memory,
-    close: () => ws.close(),
+    ask: (q) => answered(fetch(`${url}/cities/?${q}`)),
+    rss: () => peakRss(pid),
+    stop: () => worker.dispose(),
   };
 }
 
-function workerdPid() {
+/** The Deno project under `deno serve`, as its deploy command runs it. */
+async function denoServe(project) {
+  const [, serve, ...args] = project.deploy.split(' ');
+  const child = spawn(
+    join(ROOT, 'node_modules', '.bin', 'deno'),
+    [serve, '--host', '127.0.0.1', '--port', '0', ...args],
+    {
+      cwd: project.out,
+      env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  const url = await new Promise((resolve, reject) => {
+    const seen = (d) => {
+      output += d;
+      const m = /Listening on (http:\/\/[^\s/]+)/.exec(output);
+      if (m) resolve(m[1]);
+    };
+    child.stdout.on('data', seen);
+    child.stderr.on('data', seen);
+    child.once('exit', (code) => reject(new Error(`deno serve exited with ${code}: ${output}`)));
+  });
+  return {
+    ask: (q) => answered(fetch(`${url}/cities/?${q}`)),
+    rss: () => peakRss(child.pid),
+    stop: () => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM')),
+  };
+}
+
+/** The Lambda handler from the project's function.zip (unpacked by Python's zipfile), driven with payload-2.0 events. */
+async function lambda(project) {
+  const dir = join(project.out, 'unpacked');
+  if (!existsSync(dir)) {
+    const unzip = 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])';
+    execFileSync('python3', ['-c', unzip, join(project.out, 'function.zip'), dir]);
+  }
+  const { handler } = await import(`${pathToFileURL(join(dir, 'index.mjs')).href}?${Math.random()}`);
+  return {
+    ask: async (q) => {
+      const r = await handler({ rawPath: '/cities/', rawQueryString: q, requestContext: { http: { method: 'GET' } } });
+      return { status: r.statusCode, body: Buffer.from(r.body, r.isBase64Encoded ? 'base64' : 'utf8') };
+    },
+  };
+}
+
+function childPid(pattern) {
   const out = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)], { encoding: 'utf8' });
-  const line = out.split('\n').find((l) => /workerd/.test(l));
+  const line = out.split('\n').find((l) => pattern.test(l));
   return line ? Number(line.trim().split(/\s+/)[0]) : null;
 }
 
-function rss(pid) {
-  if (!pid) return { rss: NaN, peak: NaN };
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1]) * 1024;
-  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+function peakRss(pid) {
+  if (!pid || !existsSync(`/proc/${pid}/status`)) return Number.NaN;
+  return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
 }
 
-function fail(message) {
-  console.error(`bench:edge: ${message}`);
-  process.exit(2);
+function q(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
 }
-
 function mb(n) {
   return Number.isNaN(n) ? '?' : `${(n / 1e6).toFixed(1)} MB`;
 }
 function ms(n) {
-  return `${n.toFixed(n < 10 ? 2 : 0)} ms`;
+  return Number.isNaN(n) ? '?' : `${n.toFixed(n < 10 ? 2 : 0)} ms`;
 }
 function secs(n) {
   return `${(n / 1000).toFixed(1)} s`;

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../src/site/version.js';
 import { cloudFrontFunction } from '../src/hosts/cloudfront.js';
+import { cloudFrontStack } from '../src/hosts/cloudfront-stack.js';
 import { specOf } from '../src/site/manifest.js';
 import type { SiteSpec } from '../src/site/spec.js';
 import { readManifest } from '../src/store/manifest-file.js';
@@ -257,10 +258,33 @@ describe('cities-api config', () => {
       ['--live-url', 'https://live.example.org'],
       (settings: SiteSpec) => cloudFrontFunction({ ...settings, liveUrl: 'https://live.example.org' }),
     ],
+    ['cloudfront', ['--stack'], (settings: SiteSpec) => cloudFrontStack(settings)],
+    [
+      'cloudfront',
+      ['--stack', '--live-url', 'https://live.example.org'],
+      (settings: SiteSpec) => cloudFrontStack({ ...settings, liveUrl: 'https://live.example.org' }),
+    ],
   ])('%s %j prints the config of the built site', async (host, args, expected) => {
     const run = await cli(cwd, 'config', host, ...args);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(expected(specOf((await readManifest(join(cwd, 'dist')))!)));
+  });
+
+  it.each([
+    [
+      'an IP address: CloudFront origins need a DNS name',
+      'http://127.0.0.1:8080',
+      /the live URL http:\/\/127\.0\.0\.1:8080 has no DNS name/,
+    ],
+    [
+      'a query',
+      'https://live.example.org/?a=1',
+      /invalid live URL "https:\/\/live\.example\.org\/\?a=1": it must not carry a query/,
+    ],
+  ])('config cloudfront --stack with a live URL on %s: exit 2, nothing on stdout', async (_, liveUrl, message) => {
+    const run = await cli(cwd, 'config', 'cloudfront', '--stack', '--live-url', liveUrl);
+    expect([run.code, run.stdout, run.stderr]).toEqual([2, '', expect.stringMatching(message)]);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('a directory without a site is a clear error', async () => {

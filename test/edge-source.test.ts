@@ -201,7 +201,7 @@ describe('a request reads only what it needs', () => {
       },
     ],
     [
-      'a multi-field ordering: the rank files of its terms, blocks of its first term',
+      'a multi-field ordering: the rank files of its terms, blocks of the one layout where its cities lie closest',
       'ordering=name_en,-name_ar,name_fr',
       (reads) => {
         expect(rankReads(reads).sort()).toEqual([
@@ -209,7 +209,9 @@ describe('a request reads only what it needs', () => {
           '_cities-api/edge/ranks/name_en.bin',
           '_cities-api/edge/ranks/name_fr.bin',
         ]);
-        expect(blocks(reads).every((p) => p.startsWith('_cities-api/edge/rows/name_en-'))).toBe(true);
+        // name_en's ties are thousands of cities (ordered there by id): name_ar's layout holds the page in one or two blocks.
+        expect(blocks(reads).length).toBeLessThanOrEqual(2);
+        expect(blocks(reads).every((p) => p.startsWith('_cities-api/edge/rows/name_ar-'))).toBe(true);
       },
     ],
     ['an invalid page: the index alone', 'page=9999', (reads) => expect(reads).toEqual([ROUTES.edge.index])],
@@ -227,6 +229,8 @@ describe('a request reads only what it needs', () => {
     ['a field ascending', 'ordering=name_fr&page_size=7&page=1234'],
     ['a field descending, ties by id', 'ordering=-name_en&page_size=10&page=2000'],
     ['multi-field', 'ordering=name_ar,-name_en&page_size=10&page=3001'],
+    ['multi-field, its first field in ties of thousands', 'ordering=name_en,-name_ar&page_size=10&page=1234'],
+    ['multi-field, ties of thousands, a large page', 'ordering=-name_en,name_ar&page_size=5000&page=5'],
     ['every city on one page', 'ordering=-name_ar&page_size=100000'],
     ['a large page', 'ordering=name_ar,-name_fr&page_size=5000&page=3'],
   ])('%s: bytes read after the one-time reads are at most 3 x the answer + 512 KB', async (_, query) => {
@@ -238,6 +242,21 @@ describe('a request reads only what it needs', () => {
     const answer = await streamed(source, query);
     const read = site.reads.reduce((n, p) => n + site.files.get(p)!.length, 0);
     expect(rankReads(site.reads)).toEqual([]);
+    expect(read).toBeLessThanOrEqual(3 * answer.body.length + 512_000);
+  });
+
+  // Known gap (issue #25, item 3): a page of a multi-field ordering whose cities are spread thin in
+  // every layout (here 1 in 13 of a run of name_ar's layout) reads whole blocks for a few cities
+  // each; reading parts of a block (ranges) would close it. Passes the day it is closed.
+  it.fails('known gap: a multi-field page spread thin in every layout reads over 3 x the answer + 512 KB', async () => {
+    const index = tiedIndex(40_000);
+    const site = siteOf(index);
+    const source = new EdgeSource(site.read, { cacheBytes: 0 });
+    const query = 'ordering=-name_en,name_ar&page_size=100&page=77';
+    await streamed(source, query.replace(/page=\d+/, 'page=1'));
+    site.reads.length = 0;
+    const answer = await streamed(source, query);
+    const read = site.reads.reduce((n, p) => n + site.files.get(p)!.length, 0);
     expect(read).toBeLessThanOrEqual(3 * answer.body.length + 512_000);
   });
 

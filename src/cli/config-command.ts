@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { CitiesApiError } from '../core/errors.js';
 import { fileSystemError } from '../fs/fs-error.js';
 import { cloudFrontFunction } from '../hosts/cloudfront.js';
+import { cloudFrontStack } from '../hosts/cloudfront-stack.js';
 import { nginxConfig } from '../hosts/nginx.js';
 import { specOf } from '../site/manifest.js';
 import type { SiteSpec } from '../site/spec.js';
@@ -21,8 +22,11 @@ const HOSTS: readonly (readonly [CommandName, string, HostConfig])[] = [
   ],
   [
     'config cloudfront',
-    "a CloudFront Function (viewer-request, cloudfront-js-2.0) mapping query strings to the site's S3 objects",
-    async (o, site) => cloudFrontFunction(await builtSpec(site, o.liveUrl)),
+    "a CloudFront Function (viewer-request, cloudfront-js-2.0) mapping query strings to the site's S3 objects, or with --stack the CloudFormation template of the whole deployment",
+    async (o, site) => {
+      const spec = await builtSpec(site, o.liveUrl);
+      return o.stack ? cloudFrontStack(spec) : cloudFrontFunction(spec);
+    },
   ],
 ];
 

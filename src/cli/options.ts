@@ -1,6 +1,7 @@
 import { Option } from 'commander';
 import type { Collation } from '../core/collation.js';
 import { CitiesApiError } from '../core/errors.js';
+import { checkLiveUrl } from '../hosts/live-url.js';
 import { DEFAULT_MAX_FILES } from '../site/size.js';
 import {
   COMPRESSIONS,
@@ -85,6 +86,7 @@ export interface OptionValues {
   quiet: boolean;
   previewPages: boolean;
   edgeOut: string;
+  stack: boolean;
 }
 
 function parsePort(value: string | number): number {
@@ -220,10 +222,16 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     key: 'liveUrl',
     flag: '--live-url <url>',
-    help: 'origin for queries no file answers (a cities-api serve)',
+    help: 'origin for queries no file answers (a cities-api serve, or the function URL of cities-api edge lambda)',
     commands: ['config cloudfront'],
     defaultText: "the site's --live-url, else a 404 saying so",
-    parse: normalizeBaseUrl,
+    parse: checkLiveUrl,
+  },
+  {
+    key: 'stack',
+    flag: '--stack',
+    help: 'print a CloudFormation template (YAML) of the whole deployment instead: bucket, origin access control, this function, policies, distribution (docs/cloudfront.md)',
+    commands: ['config cloudfront'],
   },
   {
     key: 'builtFor',

@@ -41,11 +41,17 @@ export function liveOrigin(liveUrl: string): Record<string, unknown> {
   };
 }
 
-/** The JavaScript source of the function for a built site (deterministic, under 10 KB). */
-export function cloudFrontFunction(spec: Pick<SiteSpec, 'baseUrl' | 'mount' | 'count' | 'liveUrl'>): string {
+/**
+ * The JavaScript source of the function for a built site (deterministic, under 10 KB). `liveDomain`
+ * stands for the live URL's host in the code (the CloudFormation stack puts its parameter there).
+ */
+export function cloudFrontFunction(
+  spec: Pick<SiteSpec, 'baseUrl' | 'mount' | 'count' | 'liveUrl'>,
+  liveDomain?: string,
+): string {
   // The path as clients send it: percent-encoded as the reference writes it in links.
   const api = escapeUriPath(endpointPath(spec.mount));
-  const live = spec.liveUrl ? liveOrigin(spec.liveUrl) : null;
+  const live = spec.liveUrl ? { ...liveOrigin(spec.liveUrl), ...(liveDomain ? { domainName: liveDomain } : {}) } : null;
   const headers = Object.fromEntries(
     Object.entries({ ...ROUTES.headers, [ROUTES.header.contentType]: ROUTES.contentType.json }).map(([name, value]) => [
       name.toLowerCase(),

@@ -23,6 +23,11 @@ export interface RowOptions {
   readonly cacheBytes?: number;
   /** Blocks read at once (default 6, the simultaneous connections a Cloudflare Worker may open). */
   readonly concurrency?: number;
+  /**
+   * Blocks a request keeps once it has used them, for its own later runs (default 16, about 4 MB):
+   * a multi-field page whose cities alternate between a few blocks reads each once, whatever the cache.
+   */
+  readonly keepBlocks?: number;
 }
 
 /** A layout's blocks: the first index of each, and each one's path. */
@@ -37,6 +42,7 @@ export class RowReader {
   private cached = 0;
   private readonly budget: number;
   private readonly concurrency: number;
+  private readonly keepBlocks: number;
 
   constructor(
     private readonly read: (path: string) => Promise<Uint8Array>,
@@ -47,17 +53,21 @@ export class RowReader {
   ) {
     this.budget = options.cacheBytes ?? 16_000_000;
     this.concurrency = Math.max(1, options.concurrency ?? 6);
+    this.keepBlocks = Math.max(0, options.keepBlocks ?? 16);
   }
 
   /**
    * The serialized cities at these indices of a layout, in the indices' order, as one batch of
-   * views per run of consecutive indices in one block.
+   * views per run of consecutive indices in one block. A request holds at most `concurrency`
+   * blocks being read and `keepBlocks` used ones.
    */
   async *cities({ starts, path }: LayoutBlocks, indices: ArrayLike<number>): AsyncGenerator<Bytes[]> {
     const runs = runsOf(starts, indices);
     const blocks = runs.blocks;
     const pending = new Map<number, Promise<BlockFile>>();
     const uses = new Map<number, number>();
+    // Blocks this request has used, the most recent last: read again only once out of it.
+    const used = new Map<number, Promise<BlockFile>>();
     let ahead = 0;
     const held = new Map<string, OpenedFile>();
     try {
@@ -66,7 +76,11 @@ export class RowReader {
         // Start the reads of the next runs' blocks, up to `concurrency` blocks held at once.
         while (ahead < blocks.length && (ahead <= r || pending.size < this.concurrency)) {
           const b = blocks[ahead++]!;
-          if (!pending.has(b)) pending.set(b, this.block(path(b), held.get(path(b))));
+          if (!pending.has(b)) {
+            const kept = used.get(b);
+            used.delete(b);
+            pending.set(b, kept ?? this.block(path(b), held.get(path(b))));
+          }
           uses.set(b, (uses.get(b) ?? 0) + 1);
         }
         const b = blocks[r]!;
@@ -84,7 +98,9 @@ export class RowReader {
         if (left) uses.set(b, left);
         else {
           uses.delete(b);
+          used.set(b, pending.get(b)!);
           pending.delete(b);
+          if (used.size > this.keepBlocks) used.delete(used.keys().next().value!);
         }
         yield batch;
       }
@@ -158,6 +174,13 @@ function runsOf(starts: readonly number[], indices: ArrayLike<number>): { blocks
   }
   from.push(indices.length);
   return { blocks, from };
+}
+
+/** How many distinct blocks hold these indices of a layout. */
+export function blockCount(starts: readonly number[], indices: ArrayLike<number>): number {
+  const seen = new Set<number>();
+  for (const block of runsOf(starts, indices).blocks) seen.add(block);
+  return seen.size;
 }
 
 /** The block holding index `x`: the last whose start is at most x. */

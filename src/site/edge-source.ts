@@ -16,13 +16,14 @@ import { ROUTES } from '../core/route-table.js';
 import { blockPath, LAYOUTS, type EdgeIndex, type Layout } from './edge-files.js';
 import { MixedBuilds, tagBytes } from './edge-format.js';
 import { FieldRanks } from './edge-ranks.js';
-import { RowReader, type LayoutBlocks, type OpenSiteFile, type RowOptions } from './edge-rows.js';
+import { blockCount, RowReader, type LayoutBlocks, type OpenSiteFile, type RowOptions } from './edge-rows.js';
 
 // The listing answered from a site's edge data (edge-files.ts) with whatever fetches a site file.
 // Per request: the index once per instance; a page of the default ordering or of a field ascending
 // is a contiguous run of its layout, read from the one or few blocks holding it; a descending or
 // multi-field page also reads, once per instance, the rank files of its fields (4 bytes a city
-// each) to find where its cities lie in the first field's layout. No ICU, never the whole dataset
+// each) to find where its cities lie in each field's layout, and reads the layout where they span
+// the fewest blocks (its first field's, unless that field's large ties scatter them). No ICU, never the whole dataset
 // (but for a page of every city), and a page streamed as its blocks arrive. The bytes are answerListing's.
 
 /** Reads one file of the site by its path relative to the site's root (`_cities-api/edge/...`); rejects when it cannot. */
@@ -123,16 +124,25 @@ export class EdgeSource {
   private async cities({ index, fields, orders, rows }: Loaded, page: Page): Promise<AsyncIterable<Bytes[]>> {
     const { start, end } = page.slice;
     const terms = orders.decisive(page.ordering);
-    const layout: Layout = terms[0]?.field ?? ROUTES.absent;
-    let indices: Uint32Array;
-    if (terms.length === 0 || (terms.length === 1 && !terms[0]!.descending))
-      indices = Uint32Array.from({ length: end - start }, (_, i) => start + i);
-    else {
-      await fields.load(terms.map((t) => t.field));
-      const at = fields.inverse(layout);
-      indices = orders.positions(terms, start, end).map((p) => at[p]!);
+    if (terms.length === 0 || (terms.length === 1 && !terms[0]!.descending)) {
+      const indices = Uint32Array.from({ length: end - start }, (_, i) => start + i);
+      return rows.cities(blocksOf(index, terms[0]?.field ?? ROUTES.absent), indices);
     }
-    return rows.cities(blocksOf(index, layout), indices);
+    await fields.load(terms.map((t) => t.field));
+    const positions = orders.positions(terms, start, end);
+    // The page's cities lie together in its first field's layout unless that field has large ties
+    // (many cities of one value, ordered there by id): then another term's layout may hold them in
+    // fewer blocks. The layout read is the one where they span the fewest.
+    let best: { blocks: LayoutBlocks; indices: Uint32Array; span: number } | undefined;
+    for (const field of terms.map((t) => t.field)) {
+      const at = fields.inverse(field);
+      const indices = positions.map((p) => at[p]!);
+      const blocks = blocksOf(index, field);
+      const span = blockCount(blocks.starts, indices);
+      if (!best || span < best.span) best = { blocks, indices, span };
+      if (span <= 1) break;
+    }
+    return rows.cities(best!.blocks, best!.indices);
   }
 
   /** Runs `work` on the build loaded; failing before it answers on files of another build, or as the index changed, once more on the new index. */
