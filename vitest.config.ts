@@ -63,7 +63,7 @@ const ENGINES = [
 const files = (names: string[]) => names.map((name) => `test/${name}.test.ts`);
 const CORES = availableParallelism();
 /** Unit files keep every core busy; the others mostly wait on processes, servers and timers: one file more. */
-const unitRun = { sequence: { groupOrder: 0 }, maxWorkers: CORES };
+const unitRun = { sequence: { groupOrder: 0 }, maxWorkers: CORES, isolate: false };
 // Files share the cores, so a build or an engine's start can take several times its time alone.
 const processRun = { sequence: { groupOrder: 1 }, maxWorkers: CORES + 1, testTimeout: 180_000 };
 

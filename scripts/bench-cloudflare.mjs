@@ -42,14 +42,14 @@ const run = (args) => {
 };
 
 // 1. The default build, as docs/deploy.md has it: refused before anything is written.
-const refused = run(['build', '--data', opts.data, '--out', join(opts.dir, 'default'), '--base-url', BASE]);
+const refused = run(['build', '--data', opts.data, '--site', join(opts.dir, 'default'), '--base-url', BASE]);
 const would = /would hold ([\d,]+) files/.exec(refused.out)?.[1];
 console.log(`default build: exit ${refused.code}${would ? `, refused: ${would} files` : ''}`);
 
 // 2. The documented commands for Cloudflare.
-const built = run(['build', '--for', 'cloudflare', '--data', opts.data, '--out', site, '--base-url', BASE]);
+const built = run(['build', '--for', 'cloudflare', '--data', opts.data, '--site', site, '--base-url', BASE]);
 if (built.code) throw new Error(built.out);
-const edge = run(['edge', 'cloudflare', '--site', site, '--out', project]);
+const edge = run(['edge', 'cloudflare', '--site', site, '--project', project]);
 if (edge.code) throw new Error(edge.out);
 const manifest = JSON.parse(readFileSync(join(site, '_cities-api', 'manifest.json'), 'utf8'));
 const count = manifest.dataset.count;

@@ -101,11 +101,11 @@ const summary = [];
 const cpus = placement('off');
 const generator = await loader(chooseTool(undefined), cpus.loader);
 try {
-  execFileSync(process.execPath, [cli, 'build', '--out', site, ...siteArgs], { stdio: 'ignore' });
+  execFileSync(process.execPath, [cli, 'build', '--site', site, ...siteArgs], { stdio: 'ignore' });
   for (const workers of opts.workers.split(',').map(Number)) {
     const child = spawn(
       process.execPath,
-      [cli, 'serve', site, '--port', '0', '--workers', String(workers), '--quiet'],
+      [cli, 'serve', '--site', site, '--port', '0', '--workers', String(workers), '--quiet'],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
@@ -134,7 +134,7 @@ try {
       const idle = await sample();
       const loaded = await underLoad(1000);
       // Right after a rebuild: the server loads the new site while the clients send.
-      execFileSync(process.execPath, [cli, 'build', '--out', site, ...siteArgs, '--force'], { stdio: 'ignore' });
+      execFileSync(process.execPath, [cli, 'build', '--site', site, ...siteArgs, '--force'], { stdio: 'ignore' });
       const rebuilt = await underLoad(5000);
       const line = (label, r) =>
         `${label.padEnd(62)} p50 ${ms(r.p50).padStart(9)}   p99 ${ms(r.p99).padStart(9)}   (${r.requests} requests)`;

@@ -48,7 +48,7 @@ function send(url, method, body) {
 }
 
 function startServe(site, data) {
-  const args = [join(ROOT, 'bin/cities-api.js'), 'serve', site, '--data', data, '--port', '0', '--writable'];
+  const args = [join(ROOT, 'bin/cities-api.js'), 'serve', '--site', site, '--data', data, '--port', '0', '--writable'];
   args.push('--collation', 'codepoint', '--orderings', 'default,name_en,-name_en', '--page-sizes', '10,100');
   args.push('--workers', opts.workers, '--quiet');
   const profile = opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${opts['cpu-prof']}`] : [];

@@ -44,7 +44,17 @@ function rssMiB(pid) {
 }
 
 function startServer(site) {
-  const args = [join(ROOT, 'bin/cities-api.js'), 'serve', site, '--data', opts.data, '--port', '0', '--quiet'];
+  const args = [
+    join(ROOT, 'bin/cities-api.js'),
+    'serve',
+    '--site',
+    site,
+    '--data',
+    opts.data,
+    '--port',
+    '0',
+    '--quiet',
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   return new Promise((resolve, reject) => {

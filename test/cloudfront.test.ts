@@ -479,8 +479,17 @@ describe('query to object: every query a file can answer, by the route table alo
     );
   });
 
-  it('leaves other paths alone, and answers only the mounted path (as clients spell it)', () => {
-    for (const uri of ['/cities', '/cities/x', '/cities/index.html', '/', '/api/v1/cities/', '/CITIES/', '/cities//']) {
+  it('leaves other paths alone (/openapi.json is the S3 object), and answers only the mounted path (as clients spell it)', () => {
+    for (const uri of [
+      '/cities',
+      '/cities/x',
+      '/cities/index.html',
+      '/',
+      '/openapi.json',
+      '/api/v1/cities/',
+      '/CITIES/',
+      '/cities//',
+    ]) {
       expect(run(fn, { uri, raw: 'page=2' }), uri).toEqual({ kind: 'untouched' });
     }
     const mounted = loadFunction(cloudFrontFunction(MOUNTED));

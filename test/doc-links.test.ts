@@ -10,8 +10,9 @@ import { packedPaths, ROOT, shippedMarkdown } from './package-helpers.js';
 // absolute URLs only name example hosts or placeholders (HOST, $host) (no vendor pages, no link to where this repository
 // happens to live, nothing of the shared spec).
 
-const shipped = new Set(await packedPaths());
-const docs = await shippedMarkdown();
+const packed = await packedPaths();
+const shipped = new Set(packed);
+const docs = await shippedMarkdown(packed);
 const repoDocs = (await readdir(join(ROOT, 'docs'))).map((name) => `docs/${name}`).sort();
 
 const EXAMPLE_HOST = /^(?:[\w-]+\.)*example\.(?:org|com|net)$|^localhost$|^127\.0\.0\.1$|^[A-Z][A-Z_]*$|^\$\w/;

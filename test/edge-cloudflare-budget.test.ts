@@ -63,7 +63,7 @@ beforeAll(async () => {
     'cloudflare',
     '--data',
     'cities.json',
-    '--out',
+    '--site',
     'dist',
     '--base-url',
     BASE_URL,
@@ -105,7 +105,7 @@ describe.skipIf(!available)(`${COPIES * 1234} cities: build --for cloudflare, ed
   });
 
   it("wrangler dev starts on the generated project, prints no warning, and answers serve's bytes, covered or computed", async () => {
-    const edge = await cli(root, 'edge', 'cloudflare', '--site', 'dist', '--out', 'edge-cloudflare');
+    const edge = await cli(root, 'edge', 'cloudflare', '--site', 'dist', '--project', 'edge-cloudflare');
     expect(edge).toMatchObject({ code: 0, stderr: '' });
     const { firstPages } = (await readManifestHead(join(root, 'dist')))!.settings;
     const queries = [
@@ -151,13 +151,13 @@ describe.skipIf(!available)('a site built for any host, through edge cloudflare'
       'build',
       '--data',
       join(KIT, 'cities48.csv'),
-      '--out',
+      '--site',
       'any',
       '--compression',
       'none',
     );
     expect(built.code).toBe(0);
-    const edge = await cli(root, 'edge', 'cloudflare', '--site', 'any', '--out', 'any-cloudflare');
+    const edge = await cli(root, 'edge', 'cloudflare', '--site', 'any', '--project', 'any-cloudflare');
     expect(edge.code).toBe(0);
     expect(edge.stderr).toMatch(
       /_headers and _redirects, which wrangler reads as Cloudflare's rules.*--for cloudflare/,

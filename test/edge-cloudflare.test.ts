@@ -28,6 +28,10 @@ describe.skipIf(!available).each(KIT_DATASETS)(
       const worker = await startWorker(join(project.out, 'wrangler.jsonc'));
       try {
         await expectWholeKit(worker.url, name, prefix, totals);
+        // Issue #27 item 8: /openapi.json on every platform; here the asset, as the static hosts answer it.
+        const openapi = await fetch(new URL('/openapi.json', worker.url));
+        expect(openapi.status).toBe(200);
+        expect(Buffer.from(await openapi.arrayBuffer())).toEqual(await readFile(join(site, 'openapi.json')));
         const pages = await expectPagesAsFiles(worker.url, site, baseUrl, totals);
         // A covered query is read from the assets binding, not computed: a page file changed after
         // the deploy's files were read is what the Worker sends (assets are read when asked, in dev).

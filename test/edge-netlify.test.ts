@@ -119,6 +119,12 @@ describe.skipIf(!available)('cities48 on Netlify: what _redirects rules could no
     expect([computed.status, computed.headers.get('cache-control')]).toEqual([200, null]);
   });
 
+  it("/openapi.json is the site's file (issue #27 item 8: on every platform)", async () => {
+    const openapi = await fetch(new URL('/openapi.json', dev.url));
+    expect(openapi.status).toBe(200);
+    expect(Buffer.from(await openapi.arrayBuffer())).toEqual(await readFile(join(site, 'openapi.json')));
+  });
+
   it(`publishes nothing under /${ROUTES.file.meta}/ but the edge data`, async () => {
     const meta = join(site, ROUTES.file.meta);
     const files = (await readdir(meta, { recursive: true, withFileTypes: true }))

@@ -118,7 +118,7 @@ const CASES: Case[] = [
     ],
     () =>
       new RegExp(
-        `permission denied: cannot write in ${path('read-only-2')} \\(for the site directory ${path('read-only-2/site')}\\); make that directory writable for this user, or choose another with --out \\(EACCES; the site was left as it was\\)$`,
+        `permission denied: cannot write in ${path('read-only-2')} \\(for the site directory ${path('read-only-2/site')}\\); make that directory writable for this user, or choose another with --site \\(EACCES; the site was left as it was\\)$`,
       ),
   ],
   [
@@ -148,7 +148,7 @@ const CASES: Case[] = [
     () => ['build', '--data', at('cities.csv')(), '--out', at('a-file/site')()],
     () =>
       new RegExp(
-        `the site directory ${path('a-file/site')} cannot be used: ${path('a-file')} is a file, not a directory; move it away, or choose another with --out \\(ENOTDIR`,
+        `the site directory ${path('a-file/site')} cannot be used: ${path('a-file')} is a file, not a directory; move it away, or choose another with --site \\(ENOTDIR`,
       ),
   ],
   [
@@ -276,16 +276,16 @@ describe('edge cloudflare on a site it cannot write in', () => {
 describe('fileSystemError: every errno becomes a CitiesApiError naming the path', () => {
   const errno = (code: string, syscall: string, path: string) =>
     Object.assign(new Error(`${code}: failed, ${syscall} '${path}'`), { code, syscall, path });
-  const role = { what: 'site directory', option: '--out' };
+  const role = { what: 'site directory', option: '--site' };
   it.each([
     [
       'EROFS',
       'open',
-      /cannot write \/ro\/site\/x.json \(of the site directory \/ro\/site\): it is on a read-only file system, or choose another with --out \(EROFS\)/,
+      /cannot write \/ro\/site\/x.json \(of the site directory \/ro\/site\): it is on a read-only file system, or choose another with --site \(EROFS\)/,
     ],
     ['ENOSPC', 'write', /no space left for the site directory \/ro\/site: free some space and try again \(ENOSPC\)/],
     ['EMFILE', 'open', /raise the open files limit \(ulimit -n\)/],
-    ['ELOOP', 'stat', /too many symbolic links \(a loop\?\); fix the links, or choose another with --out \(ELOOP\)/],
+    ['ELOOP', 'stat', /too many symbolic links \(a loop\?\); fix the links, or choose another with --site \(ELOOP\)/],
     ['EIO', 'read', /the site directory \/ro\/site cannot be used: EIO: failed/],
   ])('%s', async (code, syscall, message) => {
     const error = await fileSystemError(errno(code, syscall, '/ro/site/x.json'), role, '/ro/site');

@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
 import type { Collation } from '../src/core/collation.js';
-import type { City } from '../src/core/fields.js';
+import { NAME_FIELDS, type City } from '../src/core/fields.js';
 import { parseOrdering } from '../src/core/ordering.js';
 import { seededRandom } from './crash-helpers.js';
 import { makeCity } from './helpers.js';
@@ -23,12 +23,16 @@ function cities(n: number, from: number, random: () => number): City[] {
 }
 
 describe('CityIndex.appended answers as a fresh index of the longer table', () => {
-  it.each<[Collation, number, number]>([
-    ['codepoint', 0, 5],
-    ['codepoint', 40, 7],
-    ['locale', 40, 7],
-    ['locale', 1, 1],
-  ])('%s collation, %d cities then %d appended in batches', (collation, start, added) => {
+  it.each<[Collation, number, number, number]>([
+    ['codepoint', 0, 5, 3],
+    ['codepoint', 40, 7, 3],
+    ['locale', 40, 7, 3],
+    ['locale', 1, 1, 3],
+    ['locale', 60, 48, 16],
+    ['codepoint', 30, 40, 40],
+    ['locale', 2, 30, 16],
+    ['codepoint', 3, 30, 30],
+  ])('%s collation, %d cities then %d appended in batches of %d', (collation, start, added, batch) => {
     const random = seededRandom(start * 31 + added);
     const first = cities(start, 1, random);
     let table = CityTable.fromCities(first);
@@ -36,8 +40,8 @@ describe('CityIndex.appended answers as a fresh index of the longer table', () =
     // Use every ordering first, so the index keeps ranks and orders to extend.
     for (const o of ORDERINGS) index.order(parseOrdering(o));
     const more = cities(added, start + 1, random);
-    for (let i = 0; i < more.length; i += 3) {
-      table = table.appended(more.slice(i, i + 3));
+    for (let i = 0; i < more.length; i += batch) {
+      table = table.appended(more.slice(i, i + batch));
       index = index.appended(table);
     }
     const fresh = new CityIndex(CityTable.fromCities([...first, ...more]), collation);
@@ -47,4 +51,31 @@ describe('CityIndex.appended answers as a fresh index of the longer table', () =
       ]);
     expect(table.toCities()).toEqual([...first, ...more]);
   });
+});
+
+describe('an index whose ranks were read from the site (presorted), then appended to (a POST)', () => {
+  it.each<[Collation]>([['codepoint'], ['locale']])(
+    '%s: answers as a fresh index, and no field is ranked again on a request',
+    (collation) => {
+      const random = seededRandom(7);
+      const first = cities(50, 1, random);
+      let table = CityTable.fromCities(first);
+      // The site's rank files stand for a source made by a full index of the same table.
+      const site = new CityIndex(table, collation);
+      for (const field of NAME_FIELDS) site.ranks(field);
+      let index = new CityIndex(table, collation, site);
+      const more = cities(20, 51, random);
+      table = table.appended(more);
+      index = index.appended(table);
+      const ranked = vi.spyOn(CityTable.prototype, 'names');
+      try {
+        const answers = ORDERINGS.map((o) => [...index.order(parseOrdering(o))]);
+        expect(ranked, 'a field ranked on first use').not.toHaveBeenCalled();
+        const fresh = new CityIndex(CityTable.fromCities([...first, ...more]), collation);
+        expect(answers).toEqual(ORDERINGS.map((o) => [...fresh.order(parseOrdering(o))]));
+      } finally {
+        ranked.mockRestore();
+      }
+    },
+  );
 });

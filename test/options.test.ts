@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFIG_KEYS, OPTIONS, optionsMarkdown, optionsOf, type CommandName } from '../src/cli/options.js';
+import { CONFIG_KEYS } from '../src/cli/option-values.js';
+import { OPTIONS, optionsMarkdown, optionsOf, type CommandName } from '../src/cli/options.js';
 import { cli } from './cli-helpers.js';
 import { compressPage } from '../src/store/compression.js';
 import { LOG_FLUSH_MS } from '../src/http/request-log.js';
@@ -114,11 +115,19 @@ describe('every config file key changes what the command does', () => {
       },
     ],
     [
-      'out',
-      { out: 'public' },
+      'site',
+      { site: 'public' },
       async (dir) => {
         await built(dir);
         expect(existsSync(join(dir, 'public/_cities-api/manifest.json'))).toBe(true);
+      },
+    ],
+    [
+      'out',
+      { out: 'older' },
+      async (dir) => {
+        await built(dir);
+        expect(existsSync(join(dir, 'older/_cities-api/manifest.json'))).toBe(true);
       },
     ],
     [
@@ -265,7 +274,7 @@ describe('--config FILE', () => {
     await mkdir(join(dir, 'conf'));
     await writeFile(
       join(dir, 'conf/ci.json'),
-      JSON.stringify({ data: '../data/other.csv', out: '../ci-site', orderings: 'default', pageSizes: [20] }),
+      JSON.stringify({ data: '../data/other.csv', site: '../ci-site', orderings: 'default', pageSizes: [20] }),
     );
     for (const args of [
       ['--config', 'conf/ci.json', 'build'],

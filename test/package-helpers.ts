@@ -97,8 +97,8 @@ export async function packedPaths(dir = ROOT): Promise<string[]> {
   return (JSON.parse(stdout) as [{ files: { path: string }[] }])[0].files.map((f) => f.path);
 }
 
-/** The Markdown files that ship: README.md, docs/*.md, data/README.md. */
-export async function shippedMarkdown(): Promise<{ path: string; text: string }[]> {
-  const paths = (await packedPaths()).filter((p) => p.endsWith('.md')).sort();
+/** The Markdown files that ship (README.md, docs/*.md, data/README.md), among `packed` (packedPaths(), asked once). */
+export async function shippedMarkdown(packed?: readonly string[]): Promise<{ path: string; text: string }[]> {
+  const paths = (packed ?? (await packedPaths())).filter((p) => p.endsWith('.md')).sort();
   return Promise.all(paths.map(async (path) => ({ path, text: await readFile(join(ROOT, path), 'utf8') })));
 }

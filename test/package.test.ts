@@ -15,9 +15,11 @@ import { rawRequest } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 import { PLATFORMS } from '../src/app/edge-project.js';
 import { NETLIFY_EDGE_DIR } from '../src/platforms/netlify/recipe.js';
-import { endpointPath } from '../src/core/route-table.js';
+import { endpointPath, ROUTES } from '../src/core/route-table.js';
 import { mountOf } from '../src/core/url-path.js';
 import { denoServe, pageTargets, pagesDiffering } from './edge-helpers.js';
+import { localRecipe, runNetlifyRecipe } from './local-recipes.js';
+import { denoForNetlifyDev } from './netlify-dev.js';
 import { runWorkflow, type Step, type StepResult, type Workflow } from './workflow-runner.js';
 import tiers from '../vitest.config.js';
 
@@ -230,6 +232,11 @@ describe('engines: the Node versions in which require() loads this ES module pac
 });
 
 const documented = await documentedCommands();
+const haveNetlifyDev = requireTool(
+  '@netlify/dev',
+  join(ROOT, 'node_modules/@netlify/dev/package.json'),
+  'npm ci (@netlify/dev is a dev dependency)',
+);
 const sandboxes = new Map<string, string>();
 
 describe("every npx cities-api command of the README and docs/ runs in a user's project", () => {
@@ -264,12 +271,7 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
   it("docs/lambda.md's local test (the sample event through the unzipped function) prints a page, after its commands", async () => {
     const dir = sandboxes.get('docs/lambda.md');
     expect(dir, 'the commands of docs/lambda.md ran first').toBeDefined();
-    const doc = await readFile(join(ROOT, 'docs/lambda.md'), 'utf8');
-    const section = doc.slice(
-      doc.indexOf('## Run it locally'),
-      doc.indexOf('\n## ', doc.indexOf('## Run it locally') + 1),
-    );
-    const commands = splitCode(section).blocks.flatMap((b) => (b.lang === 'sh' ? shellCommands(b.text) : []));
+    const commands = await localRecipe('docs/lambda.md');
     expect(commands.map((c) => c.split(' ')[0])).toEqual(['unzip', 'node']);
     let last = { code: 0, stdout: '', stderr: '' };
     for (const command of commands) {
@@ -278,6 +280,60 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
     }
     expect(last.stdout).toMatch(/^200 \{"count":48,"next":"https:\/\/api\.example\.org\/cities\/\?/);
   });
+
+  it.runIf(haveNetlifyDev)(
+    "docs/netlify.md's local test (its build, netlify dev --dir, two curls): a covered query is its file, an uncovered one the documented JSON 404",
+    async () => {
+      const dir = sandboxes.get('docs/netlify.md')!;
+      expect(dir, 'the commands of docs/netlify.md ran first (its local build last)').toBeDefined();
+      const commands = await localRecipe('docs/netlify.md');
+      expect(commands.map((c) => /^(npx \S+|\S+)/.exec(c)![1])).toEqual([
+        'npx cities-api',
+        'npx netlify',
+        'curl',
+        'curl',
+      ]);
+      const { answers } = await runNetlifyRecipe(commands, dir, await denoForNetlifyDev(join(work.dir, 'deno-shim')));
+      const file = (path: string) => readFile(join(dir, 'dist', path), 'utf8');
+      // @netlify/dev serves a rewrite's target with its own status (200), as docs/netlify.md says;
+      // Netlify sends the rule's, which must be a plain 404 (a forced 404! answers Netlify's own page).
+      expect(answers.map((a) => [a.status, a.type, a.body])).toEqual([
+        [200, 'application/json', await file('cities/default/default/2.json')],
+        [200, 'application/json', await file(ROUTES.extras.notPrecomputed)],
+      ]);
+      expect(JSON.parse(answers[1]!.body)).toEqual({ detail: expect.stringMatching(/^Not precomputed: /) });
+      const rules = (await file('_redirects'))
+        .split('\n')
+        .filter((r) => !r.startsWith('#') && r.includes(ROUTES.extras.notPrecomputed));
+      expect(rules.length).toBeGreaterThan(0);
+      expect(rules.filter((r) => !/ 404$/.test(r))).toEqual([]);
+    },
+    120_000,
+  );
+
+  it.runIf(haveNetlifyDev)(
+    "docs/netlify-functions.md's local test (netlify dev on the project, a curl): the edge function answers what no file covers, as serve does",
+    async () => {
+      const dir = sandboxes.get('docs/netlify-functions.md')!;
+      expect(dir, 'the commands of docs/netlify-functions.md ran first').toBeDefined();
+      const commands = await localRecipe('docs/netlify-functions.md');
+      expect(commands.map((c) => /^(npx \S+|\S+)/.exec(c)![1])).toEqual(['npx netlify', 'curl']);
+      const { answers, answeredBy } = await runNetlifyRecipe(
+        commands,
+        dir,
+        await denoForNetlifyDev(join(work.dir, 'deno-shim')),
+      );
+      const server = await startUntilUrl('npx cities-api serve --site dist --port 0 --quiet', dir);
+      const asked = new URL(answers[0]!.url);
+      const served = await fetch(new URL(asked.pathname + asked.search, server.url));
+      const want = { status: served.status, type: served.headers.get('content-type'), body: await served.text() };
+      await server.stop();
+      expect(answers.map(({ status, type, body }) => ({ status, type, body }))).toEqual([want]);
+      expect(JSON.parse(want.body)).toMatchObject({ count: SAMPLE_CITIES, results: { length: 7 } });
+      expect(answeredBy.get('edge-function')).toBe(1);
+    },
+    180_000,
+  );
 
   it("docs/cloudfront.md's stack, written by the installed CLI where its deploy command reads it, passes the resource specification", async () => {
     const dir = sandboxes.get('docs/cloudfront.md');
@@ -428,13 +484,35 @@ describe('the GitHub Actions workflow', () => {
 });
 
 const EDGE_WORKFLOW = 'docs/github-actions-edge.yml';
+const MY_NOTE = (text: string) => `${text}// my note: kept across runs\n`;
+/** What a user changes in the files `edge` wrote once for them (issue #27 item 1): entry modules, the Worker's name, Netlify's build environment. */
+const USER_EDITS: Record<string, [string, (text: string) => string][]> = {
+  cloudflare: [
+    ['edge-cloudflare/worker.js', MY_NOTE],
+    ['edge-cloudflare/wrangler.jsonc', (text) => text.replace('"name": "cities-api"', '"name": "my-cities"')],
+  ],
+  netlify: [
+    [`${NETLIFY_EDGE_DIR}/cities-api.mjs`, MY_NOTE],
+    ['netlify.toml', (text) => `${text}\n[build.environment]\n  NODE_VERSION = "22"\n`],
+  ],
+  lambda: [['edge-lambda/index.mjs', MY_NOTE]],
+  deno: [['edge-deno/main.js', MY_NOTE]],
+};
 
 describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again after a dataset change`, () => {
   let text: string;
   let workflow: Workflow;
   const runs = new Map<
     string,
-    { dir: string; first: StepResult[]; second: StepResult[]; ran: string[]; skipped: string[]; awsCalls: string[][] }
+    {
+      dir: string;
+      first: StepResult[];
+      second: StepResult[];
+      ran: string[];
+      skipped: string[];
+      awsCalls: string[][];
+      edited: Map<string, string>;
+    }
   >();
 
   beforeAll(async () => {
@@ -450,6 +528,15 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
       const runIn = (n: number) =>
         runWorkflow(workflow, dir, join(work.dir, `runner-temp-${platform}-${n}`), join(work.dir, 'fake-bin'), options);
       const first = await runIn(1);
+      // The user edits the files that are theirs (issue #27 item 1): they must survive the next run.
+      const edited = new Map<string, string>();
+      for (const [file, edit] of USER_EDITS[platform]!) {
+        const path = join(dir, file);
+        const [before, after] = [await readFile(path, 'utf8'), edit(await readFile(path, 'utf8'))];
+        if (after === before) throw new Error(`the user's edit of ${file} changed nothing: update USER_EDITS`);
+        edited.set(file, after);
+        await writeFile(path, after);
+      }
       // The data changes (one city's English name): the workflow runs again on the restored dist/.
       const csv = await readFile(join(dir, 'data/cities.csv'), 'utf8');
       await writeFile(join(dir, 'data/cities.csv'), csv.replace(/^(48,[^,]*,)Hyderabad,/m, '$1Hyderabad (Telangana),'));
@@ -461,6 +548,7 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
         ran: second.stepResults.map((r) => r.step),
         skipped: second.skipped.map((s) => s.name ?? ''),
         awsCalls: second.awsCalls,
+        edited,
       });
     }
   }, 900_000);
@@ -505,6 +593,19 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
       expect(await readFile(join(run.dir, 'dist/_cities-api/cities.json'), 'utf8').catch(() => '')).toContain(
         'Hyderabad (Telangana)',
       );
+    },
+  );
+
+  it.each(['cloudflare', 'netlify', 'lambda', 'deno'])(
+    "%s: the user's edits to their files (entry, config) survive the second run",
+    async (platform) => {
+      const { dir, edited } = runs.get(platform)!;
+      expect(edited.size).toBeGreaterThan(0);
+      for (const [file, text] of edited) expect(await readFile(join(dir, file), 'utf8'), file).toBe(text);
+      if (platform === 'lambda') {
+        const zipped = await run('unzip', ['-p', 'edge-lambda/function.zip', 'index.mjs'], dir);
+        expect(zipped.stdout, 'the zip holds the entry as the user left it').toBe(edited.get('edge-lambda/index.mjs'));
+      }
     },
   );
 
@@ -580,6 +681,42 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
       await server.stop();
     }
   }, 120_000);
+});
+
+describe("a user's dataset with problems, under GitHub Actions (issue #27 item 4)", () => {
+  it('every problem at once, as annotations on the path as given and the line; an extra column ignored with a warning', async () => {
+    const dir = await project('bad-dataset');
+    const lines = (await readFile(join(dir, 'data/cities.csv'), 'utf8')).trimEnd().split('\n');
+    // Line 4: its id is line 2's and its name_ar is empty; every line has a population column.
+    const [, , ...rest] = lines[3]!.split(',');
+    lines[3] = ['1', '', ...rest].join(',');
+    await writeFile(
+      join(dir, 'data/cities.csv'),
+      `${lines.map((l, i) => `${l},${i ? i * 1000 : 'population'}`).join('\n')}\n`,
+    );
+    const result = await run(
+      'npx',
+      ['cities-api', 'validate', '--data', 'data/cities.csv'],
+      dir,
+      userEnv({ GITHUB_ACTIONS: 'true' }),
+    );
+    const annotations = result.stderr.split('\n').filter((l) => l.startsWith('::'));
+    expect({ code: result.code, first: result.stderr.split('\n').find((l) => l.startsWith('cities-api: ')) }).toEqual({
+      code: 1,
+      first: 'cities-api: invalid dataset data/cities.csv (2 problems; nothing was written):',
+    });
+    expect(annotations).toEqual([
+      expect.stringMatching(
+        /^::warning file=data\/cities\.csv,line=1,title=cities-api::ignored unknown column "population"/,
+      ),
+      expect.stringMatching(
+        /^::error file=data\/cities\.csv,line=4,title=cities-api%3A invalid dataset::field name_ar.*must not be empty/,
+      ),
+      expect.stringMatching(
+        /^::error file=data\/cities\.csv,line=4,title=cities-api%3A invalid dataset::field id, value 1: duplicates the id of line 2$/,
+      ),
+    ]);
+  });
 });
 
 describe("the library, from a user's project", () => {
@@ -782,7 +919,7 @@ describe.runIf(haveNginx && haveOpenssl)(
       expect(test.stderr).toContain('test is successful');
     });
 
-    it('answers a precomputed page over TLS from its file, and redirects plain HTTP to HTTPS', async () => {
+    it('answers a precomputed page and /openapi.json over TLS from their files, and redirects plain HTTP to HTTPS', async () => {
       const ports = { tls: await freePort(), http: await freePort() };
       const prefix = await writeNginxConf(join(dir, 'nginx'), await siteConfig(ports));
       const nginx = await startNginx(NGINX, prefix, ports.tls);
@@ -790,6 +927,9 @@ describe.runIf(haveNginx && haveOpenssl)(
         const tls = await httpsGet(`https://127.0.0.1:${ports.tls}/api/v1/cities/?page=2&ordering=-name_ar`);
         expect(tls.status).toBe(200);
         expect(tls.body).toEqual(await readFile(join(site, 'cities/-name_ar/default/2.json'), 'utf8'));
+        // Issue #27 item 8: /openapi.json on every platform; nginx serves the site's file from its root.
+        const openapi = await httpsGet(`https://127.0.0.1:${ports.tls}/openapi.json`);
+        expect([openapi.status, openapi.body]).toEqual([200, await readFile(join(site, 'openapi.json'), 'utf8')]);
         const plain = await rawRequest(`http://127.0.0.1:${ports.http}/api/v1/cities/?page=2`, {
           headers: { Host: 'example.org' },
         });

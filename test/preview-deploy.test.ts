@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
 import { serve } from '../src/app/serve.js';
 import { CitiesApiError } from '../src/core/errors.js';
-import { manyCities, writeDataset } from './crash-helpers.js';
+import { killStragglers, manyCities, spawnCli, writeDataset } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
 import { rawRequest, ROOT } from './serve-helpers.js';
 
@@ -67,11 +67,17 @@ async function freePort(): Promise<number> {
 }
 
 describe('while the first build runs', () => {
-  it('every request is answered 503 with Retry-After, then the site once built', async () => {
+  it('a build longer than the hold (200 ms here): every request is answered 503 with Retry-After, then the site once built', async () => {
     const data = join(dir, 'many.csv');
     await writeDataset(data, manyCities(3000, 'Town'));
     const port = await freePort();
-    const starting = serve({ dir: join(dir, 'many'), data, port, orderings: ['default', 'name_en', '-name_fr'] });
+    const starting = serve({
+      dir: join(dir, 'many'),
+      data,
+      port,
+      orderings: ['default', 'name_en', '-name_fr'],
+      limits: { firstBuildHold: 200 },
+    });
     let built = false;
     void starting.then(() => (built = true));
     const early: { status: number; retryAfter: unknown }[] = [];
@@ -92,6 +98,47 @@ describe('while the first build runs', () => {
       expect((await rawRequest(`${server.apiUrl}?page=2`)).status).toBe(200);
     } finally {
       await server.close();
+    }
+  }, 120_000);
+
+  it("a build within the hold (the 48 cities of data/, default 2 s): a request sent during it is answered 200 once it is done, as the conformance replay's first requests are", async () => {
+    const port = await freePort();
+    const starting = serve({ dir: join(dir, 'sample'), data: SAMPLE, port, orderings: ['default', 'name_en'] });
+    let built = false;
+    void starting.then(() => (built = true));
+    let answer: { sentWhileBuilding: boolean; status: number } | undefined;
+    while (!built && !answer) {
+      const sentWhileBuilding = !built;
+      const res = await rawRequest(`http://127.0.0.1:${port}/cities/?page=2`).catch(() => null); // null: not listening yet
+      if (res) answer = { sentWhileBuilding, status: res.status };
+      else await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const server = await starting;
+    try {
+      expect(answer).toEqual({ sentWhileBuilding: true, status: 200 });
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it("serve --data prints the build's progress (as build does) while it runs, then its URL", async () => {
+    const data = join(dir, 'progress.csv');
+    await writeDataset(data, manyCities(4000, 'Burg'));
+    const run = spawnCli(['serve', join(dir, 'progress-site'), '--data', data, '--port', '0'], {
+      CITIES_API_PROGRESS_SECONDS: '0.5',
+    });
+    try {
+      await run.printed(/ at http:/);
+      run.child.kill('SIGTERM');
+      const { stdout, stderr } = await run.exited;
+      expect(stdout).toMatch(
+        /progress\.csv: 4000 cities valid; building \d+ pages before serving them \(requests meanwhile: 503 with Retry-After\)/,
+      );
+      expect(stderr).toMatch(
+        /building pages: \d+\/\d+ pages \(\d+%\), \d+ pages\/s, (about \S+ left|time left estimating…)/,
+      );
+    } finally {
+      await killStragglers();
     }
   }, 120_000);
 });

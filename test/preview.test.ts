@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loggedTarget, requestLine } from '../src/http/request-log.js';
+import { clfTime, loggedTarget, requestLine } from '../src/http/request-log.js';
 import { tempDir } from './helpers.js';
 import { rawRequest, ROOT, startCli } from './serve-helpers.js';
 
@@ -82,7 +82,22 @@ describe('a line per request: the Common Log Format, then ms', () => {
     ['\u{1F600}', '\\xf0\\x9f\\x98\\x80'],
     ['a'.repeat(300), `${'a'.repeat(197)}...`],
     ['/"quoted"\\', '/\\x22quoted\\x22\\x5c'],
+    ['/cities/?page=2&ordering=-name_en', '/cities/?page=2&ordering=-name_en'],
+    ['a'.repeat(200), 'a'.repeat(200)],
   ])('the target %j is logged as %s', (target, shown) => expect(loggedTarget(target)).toBe(shown));
+
+  it('the time, kept for a second: each line says its own second, the next second and the one before too', () => {
+    const at = Date.UTC(2026, 10, 26, 9, 5, 7);
+    const times = [at, at + 999, at + 1000, at + 999, at - 1, at + 86_400_000].map(clfTime);
+    expect(times).toEqual([
+      '26/Nov/2026:09:05:07 +0000',
+      '26/Nov/2026:09:05:07 +0000',
+      '26/Nov/2026:09:05:08 +0000',
+      '26/Nov/2026:09:05:07 +0000',
+      '26/Nov/2026:09:05:06 +0000',
+      '27/Nov/2026:09:05:07 +0000',
+    ]);
+  });
 
   const request = {
     client: '::1',

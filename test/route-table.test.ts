@@ -29,9 +29,10 @@ const spellings: [string, RegExp][] = [
   ]),
   [`the last page's ${ROUTES.lastPage}`, quoted(ROUTES.lastPage)],
   [`the absent parameter's ${ROUTES.absent}`, quoted(ROUTES.absent)],
+  // An IAM policy statement's `Effect: 'Allow'` (the CloudFormation stack) is not the Allow header.
   ...[...Object.keys(ROUTES.headers), ...Object.values(ROUTES.header)].map((h): [string, RegExp] => [
     `the header ${h}`,
-    quoted(h),
+    new RegExp(`(?<!Effect: )${quoted(h).source}`, 'i'),
   ]),
   ...[...Object.values(ROUTES.contentType), ...Object.values(ROUTES.mediaType)].map((t): [string, RegExp] => [
     `the content type ${t}`,

@@ -25,7 +25,7 @@ export async function atScale({ work, generator, cpus, duration, connections, da
   buildSite([
     '--data',
     data,
-    '--out',
+    '--site',
     dir,
     '--orderings',
     'default,name_en,-name_en,name_ar,-name_ar',

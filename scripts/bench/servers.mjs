@@ -41,7 +41,7 @@ export function startNode(args, { label, cpus, nodeFlags = [] }) {
 /** `cities-api serve DIR` on any free port, --quiet unless `quiet: false` (its default request log, drained). */
 export function startServe(dir, options = {}) {
   const quiet = options.quiet === false ? [] : ['--quiet'];
-  return startNode([CLI, 'serve', dir, '--port', '0', ...quiet, ...(options.args ?? [])], {
+  return startNode([CLI, 'serve', '--site', dir, '--port', '0', ...quiet, ...(options.args ?? [])], {
     label: 'cities-api serve',
     ...options,
   });

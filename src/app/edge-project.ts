@@ -71,12 +71,12 @@ export async function writeEdgeProject(platform: Platform, site: string, out: st
       await writeFile(file.path, file.bytes, { flag: 'wx' });
     }
   })().catch(async (error: unknown) => {
-    // A file of the site (.assetsignore) is the site directory's fault, not --out's.
+    // A file of the site (.assetsignore) is the site directory's fault, not --project's.
     const path = (error as { path?: unknown } | null)?.path;
     const inSite = typeof path === 'string' && isInside(site, path);
     throw await fileSystemError(
       error,
-      inSite ? { what: 'site directory', option: '--site' } : { what: 'edge project directory', option: '--out' },
+      inSite ? { what: 'site directory', option: '--site' } : { what: 'edge project directory', option: '--project' },
       inSite ? site : out,
     );
   });

@@ -71,13 +71,25 @@ export async function startFront(options: FrontOptions): Promise<Front> {
     gate: new SendGate(limits.maxBufferedBytes, limits.sendTimeout),
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
     filePaths: options.failoverOrigin,
+    answerCacheBytes: limits.answerCacheBytes,
   });
-  // Until the site is open (its first build can take minutes), a request is told to come back, never held.
+  // Until the site is open (its first build can take minutes), a request waits firstBuildHold at
+  // most (a quick build is never seen), then is told to come back: never a hanging connection.
   const site =
     (options.previewPages ?? true)
       ? withPreviewPages(handler, { dir: options.dir, context: async () => (await started, live!.current.context) })
       : handler;
-  const previewed = (req: IncomingMessage, res: ServerResponse) => (live ? site(req, res) : notReady(res));
+  const previewed = (req: IncomingMessage, res: ServerResponse) => {
+    if (live) return site(req, res);
+    let timer: NodeJS.Timeout | undefined;
+    const held = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, limits.firstBuildHold, false)));
+    void Promise.race([started.then(() => true), held]).then((open) => {
+      clearTimeout(timer);
+      if (res.destroyed) return;
+      if (open) site(req, res);
+      else notReady(res);
+    });
+  };
   const requests = options.requestLog && new LogBuffer(options.requestLog);
   const server = createHttpServer({
     limits,

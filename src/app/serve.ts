@@ -50,6 +50,8 @@ export interface ServeOptions
    * --writable's commits) and every worker answers from the new site before a rebuild is reported.
    */
   readonly workers?: number | 'auto' | undefined;
+  /** Told the first build's progress (reading the dataset, then pages), as build() tells it: serve --data prints it while requests wait for the site. */
+  readonly firstBuild?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress'> | undefined;
 }
 
 export type { RunningServer } from './front.js';
@@ -84,7 +86,7 @@ export async function serve(given: ServeOptions = {}): Promise<RunningServer> {
   if (options.writable) for (const line of await checkWritable(options.data!)) log(line);
   const lockWait = options.lockWait ?? DEFAULT_LOCK_WAIT;
   // The servers get no build callback: a worker process's setup is cloned to it.
-  const { onWarning: _builds, ...served } = options;
+  const { onWarning: _builds, firstBuild, ...served } = options;
   const front = { ...served, limits: resolveLimits(options.limits), log };
   const servers: SiteServers =
     workers > 1
@@ -99,7 +101,7 @@ export async function serve(given: ServeOptions = {}): Promise<RunningServer> {
       const answer = (cities: Parameters<SiteServers['addCities']>[0]) => servers.addCities(cities);
       writable = await openWritable({ data: options.data!, dir: options.dir, builder, answer, lockWait, log });
     }
-    if (options.data) await builder.first(options.data);
+    if (options.data) await builder.first(options.data, firstBuild);
     // Builds replace what the servers answer from; none is asked for before they open (no POST, no watch yet).
     builder.serving(writable ? writable.guard(servers) : servers);
     const { apiUrl, summary } = await servers.open(options.data ? undefined : options.baseUrl, writable?.writer);

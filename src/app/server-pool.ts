@@ -158,7 +158,7 @@ async function settingsOf(dir: string): Promise<SiteSettings> {
   const head = await readManifestHead(dir);
   if (!head)
     throw new CitiesApiError(
-      `${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`,
+      `${dir} holds no cities-api site: build it first (cities-api build --site ${dir}) or pass --data`,
       2,
     );
   return head.settings;

@@ -46,9 +46,9 @@ export class SiteBuilder {
 
   constructor(private readonly options: SiteBuilderOptions) {}
 
-  /** Builds the site before it is served. */
-  async first(data: string): Promise<void> {
-    await this.build(data);
+  /** Builds the site before it is served, telling `progress` how it goes. */
+  async first(data: string, progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress'>): Promise<void> {
+    await this.build(data, progress);
   }
 
   /** From now on, builds replace what `live` serves. */
@@ -70,7 +70,7 @@ export class SiteBuilder {
     return bytes !== null && sha256(bytes) !== this.builtHash;
   }
 
-  private build(data: string): Promise<void> {
+  private build(data: string, progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress'>): Promise<void> {
     const { options } = this;
     const served: SiteSettings | undefined = this.live?.settings;
     return whileBusy(
@@ -101,6 +101,7 @@ export class SiteBuilder {
           liveUrl: settings?.liveUrl ?? undefined,
           compression: settings?.compression,
           host: settings?.host,
+          ...progress,
         });
         this.builtHash = sha256(bytes);
       },

@@ -6,7 +6,7 @@ import { formatBytes } from '../site/size.js';
 import { DEFAULT_BASE_URL } from '../site/spec.js';
 import { datasetOf, tableCommand, type CommandContext } from './command.js';
 import { CONFIG_FILE } from './config-file.js';
-import { progressLine } from './progress.js';
+import { buildProgress } from './progress.js';
 import { warningLine } from './annotations.js';
 
 /** `cities-api build`: the site written, with a progress line on stderr and what was done on stdout. */
@@ -23,12 +23,10 @@ export function registerBuildCommand(program: Command, context: CommandContext):
     const given = (key: 'baseUrl' | 'compression') =>
       command.cmd.getOptionValueSource(key) === 'cli' || config[key] !== undefined;
     const data = datasetOf(command, o.data!, context);
-    const out = resolve(cwd, o.out!);
-    const reading = progressLine(stderr, `reading ${data.name}`, { unit: 'bytes' });
-    const progress = progressLine(stderr, 'building pages', { unit: 'pages' });
+    const out = resolve(cwd, o.site!);
+    const progress = buildProgress(stderr, data.name);
     const stop = interruption(() => {
       context.onInterrupt();
-      reading.end();
       progress.end();
       stderr.write('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)\n');
     });
@@ -52,16 +50,15 @@ export function registerBuildCommand(program: Command, context: CommandContext):
       force: o.force ?? false,
       cwd,
       signal: stop.signal,
-      onRead: (read, bytes) => reading.update(read, bytes),
+      onRead: progress.onRead,
       onStart: (plan) => {
-        reading.end();
+        progress.readDone();
         say(`${data.name}: ${plan.cities} cities valid; ${describePlan(plan)}`);
         if (plan.defaultBaseUrl) stderr.write(`${defaultBaseUrlWarning()}\n`);
       },
-      onProgress: (done, total) => progress.update(done, total),
+      onProgress: progress.onProgress,
     }).finally(() => {
       stop.dispose();
-      reading.end();
       progress.end();
     });
     const where = result.dir === out ? '' : ` (→ ${result.dir})`;

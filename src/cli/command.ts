@@ -3,7 +3,17 @@ import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import type { Problem } from '../core/errors.js';
 import { loadConfig, type ProjectConfig } from './config-file.js';
-import { commanderOption, optionsOf, resolveOptions, type CommandName, type OptionValues } from './options.js';
+import {
+  aliasHelp,
+  aliasOptions,
+  attributeOf,
+  commanderOption,
+  isArgument,
+  optionsOf,
+  type CommandName,
+  type OptionValues,
+} from './options.js';
+import { type CommandLine, resolveOptions } from './option-values.js';
 
 // What each command module (build-command.ts, serve-command.ts...) gets: the run's context, and
 // its command added with its options from the one option table.
@@ -41,13 +51,30 @@ export function tableCommand(
   context: CommandContext,
 ): TableCommand {
   const cmd = parent.command(name.split(' ').at(-1)!).description(description);
-  for (const option of optionsOf(name)) cmd.addOption(commanderOption(option, name));
+  for (const option of optionsOf(name)) {
+    cmd.addOption(commanderOption(option, name));
+    for (const alias of aliasOptions(option)) cmd.addOption(alias);
+    for (const argument of (option.aliases ?? []).filter(isArgument)) cmd.argument(argument, aliasHelp(option));
+  }
   return {
     cmd,
     options: async () => {
       const config = await loadConfig(context.cwd, context.configFile());
-      const cli = { source: (a: string) => cmd.getOptionValueSource(a), value: (a: string) => cmd.getOptionValue(a) };
-      return { config, o: resolveOptions(name, cli, config) };
+      return { config, o: resolveOptions(name, commandLine(cmd), config) };
+    },
+  };
+}
+
+/** What commander parsed, by spelling: a flag's value when given on the command line, a positional argument's when given. */
+function commandLine(cmd: Command): CommandLine {
+  return {
+    given: (spelling) => {
+      if (isArgument(spelling)) {
+        const index = cmd.registeredArguments.findIndex((a) => `[${a.name()}]` === spelling);
+        return index < 0 ? undefined : cmd.processedArgs[index];
+      }
+      const attribute = attributeOf(spelling);
+      return cmd.getOptionValueSource(attribute) === 'cli' ? cmd.getOptionValue(attribute) : undefined;
     },
   };
 }

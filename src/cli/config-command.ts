@@ -37,7 +37,7 @@ export function registerConfigCommand(program: Command, context: CommandContext)
     const command = tableCommand(config, name, description, context);
     command.cmd.action(async () => {
       const { o } = await command.options();
-      context.stdout.write(await render(o, resolve(context.cwd, o.out!)));
+      context.stdout.write(await render(o, resolve(context.cwd, o.site!)));
     });
   }
 }

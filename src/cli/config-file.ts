@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { CitiesApiError, shortText, showValue } from '../core/errors.js';
-import { CONFIG_KEYS, configTypeAccepts } from './options.js';
+import { CONFIG_ALIASES, CONFIG_KEYS, configTypeAccepts } from './option-values.js';
 
 export const CONFIG_FILE = 'cities-api.config.json';
 
@@ -9,7 +9,7 @@ export const CONFIG_FILE = 'cities-api.config.json';
 export type ProjectConfig = Readonly<Record<string, unknown>>;
 
 /** Config keys holding a path, read relative to the config file's directory. */
-const PATH_KEYS = ['data', 'out'];
+const PATH_KEYS = ['data', 'site'];
 
 /**
  * The config given with `--config FILE` (which must exist), else `cities-api.config.json` of the
@@ -50,8 +50,15 @@ export async function loadConfig(cwd: string, explicit?: string): Promise<Projec
         `${file}: setting "${shortText(key)}" has the wrong type (${showValue(value)}), expected a ${type}`,
         2,
       );
-    values[key] =
-      PATH_KEYS.includes(key) && !isAbsolute(value as string) ? resolve(dirname(file), value as string) : value;
+    // An older name (out) is read as the current one (site); both in one file contradict.
+    const name = CONFIG_ALIASES.get(key) ?? key;
+    if (name !== key && name in config)
+      throw new CitiesApiError(
+        `${file}: settings "${key}" and "${name}" are the same ("${key}" is its older name): keep "${name}" only`,
+        2,
+      );
+    values[name] =
+      PATH_KEYS.includes(name) && !isAbsolute(value as string) ? resolve(dirname(file), value as string) : value;
   }
   return values;
 }

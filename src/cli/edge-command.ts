@@ -4,7 +4,7 @@ import { PLATFORMS, writeEdgeProject, type Platform } from '../app/edge-project.
 import { CitiesApiError } from '../core/errors.js';
 import { tableCommand, type CommandContext } from './command.js';
 
-// `cities-api edge <platform> [--site DIR] [--out DIR]`: writes a ready-to-deploy project of the
+// `cities-api edge <platform> [--site DIR] [--project DIR]`: writes a ready-to-deploy project of the
 // live fallback for a built site (src/app/edge-project.ts) and prints the one command deploying it.
 
 export function registerEdgeCommand(program: Command, context: CommandContext): void {
@@ -19,11 +19,11 @@ export function registerEdgeCommand(program: Command, context: CommandContext): 
     if (!(PLATFORMS as readonly string[]).includes(platform))
       throw new CitiesApiError(`unknown platform "${platform}": expected one of ${PLATFORMS.join(', ')}`, 2);
     const { o } = await command.options();
-    const out = resolve(cwd, o.edgeOut ?? `edge-${platform}`);
-    const project = await writeEdgeProject(platform as Platform, resolve(cwd, o.out!), out);
+    const out = resolve(cwd, o.project ?? `edge-${platform}`);
+    const project = await writeEdgeProject(platform as Platform, resolve(cwd, o.site!), out);
     const where = shown(out) || '.';
     say(`wrote ${where}/ for ${platform}: ${project.files.join(', ')} (bundle ${project.bundleBytes} bytes)`);
-    for (const reason of project.warnings) warn({ file: shown(resolve(cwd, o.out!)), reason });
+    for (const reason of project.warnings) warn({ file: shown(resolve(cwd, o.site!)), reason });
     say(`deploy: ${where === '.' ? '' : `cd ${where} && `}${project.deploy}`);
   });
 }

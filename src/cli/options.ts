@@ -45,6 +45,13 @@ export interface OptionSpec {
   readonly key: keyof OptionValues;
   /** As commander reads it: `--page-sizes <list>`, `--force`, `--no-compress`. */
   readonly flag: string;
+  /**
+   * Older spellings of the same option, still accepted and listed in --help as aliases: flags
+   * (`--out <dir>`) or a positional argument (`[dir]`). Given together with the flag: exit 2.
+   */
+  readonly aliases?: readonly string[];
+  /** Older names of its config key, still read (both in one file: exit 2). */
+  readonly configAliases?: readonly string[];
   readonly help: string;
   /** Where one command reads it otherwise (serve builds only when given --data). */
   readonly helpIn?: Partial<Record<CommandName, string>>;
@@ -65,7 +72,7 @@ export interface OptionSpec {
 export interface OptionValues {
   data: string;
   strict: boolean;
-  out: string;
+  site: string;
   baseUrl: string;
   collation: Collation;
   pageSizes: number[];
@@ -85,7 +92,7 @@ export interface OptionValues {
   workers: number | 'auto';
   quiet: boolean;
   previewPages: boolean;
-  edgeOut: string;
+  project: string;
   stack: boolean;
 }
 
@@ -113,7 +120,9 @@ export const OPTIONS: readonly OptionSpec[] = [
     key: 'data',
     flag: '--data <file>',
     help: 'dataset, .csv or .json',
-    helpIn: { serve: 'dataset to build DIR from before serving; without one, DIR is served as built' },
+    helpIn: {
+      serve: 'dataset to build the site directory from before serving; without one, the site is served as built',
+    },
     commands: ['build', 'validate', 'serve'],
     config: 'string',
     default: DEFAULT_DATA,
@@ -126,16 +135,29 @@ export const OPTIONS: readonly OptionSpec[] = [
     commands: ['build', 'validate', 'serve'],
     config: 'boolean',
   },
+  // The site directory is --site in every command (the site is what build writes, what serve,
+  // config and edge read); build's --out and serve's positional [dir] are its older spellings.
   {
-    key: 'out',
-    flag: '--out <dir>',
-    help: 'site directory',
+    key: 'site',
+    flag: '--site <dir>',
+    aliases: ['--out <dir>'],
+    help: 'site directory, written by the build',
     commands: BUILDING,
+    config: 'string',
+    configAliases: ['out'],
+    default: DEFAULT_OUT,
+  },
+  {
+    key: 'site',
+    flag: '--site <dir>',
+    aliases: ['[dir]'],
+    help: 'site directory to serve (built there first with --data)',
+    commands: ['serve'],
     config: 'string',
     default: DEFAULT_OUT,
   },
   {
-    key: 'out',
+    key: 'site',
     flag: '--site <dir>',
     help: 'built site directory',
     commands: [...SITE_CONFIGS, 'edge'],
@@ -327,8 +349,9 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: true,
   },
   {
-    key: 'edgeOut',
-    flag: '--out <dir>',
+    key: 'project',
+    flag: '--project <dir>',
+    aliases: ['--out <dir>'],
     help: 'directory the edge project is written to (docs/deploy.md)',
     commands: ['edge'],
     defaultText: 'edge-PLATFORM',
@@ -359,60 +382,28 @@ export function commanderOption(option: OptionSpec, command: CommandName): Optio
 }
 
 /** The attribute commander stores a flag's value under (`--no-compress` → `compress`). */
-export function attributeOf(option: OptionSpec): string {
-  return new Option(option.flag).attributeName();
+export function attributeOf(flag: string): string {
+  return new Option(flag).attributeName();
 }
 
-/** Whether a config file's value has the type the table says. */
-export function configTypeAccepts(type: ConfigType, value: unknown): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'integer':
-      return Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'size':
-      return typeof value === 'string' || (typeof value === 'number' && value >= 0);
-    case 'list of numbers':
-      return typeof value === 'string' || (Array.isArray(value) && value.every((n) => typeof n === 'number'));
-    case 'list of strings':
-      return typeof value === 'string' || (Array.isArray(value) && value.every((s) => typeof s === 'string'));
-    case 'integer or "auto"':
-      return Number.isInteger(value) || value === 'auto';
-  }
+/** Whether a spelling is a positional argument (`[dir]`) rather than a flag. */
+export function isArgument(spelling: string): boolean {
+  return spelling.startsWith('[');
 }
 
-/** The config file's keys, each with the type it may hold. */
-export const CONFIG_KEYS: ReadonlyMap<string, ConfigType> = new Map(
-  OPTIONS.flatMap((o) => (o.config ? [[o.key, o.config] as const] : [])),
-);
+/** A spelling as messages name it: `--out`, `[dir]`. */
+export function spellingName(spelling: string): string {
+  return isArgument(spelling) ? spelling : spelling.split(' ')[0]!;
+}
 
-/**
- * A command's option values: from the command line where the flag was given, else from the
- * config file, else the default; parsed by the table's parser. Keys with none of the three are absent.
- */
-export function resolveOptions(
-  command: CommandName,
-  cli: { source: (attribute: string) => string | undefined; value: (attribute: string) => unknown },
-  config: Readonly<Record<string, unknown>>,
-): Partial<OptionValues> {
-  const values: Record<string, unknown> = {};
-  for (const option of optionsOf(command)) {
-    const attribute = attributeOf(option);
-    const fromCli = cli.source(attribute) === 'cli';
-    const applies = !option.defaultIn || option.defaultIn.includes(command);
-    const raw = fromCli
-      ? cli.value(attribute)
-      : option.config && config[option.key] !== undefined
-        ? config[option.key]
-        : applies
-          ? option.default
-          : undefined;
-    if (raw === undefined) continue;
-    values[option.key] = option.parse ? option.parse(raw as never) : raw;
-  }
-  return values as Partial<OptionValues>;
+/** What --help says of an alias. */
+export function aliasHelp(option: OptionSpec): string {
+  return `alias of ${spellingName(option.flag)}`;
+}
+
+/** Commander's Options for a table entry's alias flags (its positional aliases are arguments, added by the command). */
+export function aliasOptions(option: OptionSpec): Option[] {
+  return (option.aliases ?? []).filter((a) => !isArgument(a)).map((a) => new Option(a, aliasHelp(option)));
 }
 
 /** The README's options table (between its `<!-- options -->` markers), made from the table. */
@@ -422,7 +413,9 @@ export function optionsMarkdown(): string {
     const shown = defaultText(o);
     const commands =
       o.commands.join(', ') + (o.defaultIn && shown && !o.defaultText ? ` (default in ${o.defaultIn.join(', ')})` : '');
-    return `| \`${o.flag}\` | ${o.config ? `\`${o.key}\` (${o.config})` : ''} | ${commands} | ${shown ? cell(shown) : ''} | ${cell(o.help)} |`;
+    const flags = [o.flag, ...(o.aliases ?? [])].map((f) => `\`${f}\``).join(', alias ');
+    const keys = [o.key, ...(o.configAliases ?? [])].map((k) => `\`${k}\``).join(', alias ');
+    return `| ${flags} | ${o.config ? `${keys} (${o.config})` : ''} | ${commands} | ${shown ? cell(shown) : ''} | ${cell(o.help)} |`;
   });
   return ['| flag | config key | commands | default | what it does |', '|---|---|---|---|---|', ...rows].join('\n');
 }

@@ -94,3 +94,28 @@ export function bar(done: number, total: number): string {
   const full = total ? Math.min(BAR_WIDTH, Math.floor((BAR_WIDTH * done) / total)) : BAR_WIDTH;
   return `[${'#'.repeat(full)}${'-'.repeat(BAR_WIDTH - full)}]`;
 }
+
+/** A build's two phases on `stream`, as build and serve --data show them: the dataset read (bytes), then pages written. */
+export function buildProgress(
+  stream: ProgressStream,
+  datasetName: string,
+): {
+  onRead(read: number, bytes: number): void;
+  onProgress(done: number, total: number): void;
+  /** The dataset is read: its line cleared. */
+  readDone(): void;
+  /** Both lines cleared. */
+  end(): void;
+} {
+  const reading = progressLine(stream, `reading ${datasetName}`, { unit: 'bytes' });
+  const pages = progressLine(stream, 'building pages', { unit: 'pages' });
+  return {
+    onRead: (read, bytes) => reading.update(read, bytes),
+    onProgress: (done, total) => pages.update(done, total),
+    readDone: () => reading.end(),
+    end() {
+      reading.end();
+      pages.end();
+    },
+  };
+}

@@ -1,49 +1,61 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { serve } from '../app/serve.js';
-import { DEFAULT_OUT } from '../site/spec.js';
+import { buildProgress } from './progress.js';
 import { datasetOf, tableCommand, type CommandContext } from './command.js';
 
-/** `cities-api serve [dir]`: a site served until SIGINT or SIGTERM. */
+/** `cities-api serve [--site DIR]`: a site served until SIGINT or SIGTERM. */
 export function registerServeCommand(program: Command, context: CommandContext): void {
-  const { cwd, say } = context;
+  const { cwd, say, stderr } = context;
   const command = tableCommand(
     program,
     'serve',
     'serve a site: static files first, everything else computed live',
     context,
   );
-  command.cmd
-    .argument('[dir]', 'site directory (default: the config\'s "out", else dist)')
-    .action(async (dir: string | undefined) => {
-      const { config, o } = await command.options();
-      const data = o.data === undefined ? undefined : datasetOf(command, o.data, context);
-      const server = await serve({
-        dir: dir === undefined ? resolve(cwd, (config.out as string | undefined) ?? DEFAULT_OUT) : resolve(cwd, dir),
-        data: data?.path,
-        dataName: data?.name,
-        strict: o.strict,
-        onWarning: context.warn,
-        baseUrl: o.baseUrl,
-        collation: o.collation,
-        pageSizes: o.pageSizes,
-        orderings: o.orderings,
-        port: o.port!,
-        host: o.host!,
-        writable: o.writable,
-        token: process.env.CITIES_API_TOKEN,
-        watch: o.watch,
-        failoverOrigin: o.failoverOrigin,
-        workers: o.workers,
-        log: say,
-        requestLog: o.quiet ? undefined : say,
-        previewPages: o.previewPages,
-      });
-      await new Promise<void>((done) => {
-        process.once('SIGINT', done);
-        process.once('SIGTERM', done);
-      });
-      await server.close();
-      say('stopped');
+  // The site directory comes with the options (--site, or the older positional [dir]).
+  command.cmd.action(async () => {
+    const { o } = await command.options();
+    const data = o.data === undefined ? undefined : datasetOf(command, o.data, context);
+    // The first build (serve --data) shows its progress as build does; requests meanwhile get a 503.
+    const progress = data && buildProgress(stderr, data.name);
+    const server = await serve({
+      dir: resolve(cwd, o.site!),
+      data: data?.path,
+      dataName: data?.name,
+      strict: o.strict,
+      onWarning: context.warn,
+      baseUrl: o.baseUrl,
+      collation: o.collation,
+      pageSizes: o.pageSizes,
+      orderings: o.orderings,
+      port: o.port!,
+      host: o.host!,
+      writable: o.writable,
+      token: process.env.CITIES_API_TOKEN,
+      watch: o.watch,
+      failoverOrigin: o.failoverOrigin,
+      workers: o.workers,
+      log: say,
+      requestLog: o.quiet ? undefined : say,
+      previewPages: o.previewPages,
+      firstBuild: progress && {
+        onRead: progress.onRead,
+        onStart: (plan) => {
+          progress.readDone();
+          if (!plan.upToDate)
+            say(
+              `${data!.name}: ${plan.cities} cities valid; building ${plan.pages} pages before serving them (requests meanwhile: 503 with Retry-After)`,
+            );
+        },
+        onProgress: progress.onProgress,
+      },
+    }).finally(() => progress?.end());
+    await new Promise<void>((done) => {
+      process.once('SIGINT', done);
+      process.once('SIGTERM', done);
     });
+    await server.close();
+    say('stopped');
+  });
 }

@@ -1,7 +1,7 @@
 import type { Bytes } from './bytes.js';
 import type { CityTable } from './city-table.js';
 import { comparatorFor, DEFAULT_COLLATION, rankValues, type Collation, type Compare } from './collation.js';
-import type { NameField } from './fields.js';
+import { NAME_FIELDS, type NameField } from './fields.js';
 import { idOrderAppended, orderAppended, rankAppended } from './index-append.js';
 import { orderingKey, parseOrdering, type Ordering } from './ordering.js';
 import { Orders, type OrderSource } from './orders.js';
@@ -125,21 +125,25 @@ export class CityIndex implements OrderSource {
    * and orders kept here are extended to them (index-append.ts), nothing is ranked or sorted anew.
    */
   appended(table: CityTable): CityIndex {
-    let rankings = this.rankings;
-    let singles = this.singles;
-    let byId = this.byId;
-    for (let position = this.count; position < table.count; position++) {
+    // Ranks and orders read from the site (presorted) are extended like those computed here: the
+    // new index has no presorted source, and none of them is computed again on a request.
+    let { rankings, singles } = this.presorted
+      ? this.fromPresorted(this.presorted)
+      : { rankings: this.rankings, singles: this.singles };
+    let byId = this.byId ?? (this.presorted ? idOrder(this.table.ids) : undefined);
+    if (table.count > this.count) {
+      const from = this.count;
       const ranks = new Map<NameField, Ranks>();
       for (const [field, kept] of rankings)
-        ranks.set(field, rankAppended(kept, table, field, this.compare(field), position));
+        ranks.set(field, rankAppended(kept, table, field, this.compare(field), from));
       const orders = new Map<string, Uint32Array>();
       for (const [key, order] of singles)
         orders.set(
           key,
-          orderAppended(order, parseOrdering(key), position, table, (f) => ranks.get(f)!.ranks),
+          orderAppended(order, parseOrdering(key), from, table, (f) => ranks.get(f)!.ranks),
         );
       [rankings, singles] = [ranks, orders];
-      byId = byId && idOrderAppended(byId, position, table.ids);
+      byId = byId && idOrderAppended(byId, from, table.ids);
     }
     const next = new CityIndex(table, this.collation);
     for (const [field, ranks] of rankings) next.rankings.set(field, ranks);
@@ -147,6 +151,24 @@ export class CityIndex implements OrderSource {
     next.byId = byId;
     next.compares = this.compares;
     return next;
+  }
+
+  /** Every field's ranks and every one-term and the default order of `source` (those rankAll makes). */
+  private fromPresorted(source: OrderSource): {
+    rankings: Map<NameField, Ranks>;
+    singles: Map<string, Uint32Array>;
+  } {
+    const rankings = new Map<NameField, Ranks>();
+    const singles = new Map<string, Uint32Array>();
+    for (const field of NAME_FIELDS) {
+      rankings.set(field, source.ranks(field));
+      for (const descending of [false, true]) {
+        const ordering = [{ field, descending }];
+        singles.set(orderingKey(ordering), source.single(ordering));
+      }
+    }
+    singles.set(orderingKey([]), source.single([]));
+    return { rankings, singles };
   }
 
   private compare(field: NameField): Compare {

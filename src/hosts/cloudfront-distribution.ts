@@ -147,16 +147,21 @@ function liveOriginOf(live: Record<string, unknown>): YamlValue {
   };
 }
 
+/** CloudFront's own settings for some of Django's security headers, named as the header without `X-` and dashes. */
+const SECURITY_SETTINGS: { [setting: string]: (value: string) => YamlValue | undefined } = {
+  FrameOptions: (value) => ({ FrameOption: value, Override: false }),
+  ReferrerPolicy: (value) => ({ ReferrerPolicy: value, Override: false }),
+  ContentTypeOptions: (value) => (value === 'nosniff' ? { Override: false } : undefined),
+};
+
 /** The API's headers on S3's answers: Django's security headers as CloudFront's own settings, the others custom; none overriding. */
 function responseHeaders(): { [key: string]: YamlValue } {
   const security: { [key: string]: YamlValue } = {};
   const custom: YamlValue[] = [];
   for (const [header, value] of Object.entries(ROUTES.headers)) {
-    const lower = header.toLowerCase();
-    if (lower === 'x-frame-options') security.FrameOptions = { FrameOption: value, Override: false };
-    else if (lower === 'referrer-policy') security.ReferrerPolicy = { ReferrerPolicy: value, Override: false };
-    else if (lower === 'x-content-type-options' && value === 'nosniff')
-      security.ContentTypeOptions = { Override: false };
+    const setting = header.replace(/^X-/i, '').replaceAll('-', '');
+    const own = Object.hasOwn(SECURITY_SETTINGS, setting) ? SECURITY_SETTINGS[setting]!(value) : undefined;
+    if (own) security[setting] = own;
     else custom.push({ Header: header, Value: value, Override: false });
   }
   return { CustomHeadersConfig: { Items: custom }, SecurityHeadersConfig: security };

@@ -20,7 +20,7 @@ import { yamlText, type YamlValue } from './yaml-text.js';
 // origin's host is a parameter that the function's code and the origin both read.
 
 /** The function's comment, as the guide's and the workflow's update-function calls give it. */
-export const CLOUDFRONT_FUNCTION_COMMENT = 'cities-api /cities/ router';
+export const CLOUDFRONT_FUNCTION_COMMENT = `cities-api ${ROUTES.endpoint} router`;
 // Stands for the parameter while the code is generated: braces are percent-encoded in any URL.
 const PLACEHOLDER = '{{LiveOriginDomain}}';
 // DNS names up to 253 characters: nothing that would end the function's string literal.

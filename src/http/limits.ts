@@ -20,6 +20,10 @@ export interface ServerLimits {
   readonly sendTimeout: number;
   /** Bytes answers may hold in memory at once, across connections; beyond it further answers wait (see send-gate.ts). */
   readonly maxBufferedBytes: number;
+  /** How long a request arriving while the site is first built waits for it before a 503 with Retry-After (ms): a build of a second or two is then never seen. */
+  readonly firstBuildHold: number;
+  /** Bytes of computed answers (compact JSON listings) kept per server process beside the route memo (see answer-cache.ts). */
+  readonly answerCacheBytes: number;
 }
 
 /** Request targets (path and query) longer than this are answered 414, as nginx's default 8k buffer does. */
@@ -34,6 +38,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxHeaderSize: 64 * 1024,
   sendTimeout: 60_000,
   maxBufferedBytes: 64 * 1024 * 1024,
+  firstBuildHold: 2_000,
+  answerCacheBytes: 16 * 1024 * 1024,
 };
 
 /** The defaults with some replaced, checked: positive integers, headers within the request time. */

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { City } from '../core/fields.js';
 import { CreateRefused, type CityStore } from '../post/city-store.js';
 import { validateNewCity } from '../post/create-city.js';
-import { detailJson, cityJson, PART_BYTES, type Parts } from '../core/json-text.js';
+import { detailJson, cityJson } from '../core/json-text.js';
 import type { Negotiation } from '../core/negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from '../core/page.js';
@@ -25,9 +25,11 @@ import {
   type StaticRoute,
 } from './route.js';
 import { RouteMemo } from './route-memo.js';
+import { AnswerCache } from './answer-cache.js';
 import type { FileLookup } from './file-cache.js';
 import type { SendGate } from './send-gate.js';
 import { RelayResponse } from './sirv-response.js';
+import { headList, send, sendBytes } from './send-answer.js';
 
 /** A CORS preflight's request headers, as node:http names them (lower case). */
 const REQUEST_METHOD = ROUTES.header.requestMethod.toLowerCase();
@@ -53,6 +55,8 @@ export interface HandlerOptions {
   readonly onError?: (error: unknown) => void;
   /** Also answer the site's file paths (`serve --failover-origin`). */
   readonly filePaths?: boolean;
+  /** Bytes of computed answers kept (answer-cache.ts); none without. */
+  readonly answerCacheBytes?: number | undefined;
 }
 
 /** The HTTP request handler: routes each request, sends static files through sirv, computes the rest. */
@@ -76,9 +80,10 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     if (site.context !== memoFor) [memoFor, memo] = [site.context, new RouteMemo()];
     return memo;
   };
+  const answers = options.answerCacheBytes ? new AnswerCache(options.answerCacheBytes) : undefined;
   const answer = (req: IncomingMessage, res: ServerResponse) => {
     try {
-      handle(req, res, options, memoOf, fail)?.catch((error) => fail(res, error));
+      handle(req, res, options, memoOf, answers, fail)?.catch((error) => fail(res, error));
     } catch (error) {
       fail(res, error);
     }
@@ -93,6 +98,7 @@ function handle(
   res: ServerResponse,
   options: HandlerOptions,
   memoOf: (site: LoadedSite) => RouteMemo | undefined,
+  answers: AnswerCache | undefined,
   fail: (res: ServerResponse, error: unknown) => void,
 ): Promise<void> | void {
   const site = options.site();
@@ -121,14 +127,16 @@ function handle(
     memo?.set(method, accept, target, decided);
     decision = decided;
   }
-  if (decision.kind === 'listing') return sendListing(res, request(), decision, site.context, options.gate);
+  if (decision.kind === 'listing') return sendListing(res, request(), decision, site.context, options.gate, answers);
   // A file the site should hold but that is missing or unreadable: the answer is computed instead.
   const live = () => {
     try {
       const context = { ...site.context, useFiles: false };
       const answer = decideRoute(request(), context, options.filePaths);
       if (answer.kind === 'listing')
-        return void sendListing(res, request(), answer, context, options.gate)?.catch((error) => fail(res, error));
+        return void sendListing(res, request(), answer, context, options.gate, answers)?.catch((error) =>
+          fail(res, error),
+        );
       if (answer.kind !== 'answer') throw new Error(`${method} ${target} has no live answer`);
       send(res, answer.status, answer.headers, answer.body, options.gate);
     } catch (error) {
@@ -141,8 +149,9 @@ function handle(
 }
 
 /**
- * Computes and sends a listing: at once when that is quick, else once its long part (a multi-field
- * order composed) is done in steps between which other requests are answered (PageIndex.prepare).
+ * Sends a listing: from the answer cache when it holds it (compact JSON only), else computed at
+ * once when that is quick, else once its long part (a multi-field order composed) is done in steps
+ * between which other requests are answered (PageIndex.prepare); a whole compact answer is kept.
  */
 function sendListing(
   res: ServerResponse,
@@ -150,10 +159,21 @@ function sendListing(
   decision: ListingRoute,
   site: SiteContext,
   gate: SendGate | undefined,
+  answers?: AnswerCache,
 ): Promise<void> | void {
+  const { negotiation } = decision;
+  const cache =
+    answers && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null
+      ? answers.owner(site.index, site.spec)
+      : undefined;
+  const key = cache && AnswerCache.key(decision.pairs);
+  const kept = key === undefined ? undefined : cache!.get(key);
+  if (kept) return sendBytes(res, kept.status, headList(kept.headers, kept.body.length), kept.body, gate);
   const answer = () => {
     const { status, headers, body } = answerListingRoute(req, decision, site);
-    send(res, status, headers, body, gate);
+    const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : body;
+    if (key !== undefined && whole instanceof Uint8Array) cache!.set(key, { status, headers, body: whole });
+    send(res, status, headers, whole, gate);
   };
   const waiting = site.index.prepare?.(decision.pairs, pause);
   return waiting ? waiting.then(answer) : answer();
@@ -248,73 +268,4 @@ function answerWith(
 ): void {
   const answer = render(req, negotiation, status, json);
   send(res, status, answer.headers, answer.body, gate);
-}
-
-/**
- * Header objects as the flat [name, value, ...] lists writeHead takes (node then skips its
- * per-header bookkeeping), made once each; with a Content-Length, once per length (a bounded
- * number: a site's pages come in few sizes, and a length is all that differs).
- */
-const headLists = new WeakMap<HeaderFields, { readonly plain: string[]; readonly sized: Map<number, string[]> }>();
-const MAX_SIZED = 1024;
-
-function headList(headers: HeaderFields, length?: number): string[] {
-  let lists = headLists.get(headers);
-  if (!lists) {
-    const plain: string[] = [];
-    for (const name in headers) plain.push(name, headers[name]!);
-    headLists.set(headers, (lists = { plain, sized: new Map() }));
-  }
-  if (length === undefined) return lists.plain;
-  let list = lists.sized.get(length);
-  if (!list) {
-    if (lists.sized.size >= MAX_SIZED) lists.sized.clear();
-    lists.sized.set(length, (list = [...lists.plain, ROUTES.header.contentLength, String(length)]));
-  }
-  return list;
-}
-
-function send(
-  res: ServerResponse,
-  status: number,
-  headers: HeaderFields,
-  body?: Uint8Array | Iterable<Uint8Array> | Parts,
-  gate?: SendGate,
-): void {
-  if (Array.isArray(body) && body.length === 1) body = body[0] as Uint8Array;
-  if (body === undefined || body instanceof Uint8Array)
-    return sendBytes(res, status, headList(headers, body?.length), body, gate);
-  // A large page in parts (a few hundred KiB each): measured, then each part produced once the
-  // client has taken the previous one, so at most about one part is held; never assembled.
-  res.writeHead(status, headList(headers, 'byteLength' in body ? body.byteLength : bodyBytes(body).length));
-  if (res.req.method === 'HEAD') return void res.end();
-  gate?.hold(res, 2 * PART_BYTES);
-  const parts = body[Symbol.iterator]();
-  const pump = (): void => {
-    try {
-      for (let part = parts.next(); !part.done; part = parts.next())
-        if (!res.write(part.value)) return void res.once('drain', pump);
-      res.end();
-    } catch (error) {
-      res.destroy(error as Error); // the headers are sent: the connection is the only way to say it
-    }
-  };
-  pump();
-}
-
-/**
- * Sends a whole answer. Its bytes count against the gate's budget only when the socket could not
- * take them all at once (a client not reading): node otherwise hands them to the kernel in end().
- */
-function sendBytes(
-  res: ServerResponse,
-  status: number,
-  head: readonly string[],
-  body: Uint8Array | undefined,
-  gate: SendGate | undefined,
-): void {
-  res.writeHead(status, head as string[]);
-  res.end(body);
-  if (body && gate && res.socket && res.socket.writableLength > 0 && res.req.method !== 'HEAD')
-    gate.hold(res, body.length);
 }

@@ -7,9 +7,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 const MAX_TARGET = 200;
+const PLAIN = /^[\x21\x23-\x5b\x5d-\x7e]*$/;
 
 /** The request target as a log shows it: printable ASCII but `"` and `\`, other bytes as \xNN, at most 200 characters. */
 export function loggedTarget(target: string): string {
+  if (target.length <= MAX_TARGET && PLAIN.test(target)) return target; // most requests: nothing to escape or cut
   // Node reads the request line as Latin-1: each character up to U+00FF is the byte sent.
   // Quotes and backslashes too: the Common Log Format quotes the request line.
   const safe = target.replace(/[^\x21\x23-\x5b\x5d-\x7e]/gu, (c) =>
@@ -38,8 +40,20 @@ export interface LoggedRequest {
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
+/** The last second clfTime() wrote, and its text: a busy server logs many requests a second. */
+let clfSecond = Number.NaN;
+let clfText = '';
+
 /** CLF's time, in UTC: `10/Oct/2000:13:55:36 +0000`. */
 export function clfTime(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second === clfSecond) return clfText;
+  clfSecond = second;
+  clfText = clfTimeOf(ms);
+  return clfText;
+}
+
+function clfTimeOf(ms: number): string {
   const d = new Date(ms);
   const two = (n: number) => String(n).padStart(2, '0');
   return `${two(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} +0000`;

@@ -35,7 +35,7 @@ export async function loadSite(dir: string): Promise<LoadedSite> {
     const manifest = await readManifestHead(pinned.root);
     if (!manifest)
       throw new CitiesApiError(
-        `${dir} holds no cities-api site: build it first (cities-api build --out ${dir}) or pass --data`,
+        `${dir} holds no cities-api site: build it first (cities-api build --site ${dir}) or pass --data`,
         1,
       );
     const table = CityTable.fromDatasetFile(await readFile(join(pinned.root, DATASET_PATH)));

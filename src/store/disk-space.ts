@@ -130,6 +130,6 @@ export function spaceShortage(
   return (
     `the site needs about ${formatBytes(bytes)}${beyond} (${files.toLocaleString('en')} files; the estimate + ${Math.round((ESTIMATE_SLACK - 1) * 100)} %) ` +
     `and a build leaves ${formatBytes(keep)} free (--min-free), but the filesystem of ${space.path} has ${formatBytes(space.free)} free${inodes}. ` +
-    'To fit: free some space, build on another filesystem (--out), precompute fewer orderings or page sizes, or lower --min-free (0 keeps no margin). Nothing was written.'
+    'To fit: free some space, build on another filesystem (--site), precompute fewer orderings or page sizes, or lower --min-free (0 keeps no margin). Nothing was written.'
   );
 }

@@ -11,7 +11,7 @@ import { fileSystemError, isErrno, type PathRole } from '../fs/fs-error.js';
 const MAX_LINKS = 40;
 
 /** The site directory, as file system errors name it. */
-export const SITE_ROLE: PathRole = { what: 'site directory', option: '--out', note: 'the site was left as it was' };
+export const SITE_ROLE: PathRole = { what: 'site directory', option: '--site', note: 'the site was left as it was' };
 
 /**
  * The real path of a site directory that may not exist yet: symbolic links anywhere in it are
@@ -63,7 +63,7 @@ export interface SiteLocation {
  */
 export async function checkSiteLocation({ out, data, cwd }: SiteLocation): Promise<void> {
   const refuse = (why: string) => new CitiesApiError(`cannot build into ${out}: ${why} (nothing was written)`, 2);
-  if (dirname(out) === out) throw refuse('it is the filesystem root; choose a directory of its own, e.g. --out dist');
+  if (dirname(out) === out) throw refuse('it is the filesystem root; choose a directory of its own, e.g. --site dist');
   for (const [name, dir] of [
     ['working directory', cwd],
     ['home directory', homedir()],
@@ -71,7 +71,7 @@ export async function checkSiteLocation({ out, data, cwd }: SiteLocation): Promi
     const real = await realpath(dir).catch(() => resolve(dir));
     if (isWithin(real, out))
       throw refuse(
-        `it is or contains the ${name} ${dir}, and a build replaces the whole directory; choose a directory of its own, e.g. --out dist`,
+        `it is or contains the ${name} ${dir}, and a build replaces the whole directory; choose a directory of its own, e.g. --site dist`,
       );
   }
   const dataset = await realpath(data).catch(() => resolve(data));

@@ -16,7 +16,7 @@ export const netlifyRecipe: EdgeRecipe = {
     const publish = posixRelative(out, site);
     if (publish.startsWith('..'))
       throw new CitiesApiError(
-        `Netlify publishes a directory inside its project, and ${site} is not inside ${out}: pass --out a directory holding the site (e.g. --out .)`,
+        `Netlify publishes a directory inside its project, and ${site} is not inside ${out}: pass --project a directory holding the site (e.g. --project .)`,
         2,
       );
     const dir = join(out, NETLIFY_EDGE_DIR);

@@ -1,0 +1,149 @@
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serve, type RunningServer } from '../src/app/serve.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import type { QueryPair } from '../src/core/query-string.js';
+import { AnswerCache, type CachedAnswer } from '../src/http/answer-cache.js';
+import { JSON_HEADERS } from '../src/http/route.js';
+import { tempDir } from './helpers.js';
+import { rawRequest, ROOT } from './serve-helpers.js';
+
+// Computed answers kept beside the route memo: keyed by every query pair and owned by one index
+// and spec (the data and settings they were computed from), so one request never changes what
+// another client gets, and a rebuild or a POST is never answered from before it.
+
+const answerOf = (text: string, status = 200): CachedAnswer => ({
+  status,
+  headers: JSON_HEADERS,
+  body: Buffer.from(text),
+});
+
+describe('keys: two queries share an answer only when their pairs are the same, in the same order', () => {
+  it.each([
+    ['a comma inside a value vs between pairs', [['a', 'b,c']], [['a,b', 'c']]],
+    [
+      'an unknown parameter added (it is carried into the links)',
+      [['page', '2']],
+      [
+        ['page', '2'],
+        ['x', '1'],
+      ],
+    ],
+    [
+      'the same pairs in another order (the links keep the order)',
+      [
+        ['page', '2'],
+        ['page_size', '7'],
+      ],
+      [
+        ['page_size', '7'],
+        ['page', '2'],
+      ],
+    ],
+    ['a value with a quote vs the quote in the name', [['a"', 'b']], [['a', '"b']]],
+    [
+      'a repeated parameter vs once',
+      [['page', '2']],
+      [
+        ['page', '2'],
+        ['page', '2'],
+      ],
+    ],
+  ] as [string, QueryPair[], QueryPair[]][])('%s', (_, a, b) => {
+    const cache = new AnswerCache(1 << 20).owner({}, {});
+    cache.set(AnswerCache.key(a), answerOf('a'));
+    expect(cache.get(AnswerCache.key(b))).toBeUndefined();
+    expect(cache.get(AnswerCache.key([...a]))?.body.toString()).toBe('a');
+  });
+});
+
+describe('what is kept', () => {
+  const index = {};
+  const spec = {};
+  it.each([
+    ['another index (a POST or a rebuild): empty', () => ({}), () => spec, undefined],
+    ['another spec (other links or count): empty', () => index, () => ({}), undefined],
+    ['the same index and spec: kept', () => index, () => spec, 'kept'],
+  ] as const)('%s', (_, nextIndex, nextSpec, expected) => {
+    const cache = new AnswerCache(1 << 20);
+    cache.owner(index, spec).set('k', answerOf('kept'));
+    expect(cache.owner(nextIndex(), nextSpec()).get('k')?.body.toString()).toBe(expected);
+  });
+
+  it('within its budget: the least recently used answer goes first', () => {
+    const cache = new AnswerCache(16 * 1000).owner({}, {});
+    // Each costs 930 bytes (800 of body, 2 of key, 128 for the entry): 17 fit, the 18th evicts one.
+    const keys = 'abcdefghijklmnopq'.split('');
+    for (const key of keys) cache.set(key, answerOf(key.repeat(800)));
+    cache.get('a');
+    cache.set('r', answerOf('r'.repeat(800)));
+    expect(cache.size).toBe(17 * 930);
+    expect(['a', 'b', 'c', 'r'].map((key) => cache.get(key) !== undefined)).toEqual([true, false, true, true]);
+  });
+
+  it('an answer over a sixteenth of the budget is not kept', () => {
+    const cache = new AnswerCache(16 * 1000).owner({}, {});
+    cache.set('big', answerOf('x'.repeat(1001)));
+    expect([cache.get('big'), cache.size]).toEqual([undefined, 0]);
+  });
+});
+
+describe('a writable server answering computed pages from the cache', () => {
+  const TOKEN = 'test-token-0123456789';
+  let server: RunningServer;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    const made = await tempDir('cities-answer-cache-');
+    cleanup = made.cleanup;
+    const data = join(made.dir, 'cities.csv');
+    await copyFile(join(ROOT, 'data/cities.csv'), data);
+    server = await serve({ dir: join(made.dir, 'site'), data, port: 0, writable: true, token: TOKEN, pageSizes: [10] });
+  });
+  afterAll(async () => {
+    await server.close();
+    await cleanup();
+  });
+  const page = async (query: string) => {
+    const res = await rawRequest(`${server.apiUrl}?${query}`);
+    return JSON.parse(res.body.toString()) as { count: number; next: string | null; results: { id: number }[] };
+  };
+
+  it('the same computed page twice, then after a POST: the new city counted and listed at once', async () => {
+    const query = 'page_size=100'; // every city on one computed page
+    const first = await page(query);
+    expect(await page(query)).toEqual(first);
+    const names = Object.fromEntries(NAME_FIELDS.map((f) => [f, 'Cachetown']));
+    const created = await rawRequest(server.apiUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
+      body: JSON.stringify(names),
+    });
+    expect(created.status).toBe(201);
+    const id = (JSON.parse(created.body.toString()) as { id: number }).id;
+    const after = await page(query);
+    expect([after.count, after.results.length, after.results.some((city) => city.id === id)]).toEqual([
+      first.count + 1,
+      first.results.length + 1,
+      true,
+    ]);
+  });
+
+  // An indented answer (Accept: application/json; indent=2) is never kept: computed afresh, it is the reference.
+  it.each([
+    ['an unknown parameter', 'page_size=7&page=2&x=%26y%3D1'],
+    ['a parameter repeated', 'page_size=7&page=2&page=3'],
+    ['the order of the parameters', 'page=2&page_size=7'],
+    ['an encoded name', 'page_size=7&pag%65=2'],
+  ])(
+    '%s: answered twice (the second from the cache), both as computed afresh, whatever was asked before',
+    async (_, query) => {
+      await page('page_size=7&page=2');
+      const fresh = await rawRequest(`${server.apiUrl}?${query}`, {
+        headers: { Accept: 'application/json; indent=2' },
+      });
+      const twice = [await page(query), await page(query)];
+      expect(twice).toEqual([JSON.parse(fresh.body.toString()), JSON.parse(fresh.body.toString())]);
+    },
+  );
+});
