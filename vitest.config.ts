@@ -46,6 +46,7 @@ const UNIT = [
 const ENGINES = [
   'browser',
   'edge-cloudflare',
+  'edge-cloudflare-budget',
   'edge-deno',
   'edge-lambda',
   'edge-large',

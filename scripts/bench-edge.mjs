@@ -45,6 +45,7 @@ const [{ readDataset }, { CityIndex }, { answerListing, bodyBytes }, { parseQuer
 const { edgeSite } = await lib('http/edge-site.js');
 const { readManifestHead } = await lib('store/manifest-file.js');
 const { planAssets } = await lib('platforms/cloudflare/assets.js');
+const { CLOUDFLARE_FREE } = await lib('site/asset-budget.js');
 
 /** The query kinds, each a first query and the i-th next one (distinct pages). */
 const kinds = (count) => [
@@ -168,7 +169,8 @@ async function deployed(platform, project, site) {
   const files = [...code, ...published];
   const bytes = files.reduce((a, b) => a + b, 0);
   // Cloudflare publishes what its plan keeps (the rest ignored by .assetsignore): its count.
-  if (platform === 'cloudflare') return { files: code.length + (await planAssets(site)).files, bytes: Number.NaN };
+  if (platform === 'cloudflare')
+    return { files: code.length + (await planAssets(site, CLOUDFLARE_FREE)).files, bytes: Number.NaN };
   return { files: files.length, bytes };
 }
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from '../src/app/build.js';
 import { writeEdgeProject, type EdgeProject, type Platform } from '../src/app/edge-project.js';
@@ -154,4 +154,92 @@ export async function denoServe(dir: string, deploy: string): Promise<{ url: str
       child.kill('SIGTERM');
     });
   return { url, stop };
+}
+
+export const WRANGLER_BIN = join(import.meta.dirname, '..', 'node_modules', '.bin', 'wrangler');
+
+/** Offline, miniflare warns that it cannot fetch Cloudflare's `Request.cf` placeholder: a fact of this machine, not of the project. */
+const OFFLINE_WARNING = /Unable to fetch the `Request\.cf` object/;
+
+/**
+ * `npx wrangler dev` run as a user runs it, in the project directory, on a free port: its URL
+ * once it answers, the seconds that took, and its warnings (but the offline one).
+ */
+export async function wranglerDev(dir: string): Promise<{
+  url: string;
+  seconds: number;
+  warnings: () => string[];
+  output: () => string;
+  pid: number;
+  stop: () => Promise<void>;
+}> {
+  const started = performance.now();
+  const child = spawn(WRANGLER_BIN, ['dev', '--ip', '127.0.0.1', '--port', '0', '--inspector-port', '0'], {
+    cwd: dir,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1', CI: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`wrangler dev did not start in 240 s:\n${output}`)), 240_000);
+    const read = (d: Buffer) => {
+      output += d;
+      const m = /Ready on (http:\/\/[^\s/]+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`wrangler dev exited with ${code}:\n${output}`));
+    });
+  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  // Started once it answers: a request to an asset (no Worker code) until one does.
+  for (let tries = 0; ; tries++) {
+    const ok = await fetch(`${url}/openapi.json`).then(
+      async (r) => (await r.arrayBuffer(), true),
+      () => false,
+    );
+    if (ok) break;
+    if (tries >= 100) {
+      await stop();
+      throw new Error(`wrangler dev said it was ready at ${url} but never answered:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const warnings = () =>
+    output
+      .split('\n')
+      .filter((line) => /warn/i.test(line) && !OFFLINE_WARNING.test(line))
+      .map((line) => line.trim());
+  return { url, seconds: (performance.now() - started) / 1000, warnings, output: () => output, pid: child.pid!, stop };
+}
+
+/** Inotify watches held by a process and its descendants (Linux's /proc; null elsewhere). */
+export async function inotifyWatches(pid: number): Promise<number | null> {
+  const tree = async (p: number): Promise<number[]> => {
+    const children = await readFile(`/proc/${p}/task/${p}/children`, 'utf8').catch(() => '');
+    const ids = children.split(' ').filter(Boolean).map(Number);
+    return [p, ...(await Promise.all(ids.map(tree))).flat()];
+  };
+  try {
+    let watches = 0;
+    for (const p of await tree(pid))
+      for (const fd of await readdir(`/proc/${p}/fdinfo`).catch(() => [])) {
+        const info = await readFile(`/proc/${p}/fdinfo/${fd}`, 'utf8').catch(() => '');
+        watches += info.split('\n').filter((line) => line.startsWith('inotify')).length;
+      }
+    return watches;
+  } catch {
+    return null;
+  }
 }

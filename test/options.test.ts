@@ -174,6 +174,15 @@ describe('every config file key changes what the command does', () => {
       },
     ],
     [
+      'builtFor',
+      { builtFor: 'cloudflare' },
+      async (dir) => {
+        expect((await built(dir)).manifest).toContain('"host": "cloudflare"');
+        expect(existsSync(join(dir, 'dist/_redirects'))).toBe(false);
+        expect(existsSync(join(dir, 'dist/cities/default/20/1.json.gz'))).toBe(false);
+      },
+    ],
+    [
       'liveUrl',
       { liveUrl: 'https://live.example.org' },
       async (dir) => {

@@ -55,6 +55,18 @@ describe('staticPathFor maps a query to the file that answers it', () => {
     expect(staticPathFor(parseQuery(qs), { ...settings, orderings: ['name_ar', '-name_ar'] })).toBe(expected);
   });
 
+  it.each<[string, number, string, string | null]>([
+    ['a page within the first pages', 3, 'page=3', 'cities/default/default/3.json'],
+    ['the page past them is answered live', 3, 'page=4', null],
+    ['at another size too', 3, 'page_size=20&page=4&ordering=name_en', null],
+    ['the last page stays a file', 3, 'page=last', 'cities/default/default/last.json'],
+    ['page 1 without a page parameter', 1, '', 'cities/default/default/1.json'],
+    ['no first page at all: page 1 is live', 0, 'page=1', null],
+    ['the page of all cities stays a file', 0, 'page_size=48', 'cities/default/all-48.json'],
+  ])("a site of each list's first pages (--for cloudflare): %s", (_, firstPages, qs, expected) => {
+    expect(staticPathFor(parseQuery(qs), { ...settings, firstPages })).toBe(expected);
+  });
+
   // Found by the DRF oracle: int() refuses more than 4300 digits, and Django's float page count is 0 from count * 2^1075.
   it.each([
     [

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { ROUTES } from '../src/core/route-table.js';
+import { CLOUDFLARE_FREE, firstPagesFor } from '../src/site/asset-budget.js';
 import {
   countSiteFiles,
   estimateSiteSize,
@@ -104,4 +105,35 @@ describe('formatBytes', () => {
     [2_046_000_000, '2.0 GB'],
     [123_400_000, '123 MB'],
   ])('%d bytes → %s', (bytes, text) => expect(formatBytes(bytes)).toBe(text));
+});
+
+describe('firstPagesFor: the most first pages of each list a site for Cloudflare holds in its 20,000 files', () => {
+  it.each<[string, Sized, number, number | undefined]>([
+    ['the bundled 48 cities: every page fits', shape(48, [10, 20, 50, 100], 33, false), 48 * 600, undefined],
+    // 165 lists (33 orderings × 5 sizes), each with its last page; 33 pages of every city; the
+    // manifest, dataset, openapi.json and not-precomputed.json; the edge data at 600 bytes a city.
+    [
+      '140k cities, every ordering, the default sizes',
+      shape(135_233, [10, 20, 50, 100], 33, false),
+      135_233 * 600,
+      Math.floor((20_000 - 4 - edge(135_233) - 33) / 165) - 1,
+    ],
+    ['140k cities of 525 bytes (the bench dataset)', shape(135_233, [10, 20, 50, 100], 33, false), 71_000_000, 86],
+  ])('%s', (_, s, cityBytes, firstPages) => {
+    const found = firstPagesFor('cloudflare', s, cityBytes);
+    expect(found).toBe(firstPages);
+    if (found !== undefined) {
+      expect(countSiteFiles({ ...s, host: 'cloudflare', firstPages: found }, cityBytes)).toBeLessThanOrEqual(
+        CLOUDFLARE_FREE.files,
+      );
+      expect(countSiteFiles({ ...s, host: 'cloudflare', firstPages: found + 1 }, cityBytes)).toBeGreaterThan(
+        CLOUDFLARE_FREE.files,
+      );
+    }
+  });
+
+  it('a dataset whose edge data alone is over the budget: refused, naming the limit and what to do', () =>
+    expect(() => firstPagesFor('cloudflare', shape(5_000_000, [10], 1, false), 5_000_000 * 600)).toThrow(
+      /at most 20,000 files.*fewer --orderings or --page-sizes/,
+    ));
 });

@@ -1,6 +1,6 @@
 import type { Collation } from '../core/collation.js';
 import type { Problem } from '../core/errors.js';
-import type { Compression } from '../site/spec.js';
+import type { Compression, Host } from '../site/spec.js';
 import type { SiteCheck } from '../store/site-check.js';
 import type { WriteStats } from '../store/site-writer.js';
 
@@ -34,6 +34,11 @@ export interface BuildOptions {
   readonly compress?: boolean | undefined;
   /** The live server (`cities-api serve`) static hosts send what no file covers to. */
   readonly liveUrl?: string | undefined;
+  /**
+   * The one host the site is for (`cloudflare`): its files only, no `.gz`/`.br`, and as many of
+   * each list's first pages as fit the host's file budget (the others are computed live).
+   */
+  readonly host?: Host | undefined;
   /** Refuse to build a site of more files than this (default 1,000,000). */
   readonly maxFiles?: number;
   /** Rewrite every file, reusing nothing of the old site. */

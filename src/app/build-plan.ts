@@ -6,6 +6,7 @@ import { ROUTES } from '../core/route-table.js';
 import { datasetDigest, readDataset } from '../dataset/read-dataset.js';
 import { sha256 } from '../fs/file-output.js';
 import { checkLiveUrl } from '../hosts/live-url.js';
+import { firstPagesFor } from '../site/asset-budget.js';
 import { specOf, type ManifestHead } from '../site/manifest.js';
 import {
   countSiteFiles,
@@ -22,8 +23,10 @@ import {
   DEFAULT_PAGE_SIZES,
   normalizeBaseUrl,
   parseCompression,
+  parseHost,
   parseOrderings,
   parsePageSizes,
+  type Host,
   siteSpec,
   type Compression,
   type CompressionLevel,
@@ -74,7 +77,9 @@ export async function planBuild(options: SiteBuildOptions): Promise<PlannedBuild
   const out = await resolveSiteDir(options.out);
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
   const old = await readManifestHead(out).catch(() => null);
-  const sameSettings = !options.force && !!old && sameInput(old, manifestHead(settings, old.dataset));
+  // A site for one host holds as many first pages as its dataset allows: the same dataset file, the same number.
+  const early = old?.settings.host && old.settings.host === settings.host ? budgeted(settings, old.settings) : settings;
+  const sameSettings = !options.force && !!old && sameInput(old, manifestHead(early, old.dataset));
   // The very dataset file the site was built from (its digest recorded beside the site): its cities
   // are the site's, so if its files are as built there is nothing to validate, compute or write.
   const known = sameSettings ? await StatCache.readDataset(out) : null;
@@ -86,9 +91,9 @@ export async function planBuild(options: SiteBuildOptions): Promise<PlannedBuild
   if (old && pending && record) {
     const check = await pending.result();
     if (!check.unverified && !check.changed.length) {
-      const spec = siteSpec(settings, old.dataset.count);
+      const spec = siteSpec(early, old.dataset.count);
       checkMaxFiles(spec, options);
-      const size = sizeOf(settings, old.dataset.count, record.cityBytes, 0);
+      const size = sizeOf(early, old.dataset.count, record.cityBytes, 0);
       const defaultBaseUrl = options.baseUrl === undefined;
       return { plan: { cities: old.dataset.count, ...size(spec), upToDate: true, check, dir: out, defaultBaseUrl } };
     }
@@ -100,7 +105,7 @@ export async function planBuild(options: SiteBuildOptions): Promise<PlannedBuild
 /** The plan once the dataset is read and validated: the site's files checked when its input is the site's. */
 async function planFromDataset(
   options: BuildOptions,
-  settings: SiteSettings,
+  asked: SiteSettings,
   { out, old, sameSettings }: Previous,
   pending: PendingCheck | null,
 ): Promise<PlannedBuild> {
@@ -115,11 +120,15 @@ async function planFromDataset(
   });
   const { count } = table;
   const cityBytes = table.jsonBytes();
+  const settings = asked.host
+    ? budgeted(asked, { firstPages: firstPagesFor(asked.host, { ...asked, count }, cityBytes) })
+    : asked;
   const spec = siteSpec(settings, count);
   checkMaxFiles(spec, options);
   const manifest = manifestHead(settings, { count, sha256: sha256(table.datasetParts()) });
+  // (Settings the same once the dataset's first pages are known: then the dataset is too.)
   const check =
-    sameSettings && sameInput(old, manifest)
+    !options.force && sameInput(old, manifest)
       ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result()
       : (pending?.cancel(), null);
   const upToDate = !!check && !check.unverified && !check.changed.length;
@@ -144,17 +153,35 @@ async function planFromDataset(
   return { plan, write: { data, spec, manifest, digest, cityBytes, minFree } };
 }
 
-/** The settings the options ask for, defaults filled in. */
+/** The settings the options ask for, defaults filled in (a site for one host: its first pages not yet known). */
 function settingsOf(options: BuildOptions): SiteSettings {
+  const host = options.host === undefined ? undefined : parseHost(options.host);
   return {
     baseUrl: normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL),
     collation: options.collation ?? DEFAULT_COLLATION,
     pageSizes: parsePageSizes(options.pageSizes ?? DEFAULT_PAGE_SIZES),
     orderings: parseOrderings(options.orderings ?? 'all'),
     defaultPageSize: DEFAULT_PAGE_SIZE,
-    compression: compressionOf(options),
+    compression: host ? hostCompression(host, options) : compressionOf(options),
     liveUrl: options.liveUrl ? checkLiveUrl(options.liveUrl) : null,
+    ...(host ? { host } : {}),
   };
+}
+
+/** A site for one host with its first pages (last in the settings, as the manifest records them), if not every page. */
+function budgeted(settings: SiteSettings, { firstPages }: Pick<SiteSettings, 'firstPages'>): SiteSettings {
+  return firstPages === undefined ? settings : { ...settings, firstPages };
+}
+
+/** A host that compresses by itself (Cloudflare) takes no `.gz`/`.br`: asking for them contradicts --for. */
+function hostCompression(host: Host, options: Pick<BuildOptions, 'compression' | 'compress'>): Compression {
+  const level = compressionOf(options);
+  if (options.compression !== undefined && level !== 'none')
+    throw new CitiesApiError(
+      `--for ${host} builds no .gz/.br (${host} compresses by itself), and --compression ${level} asks for them: drop --compression`,
+      2,
+    );
+  return 'none';
 }
 
 /** The manifest (without its files) of a site built here, now, with these settings from this dataset. */

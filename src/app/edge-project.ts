@@ -39,6 +39,8 @@ export interface EdgeProject {
   /** The one command that deploys it, run in `out`. */
   readonly deploy: string;
   readonly bundleBytes: number;
+  /** What the platform's tools will complain of in the site, and what to do. */
+  readonly warnings: readonly string[];
 }
 
 export interface EdgeProjectOptions {
@@ -107,6 +109,7 @@ export async function writeEdgeProject(
     userFiles: plan.theirs.map((f) => shown(f.path)),
     deploy: plan.deploy,
     bundleBytes: bundle.length,
+    warnings: plan.warnings ?? [],
   };
 }
 

@@ -100,6 +100,7 @@ export class SiteBuilder {
           orderings: options.orderings ?? settings?.orderings,
           liveUrl: settings?.liveUrl ?? undefined,
           compression: settings?.compression,
+          host: settings?.host,
           ...progress,
         });
         this.builtHash = sha256(bytes);

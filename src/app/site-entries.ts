@@ -8,6 +8,7 @@ import { notPrecomputedJson } from '../hosts/not-precomputed.js';
 import { openApiDocument } from '../hosts/openapi.js';
 import { edgeFiles } from '../site/edge-files.js';
 import { allPageFiles, pageFiles, siteOrderings } from '../site/pages.js';
+import { siteExtras } from '../site/size.js';
 import type { SiteSpec } from '../site/spec.js';
 import { AllPageReader, type AllPageFile } from '../store/all-page-reader.js';
 import type { Body } from '../fs/file-output.js';
@@ -68,7 +69,8 @@ export async function* siteEntries(data: HeldIndex, spec: SiteSpec, edgeTag: str
   } finally {
     reader.close();
   }
-  // Every other file of the route table's list but the manifest, which the writer writes last.
+  // Every other file of the route table's list but the manifest, which the writer writes last (and
+  // but other hosts' files, for a site built for one).
   const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest' | 'dataset'>, Body> = {
     cloudfront: cloudFrontFunction(spec),
     netlifyRedirects: netlifyRedirects(spec),
@@ -76,7 +78,9 @@ export async function* siteEntries(data: HeldIndex, spec: SiteSpec, edgeTag: str
     openapi: `${JSON.stringify(openApiDocument(spec), null, 2)}\n`,
     notPrecomputed: notPrecomputedJson(spec.pageSizes),
   };
-  for (const [name, body] of Object.entries(extras)) yield { path: ROUTES.extras[name as keyof typeof extras], body };
+  const hosted = new Set<string>(siteExtras(spec.host));
+  for (const [name, body] of Object.entries(extras))
+    if (hosted.has(name)) yield { path: ROUTES.extras[name as keyof typeof extras], body };
 }
 
 /**

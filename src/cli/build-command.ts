@@ -44,6 +44,7 @@ export function registerBuildCommand(program: Command, context: CommandContext):
       compression: given('compression') ? o.compression : undefined,
       compress: o.compress!,
       liveUrl: o.liveUrl,
+      host: o.builtFor,
       maxFiles: o.maxFiles!,
       minFree: o.minFree,
       force: o.force ?? false,

@@ -8,7 +8,7 @@ import { tableCommand, type CommandContext } from './command.js';
 // live fallback for a built site (src/app/edge-project.ts) and prints the one command deploying it.
 
 export function registerEdgeCommand(program: Command, context: CommandContext): void {
-  const { cwd, say, shown } = context;
+  const { cwd, say, shown, warn } = context;
   const command = tableCommand(
     program,
     'edge',
@@ -23,6 +23,7 @@ export function registerEdgeCommand(program: Command, context: CommandContext): 
     const project = await writeEdgeProject(platform as Platform, resolve(cwd, o.site!), out);
     const where = shown(out) || '.';
     say(`wrote ${where}/ for ${platform}: ${project.files.join(', ')} (bundle ${project.bundleBytes} bytes)`);
+    for (const reason of project.warnings) warn({ file: shown(resolve(cwd, o.site!)), reason });
     say(`deploy: ${where === '.' ? '' : `cd ${where} && `}${project.deploy}`);
   });
 }

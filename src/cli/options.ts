@@ -12,9 +12,12 @@ import {
   DEFAULT_DATA,
   DEFAULT_OUT,
   DEFAULT_PAGE_SIZES,
+  HOSTS,
+  type Host,
   normalizeBaseUrl,
   parseCollation,
   parseCompression,
+  parseHost,
   parseMaxFiles,
   parseMinFree,
   parseOrderings,
@@ -77,6 +80,7 @@ export interface OptionValues {
   compress: boolean;
   compression: Compression;
   liveUrl: string;
+  builtFor: Host;
   maxFiles: number;
   minFree: number;
   force: boolean;
@@ -250,6 +254,16 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: '--stack',
     help: 'print a CloudFormation template (YAML) of the whole deployment instead: bucket, origin access control, this function, policies, distribution (docs/cloudfront.md)',
     commands: ['config cloudfront'],
+  },
+  {
+    key: 'builtFor',
+    flag: '--for <host>',
+    help: "build for that host alone: cloudflare (Workers' static assets: no .gz/.br, no other host's files, each list's first pages within its 20,000 files; the Worker computes the rest: docs/cloudflare.md)",
+    commands: BUILDING,
+    config: 'string',
+    defaultText: 'any host',
+    choices: HOSTS,
+    parse: parseHost,
   },
   {
     key: 'maxFiles',

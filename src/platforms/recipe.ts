@@ -44,6 +44,8 @@ export interface ProjectPlan {
   readonly theirs: readonly ProjectFile[];
   /** The one command that deploys it, run in the project's directory. */
   readonly deploy: string;
+  /** What the platform's tools will complain of in the site, and what to do. */
+  readonly warnings?: readonly string[];
 }
 
 export interface EdgeRecipe {

@@ -11,7 +11,7 @@ import type { SiteSpec } from './spec.js';
 const { param, absent, lastPage, descending } = ROUTES;
 
 /** What decides which files a site holds. */
-export type Layout = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings'>;
+export type Layout = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings' | 'firstPages'>;
 
 export function pagePath(ordering: string, pageSize: number | typeof absent, page: number | typeof lastPage): string {
   return fill(ROUTES.file.page, { ordering, page_size: pageSize, page });
@@ -81,6 +81,8 @@ export function staticPathFor(pairs: readonly QueryPair[], layout: Layout): stri
   }
   const pages = pageCount(layout.count, size === undefined ? DEFAULT_PAGE_SIZE : Number(size));
   if (!firstOrLast(page) && Number(page) > pages) return null;
+  // A site of a list's first pages only: the others are answered live.
+  if (page !== lastPage && Number(page ?? 1) > (layout.firstPages ?? Infinity)) return null;
   return pageKey(query);
 }
 

@@ -16,7 +16,7 @@ export interface SiteFile {
   readonly body: Iterable<Bytes>;
 }
 
-type PageSettings = Pick<SiteSpec, 'baseUrl' | 'pageSizes' | 'orderings'>;
+type PageSettings = Pick<SiteSpec, 'baseUrl' | 'pageSizes' | 'orderings' | 'firstPages'>;
 
 /** The site's orderings (keys), in a stable order, each with the query pairs that ask for it. */
 export function siteOrderings(
@@ -47,7 +47,7 @@ export function* allPageFiles(
 }
 
 /**
- * Every other precomputed page, one at a time (the site is never held whole), in a stable order;
+ * Every other precomputed page (each list's first `firstPages`, or all, and its last), one at a time (the site is never held whole), in a stable order;
  * `indexFor` gives the index each page is answered from (the whole dataset's, or one holding that page).
  */
 export function* pageFiles(
@@ -63,7 +63,10 @@ export function* pageFiles(
     };
     for (const size of sizes) {
       const sizePairs: QueryPair[] = size === absent ? [] : [[param.pageSize, String(size)]];
-      const pages = pageCount(count, size === absent ? DEFAULT_PAGE_SIZE : size);
+      const pages = Math.min(
+        pageCount(count, size === absent ? DEFAULT_PAGE_SIZE : size),
+        settings.firstPages ?? Infinity,
+      );
       for (let page = 1; page <= pages; page++) {
         yield {
           path: pagePath(key, size, page),

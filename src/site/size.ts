@@ -2,7 +2,7 @@ import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
 import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
 import { ROUTES } from '../core/route-table.js';
 import { edgeBytes, edgeFileCount } from './edge-files.js';
-import type { Compression, SiteSpec } from './spec.js';
+import type { Compression, Host, SiteSpec } from './spec.js';
 
 // How big a site gets before it is built: files and bytes grow with orderings × page sizes ×
 // cities, so the build can say so up front and refuse what would swamp a disk or a host.
@@ -10,11 +10,22 @@ import type { Compression, SiteSpec } from './spec.js';
 export const DEFAULT_MAX_FILES = 1_000_000;
 /** Files per page: the page, and its `.gz` and `.br` when compressed. */
 const filesPerPage = (compression: Compression) => (compression === 'none' ? 1 : 3);
-/** Files besides the pages (the route table's extras: manifest, dataset, host configs, ...). */
+
+type Extra = keyof typeof ROUTES.extras;
+/** Files besides the pages of a site for any host (the route table's extras: manifest, dataset, host configs, ...). */
 export const OTHER_FILES = Object.keys(ROUTES.extras).length;
+/** Other hosts' files, which a site built for one host (`--for`) leaves out: wrangler reads a site's `_redirects` and `_headers` as Cloudflare's own. */
+const OTHER_HOSTS: Readonly<Record<Host, readonly Extra[]>> = {
+  cloudflare: ['cloudfront', 'netlifyRedirects', 'netlifyHeaders'],
+};
+
+/** The route table's extras a site holds besides its pages (manifest, dataset, host configs, ...). */
+export function siteExtras(host: Host | undefined): Extra[] {
+  return (Object.keys(ROUTES.extras) as Extra[]).filter((name) => !host || !OTHER_HOSTS[host].includes(name));
+}
 
 /** What decides a site's size. */
-export type Sized = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings' | 'compression'>;
+export type Sized = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings' | 'compression' | 'host' | 'firstPages'>;
 
 export interface SiteSize {
   readonly pages: number;
@@ -26,19 +37,21 @@ export interface SiteSize {
   readonly dataBytes: number;
 }
 
-/** Pages of one ordering: every page of each size (the default one first), its `last`, and all cities. */
-function pagesPerOrdering(cities: number, pageSizes: readonly number[]): number {
-  return [DEFAULT_PAGE_SIZE, ...pageSizes].reduce((n, size) => n + pageCount(cities, size) + 1, 1);
+/** The page sizes of a list: the default one, then each precomputed size. */
+const listSizes = (pageSizes: readonly number[]) => [DEFAULT_PAGE_SIZE, ...pageSizes];
+
+/** Pages of one ordering: each list's first pages (every page unless `firstPages`), its `last`, and all cities. */
+function pagesPerOrdering(site: Pick<Sized, 'count' | 'pageSizes' | 'firstPages'>): number {
+  const first = site.firstPages ?? Infinity;
+  return listSizes(site.pageSizes).reduce((n, size) => n + Math.min(pageCount(site.count, size), first) + 1, 1);
 }
 
-/** Files of a site whatever it precomputes: the extras, and the edge data. */
-const fixedFiles = (count: number) => OTHER_FILES + edgeFileCount(count);
+/** Files of a site whatever it precomputes: the extras, and the edge data (at most, `cityBytes` when known). */
+const fixedFiles = (site: Pick<Sized, 'count' | 'host'>, cityBytes?: number) =>
+  siteExtras(site.host).length + edgeFileCount(site.count, cityBytes);
 
-export function countSiteFiles(site: Sized): number {
-  return (
-    pagesPerOrdering(site.count, site.pageSizes) * site.orderings.length * filesPerPage(site.compression) +
-    fixedFiles(site.count)
-  );
+export function countSiteFiles(site: Sized, cityBytes?: number): number {
+  return pagesPerOrdering(site) * site.orderings.length * filesPerPage(site.compression) + fixedFiles(site, cityBytes);
 }
 
 /**
@@ -52,17 +65,20 @@ export function estimateSiteSize(
   compressedRatio: number,
 ): SiteSize {
   const orderings = site.orderings.length;
-  const pages = pagesPerOrdering(site.count, site.pageSizes) * orderings;
+  const pages = pagesPerOrdering(site) * orderings;
   const perCity = site.count ? cityBytes / site.count + 1 : 0;
   const envelope = 2 * (baseUrlLength + 60) + 40;
-  const lastPages = [DEFAULT_PAGE_SIZE, ...site.pageSizes].reduce((n, size) => n + Math.min(size, site.count), 0);
-  const jsonBytes = Math.round(
-    pages * envelope + perCity * (site.count * (site.pageSizes.length + 2) + lastPages) * orderings,
+  // Cities on the pages of one ordering: the page of all, each list's first pages, its last page.
+  const first = site.firstPages ?? Infinity;
+  const listed = listSizes(site.pageSizes).reduce(
+    (n, size) => n + Math.min(site.count, first * size) + Math.min(size, site.count),
+    site.count,
   );
+  const jsonBytes = Math.round(pages * envelope + perCity * listed * orderings);
   const dataBytes = Math.round(site.count ? perCity * site.count + edgeBytes(site.count, cityBytes) : 0);
   return {
     pages,
-    files: countSiteFiles(site),
+    files: countSiteFiles(site, cityBytes),
     jsonBytes,
     compressedBytes: site.compression !== 'none' ? Math.round(jsonBytes * compressedRatio) : 0,
     dataBytes,
@@ -111,8 +127,8 @@ export function reusableShape(old: Reusable, site: Reusable): Sized | null {
 export function tooManyFilesAdvice(shape: Sized, maxFiles: number): string {
   const files = countSiteFiles(shape);
   const ways: string[] = [];
-  const perOrdering = countSiteFiles({ ...shape, orderings: shape.orderings.slice(0, 1) }) - fixedFiles(shape.count);
-  const orderingsThatFit = Math.floor((maxFiles - fixedFiles(shape.count)) / perOrdering);
+  const perOrdering = countSiteFiles({ ...shape, orderings: shape.orderings.slice(0, 1) }) - fixedFiles(shape);
+  const orderingsThatFit = Math.floor((maxFiles - fixedFiles(shape)) / perOrdering);
   if (orderingsThatFit >= 1 && orderingsThatFit < shape.orderings.length) {
     ways.push(
       `precompute at most ${orderingsThatFit} of the ${shape.orderings.length} orderings (e.g. --orderings ${exampleOrderings(orderingsThatFit)}); the others are answered live`,
@@ -127,6 +143,10 @@ export function tooManyFilesAdvice(shape: Sized, maxFiles: number): string {
   }
   if (shape.compression !== 'none' && countSiteFiles({ ...shape, compression: 'none' }) <= maxFiles)
     ways.push('--compression none (one file per page instead of three)');
+  if (!shape.host)
+    ways.push(
+      "--for cloudflare, for Cloudflare Workers (each list's first pages within its 20,000 asset files; the Worker computes the others)",
+    );
   ways.push(`raise --max-files to ${files.toLocaleString('en')} if the disk and the host can take it`);
   return `the site would hold ${files.toLocaleString('en')} files, above --max-files ${maxFiles.toLocaleString('en')}. To fit: ${ways.join('; or ')}. Nothing was written.`;
 }

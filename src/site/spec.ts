@@ -15,6 +15,14 @@ export interface SiteSettings {
   readonly compression: Compression;
   /** Where static hosts send what no file covers (a running `cities-api serve`, an edge function), if anywhere. */
   readonly liveUrl: string | null;
+  /**
+   * The one host the site is built for, if one (`--for`): `cloudflare`, Workers' static assets
+   * (site/asset-budget.ts): no `.gz`/`.br` (Cloudflare compresses), no other host's files, and
+   * only the first pages of each list, within its file budget (the Worker computes the others).
+   */
+  readonly host?: Host;
+  /** Pages precomputed from the start of each list (an ordering at a page size), besides its `last`; absent: every page. */
+  readonly firstPages?: number;
 }
 
 /**
@@ -38,6 +46,16 @@ export type Compression = (typeof COMPRESSIONS)[number];
 export type CompressionLevel = Exclude<Compression, 'none'>;
 /** Builds stay at the disk's speed; `best` is for the build a CDN serves from (docs/deploy.md, with the figures). */
 export const DEFAULT_COMPRESSION: Compression = 'fast';
+
+/** `--for`: the hosts a site can be built for alone. */
+export const HOSTS = ['cloudflare'] as const;
+export type Host = (typeof HOSTS)[number];
+
+export function parseHost(value: string): Host {
+  if (!(HOSTS as readonly string[]).includes(value))
+    throw new CitiesApiError(`invalid --for "${shortText(String(value))}": use ${HOSTS.join(', ')}`, 2);
+  return value as Host;
+}
 
 export const DEFAULT_DATA = 'data/cities.csv';
 export const DEFAULT_OUT = 'dist';

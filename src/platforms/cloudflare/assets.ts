@@ -1,6 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { ROUTES } from '../../core/route-table.js';
+import type { AssetLimits } from '../../site/asset-budget.js';
 import type { Figure } from '../limits.js';
 
 // What of a site a Worker publishes as its assets, within Cloudflare's limits on asset files (the
@@ -11,19 +12,22 @@ import type { Figure } from '../limits.js';
 // are reached page by page). A site whose edge data alone is over a limit gets the smallest plan,
 // which the recipe's check refuses.
 
-export interface AssetLimits {
-  readonly files: number;
-  readonly fileBytes: number;
+interface Sized {
+  readonly path: string;
+  readonly size: number;
 }
 
 export interface AssetPlan {
   /** The .assetsignore text (gitignore rules, as wrangler reads them). */
   readonly ignore: string;
-  /** Files published, and the first pages of each list among them (Infinity: every page). */
+  /** Files published, their bytes and the largest, and the first pages of each list among them (Infinity: every page). */
   readonly files: number;
-  readonly pagesPerList: number;
+  readonly bytes: number;
   /** The largest file published whatever the budget (the edge data, the site's other files): pages over the limit are left out. */
   readonly largest: Figure;
+  readonly pagesPerList: number;
+  /** What wrangler will make of a site not built for Cloudflare (`build --for cloudflare`), if anything. */
+  readonly warnings: readonly string[];
 }
 
 /** Budgets of first pages tried, largest first: every page, then 1..K for K of the form c·10^m − 1. */
@@ -31,39 +35,68 @@ const PAGE_BUDGETS = [Infinity, 999, 499, 199, 99, 49, 19, 9, 4, 1, 0];
 
 export async function planAssets(site: string, limits: AssetLimits): Promise<AssetPlan> {
   const entries = await readdir(site, { recursive: true, withFileTypes: true });
-  const always: string[] = [];
+  const always: Sized[] = [];
   const tooLarge: string[] = [];
-  const pages: number[] = [];
-  let largest: Figure = { value: 0 };
+  const pages: (Sized & { readonly page: number })[] = [];
+  const otherHosts: string[] = [];
+  let siteFiles = 0;
   for (const e of entries) {
     if (!e.isFile()) continue;
+    siteFiles++;
     const path = relative(site, join(e.parentPath, e.name)).split(sep).join('/');
-    if (/\.(gz|br)$/.test(path) || path.startsWith('.') || Object.values(ROUTES.extras).includes(path as never))
+    if (path === ROUTES.extras.netlifyRedirects || path === ROUTES.extras.netlifyHeaders) {
+      otherHosts.push(path);
       continue;
+    }
+    if (/\.(gz|br)$/.test(path) || path.startsWith('.')) continue;
     if (path.startsWith(`${ROUTES.file.meta}/`) && !path.startsWith(`${ROUTES.edge.dir}/`)) continue;
-    const size = (await stat(join(site, path))).size;
+    const { size } = await stat(join(site, path));
     if (size > limits.fileBytes && !path.startsWith(`${ROUTES.edge.dir}/`)) {
       tooLarge.push(path);
       continue;
     }
     const page = /^cities\/[^/]+\/[^/]+\/(\d+)\.json$/.exec(path);
-    if (page) pages.push(Number(page[1]));
-    else {
-      always.push(path);
-      if (size > largest.value) largest = { value: size, of: path };
-    }
+    if (page) pages.push({ path, size, page: Number(page[1]) });
+    else always.push({ path, size });
   }
-  const plan = (budget: number, files: number) => ({
-    ignore: ignoreText(budget, tooLarge.sort()),
-    files,
-    pagesPerList: budget,
-    largest,
+  const largest = always.reduce<Figure>((a, f) => (a.value >= f.size ? a : { value: f.size, of: f.path }), {
+    value: 0,
   });
+  const plan = (budget: number) => {
+    const published = [...always, ...pages.filter((p) => p.page <= budget)];
+    return {
+      ignore: ignoreText(budget, tooLarge.sort()),
+      files: published.length,
+      bytes: published.reduce((n, f) => n + f.size, 0),
+      largest,
+      pagesPerList: budget,
+      warnings: wranglerWarnings(otherHosts.sort(), siteFiles, limits),
+    };
+  };
   for (const budget of PAGE_BUDGETS) {
-    const files = always.length + pages.filter((n) => n <= budget).length;
-    if (files <= limits.files) return plan(budget, files);
+    const files = always.length + pages.filter((p) => p.page <= budget).length;
+    if (files <= limits.files) return plan(budget);
   }
-  return plan(0, always.length);
+  return plan(0);
+}
+
+/**
+ * Whatever .assetsignore says, wrangler reads the site's `_redirects` and `_headers` as Cloudflare's
+ * rules (Netlify's query conditions are not: a warning per rule in wrangler dev), and its dev
+ * server watches every file of the site (one inotify watch each: at 140,000 cities a default site's
+ * 3.76 million files exhaust Linux's default of 8,192 to 524,288 watches per user).
+ */
+function wranglerWarnings(otherHosts: readonly string[], siteFiles: number, limits: AssetLimits): string[] {
+  const why = [
+    ...(otherHosts.length ? [`Netlify's ${otherHosts.join(' and ')}, which wrangler reads as Cloudflare's rules`] : []),
+    ...(siteFiles > limits.files
+      ? [`${siteFiles.toLocaleString('en')} files, each watched by wrangler dev (one inotify watch a file)`]
+      : []),
+  ];
+  if (!why.length) return [];
+  return [
+    `the site holds ${why.join(', and ')}: rebuild it for Cloudflare alone (cities-api build --for cloudflare), which writes neither`,
+  ];
 }
 
 function ignoreText(budget: number, tooLarge: readonly string[]): string {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { planAssets } from './assets.js';
+import { CLOUDFLARE_FREE } from '../../site/asset-budget.js';
 import type { PlatformLimit } from '../limits.js';
 import { entryModule, posixRelative, textFile, type EdgeRecipe } from '../recipe.js';
 
@@ -17,7 +18,7 @@ const MiB = 1024 * 1024;
 export const CLOUDFLARE_LIMITS: readonly PlatformLimit[] = [
   {
     what: 'static asset files per Worker version (Workers Free; 100,000 on Workers Paid)',
-    figure: 20_000,
+    figure: CLOUDFLARE_FREE.files,
     unit: 'files',
     measure: 'files',
     source: LIMITS_PAGE,
@@ -26,7 +27,7 @@ export const CLOUDFLARE_LIMITS: readonly PlatformLimit[] = [
   },
   {
     what: 'size of one static asset',
-    figure: 25 * MiB,
+    figure: CLOUDFLARE_FREE.fileBytes,
     unit: 'bytes',
     measure: 'fileBytes',
     source: LIMITS_PAGE,
@@ -78,6 +79,7 @@ export const cloudflareRecipe: EdgeRecipe = {
       ours: [textFile(join(site, '.assetsignore'), plan.ignore), ...files],
       theirs: [worker, textFile(join(out, 'wrangler.jsonc'), wranglerConfig(posixRelative(out, site), endpoint))],
       deploy: 'npx wrangler deploy',
+      warnings: plan.warnings,
     };
   },
 };

@@ -1,0 +1,167 @@
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
+import { NAME_FIELDS, type City } from '../src/core/fields.js';
+import { bodyBytes } from '../src/core/page.js';
+import { ROUTES } from '../src/core/route-table.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
+import { route } from '../src/http/route.js';
+import { CLOUDFLARE_FREE } from '../src/site/asset-budget.js';
+import { siteSpec } from '../src/site/spec.js';
+import { readManifestHead } from '../src/store/manifest-file.js';
+import { cli } from './cli-helpers.js';
+import { inotifyWatches, wranglerDev, WRANGLER_BIN } from './edge-helpers.js';
+import { KIT, tempDir } from './helpers.js';
+import { requireTool } from './tool-check.js';
+
+// docs/cloudflare.md's commands at real size, as a user runs them: `cities-api build --for
+// cloudflare`, `cities-api edge cloudflare`, then `npx wrangler dev` in the project (a process,
+// its output read). About 21,000 cities (the kit's 1,234 real multilingual cities 17 times, every
+// name of each copy its own, so that every field has its layout): the site fits the Workers Free
+// plan's assets (at most 20,000 files, none over 25 MiB), wrangler starts without flooding
+// warnings, and its answers, covered or computed, are serve's bytes.
+
+const available = requireTool('wrangler (workerd)', WRANGLER_BIN, 'npm ci (wrangler is a dev dependency)');
+const COPIES = 17;
+const BASE_URL = 'https://api.example.org';
+
+let root: string;
+let cleanup: () => Promise<void>;
+let count: number;
+let serve: (query: string) => { status: number; body: string };
+beforeAll(async () => {
+  ({ dir: root, cleanup } = await tempDir('cities-cf-budget-'));
+  const kit = (await readDataset(join(KIT, 'cities1234.json'))).toCities();
+  const cities: City[] = Array.from({ length: COPIES }, (_, copy) =>
+    kit.map((c) => ({
+      ...c,
+      id: c.id + copy * 100_000,
+      ...(copy ? Object.fromEntries(NAME_FIELDS.map((f) => [f, `${c[f]} ${copy}`])) : {}),
+    })),
+  ).flat();
+  count = cities.length;
+  await writeFile(join(root, 'cities.json'), JSON.stringify(cities));
+  const table = CityTable.fromCities(cities);
+  const whole = (spec: ReturnType<typeof siteSpec>) => ({
+    spec,
+    index: new CityIndex(table, spec.collation),
+    useFiles: false,
+  });
+  let context: ReturnType<typeof whole> | undefined;
+  serve = (query) => {
+    const answer = route({ method: 'GET', target: `/cities/?${query}`, accept: '*/*' }, context!);
+    if (answer.kind !== 'answer') throw new Error(`serve does not compute ${query}`);
+    const parts = answer.body instanceof Uint8Array ? [answer.body] : answer.body;
+    return { status: answer.status, body: Buffer.from(bodyBytes(parts)).toString() };
+  };
+  const built = await cli(
+    root,
+    'build',
+    '--for',
+    'cloudflare',
+    '--data',
+    'cities.json',
+    '--site',
+    'dist',
+    '--base-url',
+    BASE_URL,
+  );
+  expect({ code: built.code, warned: /warning/i.test(built.stderr) }).toEqual({ code: 0, warned: false });
+  context = whole(siteSpec((await readManifestHead(join(root, 'dist')))!.settings, count));
+}, 600_000);
+afterAll(() => cleanup());
+
+/** Every file of a directory, with its size. */
+async function filesOf(dir: string): Promise<{ path: string; bytes: number }[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return Promise.all(
+    entries
+      .filter((e) => e.isFile())
+      .map(async (e) => {
+        const path = join(e.parentPath, e.name);
+        return { path: path.slice(dir.length + 1), bytes: (await stat(path)).size };
+      }),
+  );
+}
+
+describe.skipIf(!available)(`${COPIES * 1234} cities: build --for cloudflare, edge cloudflare, wrangler dev`, () => {
+  it("the site fits the Free plan's assets: at most 20,000 files, none over 25 MiB, no .gz/.br, no other host's files", async () => {
+    const files = await filesOf(join(root, 'dist'));
+    const settings = (await readManifestHead(join(root, 'dist')))!.settings;
+    expect({
+      host: settings.host,
+      firstPagesSet: (settings.firstPages ?? 0) > 0,
+      files: files.length <= CLOUDFLARE_FREE.files,
+      overSize: files.filter((f) => f.bytes > CLOUDFLARE_FREE.fileBytes).map((f) => f.path),
+      compressed: files.filter((f) => /\.(gz|br)$/.test(f.path)).length,
+      otherHosts: files.filter((f) =>
+        [ROUTES.extras.netlifyRedirects, ROUTES.extras.netlifyHeaders, ROUTES.extras.cloudfront].includes(
+          f.path as never,
+        ),
+      ),
+    }).toEqual({ host: 'cloudflare', firstPagesSet: true, files: true, overSize: [], compressed: 0, otherHosts: [] });
+  });
+
+  it("wrangler dev starts on the generated project, prints no warning, and answers serve's bytes, covered or computed", async () => {
+    const edge = await cli(root, 'edge', 'cloudflare', '--site', 'dist', '--project', 'edge-cloudflare');
+    expect(edge).toMatchObject({ code: 0, stderr: '' });
+    const { firstPages } = (await readManifestHead(join(root, 'dist')))!.settings;
+    const queries = [
+      '',
+      'ordering=-name_ar&page=2',
+      `ordering=name_en&page=${firstPages}`,
+      `ordering=name_en&page=${firstPages! + 1}`,
+      'ordering=-name_fr&page_size=20&page=last',
+      'ordering=name_uk&page_size=7&page=2000',
+      'ordering=name_en,-name_ar&page=3',
+      `page_size=${count}`,
+      `ordering=-name_de&page_size=${count + 1}`,
+      'page=99999',
+    ];
+    const dev = await wranglerDev(join(root, 'edge-cloudflare'));
+    try {
+      const differing: string[] = [];
+      for (const query of queries) {
+        const response = await fetch(`${dev.url}/cities/?${query}`, { headers: { accept: '*/*' } }).catch((error) => {
+          throw new Error(`wrangler dev did not answer ?${query} (${error}):\n${dev.output()}`);
+        });
+        const got = { status: response.status, body: await response.text() };
+        const want = serve(query);
+        if (got.status !== want.status || got.body !== want.body)
+          differing.push(`?${query}: ${got.status} ${got.body.slice(0, 120)}`);
+      }
+      const watches = await inotifyWatches(dev.pid);
+      console.log(
+        `wrangler dev at ${count} cities: ready in ${dev.seconds.toFixed(1)} s, ${watches ?? '?'} inotify watches`,
+      );
+      expect({ differing, warnings: dev.warnings() }).toEqual({ differing: [], warnings: [] });
+      if (watches !== null) expect(watches).toBeLessThan(CLOUDFLARE_FREE.files + 1_000);
+    } finally {
+      await dev.stop();
+    }
+  }, 600_000);
+});
+
+describe.skipIf(!available)('a site built for any host, through edge cloudflare', () => {
+  it("edge cloudflare warns of Netlify's _redirects and _headers (wrangler reads them as Cloudflare's rules), and says to build --for cloudflare", async () => {
+    const built = await cli(
+      root,
+      'build',
+      '--data',
+      join(KIT, 'cities48.csv'),
+      '--site',
+      'any',
+      '--compression',
+      'none',
+    );
+    expect(built.code).toBe(0);
+    const edge = await cli(root, 'edge', 'cloudflare', '--site', 'any', '--project', 'any-cloudflare');
+    expect(edge.code).toBe(0);
+    expect(edge.stderr).toMatch(
+      /_headers and _redirects, which wrangler reads as Cloudflare's rules.*--for cloudflare/,
+    );
+    expect(await readFile(join(root, 'any', ROUTES.extras.netlifyRedirects), 'utf8')).not.toBe('');
+  });
+});
