@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from '../src/app/build.js';
@@ -119,6 +120,43 @@ export async function startWorker(config: string): Promise<{ url: string; stop: 
   return { url: (await worker.url).origin, stop: () => worker.dispose() };
 }
 
+/** A child process started: the URL its output names once `ready` matches (first group), all its output so far, and a stop. */
+async function startedProcess(
+  child: ChildProcessWithoutNullStreams | ChildProcessByStdio<null, Readable, Readable>,
+  name: string,
+  ready: RegExp,
+  timeoutMs: number,
+): Promise<{ url: string; output: () => string; stop: () => Promise<void> }> {
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not start in ${timeoutMs / 1000} s:\n${output}`)),
+      timeoutMs,
+    );
+    const read = (d: Buffer) => {
+      output += d;
+      const m = ready.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code}:\n${output}`));
+    });
+  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  return { url, output: () => output, stop };
+}
+
 export const DENO = join(import.meta.dirname, '..', 'node_modules', '.bin', 'deno');
 
 /** The project's deploy command (`deno serve --allow-read=SITE main.js`) run in `dir` on a free port: its URL once it listens. */
@@ -129,30 +167,7 @@ export async function denoServe(dir: string, deploy: string): Promise<{ url: str
     env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`deno serve did not start:\n${output}`)), 60_000);
-    const read = (d: Buffer) => {
-      output += d;
-      const m = /Listening on (http:\/\/[^\s/]+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`deno serve exited with ${code}:\n${output}`));
-    });
-  });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
+  const { url, stop } = await startedProcess(child, 'deno serve', /Listening on (http:\/\/[^\s/]+)/, 60_000);
   return { url, stop };
 }
 
@@ -179,30 +194,7 @@ export async function wranglerDev(dir: string): Promise<{
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1', CI: 'true' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`wrangler dev did not start in 240 s:\n${output}`)), 240_000);
-    const read = (d: Buffer) => {
-      output += d;
-      const m = /Ready on (http:\/\/[^\s/]+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`wrangler dev exited with ${code}:\n${output}`));
-    });
-  });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
+  const { url, output, stop } = await startedProcess(child, 'wrangler dev', /Ready on (http:\/\/[^\s/]+)/, 240_000);
   // Started once it answers: a request to an asset (no Worker code) until one does.
   for (let tries = 0; ; tries++) {
     const ok = await fetch(`${url}/openapi.json`).then(
@@ -212,16 +204,16 @@ export async function wranglerDev(dir: string): Promise<{
     if (ok) break;
     if (tries >= 100) {
       await stop();
-      throw new Error(`wrangler dev said it was ready at ${url} but never answered:\n${output}`);
+      throw new Error(`wrangler dev said it was ready at ${url} but never answered:\n${output()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   const warnings = () =>
-    output
+    output()
       .split('\n')
       .filter((line) => /warn/i.test(line) && !OFFLINE_WARNING.test(line))
       .map((line) => line.trim());
-  return { url, seconds: (performance.now() - started) / 1000, warnings, output: () => output, pid: child.pid!, stop };
+  return { url, seconds: (performance.now() - started) / 1000, warnings, output, pid: child.pid!, stop };
 }
 
 /** Inotify watches held by a process and its descendants (Linux's /proc; null elsewhere). */
