@@ -175,6 +175,38 @@ describe('creating cities', () => {
     expect(json((await rawRequest(server.apiUrl)).body).count).toBe(before.length + 20);
   });
 
+  it("POSTs one after another while catch-up builds swap the site in: every one 201 (the behind marker waits out the swap's two renames)", async () => {
+    const data = join(root, 'swaps.csv');
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    // One ordering, one page size: each catch-up is a build of a few files, so swaps come often.
+    const small = await serve({
+      dir: join(root, 'swaps'),
+      data,
+      port: 0,
+      writable: true,
+      token: TOKEN,
+      collation: 'codepoint',
+      orderings: ['default'],
+      pageSizes: [10],
+    });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 300; i++) {
+        const answer = await rawRequest(small.apiUrl, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
+          body: JSON.stringify(names(`Swap ${i}`)),
+        });
+        statuses.push(answer.status);
+      }
+      expect(statuses.filter((status) => status !== 201)).toEqual([]);
+      await caughtUp(data);
+      expect(await readDataset(data).then((d) => d.count)).toBe(311);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('appends to a JSON dataset as well', async () => {
     const other = await serve({
       dir: join(root, 'site-json'),

@@ -1,9 +1,14 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { City } from '../core/fields.js';
 import { LoggedCityWriter } from '../dataset/logged-writer.js';
 import { BEHIND_PATH } from '../site/behind.js';
 import type { Served, SiteBuilder } from './site-builder.js';
+
+/** A build's swap is two renames: waited for up to SWAP_TRIES × SWAP_WAIT_MS (1 s). */
+const SWAP_TRIES = 200;
+const SWAP_WAIT_MS = 5;
 
 export interface WritableOptions {
   readonly data: string;
@@ -29,14 +34,28 @@ export async function openWritable(options: WritableOptions): Promise<{
   started: () => Promise<void>;
 }> {
   const marker = join(options.dir, BEHIND_PATH);
+  const text = 'the files are behind the data: ask the live server\n';
+  // Before a build: the site directory may not be there yet.
   const mark = async () => {
     await mkdir(dirname(marker), { recursive: true });
-    await writeFile(marker, 'the files are behind the data: ask the live server\n');
+    await writeFile(marker, text);
+  };
+  // For a POST, while a build may be swapping its new tree in (two renames: for a moment there is no
+  // site directory): waited for, never created here (the build's second rename would then fail).
+  const markBeside = async () => {
+    for (let tries = 0; ; tries++) {
+      try {
+        return await writeFile(marker, text);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || tries === SWAP_TRIES) throw error;
+        await sleep(SWAP_WAIT_MS);
+      }
+    }
   };
   const clear = () => rm(marker, { force: true });
   const writer = await LoggedCityWriter.open(options.data, {
     apply: async (cities) => {
-      await mark();
+      await markBeside();
       await options.answer(cities);
     },
     publish: (file) => options.builder.publish(file),
