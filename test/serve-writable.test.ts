@@ -25,6 +25,18 @@ const post = (body: unknown, headers: Record<string, string> = {}, raw?: string)
     body: raw ?? JSON.stringify(body),
   });
 const json = (body: Buffer) => JSON.parse(body.toString()) as Record<string, unknown>;
+/** A writable server of one ordering and one page size: each catch-up build is a few files. */
+const smallWritable = (dir: string, data: string) =>
+  serve({
+    dir,
+    data,
+    port: 0,
+    writable: true,
+    token: TOKEN,
+    collation: 'codepoint',
+    orderings: ['default'],
+    pageSizes: [10],
+  });
 
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-write-'));
@@ -179,25 +191,11 @@ describe('creating cities', () => {
     const data = join(root, 'swaps.csv');
     await copyFile(join(KIT, 'cities11.csv'), data);
     // One ordering, one page size: each catch-up is a build of a few files, so swaps come often.
-    const small = await serve({
-      dir: join(root, 'swaps'),
-      data,
-      port: 0,
-      writable: true,
-      token: TOKEN,
-      collation: 'codepoint',
-      orderings: ['default'],
-      pageSizes: [10],
-    });
+    const small = await smallWritable(join(root, 'swaps'), data);
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 300; i++) {
-        const answer = await rawRequest(small.apiUrl, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
-          body: JSON.stringify(names(`Swap ${i}`)),
-        });
-        statuses.push(answer.status);
+        statuses.push((await create(small, `Swap ${i}`)).status);
       }
       expect(statuses.filter((status) => status !== 201)).toEqual([]);
       await caughtUp(data);
@@ -682,16 +680,7 @@ describe('a symlinked dataset is written through its link; links beside it are n
     await symlink(victim, `${data}.bak`);
     await symlink(victim, join(dir, `.cities.csv.tmp-${process.pid}.csv`));
     const before = await readFile(data);
-    const server = await serve({
-      dir: join(dir, 'site'),
-      data,
-      port: 0,
-      writable: true,
-      token: TOKEN,
-      collation: 'codepoint',
-      orderings: ['default'],
-      pageSizes: [10],
-    });
+    const server = await smallWritable(join(dir, 'site'), data);
     try {
       expect((await create(server, 'Planted')).status).toBe(201);
       await caughtUp(data);
