@@ -5,7 +5,7 @@ import { serve, type RunningServer } from '../src/app/serve.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
 import type { QueryPair } from '../src/core/query-string.js';
 import { AnswerCache, type CachedAnswer } from '../src/http/answer-cache.js';
-import { JSON_HEADERS } from '../src/http/route.js';
+import { JSON_HEADERS } from '../src/http/route-types.js';
 import { tempDir } from './helpers.js';
 import { rawRequest, ROOT } from './serve-helpers.js';
 

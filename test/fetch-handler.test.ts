@@ -6,7 +6,9 @@ import { negotiate } from '../src/core/negotiate.js';
 import { bodyBytes } from '../src/core/page.js';
 import { createFetchHandler, type FetchHandlerOptions } from '../src/http/fetch-handler.js';
 import { embeddedSite } from '../src/http/embedded-site.js';
-import { READ_ONLY_DETAIL, render, route, type SiteContext } from '../src/http/route.js';
+import { READ_ONLY_DETAIL, route } from '../src/http/route.js';
+import type { SiteContext } from '../src/http/route-types.js';
+import { render } from '../src/http/render.js';
 import { makeCity, testSpec } from './helpers.js';
 
 // createFetchHandler against route(), the function `cities-api serve` answers with: for each kind

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RouteMemo, type RememberedRoute } from '../src/http/route-memo.js';
-import { JSON_HEADERS } from '../src/http/route.js';
+import { JSON_HEADERS } from '../src/http/route-types.js';
 
 type Key = [method: string, accept: string | undefined, target: string];
 const planFor = (file: string): RememberedRoute => ({ kind: 'static', file, headers: JSON_HEADERS });

@@ -5,7 +5,9 @@ import { CityTable } from '../src/core/city-table.js';
 import { bodyBytes } from '../src/core/page.js';
 import { negotiate } from '../src/core/negotiate.js';
 import { quotePlus } from '../src/core/query-string.js';
-import { originForm, route, type SiteContext } from '../src/http/route.js';
+import { route } from '../src/http/route.js';
+import type { SiteContext } from '../src/http/route-types.js';
+import { originForm } from '../src/core/url-path.js';
 import { makeCity, testSpec } from './helpers.js';
 
 const site: SiteContext = {

@@ -91,3 +91,22 @@ export function mountOf(baseUrl: string): string {
 export function canonicalPath(url: URL): string {
   return escapeUriPath(pathInfo(url.pathname)).replace(/\/+$/, '');
 }
+
+/** A request target's path and query, as gunicorn splits it: a fragment off first, then the query. */
+export function splitTarget(target: string): { rawPath: string; query: string } {
+  const hash = target.indexOf('#');
+  const rest = hash < 0 ? target : target.slice(0, hash);
+  const q = rest.indexOf('?');
+  return q < 0 ? { rawPath: rest, query: '' } : { rawPath: rest.slice(0, q), query: rest.slice(q + 1) };
+}
+
+/**
+ * The origin form (`/path?query`) of a request target: an absolute-form target
+ * (`http://host/cities/`, as sent to proxies) loses its scheme and authority, as gunicorn reads it.
+ */
+export function originForm(target: string): string {
+  const absolute = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
+  if (!absolute) return target;
+  const rest = target.slice(absolute[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}

@@ -1,5 +1,5 @@
 import type { QueryPair } from '../core/query-string.js';
-import type { HeaderFields } from './route.js';
+import type { HeaderFields } from './route-types.js';
 
 /** A computed answer as sent: its status, headers and whole body. */
 export interface CachedAnswer {

@@ -2,7 +2,7 @@ import { CitiesApiError } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
 import { EdgeSource, type EdgeSourceOptions, type ReadSiteFile } from '../site/edge-source.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
-import type { LazySiteContext } from './route.js';
+import type { LazySiteContext } from './route-types.js';
 
 // The site an edge function answers from: its settings (in the project) and its edge files
 // (`_cities-api/edge/`, read through whatever the platform offers: the assets binding, the

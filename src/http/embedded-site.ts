@@ -3,7 +3,7 @@ import { CityIndex } from '../core/city-index.js';
 import { CityTable } from '../core/city-table.js';
 import { siteSpec } from '../site/spec.js';
 import type { EdgeProjectData } from './edge-site.js';
-import type { LazySiteContext, SiteContext } from './route.js';
+import type { LazySiteContext, SiteContext } from './route-types.js';
 
 /** What a project embeds of a small site: its settings and also its dataset file (`_cities-api/cities.json`). */
 export interface EmbeddedData extends EdgeProjectData {

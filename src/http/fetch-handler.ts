@@ -3,19 +3,15 @@ import { CitiesApiError } from '../core/errors.js';
 import { detailJson, type Parts } from '../core/json-text.js';
 import { ROUTES } from '../core/route-table.js';
 import type { SiteSpec } from '../site/spec.js';
+import { answerListingRoute, decideRoute, READ_ONLY_DETAIL, listingETag, notModified } from './route.js';
 import {
-  answerListingRoute,
-  decideRoute,
-  READ_ONLY_DETAIL,
-  render,
   type ApiRequest,
   type HeaderFields,
   type LazySiteContext,
   type ListingRoute,
   JSON_HEADERS,
-  listingETag,
-  notModified,
-} from './route.js';
+} from './route-types.js';
+import { render } from './render.js';
 import { matchesETag } from '../site/answer-tag.js';
 import { cacheKey, fromCache, keptWhileSent, type PlatformCache } from './edge-cache.js';
 

@@ -8,24 +8,18 @@ import type { Negotiation } from '../core/negotiate.js';
 import { readBody } from './request-body.js';
 import { bodyBytes } from '../core/page.js';
 import { rawResponse } from './raw-answer.js';
+import { answerListingRoute, listingETag, notModified, decideRoute, READ_ONLY_DETAIL, route } from './route.js';
 import {
-  answerListingRoute,
-  badRequest,
   JSON_HEADERS,
-  listingETag,
-  notModified,
-  originForm,
-  decideRoute,
-  READ_ONLY_DETAIL,
-  render,
-  route,
   type ApiRequest,
   type ListingRoute,
   type HeaderFields,
   type Route,
   type SiteContext,
   type StaticRoute,
-} from './route.js';
+} from './route-types.js';
+import { badRequest, render } from './render.js';
+import { originForm } from '../core/url-path.js';
 import { RouteMemo } from './route-memo.js';
 import { matchesETag } from '../site/answer-tag.js';
 import { AnswerCache } from './answer-cache.js';

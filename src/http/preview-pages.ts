@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { endpointPath, ROUTES } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
-import type { SiteContext } from './route.js';
+import type { SiteContext } from './route-types.js';
 
 // The preview's own pages, outside the reference's URL space: `/` links the API and its OpenAPI
 // document, and `/openapi.json` is the site's own file. Everything else goes to the API handler.

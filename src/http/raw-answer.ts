@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { detailJson } from '../core/json-text.js';
-import { JSON_HEADERS, type HeaderFields } from './route.js';
+import { JSON_HEADERS, type HeaderFields } from './route-types.js';
 import type { ServerLimits } from './limits.js';
 
 // Answers for requests node:http refuses before there is a request object (malformed, too

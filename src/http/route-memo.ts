@@ -1,4 +1,4 @@
-import type { ListingRoute, StaticRoute } from './route.js';
+import type { ListingRoute, StaticRoute } from './route-types.js';
 
 /** A remembered decision: the file that answers, or the page to compute. */
 export type RememberedRoute = StaticRoute | ListingRoute;

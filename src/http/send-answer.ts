@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { ROUTES } from '../core/route-table.js';
 import { PART_BYTES, type Parts } from '../core/json-text.js';
 import { bodyBytes } from '../core/page.js';
-import type { HeaderFields } from './route.js';
+import type { HeaderFields } from './route-types.js';
 import type { SendGate } from './send-gate.js';
 
 // How node-handler.ts writes an answer: headers as the flat list writeHead takes, a whole body

@@ -8,7 +8,7 @@ import { CityTable } from '../core/city-table.js';
 import { DATASET_PATH, type ManifestHead } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { siteSpec } from '../site/spec.js';
-import { JSON_HEADERS, type SiteContext } from './route.js';
+import { JSON_HEADERS, type SiteContext } from './route-types.js';
 import { NAME_FIELDS } from '../core/fields.js';
 import { siteRanks } from '../site/site-ranks.js';
 

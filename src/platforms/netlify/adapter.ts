@@ -1,7 +1,7 @@
 import { endpointPath } from '../../core/route-table.js';
 import { mountOf } from '../../core/url-path.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
-import type { LazySiteContext } from '../../http/route.js';
+import type { LazySiteContext } from '../../http/route-types.js';
 import { edgeSite, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
 import { SIX_MB_PAGE_CITIES } from '../response-limit.js';
 
