@@ -1,6 +1,7 @@
 import { type ChildProcessByStdio, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { readdir, readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from '../src/app/build.js';
 import { writeEdgeProject, type EdgeProject, type Platform } from '../src/app/edge-project.js';
@@ -106,14 +107,82 @@ export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff') {
 
 type Worker = { url: Promise<URL>; ready: Promise<void>; dispose(): Promise<void> };
 
-/** wrangler's dev server (workerd, through miniflare) started from a generated wrangler.jsonc, on a free port. */
-export async function startWorker(config: string): Promise<{ url: string; stop: () => Promise<void> }> {
+/** Header of the POST that asks the digest entry (below) for its pages' digests. */
+const DIGESTS_HEADER = 'x-cities-api-test-page-digests';
+
+/**
+ * A Worker entry beside the user's worker.js (the generated one, unchanged): the same Worker for
+ * every request, plus one POST listing request targets, each answered by that Worker in workerd
+ * (with its real ASSETS binding) and sent back as its status and the SHA-256 of its bytes. Every
+ * page then crosses the runtime once per thousand instead of once per HTTP request through
+ * wrangler's proxy (the kit's requests still do).
+ */
+const DIGEST_ENTRY = `import worker from './worker.js';
+const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
+export default {
+  async fetch(request, env, ctx) {
+    if (request.method !== 'POST' || !request.headers.has('${DIGESTS_HEADER}')) return worker.fetch(request, env, ctx);
+    const digests = [];
+    for (const target of await request.json()) {
+      const answer = await worker.fetch(new Request(new URL(target, request.url)), env, ctx);
+      digests.push(\`\${answer.status} \${hex(await crypto.subtle.digest('SHA-256', await answer.arrayBuffer()))}\`);
+    }
+    return Response.json(digests);
+  },
+};
+`;
+
+/** Writes the digest entry into a generated Cloudflare project: its path, for startWorker's `entry`. */
+export async function writeDigestEntry(projectDir: string): Promise<string> {
+  const entry = join(projectDir, 'page-digests.test.js');
+  await writeFile(entry, DIGEST_ENTRY);
+  return entry;
+}
+
+/**
+ * Asks a Worker started with the digest entry for every page of `site` (built for `baseUrl`),
+ * counts them in `totals`, and expects each to be 200 with its file's bytes (by SHA-256).
+ */
+export async function expectPagesAsFilesByDigest(
+  url: string,
+  site: string,
+  baseUrl: string,
+  totals: { pages: number },
+): Promise<{ file: string; target: string }[]> {
+  const mount = mountOf(baseUrl);
+  const pages = await pageTargets(site, mount);
+  totals.pages += pages.length;
+  const differing: string[] = [];
+  for (let start = 0; start < pages.length; start += 1000) {
+    const chunk = pages.slice(start, start + 1000);
+    const response = await fetch(new URL(endpointPath(mount), url), {
+      method: 'POST',
+      headers: { [DIGESTS_HEADER]: '1', 'content-type': 'application/json' },
+      body: JSON.stringify(chunk.map((p) => p.target)),
+    });
+    expect(response.status).toBe(200);
+    const digests = (await response.json()) as string[];
+    expect(digests.length).toBe(chunk.length);
+    for (const [i, { file, target }] of chunk.entries()) {
+      const want = `200 ${createHash('sha256')
+        .update(await readFile(join(site, file)))
+        .digest('hex')}`;
+      if (digests[i] !== want) differing.push(`${target} (${file}): ${digests[i]}`);
+    }
+  }
+  expect(differing).toEqual([]);
+  return pages;
+}
+
+/** wrangler's dev server (workerd, through miniflare) started from a generated wrangler.jsonc (`entry` instead of its main), on a free port. */
+export async function startWorker(config: string, entry?: string): Promise<{ url: string; stop: () => Promise<void> }> {
   process.env.WRANGLER_SEND_METRICS = 'false';
   const { unstable_startWorker } = (await import('wrangler')) as unknown as {
     unstable_startWorker(options: object): Promise<Worker>;
   };
   const worker = await unstable_startWorker({
     config,
+    ...(entry ? { entrypoint: entry } : {}),
     dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' },
   });
   await worker.ready;
