@@ -112,20 +112,20 @@ type Worker = { url: Promise<URL>; ready: Promise<void>; dispose(): Promise<void
 const DIGESTS_HEADER = 'x-cities-api-test-page-digests';
 
 /**
- * A Worker entry beside the user's worker.js (the generated one, unchanged): the same Worker for
- * every request, plus one POST listing request targets, each answered by that Worker in workerd
- * (with its real ASSETS binding) and sent back as its status and the SHA-256 of its bytes. Every
- * page then crosses the runtime once per thousand instead of once per HTTP request through
- * wrangler's proxy (the kit's requests still do).
+ * An entry beside the user's one (the generated worker.js or main.js, unchanged): the same
+ * handler for every request, plus one POST listing request targets, each answered by that handler
+ * in the runtime (with its real bindings and files) and sent back as its status and the SHA-256
+ * of its bytes. Every page then crosses the runtime once per thousand instead of once per HTTP
+ * request (through wrangler's proxy for workerd); the kit's requests still come over HTTP.
  */
-const DIGEST_ENTRY = `import worker from './worker.js';
+const digestEntry = (userEntry: string) => `import handler from './${userEntry}';
 const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
 export default {
-  async fetch(request, env, ctx) {
-    if (request.method !== 'POST' || !request.headers.has('${DIGESTS_HEADER}')) return worker.fetch(request, env, ctx);
+  async fetch(request, ...context) {
+    if (request.method !== 'POST' || !request.headers.has('${DIGESTS_HEADER}')) return handler.fetch(request, ...context);
     const digests = [];
     for (const target of await request.json()) {
-      const answer = await worker.fetch(new Request(new URL(target, request.url)), env, ctx);
+      const answer = await handler.fetch(new Request(new URL(target, request.url)), ...context);
       digests.push(\`\${answer.status} \${hex(await crypto.subtle.digest('SHA-256', await answer.arrayBuffer()))}\`);
     }
     return Response.json(digests);
@@ -133,15 +133,18 @@ export default {
 };
 `;
 
-/** Writes the digest entry into a generated Cloudflare project: its path, for startWorker's `entry`. */
-export async function writeDigestEntry(projectDir: string): Promise<string> {
-  const entry = join(projectDir, 'page-digests.test.js');
-  await writeFile(entry, DIGEST_ENTRY);
+/** The digest entry's file name. */
+export const DIGEST_ENTRY = 'page-digests.test.js';
+
+/** Writes the digest entry into a generated project beside `userEntry`: its path. */
+export async function writeDigestEntry(projectDir: string, userEntry = 'worker.js'): Promise<string> {
+  const entry = join(projectDir, DIGEST_ENTRY);
+  await writeFile(entry, digestEntry(userEntry));
   return entry;
 }
 
 /**
- * Asks a Worker started with the digest entry for every page's target (a thousand per request)
+ * Asks a runtime started with the digest entry for every page's target (a thousand per request)
  * and lists those not answered 200 with their file's bytes (by SHA-256).
  */
 export async function pagesDifferingByDigest(
