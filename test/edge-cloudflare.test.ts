@@ -2,7 +2,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
-import { expectPagesAsFiles, kitEdgeProject, startWorker } from './edge-helpers.js';
+import {
+  expectPagesAsFiles,
+  kitEdgeProject,
+  pagesDifferingByDigest,
+  startWorker,
+  writeDigestEntry,
+} from './edge-helpers.js';
 import { requireTool } from './tool-check.js';
 import { fill, ROUTES } from '../src/core/route-table.js';
 
@@ -25,14 +31,15 @@ describe.skipIf(!available).each(KIT_DATASETS)(
   ({ name, baseUrl, prefix }) => {
     it('every kit answer matches, every page equals its file, covered pages come from the assets', async () => {
       const { site, project } = await kitEdgeProject(root, name, baseUrl, 'cloudflare');
-      const worker = await startWorker(join(project.out, 'wrangler.jsonc'));
+      // The kit and /openapi.json over HTTP; every page through the Worker in workerd, compared by digest.
+      const worker = await startWorker(join(project.out, 'wrangler.jsonc'), await writeDigestEntry(project.out));
       try {
         await expectWholeKit(worker.url, name, prefix, totals);
         // Issue #27 item 8: /openapi.json on every platform; here the asset, as the static hosts answer it.
         const openapi = await fetch(new URL('/openapi.json', worker.url));
         expect(openapi.status).toBe(200);
         expect(Buffer.from(await openapi.arrayBuffer())).toEqual(await readFile(join(site, 'openapi.json')));
-        const pages = await expectPagesAsFiles(worker.url, site, baseUrl, totals);
+        const pages = await expectPagesAsFiles(worker.url, site, baseUrl, totals, pagesDifferingByDigest);
         // A covered query is read from the assets binding, not computed: a page file changed after
         // the deploy's files were read is what the Worker sends (assets are read when asked, in dev).
         const { file, target } = pages.find((p) => p.target.endsWith('/cities/'))!;

@@ -2,7 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
-import { buildKitSite, DENO, denoServe, expectPagesAsFiles, kitEdgeProject } from './edge-helpers.js';
+import {
+  buildKitSite,
+  DENO,
+  DIGEST_ENTRY,
+  denoServe,
+  expectPagesAsFiles,
+  kitEdgeProject,
+  pagesDifferingByDigest,
+  writeDigestEntry,
+} from './edge-helpers.js';
 import { requireTool } from './tool-check.js';
 
 // `cities-api edge deno` under a real `deno serve` (the npm `deno` package's binary): the whole kit,
@@ -21,10 +30,12 @@ describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through deno s
   it("every kit answer matches, every page equals its file, and /openapi.json is the site's", async () => {
     const { site, project } = await kitEdgeProject(root, name, baseUrl, 'deno');
     expect(project.deploy).toBe('deno serve --allow-read=../site/ main.js');
-    const server = await denoServe(project.out, project.deploy);
+    // The kit and /openapi.json over HTTP to main.js; every page through it in Deno, compared by digest.
+    await writeDigestEntry(project.out, 'main.js');
+    const server = await denoServe(project.out, project.deploy.replace(/main\.js$/, DIGEST_ENTRY));
     try {
       await expectWholeKit(server.url, name, prefix, totals);
-      await expectPagesAsFiles(server.url, site, baseUrl, totals);
+      await expectPagesAsFiles(server.url, site, baseUrl, totals, pagesDifferingByDigest);
       const openapi = await fetch(`${server.url}/openapi.json`);
       expect(openapi.status).toBe(200);
       expect(Buffer.from(await openapi.arrayBuffer()).equals(await readFile(join(site, 'openapi.json')))).toBe(true);

@@ -1,6 +1,7 @@
 import { type ChildProcessByStdio, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { readdir, readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from '../src/app/build.js';
 import { writeEdgeProject, type EdgeProject, type Platform } from '../src/app/edge-project.js';
@@ -78,16 +79,17 @@ export async function pagesDiffering(
   return differing;
 }
 
-/** Asks `url` for every page of `site` (built for `baseUrl`), counts them in `totals`, and expects each to equal its file byte for byte. */
+/** Asks `url` for every page of `site` (built for `baseUrl`), counts them in `totals`, and expects each to equal its file byte for byte (as `differing` compares them). */
 export async function expectPagesAsFiles(
   url: string,
   site: string,
   baseUrl: string,
   totals: { pages: number },
+  differing: typeof pagesDiffering = pagesDiffering,
 ): Promise<{ file: string; target: string }[]> {
   const pages = await pageTargets(site, mountOf(baseUrl));
   totals.pages += pages.length;
-  expect(await pagesDiffering(url, site, pages)).toEqual([]);
+  expect(await differing(url, site, pages)).toEqual([]);
   return pages;
 }
 
@@ -106,14 +108,79 @@ export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff') {
 
 type Worker = { url: Promise<URL>; ready: Promise<void>; dispose(): Promise<void> };
 
-/** wrangler's dev server (workerd, through miniflare) started from a generated wrangler.jsonc, on a free port. */
-export async function startWorker(config: string): Promise<{ url: string; stop: () => Promise<void> }> {
+/** Header of the POST that asks the digest entry (below) for its pages' digests. */
+const DIGESTS_HEADER = 'x-cities-api-test-page-digests';
+
+/**
+ * An entry beside the user's one (the generated worker.js or main.js, unchanged): the same
+ * handler for every request, plus one POST listing request targets, each answered by that handler
+ * in the runtime (with its real bindings and files) and sent back as its status and the SHA-256
+ * of its bytes. Every page then crosses the runtime once per thousand instead of once per HTTP
+ * request (through wrangler's proxy for workerd); the kit's requests still come over HTTP.
+ */
+const digestEntry = (userEntry: string) => `import handler from './${userEntry}';
+const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
+export default {
+  async fetch(request, ...context) {
+    if (request.method !== 'POST' || !request.headers.has('${DIGESTS_HEADER}')) return handler.fetch(request, ...context);
+    const digests = [];
+    for (const target of await request.json()) {
+      const answer = await handler.fetch(new Request(new URL(target, request.url)), ...context);
+      digests.push(\`\${answer.status} \${hex(await crypto.subtle.digest('SHA-256', await answer.arrayBuffer()))}\`);
+    }
+    return Response.json(digests);
+  },
+};
+`;
+
+/** The digest entry's file name. */
+export const DIGEST_ENTRY = 'page-digests.test.js';
+
+/** Writes the digest entry into a generated project beside `userEntry`: its path. */
+export async function writeDigestEntry(projectDir: string, userEntry = 'worker.js'): Promise<string> {
+  const entry = join(projectDir, DIGEST_ENTRY);
+  await writeFile(entry, digestEntry(userEntry));
+  return entry;
+}
+
+/**
+ * Asks a runtime started with the digest entry for every page's target (a thousand per request)
+ * and lists those not answered 200 with their file's bytes (by SHA-256).
+ */
+export async function pagesDifferingByDigest(
+  url: string,
+  site: string,
+  pages: readonly { file: string; target: string }[],
+): Promise<string[]> {
+  const differing: string[] = [];
+  for (let start = 0; start < pages.length; start += 1000) {
+    const chunk = pages.slice(start, start + 1000);
+    const response = await fetch(new URL(new URL(chunk[0]!.target, url).pathname, url), {
+      method: 'POST',
+      headers: { [DIGESTS_HEADER]: '1', 'content-type': 'application/json' },
+      body: JSON.stringify(chunk.map((p) => p.target)),
+    });
+    const digests = response.ok ? ((await response.json()) as string[]) : [];
+    for (const [i, { file, target }] of chunk.entries()) {
+      const want = `200 ${createHash('sha256')
+        .update(await readFile(join(site, file)))
+        .digest('hex')}`;
+      if (digests[i] !== want)
+        differing.push(`${target} (${file}): ${digests[i] ?? `digests answered ${response.status}`}`);
+    }
+  }
+  return differing;
+}
+
+/** wrangler's dev server (workerd, through miniflare) started from a generated wrangler.jsonc (`entry` instead of its main), on a free port. */
+export async function startWorker(config: string, entry?: string): Promise<{ url: string; stop: () => Promise<void> }> {
   process.env.WRANGLER_SEND_METRICS = 'false';
   const { unstable_startWorker } = (await import('wrangler')) as unknown as {
     unstable_startWorker(options: object): Promise<Worker>;
   };
   const worker = await unstable_startWorker({
     config,
+    ...(entry ? { entrypoint: entry } : {}),
     dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' },
   });
   await worker.ready;
