@@ -59,7 +59,7 @@ export class OverlayIndex implements PageIndex {
 
   /** `base` answering with `cities` too. */
   static over(base: CityIndex, cities: readonly City[]): OverlayIndex {
-    return new OverlayIndex(base, CityTable.fromCities(cities), new Map(), new Map());
+    return new OverlayIndex(base, CityTable.fromCities(cities, true), new Map(), new Map());
   }
 
   /** This overlay with `cities` added after its own: placements kept are extended on their next use. */
