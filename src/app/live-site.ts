@@ -6,7 +6,7 @@ import { MANIFEST_PATH } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { isAlive, readHolder, siteSiblings } from '../fs/lock.js';
 import { loadSite, type LoadedSite } from '../http/site-state.js';
-import { idsOf, withCities } from '../http/state-append.js';
+import { loadedHas, withCities } from '../http/state-append.js';
 import type { City } from '../core/fields.js';
 import type { SiteSettings } from '../site/spec.js';
 
@@ -36,8 +36,8 @@ export class LiveSite {
   private readonly releasing = new Map<NodeJS.Timeout, LoadedSite>();
   /** Created cities answered that the loaded site's files do not hold (files unused while there are any). */
   private unbuilt: City[] = [];
-  /** The ids of the loaded site's dataset, made when first needed. */
-  private loadedIds: Set<number> | undefined;
+  /** Whether the loaded site's dataset holds an id (loadedHas), made when first needed. */
+  private loadedHas: ((id: number) => boolean) | undefined;
 
   private constructor(
     private readonly dir: string,
@@ -74,8 +74,8 @@ export class LiveSite {
 
   private answers(id: number): boolean {
     if (this.unbuilt.some((city) => city.id === id)) return true;
-    this.loadedIds ??= idsOf(this.state);
-    return this.loadedIds.has(id);
+    this.loadedHas ??= loadedHas(this.state);
+    return this.loadedHas(id);
   }
 
   /** Marks a response as streaming a site file until it finishes. */
@@ -149,11 +149,11 @@ export class LiveSite {
     if (id === this.manifestId) return;
     const old = this.state;
     const state = await loadSite(this.dir);
-    const ids = this.unbuilt.length ? idsOf(state) : undefined;
-    this.unbuilt = this.unbuilt.filter((city) => !ids!.has(city.id));
+    const has = this.unbuilt.length ? loadedHas(state) : undefined;
+    this.unbuilt = this.unbuilt.filter((city) => !has!(city.id));
     this.state = this.unbuilt.length ? withCities(state, this.unbuilt) : state;
     this.manifestId = id;
-    this.loadedIds = ids;
+    this.loadedHas = has;
     const timer: NodeJS.Timeout = setTimeout(() => {
       this.releasing.delete(timer);
       old.release();
