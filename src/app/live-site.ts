@@ -36,6 +36,8 @@ export class LiveSite {
   private readonly releasing = new Map<NodeJS.Timeout, LoadedSite>();
   /** Created cities answered that the loaded site's files do not hold (files unused while there are any). */
   private unbuilt: City[] = [];
+  /** Their ids (a batch is checked against them city by city). */
+  private unbuiltIds = new Set<number>();
   /** Whether the loaded site's dataset holds an id (loadedHas), made when first needed. */
   private loadedHas: ((id: number) => boolean) | undefined;
 
@@ -66,14 +68,19 @@ export class LiveSite {
    * until a site holding them is loaded. Cities already answered are skipped.
    */
   addCities(cities: readonly City[]): void {
-    const fresh = cities.filter((city) => !this.answers(city.id));
+    const fresh: City[] = [];
+    for (const city of cities)
+      if (!this.answers(city.id)) {
+        fresh.push(city);
+        this.unbuiltIds.add(city.id);
+      }
     if (!fresh.length) return;
     this.state = withCities(this.state, fresh);
     this.unbuilt.push(...fresh);
   }
 
   private answers(id: number): boolean {
-    if (this.unbuilt.some((city) => city.id === id)) return true;
+    if (this.unbuiltIds.has(id)) return true;
     this.loadedHas ??= loadedHas(this.state);
     return this.loadedHas(id);
   }
@@ -151,6 +158,7 @@ export class LiveSite {
     const state = await loadSite(this.dir);
     const has = this.unbuilt.length ? loadedHas(state) : undefined;
     this.unbuilt = this.unbuilt.filter((city) => !has!(city.id));
+    this.unbuiltIds = new Set(this.unbuilt.map((city) => city.id));
     this.state = this.unbuilt.length ? withCities(state, this.unbuilt) : state;
     this.manifestId = id;
     this.loadedHas = has;
