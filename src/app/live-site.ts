@@ -6,7 +6,7 @@ import { MANIFEST_PATH } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { isAlive, readHolder, siteSiblings } from '../fs/lock.js';
 import { loadSite, type LoadedSite } from '../http/site-state.js';
-import { idsOf, withCities } from '../http/state-append.js';
+import { loadedHas, withCities } from '../http/state-append.js';
 import type { City } from '../core/fields.js';
 import type { SiteSettings } from '../site/spec.js';
 
@@ -36,8 +36,10 @@ export class LiveSite {
   private readonly releasing = new Map<NodeJS.Timeout, LoadedSite>();
   /** Created cities answered that the loaded site's files do not hold (files unused while there are any). */
   private unbuilt: City[] = [];
-  /** The ids of the loaded site's dataset, made when first needed. */
-  private loadedIds: Set<number> | undefined;
+  /** Their ids (a batch is checked against them city by city). */
+  private unbuiltIds = new Set<number>();
+  /** Whether the loaded site's dataset holds an id (loadedHas), made when first needed. */
+  private loadedHas: ((id: number) => boolean) | undefined;
 
   private constructor(
     private readonly dir: string,
@@ -66,16 +68,21 @@ export class LiveSite {
    * until a site holding them is loaded. Cities already answered are skipped.
    */
   addCities(cities: readonly City[]): void {
-    const fresh = cities.filter((city) => !this.answers(city.id));
+    const fresh: City[] = [];
+    for (const city of cities)
+      if (!this.answers(city.id)) {
+        fresh.push(city);
+        this.unbuiltIds.add(city.id);
+      }
     if (!fresh.length) return;
     this.state = withCities(this.state, fresh);
     this.unbuilt.push(...fresh);
   }
 
   private answers(id: number): boolean {
-    if (this.unbuilt.some((city) => city.id === id)) return true;
-    this.loadedIds ??= idsOf(this.state);
-    return this.loadedIds.has(id);
+    if (this.unbuiltIds.has(id)) return true;
+    this.loadedHas ??= loadedHas(this.state);
+    return this.loadedHas(id);
   }
 
   /** Marks a response as streaming a site file until it finishes. */
@@ -149,11 +156,12 @@ export class LiveSite {
     if (id === this.manifestId) return;
     const old = this.state;
     const state = await loadSite(this.dir);
-    const ids = this.unbuilt.length ? idsOf(state) : undefined;
-    this.unbuilt = this.unbuilt.filter((city) => !ids!.has(city.id));
+    const has = this.unbuilt.length ? loadedHas(state) : undefined;
+    this.unbuilt = this.unbuilt.filter((city) => !has!(city.id));
+    this.unbuiltIds = new Set(this.unbuilt.map((city) => city.id));
     this.state = this.unbuilt.length ? withCities(state, this.unbuilt) : state;
     this.manifestId = id;
-    this.loadedIds = ids;
+    this.loadedHas = has;
     const timer: NodeJS.Timeout = setTimeout(() => {
       this.releasing.delete(timer);
       old.release();

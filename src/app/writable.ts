@@ -1,3 +1,4 @@
+import { lstatSync, writeFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -42,10 +43,13 @@ export async function openWritable(options: WritableOptions): Promise<{
   };
   // For a POST, while a build may be swapping its new tree in (two renames: for a moment there is no
   // site directory): waited for, never created here (the build's second rename would then fail).
+  // Written only when absent: rewriting it (truncated, then written) costs ext4 a flush of its
+  // blocks, 3 ms a POST batch. Synchronous: libuv's thread pool may be busy with the build's writes.
   const markBeside = async () => {
     for (let tries = 0; ; tries++) {
       try {
-        return await writeFile(marker, text);
+        if (!lstatSync(marker, { throwIfNoEntry: false })) writeFileSync(marker, text);
+        return;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || tries === SWAP_TRIES) throw error;
         await sleep(SWAP_WAIT_MS);

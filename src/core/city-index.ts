@@ -1,9 +1,8 @@
 import type { Bytes } from './bytes.js';
 import type { CityTable } from './city-table.js';
 import { comparatorFor, DEFAULT_COLLATION, rankValues, type Collation, type Compare } from './collation.js';
-import { NAME_FIELDS, type NameField } from './fields.js';
-import { idOrderAppended, orderAppended, rankAppended } from './index-append.js';
-import { orderingKey, parseOrdering, type Ordering } from './ordering.js';
+import type { NameField } from './fields.js';
+import { orderingKey, type Ordering } from './ordering.js';
 import { Orders, type OrderSource } from './orders.js';
 import { pageOf } from './page.js';
 import type { QueryPair } from './query-string.js';
@@ -21,7 +20,7 @@ export class CityIndex implements OrderSource {
   private readonly singles = new Map<string, Uint32Array>();
   private readonly orders = new Orders(this);
   private byId: Uint32Array | undefined;
-  private compares = new Map<NameField, Compare>();
+  private readonly compares = new Map<NameField, Compare>();
 
   constructor(
     readonly table: CityTable,
@@ -53,8 +52,22 @@ export class CityIndex implements OrderSource {
    */
   prepare(pairs: readonly QueryPair[], pause: () => Promise<void>): Promise<unknown> | null {
     const page = pageOf(this.count, pairs);
-    if (!page || !this.orders.composes(page.ordering, page.slice.start, page.slice.end)) return null;
-    return this.orders.compose(page.ordering, pause);
+    return page && this.prepareRange(page.ordering, page.slice.start, page.slice.end, pause);
+  }
+
+  /** prepare() for positions(ordering, start, end). */
+  prepareRange(ordering: Ordering, start: number, end: number, pause: () => Promise<void>): Promise<unknown> | null {
+    return this.orders.composes(ordering, start, end) ? this.orders.compose(ordering, pause) : null;
+  }
+
+  /** Whether order(ordering) would compose a whole multi-field order not kept (composed() does it in steps). */
+  composesWhole(ordering: Ordering): boolean {
+    return this.orders.composes(ordering, 0, this.count);
+  }
+
+  /** order(ordering), composed in steps with `pause()` between them (see Orders.compose). */
+  composed(ordering: Ordering, pause: () => Promise<void>): Promise<Uint32Array> {
+    return this.orders.compose(ordering, pause);
   }
 
   /** The serialized city at a position of the dataset. */
@@ -120,64 +133,14 @@ export class CityIndex implements OrderSource {
     return { ranks, order };
   }
 
-  /**
-   * This index for `table`, this one's table with cities appended (CityTable.appended): the ranks
-   * and orders kept here are extended to them (index-append.ts), nothing is ranked or sorted anew.
-   */
-  appended(table: CityTable): CityIndex {
-    // Ranks and orders read from the site (presorted) are extended like those computed here: the
-    // new index has no presorted source, and none of them is computed again on a request.
-    let { rankings, singles } = this.presorted
-      ? this.fromPresorted(this.presorted)
-      : { rankings: this.rankings, singles: this.singles };
-    let byId = this.byId ?? (this.presorted ? idOrder(this.table.ids) : undefined);
-    if (table.count > this.count) {
-      const from = this.count;
-      const ranks = new Map<NameField, Ranks>();
-      for (const [field, kept] of rankings)
-        ranks.set(field, rankAppended(kept, table, field, this.compare(field), from));
-      const orders = new Map<string, Uint32Array>();
-      for (const [key, order] of singles)
-        orders.set(
-          key,
-          orderAppended(order, parseOrdering(key), from, table, (f) => ranks.get(f)!.ranks),
-        );
-      [rankings, singles] = [ranks, orders];
-      byId = byId && idOrderAppended(byId, from, table.ids);
-    }
-    const next = new CityIndex(table, this.collation);
-    for (const [field, ranks] of rankings) next.rankings.set(field, ranks);
-    for (const [key, order] of singles) next.singles.set(key, order);
-    next.byId = byId;
-    next.compares = this.compares;
-    return next;
-  }
-
-  /** Every field's ranks and every one-term and the default order of `source` (those rankAll makes). */
-  private fromPresorted(source: OrderSource): {
-    rankings: Map<NameField, Ranks>;
-    singles: Map<string, Uint32Array>;
-  } {
-    const rankings = new Map<NameField, Ranks>();
-    const singles = new Map<string, Uint32Array>();
-    for (const field of NAME_FIELDS) {
-      rankings.set(field, source.ranks(field));
-      for (const descending of [false, true]) {
-        const ordering = [{ field, descending }];
-        singles.set(orderingKey(ordering), source.single(ordering));
-      }
-    }
-    singles.set(orderingKey([]), source.single([]));
-    return { rankings, singles };
-  }
-
-  private compare(field: NameField): Compare {
+  /** The collation's comparison of a field's values. */
+  compareOf(field: NameField): Compare {
     let compare = this.compares.get(field);
     if (!compare) this.compares.set(field, (compare = comparatorFor(field, this.collation)));
     return compare;
   }
 
   private rank(field: NameField): Ranks {
-    return ranksOf(rankValues(this.table.names(field), this.compare(field)));
+    return ranksOf(rankValues(this.table.names(field), this.compareOf(field)));
   }
 }

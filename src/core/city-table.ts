@@ -46,8 +46,10 @@ export class CityTable {
     return new CityTable(count, ids, top, [file], spans);
   }
 
-  static fromCities(cities: readonly City[]): CityTable {
-    const builder = new CityTableBuilder();
+  /** With `sized`, its storage is allocated to the cities' size (a POST's few), not in 4 MiB chunks. */
+  static fromCities(cities: readonly City[], sized = false): CityTable {
+    const bytes = sized ? cities.reduce((n, city) => n + utf8Length(cityJson(city)), 0) : CHUNK_BYTES;
+    const builder = new CityTableBuilder(bytes, sized ? Math.max(1, cities.length) : BLOCK);
     for (const city of cities) builder.add(city);
     return builder.finish();
   }
@@ -88,7 +90,7 @@ export class CityTable {
   /** This table with `cities` after its own: what is stored is shared, the small per-city arrays copied. */
   appended(cities: readonly City[]): CityTable {
     if (!cities.length) return this;
-    const more = CityTable.fromCities(cities);
+    const more = CityTable.fromCities(cities, true);
     const count = this.count + more.count;
     const ids = new Float64Array(count);
     ids.set(this.ids);
@@ -100,8 +102,7 @@ export class CityTable {
     spans.set(this.spans);
     for (let i = 0; i < more.spans.length; i += 3)
       spans.set([more.spans[i]! + this.chunks.length, more.spans[i + 1]!, more.spans[i + 2]!], this.spans.length + i);
-    // Copied to their size: the builder's chunk is 4 MiB, which each batch of POSTs would keep.
-    return new CityTable(count, ids, top, [...this.chunks, ...more.chunks.map((c) => c.slice())], spans);
+    return new CityTable(count, ids, top, [...this.chunks, ...more.chunks], spans);
   }
 
   /** The values of one name field, in dataset order, read back from the serialized cities. */
@@ -179,18 +180,25 @@ export class CityTableBuilder {
   private count = 0;
   private readonly blocks: { ids: Float64Array; top: Uint8Array; spans: Uint32Array }[] = [];
 
+  constructor(
+    private readonly chunkBytes = CHUNK_BYTES,
+    private readonly block = BLOCK,
+  ) {}
+
   add(city: City): void {
     const text = cityJson(city);
     const length = utf8Length(text);
     if (this.used + length > this.chunk.length) {
       if (this.used) this.chunks.push(this.chunk.subarray(0, this.used));
-      this.chunk = new Uint8Array(Math.max(CHUNK_BYTES, length));
+      this.chunk = new Uint8Array(Math.max(this.chunkBytes, length));
       this.used = 0;
     }
     writeUtf8(text, this.chunk, this.used);
-    const at = this.count % BLOCK;
-    if (!at)
-      this.blocks.push({ ids: new Float64Array(BLOCK), top: new Uint8Array(BLOCK), spans: new Uint32Array(3 * BLOCK) });
+    const at = this.count % this.block;
+    if (!at) {
+      const n = this.block;
+      this.blocks.push({ ids: new Float64Array(n), top: new Uint8Array(n), spans: new Uint32Array(3 * n) });
+    }
     const block = this.blocks[this.blocks.length - 1]!;
     block.ids[at] = city.id;
     block.top[at] = city.top ? 1 : 0;
@@ -205,10 +213,10 @@ export class CityTableBuilder {
     const top = new Uint8Array(this.count);
     const spans = new Uint32Array(this.count * 3);
     this.blocks.forEach((block, b) => {
-      const n = Math.min(BLOCK, this.count - b * BLOCK);
-      ids.set(block.ids.subarray(0, n), b * BLOCK);
-      top.set(block.top.subarray(0, n), b * BLOCK);
-      spans.set(block.spans.subarray(0, n * 3), b * BLOCK * 3);
+      const n = Math.min(this.block, this.count - b * this.block);
+      ids.set(block.ids.subarray(0, n), b * this.block);
+      top.set(block.top.subarray(0, n), b * this.block);
+      spans.set(block.spans.subarray(0, n * 3), b * this.block * 3);
     });
     return new CityTable(this.count, ids, top, chunks, spans);
   }

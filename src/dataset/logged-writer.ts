@@ -1,4 +1,6 @@
-import { realpath, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { City } from '../core/fields.js';
 import { CreateRefused, type CityStore } from '../post/city-store.js';
 import type { NewCity } from '../post/create-city.js';
@@ -21,6 +23,13 @@ export interface LoggedWriterOptions {
 
 /** How long a failed catch-up (a busy site lock, an invalid dataset) waits before it is tried again. */
 const RETRY_MS = 1000;
+/**
+ * A catch-up starts once no batch was logged for QUIET_MS, or MAX_WAIT_MS after it was asked
+ * for: a burst of POSTs is folded in by one build, and is not slowed by it (a build's writes made
+ * the log's fsync 6-20 ms instead of under 1, and it takes CPU from the server).
+ */
+const QUIET_MS = 250;
+const MAX_WAIT_MS = 3000;
 
 /**
  * POSTs at the speed of the table. A batch of creations (those that arrive while one is written
@@ -45,6 +54,8 @@ export class LoggedCityWriter implements CityStore {
   private seen = { dataset: '', log: '', lastId: 0, fileLastId: 0 };
   /** Cities this process logged that the site's files do not hold yet. */
   private logged: City[] = [];
+  /** When the last batch was logged (performance.now()). */
+  private lastLogged = 0;
   private closed = false;
 
   private constructor(
@@ -134,6 +145,7 @@ export class LoggedCityWriter implements CityStore {
       if (!created.length) return created;
       await checkStorable(created, this.file.toLowerCase().endsWith('.json'));
       await this.logFile.append(created);
+      this.lastLogged = performance.now();
       this.seen = { ...this.seen, log: await this.logFile.signature(), lastId: id };
     } finally {
       await release().catch((error: Error) =>
@@ -163,7 +175,19 @@ export class LoggedCityWriter implements CityStore {
   private catchUp(): void {
     if (this.closed) return;
     clearTimeout(this.retry);
-    this.catchingUp ??= this.catchUpAll().finally(() => (this.catchingUp = null));
+    this.catchingUp ??= this.settle()
+      .then(() => this.catchUpAll())
+      .finally(() => (this.catchingUp = null));
+  }
+
+  /** Resolves once POSTs paused for QUIET_MS, at most MAX_WAIT_MS from now (or at once when closing). */
+  private async settle(): Promise<void> {
+    const latest = performance.now() + MAX_WAIT_MS;
+    for (;;) {
+      const left = Math.min(this.lastLogged + QUIET_MS, latest) - performance.now();
+      if (left <= 0 || this.closed) return;
+      await sleep(left);
+    }
   }
 
   private async catchUpAll(): Promise<void> {
@@ -286,8 +310,9 @@ const againIf =
     throw error;
   };
 
+/** Synchronous: a POST reads it, and libuv's thread pool may be busy with a build's writes. */
 async function datasetSignature(target: string): Promise<string> {
-  const { ino, size, mtimeMs, ctimeMs } = await stat(target);
+  const { ino, size, mtimeMs, ctimeMs } = statSync(target);
   return `${ino}:${size}:${mtimeMs}:${ctimeMs}`;
 }
 

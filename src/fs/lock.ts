@@ -1,7 +1,7 @@
-import { link, readFile, rename, rm } from 'node:fs/promises';
+import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
-import { writeNew } from './file-output.js';
 
 /** Sibling paths a build uses next to its site directory (same filesystem, so renames are atomic). */
 export function siteSiblings(outDir: string) {
@@ -99,6 +99,8 @@ async function isHeld(lock: string): Promise<boolean> {
  * A lock file holding its holder's pid. It appears with the pid already in it (a draft file
  * hard-linked into place), so it is never seen empty; a dead holder's lock is replaced (one
  * rename, so it never disappears) by one taker at a time, the one holding `LOCK.takeover`.
+ * Its steps are synchronous: a few metadata calls (tens of microseconds, no fsync), which queued
+ * behind a build's writes in libuv's thread pool took milliseconds each (a POST takes this lock).
  */
 async function takeLock(lock: string, describe: (holder: number, lock: string) => string): Promise<Release> {
   const busy = (holder: number) => new LockBusyError(describe(holder, lock), holder, lock);
@@ -107,30 +109,31 @@ async function takeLock(lock: string, describe: (holder: number, lock: string) =
   const draft = `${lock}-${process.pid}`;
   const takeover = `${lock}.takeover`;
   const release = async () => {
-    await rm(lock, { force: true });
+    rmSync(lock, { force: true });
     claimed.delete(lock);
   };
   try {
-    await writeNew(draft, Buffer.from(`${process.pid}\n`));
+    rmSync(draft, { force: true });
+    writeFileSync(draft, `${process.pid}\n`, { flag: 'wx' });
     for (let attempt = 0; attempt < 5; attempt++) {
-      if (await linked(draft, lock)) return release;
-      const holder = await readHolder(lock);
+      if (linked(draft, lock)) return release;
+      const holder = holderNow(lock);
       if (holder === null) continue;
       if (isOther(holder)) throw busy(holder);
-      if (!(await linked(draft, takeover))) {
-        const taker = await readHolder(takeover);
+      if (!linked(draft, takeover)) {
+        const taker = holderNow(takeover);
         if (taker !== null && isOther(taker)) throw busy(taker);
-        if (taker !== null) await removeStale(takeover);
+        if (taker !== null) removeStale(takeover);
         continue;
       }
       try {
-        const still = await readHolder(lock);
+        const still = holderNow(lock);
         if (still === null) continue;
         if (isOther(still)) throw busy(still);
-        await rename(draft, lock);
+        renameSync(draft, lock);
         return release;
       } finally {
-        await rm(takeover, { force: true });
+        rmSync(takeover, { force: true });
       }
     }
     throw new CitiesApiError(`cannot take the lock ${lock}`);
@@ -138,7 +141,7 @@ async function takeLock(lock: string, describe: (holder: number, lock: string) =
     claimed.delete(lock);
     throw error;
   } finally {
-    await rm(draft, { force: true });
+    rmSync(draft, { force: true });
   }
 }
 
@@ -146,9 +149,9 @@ async function takeLock(lock: string, describe: (holder: number, lock: string) =
 const isOther = (pid: number) => pid !== process.pid && isAlive(pid);
 
 /** Creates `to` as a hard link of `from`; false when `to` exists. */
-async function linked(from: string, to: string): Promise<boolean> {
+function linked(from: string, to: string): boolean {
   try {
-    await link(from, to);
+    linkSync(from, to);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
@@ -159,25 +162,40 @@ async function linked(from: string, to: string): Promise<boolean> {
 /** The pid in a lock file (0 when unreadable), or null when there is no such file. */
 export async function readHolder(file: string): Promise<number | null> {
   try {
-    return Number((await readFile(file, 'utf8')).trim()) || 0;
+    return pidIn(await readFile(file, 'utf8'));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
+    return noFile(error);
   }
 }
 
+/** readHolder(), synchronously (takeLock's steps). */
+function holderNow(file: string): number | null {
+  try {
+    return pidIn(readFileSync(file, 'utf8'));
+  } catch (error) {
+    return noFile(error);
+  }
+}
+
+const pidIn = (text: string): number => Number(text.trim()) || 0;
+
+function noFile(error: unknown): null {
+  if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+  throw error;
+}
+
 /** Deletes a dead taker's takeover file, unless a live one replaced it meanwhile (then it is put back). */
-async function removeStale(file: string): Promise<void> {
+function removeStale(file: string): void {
   const aside = `${file}-${process.pid}`;
   try {
-    await rename(file, aside);
+    renameSync(file, aside);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
-  const taker = await readHolder(aside);
-  if (taker !== null && isOther(taker)) await linked(aside, file);
-  await rm(aside, { force: true });
+  const taker = holderNow(aside);
+  if (taker !== null && isOther(taker)) linked(aside, file);
+  rmSync(aside, { force: true });
 }
 
 export function isAlive(pid: number): boolean {
