@@ -74,7 +74,7 @@ export function startThread<P extends Protocol>(module: string, options: ThreadO
     thread.once('exit', (code) => resolve(new WorkerEnded(options.name, why(crash, code, null), code, null))),
   );
   const port: Port = {
-    send: (message) => thread.postMessage(message),
+    send: (message, transfer) => thread.postMessage(message, transfer as ArrayBuffer[] | undefined),
     receive: (listener) => thread.on('message', listener),
   };
   return new WorkerChannel<P>(port, options, ended, () => void thread.terminate(), { thread });
@@ -103,7 +103,7 @@ export function parentChannel<P extends Protocol>(
 ): Channel<P['worker'], P['parent']> & { readonly data: P['data'] } {
   const port: Port | undefined = parentPort
     ? {
-        send: (m) => parentPort!.postMessage(m),
+        send: (m, transfer) => parentPort!.postMessage(m, transfer as ArrayBuffer[] | undefined),
         receive: (l) => parentPort!.on('message', l),
         close: () => parentPort!.close(),
       }
