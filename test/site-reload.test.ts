@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LiveSite } from '../src/app/live-site.js';
+import { buildHere } from '../src/app/build.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import { dataBuffers, readSiteData } from '../src/http/site-data.js';
+import { readSiteDataInThread } from '../src/http/site-data-thread.js';
+import type { ReadSite } from '../src/http/site-state.js';
+import { KIT, tempDir } from './helpers.js';
+
+// Issue #26 item 2: a served site is loaded (dataset parsed, fields ranked) in a thread while the
+// old one answers; the new one is answered only once complete, a failed load leaves the old one
+// answering, and loads run one at a time (an older build never replaces a newer one).
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const site = () => join(dir, 'site');
+/** Builds the site from a kit dataset (cities11, cities48, cities1234): its count of cities tells which build answers. */
+const buildFrom = (name: string) =>
+  buildHere({ data: join(KIT, `${name}.json`), out: site(), baseUrl: 'http://x.test', pageSizes: [10] });
+beforeAll(async () => ({ dir, cleanup } = await tempDir()));
+afterAll(() => cleanup());
+
+/** A ReadSite whose reads started while `held` give their data only after release(), and fail while `failing` is set (each read counted). */
+function gatedRead() {
+  const gate = { reads: 0, failing: false, held: false, waiting: [] as (() => void)[] };
+  const read: ReadSite = async (root, collation) => {
+    gate.reads++;
+    const held = gate.held;
+    if (gate.failing) throw new Error('read failed once');
+    const data = await readSiteData(root, collation);
+    if (held) await new Promise<void>((resolve) => gate.waiting.push(resolve));
+    return data;
+  };
+  const release = () => gate.waiting.splice(0).forEach((resolve) => resolve());
+  return { gate, read, release };
+}
+const count = (live: LiveSite) => live.current.context.index.count;
+const tick = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+describe('LiveSite.reload', () => {
+  it.each([
+    [
+      'the old site answers until the new one is complete',
+      async (live: LiveSite, { gate, release }: ReturnType<typeof gatedRead>) => {
+        await buildFrom('cities48');
+        gate.held = true;
+        const reloading = live.reload();
+        await tick();
+        const during = count(live);
+        release();
+        await reloading;
+        return [during, count(live)];
+      },
+      [11, 48],
+    ],
+    [
+      'a failed load leaves the old site answering, and the next reload loads the new one',
+      async (live: LiveSite, { gate }: ReturnType<typeof gatedRead>) => {
+        await buildFrom('cities48');
+        gate.failing = true;
+        const failed = await live.reload().then(
+          () => 'loaded',
+          (error: Error) => error.message,
+        );
+        const after = count(live);
+        gate.failing = false;
+        await live.reload();
+        return [failed, after, count(live)];
+      },
+      ['read failed once', 11, 48],
+    ],
+    [
+      'loads run one at a time: a slow load of an older build never replaces a newer one',
+      async (live: LiveSite, { gate, release }: ReturnType<typeof gatedRead>) => {
+        await buildFrom('cities48');
+        gate.held = true;
+        const older = live.reload();
+        await tick();
+        gate.held = false;
+        await buildFrom('cities1234');
+        const newer = live.reload();
+        await tick();
+        release();
+        await Promise.all([older, newer]);
+        return [count(live), gate.reads];
+      },
+      [1234, 3],
+    ],
+  ])('%s', async (_, steps, expected) => {
+    await buildFrom('cities11');
+    const gated = gatedRead();
+    const live = await LiveSite.open(site(), gated.read);
+    try {
+      expect(await steps(live, gated)).toEqual(expected);
+    } finally {
+      live.close();
+    }
+  });
+});
+
+describe('readSiteDataInThread', () => {
+  /** Each part of the data by its path: a typed array as its kind and a digest of its bytes (a Buffer as a Uint8Array). */
+  function plain(value: unknown, path = '', out: Record<string, string> = {}): Record<string, string> {
+    if (ArrayBuffer.isView(value)) {
+      const view = value as Uint8Array;
+      const kind = Buffer.isBuffer(view) ? 'Uint8Array' : view.constructor.name;
+      const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      out[path] = `${kind} ${createHash('sha256').update(bytes).digest('hex')}`;
+    } else if (value && typeof value === 'object')
+      for (const [key, each] of Object.entries(value)) plain(each, `${path}/${key}`, out);
+    else out[path] = JSON.stringify(value);
+    return out;
+  }
+
+  it('reads what readSiteData reads in this thread, its large buffers moved, not copied', async () => {
+    await buildFrom('cities1234');
+    const [here, there] = await Promise.all([
+      readSiteData(site(), 'locale'),
+      readSiteDataInThread(site(), 'locale'),
+    ]);
+    expect(plain(there)).toEqual(plain(here));
+    expect(Object.keys(there.ranks)).toEqual([...NAME_FIELDS]);
+    // The dataset file (about 400 kB here) is moved; nothing that may be a slice of Buffer's pool is.
+    const moved = dataBuffers(here);
+    expect(moved).toContain(here.table.chunks[0]!.buffer);
+    expect(moved.filter((buffer) => buffer.byteLength <= Buffer.poolSize)).toEqual([]);
+  });
+
+  it.each([
+    ['a directory that holds no site', (d: string) => join(d, 'nothing-here')],
+  ])('fails for %s, and its thread ends', async (_, root) => {
+    await expect(readSiteDataInThread(root(dir), 'locale')).rejects.toThrow(/ENOENT|no such file/);
+  });
+});
