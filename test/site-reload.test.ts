@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LiveSite } from '../src/app/live-site.js';
 import { buildHere } from '../src/app/build.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
-import { dataBuffers, readSiteData } from '../src/http/site-data.js';
+import { dataBuffers, indexOf, readSiteData } from '../src/http/site-data.js';
+import { composeInThread } from '../src/http/compose-thread.js';
+import { parseOrdering } from '../src/core/ordering.js';
+import { Orders, type OrderSource } from '../src/core/orders.js';
 import { readSiteDataInThread } from '../src/http/site-data-thread.js';
 import type { ReadSite } from '../src/http/site-state.js';
 import { KIT, tempDir } from './helpers.js';
@@ -116,10 +119,7 @@ describe('readSiteDataInThread', () => {
 
   it('reads what readSiteData reads in this thread, its large buffers moved, not copied', async () => {
     await buildFrom('cities1234');
-    const [here, there] = await Promise.all([
-      readSiteData(site(), 'locale'),
-      readSiteDataInThread(site(), 'locale'),
-    ]);
+    const [here, there] = await Promise.all([readSiteData(site(), 'locale'), readSiteDataInThread(site(), 'locale')]);
     expect(plain(there)).toEqual(plain(here));
     expect(Object.keys(there.ranks)).toEqual([...NAME_FIELDS]);
     // The dataset file (about 400 kB here) is moved; nothing that may be a slice of Buffer's pool is.
@@ -128,9 +128,50 @@ describe('readSiteDataInThread', () => {
     expect(moved.filter((buffer) => buffer.byteLength <= Buffer.poolSize)).toEqual([]);
   });
 
+  it.each([['a directory that holds no site', (d: string) => join(d, 'nothing-here')]])(
+    'fails for %s, and its thread ends',
+    async (_, root) => {
+      await expect(readSiteDataInThread(root(dir), 'locale')).rejects.toThrow(/ENOENT|no such file/);
+    },
+  );
+});
+
+describe('composeInThread', () => {
+  /** Each field's ranks and one-field orders of the 1234-city kit, in shared memory (as served) or not. */
+  async function source(sharedMemory: boolean): Promise<OrderSource> {
+    await buildFrom('cities1234');
+    const data = await readSiteData(site(), 'locale');
+    const index = indexOf(data, 'locale');
+    if (sharedMemory) return index;
+    const copy = <T extends Uint32Array | Uint8Array>(view: T) => view.slice() as T;
+    return {
+      count: index.count,
+      distinct: (field) => index.distinct(field),
+      ranks: (field) => ({ ...index.ranks(field), ranks: copy(index.ranks(field).ranks) }),
+      single: (ordering) => copy(index.single(ordering)),
+    };
+  }
+
   it.each([
-    ['a directory that holds no site', (d: string) => join(d, 'nothing-here')],
-  ])('fails for %s, and its thread ends', async (_, root) => {
-    await expect(readSiteDataInThread(root(dir), 'locale')).rejects.toThrow(/ENOENT|no such file/);
+    ['two fields', 'name_fr,-name_de'],
+    ['four fields, descending first', '-name_ar,name_en,-name_ru,name_it'],
+  ])('composes %s in its thread: the order composed in steps here', async (_, text) => {
+    const ordering = parseOrdering(text);
+    const from = await source(true);
+    const steps = new Orders(from, 0).order(ordering);
+    const there = await composeInThread(new Orders(from, 0).decisive(ordering), from);
+    expect(Buffer.from(there.buffer, there.byteOffset, there.byteLength)).toEqual(
+      Buffer.from(steps.buffer, steps.byteOffset, steps.byteLength),
+    );
+  });
+
+  it('refuses a source outside shared memory (sending it would copy it); Orders then composes it in steps', async () => {
+    const from = await source(false);
+    const ordering = parseOrdering('name_fr,-name_de');
+    await expect(composeInThread(ordering, from)).rejects.toThrow(/shared memory/);
+    let pauses = 0;
+    const order = await new Orders(from, 0, composeInThread).compose(ordering, async () => void pauses++);
+    expect(order).toEqual(new Orders(from, 0).order(ordering));
+    expect(pauses).toBeGreaterThan(0);
   });
 });

@@ -24,6 +24,13 @@ export interface OrderSource {
 }
 
 /**
+ * Composes a multi-field order elsewhere (a thread: http/compose-thread.ts) from the source's
+ * ranks and the last term's single-field order; the same order the steps give, or a rejection
+ * (then it is composed here, in steps).
+ */
+export type Composer = (terms: Ordering, source: OrderSource) => Promise<Uint32Array>;
+
+/**
  * Multi-field orderings from a source's single-field ones: composed by counting sorts (linear
  * passes, see rank-order.ts) and kept in a small LRU, or for one page only its window.
  * Orders are keyed by orderingKey(), which is injective: parseOrdering(orderingKey(o)) is o.
@@ -35,6 +42,7 @@ export class Orders {
   constructor(
     private readonly source: OrderSource,
     private readonly cacheSize = MULTI_FIELD_CACHE,
+    private readonly composer?: Composer,
   ) {}
 
   /** Dataset positions in the given ordering, ties broken by id ascending. */
@@ -57,8 +65,9 @@ export class Orders {
   }
 
   /**
-   * Composes (and keeps) a multi-field order, awaiting `pause()` after each step of at most STEP
-   * cities, so that other requests are answered meanwhile. Concurrent calls for one order share it.
+   * Composes (and keeps) a multi-field order: by the composer when there is one, else (or when
+   * it fails) here, awaiting `pause()` after each step of at most STEP cities, so that other
+   * requests are answered meanwhile. Concurrent calls for one order share it.
    */
   compose(ordering: Ordering, pause: () => Promise<void>): Promise<Uint32Array> {
     const terms = this.decisive(ordering);
@@ -69,6 +78,8 @@ export class Orders {
     let composing = this.composing.get(key);
     if (!composing) {
       composing = (async () => {
+        const composed = await this.composer?.(terms, this.source).catch(() => undefined);
+        if (composed) return this.keep(key, composed);
         const steps = this.steps(terms);
         for (let next = steps.next(); ; next = steps.next()) {
           if (next.done) return this.keep(key, next.value);

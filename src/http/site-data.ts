@@ -9,10 +9,12 @@ import type { OrderSource } from '../core/orders.js';
 import type { Ranks } from '../core/rank-order.js';
 import { DATASET_PATH } from '../site/manifest.js';
 import { siteRanks } from '../site/site-ranks.js';
+import { composeInThread } from './compose-thread.js';
 
 // The heavy part of loading a site (its dataset parsed, every field's ranks and one-field orders
 // read or computed) as plain typed arrays: made where it costs no request anything (a thread,
-// site-data-thread.ts), then handed over without copying and made an index again in O(fields).
+// site-data-thread.ts), then handed over without copying (the dataset moved, the ranks and orders
+// in shared memory) and made an index again in O(fields).
 
 /** A site's dataset and every field's ranks and one-field (and default) orders. */
 export interface SiteData {
@@ -30,16 +32,25 @@ export async function readSiteData(root: string, collation: Collation): Promise<
   const edge = await siteRanks((path) => readFile(join(root, path)), table.count);
   const index = new CityIndex(table, collation, edge?.ranks);
   await index.rankAll(NAME_FIELDS, async () => {});
+  // In shared memory: the thread that composes multi-field orders reads them without a copy.
   const ranks = {} as Record<NameField, Ranks>;
-  const singles: Record<string, Uint32Array> = { [orderingKey([])]: index.single([]) };
+  const singles: Record<string, Uint32Array> = { [orderingKey([])]: shared(index.single([])) };
   for (const field of NAME_FIELDS) {
-    ranks[field] = index.ranks(field);
+    const { ranks: values, distinct } = index.ranks(field);
+    ranks[field] = { ranks: shared(values), distinct };
     for (const descending of [false, true]) {
       const ordering = [{ field, descending }];
-      singles[orderingKey(ordering)] = index.single(ordering);
+      singles[orderingKey(ordering)] = shared(index.single(ordering));
     }
   }
   return { table: table.parts(), ranks, singles, tag: edge?.tag };
+}
+
+/** A copy of `view` in shared memory. */
+function shared<T extends Uint32Array | Uint8Array>(view: T): T {
+  const copy = new (view.constructor as new (buffer: SharedArrayBuffer) => T)(new SharedArrayBuffer(view.byteLength));
+  copy.set(view);
+  return copy;
 }
 
 /**
@@ -57,9 +68,9 @@ export function dataBuffers(data: SiteData): ArrayBuffer[] {
   return [...buffers].filter((b) => b.byteLength > Buffer.poolSize);
 }
 
-/** The index answering from `data`: nothing ranked or sorted again. */
+/** The index answering from `data`: nothing ranked or sorted again; multi-field orders composed in a thread (compose-thread.ts). */
 export function indexOf(data: SiteData, collation: Collation): CityIndex {
-  return new CityIndex(CityTable.of(data.table), collation, new DataRanks(data));
+  return new CityIndex(CityTable.of(data.table), collation, new DataRanks(data), composeInThread);
 }
 
 class DataRanks implements OrderSource {
