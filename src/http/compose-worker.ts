@@ -1,19 +1,13 @@
-import { setPriority } from 'node:os';
 import type { NameField } from '../core/fields.js';
 import { Orders, type OrderSource } from '../core/orders.js';
 import { Transferred } from '../proc/channel.js';
-import { parentChannel } from '../proc/workers.js';
+import { lowestPriority, parentChannel } from '../proc/workers.js';
 import type { ComposeProtocol } from './compose-thread.js';
 
 // The thread a server composes multi-field orders in (compose-thread.ts), at the lowest priority
-// (on Linux a thread's nice value is its own): the threads answering requests, this process's and
-// other workers', keep their CPU while it works. The ranks it reads are shared, not copied.
+// (lowestPriority): the threads answering requests keep their CPU. The ranks it reads are shared, not copied.
 
-try {
-  setPriority(19);
-} catch {
-  // Not permitted here: it runs at the process's priority.
-}
+lowestPriority();
 
 const parent = parentChannel<ComposeProtocol>();
 parent.handle('compose', ({ terms, count, ranks, last }) => {

@@ -1,18 +1,12 @@
-import { setPriority } from 'node:os';
 import { Transferred } from '../proc/channel.js';
-import { parentChannel } from '../proc/workers.js';
+import { lowestPriority, parentChannel } from '../proc/workers.js';
 import { dataBuffers, readSiteData } from './site-data.js';
 import type { SiteDataProtocol } from './site-data-thread.js';
 
-// The thread a served site is read and ranked in (site-data-thread.ts). On Linux a thread has a
-// nice value of its own: this one runs at the lowest priority, so that the threads answering
-// requests (this process's and other workers') keep their CPU while it works.
+// The thread a served site is read and ranked in (site-data-thread.ts), at the lowest priority
+// (lowestPriority): the threads answering requests keep their CPU while it works.
 
-try {
-  setPriority(19);
-} catch {
-  // Not permitted here: it runs at the process's priority.
-}
+lowestPriority();
 
 const parent = parentChannel<SiteDataProtocol>();
 parent.handle('read', async ({ root, collation }) => {

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ResourceLimits, Worker, parentPort, workerData } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
@@ -118,6 +119,19 @@ export function parentChannel<P extends Protocol>(
   return Object.assign(new Channel<P['worker'], P['parent']>(port, 'worker', errors), {
     data: workerData as P['data'],
   });
+}
+
+/**
+ * In a worker thread: runs it at the lowest priority (nice 19). On Linux a thread's nice value is
+ * its own, so the threads that answer requests (this process's and other processes') keep the CPU
+ * while it works; where that is not permitted it runs at the process's priority.
+ */
+export function lowestPriority(): void {
+  try {
+    setPriority(19);
+  } catch {
+    // Not permitted here.
+  }
 }
 
 function why(crash: Error | undefined, code: number | null, signal: NodeJS.Signals | null): string {
