@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LiveSite } from '../src/app/live-site.js';
@@ -100,6 +101,17 @@ describe('LiveSite.reload', () => {
     } finally {
       live.close();
     }
+  });
+});
+
+describe('LiveSite.open', () => {
+  it.each([
+    ['a directory that does not exist', 'missing'],
+    ['an empty directory', 'empty'],
+  ])('of %s: the clear error, naming the site', async (_, name) => {
+    const where = join(dir, name);
+    if (name === 'empty') await mkdir(where);
+    await expect(LiveSite.open(where)).rejects.toThrow(`${where} holds no cities-api site`);
   });
 });
 

@@ -55,7 +55,8 @@ export class LiveSite {
 
   /** `read`: how a site's data is read and ranked (default: in a thread, see site-data-thread.ts). */
   static async open(dir: string, read: ReadSite = readSiteDataInThread): Promise<LiveSite> {
-    const id = await manifestId(dir);
+    // Taken before the load: a build swapped in meanwhile shows as another id, and is loaded again.
+    const id = await manifestId(dir).catch(() => '');
     const site = new LiveSite(dir, await loadSite(dir, read), read);
     site.manifestId = id;
     return site;
