@@ -1,3 +1,4 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cp, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
@@ -178,5 +179,31 @@ describe('buildInThread: stopping and failing', () => {
     await held;
     await running;
     expect(busy.map((e) => e instanceof LockBusyError)).toEqual([true, true]);
+  });
+});
+
+describe('buildInThread in the background (serve rebuilding while it answers)', () => {
+  /** The nice values of this process's threads, but this one (Linux: /proc/self/task). */
+  const otherThreadsNice = (): number[] =>
+    readdirSync('/proc/self/task')
+      .filter((task) => task !== String(process.pid))
+      .map((task) => {
+        const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      });
+
+  it.each([
+    ['background: its thread and the writer threads it starts run at nice 19', true, true],
+    ['not: they run at the process priority', false, false],
+  ])('%s', async (_, background, niced) => {
+    if (!existsSync('/proc/self/task')) {
+      if (process.env.CI === 'true') throw new Error('/proc/self/task is needed to see threads priorities');
+      console.warn('SKIPPED: no /proc/self/task (not Linux): a thread priority cannot be seen here');
+      return;
+    }
+    const seen = new Set<number>();
+    const look = () => otherThreadsNice().forEach((nice) => seen.add(nice));
+    await buildInThread(options({ background, onStart: look, onProgress: look }));
+    expect(seen.has(19)).toBe(niced);
   });
 });

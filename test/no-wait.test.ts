@@ -114,11 +114,27 @@ describe('a multi-field order is composed in steps, other work running between t
   const source = tiedSource(count, 10);
   const ordering = parseOrdering('name_fr,-name_de,name_ru');
 
+  // A composer (a server's thread) composes elsewhere: the window sorted on the answering thread is smaller.
+  const elsewhere = async () => new Uint32Array(0);
   it.each([
-    ['a page inside a few ties on its first term: ordered alone, at once', 30_000, false],
-    ['a page inside 6,000 ties on its first term: composed whole', 10, true],
-  ])('%s', (_, values, composes) => {
-    expect(new Orders(tiedSource(count, values)).composes(ordering, 100, 110)).toBe(composes);
+    ['a page inside a few ties on its first term: ordered alone, at once', 30_000, undefined, false],
+    ['a page inside 6,000 ties on its first term: composed whole', 10, undefined, true],
+    ['a page inside 2,000 ties, no composer: ordered alone (the edge: no thread)', 30, undefined, false],
+    ['a page inside 2,000 ties, with a composer: composed whole, by it', 30, elsewhere, true],
+    ['a page inside 500 ties, with a composer: ordered alone, at once', 120, elsewhere, false],
+  ])('%s', (_, values, composer, composes) => {
+    expect(new Orders(tiedSource(count, values), 64, composer).composes(ordering, 100, 110)).toBe(composes);
+  });
+
+  it.each([
+    ['it answers: its order is kept, no step taken here', async () => Uint32Array.of(3, 1, 2), [3, 1, 2], false],
+    ['it fails: composed in steps here', async () => Promise.reject(new Error('thread gone')), null, true],
+  ])('with a composer, when %s', async (_, composer, expected, stepsHere) => {
+    const orders = new Orders(source, 64, composer);
+    let pauses = 0;
+    const composed = await orders.compose(ordering, async () => void pauses++);
+    expect([...composed]).toEqual(expected ?? [...new Orders(source).order(ordering)]);
+    expect(pauses > 0).toBe(stepsHere);
   });
 
   it('awaits a pause after each step (at most 16,384 cities), and gives the order order() gives', async () => {

@@ -47,6 +47,12 @@ export interface BuildOptions {
   readonly minFree?: number | undefined;
   /** The working directory of whoever asked (default: the process's): a build never replaces it. */
   readonly cwd?: string;
+  /**
+   * Build at the lowest priority (serve's rebuilds, while it answers from the old site): a build
+   * in a thread of its own (a dataset of 1 MB or more) runs at nice 19, and the writer threads it
+   * starts with it, so that the threads answering requests keep the CPU.
+   */
+  readonly background?: boolean | undefined;
   /** Called while the dataset is read: bytes read so far, and the file's size. */
   readonly onRead?: (bytesRead: number, bytes: number) => void;
   /**

@@ -26,6 +26,7 @@ const LIMITS = {
 /** What of build()'s options this module handles (build.ts's BuildOptions; not imported: build.ts imports this). */
 export interface ThreadedOptions<Plan> {
   readonly out: string;
+  readonly background?: boolean | undefined;
   readonly signal?: AbortSignal | undefined;
   readonly onRead?: (bytesRead: number, bytes: number) => void;
   readonly onStart?: (plan: Plan) => void;
@@ -35,7 +36,7 @@ export interface ThreadedOptions<Plan> {
 
 export interface BuildThreadData {
   /** The options but the signal and the callbacks. */
-  readonly options: { readonly out: string; readonly cwd?: string };
+  readonly options: { readonly out: string; readonly cwd?: string; readonly background?: boolean | undefined };
   /** The callbacks the caller gave (the thread sends only their events). */
   readonly callbacks: {
     readonly onRead: boolean;

@@ -1,4 +1,4 @@
-import { parentChannel } from '../proc/workers.js';
+import { lowestPriority, parentChannel } from '../proc/workers.js';
 import { buildHere, type BuildPlan, type BuildResult, type SiteBuildOptions } from './build.js';
 import type { BuildProtocol } from './build-thread.js';
 
@@ -20,13 +20,15 @@ function throttled(type: 'read' | 'progress'): (done: number, total: number) => 
   };
 }
 
-parent.handle('build', ({ options, callbacks }, signal) =>
-  buildHere({
+parent.handle('build', ({ options, callbacks }, signal) => {
+  // The writer threads this thread starts take its priority (on Linux a new thread inherits it).
+  if (options.background) lowestPriority();
+  return buildHere({
     ...(options as SiteBuildOptions),
     signal,
     ...(callbacks.onRead && { onRead: throttled('read') }),
     ...(callbacks.onStart && { onStart: (plan) => parent.emit('start', plan) }),
     ...(callbacks.onWarning && { onWarning: (warning) => parent.emit('warning', warning) }),
     ...(callbacks.onProgress && { onProgress: throttled('progress') }),
-  }),
-);
+  });
+});

@@ -5,7 +5,8 @@ import { basename, dirname, join } from 'node:path';
 import { MANIFEST_PATH } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { isAlive, readHolder, siteSiblings } from '../fs/lock.js';
-import { loadSite, type LoadedSite } from '../http/site-state.js';
+import { loadSite, type LoadedSite, type ReadSite } from '../http/site-state.js';
+import { readSiteDataInThread } from '../http/site-data-thread.js';
 import { loadedHas, withCities } from '../http/state-append.js';
 import type { City } from '../core/fields.js';
 import type { SiteSettings } from '../site/spec.js';
@@ -19,7 +20,10 @@ const RELEASE_MS = 30_000;
  * The site a server answers from, kept consistent while its files change: while a build (ours
  * or another process's, seen by its lock file) replaces the tree, a file could change between
  * its lookup and its read, so answers are computed live from the data in memory; once the new
- * tree is in place it is loaded and files are served again.
+ * tree is in place it is loaded and files are served again. A site is loaded (its dataset parsed,
+ * its fields ranked) in a thread while the old one answers, and answered only once complete: a
+ * failed load leaves the old one answering, and loads run one at a time, so a slower load of an
+ * older build never replaces a newer one.
  */
 export class LiveSite {
   private state: LoadedSite;
@@ -40,17 +44,23 @@ export class LiveSite {
   private unbuiltIds = new Set<number>();
   /** Whether the loaded site's dataset holds an id (loadedHas), made when first needed. */
   private loadedHas: ((id: number) => boolean) | undefined;
+  /** The last reload asked for: the next one starts after it. */
+  private reloading: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly dir: string,
     state: LoadedSite,
+    private readonly read: ReadSite,
   ) {
     this.state = state;
   }
 
-  static async open(dir: string): Promise<LiveSite> {
-    const site = new LiveSite(dir, await loadSite(dir));
-    site.manifestId = await manifestId(dir);
+  /** `read`: how a site's data is read and ranked (default: in a thread, see site-data-thread.ts). */
+  static async open(dir: string, read: ReadSite = readSiteDataInThread): Promise<LiveSite> {
+    // Taken before the load: a build swapped in meanwhile shows as another id, and is loaded again.
+    const id = await manifestId(dir).catch(() => '');
+    const site = new LiveSite(dir, await loadSite(dir, read), read);
+    site.manifestId = id;
     return site;
   }
 
@@ -151,11 +161,19 @@ export class LiveSite {
     }
   }
 
-  private async reload(): Promise<void> {
+  /** Loads the site as it is now, if it changed since the last load (after any load under way). */
+  reload(): Promise<void> {
+    const next = this.reloading.catch(() => undefined).then(() => this.load());
+    this.reloading = next;
+    return next;
+  }
+
+  private async load(): Promise<void> {
     const id = await manifestId(this.dir);
-    if (id === this.manifestId) return;
+    if (id === this.manifestId || this.closed) return;
+    const state = await loadSite(this.dir, this.read);
+    if (this.closed) return state.release();
     const old = this.state;
-    const state = await loadSite(this.dir);
     const has = this.unbuilt.length ? loadedHas(state) : undefined;
     this.unbuilt = this.unbuilt.filter((city) => !has!(city.id));
     this.unbuiltIds = new Set(this.unbuilt.map((city) => city.id));

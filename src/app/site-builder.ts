@@ -59,7 +59,9 @@ export class SiteBuilder {
   /** Rebuilds from `data` and makes the server answer from the new site. */
   publish(data: string): Promise<void> {
     const live = this.live;
-    const run = this.queue.then(() => (live ? live.replace(() => this.build(data)) : this.build(data)));
+    // Rebuilds run at the lowest priority: the old site answers meanwhile.
+    const rebuild = () => this.build(data, { background: true });
+    const run = this.queue.then(() => (live ? live.replace(rebuild) : rebuild()));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -70,7 +72,10 @@ export class SiteBuilder {
     return bytes !== null && sha256(bytes) !== this.builtHash;
   }
 
-  private build(data: string, progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress'>): Promise<void> {
+  private build(
+    data: string,
+    progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress' | 'background'>,
+  ): Promise<void> {
     const { options } = this;
     const served: SiteSettings | undefined = this.live?.settings;
     return whileBusy(

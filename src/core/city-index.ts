@@ -3,7 +3,7 @@ import type { CityTable } from './city-table.js';
 import { comparatorFor, DEFAULT_COLLATION, rankValues, type Collation, type Compare } from './collation.js';
 import type { NameField } from './fields.js';
 import { orderingKey, type Ordering } from './ordering.js';
-import { Orders, type OrderSource } from './orders.js';
+import { type Composer, MULTI_FIELD_CACHE, Orders, type OrderSource } from './orders.js';
 import { pageOf } from './page.js';
 import type { QueryPair } from './query-string.js';
 import { idOrder, ranksOf, sortByRank, type Ranks } from './rank-order.js';
@@ -18,7 +18,7 @@ export class CityIndex implements OrderSource {
   readonly count: number;
   private readonly rankings = new Map<NameField, Ranks>();
   private readonly singles = new Map<string, Uint32Array>();
-  private readonly orders = new Orders(this);
+  private readonly orders: Orders;
   private byId: Uint32Array | undefined;
   private readonly compares = new Map<NameField, Compare>();
 
@@ -26,8 +26,11 @@ export class CityIndex implements OrderSource {
     readonly table: CityTable,
     readonly collation: Collation = DEFAULT_COLLATION,
     private readonly presorted?: OrderSource,
+    /** Where multi-field orders are composed (see Orders); default: here, in steps. */
+    composer?: Composer,
   ) {
     this.count = table.count;
+    this.orders = new Orders(this, MULTI_FIELD_CACHE, composer);
   }
 
   /**

@@ -4,6 +4,15 @@ import { cityJson } from './json-text.js';
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
 
+/** A CityTable as plain data (see CityTable.parts). */
+export interface TableParts {
+  readonly count: number;
+  readonly ids: Float64Array;
+  readonly top: Uint8Array;
+  readonly chunks: readonly Bytes[];
+  readonly spans: Uint32Array;
+}
+
 /**
  * A dataset held compactly: every city serialized once, as the answers carry it, in a few large
  * buffers, with ids and top flags in typed arrays. Names are read back from the bytes only when
@@ -44,6 +53,16 @@ export class CityTable {
       spans.set([0, start, end], i * 3);
     }
     return new CityTable(count, ids, top, [file], spans);
+  }
+
+  /** A table made again from its parts (parts(), after they crossed to another thread). */
+  static of({ count, ids, top, chunks, spans }: TableParts): CityTable {
+    return new CityTable(count, ids, top, chunks, spans);
+  }
+
+  /** What the table is made of, as plain data: typed arrays a thread can hand over without copying. */
+  parts(): TableParts {
+    return { count: this.count, ids: this.ids, top: this.top, chunks: this.chunks, spans: this.spans };
   }
 
   /** With `sized`, its storage is allocated to the cities' size (a POST's few), not in 4 MiB chunks. */

@@ -1,16 +1,12 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { CityIndex } from '../core/city-index.js';
 import { CitiesApiError } from '../core/errors.js';
 import { FileCache } from './file-cache.js';
 import { openSiteFiles, type FileHandler } from './site-files.js';
-import { CityTable } from '../core/city-table.js';
-import { DATASET_PATH, type ManifestHead } from '../site/manifest.js';
+import type { ManifestHead } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { siteSpec } from '../site/spec.js';
 import { JSON_HEADERS, type SiteContext } from './route-types.js';
-import { NAME_FIELDS } from '../core/fields.js';
-import { siteRanks } from '../site/site-ranks.js';
+import { indexOf, readSiteData, type SiteData } from './site-data.js';
+import type { Collation } from '../core/collation.js';
 
 /** Lets other work run (the requests of the site answered meanwhile) between steps of a long one. */
 export const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -28,8 +24,15 @@ export interface LoadedSite {
   release(): void;
 }
 
-/** The site in `dir` as one build made it: its manifest, dataset and files all read through the same directory (site-files.ts). */
-export async function loadSite(dir: string): Promise<LoadedSite> {
+/** How a site's data is read and ranked: here (readSiteData), or in a thread (site-data-thread.ts). */
+export type ReadSite = (root: string, collation: Collation) => Promise<SiteData>;
+
+/**
+ * The site in `dir` as one build made it: its manifest, dataset and files all read through the
+ * same directory (site-files.ts). Its dataset is read and every field ranked by `read`, before
+ * the site is answered: no request waits for it.
+ */
+export async function loadSite(dir: string, read: ReadSite = readSiteData): Promise<LoadedSite> {
   const pinned = openSiteFiles(dir);
   try {
     const manifest = await readManifestHead(pinned.root);
@@ -38,12 +41,9 @@ export async function loadSite(dir: string): Promise<LoadedSite> {
         `${dir} holds no cities-api site: build it first (cities-api build --site ${dir}) or pass --data`,
         1,
       );
-    const table = CityTable.fromDatasetFile(await readFile(join(pinned.root, DATASET_PATH)));
-    // Every field ranked before the site is answered, from the build's rank files: no request waits for it.
-    const edge = await siteRanks((path) => readFile(join(pinned.root, path)), table.count);
-    const index = new CityIndex(table, manifest.settings.collation, edge?.ranks);
-    await index.rankAll(NAME_FIELDS, pause);
-    const context: SiteContext = { spec: siteSpec(manifest.settings, table.count), index, tag: edge?.tag };
+    const data = await read(pinned.root, manifest.settings.collation);
+    const index = indexOf(data, manifest.settings.collation);
+    const context: SiteContext = { spec: siteSpec(manifest.settings, index.count), index, tag: data.tag };
     const { files } = pinned;
     return { manifest, context, files, cache: new FileCache(files, JSON_HEADERS), release: () => pinned.release() };
   } catch (error) {

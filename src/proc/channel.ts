@@ -26,6 +26,7 @@ type CallName<S extends Side> = keyof S['calls'] & string;
 type ArgOf<F> = F extends () => unknown ? undefined : F extends (arg: infer A) => unknown ? A : never;
 type ResultOf<F> = F extends (...args: never[]) => infer R ? Awaited<R> : never;
 type EventName<S extends Side> = keyof S['events'] & string;
+type Answer<R> = R | Transferred<R>;
 
 /** The messages on the wire. */
 export type Wire =
@@ -39,9 +40,21 @@ export type Wire =
 
 /** How an end sends and receives; `close` lets the other end go (a thread or child process then ends). */
 export interface Port {
-  send(message: Wire): void;
+  /** `transfer`: buffers moved, not copied (a thread's port; a process's copies them). */
+  send(message: Wire, transfer?: readonly ArrayBuffer[]): void;
   receive(listener: (message: Wire) => void): void;
   close?(): void;
+}
+
+/**
+ * A handler's result whose large buffers are moved to the caller instead of copied (the sender
+ * must not use them again): a thread hands over what it made in O(1), whatever its size.
+ */
+export class Transferred<T> {
+  constructor(
+    readonly value: T,
+    readonly buffers: readonly ArrayBuffer[],
+  ) {}
 }
 
 interface Waiting {
@@ -60,7 +73,7 @@ export class Channel<Mine extends Side, Theirs extends Side> {
   private readonly listeners = new Map<string, ((payload: never) => void)[]>();
   private readonly running = new Map<number, AbortController>();
   /** What waits for the worker's hello (the parent's end only). */
-  private queue: Wire[] | null;
+  private queue: [Wire, (readonly ArrayBuffer[])?][] | null;
   private lostWith: Error | undefined;
 
   /** `end`: the parent's waits for the worker's hello before it sends; the worker's says hello. */
@@ -98,7 +111,7 @@ export class Channel<Mine extends Side, Theirs extends Side> {
     handler: (
       arg: ArgOf<Mine['calls'][K]>,
       signal: AbortSignal,
-    ) => ResultOf<Mine['calls'][K]> | Promise<ResultOf<Mine['calls'][K]>>,
+    ) => Answer<ResultOf<Mine['calls'][K]>> | Promise<Answer<ResultOf<Mine['calls'][K]>>>,
   ): void {
     this.handlers.set(name, handler as Handler);
   }
@@ -127,16 +140,16 @@ export class Channel<Mine extends Side, Theirs extends Side> {
     this.port.close?.();
   }
 
-  private post(message: Wire): void {
-    if (this.queue && message.k !== 'hello') this.queue.push(message);
-    else if (!this.lostWith) this.port.send(message);
+  private post(message: Wire, transfer?: readonly ArrayBuffer[]): void {
+    if (this.queue && message.k !== 'hello') this.queue.push([message, transfer]);
+    else if (!this.lostWith) this.port.send(message, transfer);
   }
 
   private receive(message: Wire): void {
     if (message.k === 'hello') {
       const queued = this.queue ?? [];
       this.queue = null;
-      for (const each of queued) this.post(each);
+      for (const [each, transfer] of queued) this.post(each, transfer);
     } else if (message.k === 'call') this.answer(message);
     else if (message.k === 'cancel') this.running.get(message.id)?.abort();
     else if (message.k === 'event')
@@ -153,17 +166,21 @@ export class Channel<Mine extends Side, Theirs extends Side> {
   private answer({ id, name, arg, signal }: Extract<Wire, { k: 'call' }>): void {
     const controller = signal ? new AbortController() : undefined;
     if (controller) this.running.set(id, controller);
-    const settle = (message: Wire) => {
+    const settle = (message: Wire, transfer?: readonly ArrayBuffer[]) => {
       this.running.delete(id);
-      this.post(message);
+      this.post(message, transfer);
     };
     const fail = (error: unknown) => settle({ k: 'throw', id, error: errorData(error) });
+    const reply = (value: unknown) =>
+      value instanceof Transferred
+        ? settle({ k: 'reply', id, value: value.value }, value.buffers)
+        : settle({ k: 'reply', id, value });
     try {
       const handler = this.handlers.get(name);
       if (!handler) throw new Error(`nothing answers the call ${name}`);
       const result = handler(arg, controller?.signal ?? NEVER);
-      if (result instanceof Promise) result.then((value) => settle({ k: 'reply', id, value }), fail);
-      else settle({ k: 'reply', id, value: result });
+      if (result instanceof Promise) result.then(reply, fail);
+      else reply(result);
     } catch (error) {
       fail(error);
     }

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ResourceLimits, Worker, parentPort, workerData } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
@@ -74,7 +75,7 @@ export function startThread<P extends Protocol>(module: string, options: ThreadO
     thread.once('exit', (code) => resolve(new WorkerEnded(options.name, why(crash, code, null), code, null))),
   );
   const port: Port = {
-    send: (message) => thread.postMessage(message),
+    send: (message, transfer) => thread.postMessage(message, transfer as ArrayBuffer[] | undefined),
     receive: (listener) => thread.on('message', listener),
   };
   return new WorkerChannel<P>(port, options, ended, () => void thread.terminate(), { thread });
@@ -103,7 +104,7 @@ export function parentChannel<P extends Protocol>(
 ): Channel<P['worker'], P['parent']> & { readonly data: P['data'] } {
   const port: Port | undefined = parentPort
     ? {
-        send: (m) => parentPort!.postMessage(m),
+        send: (m, transfer) => parentPort!.postMessage(m, transfer as ArrayBuffer[] | undefined),
         receive: (l) => parentPort!.on('message', l),
         close: () => parentPort!.close(),
       }
@@ -118,6 +119,19 @@ export function parentChannel<P extends Protocol>(
   return Object.assign(new Channel<P['worker'], P['parent']>(port, 'worker', errors), {
     data: workerData as P['data'],
   });
+}
+
+/**
+ * In a worker thread: runs it at the lowest priority (nice 19). On Linux a thread's nice value is
+ * its own, so the threads that answer requests (this process's and other processes') keep the CPU
+ * while it works; where that is not permitted it runs at the process's priority.
+ */
+export function lowestPriority(): void {
+  try {
+    setPriority(19);
+  } catch {
+    // Not permitted here.
+  }
 }
 
 function why(crash: Error | undefined, code: number | null, signal: NodeJS.Signals | null): string {

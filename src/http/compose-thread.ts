@@ -1,0 +1,50 @@
+import type { NameField } from '../core/fields.js';
+import type { Ordering } from '../core/ordering.js';
+import type { Composer } from '../core/orders.js';
+import type { Ranks } from '../core/rank-order.js';
+import type { Silent } from '../proc/channel.js';
+import { startThread, type WorkerChannel } from '../proc/workers.js';
+
+/** The composing thread's one call: a multi-field order from its terms' ranks and the last term's order. */
+export interface ComposeProtocol {
+  readonly parent: Silent;
+  readonly worker: {
+    readonly calls: {
+      compose(work: {
+        terms: Ordering;
+        count: number;
+        ranks: Partial<Record<NameField, Ranks>>;
+        last: Uint32Array;
+      }): Uint32Array;
+    };
+    readonly events: Record<never, never>;
+  };
+}
+
+let thread: WorkerChannel<ComposeProtocol> | undefined;
+
+/**
+ * A Composer (core/orders.ts) that composes in one thread per process, started on first use (it
+ * does not keep the process alive; one that dies is started again on the next use). Only a source
+ * whose ranks and orders lie in shared memory (site-data.ts) is composed there: sending it costs
+ * nothing; any other is refused, and so composed in steps by the caller.
+ */
+export const composeInThread: Composer = async (terms, source) => {
+  const last = source.single(terms.slice(-1));
+  const ranks: Partial<Record<NameField, Ranks>> = {};
+  for (const { field } of terms) ranks[field] = source.ranks(field);
+  const views = [last, ...Object.values(ranks).map((r) => r.ranks)];
+  if (!views.every((view) => view.buffer instanceof SharedArrayBuffer))
+    throw new Error('composed in a thread only from shared memory');
+  thread ??= started();
+  return thread.call('compose', { terms, count: source.count, ranks, last });
+};
+
+function started(): WorkerChannel<ComposeProtocol> {
+  const channel = startThread<ComposeProtocol>('http/compose-worker', { name: 'the composing thread' });
+  channel.worker.thread!.unref();
+  void channel.ended.then(() => {
+    if (thread === channel) thread = undefined;
+  });
+  return channel;
+}

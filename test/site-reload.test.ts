@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LiveSite } from '../src/app/live-site.js';
+import { buildHere } from '../src/app/build.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import { dataBuffers, indexOf, readSiteData } from '../src/http/site-data.js';
+import { composeInThread } from '../src/http/compose-thread.js';
+import { parseOrdering } from '../src/core/ordering.js';
+import { Orders, type OrderSource } from '../src/core/orders.js';
+import { readSiteDataInThread } from '../src/http/site-data-thread.js';
+import type { ReadSite } from '../src/http/site-state.js';
+import { KIT, tempDir } from './helpers.js';
+
+// Issue #26 item 2: a served site is loaded (dataset parsed, fields ranked) in a thread while the
+// old one answers; the new one is answered only once complete, a failed load leaves the old one
+// answering, and loads run one at a time (an older build never replaces a newer one).
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const site = () => join(dir, 'site');
+/** Builds the site from a kit dataset (cities11, cities48, cities1234): its count of cities tells which build answers. */
+const buildFrom = (name: string) =>
+  buildHere({ data: join(KIT, `${name}.json`), out: site(), baseUrl: 'http://x.test', pageSizes: [10] });
+beforeAll(async () => ({ dir, cleanup } = await tempDir()));
+afterAll(() => cleanup());
+
+/** A ReadSite whose reads started while `held` give their data only after release(), and fail while `failing` is set (each read counted). */
+function gatedRead() {
+  const gate = { reads: 0, failing: false, held: false, waiting: [] as (() => void)[] };
+  const read: ReadSite = async (root, collation) => {
+    gate.reads++;
+    const held = gate.held;
+    if (gate.failing) throw new Error('read failed once');
+    const data = await readSiteData(root, collation);
+    if (held) await new Promise<void>((resolve) => gate.waiting.push(resolve));
+    return data;
+  };
+  const release = () => gate.waiting.splice(0).forEach((resolve) => resolve());
+  return { gate, read, release };
+}
+const count = (live: LiveSite) => live.current.context.index.count;
+const tick = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+describe('LiveSite.reload', () => {
+  it.each([
+    [
+      'the old site answers until the new one is complete',
+      async (live: LiveSite, { gate, release }: ReturnType<typeof gatedRead>) => {
+        await buildFrom('cities48');
+        gate.held = true;
+        const reloading = live.reload();
+        await tick();
+        const during = count(live);
+        release();
+        await reloading;
+        return [during, count(live)];
+      },
+      [11, 48],
+    ],
+    [
+      'a failed load leaves the old site answering, and the next reload loads the new one',
+      async (live: LiveSite, { gate }: ReturnType<typeof gatedRead>) => {
+        await buildFrom('cities48');
+        gate.failing = true;
+        const failed = await live.reload().then(
+          () => 'loaded',
+          (error: Error) => error.message,
+        );
+        const after = count(live);
+        gate.failing = false;
+        await live.reload();
+        return [failed, after, count(live)];
+      },
+      ['read failed once', 11, 48],
+    ],
+    [
+      'loads run one at a time: a slow load of an older build never replaces a newer one',
+      async (live: LiveSite, { gate, release }: ReturnType<typeof gatedRead>) => {
+        await buildFrom('cities48');
+        gate.held = true;
+        const older = live.reload();
+        await tick();
+        gate.held = false;
+        await buildFrom('cities1234');
+        const newer = live.reload();
+        await tick();
+        release();
+        await Promise.all([older, newer]);
+        return [count(live), gate.reads];
+      },
+      [1234, 3],
+    ],
+  ])('%s', async (_, steps, expected) => {
+    await buildFrom('cities11');
+    const gated = gatedRead();
+    const live = await LiveSite.open(site(), gated.read);
+    try {
+      expect(await steps(live, gated)).toEqual(expected);
+    } finally {
+      live.close();
+    }
+  });
+});
+
+describe('LiveSite.open', () => {
+  it.each([
+    ['a directory that does not exist', 'missing'],
+    ['an empty directory', 'empty'],
+  ])('of %s: the clear error, naming the site', async (_, name) => {
+    const where = join(dir, name);
+    if (name === 'empty') await mkdir(where);
+    await expect(LiveSite.open(where)).rejects.toThrow(`${where} holds no cities-api site`);
+  });
+});
+
+describe('readSiteDataInThread', () => {
+  /** Each part of the data by its path: a typed array as its kind and a digest of its bytes (a Buffer as a Uint8Array). */
+  function plain(value: unknown, path = '', out: Record<string, string> = {}): Record<string, string> {
+    if (ArrayBuffer.isView(value)) {
+      const view = value as Uint8Array;
+      const kind = Buffer.isBuffer(view) ? 'Uint8Array' : view.constructor.name;
+      const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      out[path] = `${kind} ${createHash('sha256').update(bytes).digest('hex')}`;
+    } else if (value && typeof value === 'object')
+      for (const [key, each] of Object.entries(value)) plain(each, `${path}/${key}`, out);
+    else out[path] = JSON.stringify(value);
+    return out;
+  }
+
+  it('reads what readSiteData reads in this thread, its large buffers moved, not copied', async () => {
+    await buildFrom('cities1234');
+    const [here, there] = await Promise.all([readSiteData(site(), 'locale'), readSiteDataInThread(site(), 'locale')]);
+    expect(plain(there)).toEqual(plain(here));
+    expect(Object.keys(there.ranks)).toEqual([...NAME_FIELDS]);
+    // The dataset file (about 400 kB here) is moved; nothing that may be a slice of Buffer's pool is.
+    const moved = dataBuffers(here);
+    expect(moved).toContain(here.table.chunks[0]!.buffer);
+    expect(moved.filter((buffer) => buffer.byteLength <= Buffer.poolSize)).toEqual([]);
+  });
+
+  it.each([['a directory that holds no site', (d: string) => join(d, 'nothing-here')]])(
+    'fails for %s, and its thread ends',
+    async (_, root) => {
+      await expect(readSiteDataInThread(root(dir), 'locale')).rejects.toThrow(/ENOENT|no such file/);
+    },
+  );
+});
+
+describe('composeInThread', () => {
+  /** Each field's ranks and one-field orders of the 1234-city kit, in shared memory (as served) or not. */
+  async function source(sharedMemory: boolean): Promise<OrderSource> {
+    await buildFrom('cities1234');
+    const data = await readSiteData(site(), 'locale');
+    const index = indexOf(data, 'locale');
+    if (sharedMemory) return index;
+    const copy = <T extends Uint32Array | Uint8Array>(view: T) => view.slice() as T;
+    return {
+      count: index.count,
+      distinct: (field) => index.distinct(field),
+      ranks: (field) => ({ ...index.ranks(field), ranks: copy(index.ranks(field).ranks) }),
+      single: (ordering) => copy(index.single(ordering)),
+    };
+  }
+
+  it.each([
+    ['two fields', 'name_fr,-name_de'],
+    ['four fields, descending first', '-name_ar,name_en,-name_ru,name_it'],
+  ])('composes %s in its thread: the order composed in steps here', async (_, text) => {
+    const ordering = parseOrdering(text);
+    const from = await source(true);
+    const steps = new Orders(from, 0).order(ordering);
+    const there = await composeInThread(new Orders(from, 0).decisive(ordering), from);
+    expect(Buffer.from(there.buffer, there.byteOffset, there.byteLength)).toEqual(
+      Buffer.from(steps.buffer, steps.byteOffset, steps.byteLength),
+    );
+  });
+
+  it('refuses a source outside shared memory (sending it would copy it); Orders then composes it in steps', async () => {
+    const from = await source(false);
+    const ordering = parseOrdering('name_fr,-name_de');
+    await expect(composeInThread(ordering, from)).rejects.toThrow(/shared memory/);
+    let pauses = 0;
+    const order = await new Orders(from, 0, composeInThread).compose(ordering, async () => void pauses++);
+    expect(order).toEqual(new Orders(from, 0).order(ordering));
+    expect(pauses).toBeGreaterThan(0);
+  });
+});
