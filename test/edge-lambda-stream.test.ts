@@ -4,7 +4,6 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
-import type { LambdaEvent } from '../src/platforms/lambda/adapter.js';
 import {
   LAMBDA_STREAM_PAGE_CITIES,
   lambdaStreamingHandler,
