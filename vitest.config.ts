@@ -45,6 +45,7 @@ const UNIT = [
 /** Against a real engine or tool other than Node: nginx, Chromium, workerd, Deno, Netlify's, CPython and DRF, npm pack. */
 const ENGINES = [
   'browser',
+  'edge-20k',
   'edge-cloudflare',
   'edge-cloudflare-budget',
   'edge-deno',

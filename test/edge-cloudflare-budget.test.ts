@@ -3,16 +3,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
-import { NAME_FIELDS, type City } from '../src/core/fields.js';
 import { bodyBytes } from '../src/core/page.js';
 import { ROUTES } from '../src/core/route-table.js';
-import { readDataset } from '../src/dataset/read-dataset.js';
 import { route } from '../src/http/route.js';
 import { CLOUDFLARE_FREE } from '../src/site/asset-budget.js';
 import { siteSpec } from '../src/site/spec.js';
 import { readManifestHead } from '../src/store/manifest-file.js';
 import { cli } from './cli-helpers.js';
-import { inotifyWatches, wranglerDev, WRANGLER_BIN } from './edge-helpers.js';
+import { inotifyWatches, kitCopies, wranglerDev, WRANGLER_BIN } from './edge-helpers.js';
 import { KIT, tempDir } from './helpers.js';
 import { requireTool } from './tool-check.js';
 
@@ -33,14 +31,7 @@ let count: number;
 let serve: (query: string) => { status: number; body: string };
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-cf-budget-'));
-  const kit = (await readDataset(join(KIT, 'cities1234.json'))).toCities();
-  const cities: City[] = Array.from({ length: COPIES }, (_, copy) =>
-    kit.map((c) => ({
-      ...c,
-      id: c.id + copy * 100_000,
-      ...(copy ? Object.fromEntries(NAME_FIELDS.map((f) => [f, `${c[f]} ${copy}`])) : {}),
-    })),
-  ).flat();
+  const cities = await kitCopies(COPIES);
   count = cities.length;
   await writeFile(join(root, 'cities.json'), JSON.stringify(cities));
   const table = CityTable.fromCities(cities);

@@ -16,6 +16,8 @@ import { KIT } from './helpers.js';
 import type { CityIndex } from '../src/core/city-index.js';
 import { bodyBytes } from '../src/core/page.js';
 import { edgeFiles } from '../src/site/edge-files.js';
+import { NAME_FIELDS, type City } from '../src/core/fields.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
 
 // The edge runtime tests' shared steps: a kit dataset's site built as the serve kit test builds it,
 // its edge project written by `cities-api edge`'s own function, and every page file with its query.
@@ -31,6 +33,21 @@ export async function kitEdgeProject(
   const site = join(root, dir, 'site');
   await buildKitSite(site, name, baseUrl);
   return { site, project: await writeEdgeProject(platform, site, out) };
+}
+
+/**
+ * A real-sized dataset: the kit's 1,234 real multilingual cities `copies` times, every name of
+ * each copy but the first its own (`Paris 3`), so that every ordering has its layout and no tie.
+ */
+export async function kitCopies(copies: number): Promise<City[]> {
+  const kit = (await readDataset(join(KIT, 'cities1234.json'))).toCities();
+  return Array.from({ length: copies }, (_, copy) =>
+    kit.map((c) => ({
+      ...c,
+      id: c.id + copy * 100_000,
+      ...(copy ? Object.fromEntries(NAME_FIELDS.map((f) => [f, `${c[f]} ${copy}`])) : {}),
+    })),
+  ).flat();
 }
 
 /** A kit dataset's site built (or rebuilt) in `site` as the serve kit test builds it. */

@@ -1,100 +1,26 @@
-import { execFile } from 'node:child_process';
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
-import type { LambdaEvent } from '../src/platforms/lambda/adapter.js';
 import {
   LAMBDA_STREAM_PAGE_CITIES,
   lambdaStreamingHandler,
   type AwsLambdaRuntime,
-  type LambdaResponseStream,
 } from '../src/platforms/lambda/streaming.js';
 import { kitEdgeProject, memoryEdgeSite } from './edge-helpers.js';
 import { makeCity, tempDir, testSpec } from './helpers.js';
 import { startCli } from './serve-helpers.js';
+import { PYTHON, STAND_IN, streamingFunctionUrl, unpack, type StreamHandler } from './lambda-front.js';
 import { requireTool } from './tool-check.js';
 
 // The Lambda handler for function URLs in RESPONSE_STREAM mode, loaded from the generated
 // function.zip (unpacked by Python's zipfile) as AWS loads it, its answers compared byte for byte
-// with `cities-api serve` on the same site. AWS's runtime is not here: `awslambda` is a STAND-IN,
-// written to the contract of the Node.js runtime interface client (streamifyResponse marks the
-// handler, which is called with the event and a Writable; HttpResponseStream.from writes the
-// prelude, the JSON of status and headers then 8 NUL bytes, before the body), and the function URL
-// in front is a node:http server that reads that prelude into the status line and headers and
-// passes the body on as it is written, with backpressure.
+// with `cities-api serve` on the same site. AWS's runtime is not here: `awslambda` is a stand-in
+// (lambda-front.ts says to which contract).
 
-const PYTHON = '/usr/bin/python3';
 const available = requireTool('python3 (to unpack the zip)', PYTHON, 'apt-get install -y python3');
-
-const DELIMITER = Buffer.alloc(8);
-
-/** The stand-in for Lambda's `awslambda` global (see above). */
-const STAND_IN: AwsLambdaRuntime = {
-  streamifyResponse: (handler) =>
-    Object.assign(handler, { [Symbol.for('aws.lambda.runtime.handler.streaming')]: 'response' }),
-  HttpResponseStream: {
-    from(stream, prelude) {
-      stream.write(Buffer.from(JSON.stringify(prelude)));
-      stream.write(DELIMITER);
-      return stream;
-    },
-  },
-};
-
-type StreamHandler = (event: LambdaEvent, stream: LambdaResponseStream) => Promise<void>;
-
-/** The response stream a function URL gives the handler: the prelude becomes `res`'s head, the rest its body. */
-function responseStreamFor(res: ServerResponse): Writable {
-  let head: Buffer | null = Buffer.alloc(0);
-  return new Writable({
-    write(chunk: Buffer, _, done) {
-      if (head) {
-        head = Buffer.concat([head, chunk]);
-        const end = head.indexOf(DELIMITER);
-        if (end < 0) return done();
-        const { statusCode, headers } = JSON.parse(head.subarray(0, end).toString()) as {
-          statusCode: number;
-          headers: Record<string, string>;
-        };
-        const rest = head.subarray(end + DELIMITER.length);
-        head = null;
-        res.writeHead(statusCode, headers);
-        chunk = rest;
-      }
-      if (res.req.method === 'HEAD' || chunk.length === 0 || res.write(chunk)) return done();
-      res.once('drain', () => done());
-    },
-    final(done) {
-      res.end();
-      done();
-    },
-  });
-}
-
-async function functionUrl(handler: StreamHandler): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    const target = req.url!;
-    const q = target.indexOf('?');
-    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-    const event: LambdaEvent = {
-      rawPath: q < 0 ? target : target.slice(0, q),
-      rawQueryString: q < 0 ? '' : target.slice(q + 1),
-      headers,
-      requestContext: { http: { method: req.method! }, domainName: 'abc.lambda-url.us-east-1.on.aws' },
-    };
-    handler(event, responseStreamFor(res) as unknown as LambdaResponseStream).catch((error: unknown) =>
-      res.destroy(error as Error),
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -105,17 +31,11 @@ beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-edge-lambda-stream-'));
   if (!available) return;
   const { site, project } = await kitEdgeProject(root, 'cities1234', 'http://api.example.com', 'lambda');
-  const unpacked = join(project.out, 'unpacked');
-  await promisify(execFile)(PYTHON, [
-    '-c',
-    'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; z.extractall(sys.argv[2])',
-    join(project.out, 'function.zip'),
-    unpacked,
-  ]);
+  const unpacked = await unpack(project.out);
   // The global is there before the entry is loaded, as in Lambda's runtime.
   (globalThis as { awslambda?: AwsLambdaRuntime }).awslambda = STAND_IN;
   const entry = (await import(pathToFileURL(join(unpacked, 'index.mjs')).href)) as { streamingHandler: StreamHandler };
-  lambda = await functionUrl(entry.streamingHandler);
+  lambda = await streamingFunctionUrl(entry.streamingHandler);
   serve = await startCli([site, '--port', '0', '--quiet', '--no-preview-pages']);
 }, 300_000);
 afterAll(async () => {
@@ -167,7 +87,7 @@ describe("a streamed page's limit (200 MB, AWS's documented streaming limit)", (
     const cities = Array.from({ length: count }, (_, i) => makeCity(i + 1, { name: `${'x'.repeat(nameBytes)} ${i}` }));
     const { read } = memoryEdgeSite(new CityIndex(CityTable.fromCities(cities), 'codepoint'));
     const handler = lambdaStreamingHandler({ settings: testSpec({ count }) }, read, STAND_IN) as StreamHandler;
-    return functionUrl(handler);
+    return streamingFunctionUrl(handler);
   };
 
   it.each([

@@ -1,10 +1,6 @@
-import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
@@ -19,6 +15,7 @@ import {
 import { blockPath } from '../src/site/edge-files.js';
 import { KIT_DATASETS, expectWholeKit, makeCity, tempDir, testSpec } from './helpers.js';
 import { kitEdgeProject, memoryEdgeSite } from './edge-helpers.js';
+import { functionUrl, PYTHON, unpack } from './lambda-front.js';
 import { requireTool } from './tool-check.js';
 
 // `cities-api edge lambda`: the function as AWS runs it, loaded from the generated function.zip
@@ -26,7 +23,6 @@ import { requireTool } from './tool-check.js';
 // each kit request the way a function URL makes them; its results turned back into HTTP answers
 // are replayed by the kit's runner: 400/400.
 
-const PYTHON = '/usr/bin/python3';
 const available = requireTool('python3 (to unpack the zip)', PYTHON, 'apt-get install -y python3');
 
 let root: string;
@@ -35,61 +31,6 @@ beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-edge-lambd
 afterAll(() => cleanup());
 
 type Handler = (event: LambdaEvent) => Promise<LambdaResult>;
-
-/** The payload-2.0 event a function URL makes of an HTTP request. */
-async function eventOf(req: IncomingMessage): Promise<LambdaEvent> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const target = req.url!;
-  const q = target.indexOf('?');
-  const headers: Record<string, string> = {};
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!.toLowerCase();
-    headers[name] = name in headers ? `${headers[name]},${req.rawHeaders[i + 1]}` : req.rawHeaders[i + 1]!;
-  }
-  const body = Buffer.concat(chunks);
-  return {
-    rawPath: q < 0 ? target : target.slice(0, q),
-    rawQueryString: q < 0 ? '' : target.slice(q + 1),
-    headers,
-    requestContext: { http: { method: req.method! }, domainName: 'abc.lambda-url.us-east-1.on.aws' },
-    ...(body.length ? { body: body.toString('base64'), isBase64Encoded: true } : {}),
-  };
-}
-
-/** A function URL in front of the handler: each request an event, each result an answer. */
-async function functionUrl(handler: Handler): Promise<{ url: string; server: Server; events: number }> {
-  const state = { events: 0 };
-  const server = createServer((req, res) => {
-    void eventOf(req).then(async (event) => {
-      state.events++;
-      const result = await handler(event);
-      const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body);
-      res.writeHead(result.statusCode, result.headers);
-      res.end(req.method === 'HEAD' ? undefined : body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    server,
-    get events() {
-      return state.events;
-    },
-  };
-}
-
-/** function.zip as AWS unpacks it (by Python's zipfile, checked): its directory. */
-async function unpack(out: string): Promise<string> {
-  const unpacked = join(out, 'unpacked');
-  await promisify(execFile)(PYTHON, [
-    '-c',
-    'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; z.extractall(sys.argv[2])',
-    join(out, 'function.zip'),
-    unpacked,
-  ]);
-  return unpacked;
-}
 
 const handlerOf = async (dir: string) =>
   (await import(pathToFileURL(join(dir, 'index.mjs')).href)) as { handler: Handler };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NETLIFY_EDGE_DIR } from '../src/platforms/netlify/recipe.js';
 import { ROUTES } from '../src/core/route-table.js';
-import { NETLIFY_CACHE_CONTROL } from '../src/hosts/netlify.js';
+import { NETLIFY_CACHE_CONTROL, NETLIFY_CDN_CACHE_CONTROL } from '../src/hosts/netlify.js';
 import { KIT_DATASETS, replayKit, tempDir } from './helpers.js';
 import { kitEdgeProject } from './edge-helpers.js';
 import { denoForNetlifyDev, netlifyDev } from './netlify-dev.js';
@@ -122,7 +122,44 @@ describe.skipIf(!available)('cities48 on Netlify: what _redirects rules could no
       ROUTES.headers.Allow,
     ]);
     const computed = await fetch(new URL('/cities/?page_size=7', dev!.url));
-    expect([computed.status, computed.headers.get('cache-control')]).toEqual([200, null]);
+    expect([computed.status, computed.headers.get('cache-control')]).toEqual([200, NETLIFY_CACHE_CONTROL]);
+  });
+
+  // Netlify's CDN keeps a function's answer only when told (issue #25 item 1): the deploy's answers are, errors are not.
+  it.each([
+    ['a computed page', 'GET', '/cities/?page_size=7', false, 200, true],
+    ['a computed page, HEAD', 'HEAD', '/cities/?page_size=7&page=2', false, 200, true],
+    ['a multi-field ordering', 'GET', '/cities/?ordering=name_en,-name_ar', false, 200, true],
+    ['the browsable page', 'GET', '/cities/?page_size=3&format=api', false, 200, true],
+    [
+      "a covered query (the CDN's file through the function)",
+      'GET',
+      '/cities/?ordering=-name_ar&page=2',
+      false,
+      200,
+      true,
+    ],
+    ['an invalid page (404)', 'GET', '/cities/?page_size=7&page=99', false, 404, false],
+    ['a page_size that is no number (404)', 'GET', '/cities/?page_size=abc&page=9', false, 404, false],
+    ['the endpoint without its slash (301)', 'GET', '/cities?page=2', false, 301, false],
+    ['POST (403)', 'POST', '/cities/', false, 403, false],
+    ['PUT (405)', 'PUT', '/cities/', false, 405, false],
+    ['OPTIONS', 'OPTIONS', '/cities/?page_size=7', false, 200, false],
+    ['a conditional GET of a computed page (304)', 'GET', '/cities/?page_size=7', true, 304, false],
+  ])('%s (%s %s): Netlify-CDN-Cache-Control', async (_name, method, target, conditional, status, kept) => {
+    const url = new URL(target, dev!.url);
+    const tag = conditional ? (await fetch(url)).headers.get('etag')! : undefined;
+    const response = await fetch(url, {
+      method,
+      redirect: 'manual',
+      headers: tag ? { 'if-none-match': tag } : {},
+      body: method === 'POST' || method === 'PUT' ? 'name_en=x' : undefined,
+    });
+    await response.arrayBuffer();
+    expect([response.status, response.headers.get(ROUTES.header.netlifyCdnCacheControl)]).toEqual([
+      status,
+      kept ? NETLIFY_CDN_CACHE_CONTROL : null,
+    ]);
   });
 
   it("/openapi.json is the site's file (issue #27 item 8: on every platform)", async () => {

@@ -115,6 +115,8 @@ export const ROUTES = {
     maxAge: 'Access-Control-Max-Age',
     contentLength: 'Content-Length',
     cacheControl: 'Cache-Control',
+    /** Netlify's CDN only (stripped before the client): keeps an edge function's answer (src/platforms/netlify/adapter.ts). */
+    netlifyCdnCacheControl: 'Netlify-CDN-Cache-Control',
     etag: 'ETag',
     ifNoneMatch: 'If-None-Match',
     accept: 'Accept',

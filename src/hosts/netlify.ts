@@ -14,6 +14,8 @@ const { param, absent, file } = ROUTES;
 
 /** Data changes with every deploy and Netlify purges its CDN on deploy: caches must revalidate. */
 export const NETLIFY_CACHE_CONTROL = 'public, max-age=0, must-revalidate';
+/** Netlify's CDN keeps an edge function's answer a year, as it keeps files: it empties its cache on every deploy. */
+export const NETLIFY_CDN_CACHE_CONTROL = 'public, max-age=31536000, must-revalidate';
 
 interface Rule {
   readonly query: readonly string[];

@@ -68,6 +68,9 @@ export interface StreamedListing {
 
 type Page = NonNullable<ReturnType<typeof pageOf>>;
 
+/** Cities a page assembled whole may hold where the platform sets no other cap (memory: an isolate has 128 MB). */
+export const EDGE_PAGE_CITIES = 20_000;
+
 export class EdgeSource {
   private index: Promise<Loaded> | undefined;
   private current: Loaded | undefined;
@@ -79,7 +82,7 @@ export class EdgeSource {
     private readonly read: ReadSiteFile,
     private readonly options: EdgeSourceOptions = {},
   ) {
-    this.maxPageCities = options.maxPageCities ?? 20_000;
+    this.maxPageCities = options.maxPageCities ?? EDGE_PAGE_CITIES;
   }
 
   /** The number of cities (reads the index on first use). */

@@ -1,4 +1,5 @@
-import { endpointPath } from '../../core/route-table.js';
+import { endpointPath, ROUTES } from '../../core/route-table.js';
+import { NETLIFY_CACHE_CONTROL, NETLIFY_CDN_CACHE_CONTROL } from '../../hosts/netlify.js';
 import { mountOf } from '../../core/url-path.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import type { LazySiteContext } from '../../http/route-types.js';
@@ -11,6 +12,11 @@ import { SIX_MB_PAGE_CITIES } from '../response-limit.js';
 // endpoint's headers set on it; every other answer is the function's own, computed from the site's
 // edge files, which it reads from the site's own CDN at the request's origin (nothing of the
 // dataset in the function). Netlify's `_redirects` and `_headers` never see the endpoint.
+// Netlify's CDN keeps no function's answer unless told to (docs.netlify.com, "Optional
+// configuration for edge functions", Response caching: the config's `cache: "manual"`, then the
+// answer's `Netlify-CDN-Cache-Control`): every 200 of a GET or HEAD is marked, so a repeated
+// query, computed or a file's, is the CDN's without running the function; its key is the whole
+// query string and the Accept header (the answers' `Vary: Accept`), and a deploy empties it.
 
 /** The part of Netlify's `Context` the function uses: the rest of the request chain (the CDN). */
 export interface NetlifyContext {
@@ -40,16 +46,32 @@ export function netlifyEdgeFunction(
     }
     return site;
   };
-  return (request, context) =>
-    createFetchHandler({
-      site: siteFor(new URL(request.url).origin),
-      file: (path, original) =>
-        context.next(new Request(new URL(`/${path}`, original.url), { headers: original.headers })),
-    })(request);
+  return async (request, context) =>
+    cdnCached(
+      request,
+      await createFetchHandler({
+        site: siteFor(new URL(request.url).origin),
+        file: (path, original) =>
+          context.next(new Request(new URL(`/${path}`, original.url), { headers: original.headers })),
+      })(request),
+    );
 }
 
-/** The function's in-source config: the endpoint's path, with and without its slash (which redirects). */
-export function netlifyEdgeConfig(data: EdgeProjectData): { path: string[] } {
+const { header } = ROUTES;
+const CACHED_METHODS: readonly string[] = ['GET', 'HEAD'];
+
+/** The answer marked for Netlify's CDN: a 200 of a GET or HEAD is the deploy's for that URL and Accept; errors, redirects and 304s are not kept. */
+function cdnCached(request: Request, response: Response): Response {
+  if (response.status !== 200 || !CACHED_METHODS.includes(request.method)) return response;
+  const headers = new Headers(response.headers);
+  headers.set(header.netlifyCdnCacheControl, NETLIFY_CDN_CACHE_CONTROL);
+  // The browser's, as the site's _headers give the files: revalidate, by ETag.
+  headers.set(header.cacheControl, NETLIFY_CACHE_CONTROL);
+  return new Response(response.body, { status: response.status, headers });
+}
+
+/** The function's in-source config: the endpoint's path, with and without its slash (which redirects), its answers cacheable by the CDN. */
+export function netlifyEdgeConfig(data: EdgeProjectData): { path: string[]; cache: 'manual' } {
   const endpoint = endpointPath(mountOf(data.settings.baseUrl));
-  return { path: [endpoint.slice(0, -1), endpoint] };
+  return { path: [endpoint.slice(0, -1), endpoint], cache: 'manual' };
 }

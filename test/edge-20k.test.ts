@@ -1,0 +1,324 @@
+import { writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NAME_FIELDS } from '../src/core/fields.js';
+import { detailJson } from '../src/core/json-text.js';
+import { ROUTES } from '../src/core/route-table.js';
+import { NETLIFY_CDN_CACHE_CONTROL } from '../src/hosts/netlify.js';
+import { runBounded } from '../src/fs/run-bounded.js';
+import { decideRoute } from '../src/http/route.js';
+import type { LambdaEvent, LambdaResult } from '../src/platforms/lambda/adapter.js';
+import { LAMBDA_STREAM_PAGE_CITIES, type AwsLambdaRuntime } from '../src/platforms/lambda/streaming.js';
+import { SIX_MB_PAGE_CITIES } from '../src/platforms/response-limit.js';
+import { EDGE_PAGE_CITIES, PageTooLarge } from '../src/site/edge-source.js';
+import { siteSpec, type SiteSpec } from '../src/site/spec.js';
+import { readManifestHead } from '../src/store/manifest-file.js';
+import { cli } from './cli-helpers.js';
+import { DENO, denoServe, kitCopies } from './edge-helpers.js';
+import { tempDir } from './helpers.js';
+import { functionUrl, PYTHON, STAND_IN, streamingFunctionUrl, unpack, type StreamHandler } from './lambda-front.js';
+import { denoForNetlifyDev, netlifyDev } from './netlify-dev.js';
+import { startCli } from './serve-helpers.js';
+import { requireTool } from './tool-check.js';
+
+// Issue #25's "done when": one site of about 21,000 cities with every ordering (the 16 name
+// fields both ways and the default), built once as the Deno, Lambda and Netlify guides build it
+// (`cities-api build`, default pages and page sizes; `--compression none` as docs/netlify.md
+// builds: the edge functions never read a .gz/.br), its project written by `cities-api edge` for
+// each platform, each real runtime started once: `deno serve`, Lambda from function.zip (the
+// buffered handler and the streaming one, behind a function URL stand-in), Netlify's local runtime
+// (@netlify/dev, its edge function on Deno). Every answer is `cities-api serve`'s on the same site,
+// byte for byte (status, body, Content-Type; the ETag of a computed answer), but where the
+// platform documents a hard limit, where it must be the clear error the code gives. workerd has its
+// own test at this size (edge-cloudflare-budget: a site built --for cloudflare).
+
+const NETLIFY_DEV = join(import.meta.dirname, '..', 'node_modules', '@netlify', 'dev', 'package.json');
+const available = [
+  requireTool('deno', DENO, 'npm ci (deno is a dev dependency)'),
+  requireTool('python3 (to unpack the zip)', PYTHON, 'apt-get install -y python3'),
+  requireTool('@netlify/dev', NETLIFY_DEV, 'npm ci (@netlify/dev is a dev dependency)'),
+].every(Boolean);
+
+const COPIES = 17;
+const BASE_URL = 'https://api.example.org';
+const INDENT = 'application/json; indent=2';
+const NETLIFY_PARALLEL = 2;
+
+interface Answer {
+  readonly status: number;
+  readonly type: string | null;
+  readonly etag: string | null;
+  readonly cdnCache: string | null;
+  readonly body: Buffer;
+}
+
+interface Runtime {
+  readonly name: string;
+  readonly url: string;
+  /** The most cities a page may hold there: compact JSON streamed, and a page assembled whole (format=api, indented JSON). */
+  readonly streamed: number;
+  readonly assembled: number;
+  /** The limit's source, for the reader. */
+  readonly limit: string;
+  /** Queries asked at once. */
+  readonly parallel: number;
+}
+
+let root: string;
+let cleanup: () => Promise<void>;
+let count: number;
+let spec: SiteSpec;
+const runtimes: Runtime[] = [];
+let serveUrl: string;
+const stops: (() => Promise<unknown>)[] = [];
+const timings: string[] = [];
+
+const timed = async <T>(what: string, work: Promise<T>): Promise<T> => {
+  const started = performance.now();
+  const result = await work;
+  timings.push(`${what} ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return result;
+};
+
+beforeAll(async () => {
+  ({ dir: root, cleanup } = await tempDir('cities-edge-20k-'));
+  if (!available) return;
+  const cities = await kitCopies(COPIES);
+  count = cities.length;
+  await writeFile(join(root, 'cities.json'), JSON.stringify(cities));
+  const built = await timed(
+    'build',
+    cli(root, 'build', '--data', 'cities.json', '--site', 'site', '--base-url', BASE_URL, '--compression', 'none'),
+  );
+  expect(built).toMatchObject({ code: 0 });
+  const site = join(root, 'site');
+  spec = siteSpec((await readManifestHead(site))!.settings, count);
+  const edge = (platform: string, project: string) =>
+    cli(root, 'edge', platform, '--site', 'site', '--project', project).then((r) => {
+      expect(r, `edge ${platform}`).toMatchObject({ code: 0, stderr: '' });
+    });
+  // Netlify publishes a directory of its project: the project is the root, holding the site.
+  await timed(
+    'edge deno, lambda, netlify',
+    Promise.all([edge('deno', 'deno'), edge('lambda', 'lambda'), edge('netlify', '.')]),
+  );
+  const denoBin = await denoForNetlifyDev(join(root, 'bin'));
+  const lambda = await unpack(join(root, 'lambda'));
+  (globalThis as { awslambda?: AwsLambdaRuntime }).awslambda = STAND_IN;
+  const entry = (await import(pathToFileURL(join(lambda, 'index.mjs')).href)) as {
+    handler: (event: LambdaEvent) => Promise<LambdaResult>;
+    streamingHandler: StreamHandler;
+  };
+  const closed = (s: { url: string; server: Server }) => ({
+    url: s.url,
+    stop: () => new Promise((resolve) => s.server.close(resolve)),
+  });
+  const start = async (
+    server: Promise<{ url: string; stop: () => Promise<unknown> }>,
+    runtime: Omit<Runtime, 'url'>,
+  ) => {
+    const { url, stop } = await server;
+    stops.push(stop);
+    runtimes.push({ ...runtime, url });
+  };
+  const sixMb = { streamed: SIX_MB_PAGE_CITIES, assembled: SIX_MB_PAGE_CITIES };
+  await timed(
+    'start serve, deno serve, Lambda (both), @netlify/dev',
+    Promise.all([
+      startCli([site, '--port', '0', '--quiet', '--no-preview-pages']).then((s) => {
+        stops.push(s.stop);
+        serveUrl = s.url;
+      }),
+      start(denoServe(join(root, 'deno'), 'deno serve --allow-read=../site/ main.js'), {
+        name: 'deno serve',
+        streamed: Infinity,
+        assembled: EDGE_PAGE_CITIES,
+        limit: 'an isolate',
+        parallel: 8,
+      }),
+      start(functionUrl(entry.handler).then(closed), {
+        name: 'Lambda, buffered',
+        ...sixMb,
+        limit: "Lambda's 6 MB response",
+        parallel: 8,
+      }),
+      start(streamingFunctionUrl(entry.streamingHandler).then(closed), {
+        name: 'Lambda, streamed',
+        streamed: LAMBDA_STREAM_PAGE_CITIES,
+        assembled: LAMBDA_STREAM_PAGE_CITIES,
+        limit: "Lambda's 200 MB streamed response",
+        parallel: 8,
+      }),
+      // @netlify/dev serves the function's own reads of the edge files from this process: a few at once (see the closing note).
+      start(netlifyDev(root, { edgeFunctions: true, denoBin }), {
+        name: 'Netlify (@netlify/dev)',
+        streamed: Infinity,
+        assembled: SIX_MB_PAGE_CITIES,
+        limit: 'a page assembled whole',
+        parallel: NETLIFY_PARALLEL,
+      }),
+    ]),
+  );
+  // @netlify/dev's first answers here are slow (its Deno and static server warming up, on a shared machine): one query
+  // first, until it answers, so the table does not time out the function's 10-second edge file reads.
+  const netlify = runtimes.find((r) => r.name.startsWith('Netlify'))!;
+  await timed(
+    "Netlify's first answer",
+    (async () => {
+      for (let tries = 1; ; tries++) {
+        const { status } = await ask(netlify.url, 'page_size=1', '*/*');
+        if (status === 200) return timings.push(`(${tries} tries)`);
+        if (tries === 5) throw new Error(`@netlify/dev answered ${status} 5 times`);
+      }
+    })(),
+  );
+}, 900_000);
+afterAll(async () => {
+  delete (globalThis as { awslambda?: AwsLambdaRuntime }).awslambda;
+  await Promise.all(stops.map((stop) => stop()));
+  await cleanup();
+  if (available) console.log(`edge-20k at ${count} cities: ${timings.join(', ')}`);
+});
+
+const ask = async (base: string, query: string, accept: string): Promise<Answer> => {
+  const response = await fetch(`${base}/cities/?${query}`, { headers: { accept } });
+  return {
+    status: response.status,
+    type: response.headers.get(ROUTES.header.contentType),
+    etag: response.headers.get(ROUTES.header.etag),
+    cdnCache: response.headers.get(ROUTES.header.netlifyCdnCacheControl),
+    body: Buffer.from(await response.arrayBuffer()),
+  };
+};
+
+const [first, second] = NAME_FIELDS;
+type Kind = 'covered' | 'uncovered' | 'page_size ≥ count' | 'invalid';
+/** [what it checks, its kind (checked against the site's spec), the query (`COUNT`: the number of cities), Accept]. */
+const QUERIES: readonly (readonly [string, Kind, string, string])[] = [
+  ['the first page, default ordering', 'covered', '', '*/*'],
+  ['the last page, default ordering', 'covered', 'page=2098', '*/*'],
+  ...NAME_FIELDS.flatMap((field, i) => [
+    [`a middle page of ${field}`, 'covered', `ordering=${field}&page_size=20&page=${300 + i * 40}`, '*/*'] as const,
+    [
+      `the last page of -${field}`,
+      'covered',
+      `ordering=-${field}&page_size=${[50, 100][i % 2]}&page=last`,
+      '*/*',
+    ] as const,
+  ]),
+  ['indented JSON of a page a file holds compact', 'uncovered', `ordering=-${first}&page=1000`, INDENT],
+  ['an uncovered page size, first page', 'uncovered', 'page_size=7', '*/*'],
+  ['an uncovered page size, middle page', 'uncovered', `ordering=-${second}&page_size=33&page=300`, '*/*'],
+  ['an uncovered page size, last page', 'uncovered', 'ordering=name_tr&page_size=7&page=2997', '*/*'],
+  ['a multi-field ordering', 'uncovered', 'ordering=name_en,-name_ar&page=3', '*/*'],
+  ['a multi-field ordering, deep', 'uncovered', 'ordering=-name_de,name_fr,-name_ru&page_size=100&page=150', '*/*'],
+  ['-top (an ordering DRF drops: the default order)', 'uncovered', 'ordering=-top&page=5', '*/*'],
+  ['-top before a field', 'uncovered', 'ordering=-top,name_hi&page_size=20&page=2', '*/*'],
+  ['format=api', 'uncovered', 'ordering=name_it&page_size=3&format=api', '*/*'],
+  ['indented JSON of an uncovered page', 'uncovered', 'ordering=name_ms,-name_pt&page_size=9&page=4', INDENT],
+  ['page_size = count, default ordering', 'page_size ≥ count', 'page_size=COUNT', '*/*'],
+  ['page_size = count, a name field descending', 'page_size ≥ count', 'ordering=-name_fa&page_size=COUNT', '*/*'],
+  ['page_size > count, multi-field', 'page_size ≥ count', 'ordering=name_sp,-name_id&page_size=1000000', '*/*'],
+  ['page_size > count, indented', 'page_size ≥ count', 'ordering=name_ur&page_size=COUNT1', INDENT],
+  ['page_size = count, format=api', 'page_size ≥ count', 'ordering=-name_uk&page_size=COUNT&format=api', '*/*'],
+  ['a page past the last', 'invalid', 'page=99999', '*/*'],
+  ['a page past the last, uncovered', 'invalid', 'ordering=name_en,-name_ar&page_size=7&page=3000', '*/*'],
+  ['page 2 of page_size = count', 'invalid', 'page_size=COUNT&page=2', '*/*'],
+  ['page=0', 'invalid', 'ordering=name_ch&page=0', '*/*'],
+  ['page=abc', 'invalid', 'page=abc&page_size=7', '*/*'],
+];
+
+const queryOf = (query: string) => query.replace('COUNT1', String(count + 1)).replace('COUNT', String(count));
+
+/** Whether the site's spec gives the query a file (serve's and Netlify's answer), or its answer is computed. */
+const isFile = (query: string, accept: string) =>
+  decideRoute({ method: 'GET', target: `/cities/?${query}`, accept }, { spec }).kind === 'static';
+
+/** The kind of a query, as the site's spec and serve's answer say. */
+function kindOf(query: string, want: Answer, accept: string): Kind {
+  if (want.status === 404) return 'invalid';
+  if (Number(new URLSearchParams(query).get('page_size') ?? 0) >= count) return 'page_size ≥ count';
+  return isFile(query, accept) ? 'covered' : 'uncovered';
+}
+
+/** What `runtime` must answer instead of serve's `want`: serve's, or the clear error of its documented page limit. */
+function expected(runtime: Runtime, query: string, accept: string, want: Answer): { status: number; body: Buffer } {
+  const pairs = new URLSearchParams(query);
+  const size = Number(pairs.get('page_size') ?? 10);
+  const page = Number(pairs.get('page') ?? 1);
+  const cities = want.status === 200 && Number.isInteger(page) ? Math.min(size, count - (page - 1) * size) : 0;
+  const assembled = pairs.get('format') === 'api' || accept === INDENT;
+  const cap = assembled ? runtime.assembled : runtime.streamed;
+  if (cities <= cap) return want;
+  return { status: 500, body: Buffer.from(detailJson(new PageTooLarge(cities, cap).message)) };
+}
+
+describe.skipIf(!available)(`${COPIES * 1234} cities, every ordering, on every edge runtime: serve's answers`, () => {
+  it('the site has every ordering, and a file for each page of the default page sizes', () => {
+    expect({ orderings: spec.orderings.length, pageSizes: spec.pageSizes }).toEqual({
+      orderings: 1 + 2 * NAME_FIELDS.length,
+      pageSizes: [10, 20, 50, 100],
+    });
+  });
+
+  it("every runtime answers each query as serve does, byte for byte (or the platform's documented limit)", async () => {
+    const started = performance.now();
+    const queries = QUERIES.map(([name, kind, raw, accept]) => ({ name, kind, query: queryOf(raw), accept }));
+    /** Each server's answers, in the table's order. */
+    const answersOf = async (url: string, parallel: number) => {
+      const answers: Answer[] = [];
+      await runBounded(
+        queries.map((q, i) => [q, i] as const),
+        async ([{ query, accept }, i]) => void (answers[i] = await ask(url, query, accept)),
+        parallel,
+      );
+      return answers;
+    };
+    const [wanted, ...gotten] = await Promise.all([
+      answersOf(serveUrl, 8),
+      ...runtimes.map((r) => answersOf(r.url, r.parallel)),
+    ]);
+    const rows = queries.map((q, i) => ({ ...q, want: wanted![i]!, got: gotten.map((answers) => answers[i]!) }));
+    timings.push(
+      `${QUERIES.length} queries × ${runtimes.length + 1} servers ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
+    const differing: string[] = [];
+    for (const { name, kind, query, accept, want, got } of rows) {
+      expect(kindOf(query, want, accept), `${name}: ?${query}`).toBe(kind);
+      got.forEach((answer, i) => {
+        const runtime = runtimes[i]!;
+        const should = expected(runtime, query, accept, want);
+        const same =
+          answer.status === should.status &&
+          answer.body.equals(should.body) &&
+          answer.type === (should === want ? want.type : ROUTES.contentType.json);
+        if (!same)
+          differing.push(
+            `${runtime.name}, ${name} (?${query}): ${answer.status} ${answer.type} ${answer.body.subarray(0, 100)}, wanted ${should.status}${should === want ? '' : ` (${runtime.limit})`} ${should.body.subarray(0, 100)}`,
+          );
+        // A computed answer's ETag is serve's on every platform; a covered one is each platform's file's.
+        if (should === want && want.status === 200 && !isFile(query, accept) && answer.etag !== want.etag)
+          differing.push(`${runtime.name}, ${name} (?${query}): ETag ${answer.etag}, serve's ${want.etag}`);
+      });
+    }
+    expect(differing).toEqual([]);
+  }, 600_000);
+
+  it("Netlify's CDN may keep each 200 (Netlify-CDN-Cache-Control), never an error", async () => {
+    const netlify = runtimes.find((r) => r.name.startsWith('Netlify'))!;
+    const marked: [number, boolean][] = [];
+    await runBounded(
+      QUERIES,
+      async ([, , raw, accept]) => {
+        const answer = await ask(netlify.url, queryOf(raw), accept);
+        marked.push([answer.status, answer.cdnCache === NETLIFY_CDN_CACHE_CONTROL]);
+      },
+      NETLIFY_PARALLEL,
+    );
+    expect(marked.filter(([status, kept]) => (status === 200) !== kept)).toEqual([]);
+    // Among them a 404 (an invalid page) and a 500 (a page over its cap), neither kept.
+    expect(new Set(marked.map(([status]) => status))).toEqual(new Set([200, 404, 500]));
+  }, 300_000);
+});
