@@ -1,5 +1,6 @@
 import { CitiesApiError } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
+import type { ReadRange } from '../site/edge-ranges.js';
 import { EdgeSource, type EdgeSourceOptions, type ReadSiteFile } from '../site/edge-source.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
 import type { LazySiteContext } from './route.js';
@@ -22,10 +23,11 @@ export function edgeSite(
   read: ReadSiteFile,
   options: EdgeSourceOptions & { readonly stream?: boolean } = {},
 ): LazySiteContext {
-  const open = options.open;
+  const { open, readRange } = options;
   const source = new EdgeSource((path) => explained(path, read(path)), {
     ...options,
     ...(open && { open: (path) => explained(path, open(path)) }),
+    ...(readRange && { readRange: (path, start, end) => explained(path, readRange(path, start, end)) }),
   });
   let spec: SiteSpec | undefined;
   return {
@@ -50,6 +52,22 @@ export function httpRead(fetchFile: (request: Request) => Promise<Response>, bas
       throw new Error(`HTTP ${response.status}`);
     }
     return new Uint8Array(await response.arrayBuffer());
+  };
+}
+
+/**
+ * Part of an edge file read over HTTP with a Range header: the part of a 206 (its Content-Range
+ * checked), or of the whole file where the server sends it all (200), else a rejection.
+ */
+export function httpRange(fetchFile: (request: Request) => Promise<Response>, base: string): ReadRange {
+  return async (path, start, end) => {
+    const headers = { range: `bytes=${start}-${end - 1}` };
+    const response = await fetchFile(new Request(new URL(`/${path}`, base), { headers }));
+    const from = /^bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1];
+    if (response.status === 206 && Number(from) === start) return new Uint8Array(await response.arrayBuffer());
+    if (response.status === 200) return new Uint8Array(await response.arrayBuffer()).subarray(start, end);
+    await response.body?.cancel();
+    throw new Error(`HTTP ${response.status} ${response.headers.get('content-range') ?? ''} for a range`);
   };
 }
 
