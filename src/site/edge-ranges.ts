@@ -1,4 +1,5 @@
 import { checkHead, HEADER_BYTES, MixedBuilds, readU32s, type BlockFile } from './edge-format.js';
+import { lastAtMost } from './edge-runs.js';
 
 // A block (edge-format.ts) of which a page needs only a few cities, read by byte range: its
 // header and city ends (4 bytes a city), then the needed cities' bytes, neighbours read as one
@@ -95,18 +96,6 @@ export function partialBlock(
       return city;
     },
   };
-}
-
-/** The index of the last value at most x in ascending `values` (-1 if none). */
-function lastAtMost(values: readonly number[], x: number): number {
-  let lo = -1;
-  let hi = values.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (values[mid]! <= x) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
 
 /**

@@ -47,13 +47,16 @@ export function blockCount(starts: readonly number[], indices: ArrayLike<number>
   return seen.size;
 }
 
-/** The block holding index `x`: the last whose start is at most x. */
-function blockOf(starts: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
+/** The block holding index `x`: the last whose start (the first is 0) is at most x. */
+const blockOf = (starts: readonly number[], x: number) => Math.max(0, lastAtMost(starts, x));
+
+/** The index of the last value at most x in ascending `values` (-1 if none). */
+export function lastAtMost(values: readonly number[], x: number): number {
+  let lo = -1;
+  let hi = values.length - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= x) lo = mid;
+    if (values[mid]! <= x) lo = mid;
     else hi = mid - 1;
   }
   return lo;
