@@ -145,7 +145,7 @@ async function benchSize(size, { file, make, orderings }) {
         await runtime.stop?.();
       }
     }
-    if (name === 'workerd' || name === 'deno') await concurrentMemory(name, await runtimes[name](), index.count);
+    if (name === 'workerd' || name === 'deno') await concurrentMemory(await runtimes[name](), index.count);
   }
   if (PLATFORMS.includes('node')) {
     const pages = Math.max(1, Math.floor(index.count / 20000));
@@ -169,7 +169,7 @@ async function benchSize(size, { file, make, orderings }) {
 }
 
 /** 8 concurrent page_size=20000 multi-field answers on a runtime process: its RSS before, and its peak (sampled every 20 ms). */
-async function concurrentMemory(name, runtime, count) {
+async function concurrentMemory(runtime, count) {
   try {
     await runtime.ask('page_size=1');
     const before = runtime.rssNow();
