@@ -3,7 +3,7 @@ import { utf8 } from '../src/core/bytes.js';
 import { httpRange } from '../src/http/edge-site.js';
 import { ByteLru } from '../src/site/byte-lru.js';
 import { blockParts, MixedBuilds, tagBytes } from '../src/site/edge-format.js';
-import { blockEnds, headBytes, partialBlock, rangesFor, readByRanges } from '../src/site/edge-ranges.js';
+import { blockEnds, headBytes, partialBlock, RangeIgnored, rangesFor, readByRanges } from '../src/site/edge-ranges.js';
 
 const TAG = tagBytes('0011223344556677');
 /** A block of cities of these JSON sizes (each `{"…"}`), as one file, and its city ends. */
@@ -94,7 +94,7 @@ describe('httpRange: part of an edge file over HTTP', () => {
       },
       '456',
     ],
-    ['a 200 (the Range ignored): the part of the whole file', () => new Response(file), '456'],
+    ['a 200 (the Range ignored): RangeIgnored, holding the whole file', () => new Response(file), 'whole 16'],
     [
       'a 206 of another range: rejected',
       () => new Response('0', { status: 206, headers: { 'content-range': 'bytes 0-0/16' } }),
@@ -103,7 +103,10 @@ describe('httpRange: part of an edge file over HTTP', () => {
     ['a 404: rejected', () => new Response('no', { status: 404 }), /HTTP 404/],
   ])('%s', async (_, answer, want) => {
     const read = httpRange(async (r) => answer(r), 'https://assets.invalid');
-    const reading = read('_cities-api/edge/rows/name_en-0.bin', 4, 7).then((b) => Buffer.from(b).toString());
+    const reading = read('_cities-api/edge/rows/name_en-0.bin', 4, 7).then(
+      (b) => Buffer.from(b).toString(),
+      (e) => (e instanceof RangeIgnored ? `whole ${e.file.length}` : Promise.reject(e)),
+    );
     if (typeof want === 'string') expect(await reading).toBe(want);
     else await expect(reading).rejects.toThrow(want);
   });

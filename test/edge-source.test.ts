@@ -12,6 +12,7 @@ import { parseQuery } from '../src/core/query-string.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { blockPath } from '../src/site/edge-files.js';
+import { RangeIgnored } from '../src/site/edge-ranges.js';
 import { EdgeSource, PageTooLarge, type EdgeSourceOptions } from '../src/site/edge-source.js';
 import { KIT, makeCity } from './helpers.js';
 import { memoryEdgeSite as siteOf } from './edge-helpers.js';
@@ -270,6 +271,23 @@ describe('a request reads only what it needs', () => {
       expect({ within, bytes: site.counted.bytes }).toEqual({ within: ranges || !over, bytes: site.counted.bytes });
     },
   );
+
+  it('a platform that ignores Range (sends whole files): the block sent is used, and whole blocks are read from then on', async () => {
+    const index = tiedIndex(40_000);
+    const site = siteOf(index);
+    let ranges = 0;
+    const readRange = async (path: string) => {
+      ranges++;
+      throw new RangeIgnored(await site.read(path));
+    };
+    const source = new EdgeSource(site.read, { cacheBytes: 0, concurrency: 1, readRange });
+    const queries = [
+      'ordering=-name_en,name_ar&page_size=100&page=77',
+      'ordering=-name_en,name_ar&page_size=10&page=771',
+    ];
+    expect(await differences(index, source, queries)).toEqual([]);
+    expect(ranges).toBe(1);
+  });
 
   it('terms after one whose values are all distinct are not read', async () => {
     const index = new CityIndex(

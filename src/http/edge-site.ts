@@ -1,6 +1,6 @@
 import { CitiesApiError } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
-import type { ReadRange } from '../site/edge-ranges.js';
+import { RangeIgnored, type ReadRange } from '../site/edge-ranges.js';
 import { EdgeSource, type EdgeSourceOptions, type ReadSiteFile } from '../site/edge-source.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
 import type { LazySiteContext } from './route.js';
@@ -56,8 +56,8 @@ export function httpRead(fetchFile: (request: Request) => Promise<Response>, bas
 }
 
 /**
- * Part of an edge file read over HTTP with a Range header: the part of a 206 (its Content-Range
- * checked), or of the whole file where the server sends it all (200), else a rejection.
+ * Part of an edge file read over HTTP with a Range header: the body of a 206 (its Content-Range
+ * checked); the whole file where the server sends it all (200) as RangeIgnored; else a rejection.
  */
 export function httpRange(fetchFile: (request: Request) => Promise<Response>, base: string): ReadRange {
   return async (path, start, end) => {
@@ -65,7 +65,7 @@ export function httpRange(fetchFile: (request: Request) => Promise<Response>, ba
     const response = await fetchFile(new Request(new URL(`/${path}`, base), { headers }));
     const from = /^bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1];
     if (response.status === 206 && Number(from) === start) return new Uint8Array(await response.arrayBuffer());
-    if (response.status === 200) return new Uint8Array(await response.arrayBuffer()).subarray(start, end);
+    if (response.status === 200) throw new RangeIgnored(new Uint8Array(await response.arrayBuffer()));
     await response.body?.cancel();
     throw new Error(`HTTP ${response.status} ${response.headers.get('content-range') ?? ''} for a range`);
   };
@@ -79,6 +79,8 @@ function explained<T>(path: string, reading: Promise<T>): Promise<T> {
   });
   return Promise.race([reading, timeout])
     .catch((error: unknown) => {
+      // The whole file for a range: the reader takes it as a block.
+      if (error instanceof RangeIgnored) throw error;
       // A file system's error code rather than its message, which would tell clients the function's paths.
       const code = (error as { code?: unknown } | null)?.code;
       const why = typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);

@@ -7,8 +7,18 @@ import { lastAtMost } from './edge-runs.js';
 // bytes plus a slack the caller gives, so a page whose cities are spread thin over a layout reads
 // about its own size instead of whole blocks.
 
-/** Bytes [start, end) of a site file (relative to the site's root); rejects when it cannot. */
+/**
+ * Bytes [start, end) of a site file (relative to the site's root); rejects when it cannot, and
+ * with RangeIgnored where the platform sent the whole file instead.
+ */
 export type ReadRange = (path: string, start: number, end: number) => Promise<Uint8Array>;
+
+/** A range asked for and the whole file sent (a server that ignores Range): the reader reads whole blocks from then on. */
+export class RangeIgnored extends Error {
+  constructor(readonly file: Uint8Array) {
+    super('the range was ignored: the whole file came');
+  }
+}
 
 /** Byte ranges [start, end) of a file. */
 export interface ByteRange {

@@ -1,6 +1,6 @@
 import type { Bytes } from '../core/bytes.js';
 import { checkHead, decodeBlock, HEADER_BYTES, MixedBuilds, type BlockFile } from './edge-format.js';
-import { blockEnds, headBytes, readByRanges, type ReadRange } from './edge-ranges.js';
+import { blockEnds, headBytes, RangeIgnored, readByRanges, type ReadRange } from './edge-ranges.js';
 import { ByteLru } from './byte-lru.js';
 import { neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
 
@@ -50,7 +50,7 @@ export class RowReader {
   private readonly inFlight = new Map<string, Promise<BlockFile>>();
   private readonly concurrency: number;
   private readonly keepBlocks: number;
-  private readonly readRange: ReadRange | undefined;
+  private readRange: ReadRange | undefined;
 
   constructor(
     private readonly read: (path: string) => Promise<Uint8Array>,
@@ -159,12 +159,21 @@ export class RowReader {
     slack: number,
     read: (start: number, end: number) => Promise<Uint8Array>,
   ): Promise<BlockFile> {
-    let ends = this.heads.get(path);
-    if (!ends) {
-      ends = blockEnds(await read(0, headBytes(cities)), cities, this.tag, path);
-      this.heads.set(path, ends, ends.byteLength);
+    try {
+      let ends = this.heads.get(path);
+      if (!ends) {
+        ends = blockEnds(await read(0, headBytes(cities)), cities, this.tag, path);
+        this.heads.set(path, ends, ends.byteLength);
+      }
+      return await readByRanges(read, path, needed, slack, ends, this.concurrency);
+    } catch (error) {
+      if (!(error instanceof RangeIgnored)) throw error;
+      // The platform sends whole files (wrangler dev's assets): this block is the file sent, and no more ranges are asked.
+      this.readRange = undefined;
+      const block = decodeBlock(error.file, this.tag, path);
+      this.cache.set(path, block, error.file.byteLength);
+      return block;
     }
-    return readByRanges(read, path, needed, slack, ends, this.concurrency);
   }
 
   private block(path: string, file?: OpenedFile): Promise<BlockFile> {
