@@ -14,6 +14,7 @@ const UNIT = [
   'cloudfront-stack',
   'create-city',
   'dataset-file',
+  'edge-ranges',
   'fetch-handler',
   'json-text',
   'layout-doc',

@@ -114,13 +114,29 @@ export async function expectPagesAsFiles(
 export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff') {
   const files = new Map([...edgeFiles(index, tag)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))]));
   const reads: string[] = [];
-  const read = async (path: string) => {
+  // Bytes read so far, whole files and ranges alike.
+  const read = { bytes: 0 };
+  const file = (path: string) => {
     reads.push(path);
     const bytes = files.get(path);
     if (!bytes) throw new Error(`no file ${path}`);
     return bytes;
   };
-  return { files, reads, read };
+  return {
+    files,
+    reads,
+    read: async (path: string) => {
+      const bytes = file(path);
+      read.bytes += bytes.length;
+      return bytes;
+    },
+    readRange: async (path: string, start: number, end: number) => {
+      const bytes = file(path).subarray(start, end);
+      read.bytes += bytes.length;
+      return bytes;
+    },
+    counted: read,
+  };
 }
 
 type Worker = { url: Promise<URL>; ready: Promise<void>; dispose(): Promise<void> };

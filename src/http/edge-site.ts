@@ -1,5 +1,6 @@
 import { CitiesApiError } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
+import { RangeIgnored, type ReadRange } from '../site/edge-ranges.js';
 import { EdgeSource, type EdgeSourceOptions, type ReadSiteFile } from '../site/edge-source.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
 import type { LazySiteContext } from './route-types.js';
@@ -22,10 +23,11 @@ export function edgeSite(
   read: ReadSiteFile,
   options: EdgeSourceOptions & { readonly stream?: boolean } = {},
 ): LazySiteContext {
-  const open = options.open;
+  const { open, readRange } = options;
   const source = new EdgeSource((path) => explained(path, read(path)), {
     ...options,
     ...(open && { open: (path) => explained(path, open(path)) }),
+    ...(readRange && { readRange: (path, start, end) => explained(path, readRange(path, start, end)) }),
   });
   let spec: SiteSpec | undefined;
   return {
@@ -53,6 +55,22 @@ export function httpRead(fetchFile: (request: Request) => Promise<Response>, bas
   };
 }
 
+/**
+ * Part of an edge file read over HTTP with a Range header: the body of a 206 (its Content-Range
+ * checked); the whole file where the server sends it all (200) as RangeIgnored; else a rejection.
+ */
+export function httpRange(fetchFile: (request: Request) => Promise<Response>, base: string): ReadRange {
+  return async (path, start, end) => {
+    const headers = { range: `bytes=${start}-${end - 1}` };
+    const response = await fetchFile(new Request(new URL(`/${path}`, base), { headers }));
+    const from = /^bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1];
+    if (response.status === 206 && Number(from) === start) return new Uint8Array(await response.arrayBuffer());
+    if (response.status === 200) throw new RangeIgnored(new Uint8Array(await response.arrayBuffer()));
+    await response.body?.cancel();
+    throw new Error(`HTTP ${response.status} ${response.headers.get('content-range') ?? ''} for a range`);
+  };
+}
+
 /** A platform's read (or open) of one edge file, bounded in time, its failures told as what the deployer should do. */
 function explained<T>(path: string, reading: Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -61,6 +79,8 @@ function explained<T>(path: string, reading: Promise<T>): Promise<T> {
   });
   return Promise.race([reading, timeout])
     .catch((error: unknown) => {
+      // The whole file for a range: the reader takes it as a block.
+      if (error instanceof RangeIgnored) throw error;
       // A file system's error code rather than its message, which would tell clients the function's paths.
       const code = (error as { code?: unknown } | null)?.code;
       const why = typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);

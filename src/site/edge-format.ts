@@ -42,7 +42,7 @@ export function encodeRanks(order: Uint32Array, startsGroup: (i: number) => bool
 
 export function decodeRanks(bytes: Uint8Array, tag: Uint8Array, path: string): RankFile {
   const n = checkHeader(bytes, tag, path, (count) => 4 * count + Math.ceil(count / 8));
-  return { order: u32s(bytes, HEADER, n), groupStarts: bytes.subarray(HEADER + 4 * n) };
+  return { order: readU32s(bytes, HEADER, n), groupStarts: bytes.subarray(HEADER + 4 * n) };
 }
 
 export function isGroupStart(groupStarts: Uint8Array, i: number): boolean {
@@ -60,7 +60,7 @@ export function blockParts(cities: readonly Uint8Array[], tag: Uint8Array): Uint
 
 export function decodeBlock(bytes: Uint8Array, tag: Uint8Array, path: string): BlockFile {
   const n = checkHeader(bytes, tag, path, (count) => 4 * count);
-  const ends = u32s(bytes, HEADER, n);
+  const ends = readU32s(bytes, HEADER, n);
   const data = HEADER + 4 * n;
   if (n && data + ends[n - 1]! !== bytes.length) throw corrupt(path, 'its cities end elsewhere than the file');
   return { count: n, city: (i) => bytes.subarray(data + (i ? ends[i - 1]! : 0), data + ends[i]!) };
@@ -106,7 +106,7 @@ function corrupt(path: string, why: string): CitiesApiError {
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 /** `n` little-endian u32 at `offset`: a view when aligned on a little-endian machine, else a copy. */
-function u32s(bytes: Uint8Array, offset: number, n: number): Uint32Array {
+export function readU32s(bytes: Uint8Array, offset: number, n: number): Uint32Array {
   const at = bytes.byteOffset + offset;
   if (LITTLE_ENDIAN && at % 4 === 0) return new Uint32Array(bytes.buffer, at, n);
   const view = new DataView(bytes.buffer, at, 4 * n);

@@ -1,15 +1,20 @@
 import type { Bytes } from '../core/bytes.js';
 import { checkHead, decodeBlock, HEADER_BYTES, MixedBuilds, type BlockFile } from './edge-format.js';
+import { blockEnds, headBytes, RangeIgnored, readByRanges, type ReadRange } from './edge-ranges.js';
+import { ByteLru } from './byte-lru.js';
+import { neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
 
 // The cities at given indices of a layout (edge-files.ts), read block by block in the order the
 // page needs them: a few blocks read ahead at once, each block's run of the page's cities handed
 // on as views as soon as it arrives, and recently read blocks kept up to a byte budget for later
-// requests. A request holds its read-ahead blocks, never its whole page.
+// requests. A request holds its read-ahead blocks, never its whole page. Where files can be read
+// by range, a block of which the page needs under a third of the cities is read by range
+// (edge-ranges.ts): its head, kept for later requests, then the needed cities.
 
 /** A file held open: what it held when opened, even once replaced or deleted (a rebuild of a self-hosted site). */
 export interface OpenedFile {
-  /** Its first `bytes` bytes. */
-  head(bytes: number): Promise<Uint8Array>;
+  /** Its bytes [start, end) (fewer at its end). */
+  range(start: number, end: number): Promise<Uint8Array>;
   /** All of it. */
   read(): Promise<Uint8Array>;
   close(): void;
@@ -28,21 +33,24 @@ export interface RowOptions {
    * a multi-field page whose cities alternate between a few blocks reads each once, whatever the cache.
    */
   readonly keepBlocks?: number;
+  /** Reads part of a site file: blocks of which a page needs few cities are read by range. */
+  readonly readRange?: ReadRange;
+  /** Bytes of block heads (4 a city) kept for ranged reads (default 4 MB). */
+  readonly headBytes?: number;
 }
 
-/** A layout's blocks: the first index of each, and each one's path. */
-export interface LayoutBlocks {
-  readonly starts: readonly number[];
-  readonly path: (block: number) => string;
-}
+/** Slack a request's ranged reads may spend beyond 3 x their cities' bytes, and each block's share. */
+const RANGE_SLACK = 256_000;
+const BLOCK_SLACK = 32_000;
 
 export class RowReader {
-  private readonly cache = new Map<string, { block: BlockFile; bytes: number }>();
+  private readonly cache: ByteLru<BlockFile>;
+  /** Block heads (city ends) read for ranged reads. */
+  private readonly heads: ByteLru<Uint32Array>;
   private readonly inFlight = new Map<string, Promise<BlockFile>>();
-  private cached = 0;
-  private readonly budget: number;
   private readonly concurrency: number;
   private readonly keepBlocks: number;
+  private readRange: ReadRange | undefined;
 
   constructor(
     private readonly read: (path: string) => Promise<Uint8Array>,
@@ -51,9 +59,11 @@ export class RowReader {
     /** Where files can be held open: a page's blocks are all opened (and their tags checked) before its first city is read. */
     private readonly open?: OpenSiteFile,
   ) {
-    this.budget = options.cacheBytes ?? 16_000_000;
+    this.cache = new ByteLru(options.cacheBytes ?? 16_000_000);
+    this.heads = new ByteLru(options.headBytes ?? 4_000_000);
     this.concurrency = Math.max(1, options.concurrency ?? 6);
     this.keepBlocks = Math.max(0, options.keepBlocks ?? 16);
+    this.readRange = options.readRange;
   }
 
   /**
@@ -61,9 +71,12 @@ export class RowReader {
    * views per run of consecutive indices in one block. A request holds at most `concurrency`
    * blocks being read and `keepBlocks` used ones.
    */
-  async *cities({ starts, path }: LayoutBlocks, indices: ArrayLike<number>): AsyncGenerator<Bytes[]> {
+  async *cities(layout: LayoutBlocks, indices: ArrayLike<number>): AsyncGenerator<Bytes[]> {
+    const { starts, path } = layout;
     const runs = runsOf(starts, indices);
     const blocks = runs.blocks;
+    const needed = neededOf(runs, starts, indices);
+    let slack = RANGE_SLACK;
     const pending = new Map<number, Promise<BlockFile>>();
     const uses = new Map<number, number>();
     // Blocks this request has used, the most recent last: read again only once out of it.
@@ -79,7 +92,19 @@ export class RowReader {
           if (!pending.has(b)) {
             const kept = used.get(b);
             used.delete(b);
-            pending.set(b, kept ?? this.block(path(b), held.get(path(b))));
+            const file = held.get(path(b));
+            const few = needed.get(b)!;
+            const cities = (starts[b + 1] ?? layout.count) - starts[b]!;
+            const { readRange } = this;
+            const range = file
+              ? file.range.bind(file)
+              : readRange && ((s: number, e: number) => readRange(path(b), s, e));
+            if (kept) pending.set(b, kept);
+            else if (range && 3 * few.length < cities && !this.cache.has(path(b))) {
+              const share = Math.min(slack, BLOCK_SLACK);
+              slack -= share;
+              pending.set(b, this.ranged(path(b), cities, few, share, range));
+            } else pending.set(b, this.block(path(b), file));
           }
           uses.set(b, (uses.get(b) ?? 0) + 1);
         }
@@ -119,25 +144,46 @@ export class RowReader {
         .map(async (path) => {
           const file = await open(path);
           held.set(path, file);
-          checkHead(await file.head(HEADER_BYTES), this.tag, path);
+          checkHead(await file.range(0, HEADER_BYTES), this.tag, path);
         }),
     );
     // Every open settled first, so that the caller closes all of them.
     for (const result of opened) if (result.status === 'rejected') throw result.reason;
   }
 
+  /** The cities at `needed` of a block of `cities`, read by range: its head first unless kept. */
+  private async ranged(
+    path: string,
+    cities: number,
+    needed: readonly number[],
+    slack: number,
+    read: (start: number, end: number) => Promise<Uint8Array>,
+  ): Promise<BlockFile> {
+    try {
+      let ends = this.heads.get(path);
+      if (!ends) {
+        ends = blockEnds(await read(0, headBytes(cities)), cities, this.tag, path);
+        this.heads.set(path, ends, ends.byteLength);
+      }
+      return await readByRanges(read, path, needed, slack, ends, this.concurrency);
+    } catch (error) {
+      if (!(error instanceof RangeIgnored)) throw error;
+      // The platform sends whole files (wrangler dev's assets): this block is the file sent, and no more ranges are asked.
+      this.readRange = undefined;
+      const block = decodeBlock(error.file, this.tag, path);
+      this.cache.set(path, block, error.file.byteLength);
+      return block;
+    }
+  }
+
   private block(path: string, file?: OpenedFile): Promise<BlockFile> {
     const hit = this.cache.get(path);
-    if (hit) {
-      this.cache.delete(path);
-      this.cache.set(path, hit);
-      return Promise.resolve(hit.block);
-    }
+    if (hit) return Promise.resolve(hit);
     let reading = file ? undefined : this.inFlight.get(path);
     if (!reading) {
       reading = (file ? file.read() : this.read(path)).then((bytes) => {
         const block = decodeBlock(bytes, this.tag, path);
-        this.keep(path, block, bytes.byteLength);
+        this.cache.set(path, block, bytes.byteLength);
         return block;
       });
       if (!file) {
@@ -147,50 +193,4 @@ export class RowReader {
     }
     return reading;
   }
-
-  private keep(path: string, block: BlockFile, bytes: number): void {
-    if (bytes > this.budget) return;
-    this.cache.set(path, { block, bytes });
-    this.cached += bytes;
-    for (const [old, entry] of this.cache) {
-      if (this.cached <= this.budget) break;
-      this.cache.delete(old);
-      this.cached -= entry.bytes;
-    }
-  }
-}
-
-/** The indices cut into runs in one block each: run r is indices from[r]..from[r+1]-1, in block blocks[r]. */
-function runsOf(starts: readonly number[], indices: ArrayLike<number>): { blocks: number[]; from: number[] } {
-  const blocks: number[] = [];
-  const from: number[] = [];
-  let block = -1;
-  for (let i = 0; i < indices.length; i++) {
-    const x = indices[i]!;
-    if (block >= 0 && x >= starts[block]! && (block + 1 >= starts.length || x < starts[block + 1]!)) continue;
-    block = blockOf(starts, x);
-    blocks.push(block);
-    from.push(i);
-  }
-  from.push(indices.length);
-  return { blocks, from };
-}
-
-/** How many distinct blocks hold these indices of a layout. */
-export function blockCount(starts: readonly number[], indices: ArrayLike<number>): number {
-  const seen = new Set<number>();
-  for (const block of runsOf(starts, indices).blocks) seen.add(block);
-  return seen.size;
-}
-
-/** The block holding index `x`: the last whose start is at most x. */
-function blockOf(starts: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= x) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }

@@ -13,18 +13,22 @@ import {
 } from '../core/page.js';
 import type { QueryPair } from '../core/query-string.js';
 import { ROUTES } from '../core/route-table.js';
-import { blockPath, LAYOUTS, type EdgeIndex, type Layout } from './edge-files.js';
 import { MixedBuilds, tagBytes } from './edge-format.js';
+import { parseIndex } from './edge-index.js';
+import { type Loaded, pageCities } from './edge-page.js';
 import { FieldRanks } from './edge-ranks.js';
-import { blockCount, RowReader, type LayoutBlocks, type OpenSiteFile, type RowOptions } from './edge-rows.js';
+import { RowReader, type OpenSiteFile, type RowOptions } from './edge-rows.js';
+import { once, primed, resetOnMixed } from './edge-streams.js';
 
 // The listing answered from a site's edge data (edge-files.ts) with whatever fetches a site file.
 // Per request: the index once per instance; a page of the default ordering or of a field ascending
 // is a contiguous run of its layout, read from the one or few blocks holding it; a descending or
 // multi-field page also reads, once per instance, the rank files of its fields (4 bytes a city
 // each) to find where its cities lie in each field's layout, and reads the layout where they span
-// the fewest blocks (its first field's, unless that field's large ties scatter them). No ICU, never the whole dataset
-// (but for a page of every city), and a page streamed as its blocks arrive. The bytes are answerListing's.
+// the fewest blocks (its first field's, unless that field's large ties scatter them). Where the
+// platform reads files by range (options.readRange, or files held open), a block of which the page
+// needs few cities is read by range (edge-ranges.ts). No ICU, never the whole dataset (but for a
+// page of every city), and a page streamed as its blocks arrive. The bytes are answerListing's.
 
 /** Reads one file of the site by its path relative to the site's root (`_cities-api/edge/...`); rejects when it cannot. */
 export type ReadSiteFile = (path: string) => Promise<Uint8Array>;
@@ -66,8 +70,6 @@ export interface StreamedListing {
   readonly count: number;
 }
 
-type Page = NonNullable<ReturnType<typeof pageOf>>;
-
 /** Cities a page assembled whole may hold where the platform sets no other cap (memory: an isolate has 128 MB). */
 export const EDGE_PAGE_CITIES = 20_000;
 
@@ -106,7 +108,7 @@ export class EdgeSource {
       const { start, end } = page.slice;
       if (end - start > this.maxPageCities) throw new PageTooLarge(end - start, this.maxPageCities);
       const cities: Bytes[] = [];
-      for await (const batch of await this.cities(loaded, page)) for (const city of batch) cities.push(city.slice());
+      for await (const batch of await pageCities(loaded, page)) for (const city of batch) cities.push(city.slice());
       return onePageIndex(loaded.index.count, page, (i) => cities[i]!);
     });
   }
@@ -128,35 +130,10 @@ export class EdgeSource {
         throw new PageTooLarge(cities, streamLimit.cities, streamLimit.why);
       const head = envelopeHead(loaded.index.count, frame.next, frame.previous);
       // The first batch read before answering: a missing or foreign file is still a clear 500, not a cut 200.
-      const batches = await primed(await this.cities(loaded, frame.page));
+      const batches = await primed(await pageCities(loaded, frame.page));
       const reset = () => this.forget(loaded);
       return { status: 200, body: resetOnMixed(envelopeStream(head, batches), reset), tag, count };
     });
-  }
-
-  /** The page's cities, as batches read from its layout's blocks. */
-  private async cities({ index, fields, orders, rows }: Loaded, page: Page): Promise<AsyncIterable<Bytes[]>> {
-    const { start, end } = page.slice;
-    const terms = orders.decisive(page.ordering);
-    if (terms.length === 0 || (terms.length === 1 && !terms[0]!.descending)) {
-      const indices = Uint32Array.from({ length: end - start }, (_, i) => start + i);
-      return rows.cities(blocksOf(index, terms[0]?.field ?? ROUTES.absent), indices);
-    }
-    await fields.load(terms.map((t) => t.field));
-    const positions = orders.positions(terms, start, end);
-    // The page's cities lie together in its first field's layout unless that field has large ties
-    // (many cities of one value, ordered there by id): then another term's layout may hold them in
-    // fewer blocks. The layout read is the one where they span the fewest.
-    let best: { blocks: LayoutBlocks; indices: Uint32Array; span: number } | undefined;
-    for (const field of terms.map((t) => t.field)) {
-      const at = fields.inverse(field);
-      const indices = positions.map((p) => at[p]!);
-      const blocks = blocksOf(index, field);
-      const span = blockCount(blocks.starts, indices);
-      if (!best || span < best.span) best = { blocks, indices, span };
-      if (span <= 1) break;
-    }
-    return rows.cities(best!.blocks, best!.indices);
   }
 
   /** Runs `work` on the build loaded; failing before it answers on files of another build, or as the index changed, once more on the new index. */
@@ -207,74 +184,4 @@ export class EdgeSource {
     this.index.catch(() => (this.index = undefined));
     return this.index;
   }
-}
-
-interface Loaded {
-  readonly index: EdgeIndex;
-  readonly fields: FieldRanks;
-  readonly orders: Orders;
-  readonly rows: RowReader;
-}
-
-/** Where the blocks of a layout are (its own, or those of the layout of the same order it names). */
-function blocksOf(index: EdgeIndex, layout: Layout): LayoutBlocks {
-  let own: Layout = layout;
-  let entry = index.layouts[own];
-  if (typeof entry === 'string') entry = index.layouts[(own = entry)];
-  if (!Array.isArray(entry))
-    throw new MixedBuilds(`${ROUTES.edge.index} lists no blocks for ${layout}: rebuild the site`);
-  return { starts: entry, path: (block) => blockPath(own, block) };
-}
-
-/** The iterable with its first item already read (a failure to read it rejects here). */
-async function primed<T>(items: AsyncIterable<T>): Promise<AsyncIterable<T>> {
-  const iterator = items[Symbol.asyncIterator]();
-  const first = await iterator.next();
-  return {
-    async *[Symbol.asyncIterator]() {
-      if (first.done) return;
-      yield first.value;
-      try {
-        for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
-      } finally {
-        await iterator.return?.();
-      }
-    },
-  };
-}
-
-async function* once(bytes: Bytes): AsyncGenerator<Bytes> {
-  yield bytes;
-}
-
-/** A stream that, failing on files of two builds, has its source read the index again. */
-async function* resetOnMixed(parts: AsyncIterable<Bytes>, reset: () => void): AsyncGenerator<Bytes> {
-  try {
-    yield* parts;
-  } catch (error) {
-    if (error instanceof MixedBuilds) reset();
-    throw error;
-  }
-}
-
-/** The edge index's content, checked to be of the format this version reads. */
-export function parseIndex(bytes: Uint8Array): EdgeIndex {
-  let index: EdgeIndex;
-  try {
-    index = JSON.parse(new TextDecoder().decode(bytes)) as EdgeIndex;
-  } catch {
-    throw new CitiesApiError(`${ROUTES.edge.index} is not JSON: deploy the files of a site built by this version`);
-  }
-  if (
-    index?.format !== 2 ||
-    !Number.isSafeInteger(index.count) ||
-    typeof index.tag !== 'string' ||
-    typeof index.layouts !== 'object' ||
-    LAYOUTS.some((l) => !index.layouts[l])
-  ) {
-    throw new CitiesApiError(
-      `${ROUTES.edge.index} is not an edge index of format 2: rebuild the site with this version`,
-    );
-  }
-  return index;
 }

@@ -2,7 +2,8 @@ import { ROUTES } from '../core/route-table.js';
 import { LAYOUTS } from './edge-files.js';
 import { tagBytes } from './edge-format.js';
 import { FieldRanks } from './edge-ranks.js';
-import { parseIndex, type ReadSiteFile } from './edge-source.js';
+import { parseIndex } from './edge-index.js';
+import type { ReadSiteFile } from './edge-source.js';
 
 // What a server answers every ordering from without ranking a field itself: the rank files the
 // build wrote into the site's edge data (collated once, at build time), all read before it answers.

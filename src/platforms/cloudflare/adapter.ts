@@ -1,7 +1,7 @@
 import { CitiesApiError } from '../../core/errors.js';
 import type { PlatformCache } from '../../http/edge-cache.js';
 import { createFetchHandler, type FetchHandler } from '../../http/fetch-handler.js';
-import { edgeSite, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
+import { edgeSite, httpRange, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
 
 // Cloudflare Workers with static assets: the site's files are the Worker's assets (wrangler.jsonc
 // written by `cities-api edge cloudflare`); every request to the endpoint runs the Worker first
@@ -21,6 +21,7 @@ export interface CloudflareContext {
 }
 
 type Assets = NonNullable<CloudflareEnv['ASSETS']>;
+const ASSETS_HOST = 'https://assets.invalid';
 
 export function cloudflareWorker(data: EdgeProjectData): {
   fetch(request: Request, env: CloudflareEnv, context?: CloudflareContext): Promise<Response>;
@@ -45,11 +46,11 @@ export function cloudflareWorker(data: EdgeProjectData): {
       if (!assets) return unbound(request);
       let handler = handlers.get(assets);
       if (!handler) {
-        // The binding answers by path; the host is any.
-        const site = edgeSite(
-          data.settings,
-          httpRead((r) => assets.fetch(r), 'https://assets.invalid'),
-        );
+        // The binding answers by path; the host is any. A block of which a page needs few cities is read by range.
+        const fetchAsset = (r: Request) => assets.fetch(r);
+        const site = edgeSite(data.settings, httpRead(fetchAsset, ASSETS_HOST), {
+          readRange: httpRange(fetchAsset, ASSETS_HOST),
+        });
         handler = createFetchHandler({
           site,
           file: (path, original) =>

@@ -43,11 +43,18 @@ export function denoServer(
 }
 
 function openedFile(file: DenoFile): OpenedFile {
-  const readAt = async (size: number) => {
-    const bytes = new Uint8Array(size);
-    await file.seek(0, 0);
+  // A seek and its reads one after the other: a page may read several ranges of one file at once.
+  let queue: Promise<unknown> = Promise.resolve();
+  const readAt = (start: number, end: number) => {
+    const reading = queue.then(() => seekRead(start, end));
+    queue = reading.catch(() => undefined);
+    return reading;
+  };
+  const seekRead = async (start: number, end: number) => {
+    const bytes = new Uint8Array(end - start);
+    await file.seek(start, 0);
     let filled = 0;
-    while (filled < size) {
+    while (filled < bytes.length) {
       const n = await file.read(bytes.subarray(filled));
       if (n === null) break;
       filled += n;
@@ -55,8 +62,8 @@ function openedFile(file: DenoFile): OpenedFile {
     return bytes.subarray(0, filled);
   };
   return {
-    head: (bytes) => readAt(bytes),
-    read: async () => readAt((await file.stat()).size),
+    range: (start, end) => readAt(start, end),
+    read: async () => readAt(0, (await file.stat()).size),
     close: () => file.close(),
   };
 }

@@ -1,0 +1,48 @@
+import type { Bytes } from '../core/bytes.js';
+import type { Orders } from '../core/orders.js';
+import type { pageOf } from '../core/page.js';
+import { ROUTES } from '../core/route-table.js';
+import type { EdgeIndex } from './edge-files.js';
+import { blocksOf } from './edge-index.js';
+import type { FieldRanks } from './edge-ranks.js';
+import type { RowReader } from './edge-rows.js';
+import { blockCount, type LayoutBlocks } from './edge-runs.js';
+
+// Which layout a page's cities are read from, and at which of its indices: a contiguous run of
+// the default ordering's or a field's ascending layout; else, once the terms' rank files are
+// read, the layout of one term where the page's cities span the fewest blocks.
+
+/** A build as an edge source has loaded it: its index, the rank files read, its orders and its blocks. */
+export interface Loaded {
+  readonly index: EdgeIndex;
+  readonly fields: FieldRanks;
+  readonly orders: Orders;
+  readonly rows: RowReader;
+}
+
+type Page = NonNullable<ReturnType<typeof pageOf>>;
+
+/** The page's cities, as batches read from its layout's blocks. */
+export async function pageCities({ index, fields, orders, rows }: Loaded, page: Page): Promise<AsyncIterable<Bytes[]>> {
+  const { start, end } = page.slice;
+  const terms = orders.decisive(page.ordering);
+  if (terms.length === 0 || (terms.length === 1 && !terms[0]!.descending)) {
+    const indices = Uint32Array.from({ length: end - start }, (_, i) => start + i);
+    return rows.cities(blocksOf(index, terms[0]?.field ?? ROUTES.absent), indices);
+  }
+  await fields.load(terms.map((t) => t.field));
+  const positions = orders.positions(terms, start, end);
+  // The page's cities lie together in its first field's layout unless that field has large ties
+  // (many cities of one value, ordered there by id): then another term's layout may hold them in
+  // fewer blocks. The layout read is the one where they span the fewest.
+  let best: { blocks: LayoutBlocks; indices: Uint32Array; span: number } | undefined;
+  for (const field of terms.map((t) => t.field)) {
+    const at = fields.inverse(field);
+    const indices = positions.map((p) => at[p]!);
+    const blocks = blocksOf(index, field);
+    const span = blockCount(blocks.starts, indices);
+    if (!best || span < best.span) best = { blocks, indices, span };
+    if (span <= 1) break;
+  }
+  return rows.cities(best!.blocks, best!.indices);
+}

@@ -1,0 +1,63 @@
+// Where a page's cities lie in a layout's blocks (edge-files.ts): the blocks holding given
+// indices of the layout, cut into runs of consecutive ones in one block.
+
+/** A layout's blocks: the first index of each, the cities of the layout, and each one's path. */
+export interface LayoutBlocks {
+  readonly starts: readonly number[];
+  readonly count: number;
+  readonly path: (block: number) => string;
+}
+
+/** The indices cut into runs in one block each: run r is indices from[r]..from[r+1]-1, in block blocks[r]. */
+export function runsOf(starts: readonly number[], indices: ArrayLike<number>): { blocks: number[]; from: number[] } {
+  const blocks: number[] = [];
+  const from: number[] = [];
+  let block = -1;
+  for (let i = 0; i < indices.length; i++) {
+    const x = indices[i]!;
+    if (block >= 0 && x >= starts[block]! && (block + 1 >= starts.length || x < starts[block + 1]!)) continue;
+    block = blockOf(starts, x);
+    blocks.push(block);
+    from.push(i);
+  }
+  from.push(indices.length);
+  return { blocks, from };
+}
+
+/** Per block of the runs, the indices within it the page needs, ascending and distinct. */
+export function neededOf(
+  runs: { blocks: number[]; from: number[] },
+  starts: readonly number[],
+  indices: ArrayLike<number>,
+): Map<number, number[]> {
+  const needed = new Map<number, number[]>();
+  runs.blocks.forEach((b, r) => {
+    let list = needed.get(b);
+    if (!list) needed.set(b, (list = []));
+    for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++) list.push(indices[i]! - starts[b]!);
+  });
+  for (const [b, list] of needed) needed.set(b, [...new Set(list.sort((x, y) => x - y))]);
+  return needed;
+}
+
+/** How many distinct blocks hold these indices of a layout. */
+export function blockCount(starts: readonly number[], indices: ArrayLike<number>): number {
+  const seen = new Set<number>();
+  for (const block of runsOf(starts, indices).blocks) seen.add(block);
+  return seen.size;
+}
+
+/** The block holding index `x`: the last whose start (the first is 0) is at most x. */
+const blockOf = (starts: readonly number[], x: number) => Math.max(0, lastAtMost(starts, x));
+
+/** The index of the last value at most x in ascending `values` (-1 if none). */
+export function lastAtMost(values: readonly number[], x: number): number {
+  let lo = -1;
+  let hi = values.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (values[mid]! <= x) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

@@ -1,0 +1,36 @@
+import type { Bytes } from '../core/bytes.js';
+import { MixedBuilds } from './edge-format.js';
+
+// The async iterables an edge source streams a page through: its first batch read before the
+// answer starts, and a failure on files of two builds told to the source.
+
+/** The iterable with its first item already read (a failure to read it rejects here). */
+export async function primed<T>(items: AsyncIterable<T>): Promise<AsyncIterable<T>> {
+  const iterator = items[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  return {
+    async *[Symbol.asyncIterator]() {
+      if (first.done) return;
+      yield first.value;
+      try {
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+      } finally {
+        await iterator.return?.();
+      }
+    },
+  };
+}
+
+export async function* once(bytes: Bytes): AsyncGenerator<Bytes> {
+  yield bytes;
+}
+
+/** A stream that, failing on files of two builds, has its source read the index again. */
+export async function* resetOnMixed(parts: AsyncIterable<Bytes>, reset: () => void): AsyncGenerator<Bytes> {
+  try {
+    yield* parts;
+  } catch (error) {
+    if (error instanceof MixedBuilds) reset();
+    throw error;
+  }
+}
