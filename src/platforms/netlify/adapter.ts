@@ -3,7 +3,7 @@ import { NETLIFY_CACHE_CONTROL, NETLIFY_CDN_CACHE_CONTROL } from '../../hosts/ne
 import { mountOf } from '../../core/url-path.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import type { LazySiteContext } from '../../http/route-types.js';
-import { edgeSite, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
+import { edgeSite, httpRange, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
 import { SIX_MB_PAGE_CITIES } from '../response-limit.js';
 
 // A Netlify Edge Function (Deno, in front of Netlify's CDN) on the endpoint's path: every request
@@ -35,13 +35,12 @@ export function netlifyEdgeFunction(
     if (!site) {
       if (sites.size >= ORIGINS) sites.delete(sites.keys().next().value!);
       // Compact JSON is streamed from the edge data as it arrives; a page assembled whole (format=api, indent) is capped as on Functions.
-      site = edgeSite(
-        data.settings,
-        httpRead((request) => fetch(request), origin),
-        {
-          maxPageCities: SIX_MB_PAGE_CITIES,
-        },
-      );
+      // A block of which a page needs few cities is read by range (the CDN answers Range with a 206).
+      const fetchFile = (request: Request) => fetch(request);
+      site = edgeSite(data.settings, httpRead(fetchFile, origin), {
+        maxPageCities: SIX_MB_PAGE_CITIES,
+        readRange: httpRange(fetchFile, origin),
+      });
       sites.set(origin, site);
     }
     return site;
