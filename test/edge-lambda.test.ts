@@ -18,7 +18,8 @@ import {
 } from '../src/platforms/lambda/adapter.js';
 import { blockPath } from '../src/site/edge-files.js';
 import { KIT_DATASETS, expectWholeKit, makeCity, tempDir, testSpec } from './helpers.js';
-import { kitEdgeProject, memoryEdgeSite } from './edge-helpers.js';
+import { writeEdgeProject } from '../src/app/edge-project.js';
+import { kitEdgeProject, kitSite, memoryEdgeSite } from './edge-helpers.js';
 import { requireTool } from './tool-check.js';
 
 // `cities-api edge lambda`: the function as AWS runs it, loaded from the generated function.zip
@@ -100,7 +101,9 @@ describe.skipIf(!available).each(KIT_DATASETS)(
   'kit dataset $name through the Lambda handler',
   ({ name, baseUrl, prefix }) => {
     it('every kit answer matches, driven by payload-2.0 events', async () => {
-      const { project, site } = await kitEdgeProject(root, name, baseUrl, 'lambda');
+      // The run's shared kit site: a Lambda project only reads it (into its zip).
+      const site = await kitSite(name, baseUrl);
+      const project = await writeEdgeProject('lambda', site, join(root, name, 'lambda'));
       const unpacked = await unpack(project.out);
       for (const file of ['cities-api-edge.js', 'cities-site.js', 'index.mjs'])
         expect(await readFile(join(unpacked, file)), file).toEqual(await readFile(join(project.out, file)));
