@@ -14,7 +14,7 @@ const LOCK = join(ROOT, '.lib-build.lock');
 const INPUTS = ['src', 'scripts/bundle-edge.mjs', 'tsconfig.json'];
 
 /** The newest input and its time (files and directories, recursively). */
-function newestInput(): { path: string; time: number } {
+export function newestInput(): { path: string; time: number } {
   let newest = { path: '', time: 0 };
   const visit = (path: string) => {
     const stat = statSync(path);

@@ -13,7 +13,7 @@ import { queryForFile } from '../src/site/layout.js';
 import { readManifest } from '../src/store/manifest-file.js';
 import { expect, inject } from 'vitest';
 import { mountOf } from '../src/core/url-path.js';
-import { withLock } from './build-on-demand.js';
+import { newestInput, withLock } from './build-on-demand.js';
 import { KIT } from './helpers.js';
 import type { CityIndex } from '../src/core/city-index.js';
 import { bodyBytes } from '../src/core/page.js';
@@ -52,7 +52,9 @@ export function buildKitSite(site: string, name: string, baseUrl: string): Promi
  * first that asks, under a lock; test/kit-sites.ts): read it in place, never change it (build your own).
  */
 export async function kitSite(name: string, baseUrl: string): Promise<string> {
-  const key = `${name}-${createHash('sha256').update(baseUrl).digest('hex').slice(0, 16)}`;
+  // The sources' newest time too: a watch-mode rerun after an edit of src/ builds the site again.
+  const inputs = `${baseUrl}\n${newestInput().time}`;
+  const key = `${name}-${createHash('sha256').update(inputs).digest('hex').slice(0, 16)}`;
   const sites = inject('kitSites');
   if (!sites) throw new Error('kitSite: no kit-sites directory (test/kit-sites.ts is not a globalSetup of this tier)');
   const site = join(sites, key);
