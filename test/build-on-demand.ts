@@ -14,7 +14,7 @@ const LOCK = join(ROOT, '.lib-build.lock');
 const INPUTS = ['src', 'scripts/bundle-edge.mjs', 'tsconfig.json'];
 
 /** The newest input and its time (files and directories, recursively). */
-function newestInput(): { path: string; time: number } {
+export function newestInput(): { path: string; time: number } {
   let newest = { path: '', time: 0 };
   const visit = (path: string) => {
     const stat = statSync(path);
@@ -51,38 +51,39 @@ function build(): Promise<void> {
   });
 }
 
-/** Whether the build that holds the lock is gone (killed mid-build): then its lock is void. */
-function lockAbandoned(): boolean {
+/** Whether the process that holds `lock` is gone (killed mid-build): then its lock is void. */
+function lockAbandoned(lock: string): boolean {
   try {
-    process.kill(Number(readFileSync(LOCK, 'utf8')), 0);
+    process.kill(Number(readFileSync(lock, 'utf8')), 0);
     return false;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== 'EPERM';
   }
 }
 
-/** One build at a time in this clone: another vitest run waits for it, then finds lib/ fresh. */
-async function withLock<T>(work: () => Promise<T>): Promise<T> {
+/** `work` while this process holds the file `lock`: another process (a vitest run, a test file) waits for it. */
+export async function withLock<T>(lock: string, work: () => Promise<T>): Promise<T> {
   for (;;) {
     try {
-      writeFileSync(LOCK, String(process.pid), { flag: 'wx' });
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (lockAbandoned()) rmSync(LOCK, { force: true });
+      if (lockAbandoned(lock)) rmSync(lock, { force: true });
       else await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
   try {
     return await work();
   } finally {
-    rmSync(LOCK, { force: true });
+    rmSync(lock, { force: true });
   }
 }
 
 export default async function setup(): Promise<void> {
   if (!staleReason()) return;
-  await withLock(async () => {
+  // One build at a time in this clone: another vitest run waits for it, then finds lib/ fresh.
+  await withLock(LOCK, async () => {
     const reason = staleReason();
     if (!reason) return;
     const began = new Date();

@@ -23,6 +23,7 @@ import { readManifest } from '../src/store/manifest-file.js';
 import type { SiteSpec } from '../src/site/spec.js';
 import { KIT, KIT_DATASETS, kitAnswers, tempDir, testSpec, type KitAnswer } from './helpers.js';
 import { rawRequest } from './serve-helpers.js';
+import { kitSite } from './edge-helpers.js';
 
 // The generated function runs in a fresh V8 context (no Node globals, a recording stand-in for
 // the `cloudfront` module) on CloudFront's event shape. A distribution is simulated around it: an
@@ -244,18 +245,12 @@ describe('the kit through a CloudFront distribution: function, S3, failover to t
   const totals = { requests: 0, object: 0, failover: 0, live: 0, function: 0, origin: 0 };
 
   describe.each(KIT_DATASETS)('kit dataset $name', ({ name, baseUrl, prefix }) => {
-    const site = () => join(root, name);
+    let built: string;
+    const site = () => built;
     let spec: SiteSpec;
     let live: RunningServer;
     beforeAll(async () => {
-      await build({
-        data: join(KIT, `${name}.csv`),
-        out: site(),
-        baseUrl,
-        collation: 'codepoint',
-        pageSizes: [10, 20, 50, 100],
-        compress: false,
-      });
+      built = await kitSite(name, baseUrl);
       spec = specOf((await readManifest(site()))!);
       live = await serve({ dir: site(), port: 0, failoverOrigin: true });
     });

@@ -1,7 +1,8 @@
 import { type ChildProcessByStdio, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { createHash } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from '../src/app/build.js';
 import { writeEdgeProject, type EdgeProject, type Platform } from '../src/app/edge-project.js';
@@ -10,8 +11,9 @@ import { endpointPath } from '../src/core/route-table.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { queryForFile } from '../src/site/layout.js';
 import { readManifest } from '../src/store/manifest-file.js';
-import { expect } from 'vitest';
+import { expect, inject } from 'vitest';
 import { mountOf } from '../src/core/url-path.js';
+import { newestInput, withLock } from './build-on-demand.js';
 import { KIT } from './helpers.js';
 import type { CityIndex } from '../src/core/city-index.js';
 import { bodyBytes } from '../src/core/page.js';
@@ -59,6 +61,29 @@ export function buildKitSite(site: string, name: string, baseUrl: string): Promi
     collation: 'codepoint',
     pageSizes: DEFAULT_PAGE_SIZES,
     compress: false,
+  });
+}
+
+/**
+ * A kit dataset's site as buildKitSite builds it, shared by the files of this run's tier (built by the
+ * first that asks, under a lock; test/kit-sites.ts): read it in place, never change it (build your own).
+ */
+export async function kitSite(name: string, baseUrl: string): Promise<string> {
+  // The sources' newest time too: a watch-mode rerun after an edit of src/ builds the site again.
+  const inputs = `${baseUrl}\n${newestInput().time}`;
+  const key = `${name}-${createHash('sha256').update(inputs).digest('hex').slice(0, 16)}`;
+  const sites = inject('kitSites');
+  if (!sites) throw new Error('kitSite: no kit-sites directory (test/kit-sites.ts is not a globalSetup of this tier)');
+  const site = join(sites, key);
+  const done = `${site}.built`;
+  return withLock(`${site}.lock`, async () => {
+    if (!existsSync(done)) {
+      // A file that died mid-build left a partial site: built again from nothing.
+      await rm(site, { recursive: true, force: true });
+      await buildKitSite(site, name, baseUrl);
+      await writeFile(done, '');
+    }
+    return site;
   });
 }
 

@@ -14,7 +14,8 @@ import {
 } from '../src/platforms/lambda/adapter.js';
 import { blockPath } from '../src/site/edge-files.js';
 import { KIT_DATASETS, expectWholeKit, makeCity, tempDir, testSpec } from './helpers.js';
-import { kitEdgeProject, memoryEdgeSite } from './edge-helpers.js';
+import { writeEdgeProject } from '../src/app/edge-project.js';
+import { kitSite, memoryEdgeSite } from './edge-helpers.js';
 import { functionUrl, PYTHON, unpack } from './lambda-front.js';
 import { requireTool } from './tool-check.js';
 
@@ -35,13 +36,19 @@ type Handler = (event: LambdaEvent) => Promise<LambdaResult>;
 const handlerOf = async (dir: string) =>
   (await import(pathToFileURL(join(dir, 'index.mjs')).href)) as { handler: Handler };
 
+/** A Lambda project in root/dir for the run's shared kit site: the project only reads the site (into its zip). */
+async function lambdaProject(name: string, baseUrl: string, dir: string) {
+  const site = await kitSite(name, baseUrl);
+  return { site, project: await writeEdgeProject('lambda', site, join(root, dir)) };
+}
+
 const totals = { passed: 0, failed: 0, events: 0 };
 
 describe.skipIf(!available).each(KIT_DATASETS)(
   'kit dataset $name through the Lambda handler',
   ({ name, baseUrl, prefix }) => {
     it('every kit answer matches, driven by payload-2.0 events', async () => {
-      const { project, site } = await kitEdgeProject(root, name, baseUrl, 'lambda');
+      const { project, site } = await lambdaProject(name, baseUrl, name);
       const unpacked = await unpack(project.out);
       for (const file of ['cities-api-edge.js', 'cities-site.js', 'index.mjs'])
         expect(await readFile(join(unpacked, file)), file).toEqual(await readFile(join(project.out, file)));
@@ -71,7 +78,7 @@ describe('the Lambda result', () => {
     ['POST: the read-only 403', 'POST', '/cities/', 403],
     ["a page file's path, as CloudFront's failover from S3 asks it", 'GET', '/cities/name_en/default/2.json', 200],
   ])('%s', async (_, method, target, status) => {
-    const { project } = await kitEdgeProject(root, 'cities11', 'http://api.example.com', 'lambda', `result-${method}`);
+    const { project } = await lambdaProject('cities11', 'http://api.example.com', `result-${method}`);
     const { handler } = await handlerOf(await unpack(project.out));
     const [rawPath, rawQueryString = ''] = target.split('?') as [string, string?];
     const result = await handler({
@@ -93,13 +100,7 @@ describe('the Lambda result', () => {
 
 describe('/openapi.json from the zip, as the static hosts answer it', () => {
   it.each([['GET'], ['HEAD']])('%s', async (method) => {
-    const { site, project } = await kitEdgeProject(
-      root,
-      'cities11',
-      'http://api.example.com',
-      'lambda',
-      `openapi-${method}`,
-    );
+    const { site, project } = await lambdaProject('cities11', 'http://api.example.com', `openapi-${method}`);
     const { handler } = await handlerOf(await unpack(project.out));
     const result = await handler({ rawPath: '/openapi.json', requestContext: { http: { method } } });
     const file = await readFile(join(site, 'openapi.json'));

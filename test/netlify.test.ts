@@ -13,6 +13,7 @@ import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { parseQuery, type QueryPair } from '../src/core/query-string.js';
 import { allPath, staticPathFor } from '../src/site/layout.js';
 import { KIT, KIT_DATASETS, kitAnswers, tempDir, testSpec, type KitAnswer } from './helpers.js';
+import { kitSite } from './edge-helpers.js';
 
 // Every GET of the kit, routed by Netlify's own redirect engine through the generated _redirects:
 // a request the site covers must reach exactly its file (whose body is the reference's); anything
@@ -102,18 +103,12 @@ function fileReason(pairs: readonly QueryPair[]): Outcome | null {
 }
 
 describe.each(KIT_DATASETS)('Netlify, kit dataset $name', ({ name, baseUrl, prefix }) => {
-  const site = () => join(root, name);
+  let built: string;
+  const site = () => built;
   let answers: KitAnswer[];
 
   beforeAll(async () => {
-    await build({
-      data: join(KIT, `${name}.csv`),
-      out: site(),
-      baseUrl,
-      collation: 'codepoint',
-      pageSizes: PAGE_SIZES,
-      compress: false,
-    });
+    built = await kitSite(name, baseUrl);
     answers = (await kitAnswers(name)).filter((answer) => answer.method === 'GET');
   });
 

@@ -145,8 +145,8 @@ describe('a clean clone', () => {
         test: 'vitest run',
         setups: [
           ['unit', []],
-          ['integration', ['test/build-on-demand.ts']],
-          ['engines', ['test/build-on-demand.ts']],
+          ['integration', ['test/build-on-demand.ts', 'test/kit-sites.ts']],
+          ['engines', ['test/build-on-demand.ts', 'test/kit-sites.ts']],
         ],
       },
     ],
