@@ -1,9 +1,12 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CitiesApiError } from '../src/core/errors.js';
 import { LockBusyError } from '../src/fs/lock.js';
 import { Channel, type Port, type Side, type Wire } from '../src/proc/channel.js';
-import { WorkerEnded } from '../src/proc/workers.js';
+import { profilingFlags, WorkerEnded } from '../src/proc/workers.js';
 
 // The channel's protocol between two ends of a MessageChannel, as between a thread and its
 // parent: calls answered or failed (the error's class and fields kept), events both ways, a
@@ -139,5 +142,48 @@ describe('Channel: calls, errors, events', () => {
     parent.lost(ended);
     await expect(waiting).rejects.toBe(ended);
     await expect(parent.call('double', 1)).rejects.toThrow('a test worker stopped (exit code 1)');
+  });
+});
+
+// A profiled serve (node --cpu-prof --cpu-prof-dir DIR) crashed at its first thread: new Worker refuses a flag's value as its own argument.
+describe('profilingFlags: what a thread takes of its process flags', () => {
+  it.each([
+    ['none', ['--enable-source-maps'], []],
+    ['--cpu-prof alone', ['--cpu-prof'], ['--cpu-prof']],
+    [
+      'a value as its own argument joined to its flag',
+      ['--cpu-prof', '--cpu-prof-dir', '/p'],
+      ['--cpu-prof', '--cpu-prof-dir=/p'],
+    ],
+    ['a value already joined', ['--cpu-prof', '--cpu-prof-dir=/p'], ['--cpu-prof', '--cpu-prof-dir=/p']],
+    ['the interval kept', ['--cpu-prof-interval', '200', '--max-old-space-size=64'], ['--cpu-prof-interval=200']],
+    [
+      'no file name (every thread would write it)',
+      ['--cpu-prof', '--cpu-prof-name', 'a.cpuprofile', '--cpu-prof-name=b'],
+      ['--cpu-prof'],
+    ],
+  ])('%s', (_name, execArgv, expected) => {
+    expect(profilingFlags(execArgv)).toEqual(expected);
+  });
+
+  it("a profiled process's thread starts with them and writes its own profile", async () => {
+    const { Worker } = await import('node:worker_threads');
+    const dir = mkdtempSync(join(tmpdir(), 'cities-prof-'));
+    try {
+      const argv = [
+        '--cpu-prof',
+        '--cpu-prof-dir',
+        dir,
+        '--cpu-prof-interval',
+        '500',
+        '--cpu-prof-name',
+        'main.cpuprofile',
+      ];
+      const thread = new Worker('0', { eval: true, execArgv: profilingFlags(argv) });
+      expect(await new Promise((resolve) => thread.once('exit', resolve))).toBe(0);
+      expect(readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

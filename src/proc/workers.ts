@@ -13,7 +13,25 @@ import type { ErrorClass } from './error-data.js';
 const entry = (module: string) =>
   new URL(import.meta.url.endsWith('.ts') ? `../../lib/${module}.js` : `../${module}.js`, import.meta.url);
 // A thread takes none of this process's flags but --cpu-prof's, so a profiled process profiles its threads too.
-const PROFILING = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
+const PROFILING = profilingFlags(process.execArgv);
+const VALUED = ['--cpu-prof-dir', '--cpu-prof-name', '--cpu-prof-interval'];
+
+/**
+ * The --cpu-prof flags of `execArgv` as a thread takes them: each with its value in one argument
+ * (`--cpu-prof-dir DIR` as two is refused by new Worker), without a file name (every thread would
+ * write the same file: each gets Node's own, by thread id).
+ */
+export function profilingFlags(execArgv: readonly string[]): string[] {
+  const flags: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const flag = execArgv[i]!;
+    const name = flag.split('=', 1)[0]!;
+    if (!name.startsWith('--cpu-prof')) continue;
+    const value = VALUED.includes(name) && !flag.includes('=') ? execArgv[++i] : undefined;
+    if (name !== '--cpu-prof-name') flags.push(value === undefined ? flag : `${name}=${value}`);
+  }
+  return flags;
+}
 
 /** How a worker ended (killed, out of memory, crashed, or stopped): what its calls still waiting fail with. */
 export class WorkerEnded extends CitiesApiError {
