@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -166,11 +167,15 @@ describe('profilingFlags: what a thread takes of its process flags', () => {
     expect(profilingFlags(execArgv)).toEqual(expected);
   });
 
-  it("a profiled process's thread starts with them and writes its own profile", async () => {
-    const { Worker } = await import('node:worker_threads');
+  it('a profiled process (node --cpu-prof --cpu-prof-dir DIR) loads the module and starts a thread that writes its own profile', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cities-prof-'));
     try {
-      const argv = [
+      const workers = new URL('../lib/proc/workers.js', import.meta.url).href;
+      const script = `const { profilingFlags } = await import(${JSON.stringify(workers)});
+        const { Worker } = await import('node:worker_threads');
+        const thread = new Worker('0', { eval: true, execArgv: profilingFlags(process.execArgv) });
+        thread.once('exit', (code) => process.exit(code));`;
+      const flags = [
         '--cpu-prof',
         '--cpu-prof-dir',
         dir,
@@ -179,9 +184,9 @@ describe('profilingFlags: what a thread takes of its process flags', () => {
         '--cpu-prof-name',
         'main.cpuprofile',
       ];
-      const thread = new Worker('0', { eval: true, execArgv: profilingFlags(argv) });
-      expect(await new Promise((resolve) => thread.once('exit', resolve))).toBe(0);
-      expect(readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))).toHaveLength(1);
+      execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script], { stdio: 'pipe' });
+      // The thread's profile, and the process's own (main.cpuprofile).
+      expect(readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))).toHaveLength(2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

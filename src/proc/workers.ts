@@ -13,8 +13,8 @@ import type { ErrorClass } from './error-data.js';
 const entry = (module: string) =>
   new URL(import.meta.url.endsWith('.ts') ? `../../lib/${module}.js` : `../${module}.js`, import.meta.url);
 // A thread takes none of this process's flags but --cpu-prof's, so a profiled process profiles its threads too.
-const PROFILING = profilingFlags(process.execArgv);
 const VALUED = ['--cpu-prof-dir', '--cpu-prof-name', '--cpu-prof-interval'];
+const PROFILING = profilingFlags(process.execArgv);
 
 /**
  * The --cpu-prof flags of `execArgv` as a thread takes them: each with its value in one argument
