@@ -5,7 +5,9 @@ import { CityTable } from '../src/core/city-table.js';
 import { bodyBytes } from '../src/core/page.js';
 import { negotiate } from '../src/core/negotiate.js';
 import { quotePlus } from '../src/core/query-string.js';
-import { route } from '../src/http/route.js';
+import { listingETag, route } from '../src/http/route.js';
+import { answerETag } from '../src/site/answer-tag.js';
+import { parseQuery } from '../src/core/query-string.js';
 import type { SiteContext } from '../src/http/route-types.js';
 import { originForm } from '../src/core/url-path.js';
 import { makeCity, testSpec } from './helpers.js';
@@ -224,5 +226,27 @@ describe('no request changes what the next one gets (negotiation memo keys are i
   it('the pairs above do differ, so a shared key would show', () => {
     expect(fresh('\0', 'application/json')).not.toBe(fresh(undefined, 'application/json'));
     expect(fresh(undefined, '\0')).not.toBe(fresh(undefined, undefined));
+  });
+});
+
+// listingETag remembers a decision's ETag (by its pairs): it must stay answerETag's, whatever was asked before.
+describe('listingETag: remembered per decision, always what answerETag gives', () => {
+  const pairs = parseQuery('page_size=7&page=3');
+  const json = negotiate(undefined, undefined);
+  const indented = negotiate(undefined, 'application/json; indent=2');
+  const specA = testSpec({ baseUrl: 'http://x', count: 23 });
+  const specB = testSpec({ baseUrl: 'http://y', count: 23 });
+  it.each([
+    ['the same decision and site again', json, specA, 't1'],
+    ['another data tag', json, specA, 't2'],
+    ['another site spec', json, specB, 't2'],
+    ['another negotiation (indented)', indented, specB, 't2'],
+    ['back to the first', json, specA, 't1'],
+  ])('%s', (_name, negotiation, spec, tag) => {
+    expect(listingETag({ pairs, negotiation }, { spec, tag })).toBe(answerETag(spec, tag, negotiation, pairs));
+  });
+
+  it('no tag, no ETag (the site names no data)', () => {
+    expect(listingETag({ pairs, negotiation: json }, { spec: specA, tag: undefined })).toBeUndefined();
   });
 });
