@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NAME_FIELDS } from '../src/core/fields.js';
-import { serve, type RunningServer } from '../src/app/serve.js';
+import type { RunningServer } from '../src/app/serve.js';
+import { smallWritable } from './serve-helpers.js';
 import { KIT, tempDir } from './helpers.js';
 import { rawExchange } from './raw-http.js';
 import { requireTool } from './tool-check.js';
@@ -452,16 +453,7 @@ beforeAll(async () => {
   if (!HAS_DRF) return;
   ({ dir: root, cleanup } = await tempDir('cities-parity-'));
   await copyFile(join(KIT, 'cities11.csv'), join(root, 'cities.csv'));
-  server = await serve({
-    dir: join(root, 'site'),
-    data: join(root, 'cities.csv'),
-    port: 0,
-    writable: true,
-    token: TOKEN,
-    collation: 'codepoint',
-    orderings: ['default'],
-    pageSizes: [10],
-  });
+  server = await smallWritable(join(root, 'site'), join(root, 'cities.csv'), TOKEN);
   const input = JSON.stringify({
     token: TOKEN,
     cases: CASES.map((c) => ({ headers: c.headers, body: c.body.toString('base64') })),

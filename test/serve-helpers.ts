@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { serve, type ServeOptions } from '../src/app/serve.js';
 
 export const ROOT = join(import.meta.dirname, '..');
 
@@ -60,3 +61,17 @@ export function rawRequest(
     req.end(options.body);
   });
 }
+
+/** A writable server of one ordering and one page size: each catch-up build is a few files. */
+export const smallWritable = (dir: string, data: string, token: string, more: Partial<ServeOptions> = {}) =>
+  serve({
+    dir,
+    data,
+    port: 0,
+    writable: true,
+    token,
+    collation: 'codepoint',
+    orderings: ['default'],
+    pageSizes: [10],
+    ...more,
+  });

@@ -9,7 +9,7 @@ import { readDataset } from '../src/dataset/read-dataset.js';
 import { serve, type RunningServer, type ServeOptions } from '../src/app/serve.js';
 import { appears, caughtUp, manyCities, sleep, spawnCli, writeDataset } from './crash-helpers.js';
 import { KIT, makeCity, tempDir, entriesOf } from './helpers.js';
-import { rawRequest, startCli } from './serve-helpers.js';
+import { rawRequest, smallWritable, startCli } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 
 const TOKEN = 'test-token-0123456789';
@@ -25,18 +25,6 @@ const post = (body: unknown, headers: Record<string, string> = {}, raw?: string)
     body: raw ?? JSON.stringify(body),
   });
 const json = (body: Buffer) => JSON.parse(body.toString()) as Record<string, unknown>;
-/** A writable server of one ordering and one page size: each catch-up build is a few files. */
-const smallWritable = (dir: string, data: string) =>
-  serve({
-    dir,
-    data,
-    port: 0,
-    writable: true,
-    token: TOKEN,
-    collation: 'codepoint',
-    orderings: ['default'],
-    pageSizes: [10],
-  });
 
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-write-'));
@@ -191,7 +179,7 @@ describe('creating cities', () => {
     const data = join(root, 'swaps.csv');
     await copyFile(join(KIT, 'cities11.csv'), data);
     // One ordering, one page size: each catch-up is a build of a few files, so swaps come often.
-    const small = await smallWritable(join(root, 'swaps'), data);
+    const small = await smallWritable(join(root, 'swaps'), data, TOKEN);
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 300; i++) {
@@ -640,15 +628,7 @@ describe('a symlinked dataset is written through its link; links beside it are n
       if (hops === 2) await symlink('hop1.csv', join(dir, 'links', 'hop2.csv'));
       const before = await readFile(real);
       const logs: string[] = [];
-      const server = await serve({
-        dir: join(dir, 'site'),
-        data: join(dir, 'links', `hop${hops}.csv`),
-        port: 0,
-        writable: true,
-        token: TOKEN,
-        collation: 'codepoint',
-        orderings: ['default'],
-        pageSizes: [10],
+      const server = await smallWritable(join(dir, 'site'), join(dir, 'links', `hop${hops}.csv`), TOKEN, {
         log: (l) => logs.push(l),
       });
       try {
@@ -680,7 +660,7 @@ describe('a symlinked dataset is written through its link; links beside it are n
     await symlink(victim, `${data}.bak`);
     await symlink(victim, join(dir, `.cities.csv.tmp-${process.pid}.csv`));
     const before = await readFile(data);
-    const server = await smallWritable(join(dir, 'site'), data);
+    const server = await smallWritable(join(dir, 'site'), data, TOKEN);
     try {
       expect((await create(server, 'Planted')).status).toBe(201);
       await caughtUp(data);
