@@ -142,16 +142,7 @@ export class OverlayIndex implements PageIndex {
     const covered = kept?.covered ?? 0;
     const fresh = Array.from({ length: this.added.count - covered }, (_, i) => covered + i).sort(compareAdded);
     const order = this.base.order(ordering);
-    const freshBefore = fresh.map((i) => {
-      let lo = 0;
-      let hi = order.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (baseFirst(order[mid]!, i)) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    });
+    const freshBefore = fresh.map((i) => lowerBound(order.length, (mid) => baseFirst(order[mid]!, i)));
     // Merged with those kept: both sorted, no two added cities equal (ids differ).
     const total = this.added.count;
     const sorted = new Uint32Array(total);
@@ -187,13 +178,10 @@ export class OverlayIndex implements PageIndex {
     const { ranks, distinct } = this.base.ranks(field);
     for (let i = keys.length; i < this.added.count; i++) {
       const value = this.added.name(i, field);
-      let lo = 0;
-      let hi = order.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (this.compareValues(field, table.name(order[mid]!, field), value) < 0) lo = mid + 1;
-        else hi = mid;
-      }
+      const lo = lowerBound(
+        order.length,
+        (mid) => this.compareValues(field, table.name(order[mid]!, field), value) < 0,
+      );
       const rank = lo < order.length ? ranks[order[lo]!]! : distinct;
       const equal = lo < order.length && this.compareValues(field, table.name(order[lo]!, field), value) === 0;
       keys.push(equal ? 2 * rank + 1 : 2 * rank);
@@ -208,11 +196,16 @@ export class OverlayIndex implements PageIndex {
 
 /** How many added cities are placed before merged position `at` (their places, before[j] + j, increase). */
 function placedBefore(before: Uint32Array, at: number): number {
+  return lowerBound(before.length, (j) => before[j]! + j < at);
+}
+
+/** The first of 0..n-1 for which `below` is false, or n: `below` holds for a prefix (binary search). */
+function lowerBound(n: number, below: (i: number) => boolean): number {
   let lo = 0;
-  let hi = before.length;
+  let hi = n;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (before[mid]! + mid < at) lo = mid + 1;
+    if (below(mid)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
