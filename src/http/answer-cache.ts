@@ -1,3 +1,4 @@
+import { ByteLru } from '../site/byte-lru.js';
 import type { QueryPair } from '../core/query-string.js';
 import type { HeaderFields } from './route-types.js';
 
@@ -15,7 +16,7 @@ const LARGEST_SHARE = 16;
 
 /**
  * Computed answers of the listing endpoint (compact JSON only: the form a site file would hold),
- * kept beside the route memo under a byte budget, the oldest not asked for since eviction last passed it dropped first.
+ * kept beside the route memo under a byte budget (site/byte-lru.ts: least recently used dropped first).
  *
  * What an answer depends on is all in its key or in the cache's owner: the query's decoded
  * pairs, every one of them in the order received (an unknown parameter is carried into the
@@ -24,25 +25,19 @@ const LARGEST_SHARE = 16;
  * `owner()` then starts an empty cache). So no request can change what another is answered: two
  * requests share an entry only when the same page function would compute the same bytes for both.
  */
-/** An answer kept, and whether it was asked for since eviction last passed it over. */
-interface Entry {
-  readonly answer: CachedAnswer;
-  recent: boolean;
-}
-
 export class AnswerCache {
-  private readonly entries = new Map<string, Entry>();
-  private bytes = 0;
+  private readonly entries: ByteLru<CachedAnswer>;
   private index: object | undefined;
   private spec: object | undefined;
 
-  constructor(private readonly budget: number) {}
+  constructor(private readonly budget: number) {
+    this.entries = new ByteLru(budget);
+  }
 
   /** This cache for answers computed from `index` with `spec`; emptied when either is another object than last time. */
   owner(index: object, spec: object): this {
     if (index !== this.index || spec !== this.spec) {
       this.entries.clear();
-      this.bytes = 0;
       [this.index, this.spec] = [index, spec];
     }
     return this;
@@ -56,32 +51,18 @@ export class AnswerCache {
   }
 
   get(key: string): CachedAnswer | undefined {
-    const found = this.entries.get(key);
-    if (!found) return undefined;
-    // Marked, not moved: a delete and set per hit (the map kept in use order) cost a fifth of a full cache's hits.
-    found.recent = true;
-    return found.answer;
+    return this.entries.get(key);
   }
 
   set(key: string, answer: CachedAnswer): void {
     const cost = costOf(key, answer);
     if (cost > this.budget / LARGEST_SHARE || this.entries.has(key)) return;
-    this.entries.set(key, { answer, recent: false });
-    this.bytes += cost;
-    // Oldest first, each asked for since it was last passed over moved to the back once (second chance, as CLOCK).
-    while (this.bytes > this.budget) {
-      const [oldest, entry] = this.entries.entries().next().value as [string, Entry];
-      this.entries.delete(oldest);
-      if (entry.recent) {
-        entry.recent = false;
-        this.entries.set(oldest, entry);
-      } else this.bytes -= costOf(oldest, entry.answer);
-    }
+    this.entries.set(key, answer, cost);
   }
 
   /** Bytes held, as counted against the budget. */
   get size(): number {
-    return this.bytes;
+    return this.entries.size;
   }
 }
 
