@@ -28,16 +28,18 @@ afterAll(() => cleanup());
 
 /** A ReadSite whose reads started while `held` give their data only after release(), and fail while `failing` is set (each read counted). */
 function gatedRead() {
-  const gate = { reads: 0, failing: false, held: false, waiting: [] as (() => void)[] };
+  const gate = { reads: 0, failing: false, held: false };
+  // A promise, not a list of waiters: a read that reaches the gate after release() (a loaded machine) passes too.
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
   const read: ReadSite = async (root, collation) => {
     gate.reads++;
     const held = gate.held;
     if (gate.failing) throw new Error('read failed once');
     const data = await readSiteData(root, collation);
-    if (held) await new Promise<void>((resolve) => gate.waiting.push(resolve));
+    if (held) await released;
     return data;
   };
-  const release = () => gate.waiting.splice(0).forEach((resolve) => resolve());
   return { gate, read, release };
 }
 const count = (live: LiveSite) => live.current.context.index.count;
