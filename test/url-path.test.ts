@@ -120,7 +120,7 @@ describe('a base URL whose path needs percent-encoding', () => {
 
 const DJANGO = '/usr/lib/python3/dist-packages/django';
 // Django's own request object, given the environ gunicorn would build for each raw path and query.
-const ORACLE = String.raw`
+const ORACLE = `
 import io, json, sys
 import django
 from django.conf import settings

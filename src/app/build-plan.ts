@@ -65,11 +65,10 @@ export interface PendingWrite {
   readonly minFree: number;
 }
 
-/** The site directory as found: its manifest, and whether its settings are the build's. */
+/** The site directory as found, and its manifest. */
 interface Previous {
   readonly out: string;
   readonly old: ManifestHead | null;
-  readonly sameSettings: boolean;
 }
 
 export async function planBuild(options: SiteBuildOptions): Promise<PlannedBuild> {
@@ -98,15 +97,15 @@ export async function planBuild(options: SiteBuildOptions): Promise<PlannedBuild
       return { plan: { cities: old.dataset.count, ...size(spec), upToDate: true, check, dir: out, defaultBaseUrl } };
     }
   }
-  const planned = await planFromDataset(options, settings, { out, old, sameSettings }, pending);
-  return planned;
+  // Awaited here: `pending` is disposed when this function returns.
+  return await planFromDataset(options, settings, { out, old }, pending);
 }
 
 /** The plan once the dataset is read and validated: the site's files checked when its input is the site's. */
 async function planFromDataset(
   options: BuildOptions,
   asked: SiteSettings,
-  { out, old, sameSettings }: Previous,
+  { out, old }: Previous,
   pending: PendingCheck | null,
 ): Promise<PlannedBuild> {
   let digest: Uint8Array | undefined;
