@@ -10,6 +10,7 @@ const UNIT = [
   'architecture',
   'browsable',
   'bytes',
+  'cached-ranges',
   'city-table',
   'cloudfront-stack',
   'create-city',
