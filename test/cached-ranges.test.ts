@@ -13,11 +13,12 @@ const FILES: Record<string, Uint8Array> = {
 };
 
 /** A cache keyed by URL that answers a Range with a 206 (`keeps: false`: one that stores nothing, as on workers.dev). */
-function zoneCache({ keeps = true, ranges = true, failPut = false } = {}) {
+function zoneCache({ keeps = true, ranges = true, failPut = false, refuses = false } = {}) {
   const entries = new Map<string, Uint8Array>();
   const counts = { puts: 0, hits: 0 };
   const cache: PlatformCache = {
     async match(request) {
+      if (refuses) throw new Error('Too many API requests by single Worker invocation.');
       const bytes = entries.get(request.url);
       if (!bytes) return undefined;
       counts.hits++;
@@ -109,6 +110,10 @@ describe('cachedRanges: ranges of edge blocks through the zone cache', () => {
   it.each<[string, Parameters<typeof zoneCache>[0]]>([
     ['a cache that answers a range with the whole file (200): the range cut from it', { ranges: false }],
     ['a cache that refuses the put: the range still answered, from the block read whole', { failPut: true }],
+    [
+      "a cache that refuses every call (a plan's limit on Cache API calls per request): the range answered from the block read whole",
+      { refuses: true },
+    ],
   ])('%s', async (_, options) => {
     const { read } = setup(options);
     expect([...(await read('rows/a.bin', 10, 20))]).toEqual(bytes('rows/a.bin', 10, 20));
