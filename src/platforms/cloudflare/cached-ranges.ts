@@ -1,5 +1,5 @@
 import { ROUTES } from '../../core/route-table.js';
-import type { PlatformCache } from '../../http/edge-cache.js';
+import { KEPT, type PlatformCache } from '../../http/edge-cache.js';
 import type { ReadSiteFile } from '../../site/edge-source.js';
 import { RangeIgnored, type ReadRange } from '../../site/edge-ranges.js';
 
@@ -10,8 +10,7 @@ import { RangeIgnored, type ReadRange } from '../../site/edge-ranges.js';
 // cache under the build's tag, and every range of it is then asked of the cache, by any isolate
 // of the location. Where the cache keeps nothing (workers.dev), ranges stop: whole blocks, as before.
 
-/** Kept by shared caches only, for a year: a key names one build's file, so an entry never goes stale. */
-const KEPT = 's-maxage=31536000';
+const { header } = ROUTES;
 
 export function cachedRanges(
   readWhole: ReadSiteFile,
@@ -28,7 +27,8 @@ export function cachedRanges(
 
   const fill = async (path: string, key: string): Promise<Uint8Array> => {
     const bytes = await readWhole(path);
-    const headers = { 'cache-control': KEPT, 'content-length': String(bytes.length) };
+    // Kept by shared caches only: a key names one build's file, so an entry never goes stale.
+    const headers = { [header.cacheControl]: KEPT, [header.contentLength]: String(bytes.length) };
     // Awaited: the ranges this page reads next are asked of the cache.
     await cache.put(new Request(key), new Response(bytes, { headers })).then(
       () => put.add(key),
