@@ -41,6 +41,8 @@ const { values: opts } = parseArgs({
     static: { type: 'string', default: 'page=2' },
     workers: { type: 'string', default: '1,2' },
     profile: { type: 'string' },
+    // Internal: only measure what loading the site in DIR blocks (a process of its own, see loadBlocks).
+    'blocks-of': { type: 'string' },
   },
 });
 const lib = await import(join(ROOT, 'lib', 'index.js'));
@@ -73,6 +75,10 @@ function* newOrderings(seed) {
 
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 const ms = (x) => `${x.toFixed(2)} ms`;
+if (opts['blocks-of']) {
+  await loadBlocks(opts['blocks-of']);
+  process.exit(0);
+}
 
 // 1. In process.
 const table = await lib.readDataset(opts.data);
@@ -114,7 +120,10 @@ const cpus = placement('off');
 const generator = await loader(chooseTool(undefined), cpus.loader);
 try {
   execFileSync(process.execPath, [cli, 'build', '--site', site, ...siteArgs], { stdio: 'ignore' });
-  await loadBlocks(site);
+  // In a process of its own: this one's heap (the index above) would be collected during the measurement.
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'bench-orderings.mjs'), '--blocks-of', site], {
+    stdio: 'inherit',
+  });
   for (const workers of opts.workers.split(',').map(Number)) {
     const { child, url } = await startServe(workers);
     try {
@@ -264,13 +273,14 @@ async function loadBlocks(dir) {
     return `${ms(took).padStart(11)} in all, the longest block ${ms(longest).padStart(9)}${onCpu}`;
   };
   const load = (read) => () => loadSite(dir, read).then((state) => state.release());
-  console.log(`\nloading the site (as after a rebuild), ${table.count} cities: the longest gap of a 1 ms timer`);
+  console.log(`\nloading the site (as after a rebuild): the longest gap of a 1 ms timer (a process of its own)`);
   console.log(
     `  nothing to do for 2 s (the machine's noise)  ${await blocks(() => new Promise((r) => setTimeout(r, 2000)))}`,
   );
   // In a thread first: the garbage of a read on this thread would be collected during the next measurement.
-  console.log(`  read in a thread (serve)                     ${await blocks(load(readSiteDataInThread))}`);
-  console.log(`  the same again                               ${await blocks(load(readSiteDataInThread))}`);
+  // The first thread of a process also loads worker_threads' modules (serve does at start, before it answers).
+  console.log(`  read in a thread (serve), the process's first ${await blocks(load(readSiteDataInThread))}`);
+  console.log(`  again, as a rebuild in a running serve       ${await blocks(load(readSiteDataInThread))}`);
   console.log(`  read on the answering thread (before)        ${await blocks(load(readSiteData))}`);
 }
 
