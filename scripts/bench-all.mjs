@@ -46,7 +46,7 @@ const STEPS = {
       opts.duration,
       ...(large ? [] : ['--data', join(ROOT, 'bench-data', 'cities-bundled-20k.json')]),
     ],
-    figures: [/^goal: static p99/],
+    figures: [/^goal: static p99/, /^\d+ workers?: flat out/, /^profile of the answering thread/],
   },
   build: {
     script: 'bench-build.mjs',

@@ -55,6 +55,11 @@ describe('keys: two queries share an answer only when their pairs are the same, 
     cache.set(AnswerCache.key(a), answerOf('a'));
     expect(cache.get(AnswerCache.key(b))).toBeUndefined();
     expect(cache.get(AnswerCache.key([...a]))?.body.toString()).toBe('a');
+    // A decision seen for the first time: the same key, not remembered by its pairs.
+    expect([AnswerCache.key([...a], false), AnswerCache.key([...b], false)]).toEqual([
+      AnswerCache.key(a),
+      AnswerCache.key(b),
+    ]);
   });
 });
 

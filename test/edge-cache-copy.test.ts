@@ -37,6 +37,20 @@ describe('answerETag: the same inputs give one tag, each input changes it', () =
     expect(tag).toMatch(/^W\/"c[0-9a-f]{32}"$/);
     expect(tag).not.toBe(BASE);
   });
+  // Tags clients hold (If-None-Match, CDN caches) stay valid across versions: these are what the
+  // first implementation (one pass per lane) gave; the one-pass hash and a caller's pairs JSON must too.
+  it.each([
+    ['compact JSON', JSON_FORM, PAIRS, 'W/"c8659a3ccf328789d757eaf67303ec137"'],
+    [
+      'indented JSON, non-ASCII pairs',
+      negotiate(undefined, 'application/json; indent=2'),
+      [['ordering', 'name_é,-名'] as const, ['page', '3'] as const],
+      'W/"ca2c2e9566e9f31f16cd86abd594e289d"',
+    ],
+  ])('%s: the same tag as before, with or without the pairs JSON given', (_, form, pairs, pinned) => {
+    expect(answerETag(SPEC, 'aabbccdd00112233', form, pairs)).toBe(pinned);
+    expect(answerETag(SPEC, 'aabbccdd00112233', form, pairs, JSON.stringify(pairs))).toBe(pinned);
+  });
   it('the browsable page gets none (it shows the request)', () => {
     expect(answerETag(SPEC, 'aabbccdd00112233', negotiate(undefined, 'text/html'), PAIRS)).toBeUndefined();
   });

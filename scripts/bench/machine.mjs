@@ -1,5 +1,6 @@
 // The machine a benchmark runs on: its load (waited on, reported), its CPUs and how the load
 // generator and the servers are spread over them.
+import { openSync, readSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { which } from './load.mjs';
 
@@ -77,3 +78,22 @@ export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
+
+/**
+ * A clock of the CPU time this process's main thread has run (ms), from Linux's schedstat (ns):
+ * what a wall-clock gap of the event loop cannot tell apart, work on the thread or the thread
+ * waiting for a CPU (a shared machine). Null where /proc has no schedstat.
+ */
+export function mainThreadCpu() {
+  let fd;
+  try {
+    fd = openSync(`/proc/self/task/${process.pid}/schedstat`, 'r');
+  } catch {
+    return null;
+  }
+  const buffer = Buffer.alloc(128);
+  return () => {
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    return Number(buffer.toString('latin1', 0, n).split(' ')[0]) / 1e6;
+  };
+}

@@ -43,8 +43,13 @@ export class AnswerCache {
     return this;
   }
 
-  /** The key of an answer to these query pairs (with the cache's owner); made once per pairs list (a remembered route's). */
-  static key(pairs: readonly QueryPair[]): string {
+  /**
+   * The key of an answer to these query pairs (with the cache's owner): their JSON. `remember`:
+   * kept by the pairs list for its next request (a route memo's decision); a list seen for the
+   * first time is not (a query asked once would only fill the memo).
+   */
+  static key(pairs: readonly QueryPair[], remember = true): string {
+    if (!remember) return JSON.stringify(pairs);
     let key = keys.get(pairs);
     if (key === undefined) keys.set(pairs, (key = JSON.stringify(pairs)));
     return key;

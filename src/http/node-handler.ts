@@ -120,6 +120,8 @@ function handle(
       ifNoneMatch: req.headers[IF_NONE_MATCH] as string | undefined,
     });
   let decision = memo?.get(method, accept, target);
+  // Whether this decision was seen before (from the memo): only then are its ETag and cache key kept by it.
+  const seen = decision !== undefined;
   if (!decision) {
     const decided = decideRoute(request(), site.context, options.filePaths);
     if (decided.kind === 'answer') return send(res, decided.status, decided.headers, decided.body, options.gate);
@@ -127,14 +129,15 @@ function handle(
     memo?.set(method, accept, target, decided);
     decision = decided;
   }
-  if (decision.kind === 'listing') return sendListing(res, request(), decision, site.context, options.gate, answers);
+  if (decision.kind === 'listing')
+    return sendListing(res, request(), decision, site.context, options.gate, answers, seen);
   // A file the site should hold but that is missing or unreadable: the answer is computed instead.
   const live = () => {
     try {
       const context = { ...site.context, useFiles: false };
       const answer = decideRoute(request(), context, options.filePaths);
       if (answer.kind === 'listing')
-        return void sendListing(res, request(), answer, context, options.gate, answers)?.catch((error) =>
+        return void sendListing(res, request(), answer, context, options.gate, answers, false)?.catch((error) =>
           fail(res, error),
         );
       if (answer.kind !== 'answer') throw new Error(`${method} ${target} has no live answer`);
@@ -160,20 +163,23 @@ function sendListing(
   site: SiteContext,
   gate: SendGate | undefined,
   answers?: AnswerCache,
+  seen = true,
 ): Promise<void> | void {
-  // A conditional request naming the answer's ETag: nothing computed.
-  const unchanged = notModified(req, listingETag(decision, site));
-  if (unchanged) return send(res, 304, unchanged, undefined, gate);
   const { negotiation } = decision;
   const cache =
     answers && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null
       ? answers.owner(site.index, site.spec)
       : undefined;
-  const key = cache && AnswerCache.key(decision.pairs);
+  // The pairs' JSON is both the cache key and part of what the ETag hashes: made once.
+  const key = cache && AnswerCache.key(decision.pairs, seen);
+  const etag = listingETag(decision, site, seen, key);
+  // A conditional request naming the answer's ETag: nothing computed.
+  const unchanged = notModified(req, etag);
+  if (unchanged) return send(res, 304, unchanged, undefined, gate);
   const kept = key === undefined ? undefined : cache!.get(key);
   if (kept) return sendBytes(res, kept.status, headList(kept.headers, kept.body.length), kept.body, gate);
   const answer = () => {
-    const { status, headers, body } = answerListingRoute(req, decision, site);
+    const { status, headers, body } = answerListingRoute(req, decision, site, () => etag);
     const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : body;
     if (key !== undefined && whole instanceof Uint8Array) cache!.set(key, { status, headers, body: whole });
     send(res, status, headers, whole, gate);

@@ -67,16 +67,20 @@ export function decideRoute(
   return answerEndpoint(req, parseQuery(query), site);
 }
 
-/** The page of a listing route, in the negotiated form. */
+/**
+ * The page of a listing route, in the negotiated form. `etag`: the listing's ETag when the
+ * caller already has it (listingETag of the same decision and site), so it is not made twice.
+ */
 export function answerListingRoute(
   req: ApiRequest,
   { pairs, negotiation }: ListingRoute,
   site: SiteContext,
+  etag: () => string | undefined = () => listingETag({ pairs, negotiation }, site),
 ): Extract<Route, { kind: 'answer' }> {
   const listing = answerListing(site.index, pairs, site.spec.baseUrl);
   const answer = render(req, negotiation, listing.status, listing.body, pairs, site.index.count);
-  const etag = listing.status === 200 ? listingETag({ pairs, negotiation }, site) : undefined;
-  return etag ? { ...answer, headers: { ...answer.headers, [header.etag]: etag } } : answer;
+  const tag = listing.status === 200 ? etag() : undefined;
+  return tag ? { ...answer, headers: { ...answer.headers, [header.etag]: tag } } : answer;
 }
 
 /** ETags by a decision's query pairs (a remembered decision's are one array): what they were made for, and the tag. */
@@ -85,16 +89,24 @@ const etags = new WeakMap<
   { negotiation: Negotiation; spec: SiteSpec; tag: string; etag: string | undefined }
 >();
 
-/** The ETag a listing's 200 answer carries: where the site names its data, for JSON (site/answer-tag.ts). */
+/**
+ * The ETag a listing's 200 answer carries: where the site names its data, for JSON (site/answer-tag.ts).
+ * `remember`: kept by the decision's pairs for the next request of the same decision (a route
+ * memo's); a decision seen for the first time is not (a query asked once would only fill the memo).
+ * `pairsJson`: JSON.stringify(pairs), when the caller has it.
+ */
 export function listingETag(
   { pairs, negotiation }: Pick<ListingRoute, 'pairs' | 'negotiation'>,
   { spec, tag }: Pick<SiteContext, 'spec' | 'tag'>,
+  remember = true,
+  pairsJson?: string,
 ): string | undefined {
   if (tag === undefined) return undefined;
+  if (!remember) return answerETag(spec, tag, negotiation, pairs, pairsJson);
   // Hashing costs 4 µs, an eighth of a live answer's CPU: a remembered decision's is hashed once per site.
   const known = etags.get(pairs);
   if (known && known.negotiation === negotiation && known.spec === spec && known.tag === tag) return known.etag;
-  const etag = answerETag(spec, tag, negotiation, pairs);
+  const etag = answerETag(spec, tag, negotiation, pairs, pairsJson);
   etags.set(pairs, { negotiation, spec, tag, etag });
   return etag;
 }

@@ -14,8 +14,8 @@ export interface SiteDataProtocol {
 
 /**
  * readSiteData() in a thread of its own, started for this one read (its heap freed whole when it
- * ends): the thread that answers requests only receives the result, moved, not copied. A thread
- * that fails or dies is an error here, as readSiteData's would be.
+ * ends): the thread that answers requests only receives the result, in shared memory (sharedData),
+ * not copied. A thread that fails or dies is an error here, as readSiteData's would be.
  */
 export async function readSiteDataInThread(root: string, collation: Collation): Promise<SiteData> {
   const thread = startThread<SiteDataProtocol>('http/site-data-worker', { name: `the reading of ${root}` });

@@ -1,6 +1,5 @@
-import { Transferred } from '../proc/channel.js';
 import { lowestPriority, parentChannel } from '../proc/workers.js';
-import { dataBuffers, readSiteData } from './site-data.js';
+import { readSiteData, sharedData } from './site-data.js';
 import type { SiteDataProtocol } from './site-data-thread.js';
 
 // The thread a served site is read and ranked in (site-data-thread.ts), at the lowest priority
@@ -10,6 +9,5 @@ lowestPriority();
 
 const parent = parentChannel<SiteDataProtocol>();
 parent.handle('read', async ({ root, collation }) => {
-  const data = await readSiteData(root, collation);
-  return new Transferred(data, dataBuffers(data));
+  return sharedData(await readSiteData(root, collation));
 });

@@ -13,8 +13,8 @@ import { composeInThread } from './compose-thread.js';
 
 // The heavy part of loading a site (its dataset parsed, every field's ranks and one-field orders
 // read or computed) as plain typed arrays: made where it costs no request anything (a thread,
-// site-data-thread.ts), then handed over without copying (the dataset moved, the ranks and orders
-// in shared memory) and made an index again in O(fields).
+// site-data-thread.ts), then handed over without copying (all of it in shared memory, see
+// sharedData) and made an index again in O(fields).
 
 /** A site's dataset and every field's ranks and one-field (and default) orders. */
 export interface SiteData {
@@ -46,26 +46,30 @@ export async function readSiteData(root: string, collation: Collation): Promise<
   return { table: table.parts(), ranks, singles, tag: edge?.tag };
 }
 
-/** A copy of `view` in shared memory. */
-function shared<T extends Uint32Array | Uint8Array>(view: T): T {
-  const copy = new (view.constructor as new (buffer: SharedArrayBuffer) => T)(new SharedArrayBuffer(view.byteLength));
-  copy.set(view);
-  return copy;
+/**
+ * `data` with its dataset in shared memory too (each part copied once, in the reading thread), to
+ * hand to the thread that answers. An ArrayBuffer moved there would count as that thread's external
+ * memory: 100 MB arriving at 140k cities made V8 start a full GC on it at once ("external memory
+ * pressure"), and another when the previous site's were freed, pausing it for milliseconds; V8
+ * counts shared memory as no thread's, so neither happens.
+ */
+export function sharedData(data: SiteData): SiteData {
+  const { count, ids, top, chunks, spans } = data.table;
+  const table = { count, ids: shared(ids), top: shared(top), chunks: chunks.map(shared), spans: shared(spans) };
+  return { ...data, table };
 }
 
-/**
- * The buffers under `data`, each once, to hand over rather than copy. Those no larger than
- * Buffer's pool are left out (copied): a small Buffer may be a slice of the pool, which cannot move.
- */
-export function dataBuffers(data: SiteData): ArrayBuffer[] {
-  const views = [
-    ...Object.values(data.table),
-    ...data.table.chunks,
-    ...Object.values(data.ranks).map((r) => r.ranks),
-    ...Object.values(data.singles),
-  ].filter((v): v is ArrayBufferView => ArrayBuffer.isView(v));
-  const buffers = new Set(views.map((v) => v.buffer).filter((b) => b instanceof ArrayBuffer));
-  return [...buffers].filter((b) => b.byteLength > Buffer.poolSize);
+/** A copy of `view` in shared memory (a Buffer's as a Uint8Array). */
+function shared<T extends Uint8Array | Uint32Array | Float64Array>(view: T): T {
+  const buffer = new SharedArrayBuffer(view.byteLength);
+  const copy =
+    view instanceof Float64Array
+      ? new Float64Array(buffer)
+      : view instanceof Uint32Array
+        ? new Uint32Array(buffer)
+        : new Uint8Array(buffer);
+  copy.set(view as never);
+  return copy as T;
 }
 
 /** The index answering from `data`: nothing ranked or sorted again; multi-field orders composed in a thread (compose-thread.ts). */
