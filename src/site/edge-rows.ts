@@ -69,7 +69,7 @@ export class RowReader {
   /**
    * The serialized cities at these indices of a layout, in the indices' order, as one batch of
    * views per run of consecutive indices in one block. A request holds at most `concurrency`
-   * blocks being read and `keepBlocks` used ones.
+   * blocks being read and `keepBlocks` used ones that a later run of the page needs again.
    */
   async *cities(layout: LayoutBlocks, indices: ArrayLike<number>): AsyncGenerator<Bytes[]> {
     const { starts, path } = layout;
@@ -79,8 +79,12 @@ export class RowReader {
     let slack = RANGE_SLACK;
     const pending = new Map<number, Promise<BlockFile>>();
     const uses = new Map<number, number>();
-    // Blocks this request has used, the most recent last: read again only once out of it.
+    // Blocks this request has used and will use again, the most recent last: read again only once
+    // out of it. A block no later run needs is let go at once: a page of every city holds its
+    // read-ahead, not 16 blocks more.
     const used = new Map<number, Promise<BlockFile>>();
+    const lastRun = new Map<number, number>();
+    blocks.forEach((b, r) => lastRun.set(b, r));
     let ahead = 0;
     const held = new Map<string, OpenedFile>();
     try {
@@ -123,7 +127,7 @@ export class RowReader {
         if (left) uses.set(b, left);
         else {
           uses.delete(b);
-          used.set(b, pending.get(b)!);
+          if (lastRun.get(b)! > r) used.set(b, pending.get(b)!);
           pending.delete(b);
           if (used.size > this.keepBlocks) used.delete(used.keys().next().value!);
         }
