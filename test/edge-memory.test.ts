@@ -134,6 +134,29 @@ describe('a streamed page holds its read-ahead, not the blocks it has sent', () 
     },
   );
 
+  it.each(PAGES)(
+    '%s (%s): files held open at once stay within the first ones held and the read-ahead',
+    async (_, query) => {
+      const tracked = tracker();
+      const opened = copyingOpen(tracked);
+      let [open, most] = [0, 0];
+      const counted = async (path: string): Promise<OpenedFile> => {
+        const file = await opened(path);
+        most = Math.max(most, ++open);
+        return { ...file, close: () => void open-- };
+      };
+      const holdFiles = 4;
+      const source = new EdgeSource(site.read, { cacheBytes: 0, concurrency: CONCURRENCY, holdFiles, open: counted });
+      const { body } = await source.stream(parseQuery(query), BASE);
+      const parts: Uint8Array[] = [];
+      for await (const part of body) parts.push(part);
+      expect(Buffer.concat(parts).equals(bodyBytes(answerListing(index, parseQuery(query), BASE).body))).toBe(true);
+      expect(open).toBe(0);
+      // Before: every file of the page at once (50 and more).
+      expect(most).toBeLessThanOrEqual(holdFiles + CONCURRENCY + (query.includes(',') ? 16 : 1));
+    },
+  );
+
   it.each(OPENS)('a stream nobody pulls, %s: reads stop at its read-ahead', async (_, open) => {
     const tracked = tracker();
     const source = new EdgeSource(site.read, { cacheBytes: 0, concurrency: CONCURRENCY, open: open(tracked) });
