@@ -409,16 +409,23 @@ describe('a self-hosted site rebuilt under a running source (indexVersion, open)
   const pageOfAll = parseQuery('ordering=-name_ar&page_size=5000');
   const bytesOf = (index: CityIndex) => Buffer.from(bodyBytes(answerListing(index, pageOfAll, BASE).body));
 
-  it.each<[string, boolean, string | null]>([
-    ['with files held open: the request under way finishes on its build, the next is the new one', true, null],
-    ['reading by path only: the request under way fails rather than mixing builds', false, 'from another build'],
-  ])('%s', async (_, holdOpen, failure) => {
+  it.each<[string, boolean, string | null, EdgeSourceOptions]>([
+    ['with files held open: the request under way finishes on its build, the next is the new one', true, null, {}],
+    ['reading by path only: the request under way fails rather than mixing builds', false, 'from another build', {}],
+    [
+      'more blocks than it opens before its first byte: the request under way fails rather than mixing builds',
+      true,
+      'from another build',
+      { holdFiles: 1 },
+    ],
+  ])('%s', async (_, holdOpen, failure, options) => {
     const site = rebuiltSite(siteOf(before, 'aaaaaaaaaaaaaaaa'));
     const source = new EdgeSource(site.read, {
       indexVersion: site.indexVersion,
       cacheBytes: 0,
       concurrency: 1,
       ...(holdOpen && { open: site.open }),
+      ...options,
     });
     const { body } = await source.stream(pageOfAll, BASE);
     const parts: Uint8Array[] = [];

@@ -37,6 +37,8 @@ export interface RowOptions {
   readonly readRange?: ReadRange;
   /** Bytes of block heads (4 a city) kept for ranged reads (default 4 MB). */
   readonly headBytes?: number;
+  /** Where files are held open: the most a page opens before its first byte (default 16); the rest are opened as it is read. */
+  readonly holdFiles?: number;
 }
 
 /** Slack a request's ranged reads may spend beyond 3 x their cities' bytes, and each block's share. */
@@ -50,6 +52,7 @@ export class RowReader {
   private readonly inFlight = new Map<string, Promise<BlockFile>>();
   private readonly concurrency: number;
   private readonly keepBlocks: number;
+  private readonly holdFiles: number;
   private readRange: ReadRange | undefined;
 
   constructor(
@@ -63,13 +66,14 @@ export class RowReader {
     this.heads = new ByteLru(options.headBytes ?? 4_000_000);
     this.concurrency = Math.max(1, options.concurrency ?? 6);
     this.keepBlocks = Math.max(0, options.keepBlocks ?? 16);
+    this.holdFiles = Math.max(1, options.holdFiles ?? 16);
     this.readRange = options.readRange;
   }
 
   /**
    * The serialized cities at these indices of a layout, in the indices' order, as one batch of
    * views per run of consecutive indices in one block. A request holds at most `concurrency`
-   * blocks being read and `keepBlocks` used ones.
+   * blocks being read and `keepBlocks` used ones that a later run of the page needs again.
    */
   async *cities(layout: LayoutBlocks, indices: ArrayLike<number>): AsyncGenerator<Bytes[]> {
     const { starts, path } = layout;
@@ -79,12 +83,25 @@ export class RowReader {
     let slack = RANGE_SLACK;
     const pending = new Map<number, Promise<BlockFile>>();
     const uses = new Map<number, number>();
-    // Blocks this request has used, the most recent last: read again only once out of it.
+    // Blocks this request has used and will use again, the most recent last: read again only once
+    // out of it. A block no later run needs is let go at once: a page of every city holds its
+    // read-ahead, not 16 blocks more.
     const used = new Map<number, Promise<BlockFile>>();
+    const lastRun = new Map<number, number>();
+    blocks.forEach((b, r) => lastRun.set(b, r));
     let ahead = 0;
     const held = new Map<string, OpenedFile>();
+    // Files held open: the page's first `holdFiles` before its first byte (a rebuild meanwhile
+    // cannot cut a page of that many blocks), the others as its reads reach them, each closed
+    // after its last run: a page of every city held all ~300 of its files at 140k cities, and
+    // four at once took a 1,024-descriptor process to EMFILE.
+    const later = new Set<string>();
     try {
-      if (this.open) await this.hold(blocks.map(path), held);
+      if (this.open) {
+        const first = [...new Set(blocks.map(path))].filter((p) => !this.cache.has(p));
+        for (const p of first.splice(this.holdFiles)) later.add(p);
+        await this.hold(first, held);
+      }
       for (let r = 0; r < blocks.length; r++) {
         // Start the reads of the next runs' blocks, up to `concurrency` blocks held at once.
         while (ahead < blocks.length && (ahead <= r || pending.size < this.concurrency)) {
@@ -92,19 +109,25 @@ export class RowReader {
           if (!pending.has(b)) {
             const kept = used.get(b);
             used.delete(b);
-            const file = held.get(path(b));
             const few = needed.get(b)!;
             const cities = (starts[b + 1] ?? layout.count) - starts[b]!;
-            const { readRange } = this;
-            const range = file
-              ? file.range.bind(file)
-              : readRange && ((s: number, e: number) => readRange(path(b), s, e));
-            if (kept) pending.set(b, kept);
-            else if (range && 3 * few.length < cities && !this.cache.has(path(b))) {
+            const start = (file: OpenedFile | undefined) => {
+              const { readRange } = this;
+              const range = file
+                ? file.range.bind(file)
+                : readRange && ((s: number, e: number) => readRange(path(b), s, e));
+              if (!range || 3 * few.length >= cities || this.cache.has(path(b))) return this.block(path(b), file);
               const share = Math.min(slack, BLOCK_SLACK);
               slack -= share;
-              pending.set(b, this.ranged(path(b), cities, few, share, range));
-            } else pending.set(b, this.block(path(b), file));
+              return this.ranged(path(b), cities, few, share, range);
+            };
+            if (kept) pending.set(b, kept);
+            else if (later.delete(path(b)))
+              pending.set(
+                b,
+                this.hold([path(b)], held).then(() => start(held.get(path(b)))),
+              );
+            else pending.set(b, start(held.get(path(b))));
           }
           uses.set(b, (uses.get(b) ?? 0) + 1);
         }
@@ -123,7 +146,11 @@ export class RowReader {
         if (left) uses.set(b, left);
         else {
           uses.delete(b);
-          used.set(b, pending.get(b)!);
+          if (lastRun.get(b)! > r) used.set(b, pending.get(b)!);
+          else {
+            held.get(path(b))?.close();
+            held.delete(path(b));
+          }
           pending.delete(b);
           if (used.size > this.keepBlocks) used.delete(used.keys().next().value!);
         }
@@ -135,17 +162,15 @@ export class RowReader {
     }
   }
 
-  /** Opens the blocks not in memory, each checked to be of this build: the page is then read from these, whatever replaces them. */
+  /** Opens these blocks, each checked to be of this build: the page is then read from these, whatever replaces them. */
   private async hold(paths: readonly string[], held: Map<string, OpenedFile>): Promise<void> {
     const open = this.open!;
     const opened = await Promise.allSettled(
-      [...new Set(paths)]
-        .filter((path) => !this.cache.has(path))
-        .map(async (path) => {
-          const file = await open(path);
-          held.set(path, file);
-          checkHead(await file.range(0, HEADER_BYTES), this.tag, path);
-        }),
+      paths.map(async (path) => {
+        const file = await open(path);
+        held.set(path, file);
+        checkHead(await file.range(0, HEADER_BYTES), this.tag, path);
+      }),
     );
     // Every open settled first, so that the caller closes all of them.
     for (const result of opened) if (result.status === 'rejected') throw result.reason;

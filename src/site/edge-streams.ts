@@ -7,11 +7,17 @@ import { MixedBuilds } from './edge-format.js';
 /** The iterable with its first item already read (a failure to read it rejects here). */
 export async function primed<T>(items: AsyncIterable<T>): Promise<AsyncIterable<T>> {
   const iterator = items[Symbol.asyncIterator]();
-  const first = await iterator.next();
+  let first: IteratorResult<T> | undefined = await iterator.next();
+  // Handed out, the first item is let go: kept here, its block stayed alive for the whole page.
+  const taken = (): T => {
+    const { value } = first as IteratorYieldResult<T>;
+    first = undefined;
+    return value;
+  };
   return {
     async *[Symbol.asyncIterator]() {
-      if (first.done) return;
-      yield first.value;
+      if (!first || first.done) return;
+      yield taken();
       try {
         for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
       } finally {
