@@ -109,7 +109,11 @@ export class LoggedCityWriter implements CityStore {
 
   private inTurn<T>(task: () => Promise<T>): Promise<T> {
     const run = this.turn.then(task);
-    this.turn = run.catch(() => undefined);
+    // Settles to nothing: the turn never keeps the last batch's result alive.
+    this.turn = run.then(
+      () => undefined,
+      () => undefined,
+    );
     return run;
   }
 
