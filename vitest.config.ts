@@ -10,7 +10,6 @@ const UNIT = [
   'architecture',
   'browsable',
   'bytes',
-  'cached-ranges',
   'city-table',
   'cloudfront-stack',
   'create-city',

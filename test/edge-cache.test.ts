@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kitEdgeProject, startWorker } from './edge-helpers.js';
@@ -29,46 +28,6 @@ const CASES = [
   { what: 'a covered page (the host’s file ETag)', query: 'ordering=-name_ar&page=2', accept: '*/*', computed: false },
 ] as const;
 
-/**
- * The generated worker.js (imported once the cache is wrapped: the Worker takes `caches.default` as
- * it loads), its assets binding and the zone cache wrapped (once per isolate) to count what edge
- * blocks cost: whole files sent by the binding, and ranges (206) the cache answers.
- */
-const COUNTING_ENTRY = `const sent = { blocks: 0, blockBytes: 0, ranges: 0, rangeBytes: 0 };
-const zone = caches.default;
-Object.defineProperty(caches, 'default', {
-  value: {
-    put: (request, response) => zone.put(request, response),
-    async match(request) {
-      const hit = await zone.match(request);
-      if (!hit || hit.status !== 206) return hit;
-      const body = await hit.arrayBuffer();
-      sent.ranges++;
-      sent.rangeBytes += body.byteLength;
-      return new Response(body, hit);
-    },
-  },
-});
-const { default: handler } = await import('./worker.js');
-let assets;
-export default {
-  async fetch(request, env, context) {
-    if (request.headers.has('x-test-block-bytes')) return Response.json(sent);
-    assets ??= {
-      async fetch(r) {
-        const response = await env.ASSETS.fetch(r);
-        if (!new URL(r.url).pathname.includes('/_cities-api/edge/rows/')) return response;
-        const body = await response.arrayBuffer();
-        sent.blocks++;
-        sent.blockBytes += body.byteLength;
-        return new Response(body, response);
-      },
-    };
-    return handler.fetch(request, { ...env, ASSETS: assets }, context);
-  },
-};
-`;
-
 let root: string;
 let cleanup: () => Promise<void>;
 let worker: { url: string; stop: () => Promise<void> };
@@ -78,9 +37,7 @@ beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-edge-cache-'));
   if (!available) return;
   const { site, project } = await kitEdgeProject(root, 'cities1234', 'http://api.example.com', 'cloudflare');
-  const entry = join(project.out, 'counting.test.js');
-  await writeFile(entry, COUNTING_ENTRY);
-  worker = await startWorker(join(project.out, 'wrangler.jsonc'), entry);
+  worker = await startWorker(join(project.out, 'wrangler.jsonc'));
   serve = await startCli([site, '--port', '0', '--quiet', '--no-preview-pages']);
 }, 300_000);
 afterAll(async () => {
@@ -145,46 +102,3 @@ describe.skipIf(!available)('computed answers: ETag, 304 and the Workers cache',
     expect(again.body.equals(served.body)).toBe(true);
   });
 });
-
-describe.skipIf(!available)(
-  'edge blocks by range through the zone cache (the assets binding sends whole files)',
-  () => {
-    type Sent = { blocks: number; blockBytes: number; ranges: number; rangeBytes: number };
-    const sent = async () =>
-      (await (await fetch(worker.url, { headers: { 'x-test-block-bytes': '1' } })).json()) as Sent;
-
-    it.each([
-      [
-        'a multi-field page',
-        'ordering=name_fr,-name_de&page_size=7&page=11',
-        'ordering=name_fr,-name_de&page_size=7&page=12',
-      ],
-      ['a descending page', 'ordering=-name_it&page_size=9&page=20', 'ordering=-name_it&page_size=9&page=21'],
-    ])(
-      '%s: its block read whole once and put in the cache; the next page of it, by range from the cache',
-      async (_, first, next) => {
-        const before = await sent();
-        for (const query of [first, next]) {
-          const [edge, served] = [await get(worker.url, query, {}), await get(serve.url, query, {})];
-          expect({ query, status: edge.status, same: edge.body.equals(served.body) }).toEqual({
-            query,
-            status: 200,
-            same: true,
-          });
-        }
-        const after = await sent();
-        expect(after.blocks - before.blocks).toBeGreaterThanOrEqual(1);
-        // The next page: no block sent whole, its cities' bytes from the cache by range, within 3 x the answer + 512 KB.
-        const third = next.replace(/page=(\d+)/, (_, n) => `page=${Number(n) + 1}`);
-        const [edge, served] = [await get(worker.url, third, {}), await get(serve.url, third, {})];
-        expect(edge.body.equals(served.body)).toBe(true);
-        const last = await sent();
-        expect({ blocks: last.blocks - after.blocks, ranged: last.ranges > after.ranges }).toEqual({
-          blocks: 0,
-          ranged: true,
-        });
-        expect(last.rangeBytes - after.rangeBytes).toBeLessThanOrEqual(3 * edge.body.length + 512_000);
-      },
-    );
-  },
-);

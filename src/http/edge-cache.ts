@@ -17,7 +17,7 @@ export interface PlatformCache {
 
 const { header } = ROUTES;
 /** Shared caches only (clients get the answer's own headers): a key names one build, so an entry never goes stale. */
-export const KEPT = 's-maxage=31536000';
+const KEPT = 's-maxage=31536000';
 
 /** The entry's key: the request's origin, then the data's tag, count and JSON form, then its path and query (`target`). */
 export function cacheKey(request: Request, target: string, tag: string, count: number, indent: number | null): Request {

@@ -2,14 +2,11 @@ import { CitiesApiError } from '../../core/errors.js';
 import type { PlatformCache } from '../../http/edge-cache.js';
 import { createFetchHandler, type FetchHandler } from '../../http/fetch-handler.js';
 import { edgeSite, httpRange, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
-import type { LazySiteContext } from '../../http/route-types.js';
-import { cachedRanges } from './cached-ranges.js';
 
 // Cloudflare Workers with static assets: the site's files are the Worker's assets (wrangler.jsonc
 // written by `cities-api edge cloudflare`); every request to the endpoint runs the Worker first
 // (asset routing ignores the query string), which reads a covered query's page from the assets
-// binding and computes the rest from the edge files, read through the same binding (parts of
-// them through the zone's cache: cached-ranges.ts). Computed
+// binding and computes the rest from the edge files, read through the same binding. Computed
 // answers are kept in the zone's cache (Cache API, `caches.default`; not on workers.dev, where
 // it does nothing), keyed by the build's tag: a repeated query costs one cache read.
 
@@ -49,20 +46,10 @@ export function cloudflareWorker(data: EdgeProjectData): {
       if (!assets) return unbound(request);
       let handler = handlers.get(assets);
       if (!handler) {
-        // The binding answers by path; the host is any. A block of which a page needs few cities is
-        // read by range: from the zone's cache, where the binding sends only whole files.
+        // The binding answers by path; the host is any. A block of which a page needs few cities is read by range.
         const fetchAsset = (r: Request) => assets.fetch(r);
-        const read = httpRead(fetchAsset, ASSETS_HOST);
-        const origin = new URL(request.url).origin;
-        const site: LazySiteContext = edgeSite(data.settings, read, {
-          readRange: cache
-            ? cachedRanges(
-                read,
-                cache,
-                () => origin,
-                () => site.tag!(),
-              )
-            : httpRange(fetchAsset, ASSETS_HOST),
+        const site = edgeSite(data.settings, httpRead(fetchAsset, ASSETS_HOST), {
+          readRange: httpRange(fetchAsset, ASSETS_HOST),
         });
         handler = createFetchHandler({
           site,
