@@ -137,7 +137,11 @@ export async function expectPagesAsFiles(
 
 /** A site's edge files in memory, and every path read from them. */
 export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff') {
-  const files = new Map([...edgeFiles(index, tag)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))]));
+  return countedEdgeSite(new Map([...edgeFiles(index, tag)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))])));
+}
+
+/** Edge files already made (shared by cases that only read them), with this reader's own count of paths and bytes read. */
+export function countedEdgeSite(files: Map<string, Uint8Array>) {
   const reads: string[] = [];
   // Bytes read so far, whole files and ranges alike.
   const read = { bytes: 0 };
