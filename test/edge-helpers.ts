@@ -37,6 +37,17 @@ export async function kitEdgeProject(
   return { site, project: await writeEdgeProject(platform, site, out) };
 }
 
+/** A Lambda project in root/dir for the run's shared kit site (kitSite): the project only reads the site (into its zip). */
+export async function kitLambdaProject(
+  root: string,
+  name: string,
+  baseUrl: string,
+  dir: string,
+): Promise<{ site: string; project: EdgeProject }> {
+  const site = await kitSite(name, baseUrl);
+  return { site, project: await writeEdgeProject('lambda', site, join(root, dir)) };
+}
+
 /**
  * A real-sized dataset: the kit's 1,234 real multilingual cities `copies` times, every name of
  * each copy but the first its own (`Paris 3`), so that every ordering has its layout and no tie.
