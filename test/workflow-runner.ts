@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { delimiter, dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { run, userEnv } from './package-helpers.js';
 
 // A GitHub Actions job run as the runner runs its `run:` steps (bash --noprofile --norc -eo
@@ -131,24 +131,25 @@ function onPath(name: string): string {
 
 /** `npm` in front of the real one: `npm ci` of package.json and package-lock.json already installed once is a copy of that install's node_modules. */
 async function writeNpm(fakeBin: string): Promise<void> {
-  const trees = join(dirname(fakeBin), `${fakeBin.split('/').at(-1)}-npm-ci`);
+  const trees = join(dirname(fakeBin), `${basename(fakeBin)}-npm-ci`);
   await mkdir(trees, { recursive: true });
-  const npm = onPath('npm');
+  const quoted = (path: string) => `'${path.replace(/'/g, `'\\''`)}'`;
+  const npm = quoted(onPath('npm'));
   await writeFile(
     join(fakeBin, 'npm'),
     [
       '#!/bin/sh',
       'set -e',
-      `if [ "$*" != ci ]; then exec '${npm}' "$@"; fi`,
+      `if [ "$*" != ci ]; then exec ${npm} "$@"; fi`,
       'key=$(cat package.json package-lock.json | sha256sum | cut -c1-32)',
-      `tree='${trees}'/$key`,
+      `tree=${quoted(trees)}/$key`,
       'if [ -d "$tree" ]; then',
       '  rm -rf node_modules',
       '  cp -a "$tree" node_modules',
       '  echo "npm ci: node_modules copied from the npm ci of the same package.json and package-lock.json ($key)"',
       '  exit 0',
       'fi',
-      `'${npm}' ci`,
+      `${npm} ci`,
       // Copied aside then renamed: a tree is only ever seen whole.
       'cp -a node_modules "$tree.$$"',
       'mv -T "$tree.$$" "$tree"',
