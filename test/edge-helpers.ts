@@ -37,6 +37,17 @@ export async function kitEdgeProject(
   return { site, project: await writeEdgeProject(platform, site, out) };
 }
 
+/** A Lambda project in root/dir for the run's shared kit site (kitSite): the project only reads the site (into its zip). */
+export async function kitLambdaProject(
+  root: string,
+  name: string,
+  baseUrl: string,
+  dir: string,
+): Promise<{ site: string; project: EdgeProject }> {
+  const site = await kitSite(name, baseUrl);
+  return { site, project: await writeEdgeProject('lambda', site, join(root, dir)) };
+}
+
 /**
  * A real-sized dataset: the kit's 1,234 real multilingual cities `copies` times, every name of
  * each copy but the first its own (`Paris 3`), so that every ordering has its layout and no tie.
@@ -137,7 +148,11 @@ export async function expectPagesAsFiles(
 
 /** A site's edge files in memory, and every path read from them. */
 export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff') {
-  const files = new Map([...edgeFiles(index, tag)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))]));
+  return countedEdgeSite(new Map([...edgeFiles(index, tag)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))])));
+}
+
+/** Edge files already made (shared by cases that only read them), with this reader's own count of paths and bytes read. */
+export function countedEdgeSite(files: Map<string, Uint8Array>) {
   const reads: string[] = [];
   // Bytes read so far, whole files and ranges alike.
   const read = { bytes: 0 };

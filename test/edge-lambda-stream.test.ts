@@ -9,7 +9,7 @@ import {
   lambdaStreamingHandler,
   type AwsLambdaRuntime,
 } from '../src/platforms/lambda/streaming.js';
-import { kitEdgeProject, memoryEdgeSite } from './edge-helpers.js';
+import { kitLambdaProject, memoryEdgeSite } from './edge-helpers.js';
 import { makeCity, tempDir, testSpec } from './helpers.js';
 import { startCli } from './serve-helpers.js';
 import { PYTHON, STAND_IN, streamingFunctionUrl, unpack, type StreamHandler } from './lambda-front.js';
@@ -30,7 +30,7 @@ let serve: { url: string; stop: () => Promise<void> };
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-edge-lambda-stream-'));
   if (!available) return;
-  const { site, project } = await kitEdgeProject(root, 'cities1234', 'http://api.example.com', 'lambda');
+  const { site, project } = await kitLambdaProject(root, 'cities1234', 'http://api.example.com', 'lambda');
   const unpacked = await unpack(project.out);
   // The global is there before the entry is loaded, as in Lambda's runtime.
   (globalThis as { awslambda?: AwsLambdaRuntime }).awslambda = STAND_IN;

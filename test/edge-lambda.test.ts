@@ -14,8 +14,7 @@ import {
 } from '../src/platforms/lambda/adapter.js';
 import { blockPath } from '../src/site/edge-files.js';
 import { KIT_DATASETS, expectWholeKit, makeCity, tempDir, testSpec } from './helpers.js';
-import { writeEdgeProject } from '../src/app/edge-project.js';
-import { kitSite, memoryEdgeSite } from './edge-helpers.js';
+import { kitLambdaProject, memoryEdgeSite } from './edge-helpers.js';
 import { functionUrl, PYTHON, unpack } from './lambda-front.js';
 import { requireTool } from './tool-check.js';
 
@@ -36,11 +35,7 @@ type Handler = (event: LambdaEvent) => Promise<LambdaResult>;
 const handlerOf = async (dir: string) =>
   (await import(pathToFileURL(join(dir, 'index.mjs')).href)) as { handler: Handler };
 
-/** A Lambda project in root/dir for the run's shared kit site: the project only reads the site (into its zip). */
-async function lambdaProject(name: string, baseUrl: string, dir: string) {
-  const site = await kitSite(name, baseUrl);
-  return { site, project: await writeEdgeProject('lambda', site, join(root, dir)) };
-}
+const lambdaProject = (name: string, baseUrl: string, dir: string) => kitLambdaProject(root, name, baseUrl, dir);
 
 const totals = { passed: 0, failed: 0, events: 0 };
 

@@ -15,7 +15,7 @@ import { blockPath } from '../src/site/edge-files.js';
 import { RangeIgnored } from '../src/site/edge-ranges.js';
 import { EdgeSource, PageTooLarge, type EdgeSourceOptions } from '../src/site/edge-source.js';
 import { KIT, makeCity } from './helpers.js';
-import { memoryEdgeSite as siteOf } from './edge-helpers.js';
+import { countedEdgeSite, memoryEdgeSite as siteOf } from './edge-helpers.js';
 
 const BASE = 'http://api.example.com';
 const KIT_BASES: Record<string, string> = {
@@ -224,8 +224,7 @@ describe('a request reads only what it needs', () => {
     ],
     ['an invalid page: the index alone', 'page=9999', (reads) => expect(reads).toEqual([ROUTES.edge.index])],
   ])('%s', async (_, query, check) => {
-    const index = tiedIndex(40_000);
-    const site = siteOf(index);
+    const { index, site } = tiedSite();
     const source = new EdgeSource(site.read, { cacheBytes: 0 });
     await streamed(source, query);
     check(site.reads);
@@ -258,8 +257,7 @@ describe('a request reads only what it needs', () => {
   )(
     '%s (%s; over by whole blocks: %s), by range: %s: bytes read after the one-time reads vs 3 x the answer + 512 KB',
     async (_, query, over, ranges) => {
-      const index = tiedIndex(40_000);
-      const site = siteOf(index);
+      const { index, site } = tiedSite();
       const source = new EdgeSource(site.read, { cacheBytes: 0, ...(ranges && { readRange: site.readRange }) });
       await streamed(source, query.replace(/page=\d+/, 'page=1'));
       [site.reads.length, site.counted.bytes] = [0, 0];
@@ -273,8 +271,7 @@ describe('a request reads only what it needs', () => {
   );
 
   it('a platform that ignores Range (sends whole files): the block sent is used, and whole blocks are read from then on', async () => {
-    const index = tiedIndex(40_000);
-    const site = siteOf(index);
+    const { index, site } = tiedSite();
     let ranges = 0;
     const readRange = async (path: string) => {
       ranges++;
@@ -300,8 +297,7 @@ describe('a request reads only what it needs', () => {
   });
 
   it('the block cache stays within its budget, and cached blocks are not read again', async () => {
-    const index = tiedIndex(40_000);
-    const site = siteOf(index);
+    const { index, site } = tiedSite();
     const blockBytes = site.files.get(blockPath('name_ar', 0))!.length;
     const source = new EdgeSource(site.read, { cacheBytes: blockBytes * 3.5 });
     await differences(index, source, ['ordering=name_ar&page_size=3']);
@@ -465,3 +461,13 @@ describe('a self-hosted site rebuilt under a running source (indexVersion, open)
     expect((await streamed(source, 'ordering=-name_ar&page_size=5000')).body.equals(bytesOf(after))).toBe(true);
   });
 });
+
+/** tiedIndex(40_000) and its edge files, made once for the file (seconds each): every case reads them through its own counter, none changes them. */
+let tied: { index: CityIndex; files: Map<string, Uint8Array> } | undefined;
+function tiedSite() {
+  if (!tied) {
+    const index = tiedIndex(40_000);
+    tied = { index, files: siteOf(index).files };
+  }
+  return { index: tied.index, site: countedEdgeSite(tied.files) };
+}

