@@ -39,6 +39,12 @@ export async function profileServe({ site, queries, generator, cpus, connections
       start: (nodeFlags) => startServe(site, { cpus: cpus.server, nodeFlags }),
     },
     {
+      // The default request log (no --quiet): what a line per request costs beside serve-precomputed.
+      name: 'serve-precomputed-logged',
+      path: answers.precomputed.path,
+      start: (nodeFlags) => startServe(site, { cpus: cpus.server, nodeFlags, quiet: false }),
+    },
+    {
       name: 'serve-live',
       path: answers.live.path,
       start: (nodeFlags) => startServe(site, { cpus: cpus.server, nodeFlags }),
