@@ -93,7 +93,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
   const requests = options.requestLog && new LogBuffer(options.requestLog);
   const server = createHttpServer({
     limits,
-    handler: requests ? withRequestLog(previewed, requests.add) : previewed,
+    ...(requests ? withRequestLog(previewed, requests.add) : { handler: previewed }),
     answerConnect: async (req) => {
       if (!live) await started;
       return answerConnect(req, live!.current.context);

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, ServerResponse } from 'node:http';
 
 // One line per request, written once its answer is done: the Common Log Format (client, time,
 // request line, status, size) and the milliseconds it took.
@@ -70,54 +70,68 @@ export function requestLine(r: LoggedRequest): string {
   return `${r.client || '-'} - - [${clfTime(r.time)}] "${request}" ${r.status} ${r.bytes || '-'} ${ms}ms${r.finished ? '' : ' closed'}`;
 }
 
-/** `handler`, with a line logged for each request once its answer ends. */
+/**
+ * node:http's response with what its log line needs, kept on itself rather than in closures made
+ * for each request: when the request came, and the body bytes given to `write` and `end`.
+ */
+export class LoggedResponse extends ServerResponse {
+  readonly started = performance.now();
+  readonly time = Date.now();
+  private bodyBytes = 0;
+
+  /** Body bytes sent (none for HEAD: Node sends no body). */
+  get sentBytes(): number {
+    return this.req.method === 'HEAD' ? 0 : this.bodyBytes;
+  }
+
+  override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
+    this.count(chunk, encoding);
+    return (super.write as (...args: unknown[]) => boolean)(chunk, encoding, callback);
+  }
+
+  override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
+    if (typeof chunk !== 'function') this.count(chunk, encoding);
+    return (super.end as (...args: unknown[]) => this)(chunk, encoding, callback);
+  }
+
+  private count(chunk: unknown, encoding: unknown): void {
+    if (typeof chunk === 'string')
+      this.bodyBytes += Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+    else if (chunk instanceof Uint8Array) this.bodyBytes += chunk.byteLength;
+  }
+}
+
+/**
+ * What a server needs to log a line for each request once its answer ends: `handler` wrapped,
+ * and the response class to create the server with (`createServer({ ServerResponse })`).
+ */
 export function withRequestLog(
   handler: Handler,
   log: (line: string) => void,
-  now: () => number = () => performance.now(),
-  clock: () => number = Date.now,
-): Handler {
-  return (req, res) => {
-    const started = now();
-    const time = clock();
-    const bytes = countBodyBytes(res);
-    res.once('close', () =>
-      log(
-        requestLine({
-          client: req.socket.remoteAddress,
-          time,
-          method: req.method ?? '',
-          target: req.url ?? '',
-          protocol: req.httpVersion,
-          status: res.statusCode,
-          bytes: bytes(),
-          ms: now() - started,
-          finished: res.writableFinished,
-        }),
-      ),
+): { readonly handler: Handler; readonly ServerResponse: typeof LoggedResponse } {
+  // One listener for every response ('close' comes once): nothing is allocated per request but the line.
+  function logged(this: LoggedResponse): void {
+    log(
+      requestLine({
+        client: this.req.socket.remoteAddress,
+        time: this.time,
+        method: this.req.method ?? '',
+        target: this.req.url ?? '',
+        protocol: this.req.httpVersion,
+        status: this.statusCode,
+        bytes: this.sentBytes,
+        ms: performance.now() - this.started,
+        finished: this.writableFinished,
+      }),
     );
-    handler(req, res);
+  }
+  return {
+    handler: (req, res) => {
+      res.on('close', logged);
+      handler(req, res);
+    },
+    ServerResponse: LoggedResponse,
   };
-}
-
-/** Counts the body bytes given to `res.write` and `res.end` (none for HEAD: Node sends no body). */
-function countBodyBytes(res: ServerResponse): () => number {
-  let bytes = 0;
-  const count = (chunk: unknown, encoding?: unknown) => {
-    if (typeof chunk === 'string')
-      bytes += Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-    else if (chunk instanceof Uint8Array) bytes += chunk.byteLength;
-  };
-  const { write, end } = res;
-  res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
-    count(chunk, rest[0]);
-    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
-  } as ServerResponse['write'];
-  res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
-    if (typeof chunk !== 'function') count(chunk, rest[0]);
-    return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
-  } as ServerResponse['end'];
-  return () => (res.req?.method === 'HEAD' ? 0 : bytes);
 }
 
 /** Bytes of log lines held before they are written (nginx's `access_log ... buffer=` is often 32k-64k). */
