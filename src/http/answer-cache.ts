@@ -13,6 +13,8 @@ export interface CachedAnswer {
 const ENTRY_OVERHEAD = 128;
 /** An answer larger than this share of the budget is not kept (one huge page would evict everything). */
 const LARGEST_SHARE = 16;
+/** Keys remembered as computed once (then forgotten all together): about 100 bytes each. */
+const ONCE_LIMIT = 4096;
 
 /**
  * Computed answers of the listing endpoint (compact JSON only: the form a site file would hold),
@@ -24,9 +26,13 @@ const LARGEST_SHARE = 16;
  * was computed from (the site's index and spec objects: a rebuild or a POST makes new ones, and
  * `owner()` then starts an empty cache). So no request can change what another is answered: two
  * requests share an entry only when the same page function would compute the same bytes for both.
+ *
+ * An answer is kept the second time it is computed: a query asked once (a crawler, a client's
+ * unique parameter) would only churn the cache and the garbage collector's old space.
  */
 export class AnswerCache {
   private readonly entries: ByteLru<CachedAnswer>;
+  private readonly once = new Set<string>();
   private index: object | undefined;
   private spec: object | undefined;
 
@@ -38,6 +44,7 @@ export class AnswerCache {
   owner(index: object, spec: object): this {
     if (index !== this.index || spec !== this.spec) {
       this.entries.clear();
+      this.once.clear();
       [this.index, this.spec] = [index, spec];
     }
     return this;
@@ -59,10 +66,13 @@ export class AnswerCache {
     return this.entries.get(key);
   }
 
-  set(key: string, answer: CachedAnswer): void {
+  /** An answer just computed: kept if it was computed once before (and fits). */
+  offer(key: string, answer: CachedAnswer): void {
     const cost = costOf(key, answer);
     if (cost > this.budget / LARGEST_SHARE || this.entries.has(key)) return;
-    this.entries.set(key, answer, cost);
+    if (this.once.delete(key)) return this.entries.set(key, answer, cost);
+    if (this.once.size >= ONCE_LIMIT) this.once.clear();
+    this.once.add(key);
   }
 
   /** Bytes held, as counted against the budget. */

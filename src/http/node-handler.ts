@@ -181,7 +181,7 @@ function sendListing(
   const answer = () => {
     const { status, headers, body } = answerListingRoute(req, decision, site, () => etag);
     const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : body;
-    if (key !== undefined && whole instanceof Uint8Array) cache!.set(key, { status, headers, body: whole });
+    if (key !== undefined && whole instanceof Uint8Array) cache!.offer(key, { status, headers, body: whole });
     send(res, status, headers, whole, gate);
   };
   const waiting = site.index.prepare?.(decision.pairs, pause);
