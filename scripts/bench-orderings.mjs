@@ -25,7 +25,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { analyze } from './bench/cpu-profile.mjs';
 import { chooseTool, loader } from './bench/load.mjs';
-import { mainThreadCpu, placement } from './bench/machine.mjs';
+import { mainThreadCpu, placement, schedOf } from './bench/machine.mjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -127,7 +127,7 @@ try {
   for (const workers of opts.workers.split(',').map(Number)) {
     const { child, url } = await startServe(workers);
     try {
-      const { sample, underLoad } = loads(url);
+      const { sample, underLoad } = loads(url, child.pid);
       const rebuild = () =>
         execFileSync(process.execPath, [cli, 'build', '--site', site, ...siteArgs, '--force'], { stdio: 'ignore' });
       const rate = Number(opts.rate);
@@ -144,7 +144,8 @@ try {
       console.log(
         `\nserve --workers ${workers}, precomputed page ?${opts.static}, one connection (wrk), ${opts.duration} s each`,
       );
-      const answered = (r) => `${Math.round(r.orderings.rps)} new orderings/s answered (p99 ${ms(r.orderings.p99)})`;
+      const answered = (r) =>
+        `${Math.round(r.orderings.rps)} new orderings/s answered (p99 ${ms(r.orderings.p99)})${waits(r.sched)}`;
       console.log(line('alone', idle));
       console.log(line(`while ${opts.connections} connections send new orderings flat out`, loaded));
       console.log(`${''.padEnd(4)}${answered(loaded)}`);
@@ -194,8 +195,18 @@ async function stopServe(child) {
   await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve()));
 }
 
-/** The static page alone (`sample`), and while --connections clients send new orderings (`underLoad`, each at `rate` per second, or flat out). */
-function loads(url) {
+/** What serve's threads did in a window: `; serve ran ... and waited ... for a CPU`, or nothing where Linux does not say. */
+function waits(sched) {
+  if (!sched) return '';
+  const s = (x) => `${(x / 1000).toFixed(2)} s`;
+  return `; serve's threads ran ${s(sched.ran)} of CPU and waited ${s(sched.waited)} for one (its answering threads ${s(sched.mainWaited)}) in ${s(sched.wall)}`;
+}
+
+/**
+ * The static page alone (`sample`), and while --connections clients send new orderings
+ * (`underLoad`, each at `rate` per second, or flat out), with what serve's threads (process `pid`) did meanwhile.
+ */
+function loads(url, pid) {
   const sample = () =>
     generator.load(`${url}/cities/?${opts.static}`, { duration: Number(opts.duration), connections: 1 });
   const underLoad = async (seed, rate) => {
@@ -204,8 +215,12 @@ function loads(url) {
       connections: Number(opts.connections),
       lua: newOrderingsLua(seed, Math.ceil(table.count / 10), rate),
     });
+    const [before, started] = [schedOf(pid), performance.now()];
     const figures = await sample();
-    return { ...figures, orderings: await orderings };
+    const [after, wall] = [schedOf(pid), performance.now() - started];
+    const sched = before &&
+      after && { wall, ...Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]])) };
+    return { ...figures, orderings: await orderings, sched };
   };
   return { sample, underLoad };
 }
@@ -220,7 +235,7 @@ async function profileWindow(dir) {
   const { child, url } = await startServe(1, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200']);
   let figures;
   try {
-    figures = await loads(url).underLoad(9000);
+    figures = await loads(url, child.pid).underLoad(9000);
   } finally {
     await stopServe(child);
   }

@@ -1,6 +1,6 @@
 // The machine a benchmark runs on: its load (waited on, reported), its CPUs and how the load
 // generator and the servers are spread over them.
-import { openSync, readSync } from 'node:fs';
+import { openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { which } from './load.mjs';
 
@@ -96,4 +96,39 @@ export function mainThreadCpu() {
     const n = readSync(fd, buffer, 0, buffer.length, 0);
     return Number(buffer.toString('latin1', 0, n).split(' ')[0]) / 1e6;
   };
+}
+
+/**
+ * What a process and its descendants' threads did (ms, Linux schedstat): `ran`, and `waited` in
+ * the run queue for a CPU; `mainWaited` is their processes' main threads' wait (serve's answering
+ * threads). Null where /proc has no schedstat. A latency the thread's own work cannot explain
+ * shows here as waiting: a machine with more runnable threads than CPUs.
+ */
+export function schedOf(pid) {
+  const read = (path) => {
+    try {
+      return readFileSync(path, 'latin1');
+    } catch {
+      return null;
+    }
+  };
+  const figures = { ran: 0, waited: 0, mainWaited: 0 };
+  const visit = (p) => {
+    let tasks;
+    try {
+      tasks = readdirSync(`/proc/${p}/task`);
+    } catch {
+      return;
+    }
+    for (const tid of tasks) {
+      const [ran, waited] = (read(`/proc/${p}/task/${tid}/schedstat`) ?? '0 0').split(' ').map(Number);
+      figures.ran += ran / 1e6;
+      figures.waited += waited / 1e6;
+      if (tid === String(p)) figures.mainWaited += waited / 1e6;
+      for (const child of (read(`/proc/${p}/task/${tid}/children`) ?? '').split(' ').filter(Boolean)) visit(child);
+    }
+  };
+  if (read(`/proc/${pid}/task/${pid}/schedstat`) === null) return null;
+  visit(pid);
+  return figures;
 }
