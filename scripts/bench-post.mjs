@@ -16,6 +16,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { schedOf } from './bench/machine.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
 const { values: opts } = parseArgs({
@@ -87,7 +88,7 @@ async function benchSize(size) {
     const total = Number(opts.posts);
     const latencies = [];
     let sent = 0;
-    const t0 = performance.now();
+    const [t0, schedBefore, clientsBefore] = [performance.now(), schedOf(server.child.pid), process.cpuUsage()];
     await Promise.all(
       Array.from({ length: clients }, async () => {
         while (sent < total) {
@@ -101,6 +102,7 @@ async function benchSize(size) {
       }),
     );
     const acknowledged = performance.now();
+    const [schedAfter, clientsCpu] = [schedOf(server.child.pid), process.cpuUsage(clientsBefore)];
     const count = JSON.parse((await send(`${server.url}/cities/?ordering=-name_en`)).body).count;
     if (count !== size + total) throw new Error(`answered ${count} cities, expected ${size + total}`);
     const log = join(dir, '.cities.json.wal');
@@ -114,6 +116,14 @@ async function benchSize(size) {
         `p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies.at(-1))} (goal p50 <= 20 ms, p99 <= 100 ms); ` +
         `files current again ${((current - acknowledged) / 1000).toFixed(1)} s after the last 201`,
     );
+    // Where the POSTs' time went: serve's CPU, its wait for a CPU (a 2-core machine shared with the clients), the clients' CPU.
+    if (schedBefore && schedAfter) {
+      const d = (k) => schedAfter[k] - schedBefore[k];
+      console.log(
+        `  meanwhile serve's threads ran ${ms(d('ran'))} of CPU (${ms(d('ran') / total)} a POST) and waited ${ms(d('waited'))} for a CPU ` +
+          `(its main thread ran ${ms(d('mainRan'))}, waited ${ms(d('mainWaited'))}); the clients' process ran ${ms((clientsCpu.user + clientsCpu.system) / 1000)}`,
+      );
+    }
   } finally {
     server.child.kill('SIGTERM');
     await new Promise((resolve) => server.child.once('exit', resolve));

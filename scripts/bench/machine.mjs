@@ -100,8 +100,8 @@ export function mainThreadCpu() {
 
 /**
  * What a process and its descendants' threads did (ms, Linux schedstat): `ran`, and `waited` in
- * the run queue for a CPU; `mainWaited` is their processes' main threads' wait (serve's answering
- * threads). Null where /proc has no schedstat. A latency the thread's own work cannot explain
+ * the run queue for a CPU; `mainRan` and `mainWaited` are their processes' main threads' (serve's
+ * answering threads). Null where /proc has no schedstat. A latency the thread's own work cannot explain
  * shows here as waiting: a machine with more runnable threads than CPUs.
  */
 export function schedOf(pid) {
@@ -112,7 +112,7 @@ export function schedOf(pid) {
       return null;
     }
   };
-  const figures = { ran: 0, waited: 0, mainWaited: 0 };
+  const figures = { ran: 0, waited: 0, mainRan: 0, mainWaited: 0 };
   const visit = (p) => {
     let tasks;
     try {
@@ -124,7 +124,8 @@ export function schedOf(pid) {
       const [ran, waited] = (read(`/proc/${p}/task/${tid}/schedstat`) ?? '0 0').split(' ').map(Number);
       figures.ran += ran / 1e6;
       figures.waited += waited / 1e6;
-      if (tid === String(p)) figures.mainWaited += waited / 1e6;
+      if (tid === String(p))
+        [figures.mainRan, figures.mainWaited] = [figures.mainRan + ran / 1e6, figures.mainWaited + waited / 1e6];
       for (const child of (read(`/proc/${p}/task/${tid}/children`) ?? '').split(' ').filter(Boolean)) visit(child);
     }
   };
