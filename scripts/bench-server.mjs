@@ -24,7 +24,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { atScale } from './bench/at-scale.mjs';
-import { chooseTool, loader } from './bench/load.mjs';
+import { chooseTool, distinctLua, loader } from './bench/load.mjs';
 import { loadNow, median, placement, settle } from './bench/machine.mjs';
 import { profileServe } from './bench/profile-serve.mjs';
 import {
@@ -331,10 +331,6 @@ function printResults(results) {
  * rounds too: each load starts past the last), so no answer comes from the answer cache and every
  * route is decided anew: what computing costs, not what keeping does.
  */
-function distinctLua(path) {
-  distinctLua.from = (distinctLua.from ?? 0) + 10_000_000;
-  return `local n = ${distinctLua.from}\nrequest = function()\n  n = n + 1\n  return wrk.format(nil, "${path}&n=" .. n)\nend`;
-}
 
 /** How an answer's headers compare with serve's (Date, Connection and Keep-Alive left out). */
 function headerNote(got, serves) {

@@ -147,3 +147,9 @@ export function chooseTool(wanted) {
   );
   return 'autocannon';
 }
+
+/** A wrk script asking `path` with `&n=` and a number never sent before (another range each call): every answer computed. */
+export function distinctLua(path) {
+  distinctLua.from = (distinctLua.from ?? 0) + 10_000_000;
+  return `local n = ${distinctLua.from}\nrequest = function()\n  n = n + 1\n  return wrk.format(nil, "${path}&n=" .. n)\nend`;
+}

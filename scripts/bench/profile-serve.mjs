@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyze, report } from './cpu-profile.mjs';
+import { distinctLua } from './load.mjs';
 import { answerOf, ownHeaders, startServe, startSmallServer, stop } from './servers.mjs';
 
 export async function profileServe({ site, queries, generator, cpus, connections, duration, interval, dir }) {
@@ -50,6 +51,13 @@ export async function profileServe({ site, queries, generator, cpus, connections
       start: (nodeFlags) => startServe(site, { cpus: cpus.server, nodeFlags }),
     },
     {
+      // BD: the live page with a query never asked before each time (computed, never from the answer cache).
+      name: 'serve-live-distinct',
+      path: answers.live.path,
+      lua: () => distinctLua(answers.live.path),
+      start: (nodeFlags) => startServe(site, { cpus: cpus.server, nodeFlags }),
+    },
+    {
       name: 'ceiling-precomputed',
       path: answers.precomputed.path,
       start: (nodeFlags) =>
@@ -72,7 +80,7 @@ export async function profileServe({ site, queries, generator, cpus, connections
     const server = await run.start(flags(run.name));
     let loaded;
     try {
-      loaded = await generator.load(`${server.url}${run.path}`, { duration, connections });
+      loaded = await generator.load(`${server.url}${run.path}`, { duration, connections, lua: run.lua?.() });
     } finally {
       await stop(server.child);
     }
@@ -86,11 +94,11 @@ export async function profileServe({ site, queries, generator, cpus, connections
   }
   console.log('\nper request, µs of CPU (columns: the runs above):');
   const parts = [...new Set(summaries.flatMap((s) => s.analysis.parts.map(([part]) => part)))];
-  console.log(`  ${''.padEnd(44)}${summaries.map((s) => s.name.padStart(21)).join('')}`);
+  console.log(`  ${''.padEnd(44)}${summaries.map((s) => s.name.padStart(26)).join('')}`);
   for (const part of [...parts, 'all']) {
     const cells = summaries.map(({ analysis, requests }) => {
       const us = part === 'all' ? analysis.busy : (analysis.parts.find(([p]) => p === part)?.[1] ?? 0);
-      return (us / requests).toFixed(2).padStart(21);
+      return (us / requests).toFixed(2).padStart(26);
     });
     console.log(`  ${part.padEnd(44)}${cells.join('')}`);
   }
