@@ -37,7 +37,7 @@ const STEPS = {
   post: {
     script: 'bench-post.mjs',
     args: ['--sizes', large ? '20000,140000' : '20000'],
-    figures: [/ POSTs by \d+ clients/],
+    figures: [/ POSTs by \d+ clients/, /meanwhile serve's threads ran/],
   },
   orderings: {
     script: 'bench-orderings.mjs',
@@ -46,7 +46,7 @@ const STEPS = {
       opts.duration,
       ...(large ? [] : ['--data', join(ROOT, 'bench-data', 'cities-bundled-20k.json')]),
     ],
-    figures: [/^goal: static p99/, /^\d+ workers?: flat out/, /^profile of the answering thread/],
+    figures: [/^goal: static p99/, /^\d+ workers?: flat out/, /new orderings\/s answered/, /^profile of the answering thread/],
   },
   build: {
     script: 'bench-build.mjs',
