@@ -46,7 +46,12 @@ const STEPS = {
       opts.duration,
       ...(large ? [] : ['--data', join(ROOT, 'bench-data', 'cities-bundled-20k.json')]),
     ],
-    figures: [/^goal: static p99/, /^\d+ workers?: flat out/, /new orderings\/s answered/, /^profile of the answering thread/],
+    figures: [
+      /^goal: static p99/,
+      /^\d+ workers?: flat out/,
+      /new orderings\/s answered/,
+      /^profile of the answering thread/,
+    ],
   },
   build: {
     script: 'bench-build.mjs',
