@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CityIndex } from '../core/city-index.js';
-import { CityTable, type TableParts } from '../core/city-table.js';
+import { CityTable } from '../core/city-table.js';
+import type { TableParts } from '../core/table-parts.js';
 import type { Collation } from '../core/collation.js';
 import { NAME_FIELDS, type NameField } from '../core/fields.js';
 import { orderingKey, type Ordering } from '../core/ordering.js';
