@@ -11,7 +11,7 @@ export function siteSiblings(outDir: string) {
     lock: join(parent, `.${name}.lock`),
     staging: join(parent, `.${name}.staging-${process.pid}`),
     previous: join(parent, `.${name}.previous-${process.pid}`),
-    /** Kept beside the site for good: the stat records of its files (see stat-cache.ts). */
+    /** Kept beside the site for good: the stat records of its files (see stat-cache-format.ts). */
     statCache: join(parent, `.${name}.stat-cache`),
     prefix: `.${name}.`,
     parent,
