@@ -7,7 +7,7 @@ import { readCsvRows } from './csv-rows.js';
 import { CitiesApiError } from '../core/errors.js';
 import { CITY_FIELDS, type City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
-import { isAlive } from '../fs/lock.js';
+import { isAlive } from '../fs/lock-holder.js';
 import { validateRecord } from '../core/validate-record.js';
 
 /**

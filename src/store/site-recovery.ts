@@ -1,7 +1,8 @@
 import { lstat, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import fg from 'fast-glob';
-import { isAlive, lockSite, siteSiblings } from '../fs/lock.js';
+import { lockSite, siteSiblings } from '../fs/lock.js';
+import { isAlive } from '../fs/lock-holder.js';
 import { removeTree } from '../fs/remove-tree.js';
 
 /** Holding the build lock, repairs what killed builds left beside a site that needs no writing. */
