@@ -125,7 +125,7 @@ describe('src/ is layered', () => {
         ]),
       ),
     ).toEqual(['a -> b -> c -> a']);
-    expect(importsOf('http/node-handler.ts')).toContain('../post/city-store.js');
+    expect(importsOf('http/create-answer.ts')).toContain('../post/city-store.js');
   });
 });
 

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { cp, link, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recoverSite, writeSite, type SiteEntry } from '../src/store/site-writer.js';
+import { recoverSite } from '../src/store/site-recovery.js';
+import { writeSite, type SiteEntry } from '../src/store/site-writer.js';
 import { checkSite, siteLeftovers, treeDifferences } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
 

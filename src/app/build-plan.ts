@@ -1,46 +1,19 @@
 import { CityIndex } from '../core/city-index.js';
-import { CitiesApiError } from '../core/errors.js';
-import { answerListing, bodyBytes } from '../core/page.js';
-import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
-import { ROUTES } from '../core/route-table.js';
 import { datasetDigest, readDataset } from '../dataset/read-dataset.js';
 import { sha256 } from '../fs/file-output.js';
-import { checkLiveUrl } from '../hosts/live-url.js';
 import { firstPagesFor } from '../site/asset-budget.js';
 import { specOf, type ManifestHead } from '../site/manifest.js';
-import {
-  countSiteFiles,
-  DEFAULT_MAX_FILES,
-  estimateSiteSize,
-  reusableShape,
-  tooManyFilesAdvice,
-  type Sized,
-} from '../site/size.js';
-import {
-  DEFAULT_BASE_URL,
-  DEFAULT_COLLATION,
-  DEFAULT_COMPRESSION,
-  DEFAULT_PAGE_SIZES,
-  normalizeBaseUrl,
-  parseCompression,
-  parseHost,
-  parseOrderings,
-  parsePageSizes,
-  type Host,
-  siteSpec,
-  type Compression,
-  type CompressionLevel,
-  type SiteSettings,
-  type SiteSpec,
-} from '../site/spec.js';
-import { VERSION } from '../site/version.js';
-import { compressedRatio } from '../store/compression.js';
+import { countSiteFiles, reusableShape } from '../site/size.js';
+import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
 import { checkFreeSpace } from '../store/disk-space.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { startSiteCheck, type PendingCheck } from '../store/site-check.js';
 import { checkSiteLocation, resolveSiteDir } from '../store/site-path.js';
-import { StatCache, type DatasetRecord } from '../store/stat-cache.js';
+import { StatCache } from '../store/stat-cache.js';
+import type { DatasetRecord } from '../store/stat-cache-format.js';
 import type { BuildOptions, BuildPlan, SiteBuildOptions } from './build-options.js';
+import { budgeted, manifestHead, sameInput, settingsOf } from './build-settings.js';
+import { checkMaxFiles, sampleCompressedRatio, sizeOf } from './build-size.js';
 import { HeldIndex } from './site-entries.js';
 
 // A build's first half: what it will write, decided before anything is (build.ts writes it).
@@ -152,52 +125,6 @@ async function planFromDataset(
   return { plan, write: { data, spec, manifest, digest, cityBytes, minFree } };
 }
 
-/** The settings the options ask for, defaults filled in (a site for one host: its first pages not yet known). */
-function settingsOf(options: BuildOptions): SiteSettings {
-  const host = options.host === undefined ? undefined : parseHost(options.host);
-  return {
-    baseUrl: normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL),
-    collation: options.collation ?? DEFAULT_COLLATION,
-    pageSizes: parsePageSizes(options.pageSizes ?? DEFAULT_PAGE_SIZES),
-    orderings: parseOrderings(options.orderings ?? 'all'),
-    defaultPageSize: DEFAULT_PAGE_SIZE,
-    compression: host ? hostCompression(host, options) : compressionOf(options),
-    liveUrl: options.liveUrl ? checkLiveUrl(options.liveUrl) : null,
-    ...(host ? { host } : {}),
-  };
-}
-
-/** A site for one host with its first pages (last in the settings, as the manifest records them), if not every page. */
-function budgeted(settings: SiteSettings, { firstPages }: Pick<SiteSettings, 'firstPages'>): SiteSettings {
-  return firstPages === undefined ? settings : { ...settings, firstPages };
-}
-
-/** A host that compresses by itself (Cloudflare) takes no `.gz`/`.br`: asking for them contradicts --for. */
-function hostCompression(host: Host, options: Pick<BuildOptions, 'compression' | 'compress'>): Compression {
-  const level = compressionOf(options);
-  if (options.compression !== undefined && level !== 'none')
-    throw new CitiesApiError(
-      `--for ${host} builds no .gz/.br (${host} compresses by itself), and --compression ${level} asks for them: drop --compression`,
-      2,
-    );
-  return 'none';
-}
-
-/** The manifest (without its files) of a site built here, now, with these settings from this dataset. */
-function manifestHead(settings: SiteSettings, dataset: ManifestHead['dataset']): ManifestHead {
-  return {
-    generator: 'cities-api',
-    version: VERSION,
-    settings,
-    dataset,
-    runtime: {
-      icu: process.versions.icu ?? 'none',
-      cldr: process.versions.cldr ?? 'none',
-      unicode: process.versions.unicode ?? 'none',
-    },
-  };
-}
-
 /** The site's dataset record, when the dataset file has the very bytes it records. */
 async function sameDatasetFile(record: DatasetRecord, options: BuildOptions): Promise<DatasetRecord | null> {
   const digest = await datasetDigest(options.data, {
@@ -206,49 +133,4 @@ async function sameDatasetFile(record: DatasetRecord, options: BuildOptions): Pr
     signal: options.signal,
   });
   return Buffer.from(record.digest).equals(digest) ? record : null;
-}
-
-function checkMaxFiles(spec: SiteSpec, options: BuildOptions): void {
-  const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
-  if (countSiteFiles(spec) > maxFiles) throw new CitiesApiError(tooManyFilesAdvice(spec, maxFiles), 2);
-}
-
-/** The size of a site (or of part of it: `of`) estimated from its cities' JSON bytes and the compression ratio. */
-function sizeOf(
-  settings: SiteSettings,
-  cities: number,
-  cityBytes: number,
-  ratio: number,
-): (of: Sized) => ReturnType<typeof estimateSiteSize> {
-  return (of) => estimateSiteSize(of, (cityBytes * of.count) / Math.max(1, cities), settings.baseUrl.length, ratio);
-}
-
-/** The level the options ask for; the older `compress: false` is `none`, and contradicts any other. */
-function compressionOf(options: Pick<BuildOptions, 'compression' | 'compress'>): Compression {
-  const level = options.compression === undefined ? undefined : parseCompression(options.compression);
-  if (options.compress !== false) return level ?? DEFAULT_COMPRESSION;
-  if (level !== undefined && level !== 'none') {
-    throw new CitiesApiError(
-      `--no-compress (compress: false) asks for no .gz/.br, --compression ${level} for them: give only --compression (none, fast or best)`,
-      2,
-    );
-  }
-  return 'none';
-}
-
-/** The compression ratio of the first page at each page size, weighted alike (each size holds every city once). */
-function sampleCompressedRatio(index: CityIndex, settings: SiteSettings, level: CompressionLevel): number {
-  const sizes = [DEFAULT_PAGE_SIZE, ...settings.pageSizes].map((size) => Math.min(size, 1000));
-  const ratios = sizes.map((size) =>
-    compressedRatio(
-      bodyBytes(answerListing(index, [[ROUTES.param.pageSize, String(size)]], settings.baseUrl).body),
-      level,
-    ),
-  );
-  return ratios.reduce((a, b) => a + b, 0) / ratios.length;
-}
-
-/** Whether a site was built from this very input (same generator version, settings, dataset bytes and ICU/Unicode data). */
-function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
-  return !!site && JSON.stringify(site) === JSON.stringify(manifest);
 }

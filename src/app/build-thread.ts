@@ -5,7 +5,7 @@ import type { Silent } from '../proc/channel.js';
 import { claimSite, LockBusyError } from '../fs/lock.js';
 import { startThread, WorkerEnded } from '../proc/workers.js';
 import { resolveSiteDir } from '../store/site-path.js';
-import { tidySite } from '../store/site-writer.js';
+import { tidySite } from '../store/site-recovery.js';
 
 // A build in a thread of its own, for large datasets: a thread's young generation can be capped
 // (the main thread's is set at process start and grows to tens of MB while a build allocates),

@@ -1,17 +1,7 @@
 import type { City, NameField } from './fields.js';
-import { concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, writeUtf8, type Bytes } from './bytes.js';
+import { concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, type Bytes } from './bytes.js';
 import { cityJson } from './json-text.js';
-
-const CHUNK_BYTES = 4 * 1024 * 1024;
-
-/** A CityTable as plain data (see CityTable.parts). */
-export interface TableParts {
-  readonly count: number;
-  readonly ids: Float64Array;
-  readonly top: Uint8Array;
-  readonly chunks: readonly Bytes[];
-  readonly spans: Uint32Array;
-}
+import { BLOCK, CHUNK_BYTES, CityTableBuilder, datasetFileParts, type TableParts } from './table-parts.js';
 
 /**
  * A dataset held compactly: every city serialized once, as the answers carry it, in a few large
@@ -33,26 +23,7 @@ export class CityTable {
    * copying it: the file's buffer becomes the table's storage.
    */
   static fromDatasetFile(file: Bytes): CityTable {
-    const lines: number[] = [];
-    for (let start = file.indexOf(0x7b); start >= 0; ) {
-      const newline = file.indexOf(0x0a, start);
-      const end = newline < 0 ? file.length : newline;
-      lines.push(start, file[end - 1] === 0x2c ? end - 1 : end);
-      start = newline < 0 ? -1 : file.indexOf(0x7b, newline);
-    }
-    const count = lines.length / 2;
-    const ids = new Float64Array(count);
-    const top = new Uint8Array(count);
-    const spans = new Uint32Array(count * 3);
-    for (let i = 0; i < count; i++) {
-      const start = lines[2 * i]!,
-        end = lines[2 * i + 1]!;
-      ids[i] = Number(fromUtf8(file, start + ID_PREFIX.length, file.indexOf(0x2c, start)));
-      // Quotes inside values are escaped, so the first `,"top":` after the city's start is its key.
-      top[i] = file[indexOfBytes(file, TOP_KEY, start) + TOP_KEY.length] === 0x74 ? 1 : 0;
-      spans.set([0, start, end], i * 3);
-    }
-    return new CityTable(count, ids, top, [file], spans);
+    return CityTable.of(datasetFileParts(file));
   }
 
   /** A table made again from its parts (parts(), after they crossed to another thread). */
@@ -70,7 +41,7 @@ export class CityTable {
     const bytes = sized ? cities.reduce((n, city) => n + utf8Length(cityJson(city)), 0) : CHUNK_BYTES;
     const builder = new CityTableBuilder(bytes, sized ? Math.max(1, cities.length) : BLOCK);
     for (const city of cities) builder.add(city);
-    return builder.finish();
+    return CityTable.of(builder.finish());
   }
 
   /** The city at a position, serialized (a view, not a copy). */
@@ -158,9 +129,6 @@ export class CityTable {
     };
   }
 }
-
-const ID_PREFIX = utf8('{"id":');
-const TOP_KEY = utf8(',"top":');
 const PART_BYTES = 256 * 1024;
 const OPEN = utf8('[\n');
 const COMMA_LINE = utf8(',\n');
@@ -184,61 +152,3 @@ function isEscaped(json: Bytes, start: number, quote: number): boolean {
   for (let i = quote - 1; i >= start && json[i] === 0x5c; i--) backslashes++;
   return backslashes % 2 === 1;
 }
-
-/**
- * Builds a CityTable one validated city at a time. Nothing large is ever freed on the way: ids,
- * flags and spans fill blocks of BLOCK cities (each under glibc's 128 KiB mmap threshold) joined
- * once at the end, and the last chunk is kept as a view, not sliced. (A freed multi-MB block
- * raises glibc's mmap threshold for the rest of the process: every malloc arena then keeps up to
- * twice as much free memory, about 40 MB more peak RSS for a 140,000-city build.)
- */
-export class CityTableBuilder {
-  private chunks: Bytes[] = [];
-  private chunk: Bytes = new Uint8Array(0);
-  private used = 0;
-  private count = 0;
-  private readonly blocks: { ids: Float64Array; top: Uint8Array; spans: Uint32Array }[] = [];
-
-  constructor(
-    private readonly chunkBytes = CHUNK_BYTES,
-    private readonly block = BLOCK,
-  ) {}
-
-  add(city: City): void {
-    const text = cityJson(city);
-    const length = utf8Length(text);
-    if (this.used + length > this.chunk.length) {
-      if (this.used) this.chunks.push(this.chunk.subarray(0, this.used));
-      this.chunk = new Uint8Array(Math.max(this.chunkBytes, length));
-      this.used = 0;
-    }
-    writeUtf8(text, this.chunk, this.used);
-    const at = this.count % this.block;
-    if (!at) {
-      const n = this.block;
-      this.blocks.push({ ids: new Float64Array(n), top: new Uint8Array(n), spans: new Uint32Array(3 * n) });
-    }
-    const block = this.blocks[this.blocks.length - 1]!;
-    block.ids[at] = city.id;
-    block.top[at] = city.top ? 1 : 0;
-    block.spans.set([this.chunks.length, this.used, this.used + length], at * 3);
-    this.used += length;
-    this.count++;
-  }
-
-  finish(): CityTable {
-    const chunks = this.used ? [...this.chunks, this.chunk.subarray(0, this.used)] : this.chunks;
-    const ids = new Float64Array(this.count);
-    const top = new Uint8Array(this.count);
-    const spans = new Uint32Array(this.count * 3);
-    this.blocks.forEach((block, b) => {
-      const n = Math.min(this.block, this.count - b * this.block);
-      ids.set(block.ids.subarray(0, n), b * this.block);
-      top.set(block.top.subarray(0, n), b * this.block);
-      spans.set(block.spans.subarray(0, n * 3), b * this.block * 3);
-    });
-    return new CityTable(this.count, ids, top, chunks, spans);
-  }
-}
-
-const BLOCK = 4096;

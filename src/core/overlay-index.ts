@@ -6,28 +6,10 @@ import type { City, NameField } from './fields.js';
 import { orderingKey, type Ordering } from './ordering.js';
 import { pageOf, type PageIndex } from './page.js';
 import type { QueryPair } from './query-string.js';
+import { extendPlacement, lowerBound, placedBefore, type Placement, type Term } from './overlay-placement.js';
 
 /** Orderings whose placement of the added cities is kept (8 bytes per added city each). */
 const KEPT = 64;
-
-/**
- * Where the added cities go in one ordering: `sorted`, the first `covered` added cities in the
- * ordering; `before[j]`, how many base cities precede `sorted[j]` (so its place is before[j] + j).
- */
-interface Placement {
-  readonly covered: number;
-  readonly sorted: Uint32Array;
-  readonly before: Uint32Array;
-}
-
-/** One ordering term as keys: a base city's and an added city's, comparable as integers. */
-interface Term {
-  readonly sign: 1 | -1;
-  readonly base: (position: number) => number;
-  readonly added: (city: number) => number;
-  /** Set for a name field: two added cities with the same even key (between two base ranks) compare by value. */
-  readonly field?: NameField;
-}
 
 /**
  * A CityIndex (the base: a loaded site's dataset) with cities added by POSTs beside it, answering
@@ -116,44 +98,17 @@ export class OverlayIndex implements PageIndex {
     return placement;
   }
 
-  /** `kept` (or nothing) extended to every added city. */
+  /** `kept` (or nothing) extended to every added city (overlay-placement.ts). */
   private extend(ordering: Ordering, kept: Placement | undefined): Placement {
     const terms = this.terms(ordering);
-    const compareAdded = (i: number, k: number): number => {
-      for (const term of terms) {
-        const a = term.added(i);
-        const b = term.added(k);
-        if (a !== b) return term.sign * (a - b);
-        if (term.field && a % 2 === 0) {
-          const order = this.compareValues(term.field, this.added.name(i, term.field), this.added.name(k, term.field));
-          if (order) return term.sign * order;
-        }
-      }
-      return this.added.ids[i]! - this.added.ids[k]!;
-    };
-    const baseFirst = (p: number, i: number): boolean => {
-      for (const term of terms) {
-        const a = term.base(p);
-        const b = term.added(i);
-        if (a !== b) return term.sign * (a - b) < 0;
-      }
-      return this.base.table.ids[p]! < this.added.ids[i]!;
-    };
-    const covered = kept?.covered ?? 0;
-    const fresh = Array.from({ length: this.added.count - covered }, (_, i) => covered + i).sort(compareAdded);
-    const order = this.base.order(ordering);
-    const freshBefore = fresh.map((i) => lowerBound(order.length, (mid) => baseFirst(order[mid]!, i)));
-    // Merged with those kept: both sorted, no two added cities equal (ids differ).
-    const total = this.added.count;
-    const sorted = new Uint32Array(total);
-    const before = new Uint32Array(total);
-    const old = kept ?? { sorted: new Uint32Array(0), before: new Uint32Array(0) };
-    for (let o = 0, f = 0, w = 0; w < total; w++) {
-      const takeOld = f >= fresh.length || (o < old.sorted.length && compareAdded(old.sorted[o]!, fresh[f]!) < 0);
-      sorted[w] = takeOld ? old.sorted[o]! : fresh[f]!;
-      before[w] = takeOld ? old.before[o++]! : freshBefore[f++]!;
-    }
-    return { covered: total, sorted, before };
+    return extendPlacement(
+      terms,
+      kept,
+      this.added,
+      this.base.table.ids,
+      () => this.base.order(ordering),
+      (field, a, b) => this.compareValues(field, a, b),
+    );
   }
 
   /** The ordering's terms (the default one is `-top, name_en`), each as keys of base and added cities. */
@@ -192,21 +147,4 @@ export class OverlayIndex implements PageIndex {
   private compareValues(field: NameField, a: string, b: string): number {
     return a === b ? 0 : (this.base.compareOf(field) satisfies Compare)(a, b);
   }
-}
-
-/** How many added cities are placed before merged position `at` (their places, before[j] + j, increase). */
-function placedBefore(before: Uint32Array, at: number): number {
-  return lowerBound(before.length, (j) => before[j]! + j < at);
-}
-
-/** The first of 0..n-1 for which `below` is false, or n: `below` holds for a prefix (binary search). */
-function lowerBound(n: number, below: (i: number) => boolean): number {
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (below(mid)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

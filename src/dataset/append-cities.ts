@@ -3,12 +3,10 @@ import { DATASET_ROLE } from './sample.js';
 import { constants } from 'node:fs';
 import { access, copyFile, link, lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { readCsvRows } from './csv-rows.js';
+import { appendCsv, appendJson, checkStorable } from './appended-text.js';
 import { CitiesApiError } from '../core/errors.js';
-import { CITY_FIELDS, type City } from '../core/fields.js';
-import { cityJson } from '../core/json-text.js';
-import { isAlive } from '../fs/lock.js';
-import { validateRecord } from '../core/validate-record.js';
+import type { City } from '../core/fields.js';
+import { isAlive } from '../fs/lock-holder.js';
 
 /**
  * A dataset file changed in two steps, so that nothing is replaced before the new data is known
@@ -77,67 +75,6 @@ export class DatasetChanged extends CitiesApiError {
   constructor(file: string) {
     super(`${file} changed while cities were being added to it; nothing was written`);
   }
-}
-
-/**
- * Refuses cities the dataset reader would not read back as they are: each record is written
- * as it will be in the file and read with the reader's own validator.
- */
-export async function checkStorable(cities: readonly City[], json: boolean): Promise<void> {
-  for (const city of cities) {
-    let raw: Record<string, unknown> = {};
-    if (json) raw = JSON.parse(cityJson(city)) as Record<string, unknown>;
-    else {
-      const row = `${CITY_FIELDS.join(',')}\n${csvRow(city, CITY_FIELDS)}\n`;
-      await readCsvRows([Buffer.from(row)], ({ values, line }) => {
-        if (line > 1) raw = Object.fromEntries(CITY_FIELDS.map((field, i) => [field, values[i]]));
-      });
-    }
-    const result = validateRecord(raw, !json);
-    if (!result.city || cityJson(result.city) !== cityJson(city)) {
-      const why = result.problems?.map((p) => `${p.field}: ${p.reason}`).join('; ') ?? 'it reads back differently';
-      throw new CitiesApiError(
-        `city ${city.id} cannot be stored in the dataset as it is (${why}); nothing was written`,
-      );
-    }
-  }
-}
-
-async function appendCsv(text: Buffer, cities: readonly City[]): Promise<Buffer[]> {
-  const newline = text.indexOf(10);
-  const firstLine = text.subarray(
-    0,
-    newline < 0 ? text.length : newline > 0 && text[newline - 1] === 13 ? newline - 1 : newline,
-  );
-  let header: readonly string[] = CITY_FIELDS;
-  await readCsvRows([firstLine], ({ values }) => void (header = values));
-  const eol = text.includes('\r\n') ? '\r\n' : '\n';
-  const rows = cities.map((city) => csvRow(city, header));
-  const separator = text.length && text.at(-1) !== 10 ? eol : '';
-  return [text, Buffer.from(`${separator}${rows.join(eol)}${eol}`)];
-}
-
-function csvRow(city: City, header: readonly string[]): string {
-  return header.map((field) => csvField(csvValue(city, field))).join(',');
-}
-
-function csvValue(city: City, field: string): string {
-  const value = city[field as keyof City];
-  return value === null || value === undefined ? '' : String(value);
-}
-
-function csvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
-}
-
-function appendJson(source: Buffer, cities: readonly City[]): Buffer[] {
-  const end = source.lastIndexOf(']');
-  let last = end;
-  // What String.prototype.trimEnd() drops that a JSON file may hold: ASCII whitespace.
-  while (last > 0 && [0x20, 0x09, 0x0a, 0x0d].includes(source[last - 1]!)) last--;
-  const empty = source[last - 1] === 0x5b;
-  const items = cities.map((city) => `  ${cityJson(city)}`).join(',\n');
-  return [source.subarray(0, last), Buffer.from(`${empty ? '' : ','}\n${items}\n`), source.subarray(end)];
 }
 
 /** The new text in a file created beside `target` (never through a link: O_EXCL), with its mode and owner, fsynced. */

@@ -1,4 +1,4 @@
-import { CityTableBuilder } from '../core/city-table.js';
+import { CityTableBuilder } from '../core/table-parts.js';
 import { CitiesApiError, formatProblem, showValue, type Problem } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import type { RecordResult } from '../core/validate-record.js';

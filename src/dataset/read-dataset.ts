@@ -3,7 +3,7 @@ import { extname } from 'node:path';
 import { fileSystemError } from '../fs/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
 import { datasetHash, digestFile } from './dataset-digest.js';
-import type { CityTable } from '../core/city-table.js';
+import { CityTable } from '../core/city-table.js';
 import { CsvSyntaxError, readCsvRows } from './csv-rows.js';
 import { CitiesApiError, shortText, showValue, type Problem } from '../core/errors.js';
 import { CITY_FIELDS } from '../core/fields.js';
@@ -60,7 +60,7 @@ export async function readDataset(file: string, options: ReadOptions = {}): Prom
   if (warning) options.onWarning?.(warning);
   if (collector.total) throw collector.error(name);
   if (hash) options.onDigest!(hash.digest());
-  return collector.table.finish();
+  return CityTable.of(collector.table.finish());
 }
 
 /** The digest of a dataset file (datasetHash), refused as readDataset refuses it; nothing parsed. */

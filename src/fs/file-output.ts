@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 // write says the inode, size, mtime and ctime it left, for the stat cache.
 
 /** A file's bytes: text, a buffer, or parts (an array, or a re-iterable sequence produced on demand). */
-/** What a build records of a file it wrote, to know it again (stat-cache.ts). */
+/** What a build records of a file it wrote, to know it again (stat-cache-format.ts). */
 export type FileStat = Pick<Stats, 'ino' | 'size' | 'mtimeMs' | 'ctimeMs'>;
 
 export type Body = string | Uint8Array | Iterable<Uint8Array>;

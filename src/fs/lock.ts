@@ -1,7 +1,7 @@
-import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { linkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
+import { holderNow, isOther, readHolder } from './lock-holder.js';
 
 /** Sibling paths a build uses next to its site directory (same filesystem, so renames are atomic). */
 export function siteSiblings(outDir: string) {
@@ -11,7 +11,7 @@ export function siteSiblings(outDir: string) {
     lock: join(parent, `.${name}.lock`),
     staging: join(parent, `.${name}.staging-${process.pid}`),
     previous: join(parent, `.${name}.previous-${process.pid}`),
-    /** Kept beside the site for good: the stat records of its files (see stat-cache.ts). */
+    /** Kept beside the site for good: the stat records of its files (see stat-cache-format.ts). */
     statCache: join(parent, `.${name}.stat-cache`),
     prefix: `.${name}.`,
     parent,
@@ -145,9 +145,6 @@ async function takeLock(lock: string, describe: (holder: number, lock: string) =
   }
 }
 
-/** A live process other than this one (a lock holding this pid is a dead process's whose pid was reused). */
-const isOther = (pid: number) => pid !== process.pid && isAlive(pid);
-
 /** Creates `to` as a hard link of `from`; false when `to` exists. */
 function linked(from: string, to: string): boolean {
   try {
@@ -157,31 +154,6 @@ function linked(from: string, to: string): boolean {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
-}
-
-/** The pid in a lock file (0 when unreadable), or null when there is no such file. */
-export async function readHolder(file: string): Promise<number | null> {
-  try {
-    return pidIn(await readFile(file, 'utf8'));
-  } catch (error) {
-    return noFile(error);
-  }
-}
-
-/** readHolder(), synchronously (takeLock's steps). */
-function holderNow(file: string): number | null {
-  try {
-    return pidIn(readFileSync(file, 'utf8'));
-  } catch (error) {
-    return noFile(error);
-  }
-}
-
-const pidIn = (text: string): number => Number(text.trim()) || 0;
-
-function noFile(error: unknown): null {
-  if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-  throw error;
 }
 
 /** Deletes a dead taker's takeover file, unless a live one replaced it meanwhile (then it is put back). */
@@ -196,15 +168,4 @@ function removeStale(file: string): void {
   const taker = holderNow(aside);
   if (taker !== null && isOther(taker)) linked(aside, file);
   rmSync(aside, { force: true });
-}
-
-export function isAlive(pid: number): boolean {
-  // 0 and negative numbers name process groups, not a builder (an unreadable lock holds 0).
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

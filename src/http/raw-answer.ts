@@ -1,6 +1,9 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import { detailJson } from '../core/json-text.js';
-import { JSON_HEADERS, type HeaderFields } from './route-types.js';
+import { bodyBytes } from '../core/page.js';
+import { originForm } from '../core/url-path.js';
+import { route } from './route.js';
+import { JSON_HEADERS, type HeaderFields, type SiteContext } from './route-types.js';
 import type { ServerLimits } from './limits.js';
 
 // Answers for requests node:http refuses before there is a request object (malformed, too
@@ -50,4 +53,19 @@ export function rawResponse(status: number, headers: HeaderFields, body: Uint8Ar
 /** A client error as a JSON answer. */
 export function rawDetail(answer: RawAnswer): Buffer {
   return rawResponse(answer.status, JSON_HEADERS, Buffer.from(detailJson(answer.detail)));
+}
+
+/** The answer to CONNECT (405 on the API, 404 elsewhere, as Django answers it), as bytes for the socket. */
+export function answerConnect(req: IncomingMessage, site: SiteContext): Buffer {
+  const decision = route({ method: 'CONNECT', target: originForm(req.url ?? '/'), accept: req.headers.accept }, site);
+  // Only GET, HEAD and POST are routed to files or the writer.
+  const answer =
+    decision.kind === 'answer'
+      ? decision
+      : { status: 405, headers: JSON_HEADERS, body: Buffer.from(detailJson('Method "CONNECT" not allowed.')) };
+  return rawResponse(
+    answer.status,
+    answer.headers,
+    answer.body instanceof Uint8Array ? answer.body : bodyBytes(answer.body),
+  );
 }

@@ -1,22 +1,20 @@
 import { chmod, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import fg from 'fast-glob';
+import { dirname } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
 import { CitiesApiError } from '../core/errors.js';
-import { reuse, sha256, writeParts } from '../fs/file-output.js';
 import { VARIANTS } from './compression.js';
 import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
-import { MANIFEST_PATH, manifestText, type Manifest, type ManifestFiles } from '../site/manifest.js';
-import type { FileList } from '../fs/file-list.js';
-import { readSiteFiles, type SiteFiles } from './manifest-file.js';
+import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
+import { readSiteFiles } from './manifest-file.js';
+import { placeManifest, settledStats } from './place-manifest.js';
 import { removeTree } from '../fs/remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
-import { holdsBytes } from './site-check.js';
-import { isAlive, lockSite, siteSiblings } from '../fs/lock.js';
-import { StatCache, type DatasetRecord, type Slot } from './stat-cache.js';
+import { lockSite, siteSiblings } from '../fs/lock.js';
+import { StatCache } from './stat-cache.js';
+import type { DatasetRecord, Slot } from './stat-cache-format.js';
 import { fileSystemError, isErrno } from '../fs/fs-error.js';
 import { SITE_ROLE } from './site-path.js';
-import type { FileStat } from '../fs/file-output.js';
+import { recoverSite } from './site-recovery.js';
 
 export type { Placed, SiteEntry } from './site-assembler.js';
 
@@ -152,60 +150,6 @@ async function writeSiteLocked(
   }
 }
 
-/**
- * Puts the manifest into staging: the old one, linked, when it says exactly the same and is as
- * built (the stat cache vouches for it) or holds the very bytes the build would write.
- */
-async function placeManifest(
-  outDir: string,
-  staging: string,
-  old: SiteFiles | null,
-  manifest: Omit<Manifest, 'files'>,
-  files: FileList,
-  reuseOld: 'no' | 'as built' | 'if same bytes',
-): Promise<{ stats: FileStat; reused: boolean }> {
-  const to = join(staging, MANIFEST_PATH);
-  await mkdir(dirname(to), { recursive: true });
-  const order = files.sorted();
-  const listed: ManifestFiles = {
-    size: order.length,
-    path: (i) => files.path(order[i]!),
-    hash: (i) => files.hash(order[i]!),
-  };
-  // Made piece by piece as it is hashed or written: a large site's manifest is never one string.
-  const text: Iterable<Uint8Array> = {
-    *[Symbol.iterator]() {
-      for (const piece of manifestText(manifest, listed)) yield Buffer.from(piece);
-    },
-  };
-  if (reuseOld !== 'no' && old && sameManifest(old, manifest, listed)) {
-    const from = join(outDir, MANIFEST_PATH);
-    const stats = await lstat(from).catch(() => null);
-    const same =
-      !!stats?.isFile() && (reuseOld === 'as built' || (await holdsBytes(from, 0, stats.size, sha256(text))));
-    const linked = same && stats && (await reuse(from, to, stats));
-    if (linked) return { stats: linked, reused: true };
-  }
-  return { stats: await writeParts(to, text), reused: false };
-}
-
-/** The manifest's stats now (its ctime moved if it was linked), when still the file placed. */
-async function settledStats(outDir: string, placed: FileStat): Promise<FileStat> {
-  const now = await lstat(join(outDir, MANIFEST_PATH)).catch(() => null);
-  return now?.isFile() && now.ino === placed.ino && now.size === placed.size && now.mtimeMs === placed.mtimeMs
-    ? now
-    : placed;
-}
-
-/** Whether the old manifest says exactly what the new one would (so its file can be kept). */
-function sameManifest(old: SiteFiles, manifest: Omit<Manifest, 'files'>, files: ManifestFiles): boolean {
-  const { files: oldFiles, ...oldHead } = old;
-  if (JSON.stringify(oldHead) !== JSON.stringify(manifest) || files.size !== oldFiles.size) return false;
-  for (let i = 0; i < files.size; i++)
-    if (oldFiles.path(i) !== files.path(i) || oldFiles.hash(i) !== files.hash(i)) return false;
-  return true;
-}
-
 /** Whether a directory holds anything at all (a link or an empty directory counts). */
 async function hasEntries(dir: string): Promise<boolean> {
   return (await readdir(dir).catch(() => [])).length > 0;
@@ -227,45 +171,4 @@ async function swapIn(outDir: string, staging: string, previous: string): Promis
     throw error;
   }
   return hadOld;
-}
-
-/** Holding the build lock, repairs what killed builds left beside a site that needs no writing. */
-export async function tidySite(outDir: string): Promise<void> {
-  const release = await lockSite(outDir);
-  try {
-    await recoverSite(outDir);
-  } finally {
-    await release();
-  }
-}
-
-/**
- * Repairs what a killed build can leave: if the site was moved aside but the new one never
- * arrived, the previous site is moved back (only a real directory: never a link of that name);
- * staging trees, lock drafts and stat cache drafts of dead builders are removed (a link is
- * unlinked, never followed). Call it holding the build lock.
- */
-export async function recoverSite(outDir: string): Promise<void> {
-  const { parent, prefix } = siteSiblings(outDir);
-  const leftovers = await fg(`${fg.escapePath(prefix)}{staging,previous,lock,stat-cache}-*`, {
-    cwd: parent,
-    dot: true,
-    onlyFiles: false,
-    deep: 1,
-    followSymbolicLinks: false,
-  });
-  const exists = (path: string) =>
-    lstat(path).then(
-      () => true,
-      () => false,
-    );
-  for (const name of leftovers.sort()) {
-    const pid = Number.parseInt(name.slice(name.lastIndexOf('-') + 1), 10);
-    if (pid !== process.pid && isAlive(pid)) continue;
-    const path = join(parent, name);
-    if (name.includes('.previous-') && !(await exists(outDir)) && (await lstat(path)).isDirectory())
-      await rename(path, outDir);
-    // What cannot be deleted (permissions) stays: it is in no build's way, and the next one tries again.
-    else await removeTree(path).catch(() => undefined);
-  }
 }

@@ -1,7 +1,8 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { VARIANTS } from './compression.js';
-import type { Slot, StatCache } from './stat-cache.js';
+import type { StatCache } from './stat-cache.js';
+import type { Slot } from './stat-cache-format.js';
 
 // The inner loop of a site's check, run by this thread and a helper thread on shares of the
 // manifest's files: one lstat per file and per `.gz`/`.br` the build wrote, nothing allocated

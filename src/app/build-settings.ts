@@ -1,0 +1,87 @@
+import { CitiesApiError } from '../core/errors.js';
+import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
+import { checkLiveUrl } from '../hosts/live-url.js';
+import type { ManifestHead } from '../site/manifest.js';
+import {
+  DEFAULT_BASE_URL,
+  DEFAULT_COLLATION,
+  DEFAULT_COMPRESSION,
+  DEFAULT_PAGE_SIZES,
+  normalizeBaseUrl,
+  parseCompression,
+  parseHost,
+  parseOrderings,
+  parsePageSizes,
+  type Compression,
+  type Host,
+  type SiteSettings,
+} from '../site/spec.js';
+import { VERSION } from '../site/version.js';
+import type { BuildOptions } from './build-options.js';
+
+// What a build is asked for: its settings with defaults filled in, and the manifest they make, by
+// which a site is known to be built from the very same input.
+
+/** The settings the options ask for, defaults filled in (a site for one host: its first pages not yet known). */
+export function settingsOf(options: BuildOptions): SiteSettings {
+  const host = options.host === undefined ? undefined : parseHost(options.host);
+  return {
+    baseUrl: normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL),
+    collation: options.collation ?? DEFAULT_COLLATION,
+    pageSizes: parsePageSizes(options.pageSizes ?? DEFAULT_PAGE_SIZES),
+    orderings: parseOrderings(options.orderings ?? 'all'),
+    defaultPageSize: DEFAULT_PAGE_SIZE,
+    compression: host ? hostCompression(host, options) : compressionOf(options),
+    liveUrl: options.liveUrl ? checkLiveUrl(options.liveUrl) : null,
+    ...(host ? { host } : {}),
+  };
+}
+
+/** A site for one host with its first pages (last in the settings, as the manifest records them), if not every page. */
+export function budgeted(settings: SiteSettings, { firstPages }: Pick<SiteSettings, 'firstPages'>): SiteSettings {
+  return firstPages === undefined ? settings : { ...settings, firstPages };
+}
+
+/** A host that compresses by itself (Cloudflare) takes no `.gz`/`.br`: asking for them contradicts --for. */
+function hostCompression(host: Host, options: Pick<BuildOptions, 'compression' | 'compress'>): Compression {
+  const level = compressionOf(options);
+  if (options.compression !== undefined && level !== 'none')
+    throw new CitiesApiError(
+      `--for ${host} builds no .gz/.br (${host} compresses by itself), and --compression ${level} asks for them: drop --compression`,
+      2,
+    );
+  return 'none';
+}
+
+/** The manifest (without its files) of a site built here, now, with these settings from this dataset. */
+export function manifestHead(settings: SiteSettings, dataset: ManifestHead['dataset']): ManifestHead {
+  return {
+    generator: 'cities-api',
+    version: VERSION,
+    settings,
+    dataset,
+    runtime: {
+      icu: process.versions.icu ?? 'none',
+      cldr: process.versions.cldr ?? 'none',
+      unicode: process.versions.unicode ?? 'none',
+    },
+  };
+}
+
+/** The level the options ask for; the older `compress: false` is `none`, and contradicts any other. */
+function compressionOf(options: Pick<BuildOptions, 'compression' | 'compress'>): Compression {
+  const level = options.compression === undefined ? undefined : parseCompression(options.compression);
+  if (options.compress !== false) return level ?? DEFAULT_COMPRESSION;
+  if (level !== undefined && level !== 'none') {
+    throw new CitiesApiError(
+      `--no-compress (compress: false) asks for no .gz/.br, --compression ${level} for them: give only --compression (none, fast or best)`,
+      2,
+    );
+  }
+  return 'none';
+}
+
+/** Whether a site was built from this very input (same generator version, settings, dataset bytes and ICU/Unicode data). */
+export function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
+  return !!site && JSON.stringify(site) === JSON.stringify(manifest);
+}

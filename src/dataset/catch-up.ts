@@ -1,0 +1,84 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DatasetChanged } from './append-cities.js';
+
+/** How long a failed catch-up (a busy site lock, an invalid dataset) waits before it is tried again. */
+const RETRY_MS = 1000;
+/**
+ * A catch-up starts once no batch was logged for QUIET_MS, or MAX_WAIT_MS after it was asked
+ * for: a burst of POSTs is folded in by one build, and is not slowed by it (a build's writes made
+ * the log's fsync 6-20 ms instead of under 1, and it takes CPU from the server).
+ */
+const QUIET_MS = 250;
+const MAX_WAIT_MS = 3000;
+
+/**
+ * When the background catch-up runs: once POSTs paused (or waited long enough), one at a time,
+ * again at once while batches were logged meanwhile or the dataset file changed under it, and
+ * again after RETRY_MS when it failed. `once` folds in what is logged now: true once nothing more
+ * was logged meanwhile.
+ */
+export class CatchUp {
+  private running: Promise<void> | null = null;
+  private retry: NodeJS.Timeout | undefined;
+  /** When the last batch was logged (performance.now()). */
+  private lastLogged = 0;
+  private closed = false;
+
+  constructor(
+    private readonly once: () => Promise<boolean>,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** The catch-up under way, if one is. */
+  get current(): Promise<void> | null {
+    return this.running;
+  }
+
+  /** A batch was logged now: a catch-up waits for a pause after it. */
+  logged(): void {
+    this.lastLogged = performance.now();
+  }
+
+  /** Starts the background catch-up unless it runs (a running one loops while batches were logged meanwhile). */
+  start(): void {
+    if (this.closed) return;
+    clearTimeout(this.retry);
+    this.running ??= this.settle()
+      .then(() => this.all())
+      .finally(() => (this.running = null));
+  }
+
+  /** No catch-up starts again; one under way stops waiting and ends after its current step. */
+  stop(): void {
+    this.closed = true;
+    clearTimeout(this.retry);
+  }
+
+  /** Resolves once POSTs paused for QUIET_MS, at most MAX_WAIT_MS from now (or at once when closing). */
+  private async settle(): Promise<void> {
+    const latest = performance.now() + MAX_WAIT_MS;
+    for (;;) {
+      const left = Math.min(this.lastLogged + QUIET_MS, latest) - performance.now();
+      if (left <= 0 || this.closed) return;
+      await sleep(left);
+    }
+  }
+
+  private async all(): Promise<void> {
+    try {
+      // The file edited meanwhile (by hand, --watch): at once again, from the file as it is now.
+      while (!this.closed && !(await this.once().catch(againIf(DatasetChanged))));
+    } catch (error) {
+      this.log(`error: the site is behind the data (retrying in ${RETRY_MS / 1000} s): ${(error as Error).message}`);
+      this.retry = setTimeout(() => this.start(), RETRY_MS);
+      this.retry.unref();
+    }
+  }
+}
+
+const againIf =
+  (kind: new (...args: never[]) => Error) =>
+  (error: unknown): false => {
+    if (error instanceof kind) return false;
+    throw error;
+  };

@@ -1,0 +1,80 @@
+import { statSync } from 'node:fs';
+import type { City } from '../core/fields.js';
+import type { CityLog } from './city-log.js';
+import { readDataset, readDatasetBytes } from './read-dataset.js';
+
+/**
+ * Which ids a dataset file and its log hold, as this process last saw them: their signatures,
+ * the largest id in either and the largest in the file. Read again only when another process
+ * changed either; this process's own appends and folds update it as they go.
+ */
+export class KnownIds {
+  private seen = { dataset: '', log: '', lastId: 0, fileLastId: 0 };
+
+  constructor(
+    private readonly file: string,
+    private readonly target: string,
+    private readonly logFile: CityLog,
+  ) {}
+
+  /** The largest id in the dataset file and the log. */
+  get lastId(): number {
+    return this.seen.lastId;
+  }
+
+  /** Under the dataset's lock: the largest id in the dataset and the log, read again only if another process changed either. */
+  async look(): Promise<void> {
+    const [dataset, log] = [await datasetSignature(this.target), await this.logFile.signature()];
+    if (dataset === this.seen.dataset && log === this.seen.log) return;
+    const { ids } = await readDataset(this.file);
+    const { cities, bytes } = await this.logFile.read();
+    await this.logFile.cut(bytes);
+    let fileLastId = 0;
+    for (const id of ids) fileLastId = Math.max(fileLastId, id);
+    let lastId = fileLastId;
+    for (const city of cities) lastId = Math.max(lastId, city.id);
+    this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId };
+  }
+
+  /** Under the lock, after this process appended cities up to `lastId` to the log. */
+  async logged(lastId: number): Promise<void> {
+    this.seen = { ...this.seen, log: await this.logFile.signature(), lastId };
+  }
+
+  /**
+   * Under the lock, after this process folded `missing` into a file whose largest id was
+   * `fileLastId` (`changed`: a new file was committed) and dropped them from the log.
+   */
+  async folded(missing: readonly City[], fileLastId: number, changed: boolean): Promise<void> {
+    // The file is what it was and the cities folded in: any id in it is known now.
+    let newFileLastId = fileLastId;
+    for (const city of missing) newFileLastId = Math.max(newFileLastId, city.id);
+    const lastId = Math.max(this.seen.lastId, newFileLastId);
+    const dataset = changed ? await datasetSignature(this.target) : this.seen.dataset;
+    this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId: newFileLastId };
+  }
+
+  /**
+   * The dataset's bytes, its largest id, and which logged ids it holds. Unchanged since this
+   * process last saw it (its signature, ctime included, before and after the read): a logged id is
+   * in it only if past its largest id, since ids are chosen past it and only our commits add them.
+   * Changed by another process: read and validated whole (seconds on the main thread, but rare).
+   */
+  async datasetNow(): Promise<{ before: Buffer; fileLastId: number; inFile: (id: number) => boolean }> {
+    const { dataset, fileLastId } = this.seen;
+    const known = (await datasetSignature(this.target)) === dataset;
+    const before = await readDatasetBytes(this.target);
+    if (known && (await datasetSignature(this.target)) === dataset)
+      return { before, fileLastId, inFile: (id) => id <= fileLastId };
+    const ids = new Set((await readDataset(this.file)).ids);
+    let last = 0;
+    for (const id of ids) last = Math.max(last, id);
+    return { before, fileLastId: last, inFile: (id) => ids.has(id) };
+  }
+}
+
+/** Synchronous: a POST reads it, and libuv's thread pool may be busy with a build's writes. */
+async function datasetSignature(target: string): Promise<string> {
+  const { ino, size, mtimeMs, ctimeMs } = statSync(target);
+  return `${ino}:${size}:${mtimeMs}:${ctimeMs}`;
+}

@@ -1,0 +1,98 @@
+import { lstatSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeParts, type FileStat } from '../fs/file-output.js';
+import { siteSiblings } from '../fs/lock.js';
+import {
+  DIGEST_BYTES,
+  FIELDS,
+  FORMAT,
+  FORMAT_PLAIN,
+  MAGIC,
+  PIECE_PATHS,
+  SLOTS,
+  TAIL,
+  type DatasetRecord,
+  type Slot,
+} from './stat-cache-format.js';
+
+/** Records gathered while a site is assembled, by the file's ordinal (FileList), in blocks (never a doubled copy). */
+export class StatRecords {
+  private readonly blocks: Float64Array[] = [];
+  /** Records of files linked from the old tree, as ordinal * 3 + slot (see settle). */
+  private readonly linked: number[] = [];
+
+  /** Records a file linked from the old tree: its ctime moves again when the old tree goes (settle). */
+  setLinked(i: number, slot: Slot, stats: FileStat): void {
+    this.set(i, slot, stats);
+    this.linked.push(i * 3 + slot);
+  }
+
+  /**
+   * Takes the ctime of each linked file again once the old tree is gone (a link made or removed
+   * moves it). A file no longer showing the inode, size and mtime recorded keeps its old ctime:
+   * the next build reads it.
+   */
+  settle(siteDir: string, name: (i: number, slot: Slot) => string): void {
+    for (const key of this.linked) {
+      const [i, slot] = [Math.floor(key / 3), (key % 3) as Slot];
+      const block = this.blocks[Math.floor(i / PIECE_PATHS)]!;
+      const at = (i % PIECE_PATHS) * SLOTS + slot * FIELDS;
+      const now = lstatSync(join(siteDir, name(i, slot)), { throwIfNoEntry: false });
+      if (now?.isFile() && block[at] === now.ino && block[at + 1] === now.size && block[at + 2] === now.mtimeMs)
+        block[at + 3] = now.ctimeMs;
+    }
+  }
+
+  set(i: number, slot: Slot, stats: FileStat): void {
+    const block = Math.floor(i / PIECE_PATHS);
+    while (this.blocks.length <= block) this.blocks.push(new Float64Array(PIECE_PATHS * SLOTS));
+    this.blocks[block]!.set(
+      [stats.ino, stats.size, stats.mtimeMs, stats.ctimeMs],
+      (i % PIECE_PATHS) * SLOTS + slot * FIELDS,
+    );
+  }
+
+  /**
+   * Writes the cache of a site whose manifest lists the files of these ordinals (in its order)
+   * and has `manifestStats`, a piece at a time, with the record of its dataset when known.
+   */
+  async write(siteDir: string, order: Uint32Array, manifestStats: FileStat, dataset?: DatasetRecord): Promise<void> {
+    const { blocks } = this;
+    const pieces: Iterable<Uint8Array> = {
+      *[Symbol.iterator]() {
+        yield new Uint8Array(
+          new Float64Array([
+            MAGIC,
+            dataset ? FORMAT : FORMAT_PLAIN,
+            order.length,
+            manifestStats.ino,
+            manifestStats.size,
+            manifestStats.mtimeMs,
+            manifestStats.ctimeMs,
+          ]).buffer,
+        );
+        for (let from = 0; from < order.length; from += PIECE_PATHS) {
+          const piece = new Float64Array(Math.min(PIECE_PATHS, order.length - from) * SLOTS);
+          for (let n = 0; n * SLOTS < piece.length; n++) {
+            const i = order[from + n]!;
+            const block = blocks[Math.floor(i / PIECE_PATHS)];
+            if (block) piece.set(block.subarray((i % PIECE_PATHS) * SLOTS, ((i % PIECE_PATHS) + 1) * SLOTS), n * SLOTS);
+          }
+          yield new Uint8Array(piece.buffer);
+        }
+        if (dataset) {
+          const tail = new Float64Array(TAIL);
+          tail[0] = dataset.cityBytes;
+          new Uint8Array(tail.buffer, 8, DIGEST_BYTES).set(dataset.digest.subarray(0, DIGEST_BYTES));
+          yield new Uint8Array(tail.buffer);
+        }
+      },
+    };
+    const { statCache } = siteSiblings(siteDir);
+    const draft = `${statCache}-${process.pid}`;
+    await rm(draft, { force: true });
+    await writeParts(draft, pieces);
+    await rename(draft, statCache);
+  }
+}
