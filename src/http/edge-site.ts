@@ -24,7 +24,7 @@ export function edgeSite(
   options: EdgeSourceOptions & { readonly stream?: boolean } = {},
 ): LazySiteContext {
   const { open, readRange } = options;
-  const source = new EdgeSource((path) => explained(path, read(path)), {
+  const source = new EdgeSource((path, into) => explained(path, read(path, into)), {
     ...options,
     ...(open && { open: (path) => explained(path, open(path)) }),
     ...(readRange && { readRange: (path, start, end) => explained(path, readRange(path, start, end)) }),
@@ -43,16 +43,41 @@ export function edgeSite(
   };
 }
 
-/** An edge file read over HTTP (`fetchFile` of its URL under `base`): its bytes on a 200, else a rejection naming the status. */
+/**
+ * An edge file read over HTTP (`fetchFile` of its URL under `base`): its bytes on a 200, else a
+ * rejection naming the status. Given `into` and a Content-Length, the body is read chunk by chunk
+ * into the array `into` gives: arrayBuffer() gathers the chunks and copies them into a new array.
+ */
 export function httpRead(fetchFile: (request: Request) => Promise<Response>, base: string): ReadSiteFile {
-  return async (path) => {
+  return async (path, into) => {
     const response = await fetchFile(new Request(new URL(`/${path}`, base)));
     if (response.status !== 200) {
       await response.body?.cancel();
       throw new Error(`HTTP ${response.status}`);
     }
-    return new Uint8Array(await response.arrayBuffer());
+    const length = Number(response.headers.get(ROUTES.header.contentLength) ?? Number.NaN);
+    if (!into || !response.body || !Number.isSafeInteger(length)) return new Uint8Array(await response.arrayBuffer());
+    return bodyInto(response.body, into(length).subarray(0, length));
   };
+}
+
+/** A body of a known length read into `bytes` (its length), chunk by chunk; a body of another length rejects. */
+async function bodyInto(body: ReadableStream<Uint8Array>, bytes: Uint8Array): Promise<Uint8Array> {
+  const reader = body.getReader();
+  let filled = 0;
+  try {
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      const chunk = next.value;
+      if (filled + chunk.length > bytes.length) throw new Error(`more bytes than its Content-Length (${bytes.length})`);
+      bytes.set(chunk, filled);
+      filled += chunk.length;
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => undefined);
+    throw error;
+  }
+  if (filled !== bytes.length) throw new Error(`${filled} bytes of its Content-Length ${bytes.length}`);
+  return bytes;
 }
 
 /**
