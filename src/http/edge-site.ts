@@ -47,6 +47,7 @@ export function edgeSite(
  * An edge file read over HTTP (`fetchFile` of its URL under `base`): its bytes on a 200, else a
  * rejection naming the status. Given `into` and a Content-Length, the body is read chunk by chunk
  * into the array `into` gives: arrayBuffer() gathers the chunks and copies them into a new array.
+ * A body in another encoding than the file's (Content-Encoding) is read with arrayBuffer().
  */
 export function httpRead(fetchFile: (request: Request) => Promise<Response>, base: string): ReadSiteFile {
   return async (path, into) => {
@@ -56,28 +57,31 @@ export function httpRead(fetchFile: (request: Request) => Promise<Response>, bas
       throw new Error(`HTTP ${response.status}`);
     }
     const length = Number(response.headers.get(ROUTES.header.contentLength) ?? Number.NaN);
-    if (!into || !response.body || !Number.isSafeInteger(length)) return new Uint8Array(await response.arrayBuffer());
+    if (!into || !response.body || !Number.isSafeInteger(length) || response.headers.has('content-encoding'))
+      return new Uint8Array(await response.arrayBuffer());
     return bodyInto(response.body, into(length).subarray(0, length));
   };
 }
 
-/** A body of a known length read into `bytes` (its length), chunk by chunk; a body of another length rejects. */
+/**
+ * A body said to be `bytes.length` long read into `bytes`, chunk by chunk. A body of another
+ * length (a Content-Length that counts an encoded body) is read whole all the same: the bytes
+ * read, in a larger array where it is longer (the block's own ends are checked by its reader).
+ */
 async function bodyInto(body: ReadableStream<Uint8Array>, bytes: Uint8Array): Promise<Uint8Array> {
   const reader = body.getReader();
-  let filled = 0;
-  try {
-    for (let next = await reader.read(); !next.done; next = await reader.read()) {
-      const chunk = next.value;
-      if (filled + chunk.length > bytes.length) throw new Error(`more bytes than its Content-Length (${bytes.length})`);
-      bytes.set(chunk, filled);
-      filled += chunk.length;
+  let [into, filled] = [bytes, 0];
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    const chunk = next.value;
+    if (filled + chunk.length > into.length) {
+      const larger = new Uint8Array(2 * (filled + chunk.length));
+      larger.set(into.subarray(0, filled));
+      into = larger;
     }
-  } catch (error) {
-    await reader.cancel().catch(() => undefined);
-    throw error;
+    into.set(chunk, filled);
+    filled += chunk.length;
   }
-  if (filled !== bytes.length) throw new Error(`${filled} bytes of its Content-Length ${bytes.length}`);
-  return bytes;
+  return into.subarray(0, filled);
 }
 
 /**
