@@ -8,14 +8,18 @@
 // files' bytes it was handed, by range as on Cloudflare, or whole files as on Lambda with
 // `node-whole`; deno serve: the process's read bytes, /proc/PID/io rchar, which also counts the
 // small requests; not on workerd, whose rchar does not move as it serves assets), the CPU per answer (Node core) and the runtime process's peak RSS
-// (/proc VmHWM; workerd and Deno). Then memory: 8 concurrent page_size=20000 answers in a Node of
-// 128 MB old space (scripts/bench/edge-memory.mjs), and on workerd and deno serve the process's
-// RSS before and at the peak of 8 concurrent page_size=20000 answers.
+// (/proc VmHWM; workerd and Deno), and on Deno the isolate's peak heap + external (Deno.memoryUsage(),
+// what an isolate's 128 MB counts: its ArrayBuffers are external) against its baseline after the
+// one-time reads. Then memory, each against the runtime's baseline after its one-time reads: in a
+// Node of 128 MB old space (scripts/bench/edge-memory.mjs), 8 concurrent page_size=20000 answers and
+// one of every city, JS heap + ArrayBuffers; on workerd (RSS only: its inspector, the one way to its
+// heap, cut the answer of every city in wrangler dev: 11,000 sockets and 'Too many open files') and
+// deno serve (RSS, and heap + external), 8 concurrent page_size=20000 answers.
 // Every body is checked against answerListing over the whole dataset (ICU in Node).
 //
 //   node scripts/bench-edge.mjs [--sizes 20k,140k] [--requests N] [--platforms node,node-whole,workerd,deno,lambda]
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -149,6 +153,8 @@ async function benchSize(size, { file, make, orderings }) {
         if (name.startsWith('node')) line.push(`CPU ${ms(q(cpus, 0.5))}`);
         if (reads.length) line.push(`read/goal median ${q(reads, 0.5).toFixed(2)} max ${q(reads, 1).toFixed(2)}`);
         if (runtime.rss) line.push(`peak RSS ${mb(runtime.rss())}`);
+        // The lowest once the first answer is sent (its one-time reads made) and the peak over the next answers.
+        if (runtime.heap) line.push(`heap+external low ${mb(runtime.heap.low)}, peak ${mb(runtime.heap.peak)}`);
         console.log(`  ${label.padEnd(28)} ${status} ${line.join(', ')}`);
       } finally {
         await runtime.stop?.();
@@ -158,21 +164,28 @@ async function benchSize(size, { file, make, orderings }) {
   }
   if (PLATFORMS.includes('node')) {
     const pages = Math.max(1, Math.floor(index.count / 20000));
-    const out = execFileSync(
-      process.execPath,
-      ['--max-old-space-size=128', '--expose-gc', join(ROOT, 'scripts', 'bench', 'edge-memory.mjs')].concat([
-        site,
-        '8',
-        'ordering=name_de,-name_en&page_size=20000',
-        String(pages),
-      ]),
-      { encoding: 'utf8' },
-    );
-    const { before, peak, results } = JSON.parse(out);
-    const ok = results.every((r) => r.status === 200);
-    console.log(
-      `memory, 8 concurrent page_size=20000 (multi-field) in 128 MB old space: ${ok ? 'all 200' : 'FAILED'}; RSS ${mb(before.rss)} -> peak ${mb(peak.rss)}; JS heap + ArrayBuffers ${mb(before.js)} -> ${mb(peak.js)} (+${mb((peak.js - before.js) / 8)} a request)`,
-    );
+    for (const [what, n, query, p] of [
+      ['8 concurrent page_size=20000 (multi-field)', 8, 'ordering=name_de,-name_en&page_size=20000', pages],
+      ['page_size >= count (one answer, then another)', 2, `page_size=${index.count}`, 1],
+    ]) {
+      const out = execFileSync(
+        process.execPath,
+        ['--max-old-space-size=128', '--expose-gc', join(ROOT, 'scripts', 'bench', 'edge-memory.mjs')].concat([
+          site,
+          String(n),
+          query,
+          String(p),
+          n === 2 ? 'one-by-one' : 'at-once',
+        ]),
+        { encoding: 'utf8' },
+      );
+      const { before, peak, results } = JSON.parse(out);
+      const ok = results.every((r) => r.status === 200);
+      const each = n === 2 ? '' : ` (+${mb((peak.js - before.js) / n)} a request)`;
+      console.log(
+        `memory, ${what} in 128 MB old space: ${ok ? 'all 200' : 'FAILED'}; RSS ${mb(before.rss)} -> peak ${mb(peak.rss)}; JS heap + ArrayBuffers ${mb(before.js)} -> ${mb(peak.js)}${each}`,
+      );
+    }
   }
   rmSync(work, { recursive: true, force: true });
 }
@@ -182,6 +195,7 @@ async function concurrentMemory(runtime, count) {
   try {
     await runtime.ask('page_size=1');
     const before = runtime.rssNow();
+    runtime.heap?.reset();
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, runtime.rssNow())), 20);
     const pages = Math.max(1, Math.floor(count / 20000));
@@ -193,7 +207,7 @@ async function concurrentMemory(runtime, count) {
     peak = Math.max(peak, runtime.rssNow());
     const ok = got.every((r) => r.status === 200);
     console.log(
-      `  8 concurrent page_size=20000 (multi-field): ${ok ? 'all 200' : `FAILED (${got.map((r) => r.status)})`}; RSS ${mb(before)} -> peak ${mb(peak)} (+${mb((peak - before) / 8)} a request)`,
+      `  8 concurrent page_size=20000 (multi-field): ${ok ? 'all 200' : `FAILED (${got.map((r) => r.status)})`}; RSS ${mb(before)} -> peak ${mb(peak)} (+${mb((peak - before) / 8)} a request)${runtime.heap ? `; heap+external ${mb(runtime.heap.base)} -> peak ${mb(runtime.heap.peak)} (+${mb((runtime.heap.peak - runtime.heap.base) / 8)} a request)` : ''}`,
     );
   } finally {
     await runtime.stop?.();
@@ -224,8 +238,9 @@ async function deployed(platform, project, site) {
 async function nodeCore(site, ranges) {
   const { settings } = await readManifestHead(site);
   const reads = { bytes: 0 };
-  const read = async (path) => {
-    const bytes = new Uint8Array(await readFile(join(site, path)));
+  // Into the array the reader gives (a scan's reused ones), as files held open are read on Deno.
+  const read = async (path, into) => {
+    const bytes = into ? await readInto(join(site, path), into) : new Uint8Array(await readFile(join(site, path)));
     if (path.includes('/rows/')) reads.bytes += bytes.length;
     return bytes;
   };
@@ -290,6 +305,17 @@ async function workerd(project) {
 /** The Deno project under `deno serve`, as its deploy command runs it. */
 async function denoServe(project) {
   const [, serve, ...args] = project.deploy.split(' ');
+  // The project's module, its isolate's heap + external printed every 10 ms (Deno.memoryUsage(); unref'd: a
+  // timer that holds the event loop keeps deno serve from exiting on SIGTERM).
+  const entry = args.at(-1);
+  writeFileSync(
+    join(project.out, 'bench-memory.js'),
+    `import server from './${entry}';\nDeno.unrefTimer(setInterval(() => { const m = Deno.memoryUsage(); console.log('heap+external ' + (m.heapUsed + m.external)); }, 10));\nexport default server;\n`,
+  );
+  args[args.length - 1] = 'bench-memory.js';
+  // Its value when last reset (after the one-time reads), and the lowest and highest since.
+  const heap = { now: Number.NaN, base: Number.NaN, low: Number.NaN, peak: Number.NaN };
+  heap.reset = () => Object.assign(heap, { base: heap.now, low: heap.now, peak: heap.now });
   const child = spawn(
     join(ROOT, 'node_modules', '.bin', 'deno'),
     [serve, '--host', '127.0.0.1', '--port', '0', ...args],
@@ -303,6 +329,12 @@ async function denoServe(project) {
   const url = await new Promise((resolve, reject) => {
     const seen = (d) => {
       output += d;
+      for (const [, bytes] of String(d).matchAll(/heap\+external (\d+)/g)) {
+        heap.now = Number(bytes);
+        heap.peak = Math.max(heap.peak, heap.now);
+        heap.low = Math.min(heap.low, heap.now);
+      }
+      output = output.replace(/heap\+external \d+\n/g, '');
       const m = /Listening on (http:\/\/[^\s/]+)/.exec(output);
       if (m) resolve(m[1]);
     };
@@ -310,8 +342,19 @@ async function denoServe(project) {
     child.stderr.on('data', seen);
     child.once('exit', (code) => reject(new Error(`deno serve exited with ${code}: ${output}`)));
   });
+  let asked = false;
   return {
-    ask: (q) => answered(fetch(`${url}/cities/?${q}`)),
+    // The baseline: after the first answer (the one-time reads).
+    ask: async (q) => {
+      const got = await answered(fetch(`${url}/cities/?${q}`));
+      if (!asked) {
+        await new Promise((r) => setTimeout(r, 30));
+        heap.reset();
+      }
+      asked = true;
+      return got;
+    },
+    heap,
     rss: () => peakRss(child.pid),
     rssNow: () => procStatus(child.pid, 'VmRSS'),
     io: () => readBytes(child.pid),
@@ -354,6 +397,19 @@ function peakRss(pid) {
 function procStatus(pid, name) {
   if (!pid || !existsSync(`/proc/${pid}/status`)) return Number.NaN;
   return Number(new RegExp(`${name}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
+}
+
+/** A file's bytes read into the array `into` gives for its size. */
+async function readInto(path, into) {
+  const file = await open(path);
+  try {
+    const { size } = await file.stat();
+    const bytes = into(size).subarray(0, size);
+    const { bytesRead } = await file.read(bytes, 0, size, 0);
+    return bytes.subarray(0, bytesRead);
+  } finally {
+    await file.close();
+  }
 }
 
 /** Bytes a process has read so far (files and sockets: /proc/PID/io rchar). */

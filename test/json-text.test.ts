@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { cityJson, envelopeJson, jsonString, pyFloatRepr, resultOffsets } from '../src/core/json-text.js';
+import {
+  cityJson,
+  envelopeJson,
+  envelopeStream,
+  jsonString,
+  pyFloatRepr,
+  resultOffsets,
+} from '../src/core/json-text.js';
 import type { City } from '../src/core/fields.js';
 
 describe('pyFloatRepr writes floats as Python repr()', () => {
@@ -121,5 +128,44 @@ describe('answers are assembled compactly in the spec field order', () => {
     for (let i = 0; i < n; i++) expect(bytes.subarray(at[i], at[i + 1]! - 1)).toEqual(cities[i]);
     // After the last city (or the empty list's `[`) comes the `]}` that ends the envelope.
     expect(bytes.subarray(at[n]! - (n ? 1 : 0)).toString()).toBe(']}');
+  });
+});
+
+describe('envelopeStream sends a page in parts of one size, whatever its batches', () => {
+  const cities = Array.from({ length: 300 }, (_, i) =>
+    new TextEncoder().encode(`{"id":${i},"name":"${'x'.repeat(i * 7)}"}`),
+  );
+  const whole = (parts: Uint8Array[]) => new TextDecoder().decode(Buffer.concat(parts));
+  async function* batches(sizes: number[]) {
+    let at = 0;
+    for (const size of sizes) {
+      yield cities.slice(at, at + size);
+      at += size;
+    }
+  }
+  const expected = whole([...envelopeJson(300, 'null', 'null', 300, (i) => cities[i]!)]);
+
+  it.each([
+    ['one batch', [300]],
+    ['a city a batch, and empty batches', [...Array.from({ length: 300 }, () => 1), 0, 0]],
+    ['uneven batches', [7, 0, 150, 43, 100]],
+  ])('%s: envelopeJson’s bytes, every part but the last of the part size', async (_, sizes) => {
+    const parts: Uint8Array[] = [];
+    // Parts smaller than some cities (up to ~2 KB): a city is cut across parts.
+    for await (const part of envelopeStream(
+      '{"count":300,"next":null,"previous":null,"results":[',
+      batches(sizes),
+      1000,
+    ))
+      parts.push(part);
+    expect(whole(parts)).toBe(expected);
+    expect(parts.slice(0, -1).every((part) => part.length === 1000)).toBe(true);
+    expect(parts.at(-1)!.length).toBeLessThanOrEqual(1000);
+  });
+
+  it('no city: the envelope', async () => {
+    const parts: Uint8Array[] = [];
+    for await (const part of envelopeStream('{"results":[', batches([0]))) parts.push(part);
+    expect(whole(parts)).toBe('{"results":[]}');
   });
 });

@@ -24,7 +24,7 @@ export function edgeSite(
   options: EdgeSourceOptions & { readonly stream?: boolean } = {},
 ): LazySiteContext {
   const { open, readRange } = options;
-  const source = new EdgeSource((path) => explained(path, read(path)), {
+  const source = new EdgeSource((path, into) => explained(path, read(path, into)), {
     ...options,
     ...(open && { open: (path) => explained(path, open(path)) }),
     ...(readRange && { readRange: (path, start, end) => explained(path, readRange(path, start, end)) }),
@@ -43,16 +43,45 @@ export function edgeSite(
   };
 }
 
-/** An edge file read over HTTP (`fetchFile` of its URL under `base`): its bytes on a 200, else a rejection naming the status. */
+/**
+ * An edge file read over HTTP (`fetchFile` of its URL under `base`): its bytes on a 200, else a
+ * rejection naming the status. Given `into` and a Content-Length, the body is read chunk by chunk
+ * into the array `into` gives: arrayBuffer() gathers the chunks and copies them into a new array.
+ * A body in another encoding than the file's (Content-Encoding) is read with arrayBuffer().
+ */
 export function httpRead(fetchFile: (request: Request) => Promise<Response>, base: string): ReadSiteFile {
-  return async (path) => {
+  return async (path, into) => {
     const response = await fetchFile(new Request(new URL(`/${path}`, base)));
     if (response.status !== 200) {
       await response.body?.cancel();
       throw new Error(`HTTP ${response.status}`);
     }
-    return new Uint8Array(await response.arrayBuffer());
+    const length = Number(response.headers.get(ROUTES.header.contentLength) ?? Number.NaN);
+    if (!into || !response.body || !Number.isSafeInteger(length) || response.headers.has('content-encoding'))
+      return new Uint8Array(await response.arrayBuffer());
+    return bodyInto(response.body, into(length).subarray(0, length));
   };
+}
+
+/**
+ * A body said to be `bytes.length` long read into `bytes`, chunk by chunk. A body of another
+ * length (a Content-Length that counts an encoded body) is read whole all the same: the bytes
+ * read, in a larger array where it is longer (the block's own ends are checked by its reader).
+ */
+async function bodyInto(body: ReadableStream<Uint8Array>, bytes: Uint8Array): Promise<Uint8Array> {
+  const reader = body.getReader();
+  let [into, filled] = [bytes, 0];
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    const chunk = next.value;
+    if (filled + chunk.length > into.length) {
+      const larger = new Uint8Array(2 * (filled + chunk.length));
+      larger.set(into.subarray(0, filled));
+      into = larger;
+    }
+    into.set(chunk, filled);
+    filled += chunk.length;
+  }
+  return into.subarray(0, filled);
 }
 
 /**

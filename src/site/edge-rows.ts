@@ -2,6 +2,7 @@ import type { Bytes } from '../core/bytes.js';
 import { checkHead, decodeBlock, HEADER_BYTES, MixedBuilds, type BlockFile } from './edge-format.js';
 import { blockEnds, headBytes, RangeIgnored, readByRanges, type ReadRange } from './edge-ranges.js';
 import { ByteLru } from './byte-lru.js';
+import { BytePool, type Into } from './byte-pool.js';
 import { neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
 
 // The cities at given indices of a layout (edge-files.ts), read block by block in the order the
@@ -9,14 +10,17 @@ import { neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
 // on as views as soon as it arrives, and recently read blocks kept up to a byte budget for later
 // requests. A request holds its read-ahead blocks, never its whole page. Where files can be read
 // by range, a block of which the page needs under a third of the cities is read by range
-// (edge-ranges.ts): its head, kept for later requests, then the needed cities.
+// (edge-ranges.ts): its head, kept for later requests, then the needed cities. A page spanning
+// many blocks (a scan: every city, or a large page) reads its blocks for itself, into arrays it
+// gives back once their cities are sent: neither kept for later requests (a scan would only push
+// out of the cache what smaller pages read again) nor allocated afresh per block.
 
 /** A file held open: what it held when opened, even once replaced or deleted (a rebuild of a self-hosted site). */
 export interface OpenedFile {
   /** Its bytes [start, end) (fewer at its end). */
   range(start: number, end: number): Promise<Uint8Array>;
-  /** All of it. */
-  read(): Promise<Uint8Array>;
+  /** All of it (into an array `into` gives, where given). */
+  read(into?: Into): Promise<Uint8Array>;
   close(): void;
 }
 
@@ -39,6 +43,8 @@ export interface RowOptions {
   readonly headBytes?: number;
   /** Where files are held open: the most a page opens before its first byte (default 16); the rest are opened as it is read. */
   readonly holdFiles?: number;
+  /** A page spanning more blocks than this (default 16, ~4 MB) reads them for itself into reused arrays, kept by no cache. */
+  readonly scanBlocks?: number;
 }
 
 /** Slack a request's ranged reads may spend beyond 3 x their cities' bytes, and each block's share. */
@@ -53,10 +59,13 @@ export class RowReader {
   private readonly concurrency: number;
   private readonly keepBlocks: number;
   private readonly holdFiles: number;
+  private readonly scanBlocks: number;
+  /** Arrays the blocks of scans are read into, given back as their cities are sent. */
+  private readonly pool: BytePool;
   private readRange: ReadRange | undefined;
 
   constructor(
-    private readonly read: (path: string) => Promise<Uint8Array>,
+    private readonly read: (path: string, into?: Into) => Promise<Uint8Array>,
     private readonly tag: Uint8Array,
     options: RowOptions,
     /** Where files can be held open: a page's blocks are all opened (and their tags checked) before its first city is read. */
@@ -67,13 +76,16 @@ export class RowReader {
     this.concurrency = Math.max(1, options.concurrency ?? 6);
     this.keepBlocks = Math.max(0, options.keepBlocks ?? 16);
     this.holdFiles = Math.max(1, options.holdFiles ?? 16);
+    this.scanBlocks = Math.max(0, options.scanBlocks ?? 16);
+    this.pool = new BytePool(this.concurrency + 2);
     this.readRange = options.readRange;
   }
 
   /**
    * The serialized cities at these indices of a layout, in the indices' order, as one batch of
    * views per run of consecutive indices in one block. A request holds at most `concurrency`
-   * blocks being read and `keepBlocks` used ones that a later run of the page needs again.
+   * blocks being read and `keepBlocks` used ones that a later run of the page needs again. A
+   * batch's views are valid until the next batch is asked for: a scan's arrays are then reused.
    */
   async *cities(layout: LayoutBlocks, indices: ArrayLike<number>): AsyncGenerator<Bytes[]> {
     const { starts, path } = layout;
@@ -91,6 +103,15 @@ export class RowReader {
     blocks.forEach((b, r) => lastRun.set(b, r));
     let ahead = 0;
     const held = new Map<string, OpenedFile>();
+    // A scan's blocks read into the pool's arrays, by block; those let go, given back once the batch that used them is sent.
+    const scan = new Set(blocks).size > this.scanBlocks;
+    const arrays = new Map<number, Uint8Array>();
+    const letGo: Uint8Array[] = [];
+    const release = (b: number) => {
+      const bytes = arrays.get(b);
+      if (bytes && this.pool.owns(bytes)) letGo.push(bytes);
+      arrays.delete(b);
+    };
     // Files held open: the page's first `holdFiles` before its first byte (a rebuild meanwhile
     // cannot cut a page of that many blocks), the others as its reads reach them, each closed
     // after its last run: a page of every city held all ~300 of its files at 140k cities, and
@@ -116,7 +137,8 @@ export class RowReader {
               const range = file
                 ? file.range.bind(file)
                 : readRange && ((s: number, e: number) => readRange(path(b), s, e));
-              if (!range || 3 * few.length >= cities || this.cache.has(path(b))) return this.block(path(b), file);
+              if (!range || 3 * few.length >= cities || this.cache.has(path(b)))
+                return scan ? this.scanned(path(b), file, (bytes) => arrays.set(b, bytes)) : this.block(path(b), file);
               const share = Math.min(slack, BLOCK_SLACK);
               slack -= share;
               return this.ranged(path(b), cities, few, share, range);
@@ -150,11 +172,18 @@ export class RowReader {
           else {
             held.get(path(b))?.close();
             held.delete(path(b));
+            release(b);
           }
           pending.delete(b);
-          if (used.size > this.keepBlocks) used.delete(used.keys().next().value!);
+          if (used.size > this.keepBlocks) {
+            const oldest = used.keys().next().value!;
+            used.delete(oldest);
+            release(oldest);
+          }
         }
         yield batch;
+        // The batch is sent (its views copied or written): the arrays of the blocks let go are free.
+        for (const bytes of letGo.splice(0)) this.pool.give(bytes);
       }
     } finally {
       for (const reading of pending.values()) reading.catch(() => undefined);
@@ -199,6 +228,19 @@ export class RowReader {
       this.cache.set(path, block, error.file.byteLength);
       return block;
     }
+  }
+
+  /** A block read for a scan: from the cache if there, else into an array of the pool (told to `read`), not cached. */
+  private async scanned(
+    path: string,
+    file: OpenedFile | undefined,
+    read: (bytes: Uint8Array) => void,
+  ): Promise<BlockFile> {
+    const hit = this.cache.get(path);
+    if (hit) return hit;
+    const bytes = await (file ? file.read(this.pool.take) : this.read(path, this.pool.take));
+    read(bytes);
+    return decodeBlock(bytes, this.tag, path);
   }
 
   private block(path: string, file?: OpenedFile): Promise<BlockFile> {

@@ -1,4 +1,5 @@
 import { ROUTES } from '../../core/route-table.js';
+import type { Into } from '../../site/byte-pool.js';
 import type { OpenedFile } from '../../site/edge-rows.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
@@ -48,16 +49,16 @@ export function openedFile(file: DenoFile): OpenedFile {
   // The queue settles to nothing: holding the last read's bytes, each of a page's files (all held
   // open while it is sent) kept its block alive, a page_size=200000 answer its 70 MB of blocks.
   let queue: Promise<void> = Promise.resolve();
-  const readAt = (start: number, end: number) => {
-    const reading = queue.then(() => seekRead(start, end));
+  const readAt = (start: number, end: number, into?: Into) => {
+    const reading = queue.then(() => seekRead(start, end, into));
     queue = reading.then(
       () => undefined,
       () => undefined,
     );
     return reading;
   };
-  const seekRead = async (start: number, end: number) => {
-    const bytes = new Uint8Array(end - start);
+  const seekRead = async (start: number, end: number, into?: Into) => {
+    const bytes = (into ? into(end - start) : new Uint8Array(end - start)).subarray(0, end - start);
     await file.seek(start, 0);
     let filled = 0;
     while (filled < bytes.length) {
@@ -69,7 +70,7 @@ export function openedFile(file: DenoFile): OpenedFile {
   };
   return {
     range: (start, end) => readAt(start, end),
-    read: async () => readAt(0, (await file.stat()).size),
+    read: async (into) => readAt(0, (await file.stat()).size, into),
     close: () => file.close(),
   };
 }
