@@ -7,7 +7,7 @@ import { answerListing, bodyBytes } from '../src/core/page.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { httpRead } from '../src/http/edge-site.js';
 import { openedFile, type DenoFile } from '../src/platforms/deno/adapter.js';
-import type { OpenedFile } from '../src/site/edge-rows.js';
+import type { OpenedFile } from '../src/site/edge-blocks.js';
 import { EdgeSource } from '../src/site/edge-source.js';
 import { memoryEdgeSite } from './edge-helpers.js';
 import { makeCity } from './helpers.js';

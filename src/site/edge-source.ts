@@ -18,7 +18,8 @@ import type { Into } from './byte-pool.js';
 import { parseIndex } from './edge-index.js';
 import { type Loaded, pageCities } from './edge-page.js';
 import { FieldRanks } from './edge-ranks.js';
-import { RowReader, type OpenSiteFile, type RowOptions } from './edge-rows.js';
+import type { OpenSiteFile } from './edge-blocks.js';
+import { RowReader, type RowOptions } from './edge-rows.js';
 import { once, primed, resetOnMixed } from './edge-streams.js';
 
 // The listing answered from a site's edge data (edge-files.ts) with whatever fetches a site file.

@@ -1,6 +1,6 @@
 import { ROUTES } from '../../core/route-table.js';
 import type { Into } from '../../site/byte-pool.js';
-import type { OpenedFile } from '../../site/edge-rows.js';
+import type { OpenedFile } from '../../site/edge-blocks.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
 

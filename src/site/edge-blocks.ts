@@ -1,0 +1,121 @@
+import { checkHead, decodeBlock, HEADER_BYTES, type BlockFile } from './edge-format.js';
+import { blockEnds, headBytes, RangeIgnored, readByRanges, type ReadRange } from './edge-ranges.js';
+import { ByteLru } from './byte-lru.js';
+import { BytePool, type Into } from './byte-pool.js';
+
+// How one block of a layout (edge-files.ts) is read for a page (edge-rows.ts): whole, kept for
+// later requests up to a byte budget and read once however many requests wait for it; by ranges,
+// its head kept (edge-ranges.ts); for a scan, into an array of a small pool, kept by no cache; or
+// from a file the page holds open, its tag checked first.
+
+/** A file held open: what it held when opened, even once replaced or deleted (a rebuild of a self-hosted site). */
+export interface OpenedFile {
+  /** Its bytes [start, end) (fewer at its end). */
+  range(start: number, end: number): Promise<Uint8Array>;
+  /** All of it (into an array `into` gives, where given). */
+  read(into?: Into): Promise<Uint8Array>;
+  close(): void;
+}
+
+/** Opens a site file by its path relative to the site's root. */
+export type OpenSiteFile = (path: string) => Promise<OpenedFile>;
+
+export interface BlockOptions {
+  /** Bytes of blocks kept for later requests (default 16 MB; 0 keeps none). */
+  readonly cacheBytes?: number;
+  /** Reads part of a site file: blocks of which a page needs few cities are read by range. */
+  readonly readRange?: ReadRange;
+  /** Bytes of block heads (4 a city) kept for ranged reads (default 4 MB). */
+  readonly headBytes?: number;
+}
+
+export class BlockReads {
+  readonly cache: ByteLru<BlockFile>;
+  /** Block heads (city ends) read for ranged reads. */
+  private readonly heads: ByteLru<Uint32Array>;
+  private readonly inFlight = new Map<string, Promise<BlockFile>>();
+  /** Arrays the blocks of scans are read into, given back as their cities are sent. */
+  readonly pool: BytePool;
+  /** Unset once the platform is seen to send whole files for ranges. */
+  readRange: ReadRange | undefined;
+
+  constructor(
+    private readonly read: (path: string, into?: Into) => Promise<Uint8Array>,
+    private readonly tag: Uint8Array,
+    /** Blocks read at once, and ranges of one block read at once. */
+    private readonly concurrency: number,
+    options: BlockOptions,
+    private readonly open?: OpenSiteFile,
+  ) {
+    this.cache = new ByteLru(options.cacheBytes ?? 16_000_000);
+    this.heads = new ByteLru(options.headBytes ?? 4_000_000);
+    this.pool = new BytePool(concurrency + 2);
+    this.readRange = options.readRange;
+  }
+
+  /** Opens these blocks, each checked to be of this build: the page is then read from these, whatever replaces them. */
+  async hold(paths: readonly string[], held: Map<string, OpenedFile>): Promise<void> {
+    const open = this.open!;
+    const opened = await Promise.allSettled(
+      paths.map(async (path) => {
+        const file = await open(path);
+        held.set(path, file);
+        checkHead(await file.range(0, HEADER_BYTES), this.tag, path);
+      }),
+    );
+    // Every open settled first, so that the caller closes all of them.
+    for (const result of opened) if (result.status === 'rejected') throw result.reason;
+  }
+
+  /** The cities at `needed` of a block of `cities`, read by range: its head first unless kept. */
+  async ranged(
+    path: string,
+    cities: number,
+    needed: readonly number[],
+    slack: number,
+    read: (start: number, end: number) => Promise<Uint8Array>,
+  ): Promise<BlockFile> {
+    try {
+      let ends = this.heads.get(path);
+      if (!ends) {
+        ends = blockEnds(await read(0, headBytes(cities)), cities, this.tag, path);
+        this.heads.set(path, ends, ends.byteLength);
+      }
+      return await readByRanges(read, path, needed, slack, ends, this.concurrency);
+    } catch (error) {
+      if (!(error instanceof RangeIgnored)) throw error;
+      // The platform sends whole files (wrangler dev's assets): this block is the file sent, and no more ranges are asked.
+      this.readRange = undefined;
+      const block = decodeBlock(error.file, this.tag, path);
+      this.cache.set(path, block, error.file.byteLength);
+      return block;
+    }
+  }
+
+  /** A block read for a scan: from the cache if there, else into an array of the pool (told to `read`), not cached. */
+  async scanned(path: string, file: OpenedFile | undefined, read: (bytes: Uint8Array) => void): Promise<BlockFile> {
+    const hit = this.cache.get(path);
+    if (hit) return hit;
+    const bytes = await (file ? file.read(this.pool.take) : this.read(path, this.pool.take));
+    read(bytes);
+    return decodeBlock(bytes, this.tag, path);
+  }
+
+  block(path: string, file?: OpenedFile): Promise<BlockFile> {
+    const hit = this.cache.get(path);
+    if (hit) return Promise.resolve(hit);
+    let reading = file ? undefined : this.inFlight.get(path);
+    if (!reading) {
+      reading = (file ? file.read() : this.read(path)).then((bytes) => {
+        const block = decodeBlock(bytes, this.tag, path);
+        this.cache.set(path, block, bytes.byteLength);
+        return block;
+      });
+      if (!file) {
+        this.inFlight.set(path, reading);
+        reading.finally(() => this.inFlight.delete(path)).catch(() => undefined);
+      }
+    }
+    return reading;
+  }
+}
