@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  cityJson,
-  envelopeJson,
-  envelopeStream,
-  jsonString,
-  pyFloatRepr,
-  resultOffsets,
-} from '../src/core/json-text.js';
+import { cityJson, envelopeJson, jsonString, pyFloatRepr, resultOffsets } from '../src/core/json-text.js';
+import { envelopeStream } from '../src/core/envelope-stream.js';
 import type { City } from '../src/core/fields.js';
 
 describe('pyFloatRepr writes floats as Python repr()', () => {

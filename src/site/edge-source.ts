@@ -1,6 +1,7 @@
 import type { Bytes } from '../core/bytes.js';
 import { CitiesApiError } from '../core/errors.js';
-import { envelopeHead, envelopeStream } from '../core/json-text.js';
+import { envelopeStream } from '../core/envelope-stream.js';
+import { envelopeHead } from '../core/json-text.js';
 import { Orders } from '../core/orders.js';
 import {
   answerListing,
