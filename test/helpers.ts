@@ -26,8 +26,18 @@ export function makeCity(id: number, overrides: Partial<City> & { name?: string 
   };
 }
 
-export async function tempDir(label = 'cities-api-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), label));
+/**
+ * The disk's temporary directory, for files Deno reads: vitest.config.ts puts TMPDIR on tmpfs
+ * (/dev/shm), and Deno 2 refuses every read under /dev without --allow-all ("Requires all access
+ * to /dev/shm/..."), whatever --allow-read allows.
+ */
+export const DENO_READABLE_TMPDIR = process.env.CITIES_API_TEST_DISK_TMPDIR ?? tmpdir();
+
+export async function tempDir(
+  label = 'cities-api-',
+  parent = tmpdir(),
+): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(parent, label));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
