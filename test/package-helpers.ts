@@ -1,5 +1,15 @@
 import { execFile, spawn } from 'node:child_process';
-import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -52,13 +62,19 @@ export function writeNpx(dir: string): void {
   chmodSync(npx, 0o755);
 }
 
-/** The directory of this process's npx stand-in (writeNpx), made at first use, removed at exit. */
+/** The directory of the npx stand-in (writeNpx): one per user, written again (whole, by a rename) by each process that uses it. */
 let npxDir: string | undefined;
 function npxStandIn(): string {
   if (npxDir) return npxDir;
-  const dir = mkdtempSync(join(tmpdir(), 'cities-api-npx-'));
-  writeNpx(dir);
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const dir = join(tmpdir(), `cities-api-npx-${process.getuid?.() ?? 0}`);
+  const staged = mkdtempSync(`${dir}-`);
+  writeNpx(staged);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const made = lstatSync(dir);
+  if (!made.isDirectory() || made.uid !== process.getuid?.())
+    throw new Error(`${dir} is not a directory of this user's`);
+  renameSync(join(staged, 'npx'), join(dir, 'npx'));
+  rmSync(staged, { recursive: true, force: true });
   npxDir = dir;
   return dir;
 }
