@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
 // discard) that was a fifth of the run's CPU time, spent in the kernel: a kit site's build
 // 1.9 + 3.7 CPU-s (user + sys) on ext4, 1.7 + 0.5 on tmpfs. The largest site a run holds at once is
 // edge-20k's, 2.8 GB. A TMPDIR already set wins. Deno reads nothing under /dev without --allow-all,
-// so the files Deno reads stay on the disk's temporary directory (helpers.ts DENO_READABLE_TMPDIR).
+// so the files Deno reads stay on the disk's temporary directory (helpers.ts DISK_TMPDIR).
 const TMPFS = '/dev/shm';
 const TMPFS_ROOM = 8e9;
 function tmpfsHasRoom(): boolean {

@@ -24,12 +24,12 @@ import {
   treeDifferences,
   writeDataset,
 } from './crash-helpers.js';
-import { KIT, readTree, tempDir, entriesOf } from './helpers.js';
+import { DISK_TMPDIR, KIT, readTree, tempDir, entriesOf } from './helpers.js';
 import { rawRequest, ROOT, startCli } from './serve-helpers.js';
 
 let root: string;
 let cleanup: () => Promise<void>;
-beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-crash-')));
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-crash-', DISK_TMPDIR)));
 afterAll(async () => {
   await killStragglers();
   await cleanup();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { templateProblems } from './cfn-spec.js';
 import { documentedCommands, sandboxed } from './doc-commands.js';
-import { DENO_READABLE_TMPDIR, tempDir } from './helpers.js';
+import { DISK_TMPDIR, tempDir } from './helpers.js';
 import { shellCommands, shellWords, splitCode } from './markdown.js';
 import { freePort, httpsGet, startNginx, writeNginxConf } from './nginx-tls.js';
 import { onPath, ROOT, run, startUntilUrl, userEnv } from './package-helpers.js';
@@ -77,7 +77,7 @@ async function project(name: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  work = await tempDir('cities-api-package-', DENO_READABLE_TMPDIR);
+  work = await tempDir('cities-api-package-', DISK_TMPDIR);
   clone = join(work.dir, 'clone');
   await copyClone(clone);
 
