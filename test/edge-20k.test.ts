@@ -17,7 +17,7 @@ import { siteSpec, type SiteSpec } from '../src/site/spec.js';
 import { readManifestHead } from '../src/store/manifest-file.js';
 import { cli } from './cli-helpers.js';
 import { DENO, denoServe, kitCopies } from './edge-helpers.js';
-import { tempDir } from './helpers.js';
+import { DISK_TMPDIR, tempDir } from './helpers.js';
 import { functionUrl, PYTHON, STAND_IN, streamingFunctionUrl, unpack, type StreamHandler } from './lambda-front.js';
 import { denoForNetlifyDev, netlifyDev } from './netlify-dev.js';
 import { startCli } from './serve-helpers.js';
@@ -85,7 +85,7 @@ const timed = async <T>(what: string, work: Promise<T>): Promise<T> => {
 };
 
 beforeAll(async () => {
-  ({ dir: root, cleanup } = await tempDir('cities-edge-20k-'));
+  ({ dir: root, cleanup } = await tempDir('cities-edge-20k-', DISK_TMPDIR));
   if (!available) return;
   const cities = await kitCopies(COPIES);
   count = cities.length;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KIT_DATASETS, expectWholeKit, tempDir } from './helpers.js';
+import { KIT_DATASETS, expectWholeKit, DISK_TMPDIR, tempDir } from './helpers.js';
 import {
   buildKitSite,
   DENO,
@@ -21,7 +21,7 @@ const available = requireTool('deno', DENO, 'npm ci (deno is a dev dependency)')
 
 let root: string;
 let cleanup: () => Promise<void>;
-beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-edge-deno-')));
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-edge-deno-', DISK_TMPDIR)));
 afterAll(() => cleanup());
 
 const totals = { passed: 0, failed: 0, pages: 0 };

@@ -12,7 +12,7 @@ import { readDataset } from '../src/dataset/read-dataset.js';
 import { siteSpec } from '../src/site/spec.js';
 import { readManifestHead } from '../src/store/manifest-file.js';
 import { DENO, denoServe, startWorker } from './edge-helpers.js';
-import { KIT, tempDir } from './helpers.js';
+import { KIT, DISK_TMPDIR, tempDir } from './helpers.js';
 import { requireTool } from './tool-check.js';
 
 // A site of several thousand cities (the kit's 1,234 real multilingual cities, four times over,
@@ -55,7 +55,7 @@ let serve: (query: string) => Promise<{ status: number; body: string }>;
 const smallBundle = new Map<Platform, EdgeProject>();
 
 beforeAll(async () => {
-  ({ dir: root, cleanup } = await tempDir('cities-edge-large-'));
+  ({ dir: root, cleanup } = await tempDir('cities-edge-large-', DISK_TMPDIR));
   const kit = await readDataset(join(KIT, 'cities1234.json'));
   const base: City[] = kit.toCities();
   const cities = Array.from({ length: COPIES }, (_, copy) =>

@@ -26,8 +26,20 @@ export function makeCity(id: number, overrides: Partial<City> & { name?: string 
   };
 }
 
-export async function tempDir(label = 'cities-api-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), label));
+/**
+ * The disk's temporary directory (vitest.config.ts puts TMPDIR on tmpfs, /dev/shm), for the files
+ * of tests that need a disk: Deno 2 refuses every read under /dev without --allow-all ("Requires
+ * all access to /dev/shm/..."), whatever --allow-read allows; crash-safety's race of two builds
+ * needs each build to hold the lock while the other starts, which on tmpfs a build of 3,000
+ * cities no longer did (both exited 0 in a run on a quiet machine).
+ */
+export const DISK_TMPDIR = process.env.CITIES_API_TEST_DISK_TMPDIR ?? tmpdir();
+
+export async function tempDir(
+  label = 'cities-api-',
+  parent = tmpdir(),
+): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(parent, label));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 

@@ -1,7 +1,9 @@
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DENO } from './edge-helpers.js';
 
 // A Netlify project under Netlify's local runtime (@netlify/dev: static files, _redirects,
@@ -32,10 +34,48 @@ export async function denoForNetlifyDev(dir: string): Promise<string> {
   return dir;
 }
 
+/** What @netlify/dev's edge function handler asks its Deno server for every request: each function's in-source config. */
+type ReadConfigs = (denoPort: number, functions: Record<string, string>) => Promise<unknown>;
+const READ_ONCE = Symbol.for('cities-api.test.netlifyConfigsOnce');
+
+/**
+ * Netlify reads an edge function's in-source config once, when it bundles a deploy; @netlify/dev
+ * reads it again at each request (its Deno server starts a Worker that imports every function,
+ * about half of the runtime's CPU per request: 80 kit requests 11 -> 6 CPU-s), so that an edit
+ * shows at once. Here a runtime reads them again only when a file in a function's directory has
+ * changed, as a new deploy would (the tests write each case's project where one runtime serves).
+ * The request itself still runs in a fresh Worker that imports the functions as they stand.
+ */
+async function readConfigsOncePerDeploy(): Promise<void> {
+  const { EdgeFunctionsHandler } = (await import('@netlify/edge-functions-dev')) as unknown as {
+    EdgeFunctionsHandler: { prototype: { getFunctionConfigs: ReadConfigs; [READ_ONCE]?: true } };
+  };
+  const handler = EdgeFunctionsHandler.prototype;
+  if (handler[READ_ONCE]) return;
+  handler[READ_ONCE] = true;
+  const read = handler.getFunctionConfigs;
+  const lastRead = new WeakMap<object, { deploy: string; configs: Promise<unknown> }>();
+  handler.getFunctionConfigs = async function (this: object, denoPort, functions) {
+    // Each function's directory, whose files its entry imports (the site's settings, cities-api's bundle).
+    const hash = createHash('sha256').update(JSON.stringify(functions));
+    for (const dir of new Set(Object.values(functions).map((url) => dirname(fileURLToPath(url)))))
+      for (const entry of (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()))
+        hash.update(join(entry.parentPath, entry.name)).update(await readFile(join(entry.parentPath, entry.name)));
+    const deploy = hash.digest('hex');
+    let last = lastRead.get(this);
+    if (last?.deploy !== deploy) {
+      last = { deploy, configs: read.call(this, denoPort, functions) };
+      lastRead.set(this, last);
+    }
+    return last.configs;
+  };
+}
+
 /** The project in `projectRoot` under @netlify/dev: its URL, how many requests each part answered, and stop(). */
 export async function netlifyDev(projectRoot: string, options: { edgeFunctions: boolean; denoBin?: string }) {
   const { NetlifyDev } = (await import('@netlify/dev')) as unknown as { NetlifyDev: new (options: object) => Dev };
   if (options.denoBin) process.env.PATH = `${options.denoBin}:${process.env.PATH}`;
+  await readConfigsOncePerDeploy();
   const off = { enabled: false };
   const dev = new NetlifyDev({
     projectRoot,

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { templateProblems } from './cfn-spec.js';
 import { documentedCommands, sandboxed } from './doc-commands.js';
-import { tempDir } from './helpers.js';
+import { DISK_TMPDIR, tempDir } from './helpers.js';
 import { shellCommands, shellWords, splitCode } from './markdown.js';
 import { freePort, httpsGet, startNginx, writeNginxConf } from './nginx-tls.js';
-import { ROOT, run, startUntilUrl, userEnv } from './package-helpers.js';
+import { onPath, ROOT, run, startUntilUrl, userEnv } from './package-helpers.js';
 import { rawRequest } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 import { PLATFORMS } from '../src/app/edge-project.js';
@@ -77,7 +77,7 @@ async function project(name: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  work = await tempDir('cities-api-package-');
+  work = await tempDir('cities-api-package-', DISK_TMPDIR);
   clone = join(work.dir, 'clone');
   await copyClone(clone);
 
@@ -243,6 +243,14 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
   it('finds them, and no command the harness could not run', () => {
     expect(documented.commands.length).toBeGreaterThan(8);
     expect(documented.stray).toEqual([]);
+  });
+
+  it("npm's own npx runs the installed cities-api (the commands here run it through writeNpx's stand-in, without npm's start-up)", async () => {
+    const real = onPath('npx');
+    expect(real).not.toContain('cities-api-npx-');
+    const help = await run(real, ['cities-api', '--help'], template);
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: cities-api \[options\] \[command\]\n/);
   });
 
   it.each(documented.commands)('$doc: $command', async ({ doc, command }) => {

@@ -1,7 +1,6 @@
-import { accessSync, constants } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { basename, delimiter, dirname, join } from 'node:path';
-import { run, userEnv } from './package-helpers.js';
+import { basename, dirname, join } from 'node:path';
+import { onPath, quoted, run, userEnv, writeNpx } from './package-helpers.js';
 
 // A GitHub Actions job run as the runner runs its `run:` steps (bash --noprofile --norc -eo
 // pipefail, RUNNER_TEMP, the workflow's, job's and step's env), in a project directory. `uses:`
@@ -9,7 +8,8 @@ import { run, userEnv } from './package-helpers.js';
 // AWS CLI is a stand-in that records each call's arguments. A step's or job's `if:` may only
 // compare an env value (`env.NAME == 'value'`), evaluated against the workflow's env. `npm ci`
 // runs for real once per package.json and package-lock.json (per fake-bin directory): a later run
-// on the same two files gets a copy (cp -a) of the tree that install wrote, as npm ci would write it again.
+// on the same two files gets a copy (cp -a) of the tree that install wrote, as npm ci would write it again;
+// `npx` of an installed bin runs it without npm's start-up (package-helpers.ts writeNpx).
 
 export interface Step {
   name?: string;
@@ -78,6 +78,7 @@ export async function runWorkflow(
   );
   await chmod(join(fakeBin, 'aws'), 0o755);
   await writeNpm(fakeBin);
+  writeNpx(fakeBin);
   const awsLog = join(runnerTemp, 'aws-calls.log');
   await writeFile(awsLog, '');
   const stepResults: StepResult[] = [];
@@ -116,24 +117,10 @@ export async function runWorkflow(
   return { stepResults, skipped, awsCalls: await calls(awsLog) };
 }
 
-/** The first executable `name` on this process's PATH: the real one the fake bin stands in front of. */
-function onPath(name: string): string {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      /* not here */
-    }
-  }
-  throw new Error(`workflow runner: no ${name} on PATH`);
-}
-
 /** `npm` in front of the real one: `npm ci` of package.json and package-lock.json already installed once is a copy of that install's node_modules. */
 async function writeNpm(fakeBin: string): Promise<void> {
   const trees = join(dirname(fakeBin), `${basename(fakeBin)}-npm-ci`);
   await mkdir(trees, { recursive: true });
-  const quoted = (path: string) => `'${path.replace(/'/g, `'\\''`)}'`;
   const npm = quoted(onPath('npm'));
   await writeFile(
     join(fakeBin, 'npm'),
