@@ -128,6 +128,9 @@ function profileOptions() {
 async function compare(site) {
   const serve = await startServe(site, { cpus: cpus.server });
   running.push(serve);
+  // BD's never-seen queries in a serve of their own: A and B, which AL and BL are compared with, see only their own load.
+  const computing = await startServe(site, { cpus: cpus.server });
+  running.push(computing);
   const logging = await startServe(site, { cpus: cpus.server, quiet: false });
   running.push(logging);
   const paths = { precomputed: `/cities/?${opts.static}`, live: `/cities/?${opts.live}` };
@@ -162,8 +165,8 @@ async function compare(site) {
     {
       key: 'BD',
       label: 'B, each query new (&n=1, 2, ...: all computed)',
-      server: serve,
-      url: serve.url,
+      server: computing,
+      url: computing.url,
       answer: live,
       lua: () => distinctLua(live.path),
     },
