@@ -24,17 +24,26 @@ export function answerETag(
   return `W/"c${hash128(`${headOf(spec, dataTag, negotiation.indent)},${pairsJson}]`)}"`;
 }
 
-type HeadParts = readonly [string, number, string, number, number | null];
-
 /** The last head made, and what it was made of: a server asks for the same site's, request after request. */
-let lastHead: { parts: HeadParts; text: string } | undefined;
+let lastHead:
+  | { dataTag: string; count: number; baseUrl: string; defaultPageSize: number; indent: number | null; text: string }
+  | undefined;
 
 /** `[dataTag, count, baseUrl, defaultPageSize, indent` (a JSON array, its end left open). */
 function headOf(spec: Pick<SiteSpec, 'baseUrl' | 'defaultPageSize' | 'count'>, dataTag: string, indent: number | null) {
-  const parts: HeadParts = [dataTag, spec.count, spec.baseUrl, spec.defaultPageSize, indent];
-  if (lastHead && parts.every((part, i) => part === lastHead!.parts[i])) return lastHead.text;
-  lastHead = { parts, text: JSON.stringify(parts).slice(0, -1) };
-  return lastHead.text;
+  const { count, baseUrl, defaultPageSize } = spec;
+  const last = lastHead;
+  if (
+    last?.dataTag === dataTag &&
+    last.count === count &&
+    last.baseUrl === baseUrl &&
+    last.defaultPageSize === defaultPageSize &&
+    last.indent === indent
+  )
+    return last.text;
+  const text = JSON.stringify([dataTag, count, baseUrl, defaultPageSize, indent]).slice(0, -1);
+  lastHead = { dataTag, count, baseUrl, defaultPageSize, indent, text };
+  return text;
 }
 
 /**
