@@ -1,5 +1,5 @@
 import { checkHead, HEADER_BYTES, MixedBuilds, readU32s, type BlockFile } from './edge-format.js';
-import { lastAtMost } from './edge-runs.js';
+import { inTurn, lastAtMost } from './edge-runs.js';
 
 // A block (edge-format.ts) of which a page needs only a few cities, read by byte range: its
 // header and city ends (4 bytes a city), then the needed cities' bytes, neighbours read as one
@@ -19,6 +19,10 @@ export class RangeIgnored extends Error {
     super('the range was ignored: the whole file came');
   }
 }
+
+/** Slack a request's ranged reads may spend beyond 3 x their cities' bytes, and each block's share. */
+export const RANGE_SLACK = 256_000;
+export const BLOCK_SLACK = 32_000;
 
 /** Byte ranges [start, end) of a file. */
 export interface ByteRange {
@@ -122,13 +126,6 @@ export async function readByRanges(
 ): Promise<BlockFile> {
   const ranges = rangesFor(ends, needed, slack);
   const parts: Uint8Array[] = new Array(ranges.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < ranges.length) {
-      const k = next++;
-      parts[k] = await read(ranges[k]!.start, ranges[k]!.end);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, ranges.length) }, worker));
+  await inTurn(ranges.keys(), concurrency, async (k) => void (parts[k] = await read(ranges[k]!.start, ranges[k]!.end)));
   return partialBlock(ends, ranges, parts, path);
 }

@@ -1,11 +1,13 @@
 import type { ReadSiteFile } from '../../site/edge-source.js';
 import { ROUTES } from '../../core/route-table.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
-import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
+import type { EdgeProjectData } from '../../http/edge-site.js';
 import { SIX_MB_BODY_BYTES, SIX_MB_PAGE_CITIES, tooLarge } from '../response-limit.js';
 import { requestOf, type LambdaEvent } from './event.js';
+import { packageSite, type OpenFile } from './package-reads.js';
 
 export type { LambdaEvent } from './event.js';
+export type { OpenFile } from './package-reads.js';
 export { lambdaStreamingHandler, LAMBDA_STREAM_BYTES, LAMBDA_STREAM_PAGE_CITIES } from './streaming.js';
 
 // AWS Lambda behind API Gateway (HTTP API) or a function URL in its default mode (BUFFERED):
@@ -27,9 +29,10 @@ export const LAMBDA_BODY_BYTES = Math.floor((SIX_MB_BODY_BYTES * 3) / 4);
 export function lambdaHandler(
   data: EdgeProjectData,
   read: ReadSiteFile,
+  open?: OpenFile,
 ): (event: LambdaEvent) => Promise<LambdaResult> {
   // Behind CloudFront it is also the origin group's failover for S3 (as serve --failover-origin): file paths are answered.
-  const site = edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES, stream: false });
+  const site = packageSite(data, read, open, { maxPageCities: SIX_MB_PAGE_CITIES, stream: false });
   const openapi = () => read(ROUTES.extras.openapi);
   const handler = createFetchHandler({ site, filePaths: true, openapi });
   return async (event) => {

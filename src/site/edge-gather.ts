@@ -1,0 +1,117 @@
+import type { Bytes } from '../core/bytes.js';
+import { cityOf, type BlockReads } from './edge-blocks.js';
+import type { BlockFile } from './edge-format.js';
+import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
+import { inTurn, neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
+
+// The cities at given indices of a layout where they lie scattered over it: a page of another
+// ordering than the layout's, as every page but the default ordering's is where a platform
+// deploys that layout only (AWS Lambda's package holds the cities once). The page is read in
+// windows of its cities: per window, the head of each block it touches (4 bytes a city, kept for
+// later requests), then only the window's cities, by ranges (edge-ranges.ts: neighbours merged
+// while the bytes read stay within 3 x theirs), each block read once per window; the window's
+// cities are handed on in the page's order as one batch while the next window is read. A window
+// holds at most WINDOW_CITIES cities and WINDOW_BYTES of their bytes, so a request holds two
+// windows' reads whatever its page_size. Where ranges cannot be read (a platform sending whole
+// files), whole blocks are, at most WHOLE_BLOCKS a window: right, and bounded, but not cheap.
+
+/** Cities of a window, and the most bytes of theirs (their sizes known from the blocks' heads). */
+const WINDOW_CITIES = 4096;
+const WINDOW_BYTES = 2_000_000;
+/** Blocks a window reads whole, where ranges cannot be read (each ~240 KB). */
+const WHOLE_BLOCKS = 16;
+
+/**
+ * The serialized cities at `indices` of the layout, in their order, one batch per window. A
+ * batch's views are valid until the batch after it is asked for.
+ */
+export async function* gathered(
+  reads: BlockReads,
+  layout: LayoutBlocks,
+  indices: Uint32Array,
+  concurrency: number,
+): AsyncGenerator<Bytes[]> {
+  const slack = { left: RANGE_SLACK };
+  const from = (at: number) => readWindow(reads, layout, indices.subarray(at, at + WINDOW_CITIES), concurrency, slack);
+  let next = from(0);
+  for (let at = 0; at < indices.length; ) {
+    const batch = await next;
+    at += batch.length;
+    if (at < indices.length) {
+      next = from(at);
+      // A client gone before it is asked for: its failure is nobody's.
+      next.catch(() => undefined);
+    }
+    yield batch;
+  }
+}
+
+/** The cities of a window: the longest start of `candidate` within the window's bounds, read. */
+async function readWindow(
+  reads: BlockReads,
+  layout: LayoutBlocks,
+  candidate: Uint32Array,
+  concurrency: number,
+  slack: { left: number },
+): Promise<Bytes[]> {
+  const { starts, path } = layout;
+  const citiesOf = (b: number) => (starts[b + 1] ?? layout.count) - starts[b]!;
+  const range = reads.readRange;
+  let runs = runsOf(starts, candidate);
+  let cities = candidate.length;
+  if (range) {
+    const ends = new Map<number, Uint32Array>();
+    await inTurn(new Set(runs.blocks), concurrency, async (b) => {
+      ends.set(b, await reads.head(path(b), citiesOf(b), (start, end) => range(path(b), start, end)));
+    });
+    cities = withinBytes(runs, starts, candidate, ends);
+  } else cities = withinBlocks(runs, WHOLE_BLOCKS);
+  const window = candidate.subarray(0, cities);
+  if (cities < candidate.length) runs = runsOf(starts, window);
+  const needed = neededOf(runs, starts, window);
+  const files = new Map<number, BlockFile>();
+  await inTurn(needed.keys(), concurrency, async (b) => {
+    const [few, ranged] = [needed.get(b)!, reads.readRange];
+    // A block kept whole, or of which the window needs a third or more, is read whole (and kept).
+    if (!ranged || reads.cache.has(path(b)) || 3 * few.length >= citiesOf(b))
+      return void files.set(b, await reads.block(path(b)));
+    const share = Math.min(slack.left, BLOCK_SLACK);
+    slack.left -= share;
+    const read = (start: number, end: number) => ranged(path(b), start, end);
+    files.set(b, await reads.ranged(path(b), citiesOf(b), few, share, read));
+  });
+  const batch: Bytes[] = new Array(window.length);
+  for (let r = 0; r < runs.blocks.length; r++) {
+    const b = runs.blocks[r]!;
+    const [file, first] = [files.get(b)!, starts[b]!];
+    for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++) batch[i] = cityOf(file, window[i]! - first, path(b));
+  }
+  return batch;
+}
+
+type Runs = ReturnType<typeof runsOf>;
+
+/** How many of the indices (at least one) hold at most WINDOW_BYTES of cities, by the blocks' city ends. */
+function withinBytes(runs: Runs, starts: readonly number[], indices: Uint32Array, ends: Map<number, Uint32Array>) {
+  let bytes = 0;
+  for (let r = 0; r < runs.blocks.length; r++) {
+    const b = runs.blocks[r]!;
+    const [own, first] = [ends.get(b)!, starts[b]!];
+    for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++) {
+      const at = indices[i]! - first;
+      bytes += (own[at] ?? 0) - (at ? (own[at - 1] ?? 0) : 0);
+      if (bytes > WINDOW_BYTES && i > 0) return i;
+    }
+  }
+  return indices.length;
+}
+
+/** How many of the indices (at least one run's) lie in at most `most` distinct blocks. */
+function withinBlocks(runs: Runs, most: number): number {
+  const seen = new Set<number>();
+  for (let r = 0; r < runs.blocks.length; r++) {
+    seen.add(runs.blocks[r]!);
+    if (seen.size > most) return runs.from[r]!;
+  }
+  return runs.from.at(-1)!;
+}
