@@ -106,10 +106,10 @@ export class BlockReads {
       const head = await read(0, headBytes(cities)).catch((error: unknown) => {
         if (!(error instanceof RangeIgnored)) throw error;
         this.ignored(path, error);
-        // A copy: a view would keep the whole file alive with the head.
-        return error.file.slice(0, headBytes(cities));
+        return error.file;
       });
-      ends = blockEnds(head, cities, this.tag, path);
+      // A copy: kept, it must view no array a read may reuse or that holds more than the head.
+      ends = blockEnds(head, cities, this.tag, path).slice();
       this.heads.set(path, ends, ends.byteLength);
     }
     return ends;
@@ -123,11 +123,16 @@ export class BlockReads {
     return block;
   }
 
-  /** A block read for a scan: from the cache if there, else into an array of the pool (told to `read`), not cached. */
-  async scanned(path: string, file: OpenedFile | undefined, read: (bytes: Uint8Array) => void): Promise<BlockFile> {
+  /** A block read for a scan: from the cache if there, else into an array of the pool (or `into`'s; told to `read`), not cached. */
+  async scanned(
+    path: string,
+    file: OpenedFile | undefined,
+    read: (bytes: Uint8Array) => void,
+    into: Into = this.pool.take,
+  ): Promise<BlockFile> {
     const hit = this.cache.get(path);
     if (hit) return hit;
-    const bytes = await (file ? file.read(this.pool.take) : this.read(path, this.pool.take));
+    const bytes = await (file ? file.read(into) : this.read(path, into));
     read(bytes);
     return decodeBlock(bytes, this.tag, path);
   }

@@ -1,4 +1,5 @@
 import type { Bytes } from '../core/bytes.js';
+import { ByteArena } from './byte-pool.js';
 import { cityOf, type BlockReads } from './edge-blocks.js';
 import type { BlockFile } from './edge-format.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
@@ -10,7 +11,9 @@ import { inTurn, neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
 // windows of its cities: per window, the head of each block it touches (4 bytes a city, kept for
 // later requests), then only the window's cities, by ranges (edge-ranges.ts: neighbours merged
 // while the bytes read stay within 3 x theirs), each block read once per window; the window's
-// cities are handed on in the page's order as one batch while the next window is read. A window
+// cities are handed on in the page's order as one batch while the next window is read, the
+// ranges of each read into the arrays of one of two arenas (byte-pool.ts), not each into a new
+// one. A window
 // holds at most WINDOW_CITIES cities and WINDOW_BYTES of their bytes, so a request holds two
 // windows' reads whatever its page_size. Where ranges cannot be read (a platform sending whole
 // files), whole blocks are, at most WHOLE_BLOCKS a window: right, and bounded, but not cheap.
@@ -18,6 +21,8 @@ import { inTurn, neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
 /** Cities of a window, and the most bytes of theirs (their sizes known from the blocks' heads). */
 const WINDOW_CITIES = 4096;
 const WINDOW_BYTES = 2_000_000;
+/** Cities handed on at once (a window's batch is yielded in slices of this many). */
+const SLICE_CITIES = 256;
 /** Blocks a window reads whole, where ranges cannot be read (each ~240 KB). */
 const WHOLE_BLOCKS = 16;
 
@@ -32,7 +37,16 @@ export async function* gathered(
   concurrency: number,
 ): AsyncGenerator<Bytes[]> {
   const slack = { left: RANGE_SLACK };
-  const from = (at: number) => readWindow(reads, layout, indices.subarray(at, at + WINDOW_CITIES), concurrency, slack);
+  // Two windows' ranges read into two arenas in turn: a window is read while the one before is
+  // sent, and its arena taken again once the consumer asks for the batch after that one.
+  const arenas = [new ByteArena(), new ByteArena()];
+  let windows = 0;
+  const from = (at: number) => {
+    const arena = arenas[windows++ % 2]!;
+    arena.reset();
+    const whole = indices.length <= WINDOW_CITIES;
+    return readWindow(reads, layout, indices.subarray(at, at + WINDOW_CITIES), { concurrency, slack, arena, whole });
+  };
   let next = from(0);
   for (let at = 0; at < indices.length; ) {
     const batch = await next;
@@ -42,7 +56,9 @@ export async function* gathered(
       // A client gone before it is asked for: its failure is nobody's.
       next.catch(() => undefined);
     }
-    yield batch;
+    // In slices: the parts a slice fills are sent before the next slice is copied, rather than a
+    // window's 2 MB of parts made at once, alive until the last is sent (promoted, then collected late).
+    for (let i = 0; i < batch.length; i += SLICE_CITIES) yield batch.slice(i, i + SLICE_CITIES);
   }
 }
 
@@ -51,8 +67,7 @@ async function readWindow(
   reads: BlockReads,
   layout: LayoutBlocks,
   candidate: Uint32Array,
-  concurrency: number,
-  slack: { left: number },
+  { concurrency, slack, arena, whole }: Window,
 ): Promise<Bytes[]> {
   const { starts, path } = layout;
   const citiesOf = (b: number) => (starts[b + 1] ?? layout.count) - starts[b]!;
@@ -72,12 +87,17 @@ async function readWindow(
   const files = new Map<number, BlockFile>();
   await inTurn(needed.keys(), concurrency, async (b) => {
     const [few, ranged] = [needed.get(b)!, reads.readRange];
-    // A block kept whole, or of which the window needs a third or more, is read whole (and kept).
+    // A block kept whole, or of which the window needs a third or more, is read whole: kept for
+    // later requests where the page is this one window, else into the arena (a page of every city
+    // in an order close to the layout's read ~300 blocks whole: 72 MB of arrays to collect).
     if (!ranged || reads.cache.has(path(b)) || 3 * few.length >= citiesOf(b))
-      return void files.set(b, await reads.block(path(b)));
+      return void files.set(
+        b,
+        await (whole ? reads.block(path(b)) : reads.scanned(path(b), undefined, noop, arena.take)),
+      );
     const share = Math.min(slack.left, BLOCK_SLACK);
     slack.left -= share;
-    const read = (start: number, end: number) => ranged(path(b), start, end);
+    const read = (start: number, end: number) => ranged(path(b), start, end, arena.take);
     files.set(b, await reads.ranged(path(b), citiesOf(b), few, share, read));
   });
   const batch: Bytes[] = new Array(window.length);
@@ -90,6 +110,18 @@ async function readWindow(
 }
 
 type Runs = ReturnType<typeof runsOf>;
+
+interface Window {
+  readonly concurrency: number;
+  /** What the page's ranges may read beyond 3 x their cities' bytes, left. */
+  readonly slack: { left: number };
+  /** Where the window's reads go, reused two windows later. */
+  readonly arena: ByteArena;
+  /** The page is this window: its blocks read whole are kept for later requests. */
+  readonly whole: boolean;
+}
+
+const noop = () => undefined;
 
 /** How many of the indices (at least one) hold at most WINDOW_BYTES of cities, by the blocks' city ends. */
 function withinBytes(runs: Runs, starts: readonly number[], indices: Uint32Array, ends: Map<number, Uint32Array>) {

@@ -1,4 +1,5 @@
 import { checkHead, HEADER_BYTES, MixedBuilds, readU32s, type BlockFile } from './edge-format.js';
+import type { Into } from './byte-pool.js';
 import { inTurn, lastAtMost } from './edge-runs.js';
 
 // A block (edge-format.ts) of which a page needs only a few cities, read by byte range: its
@@ -8,10 +9,11 @@ import { inTurn, lastAtMost } from './edge-runs.js';
 // about its own size instead of whole blocks.
 
 /**
- * Bytes [start, end) of a site file (relative to the site's root); rejects when it cannot, and
- * with RangeIgnored where the platform sent the whole file instead.
+ * Bytes [start, end) of a site file (relative to the site's root), into an array `into` gives
+ * where the platform can (a file read by position); rejects when it cannot, and with
+ * RangeIgnored where the platform sent the whole file instead.
  */
-export type ReadRange = (path: string, start: number, end: number) => Promise<Uint8Array>;
+export type ReadRange = (path: string, start: number, end: number, into?: Into) => Promise<Uint8Array>;
 
 /** A range asked for and the whole file sent (a server that ignores Range): the reader reads whole blocks from then on. */
 export class RangeIgnored extends Error {

@@ -85,7 +85,10 @@ export function heldFiles(open: OpenFile, most = HELD_FILES): { read: ReadSiteFi
         const { size } = await file.stat();
         return filled(file, (into ? into(size) : new Uint8Array(size)).subarray(0, size), 0);
       }),
-    readRange: (path, start, end) => use(path, (file) => filled(file, new Uint8Array(end - start), start)),
+    readRange: (path, start, end, into) =>
+      use(path, (file) =>
+        filled(file, (into ? into(end - start) : new Uint8Array(end - start)).subarray(0, end - start), start),
+      ),
   };
 }
 
