@@ -85,7 +85,7 @@ export class BlockReads {
     read: (start: number, end: number) => Promise<Uint8Array>,
   ): Promise<BlockFile> {
     try {
-      return await readByRanges(read, path, needed, slack, await this.head(path, cities, read), this.concurrency);
+      return await readByRanges(read, path, needed, slack, await this.ends(path, cities, read), this.concurrency);
     } catch (error) {
       if (!(error instanceof RangeIgnored)) throw error;
       return this.ignored(path, error);
@@ -94,22 +94,32 @@ export class BlockReads {
 
   /**
    * A block's city ends (its head, kept), read by range unless kept. Where the platform sent the
-   * whole file instead, the block is kept whole (cache.has(path) then) and its ends read from it.
+   * whole file instead, ranges are asked no more (readRange unset) and the ends are the file's.
    */
   async head(
     path: string,
     cities: number,
     read: (start: number, end: number) => Promise<Uint8Array>,
   ): Promise<Uint32Array> {
+    try {
+      return await this.ends(path, cities, read);
+    } catch (error) {
+      if (!(error instanceof RangeIgnored)) throw error;
+      this.ignored(path, error);
+      return blockEnds(error.file, cities, this.tag, path).slice();
+    }
+  }
+
+  /** A block's city ends, kept or read by range (rejects with RangeIgnored where the platform sent the whole file). */
+  private async ends(
+    path: string,
+    cities: number,
+    read: (start: number, end: number) => Promise<Uint8Array>,
+  ): Promise<Uint32Array> {
     let ends = this.heads.get(path);
     if (!ends) {
-      const head = await read(0, headBytes(cities)).catch((error: unknown) => {
-        if (!(error instanceof RangeIgnored)) throw error;
-        this.ignored(path, error);
-        return error.file;
-      });
-      // A copy: kept, it must view no array a read may reuse or that holds more than the head.
-      ends = blockEnds(head, cities, this.tag, path).slice();
+      // A copy: kept, it must view no array a read may reuse.
+      ends = blockEnds(await read(0, headBytes(cities)), cities, this.tag, path).slice();
       this.heads.set(path, ends, ends.byteLength);
     }
     return ends;

@@ -77,9 +77,11 @@ async function readWindow(
   if (range) {
     const ends = new Map<number, Uint32Array>();
     await inTurn(new Set(runs.blocks), concurrency, async (b) => {
-      ends.set(b, await reads.head(path(b), citiesOf(b), (start, end) => range(path(b), start, end)));
+      // Unset once the platform is seen to send whole files for ranges: no more asked.
+      const ranged = reads.readRange;
+      if (ranged) ends.set(b, await reads.head(path(b), citiesOf(b), (start, end) => ranged(path(b), start, end)));
     });
-    cities = withinBytes(runs, starts, candidate, ends);
+    cities = reads.readRange ? withinBytes(runs, starts, candidate, ends) : withinBlocks(runs, WHOLE_BLOCKS);
   } else cities = withinBlocks(runs, WHOLE_BLOCKS);
   const window = candidate.subarray(0, cities);
   if (cities < candidate.length) runs = runsOf(starts, window);
