@@ -138,6 +138,7 @@ async function benchSize(size, { file, make, orderings }) {
         for (let i = 0; i <= REQUESTS; i++) {
           const q = query(i);
           runtime.reads && (runtime.reads.bytes = 0);
+          if (i > 0) await runtime.before?.();
           const readBefore = await runtime.io?.();
           const cpu = runtime.cpu ? await runtime.cpu() : process.cpuUsage();
           const at = performance.now();
@@ -169,11 +170,12 @@ async function benchSize(size, { file, make, orderings }) {
         if (runtime.rss) line.push(`peak RSS ${mb(runtime.rss())}`);
         // The lowest once the first answer is sent (its one-time reads made) and the peak over the next answers.
         if (runtime.heap) line.push(`heap+external low ${mb(runtime.heap.low)}, peak ${mb(runtime.heap.peak)}`);
-        // One answer at a time, as a Lambda environment answers: its peak above the baseline after the first answer.
+        // One answer at a time, as a Lambda environment answers: each answer's peak above the baseline
+        // measured (garbage collected) just before it, and the highest the process reached.
         if (runtime.above) {
-          const { base, peak } = await runtime.above();
+          const { heap, rss, highest } = runtime.above;
           line.push(
-            `above baseline: heap+external +${mb(peak.heap - base.heap)} (of ${mb(peak.heap)}), RSS +${mb(peak.rss - base.rss)} (of ${mb(peak.rss)})`,
+            `per answer above baseline: heap+external median +${mb(q(heap, 0.5))} max +${mb(q(heap, 1))}, RSS max +${mb(q(rss, 1))}; highest RSS ${mb(highest.rss)}`,
           );
         }
         console.log(`  ${label.padEnd(28)} ${status} ${line.join(', ')}`);
@@ -417,18 +419,25 @@ async function lambda(project, count) {
     child.once('exit', (code) => reject(new Error(`the Lambda runtime exited with ${code}`)));
   });
   const stats = async (reset = false) => (await fetch(`${url}/__bench/stats${reset ? '?reset' : ''}`)).json();
+  // Per answer after the first (its one-time reads made): the peak above the baseline taken, garbage collected, just before it.
+  const above = { heap: [], rss: [], highest: { rss: 0 } };
   let base;
   return {
+    before: async () => void (base = (await stats(true)).now),
     ask: async (q) => {
       const size = Number(new URLSearchParams(q).get('page_size') ?? 10);
       const got = await answered(fetch(`${url}/${size > 5000 ? 'stream' : 'buffered'}/cities/?${q}`));
-      // The baseline: after the first answer (the one-time reads), garbage collected.
-      base ??= await stats(true);
+      if (base) {
+        const { peak } = await stats();
+        above.heap.push(peak.heap - base.heap);
+        above.rss.push(peak.rss - base.rss);
+        above.highest.rss = Math.max(above.highest.rss, peak.rss);
+      }
       return got;
     },
     io: async () => (await stats()).rchar,
     cpu: async () => (await stats()).cpu,
-    above: async () => ({ base: base.now, peak: (await stats()).peak }),
+    above,
     stop: () => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM')),
     count,
   };

@@ -56,8 +56,13 @@ export function lambdaHandler(
   };
 }
 
+/** The part of Node's Buffer used (a global of Lambda's Node.js runtime; the bundle imports no Node module). */
+interface NodeBuffer {
+  from(buffer: ArrayBufferLike, offset: number, length: number): { toString(encoding: 'base64'): string };
+}
+
+/** Base64 by Node's Buffer, which Lambda's Node.js runtime has: btoa over a binary string took 0.4-1 s for a 2.6 MB page (5,000 cities), Buffer 1-7 ms. */
 function toBase64(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
+  const { Buffer } = globalThis as unknown as { Buffer: NodeBuffer };
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64');
 }
