@@ -13,16 +13,14 @@ import { inTurn, neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
 // while the bytes read stay within 3 x theirs), each block read once per window; the window's
 // cities are handed on in the page's order as one batch while the next window is read, the
 // ranges of each read into the arrays of one of two arenas (byte-pool.ts), not each into a new
-// one. A window
-// holds at most WINDOW_CITIES cities and WINDOW_BYTES of their bytes, so a request holds two
-// windows' reads whatever its page_size. Where ranges cannot be read (a platform sending whole
-// files), whole blocks are, at most WHOLE_BLOCKS a window: right, and bounded, but not cheap.
+// one. A window holds at most WINDOW_CITIES cities and WINDOW_BYTES of their bytes, so a request
+// holds two windows' reads whatever its page_size. Where ranges cannot be read (a platform
+// sending whole files), whole blocks are, at most WHOLE_BLOCKS a window: right, and bounded, but
+// not cheap.
 
 /** Cities of a window, and the most bytes of theirs (their sizes known from the blocks' heads). */
 const WINDOW_CITIES = 4096;
 const WINDOW_BYTES = 2_000_000;
-/** Cities handed on at once (a window's batch is yielded in slices of this many). */
-const SLICE_CITIES = 256;
 /** Blocks a window reads whole, where ranges cannot be read (each ~240 KB). */
 const WHOLE_BLOCKS = 16;
 
@@ -47,18 +45,14 @@ export async function* gathered(
     const whole = indices.length <= WINDOW_CITIES;
     return readWindow(reads, layout, indices.subarray(at, at + WINDOW_CITIES), { concurrency, slack, arena, whole });
   };
-  let next = from(0);
-  for (let at = 0; at < indices.length; ) {
+  let next = indices.length ? from(0) : undefined;
+  for (let at = 0; next; ) {
     const batch = await next;
     at += batch.length;
-    if (at < indices.length) {
-      next = from(at);
-      // A client gone before it is asked for: its failure is nobody's.
-      next.catch(() => undefined);
-    }
-    // In slices: the parts a slice fills are sent before the next slice is copied, rather than a
-    // window's 2 MB of parts made at once, alive until the last is sent (promoted, then collected late).
-    for (let i = 0; i < batch.length; i += SLICE_CITIES) yield batch.slice(i, i + SLICE_CITIES);
+    next = at < indices.length ? from(at) : undefined;
+    // A client gone before it is asked for: its failure is nobody's.
+    next?.catch(() => undefined);
+    yield batch;
   }
 }
 
