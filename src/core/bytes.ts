@@ -82,3 +82,31 @@ export function indexOfBytes(bytes: Bytes, needle: Bytes, from = 0): number {
   }
   return -1;
 }
+
+const BASE64 = utf8('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/');
+const EQUALS = 0x3d;
+
+/**
+ * The bytes in base64 (RFC 4648, padded): web-standard, and fast on a page of megabytes, where
+ * btoa over a binary string of them took 0.4-1 s for 2.6 MB (Node 20).
+ */
+export function toBase64(bytes: Bytes): string {
+  const out = new Uint8Array(4 * Math.ceil(bytes.length / 3));
+  let o = 0;
+  let i = 0;
+  for (const whole = bytes.length - (bytes.length % 3); i < whole; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out[o++] = BASE64[n >>> 18]!;
+    out[o++] = BASE64[(n >>> 12) & 63]!;
+    out[o++] = BASE64[(n >>> 6) & 63]!;
+    out[o++] = BASE64[n & 63]!;
+  }
+  if (i < bytes.length) {
+    const n = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8);
+    out[o++] = BASE64[n >>> 18]!;
+    out[o++] = BASE64[(n >>> 12) & 63]!;
+    out[o++] = i + 1 < bytes.length ? BASE64[(n >>> 6) & 63]! : EQUALS;
+    out[o++] = EQUALS;
+  }
+  return fromUtf8(out);
+}

@@ -1,4 +1,5 @@
 import type { ReadSiteFile } from '../../site/edge-source.js';
+import { toBase64 } from '../../core/bytes.js';
 import { ROUTES } from '../../core/route-table.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import type { EdgeProjectData } from '../../http/edge-site.js';
@@ -54,15 +55,4 @@ export function lambdaHandler(
       isBase64Encoded: true,
     };
   };
-}
-
-/** The part of Node's Buffer used (a global of Lambda's Node.js runtime; the bundle imports no Node module). */
-interface NodeBuffer {
-  from(buffer: ArrayBufferLike, offset: number, length: number): { toString(encoding: 'base64'): string };
-}
-
-/** Base64 by Node's Buffer, which Lambda's Node.js runtime has: btoa over a binary string took 0.4-1 s for a 2.6 MB page (5,000 cities), Buffer 1-7 ms. */
-function toBase64(bytes: Uint8Array): string {
-  const { Buffer } = globalThis as unknown as { Buffer: NodeBuffer };
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64');
 }
