@@ -72,6 +72,10 @@ describe('toBase64: as Buffer encodes it, without Buffer', () => {
     ['three bytes: none', [0x4d, 0x61, 0x6e]],
     ['every byte value', Array.from({ length: 256 }, (_, i) => i)],
     ['1,000 bytes of a pattern', Array.from({ length: 1000 }, (_, i) => (i * 131 + 7) & 255)],
+    [
+      'more than one run of 49,152 bytes, not a multiple of 3',
+      Array.from({ length: 100_001 }, (_, i) => (i * 7) & 255),
+    ],
     ['a page of JSON', [...new TextEncoder().encode('{"count":3,"results":[{"name":"Zürich"}]}')]],
   ])('%s', (_, values) => {
     const bytes = Uint8Array.from(values);
