@@ -14,8 +14,9 @@ export { lambdaStreamingHandler, LAMBDA_STREAM_BYTES, LAMBDA_STREAM_PAGE_CITIES 
 // AWS Lambda behind API Gateway (HTTP API) or a function URL in its default mode (BUFFERED):
 // payload format 2.0 in, the `{statusCode, headers, body, isBase64Encoded}` result out, a page
 // capped below the 6 MB response limit (a function URL in RESPONSE_STREAM mode: streaming.ts). Bodies go base64-encoded, so every
-// answer's bytes arrive as computed. `read` takes the site's edge files from the function's own
-// code (index.mjs, written by `cities-api edge lambda`, reads the copy zipped beside it).
+// answer's bytes arrive as computed. `read` and `open` take the site's files from the function's
+// own package (index.mjs, written by `cities-api edge lambda`, reads the copy zipped beside it):
+// one layout of the cities, read by position (package-reads.ts).
 
 export interface LambdaResult {
   statusCode: number;
