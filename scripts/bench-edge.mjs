@@ -17,12 +17,15 @@
 // deno serve (RSS, and heap + external), 8 concurrent page_size=20000 answers.
 // Every body is checked against answerListing over the whole dataset (ICU in Node).
 //
-//   node scripts/bench-edge.mjs [--sizes 20k,140k] [--requests N] [--platforms node,node-whole,workerd,deno,lambda]
+// Lambda: the function from its function.zip in a Node process of its own, V8's spaces as Lambda sizes
+// them for --lambda-memory MB (default 128, Lambda's default), answering one request at a time; per
+// query kind its CPU, bytes read (rchar) and peak JS heap + external and RSS above its baseline.
+//
+//   node scripts/bench-edge.mjs [--sizes 20k,140k] [--requests N] [--platforms node,node-whole,workerd,deno,lambda] [--lambda-memory MB]
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -31,6 +34,7 @@ const { values: opts } = parseArgs({
     sizes: { type: 'string', default: '20k,140k' },
     requests: { type: 'string', default: '20' },
     platforms: { type: 'string', default: 'node,node-whole,workerd,deno,lambda' },
+    'lambda-memory': { type: 'string', default: '128' },
   },
 });
 const BASE = 'https://api.example.org';
@@ -57,11 +61,14 @@ const { CLOUDFLARE_FREE } = await lib('site/asset-budget.js');
 /** The query kinds, each a first query and the i-th next one (distinct pages). */
 const kinds = (count) => [
   ['covered (a file holds it)', (i) => `ordering=-name_fr&page_size=100&page=${i + 1}`],
+  ['default ordering, uncovered', (i) => `page_size=7&page=${Math.floor(count / 14) + 211 * i}`],
   ['uncovered page size', (i) => `ordering=name_it&page_size=7&page=${Math.floor(count / 7) - 97 * i}`],
   ['uncovered, descending', (i) => `ordering=-name_ar&page_size=20&page=${Math.floor(count / 40) + 13 * i}`],
   ['multi-field', (i) => `ordering=name_de,-name_en&page_size=10&page=${Math.floor(count / 20) + 31 * i}`],
   ['multi-field, 3 terms', (i) => `ordering=-name_fr,name_ar,-name_en&page_size=50&page=${1 + 7 * i}`],
+  ['page_size=5000, multi-field', (i) => `ordering=-name_it,name_ru&page_size=5000&page=${1 + (i % 20)}`],
   ['page_size >= count', (i) => `ordering=${i % 2 ? '-' : ''}name_ru&page_size=${count + i}`],
+  ['page_size >= count, default', (i) => `page_size=${count + i}`],
 ];
 const SIZES = {
   '20k': { file: 'cities-20k.json', make: ['--bundled', '20000'], orderings: 'all' },
@@ -102,15 +109,18 @@ async function benchSize(size, { file, make, orderings }) {
       );
       continue;
     }
-    const { files, bytes } = await deployed(platform, projects[platform], site);
-    console.log(`  ${platform.padEnd(10)} ${String(files).padStart(7)} files ${mb(bytes).padStart(9)}`);
+    const { files, bytes, unzipped } = await deployed(platform, projects[platform], site);
+    const zip = unzipped
+      ? ` zipped (${mb(unzipped)} unzipped, ${(unzipped / 262_144_000).toFixed(2)} of Lambda's 250 MiB)`
+      : '';
+    console.log(`  ${platform.padEnd(10)} ${String(files).padStart(7)} files ${mb(bytes).padStart(9)}${zip}`);
   }
   const runtimes = {
     node: () => nodeCore(site, true),
     'node-whole': () => nodeCore(site, false),
     workerd: () => workerd(projects.cloudflare),
     deno: () => denoServe(projects.deno),
-    lambda: () => lambda(projects.lambda),
+    lambda: () => lambda(projects.lambda, index.count),
   };
   const project = { workerd: 'cloudflare', deno: 'deno', lambda: 'lambda' };
   for (const name of PLATFORMS.filter((p) => !project[p] || projects[project[p]])) {
@@ -128,19 +138,24 @@ async function benchSize(size, { file, make, orderings }) {
         for (let i = 0; i <= REQUESTS; i++) {
           const q = query(i);
           runtime.reads && (runtime.reads.bytes = 0);
-          const readBefore = runtime.io?.();
-          const cpu = process.cpuUsage();
+          if (i > 0) await runtime.before?.();
+          const readBefore = await runtime.io?.();
+          const cpu = runtime.cpu ? await runtime.cpu() : process.cpuUsage();
           const at = performance.now();
           const got = await runtime.ask(q);
           const wall = performance.now() - at;
-          const used = process.cpuUsage(cpu);
+          const used = runtime.cpu ? { user: (await runtime.cpu()) - cpu, system: 0 } : process.cpuUsage(cpu);
           status = got.status;
           if (got.status === 200 && !got.body.equals(expected(q))) throw new Error(`${name} ?${q}: not serve's bytes`);
           if (i === 0) first = wall;
           else {
             times.push(wall);
             cpus.push((used.user + used.system) / 1000);
-            const bytes = runtime.reads ? runtime.reads.bytes : runtime.io ? runtime.io() - readBefore : Number.NaN;
+            const bytes = runtime.reads
+              ? runtime.reads.bytes
+              : runtime.io
+                ? (await runtime.io()) - readBefore
+                : Number.NaN;
             if (!Number.isNaN(bytes)) reads.push(bytes / (3 * got.body.length + 512_000));
           }
         }
@@ -150,11 +165,19 @@ async function benchSize(size, { file, make, orderings }) {
           `median ${ms(q(times, 0.5))}`,
           `p95 ${ms(q(times, 0.95))}`,
         ];
-        if (name.startsWith('node')) line.push(`CPU ${ms(q(cpus, 0.5))}`);
+        if (name.startsWith('node') || runtime.cpu) line.push(`CPU ${ms(q(cpus, 0.5))}`);
         if (reads.length) line.push(`read/goal median ${q(reads, 0.5).toFixed(2)} max ${q(reads, 1).toFixed(2)}`);
         if (runtime.rss) line.push(`peak RSS ${mb(runtime.rss())}`);
         // The lowest once the first answer is sent (its one-time reads made) and the peak over the next answers.
         if (runtime.heap) line.push(`heap+external low ${mb(runtime.heap.low)}, peak ${mb(runtime.heap.peak)}`);
+        // One answer at a time, as a Lambda environment answers: each answer's peak above the baseline
+        // measured (garbage collected) just before it, and the highest the process reached.
+        if (runtime.above) {
+          const { heap, rss, highest } = runtime.above;
+          line.push(
+            `per answer above baseline: heap+external median +${mb(q(heap, 0.5))} max +${mb(q(heap, 1))}, RSS max +${mb(q(rss, 1))}; highest RSS ${mb(highest.rss)}`,
+          );
+        }
         console.log(`  ${label.padEnd(28)} ${status} ${line.join(', ')}`);
       } finally {
         await runtime.stop?.();
@@ -218,9 +241,10 @@ async function concurrentMemory(runtime, count) {
 async function deployed(platform, project, site) {
   if (platform === 'lambda') {
     const zip = join(project.out, 'function.zip');
-    const list = 'import zipfile,sys;print(len(zipfile.ZipFile(sys.argv[1]).namelist()))';
-    const entries = Number(execFileSync('python3', ['-c', list, zip], { encoding: 'utf8' }));
-    return { files: entries, bytes: statSync(zip).size };
+    const list =
+      'import zipfile,sys;i=zipfile.ZipFile(sys.argv[1]).infolist();print(len(i),sum(e.file_size for e in i))';
+    const [entries, unzipped] = execFileSync('python3', ['-c', list, zip], { encoding: 'utf8' }).split(' ').map(Number);
+    return { files: entries, bytes: statSync(zip).size, unzipped };
   }
   const code = project.files.filter((f) => !f.startsWith('/')).map((f) => statSync(join(project.out, f)).size);
   const published = readdirSync(site, { recursive: true, withFileTypes: true })
@@ -362,19 +386,60 @@ async function denoServe(project) {
   };
 }
 
-/** The Lambda handler from the project's function.zip (unpacked by Python's zipfile), driven with payload-2.0 events. */
-async function lambda(project) {
+/**
+ * The Lambda function from the project's function.zip (unpacked by Python's zipfile) in a Node
+ * process of its own, as an execution environment runs it (scripts/bench/lambda-runtime.mjs):
+ * payload-2.0 events through index.handler, and a page over the buffered 6 MB cap through
+ * index.streamingHandler (RESPONSE_STREAM). Its CPU, bytes read (rchar: the package's files, and
+ * the few hundred bytes of each request) and memory are the process's own.
+ */
+async function lambda(project, count) {
   const dir = join(project.out, 'unpacked');
   if (!existsSync(dir)) {
     const unzip = 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])';
     execFileSync('python3', ['-c', unzip, join(project.out, 'function.zip'), dir]);
   }
-  const { handler } = await import(`${pathToFileURL(join(dir, 'index.mjs')).href}?${Math.random()}`);
+  // V8's spaces as Lambda's Node.js runtime sizes them for the function's memory (its bootstrap):
+  // a tenth for the new space (half of it a semi-space), the rest old space.
+  const memory = Number(opts['lambda-memory']);
+  const spaces = [
+    `--max-semi-space-size=${Math.floor(memory / 20)}`,
+    `--max-old-space-size=${memory - Math.floor(memory / 10)}`,
+  ];
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', ...spaces, join(ROOT, 'scripts', 'bench', 'lambda-runtime.mjs'), dir],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      const m = /listening (\d+)/.exec(String(d));
+      if (m) resolve(`http://127.0.0.1:${m[1]}`);
+    });
+    child.once('exit', (code) => reject(new Error(`the Lambda runtime exited with ${code}`)));
+  });
+  const stats = async (reset = false) => (await fetch(`${url}/__bench/stats${reset ? '?reset' : ''}`)).json();
+  // Per answer after the first (its one-time reads made): the peak above the baseline taken, garbage collected, just before it.
+  const above = { heap: [], rss: [], highest: { rss: 0 } };
+  let base;
   return {
+    before: async () => void (base = (await stats(true)).now),
     ask: async (q) => {
-      const r = await handler({ rawPath: '/cities/', rawQueryString: q, requestContext: { http: { method: 'GET' } } });
-      return { status: r.statusCode, body: Buffer.from(r.body, r.isBase64Encoded ? 'base64' : 'utf8') };
+      const size = Number(new URLSearchParams(q).get('page_size') ?? 10);
+      const got = await answered(fetch(`${url}/${size > 5000 ? 'stream' : 'buffered'}/cities/?${q}`));
+      if (base) {
+        const { peak } = await stats();
+        above.heap.push(peak.heap - base.heap);
+        above.rss.push(peak.rss - base.rss);
+        above.highest.rss = Math.max(above.highest.rss, peak.rss);
+      }
+      return got;
     },
+    io: async () => (await stats()).rchar,
+    cpu: async () => (await stats()).cpu,
+    above,
+    stop: () => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM')),
+    count,
   };
 }
 

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { allocBytes, concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, writeUtf8 } from '../src/core/bytes.js';
+import {
+  allocBytes,
+  concatBytes,
+  fromUtf8,
+  indexOfBytes,
+  toBase64,
+  utf8,
+  utf8Length,
+  writeUtf8,
+} from '../src/core/bytes.js';
 
 // core/bytes.ts replaces Node's Buffer in the pure layers: each function must agree with Buffer.
 
@@ -52,5 +61,27 @@ describe('allocBytes: small arrays carved from a shared slab never overlap', () 
     const first = concatBytes([utf8('{"a":'), utf8('1}')]);
     concatBytes([utf8('{"b":'), utf8('2}')]).fill(0x20);
     expect(fromUtf8(first)).toBe('{"a":1}');
+  });
+});
+
+describe('toBase64: as Buffer encodes it, without Buffer', () => {
+  it.each([
+    ['no byte', []],
+    ['one byte: two padding characters', [0xff]],
+    ['two bytes: one padding character', [0x00, 0xfe]],
+    ['three bytes: none', [0x4d, 0x61, 0x6e]],
+    ['every byte value', Array.from({ length: 256 }, (_, i) => i)],
+    ['1,000 bytes of a pattern', Array.from({ length: 1000 }, (_, i) => (i * 131 + 7) & 255)],
+    [
+      'more than one run of 49,152 bytes, not a multiple of 3',
+      Array.from({ length: 100_001 }, (_, i) => (i * 7) & 255),
+    ],
+    ['a page of JSON', [...new TextEncoder().encode('{"count":3,"results":[{"name":"Zürich"}]}')]],
+  ])('%s', (_, values) => {
+    const bytes = Uint8Array.from(values);
+    expect(toBase64(bytes)).toBe(Buffer.from(bytes).toString('base64'));
+    expect(toBase64(new Uint8Array([9, ...values, 9]).subarray(1, values.length + 1))).toBe(
+      Buffer.from(bytes).toString('base64'),
+    );
   });
 });

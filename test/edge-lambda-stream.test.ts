@@ -86,7 +86,12 @@ describe("a streamed page's limit (200 MB, AWS's documented streaming limit)", (
   const big = (count: number, nameBytes: number) => {
     const cities = Array.from({ length: count }, (_, i) => makeCity(i + 1, { name: `${'x'.repeat(nameBytes)} ${i}` }));
     const { read } = memoryEdgeSite(new CityIndex(CityTable.fromCities(cities), 'codepoint'));
-    const handler = lambdaStreamingHandler({ settings: testSpec({ count }) }, read, STAND_IN) as StreamHandler;
+    const handler = lambdaStreamingHandler(
+      { settings: testSpec({ count }) },
+      read,
+      undefined,
+      STAND_IN,
+    ) as StreamHandler;
     return streamingFunctionUrl(handler);
   };
 

@@ -12,7 +12,8 @@ import {
   type LambdaEvent,
   type LambdaResult,
 } from '../src/platforms/lambda/adapter.js';
-import { blockPath } from '../src/site/edge-files.js';
+import { blockPath, LAYOUTS, rankPath } from '../src/site/edge-files.js';
+import { blocksOf, parseIndex } from '../src/site/edge-index.js';
 import { KIT_DATASETS, expectWholeKit, makeCity, tempDir, testSpec } from './helpers.js';
 import { kitLambdaProject, memoryEdgeSite } from './edge-helpers.js';
 import { functionUrl, PYTHON, unpack } from './lambda-front.js';
@@ -47,11 +48,16 @@ describe.skipIf(!available).each(KIT_DATASETS)(
       const unpacked = await unpack(project.out);
       for (const file of ['cities-api-edge.js', 'cities-site.js', 'index.mjs'])
         expect(await readFile(join(unpacked, file)), file).toEqual(await readFile(join(project.out, file)));
-      // The site's edge files ride in the zip at their site paths (the function reads them there), and nothing else of the site.
-      const edge = (await readdir(join(site, ROUTES.edge.dir), { recursive: true, withFileTypes: true }))
+      // The edge index, every rank file and the default ordering's layout ride in the zip at their site paths (the
+      // function reads them there), the site's own bytes; no other layout, and nothing else of the site.
+      const index = parseIndex(await readFile(join(site, ROUTES.edge.index)));
+      const { starts, path } = blocksOf(index, ROUTES.absent);
+      const packaged = [ROUTES.edge.index, ...LAYOUTS.map(rankPath), ...starts.map((_, b) => path(b))].sort();
+      const zipped = (await readdir(join(unpacked, ROUTES.edge.dir), { recursive: true, withFileTypes: true }))
         .filter((e) => e.isFile())
-        .map((e) => relative(site, join(e.parentPath, e.name)));
-      for (const file of edge)
+        .map((e) => relative(unpacked, join(e.parentPath, e.name)));
+      expect(zipped.sort()).toEqual(packaged);
+      for (const file of packaged)
         expect((await readFile(join(unpacked, file))).equals(await readFile(join(site, file))), file).toBe(true);
       expect((await readdir(join(unpacked, ROUTES.file.meta))).sort()).toEqual(['edge']);
       const { handler } = await handlerOf(unpacked);

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
@@ -7,101 +5,14 @@ import { CityTable } from '../src/core/city-table.js';
 import type { Collation } from '../src/core/collation.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
 import { answerListing, bodyBytes } from '../src/core/page.js';
-import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { ROUTES } from '../src/core/route-table.js';
-import { readDataset } from '../src/dataset/read-dataset.js';
 import { blockPath } from '../src/site/edge-files.js';
 import { RangeIgnored } from '../src/site/edge-ranges.js';
 import { EdgeSource, PageTooLarge, type EdgeSourceOptions } from '../src/site/edge-source.js';
-import { KIT, makeCity } from './helpers.js';
+import { makeCity } from './helpers.js';
+import { BASE, differences, KIT_BASES, kitIndex, kitQueries, queryTable, streamed, tiedIndex } from './edge-answers.js';
 import { countedEdgeSite, memoryEdgeSite as siteOf } from './edge-helpers.js';
-
-const BASE = 'http://api.example.com';
-const KIT_BASES: Record<string, string> = {
-  cities48: BASE,
-  cities11: BASE,
-  empty: BASE,
-  cities1234: BASE,
-  prefixed30: 'https://cities.example.org/api/v1',
-};
-
-async function kitIndex(name: string, collation: Collation = 'codepoint') {
-  return new CityIndex(await readDataset(join(KIT, `${name}.json`)), collation);
-}
-
-/** A streamed answer's status and bytes. */
-async function streamed(source: EdgeSource, query: string, base = BASE): Promise<{ status: number; body: Buffer }> {
-  const { status, body } = await source.stream(parseQuery(query), base);
-  const parts: Uint8Array[] = [];
-  for await (const part of body) parts.push(part);
-  return { status, body: Buffer.concat(parts) };
-}
-
-/** Each query whose edge answer, assembled or streamed, differs from answerListing's: status and bytes. */
-async function differences(
-  index: CityIndex,
-  source: EdgeSource,
-  queries: readonly string[],
-  base = BASE,
-): Promise<string[]> {
-  const found: string[] = [];
-  for (const query of queries) {
-    const pairs = parseQuery(query);
-    const want = answerListing(index, pairs, base);
-    const got = await source.answer(pairs, base);
-    if (got.status !== want.status || !Buffer.from(bodyBytes(got.body)).equals(bodyBytes(want.body)))
-      found.push(`?${query}: ${got.status} ${Buffer.from(bodyBytes(got.body)).toString().slice(0, 120)}`);
-    const stream = await streamed(source, query, base);
-    if (stream.status !== want.status || !stream.body.equals(bodyBytes(want.body)))
-      found.push(`?${query} streamed: ${stream.status} ${stream.body.toString().slice(0, 120)}`);
-  }
-  return found;
-}
-
-const MULTI = [
-  'name_en,-name_ar',
-  '-name_ar,name_en',
-  'name_en,name_ar,name_fr',
-  '-name_fr,name_en,-name_de',
-  'name_en,-name_en',
-  ' name_de , -name_sp',
-  'id,-name_ch',
-  'bogus',
-  'top,name_uk',
-  ',,-name_ru,',
-  'name_ch,name_ur',
-];
-const SIZES = [undefined, '1', '3', '7', '10', '20', '100', '1000', '0', '-5', 'abc', ' 7', '99999999999999999999999'];
-
-/** Orderings × page sizes × pages (first, second, last, `last`, past the end, invalid), for `count` cities. */
-function queryTable(count: number): string[] {
-  const queries: string[] = [];
-  for (const ordering of [undefined, ...PRECOMPUTABLE_ORDERINGS.slice(1), ...MULTI]) {
-    for (const size of SIZES) {
-      const n = Number(size);
-      const perPage = Number.isSafeInteger(n) && n > 0 ? n : size === SIZES.at(-1) ? count : 10;
-      const pages = Math.max(1, Math.ceil(count / perPage));
-      for (const page of [undefined, '1', '2', String(pages), 'last', String(pages + 1), '0', 'x']) {
-        const pairs = [
-          ordering === undefined ? '' : `ordering=${encodeURIComponent(ordering)}`,
-          size === undefined ? '' : `page_size=${encodeURIComponent(size)}`,
-          page === undefined ? '' : `page=${page}`,
-        ];
-        queries.push(pairs.filter(Boolean).join('&'));
-      }
-    }
-  }
-  return queries;
-}
-
-/** The GET queries of a kit dataset's requests. */
-function kitQueries(name: string): string[] {
-  return readFileSync(join(KIT, `${name}.requests.txt`), 'utf8')
-    .split('\n')
-    .filter((line) => line.startsWith(ROUTES.endpoint) || line.startsWith(`GET ${ROUTES.endpoint}`))
-    .map((line) => line.replace(/^GET /, '').split('?').slice(1).join('?'));
-}
 
 describe('the edge source answers as answerListing, byte for byte, over the kit datasets', () => {
   it.each(Object.keys(KIT_BASES))("%s: the kit's GET queries, and every ordering × page size × page", async (name) => {
@@ -162,18 +73,6 @@ describe('the edge source answers as answerListing, byte for byte, over the kit 
     );
   });
 });
-
-/** `n` cities in ids not in file order, names with many ties on name_en (thousands) and few on name_ar. */
-function tiedIndex(n: number): CityIndex {
-  return new CityIndex(
-    CityTable.fromCities(
-      Array.from({ length: n }, (_, i) =>
-        makeCity(((i * 7919) % n) + 1, { name: `N${i % 13}`, name_ar: `A${i % 1009}`, top: i % 5 === 0 }),
-      ),
-    ),
-    'codepoint',
-  );
-}
 
 const blocks = (reads: string[]) => reads.filter((p) => p.includes('/rows/'));
 const rankReads = (reads: string[]) => reads.filter((p) => p.includes('/ranks/'));

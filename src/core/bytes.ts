@@ -82,3 +82,40 @@ export function indexOfBytes(bytes: Bytes, needle: Bytes, from = 0): number {
   }
   return -1;
 }
+
+const BASE64 = utf8('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/');
+const EQUALS = 0x3d;
+
+/** Bytes encoded at a time by toBase64 (a multiple of 3): its output array is this size's, reused. */
+const BASE64_RUN = 3 * 16 * 1024;
+
+/**
+ * The bytes in base64 (RFC 4648, padded): web-standard, and fast on a page of megabytes, where
+ * btoa over a binary string of them took 0.4-1 s for 2.6 MB (Node 20). Encoded a run at a time
+ * into one small array, so that a page's base64 is held once, as the string.
+ */
+export function toBase64(bytes: Bytes): string {
+  const out = new Uint8Array((4 * Math.min(bytes.length, BASE64_RUN)) / 3 + 4);
+  const text: string[] = [];
+  for (let from = 0; from < bytes.length; from += BASE64_RUN) {
+    const end = Math.min(bytes.length, from + BASE64_RUN);
+    let o = 0;
+    let i = from;
+    for (const whole = end - ((end - from) % 3); i < whole; i += 3) {
+      const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+      out[o++] = BASE64[n >>> 18]!;
+      out[o++] = BASE64[(n >>> 12) & 63]!;
+      out[o++] = BASE64[(n >>> 6) & 63]!;
+      out[o++] = BASE64[n & 63]!;
+    }
+    if (i < end) {
+      const n = (bytes[i]! << 16) | ((i + 1 < end ? bytes[i + 1]! : 0) << 8);
+      out[o++] = BASE64[n >>> 18]!;
+      out[o++] = BASE64[(n >>> 12) & 63]!;
+      out[o++] = i + 1 < end ? BASE64[(n >>> 6) & 63]! : EQUALS;
+      out[o++] = EQUALS;
+    }
+    text.push(fromUtf8(out, 0, o));
+  }
+  return text.join('');
+}

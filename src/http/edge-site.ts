@@ -27,7 +27,9 @@ export function edgeSite(
   const source = new EdgeSource((path, into) => explained(path, read(path, into)), {
     ...options,
     ...(open && { open: (path) => explained(path, open(path)) }),
-    ...(readRange && { readRange: (path, start, end) => explained(path, readRange(path, start, end)) }),
+    ...(readRange && {
+      readRange: (path, start, end, into) => explained(path, readRange(path, start, end, into)),
+    }),
   });
   let spec: SiteSpec | undefined;
   return {

@@ -44,3 +44,37 @@ export class BytePool {
     return this.free.length;
   }
 }
+
+/**
+ * Arrays handed out as views of a few larger ones, reused all at once (reset) once none of those
+ * views is in use: the ranges of a window of a page (edge-gather.ts) are read into the same
+ * few arrays each time rather than one new array each, ~135,000 of them for a page of every
+ * city gathered at 140k cities.
+ */
+export class ByteArena {
+  private readonly arrays: Uint8Array[] = [];
+  private current = 0;
+  private at = 0;
+
+  constructor(private readonly grain = 256 * 1024) {}
+
+  /** A view of `size` bytes, valid until reset(). */
+  readonly take: Into = (size) => {
+    for (;;) {
+      let bytes = this.arrays[this.current];
+      if (!bytes) this.arrays.push((bytes = new Uint8Array(Math.max(this.grain, size))));
+      if (this.at + size <= bytes.length) return bytes.subarray(this.at, (this.at += size));
+      [this.current, this.at] = [this.current + 1, 0];
+    }
+  };
+
+  /** Every view handed out is let go: the arrays are taken again from their start. */
+  reset(): void {
+    [this.current, this.at] = [0, 0];
+  }
+
+  /** The bytes of the arrays held (for tests). */
+  get bytes(): number {
+    return this.arrays.reduce((sum, bytes) => sum + bytes.length, 0);
+  }
+}

@@ -1,4 +1,4 @@
-import { checkHead, decodeBlock, HEADER_BYTES, type BlockFile } from './edge-format.js';
+import { checkHead, decodeBlock, HEADER_BYTES, MixedBuilds, type BlockFile } from './edge-format.js';
 import { blockEnds, headBytes, RangeIgnored, readByRanges, type ReadRange } from './edge-ranges.js';
 import { ByteLru } from './byte-lru.js';
 import { BytePool, type Into } from './byte-pool.js';
@@ -27,6 +27,15 @@ export interface BlockOptions {
   readonly readRange?: ReadRange;
   /** Bytes of block heads (4 a city) kept for ranged reads (default 4 MB). */
   readonly headBytes?: number;
+}
+
+/** The city at index `at` of a block read from `path`: a block holding fewer is of another build than the index. */
+export function cityOf(block: BlockFile, at: number, path: string): Uint8Array {
+  if (at >= block.count)
+    throw new MixedBuilds(
+      `${path} holds ${block.count} cities, not city ${at + 1}: deploy the site's files of one build together`,
+    );
+  return block.city(at);
 }
 
 export class BlockReads {
@@ -76,27 +85,64 @@ export class BlockReads {
     read: (start: number, end: number) => Promise<Uint8Array>,
   ): Promise<BlockFile> {
     try {
-      let ends = this.heads.get(path);
-      if (!ends) {
-        ends = blockEnds(await read(0, headBytes(cities)), cities, this.tag, path);
-        this.heads.set(path, ends, ends.byteLength);
-      }
-      return await readByRanges(read, path, needed, slack, ends, this.concurrency);
+      return await readByRanges(read, path, needed, slack, await this.ends(path, cities, read), this.concurrency);
     } catch (error) {
       if (!(error instanceof RangeIgnored)) throw error;
-      // The platform sends whole files (wrangler dev's assets): this block is the file sent, and no more ranges are asked.
-      this.readRange = undefined;
-      const block = decodeBlock(error.file, this.tag, path);
-      this.cache.set(path, block, error.file.byteLength);
-      return block;
+      return this.ignored(path, error);
     }
   }
 
-  /** A block read for a scan: from the cache if there, else into an array of the pool (told to `read`), not cached. */
-  async scanned(path: string, file: OpenedFile | undefined, read: (bytes: Uint8Array) => void): Promise<BlockFile> {
+  /**
+   * A block's city ends (its head, kept), read by range unless kept. Where the platform sent the
+   * whole file instead, ranges are asked no more (readRange unset) and the ends are the file's.
+   */
+  async head(
+    path: string,
+    cities: number,
+    read: (start: number, end: number) => Promise<Uint8Array>,
+  ): Promise<Uint32Array> {
+    try {
+      return await this.ends(path, cities, read);
+    } catch (error) {
+      if (!(error instanceof RangeIgnored)) throw error;
+      this.ignored(path, error);
+      return blockEnds(error.file, cities, this.tag, path).slice();
+    }
+  }
+
+  /** A block's city ends, kept or read by range (rejects with RangeIgnored where the platform sent the whole file). */
+  private async ends(
+    path: string,
+    cities: number,
+    read: (start: number, end: number) => Promise<Uint8Array>,
+  ): Promise<Uint32Array> {
+    let ends = this.heads.get(path);
+    if (!ends) {
+      // A copy: kept, it must view no array a read may reuse.
+      ends = blockEnds(await read(0, headBytes(cities)), cities, this.tag, path).slice();
+      this.heads.set(path, ends, ends.byteLength);
+    }
+    return ends;
+  }
+
+  /** The platform sends whole files (wrangler dev's assets): this block is the file sent, and no more ranges are asked. */
+  private ignored(path: string, { file }: RangeIgnored): BlockFile {
+    this.readRange = undefined;
+    const block = decodeBlock(file, this.tag, path);
+    this.cache.set(path, block, file.byteLength);
+    return block;
+  }
+
+  /** A block read for a scan: from the cache if there, else into an array of the pool (or `into`'s; told to `read`), not cached. */
+  async scanned(
+    path: string,
+    file: OpenedFile | undefined,
+    read: (bytes: Uint8Array) => void,
+    into: Into = this.pool.take,
+  ): Promise<BlockFile> {
     const hit = this.cache.get(path);
     if (hit) return hit;
-    const bytes = await (file ? file.read(this.pool.take) : this.read(path, this.pool.take));
+    const bytes = await (file ? file.read(into) : this.read(path, into));
     read(bytes);
     return decodeBlock(bytes, this.tag, path);
   }

@@ -10,7 +10,9 @@ import { blockCount, type LayoutBlocks } from './edge-runs.js';
 
 // Which layout a page's cities are read from, and at which of its indices: a contiguous run of
 // the default ordering's or a field's ascending layout; else, once the terms' rank files are
-// read, the layout of one term where the page's cities span the fewest blocks.
+// read, the layout of one term where the page's cities span the fewest blocks. Where only the
+// default ordering's layout is deployed (AWS Lambda), a page of another ordering is gathered from
+// it: the default rank file says where each of its cities lies there.
 
 /** A build as an edge source has loaded it: its index, the rank files read, its orders and its blocks. */
 export interface Loaded {
@@ -18,17 +20,29 @@ export interface Loaded {
   readonly fields: FieldRanks;
   readonly orders: Orders;
   readonly rows: RowReader;
+  /** Only the default ordering's layout is deployed (EdgeSourceOptions.oneLayout). */
+  readonly oneLayout?: boolean;
 }
 
 type Page = NonNullable<ReturnType<typeof pageOf>>;
 
 /** The page's cities, as batches read from its layout's blocks. */
-export async function pageCities({ index, fields, orders, rows }: Loaded, page: Page): Promise<AsyncIterable<Bytes[]>> {
+export async function pageCities(
+  { index, fields, orders, rows, oneLayout }: Loaded,
+  page: Page,
+): Promise<AsyncIterable<Bytes[]>> {
   const { start, end } = page.slice;
   const terms = orders.decisive(page.ordering);
-  if (terms.length === 0 || (terms.length === 1 && !terms[0]!.descending)) {
+  if (terms.length === 0 || (terms.length === 1 && !terms[0]!.descending && !oneLayout)) {
     const indices = Uint32Array.from({ length: end - start }, (_, i) => start + i);
     return rows.cities(blocksOf(index, terms[0]?.field ?? ROUTES.absent), indices);
+  }
+  if (oneLayout) {
+    // Where each of the page's cities lies in the default ordering's layout: read from there by position.
+    await fields.load([...terms.map((t) => t.field), ROUTES.absent]);
+    const at = fields.inverse(ROUTES.absent);
+    const indices = orders.positions(terms, start, end).map((p) => at[p]!);
+    return rows.gathered(blocksOf(index, ROUTES.absent), indices);
   }
   await fields.load(terms.map((t) => t.field));
   const positions = orders.positions(terms, start, end);

@@ -1,5 +1,6 @@
 import { checkHead, HEADER_BYTES, MixedBuilds, readU32s, type BlockFile } from './edge-format.js';
-import { lastAtMost } from './edge-runs.js';
+import type { Into } from './byte-pool.js';
+import { inTurn, lastAtMost } from './edge-runs.js';
 
 // A block (edge-format.ts) of which a page needs only a few cities, read by byte range: its
 // header and city ends (4 bytes a city), then the needed cities' bytes, neighbours read as one
@@ -8,10 +9,11 @@ import { lastAtMost } from './edge-runs.js';
 // about its own size instead of whole blocks.
 
 /**
- * Bytes [start, end) of a site file (relative to the site's root); rejects when it cannot, and
- * with RangeIgnored where the platform sent the whole file instead.
+ * Bytes [start, end) of a site file (relative to the site's root), into an array `into` gives
+ * where the platform can (a file read by position); rejects when it cannot, and with
+ * RangeIgnored where the platform sent the whole file instead.
  */
-export type ReadRange = (path: string, start: number, end: number) => Promise<Uint8Array>;
+export type ReadRange = (path: string, start: number, end: number, into?: Into) => Promise<Uint8Array>;
 
 /** A range asked for and the whole file sent (a server that ignores Range): the reader reads whole blocks from then on. */
 export class RangeIgnored extends Error {
@@ -19,6 +21,10 @@ export class RangeIgnored extends Error {
     super('the range was ignored: the whole file came');
   }
 }
+
+/** Slack a request's ranged reads may spend beyond 3 x their cities' bytes, and each block's share. */
+export const RANGE_SLACK = 256_000;
+export const BLOCK_SLACK = 32_000;
 
 /** Byte ranges [start, end) of a file. */
 export interface ByteRange {
@@ -122,13 +128,6 @@ export async function readByRanges(
 ): Promise<BlockFile> {
   const ranges = rangesFor(ends, needed, slack);
   const parts: Uint8Array[] = new Array(ranges.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < ranges.length) {
-      const k = next++;
-      parts[k] = await read(ranges[k]!.start, ranges[k]!.end);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, ranges.length) }, worker));
+  await inTurn(ranges.keys(), concurrency, async (k) => void (parts[k] = await read(ranges[k]!.start, ranges[k]!.end)));
   return partialBlock(ends, ranges, parts, path);
 }

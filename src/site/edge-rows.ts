@@ -1,7 +1,9 @@
 import type { Bytes } from '../core/bytes.js';
-import { MixedBuilds, type BlockFile } from './edge-format.js';
+import type { BlockFile } from './edge-format.js';
 import type { Into } from './byte-pool.js';
-import { BlockReads, type BlockOptions, type OpenedFile, type OpenSiteFile } from './edge-blocks.js';
+import { BlockReads, cityOf, type BlockOptions, type OpenedFile, type OpenSiteFile } from './edge-blocks.js';
+import { gathered } from './edge-gather.js';
+import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
 import { neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
 
 // The cities at given indices of a layout (edge-files.ts), read block by block in the order the
@@ -28,10 +30,6 @@ export interface RowOptions extends BlockOptions {
   readonly scanBlocks?: number;
 }
 
-/** Slack a request's ranged reads may spend beyond 3 x their cities' bytes, and each block's share. */
-const RANGE_SLACK = 256_000;
-const BLOCK_SLACK = 32_000;
-
 export class RowReader {
   private readonly blocks: BlockReads;
   private readonly concurrency: number;
@@ -51,6 +49,11 @@ export class RowReader {
     this.keepBlocks = Math.max(0, options.keepBlocks ?? 16);
     this.holdFiles = Math.max(1, options.holdFiles ?? 16);
     this.scanBlocks = Math.max(0, options.scanBlocks ?? 16);
+  }
+
+  /** The cities at these indices of a layout where they lie scattered over it: read in windows, by ranges (edge-gather.ts). */
+  gathered(layout: LayoutBlocks, indices: Uint32Array): AsyncGenerator<Bytes[]> {
+    return gathered(this.blocks, layout, indices, this.concurrency);
   }
 
   /**
@@ -131,14 +134,8 @@ export class RowReader {
         const b = blocks[r]!;
         const block = await pending.get(b)!;
         const batch: Bytes[] = [];
-        for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++) {
-          const at = indices[i]! - starts[b]!;
-          if (at >= block.count)
-            throw new MixedBuilds(
-              `${path(b)} holds ${block.count} cities, not city ${at + 1}: deploy the site's files of one build together`,
-            );
-          batch.push(block.city(at));
-        }
+        for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++)
+          batch.push(cityOf(block, indices[i]! - starts[b]!, path(b)));
         const left = uses.get(b)! - 1;
         if (left) uses.set(b, left);
         else {

@@ -61,3 +61,16 @@ export function lastAtMost(values: readonly number[], x: number): number {
   }
   return lo;
 }
+
+/** `work` on each item, at most `concurrency` at once; rejects on the first failure. */
+export async function inTurn<T>(
+  items: Iterable<T>,
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  const queue = items[Symbol.iterator]();
+  const worker = async () => {
+    for (let next = queue.next(); !next.done; next = queue.next()) await work(next.value);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+}

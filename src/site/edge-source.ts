@@ -51,6 +51,11 @@ export interface EdgeSourceOptions extends RowOptions {
   readonly indexVersion?: () => Promise<string>;
   /** Opens site files, held while a page is read: a page started on one build finishes on it. */
   readonly open?: OpenSiteFile;
+  /**
+   * Only the default ordering's layout is deployed (AWS Lambda's package holds the cities once):
+   * a page of any other ordering is gathered from it, by ranges (readRange) where it can be.
+   */
+  readonly oneLayout?: boolean;
 }
 
 /** A page too large for the edge to assemble: its answer must come from a file or another server. */
@@ -179,6 +184,7 @@ export class EdgeSource {
         fields,
         orders: new Orders(fields, this.options.orderCache ?? 4),
         rows: new RowReader(this.read, tag, this.options, this.options.open),
+        oneLayout: this.options.oneLayout === true,
       };
       this.current = loaded;
       return loaded;

@@ -1,18 +1,22 @@
 import type { ReadSiteFile } from '../../site/edge-source.js';
+import { toBase64 } from '../../core/bytes.js';
 import { ROUTES } from '../../core/route-table.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
-import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
+import type { EdgeProjectData } from '../../http/edge-site.js';
 import { SIX_MB_BODY_BYTES, SIX_MB_PAGE_CITIES, tooLarge } from '../response-limit.js';
 import { requestOf, type LambdaEvent } from './event.js';
+import { packageSite, type OpenFile } from './package-reads.js';
 
 export type { LambdaEvent } from './event.js';
+export type { OpenFile } from './package-reads.js';
 export { lambdaStreamingHandler, LAMBDA_STREAM_BYTES, LAMBDA_STREAM_PAGE_CITIES } from './streaming.js';
 
 // AWS Lambda behind API Gateway (HTTP API) or a function URL in its default mode (BUFFERED):
 // payload format 2.0 in, the `{statusCode, headers, body, isBase64Encoded}` result out, a page
 // capped below the 6 MB response limit (a function URL in RESPONSE_STREAM mode: streaming.ts). Bodies go base64-encoded, so every
-// answer's bytes arrive as computed. `read` takes the site's edge files from the function's own
-// code (index.mjs, written by `cities-api edge lambda`, reads the copy zipped beside it).
+// answer's bytes arrive as computed. `read` and `open` take the site's files from the function's
+// own package (index.mjs, written by `cities-api edge lambda`, reads the copy zipped beside it):
+// one layout of the cities, read by position (package-reads.ts).
 
 export interface LambdaResult {
   statusCode: number;
@@ -27,9 +31,10 @@ export const LAMBDA_BODY_BYTES = Math.floor((SIX_MB_BODY_BYTES * 3) / 4);
 export function lambdaHandler(
   data: EdgeProjectData,
   read: ReadSiteFile,
+  open?: OpenFile,
 ): (event: LambdaEvent) => Promise<LambdaResult> {
   // Behind CloudFront it is also the origin group's failover for S3 (as serve --failover-origin): file paths are answered.
-  const site = edgeSite(data.settings, read, { maxPageCities: SIX_MB_PAGE_CITIES, stream: false });
+  const site = packageSite(data, read, open, { maxPageCities: SIX_MB_PAGE_CITIES, stream: false });
   const openapi = () => read(ROUTES.extras.openapi);
   const handler = createFetchHandler({ site, filePaths: true, openapi });
   return async (event) => {
@@ -51,10 +56,4 @@ export function lambdaHandler(
       isBase64Encoded: true,
     };
   };
-}
-
-function toBase64(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
 }

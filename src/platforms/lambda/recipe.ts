@@ -1,17 +1,36 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CitiesApiError } from '../../core/errors.js';
-import { ROUTES } from '../../core/route-table.js';
 import type { PlatformLimit } from '../limits.js';
-import { BUNDLE_NAME, DATA_NAME, entryModule, posixRelative, textFile, type EdgeRecipe } from '../recipe.js';
+import { BUNDLE_NAME, DATA_NAME, entryModule, textFile, type EdgeRecipe } from '../recipe.js';
 import { SIX_MB_PAGE_CITIES } from '../response-limit.js';
+import { packageBytes, packageFiles } from './package-files.js';
 import { LAMBDA_STREAM_BYTES, LAMBDA_STREAM_PAGE_CITIES } from './streaming.js';
 import { zipArchive } from './zip-file.js';
 
 // `cities-api edge lambda`: function.zip (ours) holds the entry (the user's index.mjs, as it stands),
-// the bundle, the site's settings, and the site's edge files at their site paths beside them.
+// the bundle, the site's settings, and at their site paths the site's files the function reads
+// (package-files.ts: the edge index, the rank files, one layout of the cities, openapi.json).
 
 const ENTRY = 'index.mjs';
+/** The entry written when missing: the handlers read the package's files, held open and read by position. */
+const ENTRY_MODULE = entryModule(
+  'lambdaHandler, lambdaStreamingHandler',
+  [
+    'const file = (path) => new URL(path, import.meta.url);',
+    'const read = (path) => readFile(file(path));',
+    "// The package's edge files held open and read by position: a page reads its cities' bytes, not whole blocks.",
+    'const openFile = (path) => open(file(path));\n',
+    '// API Gateway, or a function URL in BUFFERED mode (a page up to 6 MB): the handler index.handler.',
+    'export const handler = lambdaHandler(site, read, openFile);',
+    '// A function URL with InvokeMode RESPONSE_STREAM (a page up to 200 MB): the handler index.streamingHandler.',
+    'export const streamingHandler = lambdaStreamingHandler(site, read, openFile);\n',
+  ].join('\n'),
+  '',
+  "import { open, readFile } from 'node:fs/promises';\n",
+);
+/** An entry whose handlers are given a third argument (`open`): written by this version, or edited so. */
+const OPENS = /lambdaHandler\([^,()]+,[^,()]+,[^()]+\)/;
+const OLD_ENTRY = `${ENTRY} (yours, written by an earlier version) gives the handlers no \`open\`: pages of an ordering other than the default then read whole blocks of the package (~240 KB each) instead of their cities' bytes. docs/lambda.md shows the two lines to add`;
 const QUOTAS_PAGE = 'AWS Lambda Developer Guide, "Lambda quotas" page';
 const MiB = 1024 * 1024;
 const UPDATE = 'aws lambda update-function-code --function-name cities-api';
@@ -27,7 +46,7 @@ export const LAMBDA_LIMITS: readonly PlatformLimit[] = [
     measure: 'packageBytes',
     source: QUOTAS_PAGE,
     advice:
-      'the edge data is most of it and grows with each ordering: build the site with fewer --orderings, or answer from Cloudflare or Netlify (edge cloudflare, edge netlify), which read the edge data from the CDN rather than from the function',
+      "the package holds the cities once (the default ordering's layout) and 17 rank files of 4 bytes a city: about 600 bytes a city of GeoNames' (at 140,000 cities 80.8 MB), so some 430,000 of them fit; over it, answer from Cloudflare or Netlify (edge cloudflare, edge netlify), which read the edge data from the CDN rather than from the function",
   },
   {
     what: 'deployment package, zipped, uploaded directly',
@@ -57,7 +76,8 @@ export const LAMBDA_LIMITS: readonly PlatformLimit[] = [
     figure: 10_240 * MiB,
     unit: 'bytes',
     source: QUOTAS_PAGE,
-    advice: 'give the function 256 MB or more: an environment keeps the rank files it read and up to 24 MB of chunks',
+    advice:
+      "at 140,000 cities the process peaked at 61-70 MB for pages of up to 100 cities, 94-99 MB for a streamed page of every city and 116 MB for a buffered page of 5,000 (V8 sized as Lambda sizes it for 128 MB): 128 MB answers them, 256 MB leaves room where clients ask for pages of thousands, and Lambda gives CPU in proportion to memory (the guide's memory and time)",
   },
 ];
 
@@ -68,53 +88,25 @@ export const lambdaRecipe: EdgeRecipe = {
   doc: 'docs/lambda.md',
   async project({ site, out, bundle, code, limit, check }) {
     const { files } = code(out);
-    const main = entryModule(
-      'lambdaHandler, lambdaStreamingHandler',
-      [
-        'const read = (path) => readFile(new URL(path, import.meta.url));\n',
-        '// API Gateway, or a function URL in BUFFERED mode (a page up to 6 MB): the handler index.handler.',
-        'export const handler = lambdaHandler(site, read);',
-        '// A function URL with InvokeMode RESPONSE_STREAM (a page up to 200 MB): the handler index.streamingHandler.',
-        'export const streamingHandler = lambdaStreamingHandler(site, read);\n',
-      ].join('\n'),
-      '',
-      "import { readFile } from 'node:fs/promises';\n",
-    );
-    const entry = textFile(join(out, ENTRY), main);
+    const entry = textFile(join(out, ENTRY), ENTRY_MODULE);
+    const theirs = await readFile(entry.path).catch(() => undefined);
     const own = [
-      { name: ENTRY, bytes: await readFile(entry.path).catch(() => entry.bytes) },
+      { name: ENTRY, bytes: theirs ?? entry.bytes },
       { name: BUNDLE_NAME, bytes: bundle },
       { name: DATA_NAME, bytes: files.find((f) => f.path.endsWith(DATA_NAME))!.bytes },
     ];
-    // The site's files zipped at their site paths: the edge data, and openapi.json (answered at /openapi.json, as the static hosts answer it).
-    const names = [...(await edgeDataNames(site)), ROUTES.extras.openapi];
-    const sizes = await Promise.all(names.map(async (name) => (await stat(join(site, name))).size));
-    // Before anything is read: the package unzipped is the files' bytes.
-    check({ packageBytes: { value: [...own.map((f) => f.bytes.length), ...sizes].reduce((a, b) => a + b, 0) } });
-    const zip = zipArchive([
-      ...own,
-      ...(await Promise.all(names.map(async (name) => ({ name, bytes: await readFile(join(site, name)) })))),
-    ]);
-
+    // The site's files the package holds (one layout of the cities: package-files.ts), measured
+    // before they are read: the package unzipped is exactly the bytes of the entries zipped.
+    const { index, files: siteFiles } = await packageFiles(site);
+    const sizes = [...own.map((f) => f.bytes.length), ...siteFiles.map((f) => f.size)];
+    check({ packageBytes: { value: sizes.reduce((a, b) => a + b, 0) } });
+    const bytes = await packageBytes(site, index, siteFiles);
+    const zip = zipArchive([...own, ...siteFiles.map((f, i) => ({ name: f.name, bytes: bytes[i]! }))]);
     return {
       ours: [...files, { path: join(out, 'function.zip'), bytes: zip }],
       theirs: [entry],
       deploy: zip.length > limit('zipBytes') ? FROM_S3 : DIRECT,
+      warnings: theirs && !OPENS.test(new TextDecoder().decode(theirs)) ? [OLD_ENTRY] : [],
     };
   },
 };
-
-/** The site's edge files (all of `_cities-api/edge/`), their site paths sorted. */
-async function edgeDataNames(site: string): Promise<string[]> {
-  const dir = join(site, ROUTES.edge.dir);
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => {
-    throw new CitiesApiError(
-      `${dir} is missing: rebuild the site with this version of cities-api (it writes the edge data)`,
-      1,
-    );
-  });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => posixRelative(site, join(e.parentPath, e.name)).replace(/^\.\//, ''))
-    .sort();
-}

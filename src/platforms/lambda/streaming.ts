@@ -3,8 +3,9 @@ import { CitiesApiError } from '../../core/errors.js';
 import { ROUTES } from '../../core/route-table.js';
 import type { ReadSiteFile } from '../../site/edge-source.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
-import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
+import type { EdgeProjectData } from '../../http/edge-site.js';
 import { requestOf, type LambdaEvent } from './event.js';
+import { packageSite, type OpenFile } from './package-reads.js';
 
 // AWS Lambda behind a function URL whose invoke mode is RESPONSE_STREAM: the handler is wrapped by
 // `awslambda.streamifyResponse` (a global of Lambda's Node.js runtime) and writes the answer into
@@ -40,10 +41,11 @@ export interface AwsLambdaRuntime {
   };
 }
 
-/** The handler for a RESPONSE_STREAM function URL (`export const streamingHandler = lambdaStreamingHandler(site, read)`). */
+/** The handler for a RESPONSE_STREAM function URL (`export const streamingHandler = lambdaStreamingHandler(site, read, open)`). */
 export function lambdaStreamingHandler(
   data: EdgeProjectData,
   read: ReadSiteFile,
+  open?: OpenFile,
   runtime = (globalThis as { awslambda?: AwsLambdaRuntime }).awslambda,
 ): unknown {
   if (!runtime)
@@ -58,7 +60,7 @@ export function lambdaStreamingHandler(
     why: `a streamed AWS Lambda response holds (its limit: ${LAMBDA_STREAM_BYTES / 1_000_000} MB)`,
   };
   // A page assembled whole (format=api, indent) is held in memory: capped as a streamed one.
-  const site = edgeSite(data.settings, read, { maxPageCities: LAMBDA_STREAM_PAGE_CITIES, streamLimit: limit });
+  const site = packageSite(data, read, open, { maxPageCities: LAMBDA_STREAM_PAGE_CITIES, streamLimit: limit });
   const openapi = () => read(ROUTES.extras.openapi);
   const handler = createFetchHandler({ site, filePaths: true, openapi });
   return runtime.streamifyResponse(async (event, responseStream) => {
