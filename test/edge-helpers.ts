@@ -1,9 +1,10 @@
-import { type ChildProcessByStdio, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcessByStdio, type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { build } from '../src/app/build.js';
 import { writeEdgeProject, type EdgeProject, type Platform } from '../src/app/edge-project.js';
 import { quotePlus } from '../src/core/query-string.js';
@@ -33,8 +34,21 @@ export async function kitEdgeProject(
   out = join(root, dir, platform),
 ): Promise<{ site: string; project: EdgeProject }> {
   const site = join(root, dir, 'site');
-  await buildKitSite(site, name, baseUrl);
+  await copyKitSite(name, baseUrl, site);
   return { site, project: await writeEdgeProject(platform, site, out) };
+}
+
+/**
+ * The run's shared kit site (kitSite) copied to `site` (replacing what is there), for a case that
+ * writes into its site or beside it (an edge project, a page changed): the same files as
+ * buildKitSite writes, by coreutils' cp, which takes a tenth of the CPU of building them
+ * (cities1234: 11,758 files, 0.5 CPU-s against 5; Node's fs.cp took 5).
+ */
+export async function copyKitSite(name: string, baseUrl: string, site: string): Promise<void> {
+  const shared = await kitSite(name, baseUrl);
+  await rm(site, { recursive: true, force: true });
+  await mkdir(dirname(site), { recursive: true });
+  await promisify(execFile)('cp', ['-R', shared, site]);
 }
 
 /** A Lambda project in root/dir for the run's shared kit site (kitSite): the project only reads the site (into its zip). */

@@ -29,9 +29,7 @@ export function makeCity(id: number, overrides: Partial<City> & { name?: string 
 /**
  * The disk's temporary directory (vitest.config.ts puts TMPDIR on tmpfs, /dev/shm), for the files
  * of tests that need a disk: Deno 2 refuses every read under /dev without --allow-all ("Requires
- * all access to /dev/shm/..."), whatever --allow-read allows; crash-safety's race of two builds
- * needs each build to hold the lock while the other starts, which on tmpfs a build of 3,000
- * cities no longer did (both exited 0 in a run on a quiet machine).
+ * all access to /dev/shm/..."), whatever --allow-read allows.
  */
 export const DISK_TMPDIR = process.env.CITIES_API_TEST_DISK_TMPDIR ?? tmpdir();
 

@@ -46,13 +46,19 @@ export interface RawResponse {
   body: Buffer;
 }
 
-/** One request with node:http, so bodies arrive exactly as sent (no automatic decompression). */
+/**
+ * One request with node:http, so bodies arrive exactly as sent (no automatic decompression).
+ * `fresh`: on a connection of its own, closed after the answer. A kept-alive connection idle for
+ * about the server's keep-alive timeout can be closed by the server as the next request is sent on
+ * it: on a loaded machine that request failed (ECONNRESET), or was never answered.
+ */
 export function rawRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; fresh?: boolean } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
+    const agent = options.fresh ? { agent: false } : {};
+    const req = request(url, { method: options.method ?? 'GET', headers: options.headers, ...agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
