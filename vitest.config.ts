@@ -32,6 +32,7 @@ if (!process.env.TMPDIR && tmpfsHasRoom()) {
 const UNIT = [
   'all-page-reader',
   'architecture',
+  'body-sink',
   'browsable',
   'bytes',
   'city-table',

@@ -39,7 +39,7 @@ export function edgeSite(
     index: (pairs) => source.indexFor(pairs),
     tag: () => source.tag(),
     // A platform that sends a body only whole (buffered Lambda) assembles it, within its page limit.
-    ...(options.stream === false ? {} : { stream: (pairs, baseUrl) => source.stream(pairs, baseUrl) }),
+    ...(options.stream === false ? {} : { stream: (pairs, baseUrl, parts) => source.stream(pairs, baseUrl, parts) }),
   };
 }
 
