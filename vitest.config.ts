@@ -34,6 +34,7 @@ const UNIT = [
   'architecture',
   'body-sink',
   'browsable',
+  'byte-pool',
   'bytes',
   'city-table',
   'cloudfront-stack',

@@ -96,7 +96,10 @@ export class BlockReads {
   async scanned(path: string, file: OpenedFile | undefined, read: (bytes: Uint8Array) => void): Promise<BlockFile> {
     const hit = this.cache.get(path);
     if (hit) return hit;
-    const bytes = await (file ? file.read(this.pool.take) : this.read(path, this.pool.take));
+    let taken: Uint8Array | undefined;
+    const take = (size: number) => (taken = this.pool.take(size));
+    const bytes = await (file ? file.read(take) : this.read(path, take));
+    if (taken) this.pool.adopt(taken, bytes);
     read(bytes);
     return decodeBlock(bytes, this.tag, path);
   }
