@@ -183,6 +183,25 @@ describe('a streamed page holds its read-ahead, not the blocks it has sent', () 
 // reuses, where the platform reads into an array it is given (files held open, as on Deno; a body
 // read chunk by chunk, as over the Cloudflare assets binding): before, each block was a new
 // array, 68 MB of them per answer of every city at 140k, which the runtimes collected late.
+/** Two pages of every city (ascending and descending) streamed from edge files read with httpRead over `fetchFile`, block reads tracked: answerListing's bytes. */
+async function streamOverHttp(fetchFile: (request: Request) => Promise<Response>, tracked: Tracker): Promise<void> {
+  const read = httpRead(fetchFile, BASE);
+  const source = new EdgeSource(
+    async (path, into) => {
+      const bytes = await read(path, into);
+      if (path.includes('/rows/')) tracked.track(bytes);
+      return bytes;
+    },
+    { concurrency: CONCURRENCY },
+  );
+  for (const query of ['page_size=40000', 'ordering=-name_ar&page_size=40000']) {
+    const { body } = await source.stream(parseQuery(query), BASE);
+    const parts: Uint8Array[] = [];
+    for await (const part of body) parts.push(part);
+    expect(Buffer.concat(parts).equals(bodyBytes(answerListing(index, parseQuery(query), BASE).body))).toBe(true);
+  }
+}
+
 describe('a scan reads its blocks into a few reused arrays, and caches none of them', () => {
   const POOLED = CONCURRENCY + 2;
 
@@ -213,21 +232,7 @@ describe('a scan reads its blocks into a few reused arrays, and caches none of t
       });
       return new Response(stream, { headers: { 'content-length': String(bytes.length) } });
     };
-    const read = httpRead(fetchFile, BASE);
-    const source = new EdgeSource(
-      async (path, into) => {
-        const bytes = await read(path, into);
-        if (path.includes('/rows/')) tracked.track(bytes);
-        return bytes;
-      },
-      { concurrency: CONCURRENCY },
-    );
-    for (const query of ['page_size=40000', 'ordering=-name_ar&page_size=40000']) {
-      const { body } = await source.stream(parseQuery(query), BASE);
-      const parts: Uint8Array[] = [];
-      for await (const part of body) parts.push(part);
-      expect(Buffer.concat(parts).equals(bodyBytes(answerListing(index, parseQuery(query), BASE).body))).toBe(true);
-    }
+    await streamOverHttp(fetchFile, tracked);
     expect(tracked.reads).toBeGreaterThan(80);
     // Before: a new array per block (arrayBuffer()), and the blocks kept up to the cache's 16 MB.
     expect(tracked.arrays).toBeLessThanOrEqual(IN_FLIGHT + POOLED);
@@ -265,22 +270,8 @@ describe('a scan reads its blocks into a few reused arrays, and caches none of t
       const headers = path.length % 2 ? { 'content-length': String(bytes.length) } : undefined;
       return new Response(stream, { headers });
     };
-    const read = httpRead(fetchFile, BASE);
     const tracked = tracker();
-    const source = new EdgeSource(
-      async (path, into) => {
-        const bytes = await read(path, into);
-        if (path.includes('/rows/')) tracked.track(bytes);
-        return bytes;
-      },
-      { concurrency: CONCURRENCY },
-    );
-    for (const query of ['page_size=40000', 'ordering=-name_ar&page_size=40000']) {
-      const { body } = await source.stream(parseQuery(query), BASE);
-      const parts: Uint8Array[] = [];
-      for await (const part of body) parts.push(part);
-      expect(Buffer.concat(parts).equals(bodyBytes(answerListing(index, parseQuery(query), BASE).body))).toBe(true);
-    }
+    await streamOverHttp(fetchFile, tracked);
     expect(tracked.reads).toBeGreaterThan(80);
     // Before: read chunk by chunk (a new array each) and copied (as from any other stream).
     expect(byob).toBeGreaterThan(100);
