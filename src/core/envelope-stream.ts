@@ -1,21 +1,32 @@
 import { utf8, type Bytes } from './bytes.js';
 import { COMMA, TAIL } from './json-text.js';
 
-// A page's JSON (envelopeJson's bytes) streamed from cities arriving in batches, in parts of one size,
-// each written into an array of a PartPool: a new one, or one a consumer gave back once it had sent
-// its bytes.
+// A page's JSON (envelopeJson's bytes) streamed from cities arriving in batches, in parts of one
+// size, each written into an array its PartSource gives: a new one, or (a PartPool) one a consumer
+// gave back once it had sent its bytes.
 
 /** The size of each part envelopeStream yields (but the last): a page of any size is sent in these. */
 export const STREAM_PART_BYTES = 64 * 1024;
 
+/** Where a stream's parts are written: arrays of partBytes. */
+export interface PartSource {
+  readonly partBytes: number;
+  take(): Bytes;
+}
+
 /**
- * The arrays a stream's parts are written into. A part handed out belongs to its consumer: it is
- * written again only once given back, and only a consumer that knows the bytes are taken gives
- * it back (a platform's pipe whose write settles once its reader has copied them). Without one,
- * every part is a new array, which a runtime collects when its GC runs: V8 held up to 64 MB of
- * them (Deno 2.9), 32 MB (Node 20), for one answer of every city at 140k cities (70 MB).
+ * A new array for every part: a consumer that cannot tell when it is done with a part (a pulled
+ * ReadableStream) owns it. The runtime's GC collects them when it runs: V8 let up to 64 MB of them
+ * pile up (Deno 2.9), 32 MB (Node 20), over one answer of every city at 140k cities (70 MB).
  */
-export class PartPool {
+export const NEW_PARTS: PartSource = { partBytes: STREAM_PART_BYTES, take: () => new Uint8Array(STREAM_PART_BYTES) };
+
+/**
+ * Parts' arrays used again. A part handed out belongs to its consumer: it is written again only
+ * once given back, and only a consumer that knows its bytes are taken gives it back (a platform's
+ * pipe whose write settles once its reader has copied them: http/pipe-sink.ts).
+ */
+export class PartPool implements PartSource {
   private readonly free: Bytes[] = [];
   private readonly made = new WeakSet<ArrayBufferLike>();
   private count = 0;
@@ -54,7 +65,7 @@ export class PartPool {
 export async function* envelopeStream(
   head: string,
   batches: AsyncIterable<readonly Bytes[]>,
-  pool = new PartPool(),
+  pool: PartSource = NEW_PARTS,
 ): AsyncGenerator<Bytes> {
   const parts = new PartWriter(pool);
   const full: Bytes[] = [];
@@ -80,7 +91,7 @@ class PartWriter {
   private at = 0;
   private readonly size: number;
 
-  constructor(private readonly pool: PartPool) {
+  constructor(private readonly pool: PartSource) {
     this.out = pool.take();
     this.size = pool.partBytes;
   }

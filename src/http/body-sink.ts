@@ -31,12 +31,12 @@ export interface BodySink {
   ): SinkCopy[];
 }
 
-/** An answer whose body is streamed: its parts (null for HEAD), written into `pool`'s arrays. */
+/** An answer whose body is streamed: its parts (null for HEAD), written into `pool`'s arrays where a sink gives them back. */
 export interface StreamedAnswer {
   readonly status: number;
   readonly headers: HeaderFields;
   readonly parts: AsyncIterator<Bytes> | null;
-  readonly pool: PartPool;
+  readonly pool: PartPool | undefined;
 }
 
 /** Where a computed answer is kept: the platform's cache, under the answer's key. */
@@ -58,7 +58,7 @@ export function streamedResponse(
     const response = new Response(readable(parts), { status, headers });
     return kept ? keptWhileSent(response, kept.key, kept.cache, background) : response;
   }
-  const [client, stored] = sink.copies(parts, kept ? 2 : 1, (part) => pool.give(part), background);
+  const [client, stored] = sink.copies(parts, kept ? 2 : 1, (part) => pool?.give(part), background);
   if (kept && stored) putCopy(stored.readable, status, headers, kept.key, kept.cache, background, stored.stop);
   return new Response(client!.readable, { status, headers });
 }

@@ -149,7 +149,7 @@ async function computed(
       : undefined;
   const hit = key && (await cache!.match(key));
   if (hit) return fromCache(hit, false);
-  const answer = await computedAnswer(req, listing, spec, site, tag);
+  const answer = await computedAnswer(req, listing, spec, site, tag, options.sink);
   // Kept only when its ETag names the build the key does (a self-hosted rebuild may come between).
   const tagged = answer instanceof Response ? answer.headers.get(header.etag) : answer.headers[header.etag];
   const kept = key && answer.status === 200 && tagged === etag ? { key, cache: cache! } : undefined;
@@ -164,10 +164,12 @@ async function computedAnswer(
   spec: SiteSpec,
   site: LazySiteContext,
   tag: string | undefined,
+  sink: BodySink | undefined,
 ): Promise<Response | StreamedAnswer> {
   const { negotiation } = listing;
   if (site.stream && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null) {
-    const pool = new PartPool();
+    // Parts' arrays used again where the platform's sink says when each is sent; else new ones.
+    const pool = sink ? new PartPool() : undefined;
     const streamed = await site.stream(listing.pairs, spec.baseUrl, pool);
     const { status, body } = streamed;
     // The ETag of the build the page is read from.

@@ -1,5 +1,5 @@
 import type { Bytes } from '../core/bytes.js';
-import type { PartPool } from '../core/envelope-stream.js';
+import type { PartSource } from '../core/envelope-stream.js';
 import type { Negotiation } from '../core/negotiate.js';
 import type { PageIndex } from '../core/page.js';
 import type { QueryPair } from '../core/query-string.js';
@@ -47,7 +47,7 @@ export interface LazySiteContext {
   stream?(
     pairs: readonly QueryPair[],
     baseUrl: string,
-    parts?: PartPool,
+    parts?: PartSource,
   ): Promise<{ status: number; body: AsyncIterable<Bytes>; tag?: string; count?: number }>;
   /** The data's tag, where the source names its data (an edge index's): computed JSON answers then carry an ETag. */
   tag?(): Promise<string>;

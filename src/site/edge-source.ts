@@ -1,6 +1,6 @@
 import type { Bytes } from '../core/bytes.js';
 import { CitiesApiError } from '../core/errors.js';
-import { envelopeStream, type PartPool } from '../core/envelope-stream.js';
+import { envelopeStream, type PartSource } from '../core/envelope-stream.js';
 import { envelopeHead } from '../core/json-text.js';
 import { Orders } from '../core/orders.js';
 import {
@@ -122,7 +122,7 @@ export class EdgeSource {
   }
 
   /** The same bytes as answer(), streamed (into `parts`' arrays): the page's layout and rank files are found first, its cities read as it is sent. */
-  async stream(pairs: readonly QueryPair[], baseUrl: string, parts?: PartPool): Promise<StreamedListing> {
+  async stream(pairs: readonly QueryPair[], baseUrl: string, parts?: PartSource): Promise<StreamedListing> {
     return this.guarded(async (loaded) => {
       const { tag, count } = loaded.index;
       const frame = listingFrame(count, pairs, baseUrl);
