@@ -158,6 +158,11 @@ async function benchSize(size, { file, make, orderings }) {
         // The lowest once the first answer is sent (its one-time reads made) and the peak over the next answers.
         if (runtime.heap) line.push(`heap+external low ${mb(runtime.heap.low)}, peak ${mb(runtime.heap.peak)}`);
         console.log(`  ${label.padEnd(28)} ${status} ${line.join(', ')}`);
+      } catch (error) {
+        // A runtime that fails a kind (wrangler dev, loaded, has cut an answer and failed to rebuild its
+        // bundle after the previous dev server's cleanup) is said, and the bench goes on.
+        if (!(error instanceof TypeError || error.cause)) throw error;
+        console.log(`  ${label.padEnd(28)} FAILED: ${error.message}${error.cause ? ` (${error.cause.message})` : ''}`);
       } finally {
         await runtime.stop?.();
       }
@@ -326,7 +331,12 @@ async function workerd(project) {
     rss: () => peakRss(pid()),
     rssNow: () => procStatus(pid(), 'VmRSS'),
     // No bytes read: workerd's rchar stays flat while it serves assets (measured: 0.00 of the goal for every kind).
-    stop: () => worker.dispose(),
+    // wrangler removes its bundle's temporary files after dispose() settles: the next dev server of the
+    // project, started at once, lost its own to that cleanup ('Could not resolve ... middleware-loader.entry.ts').
+    stop: async () => {
+      await worker.dispose();
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    },
   };
 }
 
