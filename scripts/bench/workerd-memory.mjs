@@ -53,7 +53,7 @@ export async function workerdMemory(project, scenarios, check) {
       });
       const heap = () =>
         new Promise((done) => {
-          pending.set(++id, (u) => done(u.usedSize + u.backingStorageSize));
+          pending.set(++id, (u) => done({ total: u.usedSize + u.backingStorageSize, backing: u.backingStorageSize }));
           ws.send(JSON.stringify({ id, method: 'Runtime.getHeapUsage' }));
         });
       const ask = async (query) => {
@@ -74,8 +74,10 @@ export async function workerdMemory(project, scenarios, check) {
       }
       clearInterval(sampler);
       ws.close();
+      const most = Math.max(...after.map((a) => a.total));
+      const each = after.map((a) => `${mb(a.total)} (backing ${mb(a.backing)})`).join(', ');
       lines.push(
-        `  ${label}: heap + backing stores ${mb(base)} -> after each answer ${after.map(mb).join(', ')} (+${mb(Math.max(...after) - base)}); workerd RSS ${mb(rssBase)} -> peak ${mb(rssPeak)}`,
+        `  ${label}: heap + backing stores ${mb(base.total)} -> after each answer ${each} (+${mb(most - base.total)}); workerd RSS ${mb(rssBase)} -> peak ${mb(rssPeak)}`,
       );
     } finally {
       await mf.dispose();
