@@ -32,6 +32,8 @@ const expected = (query: string) => Buffer.from(bodyBytes(answerListing(index, p
 /** Pipes made, and the arrays written into them (a view's buffer counted once). */
 function pipes() {
   const arrays = new Set<ArrayBufferLike>();
+  /** Per pipe made: whether a write waits for its reader. */
+  const waiting: (() => boolean)[] = [];
   let writes = 0;
   const make = (): Pipe => {
     let pending: { bytes: Uint8Array; taken: () => void; refused: (error: Error) => void } | undefined;
@@ -70,11 +72,14 @@ function pipes() {
       },
       { highWaterMark: 0 },
     );
+    waiting.push(() => pending !== undefined);
     return { readable, writable };
   };
   return {
     make,
     arrays,
+    /** Whether every pipe's reader has taken what was written to it. */
+    allTaken: () => !waiting.some((isWaiting) => isWaiting()),
     get writes() {
       return writes;
     },
@@ -152,6 +157,34 @@ describe('through a sink whose writes settle once read, a page is written into a
     await Promise.all(background);
     // The page spans ~20 blocks of the layout; a few were read ahead.
     expect(files.reads.length - before).toBeLessThan(10);
+  });
+});
+
+describe('pipeSink gives a part back only once every copy has taken its bytes', () => {
+  it.each([1, 2])('%i copies, read slowly', async (count) => {
+    const made = pipes();
+    const parts = Array.from({ length: 12 }, (_, i) => new Uint8Array(1000).fill(i));
+    const given: boolean[] = [];
+    const background: Promise<unknown>[] = [];
+    const copies = pipeSink(made.make).copies(
+      parts.values(),
+      count,
+      () => given.push(made.allTaken()),
+      (work) => background.push(work),
+    );
+    const read = async (stream: ReadableStream<Uint8Array>) => {
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of stream) {
+        chunks.push(chunk);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      return Buffer.concat(chunks);
+    };
+    const bodies = await Promise.all(copies.map(({ readable }) => read(readable)));
+    await Promise.all(background);
+    for (const body of bodies) expect(body.equals(Buffer.concat(parts))).toBe(true);
+    // Before every part could be written again, each copy's reader had copied it out.
+    expect(given).toEqual(parts.map(() => true));
   });
 });
 
