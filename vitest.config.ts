@@ -32,7 +32,9 @@ if (!process.env.TMPDIR && tmpfsHasRoom()) {
 const UNIT = [
   'all-page-reader',
   'architecture',
+  'body-sink',
   'browsable',
+  'byte-pool',
   'bytes',
   'city-table',
   'cloudfront-stack',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cityJson, envelopeJson, jsonString, pyFloatRepr, resultOffsets } from '../src/core/json-text.js';
-import { envelopeStream } from '../src/core/envelope-stream.js';
+import { envelopeStream, PartPool } from '../src/core/envelope-stream.js';
 import type { City } from '../src/core/fields.js';
 
 describe('pyFloatRepr writes floats as Python repr()', () => {
@@ -149,7 +149,7 @@ describe('envelopeStream sends a page in parts of one size, whatever its batches
     for await (const part of envelopeStream(
       '{"count":300,"next":null,"previous":null,"results":[',
       batches(sizes),
-      1000,
+      new PartPool(1000),
     ))
       parts.push(part);
     expect(whole(parts)).toBe(expected);

@@ -43,12 +43,30 @@ export function keptWhileSent(
 ): Response {
   if (!response.body) return response;
   const [client, stored] = inStep(response.body);
-  const headers = new Headers(response.headers);
-  headers.set(header.cacheControl, KEPT);
-  // A put that fails without reading its body lets it go: the client's copy never waits for it.
-  const put = cache.put(key, new Response(stored, { status: response.status, headers }));
-  background(put.catch(() => undefined).finally(() => stored.cancel().catch(() => undefined)));
+  putCopy(stored, response.status, response.headers, key, cache, background, () => {
+    stored.cancel().catch(() => undefined);
+  });
   return new Response(client, { status: response.status, headers: response.headers });
+}
+
+/**
+ * `body`, a copy of an answer written in step with the client's, put in `cache` under `key`. A put
+ * that ends without reading its body (it failed, or the cache keeps nothing there) lets it go
+ * (`stop`): the client's copy never waits for it.
+ */
+export function putCopy(
+  body: ReadableStream<Bytes>,
+  status: number,
+  answerHeaders: Headers | Record<string, string>,
+  key: Request,
+  cache: PlatformCache,
+  background: (work: Promise<unknown>) => void,
+  stop: () => void,
+): void {
+  const headers = new Headers(answerHeaders);
+  headers.set(header.cacheControl, KEPT);
+  const put = cache.put(key, new Response(body, { status, headers }));
+  background(put.catch(() => undefined).finally(stop));
 }
 
 /**

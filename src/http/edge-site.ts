@@ -4,6 +4,7 @@ import { RangeIgnored, type ReadRange } from '../site/edge-ranges.js';
 import { EdgeSource, type EdgeSourceOptions, type ReadSiteFile } from '../site/edge-source.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
 import type { LazySiteContext } from './route-types.js';
+import { bodyInto } from './body-into.js';
 
 // The site an edge function answers from: its settings (in the project) and its edge files
 // (`_cities-api/edge/`, read through whatever the platform offers: the assets binding, the
@@ -41,15 +42,16 @@ export function edgeSite(
     index: (pairs) => source.indexFor(pairs),
     tag: () => source.tag(),
     // A platform that sends a body only whole (buffered Lambda) assembles it, within its page limit.
-    ...(options.stream === false ? {} : { stream: (pairs, baseUrl) => source.stream(pairs, baseUrl) }),
+    ...(options.stream === false ? {} : { stream: (pairs, baseUrl, parts) => source.stream(pairs, baseUrl, parts) }),
   };
 }
 
 /**
  * An edge file read over HTTP (`fetchFile` of its URL under `base`): its bytes on a 200, else a
- * rejection naming the status. Given `into` and a Content-Length, the body is read chunk by chunk
- * into the array `into` gives: arrayBuffer() gathers the chunks and copies them into a new array.
- * A body in another encoding than the file's (Content-Encoding) is read with arrayBuffer().
+ * rejection naming the status. Given `into`, the body is read into the arrays `into` gives
+ * (body-into.ts), of its Content-Length where it has one: arrayBuffer() gathers the chunks and
+ * copies them into a new array. A body in another encoding than the file's (Content-Encoding) is
+ * read with arrayBuffer().
  */
 export function httpRead(fetchFile: (request: Request) => Promise<Response>, base: string): ReadSiteFile {
   return async (path, into) => {
@@ -58,32 +60,11 @@ export function httpRead(fetchFile: (request: Request) => Promise<Response>, bas
       await response.body?.cancel();
       throw new Error(`HTTP ${response.status}`);
     }
-    const length = Number(response.headers.get(ROUTES.header.contentLength) ?? Number.NaN);
-    if (!into || !response.body || !Number.isSafeInteger(length) || response.headers.has('content-encoding'))
+    if (!into || !response.body || response.headers.has('content-encoding'))
       return new Uint8Array(await response.arrayBuffer());
-    return bodyInto(response.body, into(length).subarray(0, length));
+    const length = Number(response.headers.get(ROUTES.header.contentLength) ?? Number.NaN);
+    return bodyInto(response.body, into, Number.isSafeInteger(length) ? length : undefined);
   };
-}
-
-/**
- * A body said to be `bytes.length` long read into `bytes`, chunk by chunk. A body of another
- * length (a Content-Length that counts an encoded body) is read whole all the same: the bytes
- * read, in a larger array where it is longer (the block's own ends are checked by its reader).
- */
-async function bodyInto(body: ReadableStream<Uint8Array>, bytes: Uint8Array): Promise<Uint8Array> {
-  const reader = body.getReader();
-  let [into, filled] = [bytes, 0];
-  for (let next = await reader.read(); !next.done; next = await reader.read()) {
-    const chunk = next.value;
-    if (filled + chunk.length > into.length) {
-      const larger = new Uint8Array(2 * (filled + chunk.length));
-      larger.set(into.subarray(0, filled));
-      into = larger;
-    }
-    into.set(chunk, filled);
-    filled += chunk.length;
-  }
-  return into.subarray(0, filled);
 }
 
 /**

@@ -14,6 +14,8 @@ import {
 import { render } from './render.js';
 import { matchesETag } from '../site/answer-tag.js';
 import { cacheKey, fromCache, keptWhileSent, type PlatformCache } from './edge-cache.js';
+import { readable, streamedResponse, type BodySink, type StreamedAnswer } from './body-sink.js';
+import { PartPool } from '../core/envelope-stream.js';
 
 interface Live {
   readonly request: Request;
@@ -45,6 +47,8 @@ export interface FetchHandlerOptions {
   readonly onError?: ((error: unknown) => void) | undefined;
   /** Where computed answers are kept (the Workers Cache API): a repeated query is read from it (edge-cache.ts). */
   readonly cache?: PlatformCache | undefined;
+  /** How the platform sends a streamed body and says when each part is taken (body-sink.ts); absent, a ReadableStream. */
+  readonly sink?: BodySink | undefined;
 }
 
 /** The handler; `background` keeps work going past the answer (the Workers' `ctx.waitUntil`): a cache write. */
@@ -145,31 +149,34 @@ async function computed(
       : undefined;
   const hit = key && (await cache!.match(key));
   if (hit) return fromCache(hit, false);
-  const response = await computedAnswer(req, listing, spec, site, tag);
+  const answer = await computedAnswer(req, listing, spec, site, tag, options.sink);
   // Kept only when its ETag names the build the key does (a self-hosted rebuild may come between).
-  return key && response.status === 200 && response.headers.get(header.etag) === etag
-    ? keptWhileSent(response, key, cache!, background)
-    : response;
+  const tagged = answer instanceof Response ? answer.headers.get(header.etag) : answer.headers[header.etag];
+  const kept = key && answer.status === 200 && tagged === etag ? { key, cache: cache! } : undefined;
+  if (!(answer instanceof Response)) return streamedResponse(answer, options.sink, kept, background);
+  return kept ? keptWhileSent(answer, kept.key, kept.cache, background) : answer;
 }
 
+/** The answer: a compact JSON page streamed from the site's source where it streams (its parts in a pool's arrays), else assembled. */
 async function computedAnswer(
   req: ApiRequest,
   listing: ListingRoute,
   spec: SiteSpec,
   site: LazySiteContext,
   tag: string | undefined,
-): Promise<Response> {
+  sink: BodySink | undefined,
+): Promise<Response | StreamedAnswer> {
   const { negotiation } = listing;
   if (site.stream && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null) {
-    const streamed = await site.stream(listing.pairs, spec.baseUrl);
+    // Parts' arrays used again where the platform's sink says when each is sent; else new ones.
+    const pool = sink ? new PartPool() : undefined;
+    const streamed = await site.stream(listing.pairs, spec.baseUrl, pool);
     const { status, body } = streamed;
     // The ETag of the build the page is read from.
     const built = { spec: { ...spec, count: streamed.count ?? spec.count }, tag: streamed.tag ?? tag };
     const etag = status === 200 ? listingETag(listing, built) : undefined;
-    return new Response(req.method === 'HEAD' ? null : readable(body[Symbol.asyncIterator]()), {
-      status,
-      headers: etag ? { ...JSON_HEADERS, [header.etag]: etag } : JSON_HEADERS,
-    });
+    const headers = etag ? { ...JSON_HEADERS, [header.etag]: etag } : JSON_HEADERS;
+    return { status, headers, parts: req.method === 'HEAD' ? null : body[Symbol.asyncIterator](), pool };
   }
   const answer = answerListingRoute(req, listing, { spec, tag, index: await site.index(listing.pairs) });
   return respond(req, answer.status, answer.headers, answer.body);
@@ -189,18 +196,4 @@ function respond(
   if (req.method === 'HEAD') return new Response(null, { status, headers: sent });
   if (whole) return new Response(whole, { status, headers: sent });
   return new Response(readable(parts[Symbol.iterator]()), { status, headers: sent });
-}
-
-/** Parts as a byte stream, each produced (or read) when the client is ready for it; a cancelled stream stops its source. */
-function readable(iterator: Iterator<Bytes> | AsyncIterator<Bytes>): ReadableStream<Bytes> {
-  return new ReadableStream<Bytes>({
-    async pull(controller) {
-      const next = await iterator.next();
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
-    },
-    async cancel() {
-      await iterator.return?.();
-    },
-  });
 }

@@ -1,4 +1,5 @@
 import type { Bytes } from '../core/bytes.js';
+import type { PartSource } from '../core/envelope-stream.js';
 import type { Negotiation } from '../core/negotiate.js';
 import type { PageIndex } from '../core/page.js';
 import type { QueryPair } from '../core/query-string.js';
@@ -39,10 +40,14 @@ export interface SiteContext {
 export interface LazySiteContext {
   spec(): SiteSpec | Promise<SiteSpec>;
   index(pairs: readonly QueryPair[]): PageIndex | Promise<PageIndex>;
-  /** The compact JSON answer as it is read (an edge source's): a page of any size, never held whole. Absent: assembled from index(). */
+  /**
+   * The compact JSON answer as it is read (an edge source's): a page of any size, never held whole,
+   * its parts written into `parts`' arrays. Absent: assembled from index().
+   */
   stream?(
     pairs: readonly QueryPair[],
     baseUrl: string,
+    parts?: PartSource,
   ): Promise<{ status: number; body: AsyncIterable<Bytes>; tag?: string; count?: number }>;
   /** The data's tag, where the source names its data (an edge index's): computed JSON answers then carry an ETag. */
   tag?(): Promise<string>;

@@ -142,7 +142,11 @@ export class BlockReads {
   ): Promise<BlockFile> {
     const hit = this.cache.get(path);
     if (hit) return hit;
-    const bytes = await (file ? file.read(into) : this.read(path, into));
+    // A BYOB read may hand the pool's memory back in a new ArrayBuffer: the pool adopts it (an arena's is not the pool's).
+    let taken: Uint8Array | undefined;
+    const take = (size: number) => (taken = into(size));
+    const bytes = await (file ? file.read(take) : this.read(path, take));
+    if (taken) this.pool.adopt(taken, bytes);
     read(bytes);
     return decodeBlock(bytes, this.tag, path);
   }

@@ -1,6 +1,6 @@
 import type { Bytes } from '../core/bytes.js';
 import { CitiesApiError } from '../core/errors.js';
-import { envelopeStream } from '../core/envelope-stream.js';
+import { envelopeStream, type PartSource } from '../core/envelope-stream.js';
 import { envelopeHead } from '../core/json-text.js';
 import { Orders } from '../core/orders.js';
 import {
@@ -126,8 +126,8 @@ export class EdgeSource {
     return answerListing(await this.indexFor(pairs), pairs, baseUrl);
   }
 
-  /** The same bytes as answer(), streamed: the page's layout and rank files are found first, its cities read as it is sent. */
-  async stream(pairs: readonly QueryPair[], baseUrl: string): Promise<StreamedListing> {
+  /** The same bytes as answer(), streamed (into `parts`' arrays): the page's layout and rank files are found first, its cities read as it is sent. */
+  async stream(pairs: readonly QueryPair[], baseUrl: string, parts?: PartSource): Promise<StreamedListing> {
     return this.guarded(async (loaded) => {
       const { tag, count } = loaded.index;
       const frame = listingFrame(count, pairs, baseUrl);
@@ -140,7 +140,7 @@ export class EdgeSource {
       // The first batch read before answering: a missing or foreign file is still a clear 500, not a cut 200.
       const batches = await primed(await pageCities(loaded, frame.page));
       const reset = () => this.forget(loaded);
-      return { status: 200, body: resetOnMixed(envelopeStream(head, batches), reset), tag, count };
+      return { status: 200, body: resetOnMixed(envelopeStream(head, batches, parts), reset), tag, count };
     });
   }
 
