@@ -4,6 +4,7 @@ import { PART_BYTES, type Parts } from '../core/json-text.js';
 import { bodyBytes } from '../core/page.js';
 import type { HeaderFields } from './route-types.js';
 import type { SendGate } from './send-gate.js';
+import { endBody, writeBody } from './body-bytes.js';
 
 // How node-handler.ts writes an answer: headers as the flat list writeHead takes, a whole body
 // at once, a large one part by part as the client takes it.
@@ -51,7 +52,7 @@ export function send(
   const pump = (): void => {
     try {
       for (let part = parts.next(); !part.done; part = parts.next())
-        if (!res.write(part.value)) return void res.once('drain', pump);
+        if (!writeBody(res, part.value)) return void res.once('drain', pump);
       res.end();
     } catch (error) {
       res.destroy(error as Error); // the headers are sent: the connection is the only way to say it
@@ -72,7 +73,7 @@ export function sendBytes(
   gate: SendGate | undefined,
 ): void {
   res.writeHead(status, head as string[]);
-  res.end(body);
+  endBody(res, body);
   if (body && gate && res.socket && res.socket.writableLength > 0 && res.req.method !== 'HEAD')
     gate.hold(res, body.length);
 }
