@@ -10,6 +10,7 @@ import {
   type LazySiteContext,
   type ListingRoute,
   JSON_HEADERS,
+  withFields,
 } from './route-types.js';
 import { render } from './render.js';
 import { matchesETag } from '../site/answer-tag.js';
@@ -93,7 +94,7 @@ async function answer(
   const spec = await options.site.spec();
   if (options.openapi && isOpenApiRequest(req)) {
     const body = await options.openapi();
-    return respond(req, 200, { ...ROUTES.djangoHeaders, [header.contentType]: ROUTES.contentType.json }, body);
+    return respond(req, 200, withFields(ROUTES.djangoHeaders, { [header.contentType]: ROUTES.contentType.json }), body);
   }
   const decision = decideRoute(req, { spec }, options.filePaths);
   const live = { request, options, background };
@@ -168,7 +169,7 @@ async function computedAnswer(
     const etag = status === 200 ? listingETag(listing, built) : undefined;
     return new Response(req.method === 'HEAD' ? null : readable(body[Symbol.asyncIterator]()), {
       status,
-      headers: etag ? { ...JSON_HEADERS, [header.etag]: etag } : JSON_HEADERS,
+      headers: etag ? withFields(JSON_HEADERS, { [header.etag]: etag }) : JSON_HEADERS,
     });
   }
   const answer = answerListingRoute(req, listing, { spec, tag, index: await site.index(listing.pairs) });
@@ -185,7 +186,7 @@ function respond(
   const parts = body instanceof Uint8Array ? [body] : body;
   const whole = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Bytes) : null;
   const length = whole ? whole.length : 'byteLength' in parts ? parts.byteLength : null;
-  const sent = { ...headers, ...(length === null ? {} : { [header.contentLength]: String(length) }) };
+  const sent = length === null ? headers : withFields(headers, { [header.contentLength]: String(length) });
   if (req.method === 'HEAD') return new Response(null, { status, headers: sent });
   if (whole) return new Response(whole, { status, headers: sent });
   return new Response(readable(parts[Symbol.iterator]()), { status, headers: sent });
