@@ -17,6 +17,8 @@ describe('parsePyInt reads integers as Python int() does', () => {
     ['no-break and ideographic spaces around', '\u00a02\u3000', 2n],
     ['underscore between non-ASCII digits', '٣_٤', 34n],
     ['beyond 2^64', '1000000000000000000000', 10n ** 21n],
+    ['15 digits', '123456789012345', 123456789012345n],
+    ['16 digits', '1234567890123456', 1234567890123456n],
   ])('%s: %j → %s', (_, text, expected) => {
     expect(parsePyInt(text)).toBe(expected);
   });

@@ -26,6 +26,16 @@ describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)',
     ['raw non-ASCII passes through', 'x=é%41', [['x', 'éA']]],
     ['escapes decoded per ASCII run', 'x=%C3é%A9', [['x', '\ufffdé\ufffd']]],
     ['semicolon is not a separator', 'a=1;b=2', [['a', '1;b=2']]],
+    [
+      'names without =, between pairs: the = of a later field is not theirs',
+      'a&b=1&c&d=',
+      [
+        ['a', ''],
+        ['b', '1'],
+        ['c', ''],
+        ['d', ''],
+      ],
+    ],
     ['empty query', '', []],
   ])('%s: %j', (_, qs, expected) => {
     expect(parseQuery(qs)).toEqual(expected);
@@ -67,6 +77,13 @@ describe('withParam rebuilds the query as DRF replace_query_param / remove_query
       'foo=a+b&ordering=name_en&page=3',
     ],
     ['removes page', 'ordering=-name_ar&page=2&page_size=20', 'page', null, 'ordering=-name_ar&page_size=20'],
+    [
+      'more than eight names, sorted by code point',
+      'page=2&z=1&é=2&y=3&b=4&a=5&page_size=6&ordering=7&A=8&_=9&x=10',
+      'page',
+      '3',
+      'A=8&_=9&a=5&b=4&ordering=7&page=3&page_size=6&x=10&y=3&z=1&%C3%A9=2',
+    ],
     [
       'keeps repeated values in order',
       'ordering=name_en&ordering=-name_ar&page=2',

@@ -4,6 +4,17 @@ import { JSON_HEADERS } from '../src/http/route-types.js';
 
 type Key = [method: string, accept: string | undefined, target: string];
 const planFor = (file: string): RememberedRoute => ({ kind: 'static', file, headers: JSON_HEADERS });
+/** A decision made twice for its target: remembered (see 'what the memo keeps'). */
+const remember = (
+  memo: RouteMemo,
+  method: string,
+  accept: string | undefined,
+  target: string,
+  plan: RememberedRoute,
+) => {
+  memo.offer(method, accept, target, plan);
+  memo.offer(method, accept, target, plan);
+};
 
 // Requests whose method, Accept or target differ in any way never share a remembered decision.
 describe('route memo keys are injective', () => {
@@ -15,9 +26,9 @@ describe('route memo keys are injective', () => {
     ['Accept differing in case', ['GET', 'text/html', '/cities/'], ['GET', 'TEXT/HTML', '/cities/']],
   ] as [string, Key, Key][])('%s', (_, a, b) => {
     const memo = new RouteMemo();
-    memo.set(...a, planFor('a'));
+    remember(memo, ...a, planFor('a'));
     expect(memo.get(...b)).toBeUndefined();
-    memo.set(...b, planFor('b'));
+    remember(memo, ...b, planFor('b'));
     expect([memo.get(...a), memo.get(...b)]).toEqual([planFor('a'), planFor('b')]);
   });
 });
@@ -39,15 +50,34 @@ describe('what the memo keeps', () => {
     ],
   ] as const)('not %s', (_, method, accept, target, plan) => {
     const memo = new RouteMemo();
-    memo.set(method, accept, target, plan);
+    remember(memo, method, accept, target, plan);
     expect(memo.get(method, accept, target)).toBeUndefined();
+  });
+
+  it.each([
+    ['offered once: not remembered (a query asked once)', ['a'], 'a', false],
+    ['offered twice: remembered', ['a', 'a'], 'a', true],
+    ['another target offered between: still remembered the second time', ['a', 'b', 'a'], 'a', true],
+    ['the other target, offered once, is not', ['a', 'b', 'a'], 'b', false],
+  ])('%s', (_, offered, asked, kept) => {
+    const memo = new RouteMemo();
+    for (const target of offered) memo.offer('GET', undefined, `/cities/?${target}`, planFor(target));
+    expect(memo.get('GET', undefined, `/cities/?${asked}`) !== undefined).toBe(kept);
+  });
+
+  it('a flood of targets asked once leaves the decisions asked often remembered', () => {
+    const memo = new RouteMemo();
+    remember(memo, 'GET', undefined, '/cities/?page=2', planFor('2'));
+    for (let i = 0; i < 50_000; i++) memo.offer('GET', undefined, `/cities/?page=2&n=${i}`, planFor('n'));
+    expect(memo.get('GET', undefined, '/cities/?page=2')).toEqual(planFor('2'));
+    expect(memo.get('GET', undefined, '/cities/?page=2&n=49999')).toBeUndefined();
   });
 
   it('at most 2,048 plans: past that it starts afresh, then keeps the newest', () => {
     const memo = new RouteMemo();
-    for (let i = 0; i < 2048; i++) memo.set('GET', undefined, `/cities/?page=${i}`, planFor(String(i)));
+    for (let i = 0; i < 2048; i++) remember(memo, 'GET', undefined, `/cities/?page=${i}`, planFor(String(i)));
     expect(memo.get('GET', undefined, '/cities/?page=0')).toEqual(planFor('0'));
-    memo.set('GET', undefined, '/cities/?page=new', planFor('new'));
+    remember(memo, 'GET', undefined, '/cities/?page=new', planFor('new'));
     expect([memo.get('GET', undefined, '/cities/?page=0'), memo.get('GET', undefined, '/cities/?page=new')]).toEqual([
       undefined,
       planFor('new'),

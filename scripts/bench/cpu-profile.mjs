@@ -34,6 +34,7 @@ const MODULES = {
     'collation.js',
   ],
   'file cache': ['file-cache.js', 'sirv-response.js'],
+  'request log': ['request-log.js', 'log-line.js', 'body-bytes.js'],
   'send gate': ['send-gate.js'],
 };
 const MODULE_PART = new Map(Object.entries(MODULES).flatMap(([part, files]) => files.map((file) => [file, part])));

@@ -4,6 +4,7 @@ import { createHttpServer } from '../http/node-server.js';
 import { listen } from '../http/listen.js';
 import { withPreviewPages } from '../http/preview-pages.js';
 import { LogBuffer, withRequestLog } from '../http/request-log.js';
+import { endBody } from '../http/body-bytes.js';
 import { SendGate } from '../http/send-gate.js';
 import { createHandler } from '../http/node-handler.js';
 import { answerConnect } from '../http/raw-answer.js';
@@ -43,7 +44,7 @@ function notReady(res: ServerResponse): void {
     [ROUTES.header.retryAfter]: String(RETRY_AFTER_SECONDS),
     [ROUTES.header.contentLength]: String(body.length),
   });
-  res.end(body);
+  endBody(res, body);
 }
 
 /** A listening HTTP server whose requests are answered 503 (Retry-After) until open() gives it the site to answer from. */
@@ -94,7 +95,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
   const requests = options.requestLog && new LogBuffer(options.requestLog);
   const server = createHttpServer({
     limits,
-    ...(requests ? withRequestLog(previewed, requests.add) : { handler: previewed }),
+    handler: requests ? withRequestLog(previewed, requests) : previewed,
     answerConnect: async (req) => {
       if (!live) await started;
       return answerConnect(req, live!.current.context);

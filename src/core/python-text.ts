@@ -41,6 +41,7 @@ const MAX_INT_DIGITS = 4300;
  * where Python raises ValueError.
  */
 export function parsePyInt(text: string): bigint | null {
+  if (asciiDigits(text)) return BigInt(text); // most: a page number, a page size
   const s = stripRuns(text, PY_INT_SPACE);
   let i = 0;
   let negative = false;
@@ -64,6 +65,16 @@ export function parsePyInt(text: string): bigint | null {
   if (!digits || !lastWasDigit || digits.length > MAX_INT_DIGITS) return null;
   const value = BigInt(digits);
   return negative ? -value : value;
+}
+
+/** Whether `text` is 1 to 15 ASCII digits: what int() reads as BigInt() does, with nothing to strip. */
+function asciiDigits(text: string): boolean {
+  if (text.length === 0 || text.length > 15) return false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 const ND = /^\p{Nd}$/u;

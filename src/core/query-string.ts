@@ -13,13 +13,22 @@ const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
  */
 export function parseQuery(qs: string): QueryPair[] {
   const pairs: QueryPair[] = [];
-  if (!qs) return pairs;
-  for (const field of qs.split('&')) {
-    if (!field) continue;
-    const eq = field.indexOf('=');
-    const name = eq < 0 ? field : field.slice(0, eq);
-    const value = eq < 0 ? '' : field.slice(eq + 1);
-    pairs.push([unquotePlus(name), unquotePlus(value)]);
+  // Field by field in place (no array of fields made first: every request with a query is read
+  // here). `eq`: the next `=` at or after the field (the length when none is left), so that the
+  // whole query is scanned once, whatever its fields.
+  let eq = -1;
+  for (let start = 0; start < qs.length; ) {
+    let end = qs.indexOf('&', start);
+    if (end < 0) end = qs.length;
+    if (end > start) {
+      if (eq < start) {
+        eq = qs.indexOf('=', start);
+        if (eq < 0) eq = qs.length;
+      }
+      const named = eq < end;
+      pairs.push([unquotePlus(qs.slice(start, named ? eq : end)), named ? unquotePlus(qs.slice(eq + 1, end)) : '']);
+    }
+    start = end + 1;
   }
   return pairs;
 }
@@ -84,19 +93,38 @@ export function paramSetter(pairs: readonly QueryPair[], name: string): (value: 
     if (list) list.push(v);
     else groups.set(k, [v]);
   }
-  const before: string[] = [];
-  const after: string[] = [];
-  for (const k of [...groups.keys()].sort(compareCodePoints)) {
-    const side = compareCodePoints(k, name) < 0 ? before : after;
-    for (const v of groups.get(k)!) side.push(`${quotePlus(k)}=${quotePlus(v)}`);
+  const names = sortedNames([...groups.keys()]);
+  // The fields before `name` and after it, as strings grown in place (no arrays joined).
+  let head = '';
+  let tail = '';
+  for (const k of names) {
+    const before = compareCodePoints(k, name) < 0;
+    const quoted = quotePlus(k);
+    for (const v of groups.get(k)!) {
+      const field = `${quoted}=${quotePlus(v)}`;
+      if (before) head = head ? `${head}&${field}` : field;
+      else tail = tail ? `${tail}&${field}` : field;
+    }
   }
-  const [head, tail, key] = [before.join('&'), after.join('&'), `${quotePlus(name)}=`];
+  const key = `${quotePlus(name)}=`;
   const without = head && tail ? `${head}&${tail}` : head || tail;
   return (value) => {
     if (value === null) return without;
     const set = key + quotePlus(value);
     return (head ? `${head}&` : '') + set + (tail ? `&${tail}` : '');
   };
+}
+
+/** Distinct names in code point order: a few (most queries) sorted in place, more by Array.sort. */
+function sortedNames(names: string[]): string[] {
+  if (names.length > 8) return names.sort(compareCodePoints);
+  for (let i = 1; i < names.length; i++) {
+    const k = names[i]!;
+    let j = i - 1;
+    for (; j >= 0 && compareCodePoints(names[j]!, k) > 0; j--) names[j + 1] = names[j]!;
+    names[j + 1] = k;
+  }
+  return names;
 }
 
 const ALWAYS_SAFE = /^[A-Za-z0-9_.\-~]*$/;

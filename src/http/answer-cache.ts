@@ -1,12 +1,18 @@
 import { ByteLru } from '../site/byte-lru.js';
 import type { QueryPair } from '../core/query-string.js';
 import type { HeaderFields } from './route-types.js';
+import { headList } from './send-answer.js';
 
 /** A computed answer as sent: its status, headers and whole body. */
 export interface CachedAnswer {
   readonly status: number;
   readonly headers: HeaderFields;
   readonly body: Uint8Array;
+}
+
+/** A kept answer, with its header list as writeHead takes it (made once). */
+export interface KeptAnswer extends CachedAnswer {
+  readonly head: readonly string[];
 }
 
 /** What an entry costs beyond its key and body: the map's slot, the answer object. */
@@ -31,7 +37,7 @@ const ONCE_LIMIT = 4096;
  * unique parameter) would only churn the cache and the garbage collector's old space.
  */
 export class AnswerCache {
-  private readonly entries: ByteLru<CachedAnswer>;
+  private readonly entries: ByteLru<KeptAnswer>;
   private readonly once = new Set<string>();
   private index: object | undefined;
   private spec: object | undefined;
@@ -62,7 +68,7 @@ export class AnswerCache {
     return key;
   }
 
-  get(key: string): CachedAnswer | undefined {
+  get(key: string): KeptAnswer | undefined {
     return this.entries.get(key);
   }
 
@@ -70,7 +76,8 @@ export class AnswerCache {
   offer(key: string, answer: CachedAnswer): void {
     const cost = costOf(key, answer);
     if (cost > this.budget / LARGEST_SHARE || this.entries.has(key)) return;
-    if (this.once.delete(key)) return this.entries.set(key, answer, cost);
+    if (this.once.delete(key))
+      return this.entries.set(key, { ...answer, head: headList(answer.headers, answer.body.length) }, cost);
     if (this.once.size >= ONCE_LIMIT) this.once.clear();
     this.once.add(key);
   }

@@ -9,7 +9,7 @@ import { DEFAULT_LIMITS } from './limits.js';
 import { badRequest, render } from './render.js';
 import { readBody } from './request-body.js';
 import { READ_ONLY_DETAIL } from './route.js';
-import type { ApiRequest, HeaderFields, Route } from './route-types.js';
+import { withFields, type ApiRequest, type HeaderFields, type Route } from './route-types.js';
 import { send } from './send-answer.js';
 import type { SendGate } from './send-gate.js';
 import { checkToken } from './token-auth.js';
@@ -35,7 +35,7 @@ export async function create(
 ): Promise<void> {
   const fail = (status: number, detail: string, extra: HeaderFields = {}) => {
     const answer = render(apiRequest, decision.negotiation, status, detailJson(detail));
-    send(res, status, { ...answer.headers, ...extra }, answer.body, options.gate);
+    send(res, status, withFields(answer.headers, extra), answer.body, options.gate);
   };
   if (!options.writer || options.token === undefined) {
     return fail(403, READ_ONLY_DETAIL);

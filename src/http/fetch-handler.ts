@@ -10,6 +10,7 @@ import {
   type LazySiteContext,
   type ListingRoute,
   JSON_HEADERS,
+  withFields,
 } from './route-types.js';
 import { render } from './render.js';
 import { matchesETag } from '../site/answer-tag.js';
@@ -97,7 +98,7 @@ async function answer(
   const spec = await options.site.spec();
   if (options.openapi && isOpenApiRequest(req)) {
     const body = await options.openapi();
-    return respond(req, 200, { ...ROUTES.djangoHeaders, [header.contentType]: ROUTES.contentType.json }, body);
+    return respond(req, 200, withFields(ROUTES.djangoHeaders, { [header.contentType]: ROUTES.contentType.json }), body);
   }
   const decision = decideRoute(req, { spec }, options.filePaths);
   const live = { request, options, background };
@@ -175,7 +176,7 @@ async function computedAnswer(
     // The ETag of the build the page is read from.
     const built = { spec: { ...spec, count: streamed.count ?? spec.count }, tag: streamed.tag ?? tag };
     const etag = status === 200 ? listingETag(listing, built) : undefined;
-    const headers = etag ? { ...JSON_HEADERS, [header.etag]: etag } : JSON_HEADERS;
+    const headers = etag ? withFields(JSON_HEADERS, { [header.etag]: etag }) : JSON_HEADERS;
     return { status, headers, parts: req.method === 'HEAD' ? null : body[Symbol.asyncIterator](), pool };
   }
   const answer = answerListingRoute(req, listing, { spec, tag, index: await site.index(listing.pairs) });
@@ -192,7 +193,7 @@ function respond(
   const parts = body instanceof Uint8Array ? [body] : body;
   const whole = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Bytes) : null;
   const length = whole ? whole.length : 'byteLength' in parts ? parts.byteLength : null;
-  const sent = { ...headers, ...(length === null ? {} : { [header.contentLength]: String(length) }) };
+  const sent = length === null ? headers : withFields(headers, { [header.contentLength]: String(length) });
   if (req.method === 'HEAD') return new Response(null, { status, headers: sent });
   if (whole) return new Response(whole, { status, headers: sent });
   return new Response(readable(parts[Symbol.iterator]()), { status, headers: sent });

@@ -99,7 +99,7 @@ function handle(
     const decided = decideRoute(request(), site.context, options.filePaths);
     if (decided.kind === 'answer') return send(res, decided.status, decided.headers, decided.body, options.gate);
     if (decided.kind === 'create') return create(req, res, options, request(), decided);
-    memo?.set(method, accept, target, decided);
+    memo?.offer(method, accept, target, decided);
     decision = decided;
   }
   if (decision.kind === 'listing')

@@ -11,8 +11,6 @@ export interface HttpServerOptions {
   readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
   /** The complete answer (bytes) to a CONNECT request, which node:http hands over without a response. */
   readonly answerConnect: (req: IncomingMessage) => Promise<Buffer>;
-  /** The class of each response (node:http's own when absent): the request log's counts the body. */
-  readonly ServerResponse?: (new (req: IncomingMessage) => ServerResponse) | undefined;
 }
 
 /**
@@ -29,7 +27,6 @@ export function createHttpServer(options: HttpServerOptions): Server {
       requestTimeout: limits.requestTimeout,
       keepAliveTimeout: limits.keepAliveTimeout,
       connectionsCheckingInterval: checkingInterval(limits),
-      ...(options.ServerResponse && { ServerResponse: options.ServerResponse as typeof ServerResponse }),
     },
     options.handler,
   );

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { endpointPath, ROUTES } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
 import type { SiteContext } from './route-types.js';
+import { endBody } from './body-bytes.js';
 
 // The preview's own pages, outside the reference's URL space: `/` links the API and its OpenAPI
 // document, and `/openapi.json` is the site's own file. Everything else goes to the API handler.
@@ -65,7 +66,7 @@ export function withPreviewPages(handler: Handler, site: PreviewSite): Handler {
         [ROUTES.header.contentType]: type,
         [ROUTES.header.contentLength]: body.length,
       });
-      res.end(method === 'HEAD' ? undefined : body);
+      endBody(res, method === 'HEAD' ? undefined : body);
     })().catch(() => handler(req, res));
   };
 }

@@ -8,7 +8,14 @@ import { paginate, pageSizeFrom } from '../core/paginate.js';
 import { lastValue, parseQuery, type QueryPair } from '../core/query-string.js';
 import { ROUTES } from '../core/route-table.js';
 import { splitTarget } from '../core/url-path.js';
-import { API_HEADERS, JSON_HEADERS, type ApiRequest, type HeaderFields, type Route } from './route-types.js';
+import {
+  API_HEADERS,
+  JSON_HEADERS,
+  withFields,
+  type ApiRequest,
+  type HeaderFields,
+  type Route,
+} from './route-types.js';
 
 // An answer's bytes in the form the client negotiated (compact or indented JSON, the browsable
 // page), and Django's own HTML pages.
@@ -67,7 +74,7 @@ export function render(
   return {
     kind: 'answer',
     status,
-    headers: html ? { ...API_HEADERS, [header.contentType]: contentType.html } : JSON_HEADERS,
+    headers: html ? withFields(API_HEADERS, { [header.contentType]: contentType.html }) : JSON_HEADERS,
     body: bytes,
   };
 }
@@ -105,7 +112,7 @@ export function djangoPage(
   html: string,
   type: string,
 ): Extract<Route, { kind: 'answer' }> {
-  return { kind: 'answer', status, headers: { ...headers, [header.contentType]: type }, body: utf8(html) };
+  return { kind: 'answer', status, headers: withFields(headers, { [header.contentType]: type }), body: utf8(html) };
 }
 
 /** Django's 404 page, for a path that is not the endpoint's. */

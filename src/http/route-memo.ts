@@ -12,6 +12,8 @@ const MAX_ROUTES = 2048;
 const MAX_TARGET = 1024;
 const MAX_ACCEPT = 512;
 const MAX_PAIRS = 16;
+/** Targets offered once and not remembered yet, at most (then forgotten all together): about 100 bytes each. */
+const ONCE_LIMIT = 4096;
 
 /**
  * Routing decisions of GET and HEAD requests, remembered per site (a new site starts a new memo):
@@ -22,18 +24,30 @@ const MAX_PAIRS = 16;
 export class RouteMemo {
   private readonly byMethod = new Map<string, Map<string | undefined, Map<string, RememberedRoute>>>();
   private size = 0;
+  private readonly once = new Set<string>();
 
   get(method: string, accept: string | undefined, target: string): RememberedRoute | undefined {
     return this.byMethod.get(method)?.get(accept)?.get(target);
   }
 
-  set(method: string, accept: string | undefined, target: string, route: RememberedRoute): void {
+  /**
+   * A decision just made: remembered the second time its target is offered. A target asked once
+   * (a crawler's, a client's unique parameter) would only fill the memo, make it start afresh
+   * sooner, dropping the decisions asked often, and leave its decision in the garbage
+   * collector's old space: a flood of never-seen queries slowed the answers after it.
+   */
+  offer(method: string, accept: string | undefined, target: string, route: RememberedRoute): void {
     if (
       target.length > MAX_TARGET ||
       (accept?.length ?? 0) > MAX_ACCEPT ||
       (route.kind === 'listing' && route.pairs.length > MAX_PAIRS)
     )
       return;
+    if (!this.once.delete(target)) {
+      if (this.once.size >= ONCE_LIMIT) this.once.clear();
+      this.once.add(target);
+      return;
+    }
     if (this.size >= MAX_ROUTES) {
       this.byMethod.clear();
       this.size = 0;

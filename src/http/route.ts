@@ -18,6 +18,7 @@ import {
   type ListingRoute,
   type Route,
   type SiteContext,
+  withFields,
 } from './route-types.js';
 
 // How the server answers each request, decided without I/O: a complete answer, a static file
@@ -57,7 +58,9 @@ export function decideRoute(
   if (path === endpoint.slice(0, -1)) {
     return djangoPage(
       301,
-      { ...DJANGO_HEADERS, [header.location]: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}` },
+      withFields(DJANGO_HEADERS, {
+        [header.location]: `${escapeUriPath(path)}/${query ? `?${iriToUri(query)}` : ''}`,
+      }),
       '',
       contentType.html,
     );
@@ -80,7 +83,7 @@ export function answerListingRoute(
   const listing = answerListing(site.index, pairs, site.spec.baseUrl);
   const answer = render(req, negotiation, listing.status, listing.body, pairs, site.index.count);
   const tag = listing.status === 200 ? etag() : undefined;
-  return tag ? { ...answer, headers: { ...answer.headers, [header.etag]: tag } } : answer;
+  return tag ? { ...answer, headers: withFields(answer.headers, { [header.etag]: tag }) } : answer;
 }
 
 /** ETags by a decision's query pairs (a remembered decision's are one array): what they were made for, and the tag. */
@@ -113,7 +116,7 @@ export function listingETag(
 
 /** The headers of a 304, when the request's If-None-Match names the ETag a listing's answer would carry (nothing is read). */
 export function notModified(req: ApiRequest, etag: string | undefined): HeaderFields | null {
-  return etag && matchesETag(req.ifNoneMatch, etag) ? { ...JSON_HEADERS, [header.etag]: etag } : null;
+  return etag && matchesETag(req.ifNoneMatch, etag) ? withFields(JSON_HEADERS, { [header.etag]: etag }) : null;
 }
 
 /** The endpoint's answer to a request with these query pairs. */
@@ -144,7 +147,7 @@ function answerEndpoint(
         [header.maxAge]: '86400',
         ...(req.preflightHeaders ? { [header.allowHeaders]: req.preflightHeaders } : {}),
       };
-      return { ...options, headers: { ...options.headers, ...preflight } };
+      return { ...options, headers: withFields(options.headers, preflight) };
     }
     case 'POST':
       return { kind: 'create', headers: API_HEADERS, negotiation };

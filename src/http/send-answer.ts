@@ -4,31 +4,23 @@ import { PART_BYTES, type Parts } from '../core/json-text.js';
 import { bodyBytes } from '../core/page.js';
 import type { HeaderFields } from './route-types.js';
 import type { SendGate } from './send-gate.js';
+import { endBody, writeBody } from './body-bytes.js';
 
 // How node-handler.ts writes an answer: headers as the flat list writeHead takes, a whole body
 // at once, a large one part by part as the client takes it.
 
 /**
- * Header objects as the flat [name, value, ...] lists writeHead takes (node then skips its
- * per-header bookkeeping), made once each; with a Content-Length, once per length (a bounded
- * number: a site's pages come in few sizes, and a length is all that differs).
+ * Header fields as the flat [name, value, ...] list writeHead takes (node then skips its
+ * per-header bookkeeping), with a Content-Length when `length` is given. Made for each answer:
+ * most header objects are made for one answer (a computed page's ETag, a 304's, a status page's
+ * type), and a cache of lists by header object only held those (a WeakMap entry each, which the
+ * garbage collector kept and promoted: half of what a never-seen query left in the old space).
+ * Answers sent again keep their list (file-cache.ts, answer-cache.ts).
  */
-const headLists = new WeakMap<HeaderFields, { readonly plain: string[]; readonly sized: Map<number, string[]> }>();
-const MAX_SIZED = 1024;
-
 export function headList(headers: HeaderFields, length?: number): string[] {
-  let lists = headLists.get(headers);
-  if (!lists) {
-    const plain: string[] = [];
-    for (const name in headers) plain.push(name, headers[name]!);
-    headLists.set(headers, (lists = { plain, sized: new Map() }));
-  }
-  if (length === undefined) return lists.plain;
-  let list = lists.sized.get(length);
-  if (!list) {
-    if (lists.sized.size >= MAX_SIZED) lists.sized.clear();
-    lists.sized.set(length, (list = [...lists.plain, ROUTES.header.contentLength, String(length)]));
-  }
+  const list: string[] = [];
+  for (const name in headers) list.push(name, headers[name]!);
+  if (length !== undefined) list.push(ROUTES.header.contentLength, String(length));
   return list;
 }
 
@@ -51,7 +43,7 @@ export function send(
   const pump = (): void => {
     try {
       for (let part = parts.next(); !part.done; part = parts.next())
-        if (!res.write(part.value)) return void res.once('drain', pump);
+        if (!writeBody(res, part.value)) return void res.once('drain', pump);
       res.end();
     } catch (error) {
       res.destroy(error as Error); // the headers are sent: the connection is the only way to say it
@@ -72,7 +64,7 @@ export function sendBytes(
   gate: SendGate | undefined,
 ): void {
   res.writeHead(status, head as string[]);
-  res.end(body);
+  endBody(res, body);
   if (body && gate && res.socket && res.socket.writableLength > 0 && res.req.method !== 'HEAD')
     gate.hold(res, body.length);
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ROUTES } from '../core/route-table.js';
 import { matchesETag } from '../site/answer-tag.js';
 import type { FileLookup } from './file-cache.js';
-import type { StaticRoute } from './route-types.js';
+import { withFields, type StaticRoute } from './route-types.js';
 import { send, sendBytes } from './send-answer.js';
 import type { SendGate } from './send-gate.js';
 import type { LoadedSite } from './site-state.js';
@@ -29,7 +29,7 @@ export function sendFile(
   if (found === 'absent') return live();
   if (found !== 'large') {
     if (found.etag !== undefined && matchesETag(req.headers[IF_NONE_MATCH] as string | undefined, found.etag))
-      return send(res, 304, { ...headers, [ROUTES.header.etag]: found.etag });
+      return send(res, 304, withFields(headers, { [ROUTES.header.etag]: found.etag }));
     return sendBytes(res, 200, found.head, found.body, options.gate);
   }
   options.gate?.hold(res, 2 * FILE_CHUNK_BYTES);

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { AnswerCache } from './answer-cache.js';
 import { answerListingRoute, listingETag, notModified } from './route.js';
 import type { ApiRequest, ListingRoute, SiteContext } from './route-types.js';
-import { headList, send, sendBytes } from './send-answer.js';
+import { send, sendBytes } from './send-answer.js';
 import type { SendGate } from './send-gate.js';
 import { pause } from './site-state.js';
 
@@ -32,7 +32,7 @@ export function sendListing(
   const unchanged = notModified(req, etag);
   if (unchanged) return send(res, 304, unchanged, undefined, gate);
   const kept = key === undefined ? undefined : cache!.get(key);
-  if (kept) return sendBytes(res, kept.status, headList(kept.headers, kept.body.length), kept.body, gate);
+  if (kept) return sendBytes(res, kept.status, kept.head, kept.body, gate);
   const answer = () => {
     const { status, headers, body } = answerListingRoute(req, decision, site, () => etag);
     const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : body;

@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Writable, type Readable } from 'node:stream';
 import { ROUTES } from '../core/route-table.js';
+import { writeBody } from './body-bytes.js';
 
 const CACHE_CONTROL = ROUTES.header.cacheControl.toLowerCase();
 
@@ -110,7 +111,7 @@ export class RelayResponse extends SirvResponse {
       this.source?.destroy();
       return done();
     }
-    if (this.res.write(chunk)) return done();
+    if (writeBody(this.res, chunk)) return done();
     this.res.once('drain', () => done());
   }
 
