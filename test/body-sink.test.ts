@@ -167,7 +167,9 @@ describe('pipeSink gives a part back only once every copy has taken its bytes', 
     const given: boolean[] = [];
     const background: Promise<unknown>[] = [];
     const copies = pipeSink(made.make).copies(
-      parts.values(),
+      (async function* () {
+        yield* parts;
+      })(),
       count,
       () => given.push(made.allTaken()),
       (work) => background.push(work),
