@@ -128,7 +128,9 @@ describe('a clean clone', () => {
     [
       'prepack compiles lib/ from nothing',
       () =>
-        /rmSync\('lib'.*&& tsc -p tsconfig.json && node scripts\/bundle-edge.mjs$/.test(current.scripts.prepack ?? ''),
+        /^node -e "require\('node:fs'\).rmSync\('lib'.* && tsc -p tsconfig.json .*&& node scripts\/bundle-edge.mjs$/.test(
+          current.scripts.prepack ?? '',
+        ),
       true,
     ],
     ['npm start compiles first', () => /^tsc\b/.test(current.scripts.prestart ?? ''), true],
@@ -190,6 +192,14 @@ describe('the tarball', () => {
 
   it('is small: under 400 kB packed (code, docs and the 48-city sample; the file list above keeps tests and bench data out)', () => {
     expect(packed.size).toBeLessThan(400_000);
+  });
+
+  it.each([
+    ['its code carries no comments (prepack strips them: they are for the repository)', 'lib/app/serve.js', false],
+    ['its types keep their docs (an editor shows them)', 'lib/app/serve.d.ts', true],
+  ])('%s', async (_what, path, commented) => {
+    const text = await readFile(join(template, 'node_modules/cities-api', path), 'utf8');
+    expect(/^\s*(\/\/|\/\*\*)/m.test(text)).toBe(commented);
   });
 
   it('declares what users and registries read', async () => {
