@@ -16,6 +16,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import * as bench from './bench/edge-lib.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
 const { values: opts } = parseArgs({
@@ -26,21 +27,7 @@ const { values: opts } = parseArgs({
   },
 });
 const PAGES = Number(opts.pages);
-const lib = (path) => import(join(ROOT, 'lib', path));
-const [{ readDataset }, { CityIndex }, { answerListing, bodyBytes }, { parseQuery }, { build }, { EdgeSource }] =
-  await Promise.all(
-    [
-      'dataset/read-dataset.js',
-      'core/city-index.js',
-      'core/page.js',
-      'core/query-string.js',
-      'app/build.js',
-      'site/edge-source.js',
-    ].map(lib),
-  );
-const { readManifestHead } = await lib('store/manifest-file.js');
-const { planAssets } = await lib('platforms/cloudflare/assets.js');
-const { CLOUDFLARE_FREE } = await lib('site/asset-budget.js');
+const { EdgeSource } = await bench.lib('site/edge-source.js');
 
 /** The query kinds: the i-th page of each (distinct pages, spread over the list). */
 const kinds = (count) => [
@@ -69,20 +56,20 @@ let sites = opts.site ?? [];
 if (!sites.length) {
   const out = join(mkdtempSync(join(tmpdir(), 'cities-api-cfreads-')), 'site');
   made.push(out);
-  await build({ data: opts.data, out, baseUrl: BASE, host: 'cloudflare' });
+  await bench.build({ data: opts.data, out, baseUrl: BASE, host: 'cloudflare' });
   sites = [out];
 }
 try {
-  const table = await readDataset(opts.data);
-  const collation = (await readManifestHead(sites[0])).settings.collation;
-  const index = new CityIndex(table, collation);
+  const table = await bench.readDataset(opts.data);
+  const collation = (await bench.readManifestHead(sites[0])).settings.collation;
+  const index = new bench.CityIndex(table, collation);
   console.log(`${table.count.toLocaleString('en')} cities (${opts.data}), ${PAGES} pages a kind, no block cache\n`);
   const rows = new Map();
   for (const site of sites) {
-    const { settings } = await readManifestHead(site);
-    const plan = await planAssets(site, CLOUDFLARE_FREE);
+    const { settings } = await bench.readManifestHead(site);
+    const plan = await bench.planAssets(site, bench.CLOUDFLARE_FREE);
     console.log(
-      `${site}: fineBlockBytes ${settings.fineBlockBytes ?? 'none'}, first pages ${settings.firstPages}; published ${plan.files.toLocaleString('en')} files (limit ${CLOUDFLARE_FREE.files.toLocaleString('en')}), largest ${(plan.largest.value / 2 ** 20).toFixed(1)} MiB (${plan.largest.of}) (limit ${CLOUDFLARE_FREE.fileBytes / 2 ** 20})`,
+      `${site}: fineBlockBytes ${settings.fineBlockBytes ?? 'none'}, first pages ${settings.firstPages}; published ${plan.files.toLocaleString('en')} files (limit ${bench.CLOUDFLARE_FREE.files.toLocaleString('en')}), largest ${(plan.largest.value / 2 ** 20).toFixed(1)} MiB (${plan.largest.of}) (limit ${bench.CLOUDFLARE_FREE.fileBytes / 2 ** 20})`,
     );
     for (const [kind, query] of kinds(table.count)) {
       const reads = { bytes: 0 };
@@ -92,13 +79,13 @@ try {
         return bytes;
       };
       const source = new EdgeSource(read, { cacheBytes: 0 });
-      await source.answer(parseQuery(query(0).replace(/page=\d+/, 'page=1')), BASE);
+      await source.answer(bench.parseQuery(query(0).replace(/page=\d+/, 'page=1')), BASE);
       const per = [];
       for (let i = 0; i < PAGES; i++) {
-        const pairs = parseQuery(query(i));
+        const pairs = bench.parseQuery(query(i));
         reads.bytes = 0;
-        const body = bodyBytes((await source.answer(pairs, BASE)).body);
-        if (!Buffer.from(body).equals(bodyBytes(answerListing(index, pairs, BASE).body)))
+        const body = bench.bodyBytes((await source.answer(pairs, BASE)).body);
+        if (!Buffer.from(body).equals(bench.bodyBytes(bench.answerListing(index, pairs, BASE).body)))
           throw new Error(`${site} ?${query(i)}: the edge answer differs from answerListing's`);
         per.push({ read: reads.bytes, goal: 3 * body.length + 512_000, answer: body.length });
       }
