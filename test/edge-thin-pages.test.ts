@@ -1,13 +1,20 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { build } from '../src/app/build.js';
 import type { CityIndex } from '../src/core/city-index.js';
 import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { answerListing, bodyBytes } from '../src/core/page.js';
 import { parseQuery } from '../src/core/query-string.js';
-import { hostBudget } from '../src/site/asset-budget.js';
+import { ROUTES } from '../src/core/route-table.js';
+import { FINE_BLOCKS, hostBudget } from '../src/site/asset-budget.js';
+import type { EdgeIndex } from '../src/site/edge-files.js';
 import { EdgeSource } from '../src/site/edge-source.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
+import { readManifestHead } from '../src/store/manifest-file.js';
 import { BASE, differences, spreadIndex, streamed, tiedIndex } from './edge-answers.js';
 import { countedEdgeSite, memoryEdgeSite } from './edge-helpers.js';
+import { tempDir } from './helpers.js';
 
 // Issue #25: on Cloudflare the Worker reads blocks whole (the assets binding ignores Range). A
 // page of a multi-field ordering whose first field has a large tie group (its cities laid out by
@@ -101,4 +108,41 @@ describe('a page spread thin over a large tie group, read in whole blocks (as on
       expect([...site.files.keys()].filter((p) => p.includes('/rows/name_en-')).length).toBeGreaterThan(10);
     },
   );
+
+  // The build itself: what it records, writes, and finds up to date the next time.
+  it('build --for cloudflare of 3,000 cities with large ties: fine blocks recorded and written, the same site again up to date, answers as serve', async () => {
+    const index = tiedIndex(3_000);
+    const { dir, cleanup } = await tempDir('cities-cf-fine-');
+    try {
+      const data = join(dir, 'cities.json');
+      await writeFile(data, JSON.stringify(index.table.toCities()));
+      const out = join(dir, 'site');
+      const options = { data, out, baseUrl: BASE, host: 'cloudflare', collation: 'codepoint' } as const;
+      const first = await build(options);
+      const { settings } = (await readManifestHead(out))!;
+      const edgeDir = join(out, ROUTES.edge.dir);
+      const written = (await readdir(edgeDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+      const head = JSON.parse(await readFile(join(out, ROUTES.edge.index), 'utf8')) as EdgeIndex;
+      const listed = Object.values(head.layouts).filter(Array.isArray).flat().length;
+      expect({ fine: settings.fineBlockBytes, edgeFiles: settings.edgeFiles }).toEqual({
+        fine: FINE_BLOCKS[0],
+        edgeFiles: written.length,
+      });
+      expect(written.length).toBe(1 + 17 + listed);
+      // The same dataset again: nothing to write (the fine blocks and first pages decided the same way).
+      const again = await build(options);
+      expect({ upToDate: again.upToDate, files: again.files }).toEqual({ upToDate: true, files: first.files });
+      // Read whole from the built files, as the Worker does: serve's bytes.
+      const source = new EdgeSource(async (path) => new Uint8Array(await readFile(join(out, path))), { cacheBytes: 0 });
+      const queries = [
+        'ordering=name_en,name_ar&page_size=10&page=57',
+        'ordering=-name_en,-name_ar&page_size=100&page=3',
+        'ordering=name_fr&page=200',
+        'page=9',
+      ];
+      expect(await differences(index, source, queries)).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
 });
