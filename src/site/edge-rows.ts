@@ -24,8 +24,8 @@ export interface RowOptions extends BlockOptions {
    * Blocks a request keeps once it has used them, for its own later runs (default 16, about 4 MB):
    * a multi-field page whose cities alternate between a few blocks reads each once, whatever the
    * cache. Counted in blocks of BLOCK_BYTES: a smaller one (a large tie group's fine block,
-   * edge-cuts.ts) counts for its share, so that a page scattered over fine blocks keeps as many
-   * bytes of them as of full ones.
+   * edge-cuts.ts) counts for the memory it holds, so that a page scattered over fine blocks keeps
+   * as many bytes of them as of full ones.
    */
   readonly keepBlocks?: number;
   /** Where files are held open: the most a page opens before its first byte (default 16); the rest are opened as it is read. */
@@ -154,7 +154,8 @@ export class RowReader {
           uses.delete(b);
           if (lastRun.get(b)! > r) {
             used.set(b, pending.get(b)!);
-            shares.set(b, Math.min(1, block.bytes / BLOCK_BYTES));
+            // The memory it holds: a scan's array (rounded up to the pool's grain), else its bytes.
+            shares.set(b, Math.min(1, (arrays.get(b)?.buffer.byteLength ?? block.bytes) / BLOCK_BYTES));
             kept += shares.get(b)!;
           } else {
             held.get(path(b))?.close();
