@@ -40,6 +40,7 @@ const UNIT = [
   'cloudfront-stack',
   'create-city',
   'dataset-file',
+  'edge-cuts',
   'edge-ranges',
   'fetch-handler',
   'json-text',

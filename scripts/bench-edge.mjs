@@ -28,6 +28,18 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  answerListing,
+  bodyBytes,
+  build,
+  CityIndex,
+  CLOUDFLARE_FREE,
+  lib,
+  parseQuery,
+  planAssets,
+  readDataset,
+  readManifestHead,
+} from './bench/edge-lib.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
 const { values: opts } = parseArgs({
@@ -41,24 +53,10 @@ const { values: opts } = parseArgs({
 const BASE = 'https://api.example.org';
 const REQUESTS = Number(opts.requests);
 const PLATFORMS = opts.platforms.split(',');
-const lib = (path) => import(join(ROOT, 'lib', path));
-const [{ readDataset }, { CityIndex }, { answerListing, bodyBytes }, { parseQuery }, { build }, edge, fetchCore] =
-  await Promise.all(
-    [
-      'dataset/read-dataset.js',
-      'core/city-index.js',
-      'core/page.js',
-      'core/query-string.js',
-      'app/build.js',
-      'app/edge-project.js',
-      'http/fetch-handler.js',
-    ].map(lib),
-  );
-const { edgeSite } = await lib('http/edge-site.js');
-const { readManifestHead } = await lib('store/manifest-file.js');
-const { planAssets } = await lib('platforms/cloudflare/assets.js');
+const [edge, fetchCore, { edgeSite }] = await Promise.all(
+  ['app/edge-project.js', 'http/fetch-handler.js', 'http/edge-site.js'].map(lib),
+);
 const { workerdMemory } = await import('./bench/workerd-memory.mjs');
-const { CLOUDFLARE_FREE } = await lib('site/asset-budget.js');
 
 /** The query kinds, each a first query and the i-th next one (distinct pages). */
 const kinds = (count) => [

@@ -104,6 +104,24 @@ export function kitQueries(name: string): string[] {
     .map((line) => line.replace(/^GET /, '').split('?').slice(1).join('?'));
 }
 
+/**
+ * `n` cities of about 3.3 KB (names of 180 characters) whose name_de takes one of `groups` values
+ * (tie groups of n / groups cities, each spread evenly over name_en's order) and every other name
+ * one of its own, in an order unrelated to the ids: a page of name_de,name_en lies 1 city in
+ * `groups` in name_en's layout, and scattered over its tie group in name_de's.
+ */
+export function spreadIndex(n: number, groups: number): CityIndex {
+  const pad = 'x'.repeat(174);
+  return new CityIndex(
+    CityTable.fromCities(
+      Array.from({ length: n }, (_, i) =>
+        makeCity(i + 1, { name: `${pad}${String((i * 7919) % n).padStart(6, '0')}`, name_de: `D${i % groups}` }),
+      ),
+    ),
+    'codepoint',
+  );
+}
+
 /** `n` cities in ids not in file order, names with many ties on name_en (thousands) and few on name_ar. */
 export function tiedIndex(n: number): CityIndex {
   return new CityIndex(

@@ -160,9 +160,11 @@ export async function expectPagesAsFiles(
   return pages;
 }
 
-/** A site's edge files in memory, and every path read from them. */
-export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff') {
-  return countedEdgeSite(new Map([...edgeFiles(index, tag)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))])));
+/** A site's edge files in memory (large tie groups in blocks of `fine` bytes where given, as for Cloudflare), and every path read from them. */
+export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff', fine?: number) {
+  return countedEdgeSite(
+    new Map([...edgeFiles(index, tag, fine)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))])),
+  );
 }
 
 /** Edge files already made (shared by cases that only read them), with this reader's own count of paths and bytes read. */

@@ -1,7 +1,7 @@
 import { CityIndex } from '../core/city-index.js';
 import { datasetDigest, readDataset } from '../dataset/read-dataset.js';
 import { sha256 } from '../fs/file-output.js';
-import { firstPagesFor } from '../site/asset-budget.js';
+import { hostBudget } from '../site/asset-budget.js';
 import { specOf, type ManifestHead } from '../site/manifest.js';
 import { countSiteFiles, reusableShape } from '../site/size.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
@@ -92,9 +92,8 @@ async function planFromDataset(
   });
   const { count } = table;
   const cityBytes = table.jsonBytes();
-  const settings = asked.host
-    ? budgeted(asked, { firstPages: firstPagesFor(asked.host, { ...asked, count }, cityBytes) })
-    : asked;
+  const index = new CityIndex(table, asked.collation);
+  const settings = asked.host ? budgeted(asked, hostBudget(asked.host, { ...asked, count }, index)) : asked;
   const spec = siteSpec(settings, count);
   checkMaxFiles(spec, options);
   const manifest = manifestHead(settings, { count, sha256: sha256(table.datasetParts()) });
@@ -104,7 +103,7 @@ async function planFromDataset(
       ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result()
       : (pending?.cancel(), null);
   const upToDate = !!check && !check.unverified && !check.changed.length;
-  const data = new HeldIndex(new CityIndex(table, settings.collation));
+  const data = new HeldIndex(index);
   // Sampling compression sorts an ordering: only worth it when pages are to be built.
   const ratio =
     settings.compression !== 'none' && !upToDate

@@ -37,9 +37,20 @@ export function settingsOf(options: BuildOptions): SiteSettings {
   };
 }
 
-/** A site for one host with its first pages (last in the settings, as the manifest records them), if not every page. */
-export function budgeted(settings: SiteSettings, { firstPages }: Pick<SiteSettings, 'firstPages'>): SiteSettings {
-  return firstPages === undefined ? settings : { ...settings, firstPages };
+/**
+ * A site for one host with its budget (last in the settings, as the manifest records them): its
+ * first pages if not every page, its fine blocks' size if any, its edge files' count.
+ */
+export function budgeted(
+  settings: SiteSettings,
+  { firstPages, fineBlockBytes, edgeFiles }: Pick<SiteSettings, 'firstPages' | 'fineBlockBytes' | 'edgeFiles'>,
+): SiteSettings {
+  return {
+    ...settings,
+    ...(firstPages !== undefined && { firstPages }),
+    ...(fineBlockBytes !== undefined && { fineBlockBytes }),
+    ...(edgeFiles !== undefined && { edgeFiles }),
+  };
 }
 
 /** A host that compresses by itself (Cloudflare) takes no `.gz`/`.br`: asking for them contradicts --for. */

@@ -109,7 +109,7 @@ function* firstRound(
   const { index, dataset } = data;
   // Read by edge functions, never sent to a client as they are: not compressed. First, so that
   // ranking the fields no page needs grows the heap before the writer threads grow, not on top.
-  yield* edgeFiles(index, edgeTag);
+  yield* edgeFiles(index, edgeTag, spec.fineBlockBytes);
   yield { path: ROUTES.extras.dataset, body: dataset };
   kept.lengths = index.table.jsonLengths();
   kept.orders = siteOrderings(spec).map(({ ordering }) => index.order(ordering));

@@ -2,19 +2,20 @@ import { utf8 } from '../core/bytes.js';
 import type { CityIndex } from '../core/city-index.js';
 import { NAME_FIELDS, type NameField } from '../core/fields.js';
 import { fill, ROUTES } from '../core/route-table.js';
+import { BLOCK_BYTES, blockStarts, orderedLayouts, sameOrder } from './edge-cuts.js';
 import { blockParts, encodeRanks, tagBytes } from './edge-format.js';
 import type { SiteFile } from './pages.js';
 
 // The files an edge function answers live queries from (see edge-source.ts): the collation done
 // here, at build time. Each ordering a page can start from (the default one, each field ascending)
-// has its cities laid out in its order, in blocks of at most BLOCK_BYTES, so that a page of it is a
+// has its cities laid out in its order, in blocks (edge-cuts.ts: of at most BLOCK_BYTES, and where
+// a host reads files whole, large tie groups in fine blocks), so that a page of it is a
 // contiguous read of one or a few blocks; a descending or multi-field page reads the same layout
 // (a descending one reverses its groups of equal values) with the rank files saying where its
 // cities are. Fields whose order is another's (a dataset with one name in every language) share
 // that layout. Never the whole dataset per request, and never ICU at run time.
 
-/** City bytes per block: two blocks (a page across a boundary) stay under 512 KB with their headers. */
-export const BLOCK_BYTES = 240_000;
+export { BLOCK_BYTES } from './edge-cuts.js';
 /** The rank files: one per name field, and the default ordering's. */
 export const RANK_FILES = NAME_FIELDS.length + 1;
 /** The layouts: the default ordering's, then each field's ascending one. */
@@ -36,56 +37,38 @@ export interface EdgeIndex {
 export const rankPath = (name: Layout) => fill(ROUTES.edge.ranks, { ordering: name });
 export const blockPath = (layout: Layout, block: number) => fill(ROUTES.edge.block, { layout, block });
 
-/** Every edge file of a site, in a stable order; `tag` names the dataset and collation they come from. */
-export function* edgeFiles(index: CityIndex, tag: string): Generator<SiteFile> {
+/**
+ * Every edge file of a site, in a stable order; `tag` names the dataset and collation they come
+ * from; `fine`, where given, the most bytes of a block of a large tie group (edge-cuts.ts).
+ */
+export function* edgeFiles(index: CityIndex, tag: string, fine?: number): Generator<SiteFile> {
   const tagged = tagBytes(tag);
   const distinct = {} as Record<NameField, number>;
   const layouts = {} as Record<Layout, number[] | Layout>;
   const written: { layout: Layout; order: Uint32Array }[] = [];
-  function* laidOut(layout: Layout, order: Uint32Array): Generator<SiteFile> {
-    const same = written.find((w) => equal(w.order, order));
+  const lengths = index.table.jsonLengths();
+  // One layout at a time, a field's ranks dropped once written (its order is kept to share its layout).
+  for (const { layout, order, startsGroup, distinct: values } of orderedLayouts(index)) {
+    if (values !== undefined) distinct[layout as NameField] = values;
+    yield { path: rankPath(layout), body: [encodeRanks(order, startsGroup, tagged)] };
+    const same = written.find((w) => sameOrder(w.order, order));
     if (same) {
       layouts[layout] = same.layout;
-      return;
+      continue;
     }
     written.push({ layout, order });
-    const starts: number[] = [];
-    for (let start = 0; start < order.length; ) {
-      let end = start;
-      for (let bytes = 0; end < order.length; end++) {
-        bytes += index.json(order[end]!).length;
-        if (bytes > BLOCK_BYTES && end > start) break;
-      }
+    const starts = blockStarts(order.length, (i) => lengths[order[i]!]!, startsGroup, fine);
+    for (let b = 0; b < starts.length; b++) {
+      const [start, end] = [starts[b]!, starts[b + 1] ?? order.length];
       // Parts, not one buffer: the cities are the table's own bytes, written without a copy.
       const parts = blockParts(
         Array.from({ length: end - start }, (_, i) => index.json(order[start + i]!)),
         tagged,
       );
-      yield { path: blockPath(layout, starts.length), body: { [Symbol.iterator]: () => parts[Symbol.iterator]() } };
-      starts.push(start);
-      start = end;
+      yield { path: blockPath(layout, b), body: { [Symbol.iterator]: () => parts[Symbol.iterator]() } };
     }
     layouts[layout] = starts;
   }
-  // One field at a time, its ranks dropped once written (its order is kept to share its layout).
-  for (const field of NAME_FIELDS) {
-    const { order, ranks } = index.ascending(field);
-    distinct[field] = ranks.distinct;
-    yield {
-      path: rankPath(field),
-      body: [encodeRanks(order, (i) => i === 0 || ranks.ranks[order[i]!] !== ranks.ranks[order[i - 1]!], tagged)],
-    };
-    yield* laidOut(field, order);
-  }
-  const order = index.single([]);
-  const { ranks } = index.ranks('name_en');
-  const { top } = index.table;
-  const differs = (a: number, b: number) => top[a] !== top[b] || ranks[a] !== ranks[b];
-  yield {
-    path: rankPath(ROUTES.absent),
-    body: [encodeRanks(order, (i) => i === 0 || differs(order[i]!, order[i - 1]!), tagged)],
-  };
-  yield* laidOut(ROUTES.absent, order);
   const head: EdgeIndex = {
     format: 2,
     count: index.count,
@@ -94,12 +77,6 @@ export function* edgeFiles(index: CityIndex, tag: string): Generator<SiteFile> {
     layouts: Object.fromEntries(LAYOUTS.map((l) => [l, layouts[l]])) as EdgeIndex['layouts'],
   };
   yield { path: ROUTES.edge.index, body: [utf8(`${JSON.stringify(head)}\n`)] };
-}
-
-function equal(a: Uint32Array, b: Uint32Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** Blocks of one layout of `cityBytes` (an upper estimate: a block ends early only to fit a whole city, far less than a tenth of it). */

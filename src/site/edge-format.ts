@@ -25,6 +25,8 @@ export interface RankFile {
 
 export interface BlockFile {
   readonly count: number;
+  /** The bytes held: the file's, or the ranges' read of it. */
+  readonly bytes: number;
   /** The serialized city at an index of the block. */
   city(i: number): Uint8Array;
 }
@@ -63,7 +65,11 @@ export function decodeBlock(bytes: Uint8Array, tag: Uint8Array, path: string): B
   const ends = readU32s(bytes, HEADER, n);
   const data = HEADER + 4 * n;
   if (n && data + ends[n - 1]! !== bytes.length) throw corrupt(path, 'its cities end elsewhere than the file');
-  return { count: n, city: (i) => bytes.subarray(data + (i ? ends[i - 1]! : 0), data + ends[i]!) };
+  return {
+    count: n,
+    bytes: bytes.length,
+    city: (i) => bytes.subarray(data + (i ? ends[i - 1]! : 0), data + ends[i]!),
+  };
 }
 
 /** The tag's bytes from its hex spelling (as the edge index writes it). */

@@ -6,11 +6,12 @@ import type { EdgeIndex } from './edge-files.js';
 import { blocksOf } from './edge-index.js';
 import type { FieldRanks } from './edge-ranks.js';
 import type { RowReader } from './edge-rows.js';
-import { blockCount, type LayoutBlocks } from './edge-runs.js';
+import { blockCities, type LayoutBlocks } from './edge-runs.js';
 
 // Which layout a page's cities are read from, and at which of its indices: a contiguous run of
 // the default ordering's or a field's ascending layout; else, once the terms' rank files are
-// read, the layout of one term where the page's cities span the fewest blocks. Where only the
+// read, the layout of one term where the blocks holding the page's cities hold the fewest cities
+// (blocks differ in size where a large tie group is cut finer: edge-cuts.ts). Where only the
 // default ordering's layout is deployed (AWS Lambda), a page of another ordering is gathered from
 // it: the default rank file says where each of its cities lies there.
 
@@ -48,15 +49,16 @@ export async function pageCities(
   const positions = orders.positions(terms, start, end);
   // The page's cities lie together in its first field's layout unless that field has large ties
   // (many cities of one value, ordered there by id): then another term's layout may hold them in
-  // fewer blocks. The layout read is the one where they span the fewest.
+  // fewer blocks. The layout read is the one whose blocks holding them hold the fewest cities
+  // (about their bytes): what a platform reading blocks whole reads.
   let best: { blocks: LayoutBlocks; indices: Uint32Array; span: number } | undefined;
   for (const field of terms.map((t) => t.field)) {
     const at = fields.inverse(field);
     const indices = positions.map((p) => at[p]!);
     const blocks = blocksOf(index, field);
-    const span = blockCount(blocks.starts, indices);
-    if (!best || span < best.span) best = { blocks, indices, span };
-    if (span <= 1) break;
+    const span = blockCities(blocks, indices);
+    if (!best || span.cities < best.span) best = { blocks, indices, span: span.cities };
+    if (span.blocks <= 1) break;
   }
   return rows.cities(best!.blocks, best!.indices);
 }

@@ -100,6 +100,7 @@ export function partialBlock(
   const starts = ranges.map((r) => r.start);
   return {
     count: ends.length,
+    bytes: ends.byteLength + parts.reduce((n, part) => n + part.length, 0),
     city(i) {
       const start = data + (i ? ends[i - 1]! : 0);
       const end = data + ends[i]!;

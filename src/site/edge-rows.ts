@@ -2,6 +2,7 @@ import type { Bytes } from '../core/bytes.js';
 import type { BlockFile } from './edge-format.js';
 import type { Into } from './byte-pool.js';
 import { BlockReads, cityOf, type BlockOptions, type OpenedFile, type OpenSiteFile } from './edge-blocks.js';
+import { BLOCK_BYTES } from './edge-cuts.js';
 import { gathered } from './edge-gather.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
 import { neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
@@ -21,7 +22,10 @@ export interface RowOptions extends BlockOptions {
   readonly concurrency?: number;
   /**
    * Blocks a request keeps once it has used them, for its own later runs (default 16, about 4 MB):
-   * a multi-field page whose cities alternate between a few blocks reads each once, whatever the cache.
+   * a multi-field page whose cities alternate between a few blocks reads each once, whatever the
+   * cache. Counted in blocks of BLOCK_BYTES: a smaller one (a large tie group's fine block,
+   * edge-cuts.ts) counts for the memory it holds, so that a page scattered over fine blocks keeps
+   * as many bytes of them as of full ones.
    */
   readonly keepBlocks?: number;
   /** Where files are held open: the most a page opens before its first byte (default 16); the rest are opened as it is read. */
@@ -75,6 +79,14 @@ export class RowReader {
     // out of it. A block no later run needs is let go at once: a page of every city holds its
     // read-ahead, not 16 blocks more.
     const used = new Map<number, Promise<BlockFile>>();
+    // The used blocks' shares of a full block (1 at most each), and their sum.
+    const shares = new Map<number, number>();
+    let kept = 0;
+    const drop = (b: number) => {
+      used.delete(b);
+      kept -= shares.get(b) ?? 0;
+      shares.delete(b);
+    };
     const lastRun = new Map<number, number>();
     blocks.forEach((b, r) => lastRun.set(b, r));
     let ahead = 0;
@@ -104,8 +116,8 @@ export class RowReader {
         while (ahead < blocks.length && (ahead <= r || pending.size < this.concurrency)) {
           const b = blocks[ahead++]!;
           if (!pending.has(b)) {
-            const kept = used.get(b);
-            used.delete(b);
+            const reused = used.get(b);
+            drop(b);
             const few = needed.get(b)!;
             const cities = (starts[b + 1] ?? layout.count) - starts[b]!;
             const start = (file: OpenedFile | undefined) => {
@@ -121,7 +133,7 @@ export class RowReader {
               slack -= share;
               return this.blocks.ranged(path(b), cities, few, share, range);
             };
-            if (kept) pending.set(b, kept);
+            if (reused) pending.set(b, reused);
             else if (later.delete(path(b)))
               pending.set(
                 b,
@@ -140,16 +152,20 @@ export class RowReader {
         if (left) uses.set(b, left);
         else {
           uses.delete(b);
-          if (lastRun.get(b)! > r) used.set(b, pending.get(b)!);
-          else {
+          if (lastRun.get(b)! > r) {
+            used.set(b, pending.get(b)!);
+            // The memory it holds: a scan's array (rounded up to the pool's grain), else its bytes.
+            shares.set(b, Math.min(1, (arrays.get(b)?.buffer.byteLength ?? block.bytes) / BLOCK_BYTES));
+            kept += shares.get(b)!;
+          } else {
             held.get(path(b))?.close();
             held.delete(path(b));
             release(b);
           }
           pending.delete(b);
-          if (used.size > this.keepBlocks) {
+          while (kept > this.keepBlocks && used.size) {
             const oldest = used.keys().next().value!;
-            used.delete(oldest);
+            drop(oldest);
             release(oldest);
           }
         }

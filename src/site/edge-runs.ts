@@ -40,11 +40,23 @@ export function neededOf(
   return needed;
 }
 
-/** How many distinct blocks hold these indices of a layout. */
-export function blockCount(starts: readonly number[], indices: ArrayLike<number>): number {
+/**
+ * The cities of the distinct blocks holding these indices of a layout: what reading them whole
+ * costs, as blocks differ in size (a large tie group's fine blocks, edge-cuts.ts).
+ */
+export function blockCities(
+  layout: Pick<LayoutBlocks, 'starts' | 'count'>,
+  indices: ArrayLike<number>,
+): { blocks: number; cities: number } {
+  const { starts, count } = layout;
   const seen = new Set<number>();
-  for (const block of runsOf(starts, indices).blocks) seen.add(block);
-  return seen.size;
+  let cities = 0;
+  for (const b of runsOf(starts, indices).blocks)
+    if (!seen.has(b)) {
+      seen.add(b);
+      cities += (starts[b + 1] ?? count) - starts[b]!;
+    }
+  return { blocks: seen.size, cities };
 }
 
 /** The block holding index `x`: the last whose start (the first is 0) is at most x. */

@@ -25,7 +25,10 @@ export function siteExtras(host: Host | undefined): Extra[] {
 }
 
 /** What decides a site's size. */
-export type Sized = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings' | 'compression' | 'host' | 'firstPages'>;
+export type Sized = Pick<
+  SiteSpec,
+  'count' | 'pageSizes' | 'orderings' | 'compression' | 'host' | 'firstPages' | 'edgeFiles'
+>;
 
 export interface SiteSize {
   readonly pages: number;
@@ -46,9 +49,9 @@ function pagesPerOrdering(site: Pick<Sized, 'count' | 'pageSizes' | 'firstPages'
   return listSizes(site.pageSizes).reduce((n, size) => n + Math.min(pageCount(site.count, size), first) + 1, 1);
 }
 
-/** Files of a site whatever it precomputes: the extras, and the edge data (at most, `cityBytes` when known). */
-const fixedFiles = (site: Pick<Sized, 'count' | 'host'>, cityBytes?: number) =>
-  siteExtras(site.host).length + edgeFileCount(site.count, cityBytes);
+/** Files of a site whatever it precomputes: the extras, and the edge data (as counted for a host, else at most, `cityBytes` when known). */
+const fixedFiles = (site: Pick<Sized, 'count' | 'host' | 'edgeFiles'>, cityBytes?: number) =>
+  siteExtras(site.host).length + (site.edgeFiles ?? edgeFileCount(site.count, cityBytes));
 
 export function countSiteFiles(site: Sized, cityBytes?: number): number {
   return pagesPerOrdering(site) * site.orderings.length * filesPerPage(site.compression) + fixedFiles(site, cityBytes);

@@ -23,6 +23,13 @@ export interface SiteSettings {
   readonly host?: Host;
   /** Pages precomputed from the start of each list (an ordering at a page size), besides its `last`; absent: every page. */
   readonly firstPages?: number;
+  /**
+   * A site for a host that reads files only whole (Cloudflare): the most bytes of a block of a
+   * large tie group in the edge data (site/edge-cuts.ts); absent: no group is cut finer.
+   */
+  readonly fineBlockBytes?: number;
+  /** A site for a host: the number of its edge data files (the index, rank files and blocks), as written. */
+  readonly edgeFiles?: number;
 }
 
 /**
