@@ -1,4 +1,5 @@
 import { ByteLru } from '../site/byte-lru.js';
+import { Doorkeeper } from './doorkeeper.js';
 import type { QueryPair } from '../core/query-string.js';
 import type { HeaderFields } from './route-types.js';
 import { headList } from './send-answer.js';
@@ -19,8 +20,6 @@ export interface KeptAnswer extends CachedAnswer {
 const ENTRY_OVERHEAD = 128;
 /** An answer larger than this share of the budget is not kept (one huge page would evict everything). */
 const LARGEST_SHARE = 16;
-/** Keys remembered as computed once (then forgotten all together): about 100 bytes each. */
-const ONCE_LIMIT = 4096;
 
 /**
  * Computed answers of the listing endpoint (compact JSON only: the form a site file would hold),
@@ -38,7 +37,7 @@ const ONCE_LIMIT = 4096;
  */
 export class AnswerCache {
   private readonly entries: ByteLru<KeptAnswer>;
-  private readonly once = new Set<string>();
+  private readonly once = new Doorkeeper();
   private index: object | undefined;
   private spec: object | undefined;
 
@@ -76,10 +75,8 @@ export class AnswerCache {
   offer(key: string, answer: CachedAnswer): void {
     const cost = costOf(key, answer);
     if (cost > this.budget / LARGEST_SHARE || this.entries.has(key)) return;
-    if (this.once.delete(key))
-      return this.entries.set(key, { ...answer, head: headList(answer.headers, answer.body.length) }, cost);
-    if (this.once.size >= ONCE_LIMIT) this.once.clear();
-    this.once.add(key);
+    if (this.once.again(key))
+      this.entries.set(key, { ...answer, head: headList(answer.headers, answer.body.length) }, cost);
   }
 
   /** Bytes held, as counted against the budget. */

@@ -1,4 +1,5 @@
 import type { ListingRoute, StaticRoute } from './route-types.js';
+import { Doorkeeper } from './doorkeeper.js';
 
 /** A remembered decision: the file that answers, or the page to compute. */
 export type RememberedRoute = StaticRoute | ListingRoute;
@@ -12,8 +13,6 @@ const MAX_ROUTES = 2048;
 const MAX_TARGET = 1024;
 const MAX_ACCEPT = 512;
 const MAX_PAIRS = 16;
-/** Targets offered once and not remembered yet, at most (then forgotten all together): about 100 bytes each. */
-const ONCE_LIMIT = 4096;
 
 /**
  * Routing decisions of GET and HEAD requests, remembered per site (a new site starts a new memo):
@@ -24,7 +23,7 @@ const ONCE_LIMIT = 4096;
 export class RouteMemo {
   private readonly byMethod = new Map<string, Map<string | undefined, Map<string, RememberedRoute>>>();
   private size = 0;
-  private readonly once = new Set<string>();
+  private readonly once = new Doorkeeper();
 
   get(method: string, accept: string | undefined, target: string): RememberedRoute | undefined {
     return this.byMethod.get(method)?.get(accept)?.get(target);
@@ -43,11 +42,7 @@ export class RouteMemo {
       (route.kind === 'listing' && route.pairs.length > MAX_PAIRS)
     )
       return;
-    if (!this.once.delete(target)) {
-      if (this.once.size >= ONCE_LIMIT) this.once.clear();
-      this.once.add(target);
-      return;
-    }
+    if (!this.once.again(target)) return;
     if (this.size >= MAX_ROUTES) {
       this.byMethod.clear();
       this.size = 0;
