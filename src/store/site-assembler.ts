@@ -1,14 +1,12 @@
-import { lstatSync, unlinkSync, type Stats } from 'node:fs';
-import { lstat, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
-import { linkEntry, partsOf, reuse, sha256, writeParts, type Body } from '../fs/file-output.js';
+import { partsOf, sha256, writeParts, type Body } from '../fs/file-output.js';
 import { VARIANTS, writeCompressed } from './compression.js';
 import type { SiteFiles } from './manifest-file.js';
-import type { Compression } from '../site/spec.js';
+import type { Compression, CompressionLevel } from '../site/spec.js';
 import { runBounded } from '../fs/run-bounded.js';
-import { holdsBytes } from './site-check.js';
-import { RealDirs } from './stat-check.js';
+import { OldTree } from './old-tree.js';
 import type { StatCache } from './stat-cache.js';
 import type { Slot } from './stat-cache-format.js';
 import { StatRecords } from './stat-records.js';
@@ -66,118 +64,119 @@ export async function assemble(
   entries: Iterable<SiteEntry> | AsyncIterable<SiteEntry>,
   options: AssembleOptions,
 ): Promise<Assembled> {
-  const files = new FileList();
-  const records = new StatRecords();
-  const counts = { written: 0, unchanged: 0, entries: 0 };
-  const made = new Map<string, Promise<unknown>>();
-  const ensureDir = (dir: string) => made.get(dir) ?? made.set(dir, mkdir(dir, { recursive: true })).get(dir)!;
-  const dirs = new RealDirs(outDir);
-  const level = options.compression === 'none' ? null : options.compression;
-  // A `.gz`/`.br` made at another level decompresses to the same page but is not what this build makes.
-  const sameLevel = old?.settings.compression === options.compression;
+  const assembly = new Assembly(outDir, staging, old, cache, options);
+  for (const dir of options.directories ?? []) await assembly.ensureDir(join(staging, dir));
+  await runBounded(entries, (entry) => assembly.one(entry), IN_FLIGHT).finally(() => assembly.close());
+  return assembly.result();
+}
 
-  /** Links the old file into staging if it can be trusted to hold the entry's bytes (`hash`, and `bytes` when in one buffer); its stats, or null. */
-  const reuseOld = async (
-    path: string,
-    slot: Slot,
-    hash: string,
-    bytes: Uint8Array | undefined,
-  ): Promise<FileStat | null> => {
-    const name = slot ? path + VARIANTS[slot - 1] : path;
-    if (!dirs.ok(dirname(path))) return null;
-    const from = join(outDir, name);
-    const to = join(staging, name);
-    await ensureDir(dirname(to));
-    // Its record is compared before the link (which moves the ctime), then what was linked is
-    // checked to be that file (else its bytes are read): nothing can replace it unseen between
-    // the check and the link. Anything else linked is unlinked again.
-    const prior = cache ? lstatSync(from, { throwIfNoEntry: false }) : undefined;
-    const vouched = !!prior?.isFile() && !!cache?.matches(path, slot, prior);
-    const linked = linkEntry(from, to);
-    if (linked === null) return null;
-    if (linked) {
-      if (
-        linked.isFile() &&
-        ((vouched && sameFile(prior!, linked)) || (await holdsBytes(to, slot, linked.size, hash, bytes)))
-      )
-        return linked;
-      unlinkSync(to);
-      return null;
-    }
-    // Where it cannot be linked: checked, then copied.
-    const stats = await lstat(from).catch(() => null);
-    if (!stats?.isFile()) return null;
-    if (!cache?.matches(path, slot, stats) && !(await holdsBytes(from, slot, stats.size, hash, bytes))) return null;
-    return reuse(from, to, stats);
-  };
+class Assembly {
+  private readonly files = new FileList();
+  private readonly records = new StatRecords();
+  private readonly counts = { written: 0, unchanged: 0, entries: 0 };
+  private readonly made = new Map<string, Promise<unknown>>();
+  private readonly oldTree: OldTree;
+  private readonly level: CompressionLevel | null;
+  /** A `.gz`/`.br` made at another level decompresses to the same page but is not what this build makes. */
+  private readonly sameLevel: boolean;
+  private pool: WritePool | undefined;
 
-  const wrote = async (file: number, stats: readonly FileStat[], slots: readonly Slot[]) => {
-    slots.forEach((slot, i) => records.set(file, slot, stats[i]!));
-    counts.written += slots.length;
-    await options.guard?.wrote(stats.reduce((n, s) => n + s.size, 0));
-  };
+  constructor(
+    outDir: string,
+    private readonly staging: string,
+    private readonly old: SiteFiles | null,
+    cache: StatCache | null,
+    private readonly options: AssembleOptions,
+  ) {
+    this.oldTree = new OldTree(outDir, staging, cache, (dir) => this.ensureDir(dir));
+    this.level = options.compression === 'none' ? null : options.compression;
+    this.sameLevel = old?.settings.compression === options.compression;
+  }
 
-  for (const dir of options.directories ?? []) await ensureDir(join(staging, dir));
-  let pool: WritePool | undefined;
-  const one = (entry: SiteEntry) =>
-    place(entry).then(
-      () => entry.placed?.({ file: join(staging, entry.path) }),
+  ensureDir(dir: string): Promise<unknown> {
+    return this.made.get(dir) ?? this.made.set(dir, mkdir(dir, { recursive: true })).get(dir)!;
+  }
+
+  one(entry: SiteEntry): Promise<void> {
+    return this.place(entry).then(
+      () => entry.placed?.({ file: join(this.staging, entry.path) }),
       (error: unknown) => {
         entry.placed?.({ error });
         throw error;
       },
     );
-  const place = async (entry: SiteEntry) => {
+  }
+
+  close(): void {
+    this.pool?.close();
+  }
+
+  result(): Assembled {
+    const { files, records, counts } = this;
+    return { files, records, written: counts.written, unchanged: counts.unchanged };
+  }
+
+  private async place(entry: SiteEntry): Promise<void> {
     const parts = partsOf(entry.body);
     const hash = sha256(parts);
-    const compress = !!entry.compress && !!level;
-    const file = files.add(entry.path, hash, compress);
+    const compress = !!entry.compress && !!this.level;
+    const file = this.files.add(entry.path, hash, compress);
     const slots: Slot[] = compress ? [0, 1, 2] : [0];
     const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
-    let todo = slots;
-    if (!options.force && old && old.files.hashOf(entry.path) === hash) {
-      todo = [];
-      for (const slot of slots) {
-        const kept = (slot === 0 || sameLevel) && (await reuseOld(entry.path, slot, hash, single));
-        if (kept) {
-          records.setLinked(file, slot, kept);
-          counts.unchanged++;
-        } else todo.push(slot);
-      }
-    }
-    const target = join(staging, entry.path);
+    const todo =
+      !this.options.force && this.old?.files.hashOf(entry.path) === hash
+        ? await this.keepOld(entry.path, file, slots, hash, single)
+        : slots;
+    const target = join(this.staging, entry.path);
     const pooled =
-      todo.length === slots.length && single && (pool ??= new WritePool(level)).write(target, single, compress);
+      todo.length === slots.length &&
+      single &&
+      (this.pool ??= new WritePool(this.level)).write(target, single, compress);
     if (pooled) {
       const flat = await pooled;
-      await wrote(
-        file,
-        [0, 1, 2].slice(0, slots.length).map((i) => ({
-          ino: flat[i * 4]!,
-          size: flat[i * 4 + 1]!,
-          mtimeMs: flat[i * 4 + 2]!,
-          ctimeMs: flat[i * 4 + 3]!,
-        })),
-        slots,
-      );
+      const stats = slots.map((_, i) => ({
+        ino: flat[i * 4]!,
+        size: flat[i * 4 + 1]!,
+        mtimeMs: flat[i * 4 + 2]!,
+        ctimeMs: flat[i * 4 + 3]!,
+      }));
+      await this.wrote(file, stats, slots);
     } else if (todo.length) {
-      await ensureDir(dirname(target));
+      await this.ensureDir(dirname(target));
       const stats: FileStat[] = [];
       for (const slot of todo)
         stats.push(
           await (slot
-            ? writeCompressed(target + VARIANTS[slot - 1], parts, VARIANTS[slot - 1]!, level!)
+            ? writeCompressed(target + VARIANTS[slot - 1], parts, VARIANTS[slot - 1]!, this.level!)
             : writeParts(target, parts)),
         );
-      await wrote(file, stats, todo);
+      await this.wrote(file, stats, todo);
     }
-    options.onProgress?.(++counts.entries);
-  };
-  await runBounded(entries, one, IN_FLIGHT).finally(() => pool?.close());
-  return { files, records, written: counts.written, unchanged: counts.unchanged };
-}
+    this.options.onProgress?.(++this.counts.entries);
+  }
 
-/** Whether two lstats are of the same file, unchanged but for its ctime (a link moves it). */
-function sameFile(a: Stats, b: Stats): boolean {
-  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+  /** Links what can be kept of the old tree's file and its siblings; the slots left to write. */
+  private async keepOld(
+    path: string,
+    file: number,
+    slots: readonly Slot[],
+    hash: string,
+    single: Uint8Array | undefined,
+  ): Promise<Slot[]> {
+    const todo: Slot[] = [];
+    for (const slot of slots) {
+      const kept = (slot === 0 || this.sameLevel) && (await this.oldTree.reuse(path, slot, hash, single));
+      if (kept) {
+        this.records.setLinked(file, slot, kept);
+        this.counts.unchanged++;
+      } else todo.push(slot);
+    }
+    return todo;
+  }
+
+  private async wrote(file: number, stats: readonly FileStat[], slots: readonly Slot[]): Promise<void> {
+    slots.forEach((slot, i) => this.records.set(file, slot, stats[i]!));
+    this.counts.written += slots.length;
+    await this.options.guard?.wrote(stats.reduce((n, s) => n + s.size, 0));
+  }
 }
