@@ -28,8 +28,9 @@ const totals = { passed: 0, failed: 0, pages: 0 };
 
 /**
  * Each kit dataset's Deno project, copied to the disk once for the file (the project's own
- * --allow-read reads nothing under /dev/shm; cities1234's 11,758 files cost 6.6 CPU-s to copy on
- * ext4): read in place by its kit case, then taken by the rebuild case that changes its site.
+ * --allow-read reads nothing under /dev/shm; cities1234's 11,758 files cost 1.5 to 6.6 CPU-s to
+ * copy on ext4, by the load, and 0.5 to delete): read in place by its kit case, then taken by the
+ * rebuild case that changes its site.
  */
 const projects = new Map<string, ReturnType<typeof kitEdgeProject>>();
 function denoProject(name: string, baseUrl: string, take = false): ReturnType<typeof kitEdgeProject> {
