@@ -31,7 +31,7 @@ export const DENO_LIMITS: readonly PlatformLimit[] = [
  * collected with the young generation; V8's default lets it grow to 16 MB a semi-space, between
  * collections an answer of every city at 140k cities piled up 45-62 MB of them and of its other
  * garbage (heap + external above the baseline), 20-27 MB with 2 MB, at the same CPU per answer
- * (docs/deno.md). Deno Deploy takes no flags: there, V8's defaults.
+ * (docs/deno.md). A Deno Deploy deployment (an entry point, not this command) runs with V8's defaults.
  */
 export const DENO_V8_FLAGS = '--max-semi-space-size=2';
 
