@@ -44,7 +44,7 @@ function denoProject(name: string, baseUrl: string, take = false): ReturnType<ty
 describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through deno serve', ({ name, baseUrl, prefix }) => {
   it("every kit answer matches, every page equals its file, and /openapi.json is the site's", async () => {
     const { site, project } = await denoProject(name, baseUrl);
-    expect(project.deploy).toBe('deno serve --allow-read=../site/ main.js');
+    expect(project.deploy).toBe('deno serve --v8-flags=--max-semi-space-size=2 --allow-read=../site/ main.js');
     // The kit and /openapi.json over HTTP to main.js; every page through it in Deno, compared by digest.
     await writeDigestEntry(project.out, 'main.js');
     const server = await denoServe(project.out, project.deploy.replace(/main\.js$/, DIGEST_ENTRY));

@@ -146,8 +146,11 @@ export class RowReader {
         const b = blocks[r]!;
         const block = await pending.get(b)!;
         const batch: Bytes[] = [];
+        // The block's path made once a run, not once a city (a page of every city made 140,000 of
+        // them, 60 MB of strings a runtime's GC then collected: most of an answer's garbage).
+        const file = path(b);
         for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++)
-          batch.push(cityOf(block, indices[i]! - starts[b]!, path(b)));
+          batch.push(cityOf(block, indices[i]! - starts[b]!, file));
         const left = uses.get(b)! - 1;
         if (left) uses.set(b, left);
         else {

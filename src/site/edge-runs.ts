@@ -36,7 +36,13 @@ export function neededOf(
     if (!list) needed.set(b, (list = []));
     for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++) list.push(indices[i]! - starts[b]!);
   });
-  for (const [b, list] of needed) needed.set(b, [...new Set(list.sort((x, y) => x - y))]);
+  // Sorted, then each index once: without a Set per block (a page of every city made one of all its indices).
+  for (const list of needed.values()) {
+    list.sort((x, y) => x - y);
+    let n = 0;
+    for (const x of list) if (!n || x !== list[n - 1]) list[n++] = x;
+    list.length = n;
+  }
   return needed;
 }
 

@@ -25,6 +25,16 @@ export const DENO_LIMITS: readonly PlatformLimit[] = [
   },
 ];
 
+/**
+ * V8's flags in the command that serves the project. The dead parts of a streamed answer (64 KiB
+ * arrays Deno's server has sent: no Deno API says when, so they cannot be written again) are
+ * collected with the young generation; V8's default lets it grow to 16 MB a semi-space, between
+ * collections an answer of every city at 140k cities piled up 45-62 MB of them and of its other
+ * garbage (heap + external above the baseline), 20-27 MB with 2 MB, at the same CPU per answer
+ * (docs/deno.md). A Deno Deploy deployment (an entry point, not this command) runs with V8's defaults.
+ */
+export const DENO_V8_FLAGS = '--max-semi-space-size=2';
+
 export const denoRecipe: EdgeRecipe = {
   platform: 'deno',
   title: 'Deno Deploy',
@@ -36,7 +46,7 @@ export const denoRecipe: EdgeRecipe = {
     return {
       ours: files,
       theirs: [textFile(join(out, 'main.js'), entryModule('denoServer', main, ', { siteDir }'))],
-      deploy: `deno serve --allow-read=${shellWord(siteDir)} main.js`,
+      deploy: `deno serve --v8-flags=${DENO_V8_FLAGS} --allow-read=${shellWord(siteDir)} main.js`,
     };
   },
 };
