@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { build, type BuildPlan } from '../app/build.js';
+import type { BuildPlan } from '../app/build.js';
 import { ROUTES } from '../core/route-table.js';
 import { formatBytes } from '../site/size.js';
 import { DEFAULT_BASE_URL } from '../site/spec.js';
@@ -30,6 +30,8 @@ export function registerBuildCommand(program: Command, context: CommandContext):
       progress.end();
       stderr.write('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)\n');
     });
+    // Loaded here, not at start-up: a command line that builds nothing (--help, validate, config) runs without it.
+    const { build } = await import('../app/build.js');
     const result = await build({
       data: data.path,
       dataName: data.name,

@@ -2,30 +2,32 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CitiesApiError } from '../core/errors.js';
 import { fileSystemError } from '../fs/fs-error.js';
-import { cloudFrontFunction } from '../hosts/cloudfront.js';
-import { cloudFrontStack } from '../hosts/cloudfront-stack.js';
-import { nginxConfig } from '../hosts/nginx.js';
-import { specOf } from '../site/manifest.js';
 import type { SiteSpec } from '../site/spec.js';
-import { readManifestHead } from '../store/manifest-file.js';
 import { tableCommand, type CommandContext } from './command.js';
 import type { CommandName, OptionValues } from './options.js';
 
 type HostConfig = (o: Partial<OptionValues>, site: string) => Promise<string>;
 
-/** Each host's command: its name, its description, and what it prints for a site directory. */
+/**
+ * Each host's command: its name, its description, and what it prints for a site directory. What
+ * prints it is loaded when the command runs, not at the CLI's start-up (which every command pays).
+ */
 const HOSTS: readonly (readonly [CommandName, string, HostConfig])[] = [
   [
     'config nginx',
     'location blocks to include in a server {} whose root is the site: files first, the live server for the rest',
-    async (o, site) => nginxConfig(await builtSpec(site), { liveUrl: o.liveUrl!, site }),
+    async (o, site) => {
+      const { nginxConfig } = await import('../hosts/nginx.js');
+      return nginxConfig(await builtSpec(site), { liveUrl: o.liveUrl!, site });
+    },
   ],
   [
     'config cloudfront',
     "a CloudFront Function (viewer-request, cloudfront-js-2.0) mapping query strings to the site's S3 objects, or with --stack the CloudFormation template of the whole deployment",
     async (o, site) => {
       const spec = await builtSpec(site, o.liveUrl);
-      return o.stack ? cloudFrontStack(spec) : cloudFrontFunction(spec);
+      if (o.stack) return (await import('../hosts/cloudfront-stack.js')).cloudFrontStack(spec);
+      return (await import('../hosts/cloudfront.js')).cloudFrontFunction(spec);
     },
   ],
 ];
@@ -44,6 +46,10 @@ export function registerConfigCommand(program: Command, context: CommandContext)
 
 /** The spec of a built site (its live URL replaced when one is given), or a clear error when the directory holds none. */
 async function builtSpec(site: string, liveUrl?: string): Promise<SiteSpec> {
+  const [{ readManifestHead }, { specOf }] = await Promise.all([
+    import('../store/manifest-file.js'),
+    import('../site/manifest.js'),
+  ]);
   const manifest = await readManifestHead(site).catch(async (error: unknown) => {
     throw await fileSystemError(error, { what: 'site directory', option: '--site' }, site);
   });

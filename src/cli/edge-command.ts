@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { PLATFORMS, writeEdgeProject, type Platform } from '../app/edge-project.js';
+import { PLATFORMS, type Platform } from '../platforms/recipe.js';
 import { CitiesApiError } from '../core/errors.js';
 import { tableCommand, type CommandContext } from './command.js';
 
@@ -20,6 +20,8 @@ export function registerEdgeCommand(program: Command, context: CommandContext): 
       throw new CitiesApiError(`unknown platform "${platform}": expected one of ${PLATFORMS.join(', ')}`, 2);
     const { o } = await command.options();
     const out = resolve(cwd, o.project ?? `edge-${platform}`);
+    // Loaded here, not at start-up: the platforms' recipes are for this command only.
+    const { writeEdgeProject } = await import('../app/edge-project.js');
     const project = await writeEdgeProject(platform as Platform, resolve(cwd, o.site!), out);
     const where = shown(out) || '.';
     say(`wrote ${where}/ for ${platform}: ${project.files.join(', ')} (bundle ${project.bundleBytes} bytes)`);

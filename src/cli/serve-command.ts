@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { serve } from '../app/serve.js';
 import { buildProgress } from './progress.js';
 import { datasetOf, tableCommand, type CommandContext } from './command.js';
 
@@ -19,6 +18,8 @@ export function registerServeCommand(program: Command, context: CommandContext):
     const data = o.data === undefined ? undefined : datasetOf(command, o.data, context);
     // The first build (serve --data) shows its progress as build does; requests meanwhile get a 503.
     const progress = data && buildProgress(stderr, data.name);
+    // Loaded here, not at start-up: the other commands run without the server.
+    const { serve } = await import('../app/serve.js');
     const server = await serve({
       dir: resolve(cwd, o.site!),
       data: data?.path,

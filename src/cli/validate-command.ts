@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { readDataset } from '../dataset/read-dataset.js';
 import { datasetOf, tableCommand, type CommandContext } from './command.js';
 
 /** `cities-api validate`: a dataset checked, every problem listed, nothing written. */
@@ -8,6 +7,7 @@ export function registerValidateCommand(program: Command, context: CommandContex
   command.cmd.action(async () => {
     const { o } = await command.options();
     const data = datasetOf(command, o.data!, context);
+    const { readDataset } = await import('../dataset/read-dataset.js');
     const { count } = await readDataset(data.path, { shownAs: data.name, strict: o.strict, onWarning: context.warn });
     context.say(`${data.name}: ${count} cities, valid`);
   });

@@ -9,6 +9,10 @@ import type { Measure, Measured, PlatformLimit } from './limits.js';
 // platform's folder holds its adapter (bundled into lib/edge/, run by the platform) and its recipe
 // (run by Node, never bundled).
 
+/** The edge platforms, in `cities-api edge --help`'s order; recipes.ts gives each its recipe. */
+export const PLATFORMS = ['cloudflare', 'deno', 'netlify', 'lambda'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
 /** The edge bundle's name in a project: the adapters, built with the package. */
 export const BUNDLE_NAME = 'cities-api-edge.js';
 /** The site's settings as a module, beside the bundle; its default export is what an adapter takes. */
