@@ -119,12 +119,14 @@ beforeAll(async () => {
   expect(built).toMatchObject({ code: 0 });
   const site = join(root, 'site');
   spec = siteSpec((await readManifestHead(site))!.settings, count);
+  /** Writes a platform's project; the deploy command it prints (`deploy: cd DIR && COMMAND`). */
   const edge = (platform: string, project: string) =>
     cli(root, 'edge', platform, '--site', 'site', '--project', project).then((r) => {
       expect(r, `edge ${platform}`).toMatchObject({ code: 0, stderr: '' });
+      return /^deploy: (?:cd \S+ && )?(.+)$/m.exec(r.stdout)![1]!;
     });
   // Netlify publishes a directory of its project: the project is the root, holding the site.
-  await timed(
+  const [denoCommand] = await timed(
     'edge deno, lambda, netlify',
     Promise.all([edge('deno', 'deno'), edge('lambda', 'lambda'), edge('netlify', '.')]),
   );
@@ -155,7 +157,7 @@ beforeAll(async () => {
         stops.push(s.stop);
         serveUrl = s.url;
       }),
-      start(denoServe(join(root, 'deno'), 'deno serve --allow-read=../site/ main.js'), {
+      start(denoServe(join(root, 'deno'), denoCommand), {
         name: 'deno serve',
         streamed: Infinity,
         assembled: EDGE_PAGE_CITIES,
