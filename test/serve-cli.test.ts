@@ -25,7 +25,7 @@ describe('cities-api serve as a process', () => {
   });
 
   it('every request answered before SIGTERM has its line printed before it stops (none held back in the buffer)', async () => {
-    const server = await startCli([join(root, 'site'), '--port', '0']);
+    const server = await startCli([join(root, 'site'), '--data', join(KIT, 'cities11.csv'), '--port', '0']);
     for (let i = 1; i <= 40; i++)
       expect((await fetch(`${server.url}/cities/?page_size=3&page=${i % 4}`)).status).toBeLessThan(500);
     await server.stop();
@@ -36,7 +36,7 @@ describe('cities-api serve as a process', () => {
   });
 
   it('a stdout nobody reads: requests are answered, the log drops what passes its bound and then says how many lines', async () => {
-    const server = await startCli([join(root, 'site'), '--port', '0']);
+    const server = await startCli([join(root, 'site'), '--data', join(KIT, 'cities11.csv'), '--port', '0']);
     try {
       server.child.stdout!.pause(); // the pipe fills (64 KiB), then the server holds at most 1 MiB of log
       const target = (i: number) => `/nothing/${'x'.repeat(190)}${i}`; // a 404, about 260 bytes of log each
