@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { serve, type RunningServer } from '../src/app/serve.js';
 import { clfTime, LogLines, loggedTarget, requestLine } from '../src/http/log-line.js';
-import { LOG_FLUSH_MS, LogBuffer, WallClock } from '../src/http/request-log.js';
+import { Writable } from 'node:stream';
+import { LOG_FLUSH_MS, LogBuffer, streamLog, WallClock } from '../src/http/request-log.js';
 import { makeCity, tempDir } from './helpers.js';
 import { rawRequest, ROOT } from './serve-helpers.js';
 
@@ -153,6 +154,60 @@ describe('LogBuffer writes lines together', () => {
     buffer.flush();
     vi.advanceTimersByTime(10 * LOG_FLUSH_MS);
     expect(written).toEqual(expected.map((batch) => batch.map(line).join('\n')));
+  });
+});
+
+describe('streamLog: batches onto a stream that may stop reading', () => {
+  /** A stream whose writes complete only when release() is called: a pipe read slowly, or not at all. */
+  function slowStream() {
+    const written: string[] = [];
+    const pending: (() => void)[] = [];
+    const out = new Writable({
+      write(chunk, _, done) {
+        written.push(String(chunk));
+        pending.push(done);
+      },
+    });
+    const release = async () => {
+      while (pending.length) pending.shift()!();
+      await new Promise((r) => setImmediate(r));
+    };
+    return { out, written, release };
+  }
+  /** Ten lines of 9 characters: 100 bytes with their newlines. */
+  const batch = (name: string) => Array.from({ length: 10 }, (_, i) => `${name}-line${i}`.padEnd(9, '.')).join('\n');
+
+  it.each([
+    ['each batch written with its last newline while the stream keeps up', 10, 0],
+    ['past the bound (250 bytes held), batches are dropped, not held: 3 held, 7 dropped', 0, 7],
+    ['a stream that stops reading late: only the batches past the bound are dropped', 6, 1],
+  ])('%s', async (_, readUntil, dropped) => {
+    const { out, written, release } = slowStream();
+    const log = streamLog(out, 250);
+    for (let i = 0; i < 10; i++) {
+      log(batch(`b${i}`));
+      expect(out.writableLength).toBeLessThanOrEqual(300);
+      if (i < readUntil) await release();
+    }
+    await release();
+    const lines = written
+      .join('')
+      .split('\n')
+      .filter((line) => !line.startsWith('request log:'));
+    expect(lines.filter(Boolean).length).toBe(10 * (10 - dropped));
+  });
+
+  it('once the stream drains, a line says how many lines were lost, then batches are written again', async () => {
+    const { out, written, release } = slowStream();
+    const log = streamLog(out, 250);
+    for (let i = 0; i < 6; i++) log(batch(`b${i}`));
+    await release();
+    log(batch('after'));
+    await release();
+    expect(written.slice(-2)).toEqual([
+      "request log: 30 lines dropped, the log's reader did not keep up\n",
+      `${batch('after')}\n`,
+    ]);
   });
 });
 

@@ -24,6 +24,45 @@ describe('cities-api serve as a process', () => {
     }
   });
 
+  it('every request answered before SIGTERM has its line printed before it stops (none held back in the buffer)', async () => {
+    const server = await startCli([join(root, 'site'), '--data', join(KIT, 'cities11.csv'), '--port', '0']);
+    for (let i = 1; i <= 40; i++)
+      expect((await fetch(`${server.url}/cities/?page_size=3&page=${i % 4}`)).status).toBeLessThan(500);
+    await server.stop();
+    const lines = server.output().split('\n');
+    const logged = lines.filter((line) => /"GET \/cities\/\?page_size=3&page=\d HTTP\/1\.1" \d{3} /.test(line));
+    expect(logged.length).toBe(40);
+    expect(lines.indexOf(logged.at(-1)!)).toBeLessThan(lines.indexOf('stopped'));
+  });
+
+  it('a stdout nobody reads: requests are answered, the log drops what passes its bound and then says how many lines', async () => {
+    const server = await startCli([join(root, 'site'), '--data', join(KIT, 'cities11.csv'), '--port', '0']);
+    try {
+      server.child.stdout!.pause(); // the pipe fills (64 KiB), then the server holds at most 1 MiB of log
+      const target = (i: number) => `/nothing/${'x'.repeat(190)}${i}`; // a 404, about 260 bytes of log each
+      const requests = 6000; // about 1.6 MB of log
+      let next = 0;
+      const client = async () => {
+        for (let i = next++; i < requests; i = next++)
+          expect((await fetch(`${server.url}${target(i)}`)).status).toBe(404);
+      };
+      await Promise.all(Array.from({ length: 8 }, client));
+      server.child.stdout!.resume();
+      const note = /^request log: (\d+) lines dropped, the log's reader did not keep up$/m;
+      for (let i = 0; i < 200 && !note.test(server.output()); i++) await new Promise((r) => setTimeout(r, 50));
+      await server.stop();
+      const dropped = Number(note.exec(server.output())?.[1]);
+      const printed = server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"GET /nothing/')).length;
+      expect(dropped).toBeGreaterThan(0);
+      expect(printed + dropped).toBe(requests);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+
   it('a port in use is a clear error with exit code 1', async () => {
     const first = await startCli([join(root, 'site'), '--port', '0']);
     try {

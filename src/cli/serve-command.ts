@@ -1,11 +1,12 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { streamLog } from '../http/request-log.js';
 import { buildProgress } from './progress.js';
 import { datasetOf, tableCommand, type CommandContext } from './command.js';
 
 /** `cities-api serve [--site DIR]`: a site served until SIGINT or SIGTERM. */
 export function registerServeCommand(program: Command, context: CommandContext): void {
-  const { cwd, say, stderr } = context;
+  const { cwd, say, stdout, stderr } = context;
   const command = tableCommand(
     program,
     'serve',
@@ -38,7 +39,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
       failoverOrigin: o.failoverOrigin,
       workers: o.workers,
       log: say,
-      requestLog: o.quiet ? undefined : say,
+      requestLog: o.quiet ? undefined : streamLog(stdout),
       previewPages: o.previewPages,
       firstBuild: progress && {
         onRead: progress.onRead,

@@ -40,23 +40,27 @@ interface FileQuery {
 
 /** The canonical parameters of a query a file can answer, or null when some parameter rules every file out. */
 function fileQuery(pairs: readonly QueryPair[]): FileQuery | null {
-  let ordering: string = absent;
+  let ordering: string | undefined;
   let size: string | undefined;
   let page: string | undefined;
-  const seen = new Set<string>();
+  // Any other name rules every file out, so a name given twice is one of these three, set already
+  // (no Set made per request: a never-seen query comes here each time).
   for (const [name, value] of pairs) {
-    if (seen.has(name)) return null;
-    seen.add(name);
     if (name === param.ordering) {
+      if (ordering !== undefined) return null;
       if (!isNameField(value.startsWith(descending) ? value.slice(descending.length) : value)) return null;
       ordering = value;
-    } else if (name === param.pageSize) size = value;
-    else if (name === param.page) page = value;
-    else return null;
+    } else if (name === param.pageSize) {
+      if (size !== undefined) return null;
+      size = value;
+    } else if (name === param.page) {
+      if (page !== undefined) return null;
+      page = value;
+    } else return null;
   }
   if (size !== undefined && (!POSITIVE.test(size) || size.length > ALL_PAGE_SIZE_DIGITS)) return null;
   if (page !== undefined && page !== lastPage && (!POSITIVE.test(page) || page.length > PAGE_DIGITS)) return null;
-  return { ordering, size, page };
+  return { ordering: ordering ?? absent, size, page };
 }
 
 const firstOrLast = (page: string | undefined) => page === undefined || page === '1' || page === lastPage;
