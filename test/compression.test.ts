@@ -173,6 +173,16 @@ describe('the level is a setting of the site: a rebuild at another level rewrite
 });
 
 describe('serve answers from the .gz/.br of a site built at best', () => {
+  // One site and one server for the rows: each row only reads.
+  let out: string;
+  let server: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    out = newDir();
+    await small(out, 'best');
+    server = await serve({ dir: out, port: 0 });
+  }, 60_000);
+  afterAll(() => server?.close());
+
   it.each([
     ['br', '.br', 'br'],
     ['gzip', '.gz', 'gzip'],
@@ -180,18 +190,11 @@ describe('serve answers from the .gz/.br of a site built at best', () => {
   ] as const)(
     'Accept-Encoding: %s → the %s file, Content-Encoding %s, Vary: Accept',
     async (accept, variant, encoding) => {
-      const out = newDir();
-      await small(out, 'best');
-      const server = await serve({ dir: out, port: 0 });
-      try {
-        const res = await rawRequest(`${server.url}/cities/?ordering=name_en&page_size=10&page=2`, {
-          headers: { 'Accept-Encoding': accept },
-        });
-        expect([res.status, res.headers['content-encoding'], res.headers.vary]).toEqual([200, encoding, 'Accept']);
-        expect(res.body.equals(await readFile(join(out, `cities/name_en/10/2.json${variant}`)))).toBe(true);
-      } finally {
-        await server.close();
-      }
+      const res = await rawRequest(`${server.url}/cities/?ordering=name_en&page_size=10&page=2`, {
+        headers: { 'Accept-Encoding': accept },
+      });
+      expect([res.status, res.headers['content-encoding'], res.headers.vary]).toEqual([200, encoding, 'Accept']);
+      expect(res.body.equals(await readFile(join(out, `cities/name_en/10/2.json${variant}`)))).toBe(true);
     },
     60_000,
   );
