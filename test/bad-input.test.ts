@@ -4,11 +4,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli } from './cli-helpers.js';
 import { readTree, tempDir } from './helpers.js';
 
-// The bad-input corpus (test/fixtures/bad/): every file is refused by the compiled CLI with
-// exit code 1, one problem located by file, line (and JSON record), field and value, no stack
-// trace, and the site built before left exactly as it was. `cases.json` is the expected table.
+// The bad-input corpus (test/fixtures/bad/): every file is refused by the CLI with exit code 1,
+// one problem located by file, line (and JSON record), field and value, no stack trace, and the
+// site built before left exactly as it was. `cases.json` is the expected table. The table runs the
+// CLI in-process (runMain, as bin/cities-api.js does); the compiled CLI, as a process, is checked
+// to answer one case byte for byte the same, and runs the GitHub Actions rows (whose env it reads).
 
 const ROOT = join(import.meta.dirname, '..');
 const BAD = join(import.meta.dirname, 'fixtures', 'bad');
@@ -63,7 +66,8 @@ let cleanup: () => Promise<void>;
 let before: Record<string, string>;
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-api-bad-'));
-  const built = await cliProcess(
+  const built = await cli(
+    ROOT,
     'build',
     '--data',
     'data/cities.csv',
@@ -91,10 +95,31 @@ describe('the bad-input corpus', () => {
   });
 });
 
+/** Runs the CLI in-process from the repository root, not in GitHub Actions. */
+async function cliHere(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const saved = process.env.GITHUB_ACTIONS;
+  process.env.GITHUB_ACTIONS = '';
+  try {
+    return await cli(ROOT, ...args);
+  } finally {
+    if (saved === undefined) delete process.env.GITHUB_ACTIONS;
+    else process.env.GITHUB_ACTIONS = saved;
+  }
+}
+
+const buildArgs = (c: BadCase) => [
+  'build',
+  '--data',
+  `test/fixtures/bad/${c.file}`,
+  '--out',
+  join(root, 'site'),
+  ...(c.args ?? []),
+];
+
 describe('build refuses a bad dataset, says where, and leaves the site as it was', () => {
   it.each(CASES.map((c) => [c.checks, c] as const))('%s', async (_, c) => {
     const data = `test/fixtures/bad/${c.file}`;
-    const run = await cliProcess('build', '--data', data, '--out', join(root, 'site'), ...(c.args ?? []));
+    const run = await cliHere(...buildArgs(c));
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).not.toContain('    at ');
@@ -108,6 +133,19 @@ describe('build refuses a bad dataset, says where, and leaves the site as it was
     expect(problem!.startsWith(`  ${file}:${c.line}: ${record}${field}`), problem).toBe(true);
     expect(problem).toContain(c.reason);
     expect(rest).toEqual(['']);
+    expect(await treeHashes(root)).toEqual(before);
+  });
+});
+
+describe('the compiled CLI, as a process', () => {
+  it('refuses a bad dataset with the same exit code, stdout and stderr as in-process, no stack trace, the site as it was', async () => {
+    const c = CASES.find((c) => c.file === 'id-duplicate.csv')!;
+    const run = await cliProcess(...buildArgs(c));
+    expect(run).toEqual(await cliHere(...buildArgs(c)));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /^cities-api: invalid dataset test\/fixtures\/bad\/id-duplicate\.csv \(1 problem; nothing was written\):\n {2}test\/fixtures\/bad\/id-duplicate\.csv:4: field id, value 1: duplicates the id of line 2\n$/,
+    );
     expect(await treeHashes(root)).toEqual(before);
   });
 });

@@ -1,7 +1,7 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serve, type RunningServer, type ServeOptions } from '../src/app/serve.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
 import { tempDir } from './helpers.js';
@@ -11,13 +11,13 @@ import { requireTool } from './tool-check.js';
 const CHROMIUM = '/usr/bin/chromium';
 const available = requireTool('Chromium', CHROMIUM, 'apt-get install -y chromium');
 
-// The browsable page as a person sees it: a real headless Chromium on a local preview.
-/** A preview server on a copy of the sample dataset (with `options`), and a headless Chromium; `stop` ends both. */
-async function startPreview(options: Partial<ServeOptions> = {}) {
-  const { dir: root, cleanup } = await tempDir('cities-browser-');
-  await copyFile(join(ROOT, 'data/cities.csv'), join(root, 'cities.csv'));
-  const server = await serve({ dir: join(root, 'site'), data: join(root, 'cities.csv'), port: 0, ...options });
-  const browser = await chromium.launch({
+// The browsable page as a person sees it: a real headless Chromium on a local preview. One
+// Chromium serves the whole file (each preview has its own server and dataset); each test opens
+// its own page and closes it after.
+let chromiumBrowser: Browser | undefined;
+beforeAll(async () => {
+  if (!available) return;
+  chromiumBrowser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
       '--no-sandbox',
@@ -29,12 +29,22 @@ async function startPreview(options: Partial<ServeOptions> = {}) {
       '--disable-sync',
     ],
   });
+});
+afterAll(() => chromiumBrowser?.close());
+afterEach(async () => {
+  for (const context of chromiumBrowser?.contexts() ?? []) await context.close();
+});
+
+/** A preview server on a copy of the sample dataset (with `options`), and the file's Chromium; `stop` ends the server. */
+async function startPreview(options: Partial<ServeOptions> = {}) {
+  const { dir: root, cleanup } = await tempDir('cities-browser-');
+  await copyFile(join(ROOT, 'data/cities.csv'), join(root, 'cities.csv'));
+  const server = await serve({ dir: join(root, 'site'), data: join(root, 'cities.csv'), port: 0, ...options });
   const stop = async () => {
-    await browser.close();
     await server.close();
     await cleanup();
   };
-  return { server, browser, stop };
+  return { server, browser: chromiumBrowser!, stop };
 }
 
 describe.runIf(available)('the browsable API in Chromium', () => {

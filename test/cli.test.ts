@@ -157,7 +157,9 @@ describe('cities-api build, as a CI job runs it', () => {
   });
 
   it('creates missing parent directories of --out', async () => {
-    expect((await cli(cwd, 'build', '--out', 'deep/er/site', '--page-sizes', '10')).code).toBe(0);
+    expect(
+      (await cli(cwd, 'build', '--out', 'deep/er/site', '--orderings', 'default', '--page-sizes', '10')).code,
+    ).toBe(0);
     expect((await firstPage('deep/er/site')).count).toBe(48);
   });
 
@@ -169,14 +171,26 @@ describe('cities-api build, as a CI job runs it', () => {
   });
 
   it('uses --base-url with a path in every link', async () => {
-    await cli(cwd, 'build', '--out', 'dist-base', '--base-url', 'https://example.org/api/v1/');
+    // One ordering, one size: the links of every page come from the same base URL.
+    await cli(
+      cwd,
+      'build',
+      '--out',
+      'dist-base',
+      '--orderings',
+      'default',
+      '--page-sizes',
+      '20',
+      '--base-url',
+      'https://example.org/api/v1/',
+    );
     expect((await firstPage('dist-base')).next).toBe('https://example.org/api/v1/cities/?page=2');
   });
 
   it('reads defaults from cities-api.config.json; flags win over it', async () => {
     await writeFile(
       join(cwd, 'cities-api.config.json'),
-      JSON.stringify({ out: 'site', pageSizes: [25], baseUrl: 'https://cfg.example' }),
+      JSON.stringify({ out: 'site', orderings: ['default'], pageSizes: [25], baseUrl: 'https://cfg.example' }),
     );
     try {
       expect((await cli(cwd, 'build')).code).toBe(0);

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
@@ -37,9 +37,7 @@ describe.each(KIT_DATASETS)('kit dataset $name', ({ name, baseUrl }) => {
       if (!path) continue;
       covered++;
       expect.soft(want.status, `${want.target} is covered by ${path}`).toBe(200);
-      expect
-        .soft(JSON.parse(await readFile(join(site(), path), 'utf8')), `${want.target} → ${path}`)
-        .toEqual(want.json);
+      expect.soft(JSON.parse(readFileSync(join(site(), path), 'utf8')), `${want.target} → ${path}`).toEqual(want.json);
     }
     totals.covered += covered;
     totals.core += core.length;

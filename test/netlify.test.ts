@@ -1,4 +1,5 @@
-import { access, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseAllRedirects } from 'netlify-redirect-parser';
@@ -87,13 +88,6 @@ async function netlifyMatcher(text: string, file: string): Promise<(path: string
     });
 }
 
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
-}
-
 /** Why an uncovered request may still reach a file: a parameter beyond the three, or one given twice. */
 function fileReason(pairs: readonly QueryPair[]): Outcome | null {
   const names = pairs.map(([name]) => name);
@@ -170,17 +164,17 @@ describe.each(KIT_DATASETS)('Netlify, kit dataset $name', ({ name, baseUrl, pref
     if (covered) {
       expect(got.to, label).toBe(`/${covered}`);
       expect(want.status, label).toBe(200);
-      expect(JSON.parse(await readFile(file, 'utf8')), label).toEqual(want.json);
+      expect(JSON.parse(readFileSync(file, 'utf8')), label).toEqual(want.json);
       return 'file';
     }
-    if (!(await exists(file))) {
+    if (!existsSync(file)) {
       expect([want.status, want.json], label).toEqual([404, { detail: 'Invalid page.' }]);
       return 'missingPage';
     }
     const reason = fileReason(pairs);
     expect(reason, `${label}: an uncovered request reached a file for no documented reason`).not.toBeNull();
     expect(want.status, label).toBe(200);
-    const body = JSON.parse(await readFile(file, 'utf8')) as { results: unknown };
+    const body = JSON.parse(readFileSync(file, 'utf8')) as { results: unknown };
     expect(body.results, label).toEqual((want.json as { results: unknown }).results);
     return reason!;
   }
