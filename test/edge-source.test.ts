@@ -12,7 +12,7 @@ import { RangeIgnored } from '../src/site/edge-ranges.js';
 import { EdgeSource, PageTooLarge, type EdgeSourceOptions } from '../src/site/edge-source.js';
 import { makeCity } from './helpers.js';
 import { BASE, differences, KIT_BASES, kitIndex, kitQueries, queryTable, streamed, tiedIndex } from './edge-answers.js';
-import { countedEdgeSite, sharedEdgeSite as siteOf } from './edge-helpers.js';
+import { sharedEdgeSite as siteOf } from './edge-helpers.js';
 
 describe('the edge source answers as answerListing, byte for byte, over the kit datasets', () => {
   it.each(Object.keys(KIT_BASES))("%s: the kit's GET queries, and every ordering × page size × page", async (name) => {
