@@ -167,6 +167,17 @@ export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff', fine?
   );
 }
 
+/** memoryEdgeSite's files made once per index, tag and fine blocks, for cases that only read them: each call counts its own reads. */
+const madeSites = new WeakMap<CityIndex, Map<string, Map<string, Uint8Array>>>();
+export function sharedEdgeSite(index: CityIndex, tag = '00112233445566ff', fine?: number) {
+  let sites = madeSites.get(index);
+  if (!sites) madeSites.set(index, (sites = new Map()));
+  const key = `${tag} ${fine}`;
+  let files = sites.get(key);
+  if (!files) sites.set(key, (files = memoryEdgeSite(index, tag, fine).files));
+  return countedEdgeSite(files);
+}
+
 /** Edge files already made (shared by cases that only read them), with this reader's own count of paths and bytes read. */
 export function countedEdgeSite(files: Map<string, Uint8Array>) {
   const reads: string[] = [];

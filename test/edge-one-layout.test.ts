@@ -13,7 +13,7 @@ import { RangeIgnored } from '../src/site/edge-ranges.js';
 import { blocksOf, parseIndex } from '../src/site/edge-index.js';
 import { EdgeSource, type EdgeSourceOptions } from '../src/site/edge-source.js';
 import { BASE, differences, kitIndex, kitQueries, queryTable, streamed, tiedIndex } from './edge-answers.js';
-import { countedEdgeSite, memoryEdgeSite } from './edge-helpers.js';
+import { countedEdgeSite, sharedEdgeSite } from './edge-helpers.js';
 import { makeCity } from './helpers.js';
 
 // AWS Lambda's package holds one layout of the cities, the default ordering's, with the index and
@@ -30,13 +30,9 @@ function packageOf(files: Map<string, Uint8Array>): Map<string, Uint8Array> {
   return new Map([...files].filter(([name]) => kept.has(name)));
 }
 
-/** Edge files made once per index (seconds for 40,000 cities): the cases only read them. */
-const made = new WeakMap<CityIndex, Map<string, Uint8Array>>();
-
-/** A dataset's package, read through a counter, and a source over it with `options`. */
+/** A dataset's package, read through a counter, and a source over it with `options` (edge files made once per index: the cases only read them). */
 function packaged(index: CityIndex, options: EdgeSourceOptions & { ranges?: boolean } = {}) {
-  let all = made.get(index);
-  if (!all) made.set(index, (all = memoryEdgeSite(index).files));
+  const all = sharedEdgeSite(index).files;
   const site = countedEdgeSite(packageOf(all));
   const { ranges = true, ...rest } = options;
   const source = new EdgeSource(site.read, { oneLayout: true, ...rest, ...(ranges && { readRange: site.readRange }) });
@@ -59,13 +55,14 @@ describe('one layout deployed: every answer is answerListing, byte for byte', ()
       const index = await kitIndex(name, collation);
       const { source } = packaged(index, options);
       const base = name === 'prefixed30' ? 'https://cities.example.org/api/v1' : BASE;
-      expect(await differences(index, source, [...kitQueries(name), ...queryTable(index.count)], base)).toEqual([]);
+      const queries = [...new Set([...kitQueries(name), ...queryTable(index.count)])];
+      expect(await differences(index, source, queries, base)).toEqual([]);
     },
   );
 
   it('a platform that ignores Range (sends whole files): the file sent is used, whole blocks are read from then on', async () => {
     const index = await kitIndex('cities1234');
-    const site = countedEdgeSite(packageOf(memoryEdgeSite(index).files));
+    const site = countedEdgeSite(packageOf(sharedEdgeSite(index).files));
     let ranges = 0;
     const readRange = async (path: string) => {
       ranges++;
@@ -83,8 +80,6 @@ describe('one layout deployed: every answer is answerListing, byte for byte', ()
   });
 });
 
-let tied: CityIndex | undefined;
-
 describe('what a page reads from one layout', () => {
   // After the one-time reads (the index, the rank files of the page's fields and the default
   // ordering's): at most 3 x the answer + 512 KB (issue #25), block heads included.
@@ -99,8 +94,7 @@ describe('what a page reads from one layout', () => {
     ['every city on one page, in a field', 'ordering=-name_ar&page_size=100000'],
     ['every city on one page, default ordering', 'page_size=100000'],
   ])('%s (%s): bytes read after the one-time reads vs 3 x the answer + 512 KB', async (_, query) => {
-    tied ??= tiedIndex(40_000);
-    const index = tied;
+    const index = tiedIndex(40_000);
     const { site, source } = packaged(index, { cacheBytes: 0 });
     await streamed(source, query.replace(/page=\d+/, 'page=1'));
     [site.reads.length, site.counted.bytes] = [0, 0];
@@ -144,8 +138,8 @@ describe("the package's files of two builds, or cut short, are never answered fr
     ['a block cut short', (bytes) => bytes.subarray(0, bytes.length - 700), /changed while it was read|cannot be read/],
     ['a block whose head is cut', (bytes) => bytes.subarray(0, 40), /cannot be read|holds|changed/],
   ])('%s: a clear error, and the next request once it is whole again is answered', async (_, spoil, message) => {
-    const files = packageOf(memoryEdgeSite(index()).files);
-    const other = packageOf(memoryEdgeSite(index(), '99999999999999ff').files);
+    const files = packageOf(sharedEdgeSite(index()).files);
+    const other = packageOf(sharedEdgeSite(index(), '99999999999999ff').files);
     const path = blockOf(files);
     const good = files.get(path)!;
     files.set(path, spoil(good, other.get(path)!));

@@ -13,7 +13,7 @@ import { EdgeSource } from '../src/site/edge-source.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { readManifestHead } from '../src/store/manifest-file.js';
 import { BASE, differences, spreadIndex, streamed, tiedIndex } from './edge-answers.js';
-import { countedEdgeSite, memoryEdgeSite } from './edge-helpers.js';
+import { countedEdgeSite, memoryEdgeSite, sharedEdgeSite } from './edge-helpers.js';
 import { tempDir } from './helpers.js';
 
 // Issue #25: on Cloudflare the Worker reads blocks whole (the assets binding ignores Range). A
@@ -93,7 +93,7 @@ describe('a page spread thin over a large tie group, read in whole blocks (as on
     'tiedIndex(3000) in fine blocks, by range %s: every page of 7 orderings at sizes 7 and 100, as serve answers',
     async (ranged) => {
       const index = tiedIndex(3_000);
-      const site = memoryEdgeSite(index, undefined, 16_000);
+      const site = sharedEdgeSite(index, undefined, 16_000);
       const source = new EdgeSource(site.read, { cacheBytes: 100_000, ...(ranged && { readRange: site.readRange }) });
       const queries = ORDERINGS.flatMap((ordering) =>
         [7, 100].flatMap((size) =>
