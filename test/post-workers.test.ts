@@ -43,6 +43,11 @@ async function writableCli(name: string, workers: number) {
       String(workers),
       '--collation',
       'codepoint',
+      // One ordering and page size in files: the rest is live, and each catch-up build is a few files.
+      '--orderings',
+      'default',
+      '--page-sizes',
+      '10',
       '--quiet',
     ],
     { CITIES_API_TOKEN: TOKEN },
@@ -50,61 +55,60 @@ async function writableCli(name: string, workers: number) {
   return { data, ...server };
 }
 
+// One server per worker count, shared by its cases (each starts from the count it finds).
 describe.each([1, 2])('serve --writable --workers %d', (workers) => {
+  let server: Awaited<ReturnType<typeof writableCli>>;
+  beforeAll(async () => {
+    server = await writableCli(`writable-${workers}`, workers);
+  }, 120_000);
+  afterAll(() => server?.stop());
+  /** The dataset once every logged city is folded into it. */
+  const settled = async () => {
+    await caughtUp(server.data);
+    return readDataset(server.data);
+  };
+
   it('100 parallel POSTs: 100 new cities with distinct ids, answered at once by every worker; the file catches up', async () => {
-    const server = await writableCli(`parallel-${workers}`, workers);
-    const next = Math.max(...(await readDataset(server.data)).ids) + 1;
-    try {
-      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => post(server.url, `Parallel ${i}`)));
-      expect(answers.map((a) => a.status)).toEqual(Array(100).fill(201));
-      const ids = answers.map((a) => body(a).id as number);
-      expect(new Set(ids).size).toBe(100);
-      expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => next + i));
-      // New connections each: node:cluster hands them to the workers in turn.
-      for (let i = 0; i < 4 * workers; i++)
-        expect(body(await rawRequest(`${server.url}/cities/?page=${1 + i}`)).count).toBe(111);
-      await caughtUp(server.data);
-      expect((await readDataset(server.data)).count).toBe(111);
-    } finally {
-      await server.stop();
-    }
+    const before = await settled();
+    const next = Math.max(...before.ids) + 1;
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => post(server.url, `Parallel ${i}`)));
+    expect(answers.map((a) => a.status)).toEqual(Array(100).fill(201));
+    const ids = answers.map((a) => body(a).id as number);
+    expect(new Set(ids).size).toBe(100);
+    expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => next + i));
+    // New connections each: node:cluster hands them to the workers in turn.
+    for (let i = 0; i < 4 * workers; i++)
+      expect(body(await rawRequest(`${server.url}/cities/?page=${1 + i}`)).count).toBe(before.count + 100);
+    expect((await settled()).count).toBe(before.count + 100);
   }, 120_000);
 
   it('each POST is in the very next GET, on any worker and for any query (files, live orderings, other page sizes)', async () => {
-    const server = await writableCli(`next-get-${workers}`, workers);
+    const start = (await settled()).count;
     const targets = ['/cities/', '/cities/?ordering=-name_en', '/cities/?page_size=7&page=2', '/cities/?page=last'];
-    try {
-      for (let i = 0; i < 6; i++) {
-        const created = body(await post(server.url, `Next ${i}`));
-        for (const target of targets) {
-          const listing = body(await rawRequest(`${server.url}${target}`));
-          expect(listing.count, `${target} after POST ${i}`).toBe(12 + i);
-        }
-        const all = body(await rawRequest(`${server.url}/cities/?page_size=100&ordering=name_en`));
-        expect((all.results as { id: number }[]).map((c) => c.id)).toContain(created.id);
+    for (let i = 0; i < 6; i++) {
+      const created = body(await post(server.url, `Next ${i}`));
+      for (const target of targets) {
+        const listing = body(await rawRequest(`${server.url}${target}`));
+        expect(listing.count, `${target} after POST ${i}`).toBe(start + 1 + i);
       }
-    } finally {
-      await server.stop();
+      const all = body(await rawRequest(`${server.url}/cities/?page_size=1000&ordering=name_en`));
+      expect((all.results as { id: number }[]).map((c) => c.id)).toContain(created.id);
     }
   }, 120_000);
 
   it('a POST against a dataset made invalid on disk: 500 with a JSON detail, one log line naming the file, no stack trace', async () => {
-    const server = await writableCli(`invalid-${workers}`, workers);
-    try {
-      const good = await readFile(server.data);
-      await writeFile(server.data, `${good}not,a,row\n`);
-      const failed = await post(server.url, 'Lost');
-      expect([failed.status, failed.headers['content-type'], body(failed)]).toEqual([
-        500,
-        'application/json',
-        { detail: 'A server error occurred.' },
-      ]);
-      expect(server.output()).toMatch(/POST failed \(500\): invalid dataset .*invalid-\d\.csv/);
-      expect(server.output()).not.toMatch(/\n\s+at /);
-      await writeFile(server.data, good);
-      expect((await post(server.url, 'Repaired')).status).toBe(201);
-    } finally {
-      await server.stop();
-    }
+    await settled();
+    const good = await readFile(server.data);
+    await writeFile(server.data, `${good}not,a,row\n`);
+    const failed = await post(server.url, 'Lost');
+    expect([failed.status, failed.headers['content-type'], body(failed)]).toEqual([
+      500,
+      'application/json',
+      { detail: 'A server error occurred.' },
+    ]);
+    expect(server.output()).toMatch(/POST failed \(500\): invalid dataset .*writable-\d\.csv/);
+    expect(server.output()).not.toMatch(/\n\s+at /);
+    await writeFile(server.data, good);
+    expect((await post(server.url, 'Repaired')).status).toBe(201);
   }, 60_000);
 });

@@ -16,6 +16,9 @@ let cleanup: () => Promise<void>;
 beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-workers-')));
 afterAll(() => cleanup());
 
+/** One ordering and page size in files (the counts below are asked live): each build or rebuild is a few files. */
+const SMALL = { orderings: ['default'], pageSizes: [10] };
+
 /** The worker processes of a server process (Linux /proc). */
 const workersOf = (pid: number) => readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
 
@@ -60,6 +63,7 @@ describe('the one writer, every worker reloading', () => {
       writable: true,
       token: TOKEN,
       collation: 'codepoint',
+      ...SMALL,
       workers: 2,
     });
     try {
@@ -89,6 +93,7 @@ describe('the one writer, every worker reloading', () => {
       port: 0,
       watch: true,
       collation: 'codepoint',
+      ...SMALL,
       workers: 2,
       log: (line) => lines.push(line),
     });
@@ -112,6 +117,10 @@ describe('the one writer, every worker reloading', () => {
       join(KIT, 'cities11.csv'),
       '--collation',
       'codepoint',
+      '--orderings',
+      'default',
+      '--page-sizes',
+      '10',
       '--port',
       '0',
       '--workers',
