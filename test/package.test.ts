@@ -275,8 +275,8 @@ function withRunOnce(commands: readonly DocCommand[]) {
     const owner = fresh ? firstOf.get(command) : undefined;
     const same = owner !== doc ? owner : undefined;
     const first = owner === doc && marked.some((m) => m.fresh && m.command === command && m.doc !== doc);
-    const title = same ? `${command} (run once, in ${same}'s fresh project; checked here)` : command;
-    return { doc, command, first, same, title };
+    const title = `${doc}: ${command}${same ? ` (run once, in ${same}'s fresh project; checked here)` : ''}`;
+    return [title, { doc, command, first, same }] as const;
   });
 }
 /** The outcome of a `first` command and a copy of the project it left. */
@@ -309,7 +309,7 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
     expect(help.stdout).toMatch(/^Usage: cities-api \[options\] \[command\]\n/);
   });
 
-  it.each(withRunOnce(documented.commands))('$doc: $title', async ({ doc, command, first, same }) => {
+  it.each(withRunOnce(documented.commands))('%s', async (_title, { doc, command, first, same }) => {
     if (same) {
       // The same command, first on a fresh copy of the same project, as `same`'s: its outcome and the
       // project it left, copied (cp -a) as this doc's sandbox; checked again here as if run here.
