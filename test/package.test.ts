@@ -6,7 +6,7 @@ import { satisfies } from 'semver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { templateProblems } from './cfn-spec.js';
-import { documentedCommands, sandboxed } from './doc-commands.js';
+import { type DocCommand, documentedCommands, sandboxed } from './doc-commands.js';
 import { DISK_TMPDIR, tempDir } from './helpers.js';
 import { shellCommands, shellWords, splitCode } from './markdown.js';
 import { freePort, httpsGet, startNginx, writeNginxConf } from './nginx-tls.js';
@@ -81,8 +81,7 @@ async function project(name: string): Promise<string> {
  * (0.03 CPU-s here; fs.cp, 0.5 CPU-s a copy, ran in the test's own process).
  */
 async function copyProject(to: string): Promise<void> {
-  const copy = await run('cp', ['-a', template, to], work.dir);
-  if (copy.code !== 0) throw new Error(`cp -a ${template} ${to} failed: ${copy.stderr}`);
+  await copyTree(template, to);
 }
 
 beforeAll(async () => {
@@ -257,6 +256,37 @@ const haveNetlifyDev = requireTool(
   'npm ci (@netlify/dev is a dev dependency)',
 );
 const sandboxes = new Map<string, string>();
+/**
+ * The documented commands, each marked `first` when it is its doc's first (it runs on a fresh copy
+ * of the user's project) and `same` (the earlier doc) when that doc's first command is the same
+ * string: the same command on the same project, run once (the CLI's output is deterministic), its
+ * outcome checked for each doc that shows it, as the test name says.
+ */
+function withRunOnce(commands: readonly DocCommand[]) {
+  const seen = new Set<string>();
+  const marked = commands.map(({ doc, command }) => {
+    const fresh = !seen.has(doc) && !/^npx cities-api serve\b/.test(command) && sandboxed(command, '/x') === command;
+    seen.add(doc);
+    return { doc, command, fresh };
+  });
+  const firstOf = new Map<string, string>();
+  for (const { doc, command, fresh } of marked) if (fresh && !firstOf.has(command)) firstOf.set(command, doc);
+  return marked.map(({ doc, command, fresh }) => {
+    const owner = fresh ? firstOf.get(command) : undefined;
+    const same = owner !== doc ? owner : undefined;
+    const first = owner === doc && marked.some((m) => m.fresh && m.command === command && m.doc !== doc);
+    const title = `${doc}: ${command}${same ? ` (run once, in ${same}'s fresh project; checked here)` : ''}`;
+    return [title, { doc, command, first, same }] as const;
+  });
+}
+/** The outcome of a `first` command and a copy of the project it left. */
+const firstRuns = new Map<string, { result: Awaited<ReturnType<typeof run>>; after: string }>();
+/** A copy of a directory, symlinks as they are (cp -a). */
+async function copyTree(from: string, to: string): Promise<void> {
+  await mkdir(dirname(to), { recursive: true });
+  const copy = await run('cp', ['-a', from, to], work.dir);
+  if (copy.code !== 0) throw new Error(`cp -a ${from} ${to} failed: ${copy.stderr}`);
+}
 /** `npx cities-api <sub> --help` in the template project, asked once per sub-command (several synopses share one). */
 const helps = new Map<string, ReturnType<typeof run>>();
 const helpOf = (sub: string[]) => {
@@ -279,7 +309,18 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
     expect(help.stdout).toMatch(/^Usage: cities-api \[options\] \[command\]\n/);
   });
 
-  it.each(documented.commands)('$doc: $command', async ({ doc, command }) => {
+  it.each(withRunOnce(documented.commands))('%s', async (_title, { doc, command, first, same }) => {
+    if (same) {
+      // The same command, first on a fresh copy of the same project, as `same`'s: its outcome and the
+      // project it left, copied (cp -a) as this doc's sandbox; checked again here as if run here.
+      const earlier = firstRuns.get(command);
+      expect(earlier, `the command ran first in ${same}`).toBeDefined();
+      const dir = join(work.dir, 'projects', doc.replace(/\W/g, '-'));
+      await copyTree(earlier!.after, dir);
+      sandboxes.set(doc, dir);
+      expect(earlier!.result.code, `${command}\n${earlier!.result.stdout}\n${earlier!.result.stderr}`).toBe(0);
+      return;
+    }
     if (!sandboxes.has(doc)) sandboxes.set(doc, await project(doc.replace(/\W/g, '-')));
     const dir = sandboxes.get(doc)!;
     const shell = sandboxed(command, dir);
@@ -298,6 +339,11 @@ describe("every npx cities-api command of the README and docs/ runs in a user's 
       }).toEqual({ status: 200, count: SAMPLE_CITIES, end: 'stopped' });
     } else {
       const result = await run('bash', ['-eo', 'pipefail', '-c', shell], dir);
+      if (first) {
+        const after = join(work.dir, 'first-runs', String(firstRuns.size));
+        await copyTree(dir, after);
+        firstRuns.set(command, { result, after });
+      }
       expect(result.code, `${shell}\n${result.stdout}\n${result.stderr}`).toBe(0);
     }
   });
