@@ -1,4 +1,5 @@
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
@@ -65,22 +66,19 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(() => cleanup());
 
-/** Every file of a directory, with its size. */
-async function filesOf(dir: string): Promise<{ path: string; bytes: number }[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return Promise.all(
-    entries
-      .filter((e) => e.isFile())
-      .map(async (e) => {
-        const path = join(e.parentPath, e.name);
-        return { path: path.slice(dir.length + 1), bytes: (await stat(path)).size };
-      }),
-  );
+/** Every file of a directory, with its size (readdirSync and statSync: 20,000 stats through fs/promises cost seconds). */
+function filesOf(dir: string): { path: string; bytes: number }[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => {
+      const path = join(e.parentPath, e.name);
+      return { path: path.slice(dir.length + 1), bytes: statSync(path).size };
+    });
 }
 
 describe.skipIf(!available)(`${COPIES * 1234} cities: build --for cloudflare, edge cloudflare, wrangler dev`, () => {
   it("the site fits the Free plan's assets: at most 20,000 files, none over 25 MiB, no .gz/.br, no other host's files", async () => {
-    const files = await filesOf(join(root, 'dist'));
+    const files = filesOf(join(root, 'dist'));
     const settings = (await readManifestHead(join(root, 'dist')))!.settings;
     expect({
       host: settings.host,
