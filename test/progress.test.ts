@@ -95,7 +95,8 @@ describe('progressLine, on a clock of our own', () => {
     const stream = recorder(false);
     drive(stream, [500, 1200, 3000, 5100, 7000, 10_200]);
     expect(stream.text).toBe(
-      'building pages: 300/10000 pages (3%), 80 pages/s, about 2m02s left\nbuilding pages: 600/10000 pages (6%), 52 pages/s, about 3m03s left\n',
+      // The first line's pace is not steady yet (143 pages/s, then 55); the second is the last 5 s's.
+      'building pages: 300/10000 pages (3%), 80 pages/s, time left estimating…\nbuilding pages: 600/10000 pages (6%), 39 pages/s, about 4m00s left\n',
     );
   });
 
@@ -125,6 +126,46 @@ describe('progressLine, on a clock of our own', () => {
         'building pages: 200/10000 pages (2%), 100 pages/s, about 1m38s left\n',
     );
   });
+
+  // A 140k-city build as `npm run bench` logged it: 15 s at 0 (its writers starting), 5 pages
+  // in the next 10 s, then 1,800 pages/s; its first time left read "about 734h51m left".
+  const slowStart = (t: number) =>
+    t < 15_000 ? 0 : t < 25_000 ? Math.floor((t - 15_000) / 2000) : 5 + 1.8 * (t - 25_000);
+  it.each([
+    ['a line every 5 s', 5000],
+    ['a line every second', 1000],
+    ['a terminal, redrawn every 100 ms', 100],
+  ])(
+    'a build whose first pages come slowly, %s: "estimating…" until its pace is steady, then a time left within 1.5x of the truth',
+    (_, every) => {
+      const total = 142_025;
+      const stream = recorder(every === 100, 200);
+      let now = 0;
+      const line = progressLine(stream, 'building pages', { unit: 'pages', now: () => now, logEvery: every });
+      const truths: number[] = [];
+      for (now = 0; slowStart(now) < total; now += 50) {
+        const before = stream.text.length;
+        line.update(Math.floor(slowStart(now)), total);
+        if (stream.text.length > before) truths.push((total - slowStart(now)) / 1800);
+      }
+      const etas = [
+        ...stream.text.matchAll(/(?:about |ETA |time left )(estimating…|(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?)/g),
+      ];
+      expect(etas.length).toBe(truths.length);
+      const said = etas.map(([, text, h, m, s]) =>
+        text === ESTIMATING ? undefined : Number(h ?? 0) * 3600 + Number(m ?? 0) * 60 + Number(s ?? 0),
+      );
+      const first = said.findIndex((eta) => eta !== undefined);
+      expect(first).toBeGreaterThan(0);
+      said.slice(first).forEach((eta, i) => {
+        const truth = truths[first + i]!;
+        expect(eta!, `time left said ${eta} s, truly ${truth.toFixed(1)} s`).toBeLessThanOrEqual(
+          Math.max(1.5 * truth, truth + 2),
+        );
+        expect(eta!, `time left said ${eta} s, truly ${truth.toFixed(1)} s`).toBeGreaterThanOrEqual(truth / 1.5 - 1);
+      });
+    },
+  );
 
   it('on a narrow terminal: cut to its width, so that it never wraps', () => {
     const stream = recorder(true, 40);

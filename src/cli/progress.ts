@@ -2,13 +2,19 @@ import type { Writable } from 'node:stream';
 
 // Progress of one phase of work (reading the dataset, building pages). On a terminal: one line
 // redrawn in place with a bar, the rate and the time left; elsewhere (a CI log, a pipe): a plain
-// line every few seconds. A phase begins at its first update (not when its line was made: a build
-// reads and sorts its dataset before its first page), and its rate is the average since then: the
-// time left is said only once that rate has been measured over ESTIMATE_AFTER_MS, "estimating…"
-// before.
+// line every few seconds. A phase is shown from its first update; its pace is counted from its
+// first progress (a build reads and sorts its dataset, and starts its writers, before its first
+// page) over its last RATE_WINDOW_MS. The time left is said only once that pace is known and
+// steady: measured over ESTIMATE_AFTER_MS and ESTIMATE_SHARE of the work, with the window's two
+// halves within STEADY of each other; "estimating…" before. (A build's first pages come while
+// its writers start: a time left from them read "about 734h51m" for a build of 90 s.)
 
 const SHOW_AFTER_MS = 1000;
 const ESTIMATE_AFTER_MS = 2000;
+const ESTIMATE_SHARE = 0.01;
+const RATE_WINDOW_MS = 5000;
+const SAMPLE_MS = 250;
+const STEADY = 2;
 export const ESTIMATING = 'estimating…';
 const REDRAW_MS = 100;
 /** Seconds between lines in a log: CITIES_API_PROGRESS_SECONDS, else 5. */
@@ -37,19 +43,20 @@ export interface ProgressOptions {
 export function progressLine(stream: ProgressStream, label: string, options: ProgressOptions): Progress {
   const now = options.now ?? Date.now;
   const every = stream.isTTY ? REDRAW_MS : (options.logEvery ?? logEverySeconds() * 1000);
-  let origin: { readonly at: number; readonly done: number } | undefined;
+  let begun: number | undefined;
+  const pace = new Pace();
   let drawn = 0;
   let shown = false;
   return {
     update(done, total) {
       const at = now();
-      origin ??= { at, done };
-      const elapsed = at - origin.at;
-      if (elapsed < SHOW_AFTER_MS || (shown && at - drawn < every) || done >= total) return;
+      begun ??= at;
+      pace.add(at, done);
+      if (at - begun < SHOW_AFTER_MS || (shown && at - drawn < every) || done >= total) return;
       drawn = at;
       shown = true;
-      const rate = ((done - origin.done) * 1000) / Math.max(1, elapsed);
-      const parts = progressParts(done, total, rate, options.unit, elapsed >= ESTIMATE_AFTER_MS);
+      const { rate, steady } = pace.now(at, done, total);
+      const parts = progressParts(done, total, rate, options.unit, steady);
       if (!stream.isTTY) {
         const left = parts.eta === ESTIMATING ? `time left ${ESTIMATING}` : `about ${parts.eta} left`;
         stream.write(`${label}: ${parts.amount} (${parts.percent}), ${parts.rate}, ${left}\n`);
@@ -64,6 +71,39 @@ export function progressLine(stream: ProgressStream, label: string, options: Pro
     },
   };
 }
+
+/** The pace of a phase from its first progress, over its last RATE_WINDOW_MS (samples SAMPLE_MS apart at least). */
+class Pace {
+  private readonly samples: { at: number; done: number }[] = [];
+  private started = false;
+
+  add(at: number, done: number): void {
+    const last = this.samples.at(-1);
+    if (!this.started && last && done > last.done) this.started = true;
+    // Until the work moves, the one sample is the latest: the wait before it is not its pace.
+    if (!this.started) this.samples.splice(0, 1, { at, done });
+    else if (at - last!.at >= SAMPLE_MS) this.samples.push({ at, done });
+    while (this.samples.length > 2 && at - this.samples[1]!.at >= RATE_WINDOW_MS) this.samples.shift();
+  }
+
+  /** Units a second over the window, and whether that pace is known well enough to say the time left. */
+  now(at: number, done: number, total: number): { rate: number; steady: boolean } {
+    const from = this.samples[0] ?? { at, done };
+    const rate = perSecond(from, { at, done });
+    if (at - from.at < ESTIMATE_AFTER_MS || done - from.done < ESTIMATE_SHARE * total) return { rate, steady: false };
+    // The window's older and newer halves, split at the sample nearest its middle.
+    const middle = (from.at + at) / 2;
+    let split = from;
+    for (const sample of this.samples)
+      if (Math.abs(sample.at - middle) < Math.abs(split.at - middle) && sample.at < at) split = sample;
+    if (split === from) return { rate, steady: true }; // one stretch: nothing to compare it with
+    const [older, newer] = [perSecond(from, split), perSecond(split, { at, done })];
+    return { rate, steady: older > 0 && newer > 0 && Math.max(older / newer, newer / older) <= STEADY };
+  }
+}
+
+const perSecond = (a: { at: number; done: number }, b: { at: number; done: number }) =>
+  ((b.done - a.done) * 1000) / Math.max(1, b.at - a.at);
 
 /** The words of a progress line: `4158/21020`, `19%`, `1234 pages/s`, `14s` (`estimating…` until the rate is `measured`). */
 export function progressParts(
