@@ -1,7 +1,7 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve, type RunningServer, type ServeOptions } from '../src/app/serve.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
 import { tempDir } from './helpers.js';
@@ -12,8 +12,10 @@ const CHROMIUM = '/usr/bin/chromium';
 const available = requireTool('Chromium', CHROMIUM, 'apt-get install -y chromium');
 
 // The browsable page as a person sees it: a real headless Chromium on a local preview. One
-// Chromium serves the whole file (each preview has its own server and dataset); each test opens
-// its own page and closes it after.
+// Chromium serves the whole file (each preview has its own server and dataset) and one tab each
+// preview: a new tab cost Chromium about 1.7 CPU-s here, a navigation in an open one about 1. Each
+// test starts with its own navigation (goto: a new document; the page keeps nothing in storage or
+// cookies), so no test sees another's page.
 let chromiumBrowser: Browser | undefined;
 beforeAll(async () => {
   if (!available) return;
@@ -31,32 +33,30 @@ beforeAll(async () => {
   });
 });
 afterAll(() => chromiumBrowser?.close());
-afterEach(async () => {
-  for (const context of chromiumBrowser?.contexts() ?? []) await context.close();
-});
 
-/** A preview server on a copy of the sample dataset (with `options`), and the file's Chromium; `stop` ends the server. */
+/** A preview server on a copy of the sample dataset (with `options`), and a tab of the file's Chromium; `stop` closes both. */
 async function startPreview(options: Partial<ServeOptions> = {}) {
   const { dir: root, cleanup } = await tempDir('cities-browser-');
   await copyFile(join(ROOT, 'data/cities.csv'), join(root, 'cities.csv'));
   const server = await serve({ dir: join(root, 'site'), data: join(root, 'cities.csv'), port: 0, ...options });
+  const page = await chromiumBrowser!.newPage();
   const stop = async () => {
+    await page.context().close();
     await server.close();
     await cleanup();
   };
-  return { server, browser: chromiumBrowser!, stop };
+  return { server, page, stop };
 }
 
 describe.runIf(available)('the browsable API in Chromium', () => {
   let server: RunningServer;
-  let browser: Browser;
+  let page: Page;
   let stop: (() => Promise<void>) | undefined;
 
-  beforeAll(async () => ({ server, browser, stop } = await startPreview()));
+  beforeAll(async () => ({ server, page, stop } = await startPreview()));
   afterAll(() => stop?.());
 
   it('shows the cities, and the next link leads to page 2', async () => {
-    const page = await browser.newPage();
     const response = await page.goto(server.apiUrl);
     expect(response?.headers()['content-type']).toBe('text/html; charset=utf-8');
     expect(await page.title()).toBe('City List');
@@ -72,7 +72,6 @@ describe.runIf(available)('the browsable API in Chromium', () => {
   });
 
   it('the paginator: first, previous, the page numbers, next, last, keeping the ordering and the size', async () => {
-    const page = await browser.newPage();
     await page.goto(`${server.apiUrl}?ordering=-name_en&page_size=5`);
     const pager = page.locator('nav.pager');
     expect(await pager.innerText()).toBe('« first\n‹ previous\n1\n2\n3\n…\n10\nnext ›\nlast »');
@@ -94,7 +93,6 @@ describe.runIf(available)('the browsable API in Chromium', () => {
   });
 
   it('links it makes hold no empty parameter (?ordering=&page_size= asked)', async () => {
-    const page = await browser.newPage();
     await page.goto(`${server.apiUrl}?ordering=&page_size=`);
     const hrefs = await page
       .locator('nav.pager a, .formats a')
@@ -114,7 +112,6 @@ describe.runIf(available)('the browsable API in Chromium', () => {
   });
 
   it("the format switch: json gives the API's bytes, api this page", async () => {
-    const page = await browser.newPage();
     await page.goto(`${server.apiUrl}?page=2`);
     const [json] = await Promise.all([
       page.waitForResponse(`${server.url}/cities/?format=json&page=2`),
@@ -129,7 +126,6 @@ describe.runIf(available)('the browsable API in Chromium', () => {
   });
 
   it("the OPTIONS button shows the endpoint's description", async () => {
-    const page = await browser.newPage();
     await page.goto(server.apiUrl);
     await page.click('#options');
     // The page already shows its GET answer (HTTP 200 too): wait for the OPTIONS one to replace it.
@@ -143,7 +139,6 @@ describe.runIf(available)('the browsable API in Chromium', () => {
   });
 
   it('the form orders and sizes the page', async () => {
-    const page = await browser.newPage();
     await page.goto(server.apiUrl);
     await page.selectOption('select.ordering-term >> nth=0', '-name_en');
     await page.fill('input[name=page_size]', '5');
@@ -155,7 +150,6 @@ describe.runIf(available)('the browsable API in Chromium', () => {
   });
 
   it('orders by several fields: each picked term joins the one ordering parameter, and the picker shows them again', async () => {
-    const page = await browser.newPage();
     await page.goto(server.apiUrl);
     await page.selectOption('select.ordering-term >> nth=0', 'name_fr');
     await page.selectOption('select.ordering-term >> nth=1', '-name_de');
@@ -170,7 +164,6 @@ describe.runIf(available)('the browsable API in Chromium', () => {
   });
 
   it('a read-only server shows no POST form', async () => {
-    const page = await browser.newPage();
     await page.goto(server.apiUrl);
     expect(await page.locator('section.post').count()).toBe(0);
   });
@@ -179,10 +172,10 @@ describe.runIf(available)('the browsable API in Chromium', () => {
 describe.runIf(available)("DRF's POST form on a --writable server, in Chromium", () => {
   const TOKEN = 'browser-token-0123456789abcdef';
   let server: RunningServer;
-  let browser: Browser;
+  let page: Page;
   let stop: (() => Promise<void>) | undefined;
 
-  beforeAll(async () => ({ server, browser, stop } = await startPreview({ writable: true, token: TOKEN })));
+  beforeAll(async () => ({ server, page, stop } = await startPreview({ writable: true, token: TOKEN })));
   afterAll(() => stop?.());
 
   const city = (name: string) => Object.fromEntries(NAME_FIELDS.map((f) => [f, `${name} ${f}`]));
@@ -192,7 +185,6 @@ describe.runIf(available)("DRF's POST form on a --writable server, in Chromium",
     ['Raw data', 'application/json'],
     ['Raw data', 'application/x-www-form-urlencoded'],
   ])('%s (%s): the city is created and the 201 answer shown in place', async (tab, media) => {
-    const page = await browser.newPage();
     await page.goto(server.apiUrl);
     await page.fill('#post-token', TOKEN);
     const name = `${tab} ${media}`.replace(/\W+/g, '-');
@@ -224,7 +216,6 @@ describe.runIf(available)("DRF's POST form on a --writable server, in Chromium",
   });
 
   it('without the token: 401, shown in place, nothing created', async () => {
-    const page = await browser.newPage();
     await page.goto(server.apiUrl);
     for (const [field, value] of Object.entries(city('no-token'))) await page.fill(`#post-${field}`, value);
     await page.locator('section.post form:visible button[type=submit]').click();
@@ -233,7 +224,6 @@ describe.runIf(available)("DRF's POST form on a --writable server, in Chromium",
   });
 
   it("the Raw data tab starts as DRF's: a media type per parser, the writable fields' initial values", async () => {
-    const page = await browser.newPage();
     await page.goto(server.apiUrl);
     expect(await page.getByRole('tab').allInnerTexts()).toEqual(['HTML form', 'Raw data']);
     const media = await page.locator('#post-media-type option').allInnerTexts();
