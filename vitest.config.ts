@@ -96,10 +96,14 @@ const unitRun = { sequence: { groupOrder: 0 }, maxWorkers: CORES, isolate: false
 // Files share the cores, so a build or an engine's start can take several times its time alone.
 const processRun = { sequence: { groupOrder: 1 }, maxWorkers: CORES + 1, testTimeout: 180_000 };
 
+const HOOK_TIMEOUT = 120_000;
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
-    hookTimeout: 120_000,
+    hookTimeout: HOOK_TIMEOUT,
+    // What test/started-process.ts bounds a start with in a hook (inside, a hook's timeout is not readable).
+    provide: { hookTimeout: HOOK_TIMEOUT },
     setupFiles: ['test/buffer-equality.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: files(UNIT), ...unitRun } },

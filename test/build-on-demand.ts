@@ -1,43 +1,42 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { INPUTS, STAMP } from '../scripts/build-lib.mjs';
 
 // vitest globalSetup of the integration and engines tiers: their tests run the compiled CLI and
 // workers from lib/ and copy the edge bundle, so lib/ is rebuilt first whenever a source is newer
 // than the last build (a changed, added or removed file under src/ changes its directory's time).
+// `npm run build` (scripts/build-lib.mjs) stamps lib/ when it ends, dated when it began: after a
+// developer's build, lib/ is current here too.
 
 const ROOT = join(import.meta.dirname, '..');
-const LIB = join(ROOT, 'lib');
-/** Written when a build ends, dated when it began: what changed during a build counts as newer. */
-const STAMP = join(LIB, '.built');
 const LOCK = join(ROOT, '.lib-build.lock');
-const INPUTS = ['src', 'scripts/bundle-edge.mjs', 'tsconfig.json'];
 
-/** The newest input and its time (files and directories, recursively). */
-export function newestInput(): { path: string; time: number } {
+/** The newest input of the build in `root` and its time (files and directories, recursively). */
+export function newestInput(root = ROOT): { path: string; time: number } {
   let newest = { path: '', time: 0 };
   const visit = (path: string) => {
     const stat = statSync(path);
     if (stat.mtimeMs > newest.time) newest = { path, time: stat.mtimeMs };
     if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
   };
-  for (const input of INPUTS) visit(join(ROOT, input));
+  for (const input of INPUTS) visit(join(root, input));
   return newest;
 }
 
-/** Why lib/ must be built, or undefined when it is as new as every input. */
-export function staleReason(): string | undefined {
+/** Why lib/ in `root` must be built, or undefined when its stamp is as new as every input. */
+export function staleReason(root = ROOT): string | undefined {
   let built: number;
   try {
-    built = statSync(STAMP).mtimeMs;
+    built = statSync(join(root, STAMP)).mtimeMs;
   } catch {
     return 'lib/ was never built here';
   }
-  const { path, time } = newestInput();
-  return time > built ? `${relative(ROOT, path)} is newer than lib/` : undefined;
+  const { path, time } = newestInput(root);
+  return time > built ? `${relative(root, path)} is newer than lib/` : undefined;
 }
 
-/** `npm run build`, the one place that says how lib/ is made. */
+/** `npm run build` (scripts/build-lib.mjs, the one place that says how lib/ is made and stamped). */
 function build(): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -88,10 +87,7 @@ export default async function setup(): Promise<void> {
     if (!reason) return;
     const began = new Date();
     console.log(`test setup: ${reason}: npm run build...`);
-    rmSync(LIB, { recursive: true, force: true });
     await build();
-    writeFileSync(STAMP, '');
-    utimesSync(STAMP, began, began);
     console.log(`test setup: lib/ built in ${((Date.now() - began.getTime()) / 1000).toFixed(1)} s`);
   });
 }

@@ -10,12 +10,8 @@ import { CitiesApiError } from '../src/core/errors.js';
 import { negotiate } from '../src/core/negotiate.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { ROUTES } from '../src/core/route-table.js';
-import {
-  CLOUDFRONT_FUNCTION_MAX_BYTES,
-  CLOUDFRONT_IMPORT,
-  cloudFrontFunction,
-  liveOrigin,
-} from '../src/hosts/cloudfront.js';
+import { CLOUDFRONT_FUNCTION_MAX_BYTES, CLOUDFRONT_IMPORT, cloudFrontFunction } from '../src/hosts/cloudfront.js';
+import { liveOrigin } from '../src/hosts/cloudfront-origin.js';
 import { notPrecomputedJson } from '../src/hosts/not-precomputed.js';
 import { fileKeyFor } from '../src/site/layout.js';
 import { specOf } from '../src/site/manifest.js';

@@ -9,6 +9,7 @@ import { MANIFEST_PATH } from '../src/site/manifest.js';
 import { readManifest } from '../src/store/manifest-file.js';
 import { makeCity, readTree } from './helpers.js';
 import { ROOT } from './serve-helpers.js';
+import { testTimeLeft } from './started-process.js';
 
 /** mulberry32: a tiny seeded generator, so "random" kill moments are the same on every run. */
 export function seededRandom(seed: number): () => number {
@@ -176,9 +177,10 @@ export function treeDifferences(a: ReadonlyMap<string, Buffer>, b: ReadonlyMap<s
 
 /**
  * Resolves once a writable server has folded every logged city into the dataset `file` (its
- * write-ahead log, `.NAME.wal` beside the real file, is gone); fails after `ms`.
+ * write-ahead log, `.NAME.wal` beside the real file, is gone); fails after `ms` (by default, just
+ * before the test's own timeout: test/started-process.ts).
  */
-export async function caughtUp(file: string, ms = 60_000): Promise<void> {
+export async function caughtUp(file: string, ms = testTimeLeft()): Promise<void> {
   const real = await realpath(file);
   const log = join(dirname(real), `.${basename(real)}.wal`);
   // The log is dropped under the dataset's lock: caught up once the lock is released too.

@@ -1,5 +1,4 @@
-import { type ChildProcessByStdio, type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,6 +15,7 @@ import { expect, inject } from 'vitest';
 import { mountOf } from '../src/core/url-path.js';
 import { newestInput, withLock } from './build-on-demand.js';
 import { KIT } from './helpers.js';
+import { following, printed, whenReady } from './started-process.js';
 import type { CityIndex } from '../src/core/city-index.js';
 import { bodyBytes } from '../src/core/page.js';
 import { edgeFiles } from '../src/site/edge-files.js';
@@ -296,43 +296,6 @@ export async function startWorker(config: string, entry?: string): Promise<{ url
   return { url: (await worker.url).origin, stop: () => worker.dispose() };
 }
 
-/** A child process started: the URL its output names once `ready` matches (first group), all its output so far, and a stop. */
-async function startedProcess(
-  child: ChildProcessWithoutNullStreams | ChildProcessByStdio<null, Readable, Readable>,
-  name: string,
-  ready: RegExp,
-  timeoutMs: number,
-): Promise<{ url: string; output: () => string; stop: () => Promise<void> }> {
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${name} did not start in ${timeoutMs / 1000} s:\n${output}`)),
-      timeoutMs,
-    );
-    const read = (d: Buffer) => {
-      output += d;
-      const m = ready.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited with ${code}:\n${output}`));
-    });
-  });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  return { url, output: () => output, stop };
-}
-
 export const DENO = join(import.meta.dirname, '..', 'node_modules', '.bin', 'deno');
 
 /** The project's deploy command (`deno serve --allow-read=SITE main.js`) run in `dir` on a free port: its URL once it listens. */
@@ -343,8 +306,8 @@ export async function denoServe(dir: string, deploy: string): Promise<{ url: str
     env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const { url, stop } = await startedProcess(child, 'deno serve', /Listening on (http:\/\/[^\s/]+)/, 60_000);
-  return { url, stop };
+  const starting = following(child, 'deno serve');
+  return { url: await printed(starting, /Listening on (http:\/\/[^\s/]+)/), stop: starting.stop };
 }
 
 export const WRANGLER_BIN = join(import.meta.dirname, '..', 'node_modules', '.bin', 'wrangler');
@@ -370,20 +333,16 @@ export async function wranglerDev(dir: string): Promise<{
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1', CI: 'true' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const { url, output, stop } = await startedProcess(child, 'wrangler dev', /Ready on (http:\/\/[^\s/]+)/, 240_000);
+  const starting = following(child, 'wrangler dev');
+  const { output, stop } = starting;
+  const url = await printed(starting, /Ready on (http:\/\/[^\s/]+)/);
   // Started once it answers: a request to an asset (no Worker code) until one does.
-  for (let tries = 0; ; tries++) {
-    const ok = await fetch(`${url}/openapi.json`).then(
+  const answers = () =>
+    fetch(`${url}/openapi.json`).then(
       async (r) => (await r.arrayBuffer(), true),
-      () => false,
+      () => undefined,
     );
-    if (ok) break;
-    if (tries >= 100) {
-      await stop();
-      throw new Error(`wrangler dev said it was ready at ${url} but never answered:\n${output()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  await whenReady({ ...starting, name: `wrangler dev, ready at ${url} but not answering,` }, answers, 200);
   const warnings = () =>
     output()
       .split('\n')

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
+import { whenReady } from './started-process.js';
 
 // A real nginx run from a directory of its own (prefix), on loopback ports, with one included
 // site configuration.
@@ -38,12 +40,13 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** nginx run from `prefix` (its nginx.conf), once it accepts connections on `port`: fails at once, with its error log, if it exits first. */
 export async function startNginx(nginx: string, prefix: string, port: number): Promise<{ stop: () => Promise<void> }> {
   const child = spawn(nginx, ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: 'ignore' });
   const up = () =>
-    new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => resolve(!!socket.end()));
-      socket.on('error', () => resolve(false));
+    new Promise<true | undefined>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(socket.end() && true));
+      socket.on('error', () => resolve(undefined));
     });
   const stop = () =>
     new Promise<void>((resolve) => {
@@ -51,13 +54,15 @@ export async function startNginx(nginx: string, prefix: string, port: number): P
       child.once('exit', () => resolve());
       child.kill('SIGQUIT');
     });
-  for (let i = 0; i < 200; i++) {
-    if (await up()) return { stop };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await stop();
-  throw new Error(`nginx did not start: ${await readFile(join(prefix, 'logs/error.log'), 'utf8').catch(() => '')}`);
+  const errorLog = () => {
+    try {
+      return readFileSync(join(prefix, 'logs/error.log'), 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  await whenReady({ child, name: `nginx (${prefix})`, output: errorLog, stop }, up, 50);
+  return { stop };
 }
 
 /** A GET over TLS to a server with a self-signed certificate for example.org. */

@@ -1,6 +1,5 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { copyFile, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { readManifest } from '../src/store/manifest-file.js';
 import { atLeastPattern, nginxConfig } from '../src/hosts/nginx.js';
 import { copyKitSite, kitSite } from './edge-helpers.js';
 import { KIT, KIT_DATASETS, expectWholeKit, replayKit, tempDir } from './helpers.js';
+import { freePort, startNginx } from './nginx-tls.js';
 import { rawRequest, startCli } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 import { caughtUp, sleep } from './crash-helpers.js';
@@ -29,24 +29,8 @@ describe('atLeastPattern matches exactly the integers >= n', () => {
   });
 });
 
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => resolve(!!socket.end()));
-    socket.on('error', () => resolve(false));
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** A real nginx on a loopback port, with the site as root and the generated config included. */
-async function startNginx(
+async function nginxWith(
   dir: string,
   site: string,
   config: string,
@@ -76,17 +60,11 @@ http {
 `,
   );
   await promisify(execFile)(NGINX, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')]);
-  const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100 && !(await listening(port)); i++) await new Promise((r) => setTimeout(r, 50));
+  const { stop } = await startNginx(NGINX, dir, port);
   return {
-    url,
+    url: `http://127.0.0.1:${port}`,
     log: () => readFile(join(dir, 'logs/error.log'), 'utf8').catch(() => ''),
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGQUIT');
-      }),
+    stop,
   };
 }
 
@@ -152,7 +130,7 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
   it.each(KIT_DATASETS)('$name: every answer matches', async ({ name, baseUrl, prefix }) => {
     const live = await kitServer(name, baseUrl);
     const config = nginxConfig(specOf((await readManifest(live.site))!), { liveUrl: live.url, site: live.site });
-    const nginx = await startNginx(join(root, name), live.site, config);
+    const nginx = await nginxWith(join(root, name), live.site, config);
     try {
       await expectWholeKit(nginx.url, name, prefix, totals, ['--verbose']);
       // Which answers came from files: nginx sends its own ETag (strong, "mtime-size"); serve's are weak.
@@ -201,7 +179,7 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
         '0',
       ]);
       expect(specOf((await readManifest(site))!).count).toBe(after === 'cities48' ? 48 : 11);
-      const nginx = await startNginx(dir, site, nginxConfig(spec, { liveUrl: live.url, site }));
+      const nginx = await nginxWith(dir, site, nginxConfig(spec, { liveUrl: live.url, site }));
       try {
         const { passed, failed, failures } = await replayKit(nginx.url, after, '', ['--verbose']);
         expect(failures).toEqual([]);
@@ -237,7 +215,7 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
       ],
       { CITIES_API_TOKEN: token },
     );
-    const nginx = await startNginx(
+    const nginx = await nginxWith(
       dir,
       site,
       nginxConfig(specOf((await readManifest(site))!), { liveUrl: live.url, site }),
@@ -279,7 +257,7 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
 
   it('answers from files carry the reference headers, gzip and 304s', async () => {
     const { site, live } = await shared48();
-    const nginx = await startNginx(
+    const nginx = await nginxWith(
       join(root, 'headers'),
       site,
       nginxConfig(specOf((await readManifest(site))!), { liveUrl: live.url }),
@@ -351,11 +329,7 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
     // nginx's root elsewhere stands for a site it cannot read (the tests' nginx runs as root, which reads everything).
     const served = readable ? site : join(dir, 'unreadable');
     await mkdir(served, { recursive: true });
-    const nginx = await startNginx(
-      dir,
-      served,
-      nginxConfig(specOf((await readManifest(site))!), { liveUrl: live.url }),
-    );
+    const nginx = await nginxWith(dir, served, nginxConfig(specOf((await readManifest(site))!), { liveUrl: live.url }));
     try {
       const res = await rawRequest(`${nginx.url}/cities/?page=2`, { method: 'HEAD' });
       expect(res.status).toBe(200);

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tableCommand, type CommandContext } from '../src/cli/command.js';
-import { OPTIONS, type CommandName, type OptionValues } from '../src/cli/options.js';
+import type { CommandName, OptionValues } from '../src/cli/option-spec.js';
+import { OPTIONS } from '../src/cli/options.js';
 import { cli } from './cli-helpers.js';
 import { tempDir } from './helpers.js';
 

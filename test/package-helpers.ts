@@ -13,6 +13,7 @@ import {
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { printed } from './started-process.js';
 
 export const ROOT = join(import.meta.dirname, '..');
 
@@ -147,23 +148,7 @@ export async function startUntilUrl(
     }
     return exited;
   };
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      void stop();
-      reject(new Error(`no URL printed within 120 s by: ${command}\n${output}`));
-    }, 120_000);
-    child.stdout.on('data', () => {
-      const m = /serving .* at (http:\/\/\S+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before serving: ${command}\n${output}`));
-    });
-  });
+  const url = await printed({ child, name: command, output: () => output, stop }, /serving .* at (http:\/\/\S+)/);
   return { url, output: () => output, stop };
 }
 

@@ -134,14 +134,10 @@ describe('a clean clone', () => {
       [],
     ],
     [
-      'prepack compiles lib/ from nothing',
-      () =>
-        /^node -e "require\('node:fs'\).rmSync\('lib'.* && tsc -p tsconfig.json .*&& node scripts\/bundle-edge.mjs$/.test(
-          current.scripts.prepack ?? '',
-        ),
-      true,
+      'npm run build, npm start and prepack build lib/ one way (scripts/build-lib.mjs; prepack: from nothing, for the package)',
+      () => [current.scripts.build, current.scripts.prestart, current.scripts.prepack],
+      ['node scripts/build-lib.mjs', 'node scripts/build-lib.mjs', 'node scripts/build-lib.mjs --pack'],
     ],
-    ['npm start compiles first', () => /^tsc\b/.test(current.scripts.prestart ?? ''), true],
     [
       'npm test runs every tier; the tiers that run lib/ rebuild it first when a source is newer',
       () => ({
@@ -193,6 +189,7 @@ describe('the tarball', () => {
     ['a built site', /^dist\//],
     ['compiler and test configs', /tsconfig|vitest/],
     ['a module left in lib/ by an older build', /^lib\/stale-module\.js$/],
+    ["the development build's stamp (npm start wrote one in the clone)", /^lib\/\.built$/],
     ['dependencies', /node_modules/],
   ])('holds no %s', (_what, pattern) => {
     expect(packed.files.map((f) => f.path).filter((p) => pattern.test(p))).toEqual([]);

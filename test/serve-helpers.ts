@@ -2,10 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { serve, type ServeOptions } from '../src/app/serve.js';
+import { following, printed } from './started-process.js';
 
 export const ROOT = join(import.meta.dirname, '..');
 
-/** Starts the real CLI (`bin/cities-api.js serve ...`) and resolves once it prints its URL. */
+/** Starts the real CLI (`bin/cities-api.js serve ...`) and resolves once it prints its URL (test/started-process.ts). */
 export async function startCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
@@ -14,30 +15,9 @@ export async function startCli(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 60_000);
-    child.stdout!.on('data', () => {
-      const m = / at (http:\/\/[^/\s]+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}:\n${output}`));
-    });
-  });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  return { url, child, output: () => output, stop };
+  const starting = following(child, 'serve');
+  const url = await printed(starting, / at (http:\/\/[^/\s]+)/);
+  return { url, child, output: starting.output, stop: starting.stop };
 }
 
 export interface RawResponse {

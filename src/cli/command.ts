@@ -3,16 +3,8 @@ import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import type { Problem } from '../core/errors.js';
 import { loadConfig, type ProjectConfig } from './config-file.js';
-import {
-  aliasHelp,
-  aliasOptions,
-  attributeOf,
-  commanderOption,
-  isArgument,
-  optionsOf,
-  type CommandName,
-  type OptionValues,
-} from './options.js';
+import { aliasHelp, aliasOptions, attributeOf, commanderOption, isArgument, optionsOf } from './options.js';
+import type { CommandName, OptionValues } from './option-spec.js';
 import { type CommandLine, resolveOptions } from './option-values.js';
 
 // What each command module (build-command.ts, serve-command.ts...) gets: the run's context, and

@@ -4,7 +4,7 @@ import { CitiesApiError } from '../core/errors.js';
 import { fileSystemError } from '../fs/fs-error.js';
 import type { SiteSpec } from '../site/spec.js';
 import { tableCommand, type CommandContext } from './command.js';
-import type { CommandName, OptionValues } from './options.js';
+import type { CommandName, OptionValues } from './option-spec.js';
 
 type HostConfig = (o: Partial<OptionValues>, site: string) => Promise<string>;
 

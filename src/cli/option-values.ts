@@ -1,5 +1,6 @@
 import { CitiesApiError } from '../core/errors.js';
-import { type CommandName, type ConfigType, OPTIONS, type OptionValues, optionsOf, spellingName } from './options.js';
+import type { CommandName, ConfigType, OptionValues } from './option-spec.js';
+import { OPTIONS, optionsOf, spellingName } from './options.js';
 
 // From what the user gave (command line, config file) to a command's option values, by the option
 // table (options.ts): which spelling wins, which config keys exist and what they may hold.

@@ -1,7 +1,8 @@
 import { CitiesApiError } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
 import type { SiteSpec } from '../site/spec.js';
-import { CLOUDFRONT_FUNCTION_MAX_BYTES, cloudFrontFunction, liveOrigin } from './cloudfront.js';
+import { CLOUDFRONT_FUNCTION_MAX_BYTES, cloudFrontFunction } from './cloudfront.js';
+import { liveOrigin } from './cloudfront-origin.js';
 import {
   aliasOf,
   distributionResources,

@@ -4,7 +4,7 @@ import { escapeUriPath } from '../core/url-path.js';
 import { ALL_PAGE_SIZE_DIGITS, PAGE_DIGITS } from '../site/layout.js';
 import type { SiteSpec } from '../site/spec.js';
 import { notPrecomputedJson } from './not-precomputed.js';
-import { checkLiveUrl } from './live-url.js';
+import { liveOrigin } from './cloudfront-origin.js';
 
 // A CloudFront Function (viewer-request, runtime cloudfront-js-2.0) for the site on S3. A request
 // for the endpoint whose query a file can answer is rewritten to that file's object key, its
@@ -22,24 +22,6 @@ export const CLOUDFRONT_FUNCTION_MAX_BYTES = 10 * 1024;
 
 /** The one line the runtime requires first when the `cloudfront` module is used. */
 export const CLOUDFRONT_IMPORT = "import cf from 'cloudfront';";
-
-/** The argument of cf.updateRequestOrigin() that points a request at the live side. */
-export function liveOrigin(liveUrl: string): Record<string, unknown> {
-  const url = new URL(checkLiveUrl(liveUrl));
-  const https = url.protocol === 'https:';
-  const path = url.pathname.replace(/\/+$/, '');
-  return {
-    domainName: url.hostname,
-    ...(path ? { originPath: path } : {}),
-    customOriginConfig: {
-      port: Number(url.port || (https ? 443 : 80)),
-      protocol: https ? 'https' : 'http',
-      sslProtocols: ['TLSv1.2'],
-    },
-    // The S3 origin's origin access control would otherwise be inherited and sign live requests.
-    originAccessControlConfig: { enabled: false },
-  };
-}
 
 /**
  * The JavaScript source of the function for a built site (deterministic, under 10 KB). `liveDomain`

@@ -1,0 +1,175 @@
+import type { Bytes } from '../core/bytes.js';
+import type { BlockFile } from './edge-format.js';
+import { type BlockReads, cityOf, type OpenedFile } from './edge-blocks.js';
+import { BLOCK_BYTES } from './edge-cuts.js';
+import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
+import { neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
+
+// One page's reads of a layout's blocks (RowReader.cities, edge-rows.ts), in named steps: hold its
+// first files open, start the reads of the next runs' blocks, make a run's batch of cities, then
+// keep or let go of its block. A page of many blocks (a scan) reads into the pool's arrays, given
+// back once the batch that used them is sent.
+
+/** How RowReader reads: its blocks and limits (RowOptions, edge-rows.ts). */
+export interface PageReadLimits {
+  readonly blocks: BlockReads;
+  readonly concurrency: number;
+  readonly keepBlocks: number;
+  readonly holdFiles: number;
+  readonly scanBlocks: number;
+  readonly holdsFiles: boolean;
+}
+
+export class PageReads {
+  private readonly runs: { blocks: number[]; from: number[] };
+  private readonly needed: Map<number, number[]>;
+  private slack = RANGE_SLACK;
+  private readonly pending = new Map<number, Promise<BlockFile>>();
+  private readonly uses = new Map<number, number>();
+  // Blocks this request has used and will use again, the most recent last: read again only once
+  // out of it. A block no later run needs is let go at once: a page of every city holds its
+  // read-ahead, not 16 blocks more.
+  private readonly used = new Map<number, Promise<BlockFile>>();
+  // The used blocks' shares of a full block (1 at most each), and their sum.
+  private readonly shares = new Map<number, number>();
+  private kept = 0;
+  private readonly lastRun = new Map<number, number>();
+  private ahead = 0;
+  private readonly held = new Map<string, OpenedFile>();
+  // A scan's blocks read into the pool's arrays, by block; those let go, given back once the batch that used them is sent.
+  private readonly scan: boolean;
+  private readonly arrays = new Map<number, Uint8Array>();
+  private readonly letGo: Uint8Array[] = [];
+  private readonly later = new Set<string>();
+
+  constructor(
+    private readonly limits: PageReadLimits,
+    private readonly layout: LayoutBlocks,
+    private readonly indices: ArrayLike<number>,
+  ) {
+    this.runs = runsOf(layout.starts, indices);
+    this.needed = neededOf(this.runs, layout.starts, indices);
+    this.runs.blocks.forEach((b, r) => this.lastRun.set(b, r));
+    this.scan = new Set(this.runs.blocks).size > limits.scanBlocks;
+  }
+
+  /** How many runs (batches) the page has. */
+  get count(): number {
+    return this.runs.blocks.length;
+  }
+
+  /**
+   * Files held open: the page's first `holdFiles` before its first byte (a rebuild meanwhile
+   * cannot cut a page of that many blocks), the others as its reads reach them, each closed after
+   * its last run: a page of every city held all ~300 of its files at 140k cities, and four at once
+   * took a 1,024-descriptor process to EMFILE.
+   */
+  async holdFirstFiles(): Promise<void> {
+    if (!this.limits.holdsFiles) return;
+    const { cache } = this.limits.blocks;
+    const first = [...new Set(this.runs.blocks.map(this.layout.path))].filter((p) => !cache.has(p));
+    for (const p of first.splice(this.limits.holdFiles)) this.later.add(p);
+    await this.limits.blocks.hold(first, this.held);
+  }
+
+  /** Starts the reads of the next runs' blocks, up to `concurrency` blocks held at once, run `r`'s at least. */
+  readAhead(r: number): void {
+    const { blocks } = this.runs;
+    const { pending, used, held } = this;
+    while (this.ahead < blocks.length && (this.ahead <= r || pending.size < this.limits.concurrency)) {
+      const b = blocks[this.ahead++]!;
+      if (!pending.has(b)) {
+        const reused = used.get(b);
+        this.drop(b);
+        const path = this.layout.path(b);
+        if (reused) pending.set(b, reused);
+        else if (this.later.delete(path))
+          pending.set(
+            b,
+            this.limits.blocks.hold([path], held).then(() => this.start(b, held.get(path))),
+          );
+        else pending.set(b, this.start(b, held.get(path)));
+      }
+      this.uses.set(b, (this.uses.get(b) ?? 0) + 1);
+    }
+  }
+
+  /** Block b's read: whole (cached, or a scan's into a pool array) or, where the page needs under a third of its cities, by ranges. */
+  private start(b: number, file: OpenedFile | undefined): Promise<BlockFile> {
+    const { blocks } = this.limits;
+    const { starts, path } = this.layout;
+    const few = this.needed.get(b)!;
+    const cities = (starts[b + 1] ?? this.layout.count) - starts[b]!;
+    const { readRange } = blocks;
+    const range = file ? file.range.bind(file) : readRange && ((s: number, e: number) => readRange(path(b), s, e));
+    if (!range || 3 * few.length >= cities || blocks.cache.has(path(b)))
+      return this.scan
+        ? blocks.scanned(path(b), file, (bytes) => this.arrays.set(b, bytes))
+        : blocks.block(path(b), file);
+    const share = Math.min(this.slack, BLOCK_SLACK);
+    this.slack -= share;
+    return blocks.ranged(path(b), cities, few, share, range);
+  }
+
+  /** Run r's cities, as views into its block, once the block is read; then the block kept for a later run or let go. */
+  async batch(r: number): Promise<Bytes[]> {
+    const b = this.runs.blocks[r]!;
+    const { starts } = this.layout;
+    const block = await this.pending.get(b)!;
+    const batch: Bytes[] = [];
+    // The block's path made once a run, not once a city (a page of every city made 140,000 of
+    // them, 60 MB of strings a runtime's GC then collected: most of an answer's garbage).
+    const file = this.layout.path(b);
+    for (let i = this.runs.from[r]!; i < this.runs.from[r + 1]!; i++)
+      batch.push(cityOf(block, this.indices[i]! - starts[b]!, file));
+    this.afterUse(b, r, block);
+    return batch;
+  }
+
+  /** Block b used by run r: if no read of it is still to be used, kept for a later run that needs it, else closed and let go. */
+  private afterUse(b: number, r: number, block: BlockFile): void {
+    const left = this.uses.get(b)! - 1;
+    if (left) return void this.uses.set(b, left);
+    this.uses.delete(b);
+    if (this.lastRun.get(b)! > r) {
+      this.used.set(b, this.pending.get(b)!);
+      // The memory it holds: a scan's array (rounded up to the pool's grain), else its bytes.
+      this.shares.set(b, Math.min(1, (this.arrays.get(b)?.buffer.byteLength ?? block.bytes) / BLOCK_BYTES));
+      this.kept += this.shares.get(b)!;
+    } else {
+      const path = this.layout.path(b);
+      this.held.get(path)?.close();
+      this.held.delete(path);
+      this.release(b);
+    }
+    this.pending.delete(b);
+    while (this.kept > this.limits.keepBlocks && this.used.size) {
+      const oldest = this.used.keys().next().value!;
+      this.drop(oldest);
+      this.release(oldest);
+    }
+  }
+
+  /** The batch is sent (its views copied or written): the arrays of the blocks let go are free. */
+  sent(): void {
+    for (const bytes of this.letGo.splice(0)) this.limits.blocks.pool.give(bytes);
+  }
+
+  /** Reads no one waits for any more are let fail quietly; files still open are closed. */
+  close(): void {
+    for (const reading of this.pending.values()) reading.catch(() => undefined);
+    for (const file of this.held.values()) file.close();
+  }
+
+  private drop(b: number): void {
+    this.used.delete(b);
+    this.kept -= this.shares.get(b) ?? 0;
+    this.shares.delete(b);
+  }
+
+  private release(b: number): void {
+    const bytes = this.arrays.get(b);
+    if (bytes && this.limits.blocks.pool.owns(bytes)) this.letGo.push(bytes);
+    this.arrays.delete(b);
+  }
+}
