@@ -41,7 +41,7 @@ export const composeInThread: Composer = async (terms, source) => {
 };
 
 function started(): WorkerChannel<ComposeProtocol> {
-  const channel = startThread<ComposeProtocol>('http/compose-worker', { name: 'the composing thread' });
+  const channel = startThread<ComposeProtocol>('http/compose-worker', { name: 'the composing thread', lowest: true });
   channel.worker.thread!.unref();
   void channel.ended.then(() => {
     if (thread === channel) thread = undefined;
