@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CitiesApiError } from '../src/core/errors.js';
 import { LockBusyError } from '../src/fs/lock.js';
@@ -189,6 +189,32 @@ describe('profilingFlags: what a thread takes of its process flags', () => {
       expect(readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))).toHaveLength(2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a thread started at the lowest priority (lowest-thread.ts)', () => {
+  // A module that says, as it is evaluated (its imports before it), the priority its thread runs at.
+  const reporting = `data:text/javascript,${encodeURIComponent(
+    "import { getPriority } from 'node:os'; import { parentPort } from 'node:worker_threads'; parentPort.postMessage(getPriority());",
+  )}`;
+  const bootstrap = new URL('../lib/proc/lowest-thread.js', import.meta.url);
+
+  it.each([
+    ['through lowest-thread.ts: its module and their imports load at nice 19 already', bootstrap, 19],
+    ['the module alone: at the process priority', new URL(reporting), getPriority()],
+  ])('%s', async (_, script, nice) => {
+    if (process.platform !== 'linux') {
+      if (process.env.CI === 'true') throw new Error('thread priorities are checked on Linux');
+      console.warn('SKIPPED: not Linux: a thread priority is the process priority here');
+      return;
+    }
+    const thread = new Worker(script, { argv: [reporting] });
+    try {
+      const seen = await new Promise((resolve, reject) => thread.once('message', resolve).once('error', reject));
+      expect(seen).toBe(nice);
+    } finally {
+      await thread.terminate();
     }
   });
 });

@@ -1,4 +1,5 @@
-import { lowestPriority, parentChannel } from '../proc/workers.js';
+import { lowestPriority } from '../proc/priority.js';
+import { parentChannel } from '../proc/workers.js';
 import { buildHere, type BuildPlan, type BuildResult, type SiteBuildOptions } from './build.js';
 import type { BuildProtocol } from './build-thread.js';
 

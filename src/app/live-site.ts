@@ -8,6 +8,7 @@ import { siteSiblings } from '../fs/lock.js';
 import { isAlive, readHolder } from '../fs/lock-holder.js';
 import { loadSite, type LoadedSite, type ReadSite } from '../http/site-state.js';
 import { readSiteDataInThread } from '../http/site-data-thread.js';
+import { startComposing } from '../http/compose-thread.js';
 import { loadedHas, withCities } from '../http/state-append.js';
 import type { City } from '../core/fields.js';
 import type { SiteSettings } from '../site/spec.js';
@@ -62,6 +63,8 @@ export class LiveSite {
     const id = await manifestId(dir).catch(() => '');
     const site = new LiveSite(dir, await loadSite(dir, read), read);
     site.manifestId = id;
+    // Before the first request: one that composes a multi-field order would wait for it to start.
+    startComposing();
     return site;
   }
 

@@ -24,8 +24,9 @@ export interface ComposeProtocol {
 let thread: WorkerChannel<ComposeProtocol> | undefined;
 
 /**
- * A Composer (core/orders.ts) that composes in one thread per process, started on first use (it
- * does not keep the process alive; one that dies is started again on the next use). Only a source
+ * A Composer (core/orders.ts) that composes in one thread per process, started by startComposing()
+ * or on first use (it does not keep the process alive; one that dies is started again on the next
+ * use). Only a source
  * whose ranks and orders lie in shared memory (site-data.ts) is composed there: sending it costs
  * nothing; any other is refused, and so composed in steps by the caller.
  */
@@ -36,12 +37,20 @@ export const composeInThread: Composer = async (terms, source) => {
   const views = [last, ...Object.values(ranks).map((r) => r.ranks)];
   if (!views.every((view) => view.buffer instanceof SharedArrayBuffer))
     throw new Error('composed in a thread only from shared memory');
-  thread ??= started();
-  return thread.call('compose', { terms, count: source.count, ranks, last });
+  return startComposing().call('compose', { terms, count: source.count, ranks, last });
 };
 
+/**
+ * Starts the composing thread now if it is not running (a server, once its site is loaded): the
+ * first request that composes then does not wait for the thread to start and load its modules,
+ * which it does at the lowest priority.
+ */
+export function startComposing(): WorkerChannel<ComposeProtocol> {
+  return (thread ??= started());
+}
+
 function started(): WorkerChannel<ComposeProtocol> {
-  const channel = startThread<ComposeProtocol>('http/compose-worker', { name: 'the composing thread' });
+  const channel = startThread<ComposeProtocol>('http/compose-worker', { name: 'the composing thread', lowest: true });
   channel.worker.thread!.unref();
   void channel.ended.then(() => {
     if (thread === channel) thread = undefined;

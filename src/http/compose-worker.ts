@@ -1,13 +1,12 @@
 import type { NameField } from '../core/fields.js';
 import { Orders, type OrderSource } from '../core/orders.js';
 import { Transferred } from '../proc/channel.js';
-import { lowestPriority, parentChannel } from '../proc/workers.js';
+import { parentChannel } from '../proc/workers.js';
 import type { ComposeProtocol } from './compose-thread.js';
 
-// The thread a server composes multi-field orders in (compose-thread.ts), at the lowest priority
-// (lowestPriority): the threads answering requests keep their CPU. The ranks it reads are shared, not copied.
-
-lowestPriority();
+// The thread a server composes multi-field orders in (compose-thread.ts), started at the lowest
+// priority (startThread's `lowest`): the threads answering requests keep their CPU. The ranks it
+// reads are shared, not copied.
 
 const parent = parentChannel<ComposeProtocol>();
 parent.handle('compose', ({ terms, count, ranks, last }) => {

@@ -18,7 +18,10 @@ export interface SiteDataProtocol {
  * not copied. A thread that fails or dies is an error here, as readSiteData's would be.
  */
 export async function readSiteDataInThread(root: string, collation: Collation): Promise<SiteData> {
-  const thread = startThread<SiteDataProtocol>('http/site-data-worker', { name: `the reading of ${root}` });
+  const thread = startThread<SiteDataProtocol>('http/site-data-worker', {
+    name: `the reading of ${root}`,
+    lowest: true,
+  });
   try {
     return await thread.call('read', { root, collation });
   } finally {

@@ -1,3 +1,4 @@
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CityIndex } from '../core/city-index.js';
@@ -28,10 +29,20 @@ export interface SiteData {
   readonly tag: string | undefined;
 }
 
+/**
+ * How the site's files are read: `async` through libuv's threads, or `sync` on the calling thread.
+ * A thread of its own at the lowest priority (site-data-worker.ts) reads `sync`: libuv's threads
+ * run at the answering thread's priority, and copying the dataset (70 MB at 140k cities) and
+ * faulting its pages in there cost about 110 ms of CPU that competed with answering, at every reload.
+ */
+export type SiteReads = 'async' | 'sync';
+
 /** Reads the dataset of the site whose files are under `root`, and ranks every field (from its rank files, else with `collation`). */
-export async function readSiteData(root: string, collation: Collation): Promise<SiteData> {
-  const table = CityTable.fromDatasetFile(await readShared(join(root, DATASET_PATH)));
-  const edge = await siteRanks((path) => readFile(join(root, path)), table.count);
+export async function readSiteData(root: string, collation: Collation, reads: SiteReads = 'async'): Promise<SiteData> {
+  const table = CityTable.fromDatasetFile(await readShared(join(root, DATASET_PATH), reads));
+  const readFileOf = (path: string) =>
+    reads === 'sync' ? Promise.resolve(readFileSync(join(root, path))) : readFile(join(root, path));
+  const edge = await siteRanks(readFileOf, table.count);
   const index = new CityIndex(table, collation, edge?.ranks);
   await index.rankAll(NAME_FIELDS, async () => {});
   // In shared memory: the thread that composes multi-field orders reads them without a copy.
@@ -66,8 +77,8 @@ export function sharedData(data: SiteData): SiteData {
  * (CityTable.fromDatasetFile), so sharedData() has nothing to copy. Copied from a Buffer, the
  * file was held twice while the site loaded: 68 MB more peak RSS at 140k cities.
  */
-async function readShared(path: string): Promise<Uint8Array> {
-  const file = await open(path, 'r');
+async function readShared(path: string, reads: SiteReads): Promise<Uint8Array> {
+  const file = reads === 'sync' ? openSyncFile(path) : await open(path, 'r');
   try {
     const bytes = new Uint8Array(new SharedArrayBuffer((await file.stat()).size));
     for (let at = 0; at < bytes.length; ) {
@@ -82,6 +93,18 @@ async function readShared(path: string): Promise<Uint8Array> {
   } finally {
     await file.close();
   }
+}
+
+/** The three calls readShared() makes of a FileHandle, made synchronously on this thread. */
+function openSyncFile(path: string) {
+  const fd = openSync(path, 'r');
+  return {
+    stat: async () => fstatSync(fd),
+    read: async (bytes: Uint8Array, offset: number, length: number, position: number) => ({
+      bytesRead: readSync(fd, bytes, offset, length, position),
+    }),
+    close: async () => closeSync(fd),
+  };
 }
 
 /** `view` if it is in shared memory already, else a copy of it there (a Buffer's as a Uint8Array). */

@@ -1,5 +1,4 @@
 import cluster from 'node:cluster';
-import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ResourceLimits, Worker, parentPort, workerData } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
@@ -56,6 +55,11 @@ export interface WorkerOptions {
 export interface ThreadOptions<P extends Protocol> extends WorkerOptions {
   readonly data?: P['data'];
   readonly resourceLimits?: ResourceLimits;
+  /**
+   * Run at the lowest priority (lowestPriority) from its first line of JavaScript: the module and
+   * its imports load at that priority too (lowest-thread.ts).
+   */
+  readonly lowest?: boolean;
 }
 
 /** The parent's end: the Channel, how the worker ended (once it has), and a way to stop it. */
@@ -82,7 +86,9 @@ export class WorkerChannel<P extends Protocol> extends Channel<P['parent'], P['w
 
 /** Starts `module` (a path under src/ without extension, e.g. `store/write-worker`) in a thread. */
 export function startThread<P extends Protocol>(module: string, options: ThreadOptions<P>): WorkerChannel<P> {
-  const thread = new Worker(entry(module), {
+  const script = entry(module);
+  const thread = new Worker(options.lowest ? entry('proc/lowest-thread') : script, {
+    ...(options.lowest && { argv: [script.href] }),
     workerData: options.data,
     execArgv: PROFILING,
     ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
@@ -137,19 +143,6 @@ export function parentChannel<P extends Protocol>(
   return Object.assign(new Channel<P['worker'], P['parent']>(port, 'worker', errors), {
     data: workerData as P['data'],
   });
-}
-
-/**
- * In a worker thread: runs it at the lowest priority (nice 19). On Linux a thread's nice value is
- * its own, so the threads that answer requests (this process's and other processes') keep the CPU
- * while it works; where that is not permitted it runs at the process's priority.
- */
-export function lowestPriority(): void {
-  try {
-    setPriority(19);
-  } catch {
-    // Not permitted here.
-  }
 }
 
 function why(crash: Error | undefined, code: number | null, signal: NodeJS.Signals | null): string {
