@@ -7,15 +7,18 @@
 // the dataset file holds them all (its write-ahead log gone) and the site's files answer again
 // (the site's _cities-api/behind marker gone).
 //
-// --cpu-prof DIR: serve runs with node's --cpu-prof, its profiles (one per thread) written in DIR.
+// --cpu-prof DIR: serve runs with node's --cpu-prof, its profiles (one per thread) written in DIR;
+// each is then summarised for the POST burst alone (from the first POST sent to the last 201):
+// its busy CPU, per POST, and its busiest functions (bench/cpu-profile.mjs).
 //
 //   node scripts/bench-post.mjs [--sizes 20000,140000] [--clients 16] [--posts 400] [--workers 1] [--cpu-prof DIR]
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { analyze } from './bench/cpu-profile.mjs';
 import { schedOf } from './bench/machine.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -68,6 +71,25 @@ function startServe(site, data) {
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The monotonic clock V8 stamps profile samples with, in µs. */
+const clockUs = () => Number(process.hrtime.bigint() / 1000n);
+const profiles = () => (opts['cpu-prof'] && existsSync(opts['cpu-prof']) ? readdirSync(opts['cpu-prof']) : []);
+
+/** Each profile serve's threads wrote (`names`), summarised for the window of the POST burst. */
+function profileBurst(names, window, posts) {
+  console.log(`  the burst, for bench/cpu-profile.mjs: --from ${window.from} --to ${window.to}`);
+  for (const name of names.sort()) {
+    const a = analyze(JSON.parse(readFileSync(join(opts['cpu-prof'], name), 'utf8')), window);
+    if (!a.busy) continue;
+    const top = a.functions
+      .slice(0, 8)
+      .map(([f, us]) => `${(us / 1000).toFixed(0)} ms ${f}`)
+      .join('; ');
+    console.log(
+      `  profile ${name}: busy ${(a.busy / 1000).toFixed(0)} ms in the burst (${(a.busy / 1000 / posts).toFixed(2)} ms a POST): ${top}`,
+    );
+  }
+}
 
 async function benchSize(size) {
   const label = size % 1000 ? String(size) : `${size / 1000}k`;
@@ -78,6 +100,8 @@ async function benchSize(size) {
   const data = join(dir, 'cities.json');
   copyFileSync(source, data);
   const site = join(dir, 'site');
+  const profiledBefore = new Set(profiles());
+  let window;
   const started = performance.now();
   const server = await startServe(site, data);
   const startup = performance.now() - started;
@@ -89,6 +113,7 @@ async function benchSize(size) {
     const latencies = [];
     let sent = 0;
     const [t0, schedBefore, clientsBefore] = [performance.now(), schedOf(server.child.pid), process.cpuUsage()];
+    window = { from: clockUs() };
     await Promise.all(
       Array.from({ length: clients }, async () => {
         while (sent < total) {
@@ -102,6 +127,7 @@ async function benchSize(size) {
       }),
     );
     const acknowledged = performance.now();
+    window.to = clockUs();
     const [schedAfter, clientsCpu] = [schedOf(server.child.pid), process.cpuUsage(clientsBefore)];
     const count = JSON.parse((await send(`${server.url}/cities/?ordering=-name_en`)).body).count;
     if (count !== size + total) throw new Error(`answered ${count} cities, expected ${size + total}`);
@@ -129,6 +155,12 @@ async function benchSize(size) {
     await new Promise((resolve) => server.child.once('exit', resolve));
     rmSync(dir, { recursive: true, force: true });
   }
+  if (window?.to)
+    profileBurst(
+      profiles().filter((name) => !profiledBefore.has(name)),
+      window,
+      Number(opts.posts),
+    );
 }
 
 for (const size of opts.sizes.split(',').map(Number)) await benchSize(size);

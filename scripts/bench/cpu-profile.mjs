@@ -4,9 +4,11 @@
 // charged to one part of the request path (routing, file cache, headers, send gate, page,
 // node:http, the socket writes' syscalls, GC ...), per request when the request count is known.
 //
-//   node scripts/bench/cpu-profile.mjs FILE.cpuprofile [--requests N] [--top N]
+//   node scripts/bench/cpu-profile.mjs FILE.cpuprofile [--requests N] [--top N] [--from US --to US]
 // Only the samples between the first and the last one inside node:http's server are counted,
-// so starting and stopping the server do not count.
+// so starting and stopping the server do not count; with --from/--to, those in that window
+// (µs of the monotonic clock V8 stamps samples with: process.hrtime.bigint() / 1000n), for a
+// thread that never runs node:http (a build's, a loader's) or a burst within a longer run.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -96,7 +98,8 @@ function partOf({ functionName, url }) {
   return undefined;
 }
 
-export function analyze(profile) {
+/** `window`: count the samples from `window.from` to `window.to` (µs, the profile's clock), not node:http's span. */
+export function analyze(profile, window) {
   const nodes = new Map(profile.nodes.map((n) => [n.id, { ...n, self: 0, total: 0, parent: undefined }]));
   for (const n of nodes.values()) for (const c of n.children ?? []) nodes.get(c).parent = n;
   const stackOf = (n) => {
@@ -108,11 +111,14 @@ export function analyze(profile) {
   const times = [];
   let t = profile.startTime;
   for (const delta of profile.timeDeltas) times.push((t += delta));
-  const inServer = profile.samples.map((id) =>
-    stackOf(nodes.get(id)).some((f) => f.callFrame.url === 'node:_http_server'),
+  const inWindow = profile.samples.map((id, i) =>
+    window
+      ? times[i] >= window.from && times[i] < window.to
+      : stackOf(nodes.get(id)).some((f) => f.callFrame.url === 'node:_http_server'),
   );
-  const first = inServer.indexOf(true);
-  const last = inServer.lastIndexOf(true);
+  const first = inWindow.indexOf(true);
+  const last = inWindow.lastIndexOf(true);
+  if (first < 0 && window) return { busy: 0, idle: 0, wall: 0, parts: [], functions: [], root: undefined, nodes };
   if (first < 0) throw new Error('no sample inside node:http: was the server loaded while profiled?');
   const parts = new Map();
   const functions = new Map();
@@ -160,8 +166,9 @@ const ms = (us) => `${(us / 1000).toFixed(0).padStart(6)} ms`;
 const share = (us, of) => `${((100 * us) / of).toFixed(1).padStart(5)} %`;
 
 /** The report as lines: `requests` (served while profiled) gives per-request figures. */
-export function report(profile, { requests, top = 25, minShare = 0.02 } = {}) {
-  const a = analyze(profile);
+export function report(profile, { requests, top = 25, minShare = 0.02, window } = {}) {
+  const a = analyze(profile, window);
+  if (!a.root) return ['no sample in the window'];
   const perRequest = (us) => (requests ? `${(us / requests).toFixed(2).padStart(7)} µs/req` : '');
   const lines = [];
   lines.push(
@@ -198,16 +205,27 @@ export function report(profile, { requests, top = 25, minShare = 0.02 } = {}) {
 if (import.meta.main ?? process.argv[1] === import.meta.filename) {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { requests: { type: 'string' }, top: { type: 'string', default: '25' } },
+    options: {
+      requests: { type: 'string' },
+      top: { type: 'string', default: '25' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+    },
   });
   if (positionals.length !== 1) {
-    console.error('usage: node scripts/bench/cpu-profile.mjs FILE.cpuprofile [--requests N] [--top N]');
+    console.error(
+      'usage: node scripts/bench/cpu-profile.mjs FILE.cpuprofile [--requests N] [--top N] [--from US --to US]',
+    );
     process.exit(2);
   }
   const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
   console.log(
-    report(profile, { requests: values.requests ? Number(values.requests) : undefined, top: Number(values.top) }).join(
-      '\n',
-    ),
+    report(profile, {
+      requests: values.requests ? Number(values.requests) : undefined,
+      top: Number(values.top),
+      window: values.from
+        ? { from: Number(values.from), to: Number(values.to ?? Number.POSITIVE_INFINITY) }
+        : undefined,
+    }).join('\n'),
   );
 }

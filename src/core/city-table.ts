@@ -1,7 +1,7 @@
 import type { City, NameField } from './fields.js';
 import { concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, type Bytes } from './bytes.js';
 import { cityJson } from './json-text.js';
-import { BLOCK, CHUNK_BYTES, CityTableBuilder, datasetFileParts, type TableParts } from './table-parts.js';
+import { CityTableBuilder, datasetFileParts, type TableParts } from './table-parts.js';
 
 /**
  * A dataset held compactly: every city serialized once, as the answers carry it, in a few large
@@ -38,9 +38,18 @@ export class CityTable {
 
   /** With `sized`, its storage is allocated to the cities' size (a POST's few), not in 4 MiB chunks. */
   static fromCities(cities: readonly City[], sized = false): CityTable {
-    const bytes = sized ? cities.reduce((n, city) => n + utf8Length(cityJson(city)), 0) : CHUNK_BYTES;
-    const builder = new CityTableBuilder(bytes, sized ? Math.max(1, cities.length) : BLOCK);
-    for (const city of cities) builder.add(city);
+    if (!sized) {
+      const builder = new CityTableBuilder();
+      for (const city of cities) builder.add(city);
+      return CityTable.of(builder.finish());
+    }
+    // Each city serialized once: its length sizes the storage, then its text is stored.
+    const texts = cities.map((city) => cityJson(city));
+    const builder = new CityTableBuilder(
+      texts.reduce((n, text) => n + utf8Length(text), 0),
+      Math.max(1, cities.length),
+    );
+    cities.forEach((city, i) => builder.add(city, texts[i]));
     return CityTable.of(builder.finish());
   }
 

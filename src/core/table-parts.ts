@@ -66,8 +66,8 @@ export class CityTableBuilder {
     private readonly block = BLOCK,
   ) {}
 
-  add(city: City): void {
-    const text = cityJson(city);
+  /** `text`: the city serialized (cityJson), when the caller has it already. */
+  add(city: City, text = cityJson(city)): void {
     const length = utf8Length(text);
     if (this.used + length > this.chunk.length) {
       if (this.used) this.chunks.push(this.chunk.subarray(0, this.used));

@@ -7,6 +7,7 @@ import { appendCsv, appendJson, checkStorable } from './appended-text.js';
 import { CitiesApiError } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { isAlive } from '../fs/lock-holder.js';
+import { syncDirectory } from '../fs/file-output.js';
 
 /**
  * A dataset file changed in two steps, so that nothing is replaced before the new data is known
@@ -59,11 +60,7 @@ export async function commitStaged({ target, temp, before }: StagedDataset): Pro
   }
   // The new file is in place: syncing its directory only makes the rename durable sooner, and
   // some filesystems refuse to; a failure here must not report the commit as failed.
-  const dirHandle = await open(dir, 'r').catch(() => null);
-  await dirHandle
-    ?.sync()
-    .catch(() => undefined)
-    .finally(() => dirHandle.close());
+  await syncDirectory(dir);
 }
 
 export async function discardStaged({ temp }: Pick<StagedDataset, 'temp'>): Promise<void> {

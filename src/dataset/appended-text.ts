@@ -10,12 +10,18 @@ import { readCsvRows } from './csv-rows.js';
 
 /**
  * Refuses cities the dataset reader would not read back as they are: each record is written
- * as it will be in the file and read with the reader's own validator.
+ * as it will be in the file and read with the reader's own validator. `texts`: the cities
+ * serialized (cityJson), when the caller has them already.
  */
-export async function checkStorable(cities: readonly City[], json: boolean): Promise<void> {
-  for (const city of cities) {
+export async function checkStorable(
+  cities: readonly City[],
+  json: boolean,
+  texts: readonly string[] = cities.map((city) => cityJson(city)),
+): Promise<void> {
+  for (const [i, city] of cities.entries()) {
+    const text = texts[i]!;
     let raw: Record<string, unknown> = {};
-    if (json) raw = JSON.parse(cityJson(city)) as Record<string, unknown>;
+    if (json) raw = JSON.parse(text) as Record<string, unknown>;
     else {
       const row = `${CITY_FIELDS.join(',')}\n${csvRow(city, CITY_FIELDS)}\n`;
       await readCsvRows([Buffer.from(row)], ({ values, line }) => {
@@ -23,7 +29,7 @@ export async function checkStorable(cities: readonly City[], json: boolean): Pro
       });
     }
     const result = validateRecord(raw, !json);
-    if (!result.city || cityJson(result.city) !== cityJson(city)) {
+    if (!result.city || cityJson(result.city) !== text) {
       const why = result.problems?.map((p) => `${p.field}: ${p.reason}`).join('; ') ?? 'it reads back differently';
       throw new CitiesApiError(
         `city ${city.id} cannot be stored in the dataset as it is (${why}); nothing was written`,

@@ -110,3 +110,21 @@ export async function writeNew(path: string, bytes: Uint8Array | string): Promis
     await file.close();
   }
 }
+
+/**
+ * Makes a directory's entries durable (fsync of the directory); false where the filesystem
+ * refuses to (some do) or the directory is gone. On ext4 this commits the journal, so it also
+ * pays for the metadata of every file written before it (a build's).
+ */
+export async function syncDirectory(dir: string): Promise<boolean> {
+  const handle = await open(dir, 'r').catch(() => null);
+  if (!handle) return false;
+  try {
+    await handle.sync();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await handle.close();
+  }
+}
