@@ -7,6 +7,7 @@ import { netlifyHeaders, netlifyRedirects } from '../hosts/netlify.js';
 import { notPrecomputedJson } from '../hosts/not-precomputed.js';
 import { openApiDocument } from '../hosts/openapi.js';
 import { edgeFiles } from '../site/edge-files.js';
+import { holdsEveryCityPage } from '../site/layout.js';
 import { allPageFiles, pageFiles, siteOrderings } from '../site/pages.js';
 import { siteExtras } from '../site/size.js';
 import type { SiteSpec } from '../site/spec.js';
@@ -42,6 +43,7 @@ export class HeldIndex {
  * cities.json and each ordering's page of every city. Once those are in the new tree the dataset
  * is let go, and every other page is read back from the pages of every city (AllPageReader): a
  * 140,000-city build does not hold its 71 MB of cities while it writes its other 400,000 files.
+ * A site for a host, which holds no page of every city (holdsEveryCityPage), answers its few pages from the index.
  */
 export async function* siteEntries(data: HeldIndex, spec: SiteSpec, edgeTag: string): AsyncGenerator<SiteEntry> {
   const orderings = siteOrderings(spec);
@@ -57,17 +59,26 @@ export async function* siteEntries(data: HeldIndex, spec: SiteSpec, edgeTag: str
     placed.push(done);
     return { ...entry, placed: settle };
   };
-  yield* gated(firstRound(data.take(), spec, edgeTag, kept, track), placed);
-  const written = await Promise.all(placed);
-  const files = new Map<string, AllPageFile>(
-    orderings.map(({ key }, i) => [key, { file: written[i]!, order: kept.orders![i]! }]),
-  );
-  const reader = new AllPageReader(spec.count, kept.lengths!, files);
-  try {
-    for (const file of pageFiles(spec.count, (pairs) => reader.indexFor(pairs), spec))
-      yield { ...file, compress: true };
-  } finally {
-    reader.close();
+  if (holdsEveryCityPage(spec)) {
+    yield* gated(firstRound(data.take(), spec, edgeTag, kept, track), placed);
+    const written = await Promise.all(placed);
+    const files = new Map<string, AllPageFile>(
+      orderings.map(({ key }, i) => [key, { file: written[i]!, order: kept.orders![i]! }]),
+    );
+    const reader = new AllPageReader(spec.count, kept.lengths!, files);
+    try {
+      for (const file of pageFiles(spec.count, (pairs) => reader.indexFor(pairs), spec))
+        yield { ...file, compress: true };
+    } finally {
+      reader.close();
+    }
+  } else {
+    // A site for a host holds no page of every city to read the others back from: they are
+    // answered from the index, held meanwhile (the host's file budget keeps them few: 18,183 pages
+    // at 140,000 cities for Cloudflare, where the build held the index while writing the edge data anyway).
+    const { index } = data;
+    yield* firstRound(data.take(), spec, edgeTag, kept, track);
+    for (const file of pageFiles(spec.count, () => index, spec)) yield { ...file, compress: true };
   }
   // Every other file of the route table's list but the manifest, which the writer writes last (and
   // but other hosts' files, for a site built for one).

@@ -11,7 +11,19 @@ import type { SiteSpec } from './spec.js';
 const { param, absent, lastPage, descending } = ROUTES;
 
 /** What decides which files a site holds. */
-export type Layout = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings' | 'firstPages'>;
+export type Layout = Pick<SiteSpec, 'count' | 'pageSizes' | 'orderings' | 'firstPages' | 'host'>;
+
+/**
+ * Whether a site holds each ordering's page of every city (any page_size from the count up): not
+ * one built for a host (`--for`), which writes nothing its host does not publish. Its edge
+ * function streams that answer from the edge data, and `serve` computes it: on Cloudflare the page
+ * is over the 25 MiB an asset may take from about 50,000 cities (68 MiB at 140,000), and below
+ * that it is 33 of the 20,000 files and, at 20,000 cities, 344 MB of each deploy's upload for
+ * answers the Worker computes anyway. A rule of the host, not of the size: the same at any count.
+ */
+export function holdsEveryCityPage(layout: Pick<Layout, 'host'>): boolean {
+  return layout.host === undefined;
+}
 
 export function pagePath(ordering: string, pageSize: number | typeof absent, page: number | typeof lastPage): string {
   return fill(ROUTES.file.page, { ordering, page_size: pageSize, page });
@@ -81,7 +93,9 @@ export function staticPathFor(pairs: readonly QueryPair[], layout: Layout): stri
   if (!query || !layout.orderings.includes(query.ordering)) return null;
   const { ordering, size, page } = query;
   if (size !== undefined && !layout.pageSizes.includes(Number(size))) {
-    return firstOrLast(page) && holdsAll(size, layout.count) ? allPath(ordering, layout.count) : null;
+    return firstOrLast(page) && holdsAll(size, layout.count) && holdsEveryCityPage(layout)
+      ? allPath(ordering, layout.count)
+      : null;
   }
   const pages = pageCount(layout.count, size === undefined ? DEFAULT_PAGE_SIZE : Number(size));
   if (!firstOrLast(page) && Number(page) > pages) return null;

@@ -5,7 +5,7 @@ import { answerListing, type PageIndex } from '../core/page.js';
 import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
 import type { QueryPair } from '../core/query-string.js';
 import { ROUTES } from '../core/route-table.js';
-import { allPath, pagePath } from './layout.js';
+import { allPath, holdsEveryCityPage, pagePath } from './layout.js';
 import type { SiteSpec } from './spec.js';
 
 const { absent, lastPage, param } = ROUTES;
@@ -16,7 +16,7 @@ export interface SiteFile {
   readonly body: Iterable<Bytes>;
 }
 
-type PageSettings = Pick<SiteSpec, 'baseUrl' | 'pageSizes' | 'orderings' | 'firstPages'>;
+type PageSettings = Pick<SiteSpec, 'baseUrl' | 'pageSizes' | 'orderings' | 'firstPages' | 'host'>;
 
 /** The site's orderings (keys), in a stable order, each with the query pairs that ask for it. */
 export function siteOrderings(
@@ -31,11 +31,12 @@ export function siteOrderings(
     .filter(({ key }) => settings.orderings.includes(key));
 }
 
-/** Each ordering's page of every city (any page size from the count up answers it), with its ordering's key. */
+/** Each ordering's page of every city (any page size from the count up answers it), with its ordering's key, where the site holds them. */
 export function* allPageFiles(
   index: PageIndex,
   settings: PageSettings,
 ): Generator<SiteFile & { readonly ordering: string }> {
+  if (!holdsEveryCityPage(settings)) return;
   for (const { key, pairs } of siteOrderings(settings)) {
     const body = answerListing(
       index,

@@ -2,6 +2,7 @@ import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
 import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
 import { ROUTES } from '../core/route-table.js';
 import { edgeBytes, edgeFileCount } from './edge-files.js';
+import { holdsEveryCityPage } from './layout.js';
 import type { Compression, Host, SiteSpec } from './spec.js';
 
 // How big a site gets before it is built: files and bytes grow with orderings × page sizes ×
@@ -43,10 +44,13 @@ export interface SiteSize {
 /** The page sizes of a list: the default one, then each precomputed size. */
 const listSizes = (pageSizes: readonly number[]) => [DEFAULT_PAGE_SIZE, ...pageSizes];
 
-/** Pages of one ordering: each list's first pages (every page unless `firstPages`), its `last`, and all cities. */
-function pagesPerOrdering(site: Pick<Sized, 'count' | 'pageSizes' | 'firstPages'>): number {
+/** Pages of one ordering: each list's first pages (every page unless `firstPages`), its `last`, and all cities where the site holds that page. */
+function pagesPerOrdering(site: Pick<Sized, 'count' | 'pageSizes' | 'firstPages' | 'host'>): number {
   const first = site.firstPages ?? Infinity;
-  return listSizes(site.pageSizes).reduce((n, size) => n + Math.min(pageCount(site.count, size), first) + 1, 1);
+  return listSizes(site.pageSizes).reduce(
+    (n, size) => n + Math.min(pageCount(site.count, size), first) + 1,
+    holdsEveryCityPage(site) ? 1 : 0,
+  );
 }
 
 /** Files of a site whatever it precomputes: the extras, and the edge data (as counted for a host, else at most, `cityBytes` when known). */
@@ -71,11 +75,11 @@ export function estimateSiteSize(
   const pages = pagesPerOrdering(site) * orderings;
   const perCity = site.count ? cityBytes / site.count + 1 : 0;
   const envelope = 2 * (baseUrlLength + 60) + 40;
-  // Cities on the pages of one ordering: the page of all, each list's first pages, its last page.
+  // Cities on the pages of one ordering: the page of all (where held), each list's first pages, its last page.
   const first = site.firstPages ?? Infinity;
   const listed = listSizes(site.pageSizes).reduce(
     (n, size) => n + Math.min(site.count, first * size) + Math.min(size, site.count),
-    site.count,
+    holdsEveryCityPage(site) ? site.count : 0,
   );
   const jsonBytes = Math.round(pages * envelope + perCity * listed * orderings);
   const dataBytes = Math.round(site.count ? perCity * site.count + edgeBytes(site.count, cityBytes) : 0);
