@@ -43,8 +43,8 @@ afterAll(async () => {
 const CITIES = 1000;
 /**
  * Kills of a build, at seeded moments: every run the same schedule, however fast the machine. Two thirds anywhere,
- * one third after the swap: each phase is hit (the tally below checks it). At 6 kills and load 47 the kills after the
- * swap hit it once (twice the build had finished first): 9 keeps room.
+ * one third after the swap: each phase is hit (the tally below checks it). At 6 kills the swap was hit once (load 47)
+ * and not at all (load 12: three builds had finished first): 9 keeps room.
  */
 const KILLS = 9;
 /**
