@@ -36,5 +36,7 @@ export function blocksOf(index: EdgeIndex, layout: Layout): LayoutBlocks {
   if (typeof entry === 'string') entry = index.layouts[(own = entry)];
   if (!Array.isArray(entry))
     throw new MixedBuilds(`${ROUTES.edge.index} lists no blocks for ${layout}: rebuild the site`);
-  return { starts: entry, count: index.count, path: (block) => blockPath(own, block) };
+  // Each block's path made once: a page gathered from the layout asks it for every run of cities in a block.
+  const paths: string[] = [];
+  return { starts: entry, count: index.count, path: (block) => (paths[block] ??= blockPath(own, block)) };
 }
