@@ -69,7 +69,7 @@ describe('cities-api serve as a process', () => {
       const port = new URL(first.url).port;
       const second = startCli([join(root, 'site'), '--port', port]);
       await expect(second).rejects.toThrow(
-        new RegExp(`serve exited with 1:\\ncities-api: port ${port} on 127.0.0.1 is already in use`),
+        new RegExp(`serve exited \\(1\\) before it was ready:\\ncities-api: port ${port} on 127.0.0.1 is already in use`),
       );
     } finally {
       await first.stop();
@@ -81,6 +81,6 @@ describe('cities-api serve as a process', () => {
       startCli([join(root, 'site'), '--data', join(KIT, 'cities11.csv'), '--writable', '--port', '0'], {
         CITIES_API_TOKEN: '',
       }),
-    ).rejects.toThrow(/exited with 2:\ncities-api: --writable needs a token/);
+    ).rejects.toThrow(/exited \(2\) before it was ready:\ncities-api: --writable needs a token/);
   });
 });
