@@ -143,6 +143,7 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
       }
     } finally {
       await nginx.stop();
+      await live.stop();
     }
   });
 
@@ -252,6 +253,7 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
     } finally {
       holder.kill();
       await nginx.stop();
+      await live.stop();
     }
   });
 
