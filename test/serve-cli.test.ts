@@ -69,7 +69,9 @@ describe('cities-api serve as a process', () => {
       const port = new URL(first.url).port;
       const second = startCli([join(root, 'site'), '--port', port]);
       await expect(second).rejects.toThrow(
-        new RegExp(`serve exited \\(1\\) before it was ready:\\ncities-api: port ${port} on 127.0.0.1 is already in use`),
+        new RegExp(
+          `serve exited \\(1\\) before it was ready:\\ncities-api: port ${port} on 127.0.0.1 is already in use`,
+        ),
       );
     } finally {
       await first.stop();
