@@ -26,9 +26,8 @@ let thread: WorkerChannel<ComposeProtocol> | undefined;
 /**
  * A Composer (core/orders.ts) that composes in one thread per process, started by startComposing()
  * or on first use (it does not keep the process alive; one that dies is started again on the next
- * use). Only a source
- * whose ranks and orders lie in shared memory (site-data.ts) is composed there: sending it costs
- * nothing; any other is refused, and so composed in steps by the caller.
+ * use). Only a source whose ranks and orders lie in shared memory (site-data.ts) is composed there:
+ * sending it costs nothing; any other is refused, and so composed in steps by the caller.
  */
 export const composeInThread: Composer = async (terms, source) => {
   const last = source.single(terms.slice(-1));
