@@ -19,8 +19,8 @@ export function pageSizeFrom(param: string | undefined, defaultSize = DEFAULT_PA
 export function pageCount(count: number, pageSize: number | bigint): number {
   const hits = Math.max(1, count);
   if (typeof pageSize === 'bigint') {
-    if (pageSize >= BigInt(hits) << 1075n) return 0;
-    if (pageSize >= BigInt(hits)) return 1;
+    // The 1075-bit bound is made only for a size of at least every city (a live page's size is smaller).
+    if (pageSize >= BigInt(hits)) return pageSize >= BigInt(hits) << 1075n ? 0 : 1;
     pageSize = Number(pageSize);
   }
   return Math.ceil(hits / pageSize);
