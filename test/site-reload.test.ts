@@ -20,7 +20,7 @@ import { KIT, tempDir } from './helpers.js';
 let dir: string;
 let cleanup: () => Promise<void>;
 const site = () => join(dir, 'site');
-/** Builds the site from a kit dataset (cities11, cities48, cities1234): its count of cities tells which build answers. */
+/** Builds the site from a kit dataset (cities11, cities48, prefixed30, cities1234): its count of cities tells which build answers. */
 const buildFrom = (name: string, out = site()) =>
   buildHere({ data: join(KIT, `${name}.json`), out, baseUrl: 'http://x.test', pageSizes: [10] });
 /** The 1234-city kit's site, built once for the cases that only read it (each of them built it again into site()). */
@@ -88,14 +88,14 @@ describe('LiveSite.reload', () => {
         const older = live.reload();
         await tick();
         gate.held = false;
-        await buildFrom('cities1234');
+        await buildFrom('prefixed30');
         const newer = live.reload();
         await tick();
         release();
         await Promise.all([older, newer]);
         return [count(live), gate.reads];
       },
-      [1234, 3],
+      [30, 3],
     ],
   ])('%s', async (_, steps, expected) => {
     await buildFrom('cities11');
