@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bar,
@@ -177,9 +178,22 @@ describe('progressLine, on a clock of our own', () => {
 let dir: string;
 let cleanup: () => Promise<void>;
 const big = () => join(dir, 'big.csv');
+/** The bundled sample's site, built once: each case interrupts a build over a copy of it. */
+const sample = () => join(dir, 'sample-site');
 beforeAll(async () => {
   ({ dir, cleanup } = await tempDir('cities-progress-'));
   await writeDataset(big(), manyCities(3000, 'Town'));
+  const built = spawn(process.execPath, [
+    BIN,
+    'build',
+    '--data',
+    join(ROOT, 'data/cities.csv'),
+    '--out',
+    sample(),
+    '--base-url',
+    'https://example.org',
+  ]);
+  expect(await new Promise((done) => built.on('close', done))).toBe(0);
 });
 afterAll(() => cleanup());
 
@@ -206,7 +220,7 @@ function interruptedBuild(out: string, how: 'terminal' | 'pipe', ready: RegExp):
   const child =
     how === 'terminal'
       ? spawn(SCRIPT, ['-qfec', [process.execPath, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'])
-      : spawn(process.execPath, args, { env: { ...process.env, CITIES_API_PROGRESS_SECONDS: '1' } });
+      : spawn(process.execPath, args, { env: { ...process.env, CITIES_API_PROGRESS_SECONDS: '0.5' } });
   let output = '';
   let sent = false;
   const onData = (chunk: Buffer) => {
@@ -231,17 +245,7 @@ describe.each([
     'shows its progress; Ctrl-C says the site is intact, removes the staging tree, exits 130',
     async () => {
       const out = join(dir, `site-${how}`);
-      const small = spawn(process.execPath, [
-        BIN,
-        'build',
-        '--data',
-        join(ROOT, 'data/cities.csv'),
-        '--out',
-        out,
-        '--base-url',
-        'https://example.org',
-      ]);
-      expect(await new Promise((done) => small.on('close', done))).toBe(0);
+      await promisify(execFile)('cp', ['-a', sample(), out]);
       const before = await readTree(out);
       const run = await interruptedBuild(out, how, progress);
       expect(run.output).toMatch(progress);
