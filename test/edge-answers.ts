@@ -79,8 +79,11 @@ export async function differences(
     const pairs = parseQuery(query);
     const want = listing(index, query, base);
     const got = await source.answer(pairs, base);
-    if (got.status !== want.status || !Buffer.from(bodyBytes(got.body)).equals(want.body))
-      found.push(`?${query}: ${got.status} ${Buffer.from(bodyBytes(got.body)).toString().slice(0, 120)}`);
+    // A view of the answer's bytes, not a copy (Buffer.from of a Uint8Array copies: 4 % of a pass over cities1234's table).
+    const bytes = bodyBytes(got.body);
+    const gotBytes = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (got.status !== want.status || !gotBytes.equals(want.body))
+      found.push(`?${query}: ${got.status} ${gotBytes.toString().slice(0, 120)}`);
     const stream = await streamed(source, query, base);
     if (stream.status !== want.status || !stream.body.equals(want.body))
       found.push(`?${query} streamed: ${stream.status} ${stream.body.toString().slice(0, 120)}`);

@@ -10,7 +10,8 @@ import {
   writeDigestEntry,
 } from './edge-helpers.js';
 import { requireTool } from './tool-check.js';
-import { fill, ROUTES } from '../src/core/route-table.js';
+import { ROUTES } from '../src/core/route-table.js';
+import { blockPath, LAYOUTS, rankPath, type EdgeIndex } from '../src/site/edge-files.js';
 
 // `cities-api edge cloudflare` on Cloudflare's own runtime: wrangler's dev server (workerd, through
 // miniflare) started from the generated wrangler.jsonc, the site as its assets. The whole kit,
@@ -26,40 +27,66 @@ afterAll(() => cleanup());
 
 const totals = { passed: 0, failed: 0, pages: 0 };
 
+/**
+ * Each kit dataset's project, written once for the file: its cases read it (the kit case changes
+ * the site's first page file, which no other case reads).
+ */
+const projects = new Map<string, ReturnType<typeof kitEdgeProject>>();
+function projectOf(name: string, baseUrl: string): ReturnType<typeof kitEdgeProject> {
+  let project = projects.get(name);
+  if (!project) projects.set(name, (project = kitEdgeProject(root, name, baseUrl, 'cloudflare')));
+  return project;
+}
+
 describe.skipIf(!available).each(KIT_DATASETS)(
   'kit dataset $name through the generated Worker on workerd',
   ({ name, baseUrl, prefix }) => {
+    // One Worker for the dataset's cases: the digest entry beside the untouched worker.js, which answers every other request.
+    let made: Awaited<ReturnType<typeof kitEdgeProject>>;
+    let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
+    beforeAll(async () => {
+      made = await projectOf(name, baseUrl);
+      worker = await startWorker(join(made.project.out, 'wrangler.jsonc'), await writeDigestEntry(made.project.out));
+    }, 300_000);
+    afterAll(() => worker?.stop());
+
     it('every kit answer matches, every page equals its file, covered pages come from the assets', async () => {
-      const { site, project } = await kitEdgeProject(root, name, baseUrl, 'cloudflare');
+      const { site } = made;
+      const { url } = worker!;
       // The kit and /openapi.json over HTTP; every page through the Worker in workerd, compared by digest.
-      const worker = await startWorker(join(project.out, 'wrangler.jsonc'), await writeDigestEntry(project.out));
-      try {
-        await expectWholeKit(worker.url, name, prefix, totals);
-        // Issue #27 item 8: /openapi.json on every platform; here the asset, as the static hosts answer it.
-        const openapi = await fetch(new URL('/openapi.json', worker.url));
-        expect(openapi.status).toBe(200);
-        expect(Buffer.from(await openapi.arrayBuffer())).toEqual(await readFile(join(site, 'openapi.json')));
-        const pages = await expectPagesAsFiles(worker.url, site, baseUrl, totals, pagesDifferingByDigest);
-        // A covered query is read from the assets binding, not computed: a page file changed after
-        // the deploy's files were read is what the Worker sends (assets are read when asked, in dev).
-        const { file, target } = pages.find((p) => p.target.endsWith('/cities/'))!;
-        await writeFile(join(site, file), '{"changed":true}');
-        expect(await (await fetch(new URL(target, worker.url))).text()).toBe('{"changed":true}');
-      } finally {
-        await worker.stop();
-      }
+      await expectWholeKit(url, name, prefix, totals);
+      // Issue #27 item 8: /openapi.json on every platform; here the asset, as the static hosts answer it.
+      const openapi = await fetch(new URL('/openapi.json', url));
+      expect(openapi.status).toBe(200);
+      expect(Buffer.from(await openapi.arrayBuffer())).toEqual(await readFile(join(site, 'openapi.json')));
+      const pages = await expectPagesAsFiles(url, site, baseUrl, totals, pagesDifferingByDigest);
+      // A covered query is read from the assets binding, not computed: a page file changed after
+      // the deploy's files were read is what the Worker sends (assets are read when asked, in dev).
+      const { file, target } = pages.find((p) => p.target.endsWith('/cities/'))!;
+      await writeFile(join(site, file), '{"changed":true}');
+      expect(await (await fetch(new URL(target, url))).text()).toBe('{"changed":true}');
     }, 600_000);
+
+    it("through wrangler: the edge files are assets (the index, every rank file, each layout's first block), the site's other files are not published", async () => {
+      const index = JSON.parse(await readFile(join(made.site, ROUTES.edge.index), 'utf8')) as EdgeIndex;
+      // A layout of the same order as another is that one's blocks; the empty dataset's layouts have none.
+      const blocks = LAYOUTS.filter((l) => Array.isArray(index.layouts[l]) && index.layouts[l].length > 0);
+      const published = [ROUTES.edge.index, ...LAYOUTS.map(rankPath), ...blocks.map((l) => blockPath(l, 0))];
+      const kept = [ROUTES.extras.manifest, ROUTES.extras.dataset, ROUTES.extras.netlifyRedirects];
+      const statuses: Record<string, number> = {};
+      for (const path of [...published, ...kept]) {
+        const response = await fetch(new URL(`/${path}`, worker!.url));
+        await response.arrayBuffer();
+        statuses[path] = response.status;
+      }
+      expect(statuses).toEqual(Object.fromEntries([...published.map((p) => [p, 200]), ...kept.map((p) => [p, 404])]));
+    });
   },
 );
 
 describe.skipIf(!available)('the generated Cloudflare project', () => {
   it("wrangler.jsonc: the site as assets, the Worker first for the endpoint; .assetsignore keeps the site's own files off the CDN", async () => {
-    const { site, project } = await kitEdgeProject(
-      root,
-      'prefixed30',
-      'https://cities.example.org/api/v1',
-      'cloudflare',
-    );
+    const { site, project } = await projectOf('prefixed30', 'https://cities.example.org/api/v1');
     const config = JSON.parse(
       (await readFile(join(project.out, 'wrangler.jsonc'), 'utf8')).replace(/^\/\/.*\n/, ''),
     ) as { assets: unknown; main: string };
@@ -74,23 +101,6 @@ describe.skipIf(!available)('the generated Cloudflare project', () => {
     expect(project.deploy).toBe('npx wrangler deploy');
     expect(await readFile(join(project.out, 'cities-site.js'), 'utf8')).not.toContain('"id"'); // settings only: no city
   });
-
-  it("through wrangler: the edge files are assets (the Worker reads them), the site's other files are not published", async () => {
-    const { project } = await kitEdgeProject(root, 'cities11', 'http://api.example.com', 'cloudflare', 'published');
-    const worker = await startWorker(join(project.out, 'wrangler.jsonc'));
-    try {
-      const status = async (path: string) => (await fetch(new URL(path, worker.url))).status;
-      expect({
-        index: await status(`/${ROUTES.edge.index}`),
-        block: await status(`/${fill(ROUTES.edge.block, { layout: 'name_ar', block: 0 })}`),
-        manifest: await status(`/${ROUTES.extras.manifest}`),
-        dataset: await status(`/${ROUTES.extras.dataset}`),
-        redirects: await status(`/${ROUTES.extras.netlifyRedirects}`),
-      }).toEqual({ index: 200, block: 200, manifest: 404, dataset: 404, redirects: 404 });
-    } finally {
-      await worker.stop();
-    }
-  }, 120_000);
 });
 
 afterAll(() => {
