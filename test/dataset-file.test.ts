@@ -66,6 +66,7 @@ describe('a staged dataset replaces the file only if the reader reads it back, a
     ['a name of 256 characters', makeCity(2, { name_en: 'x'.repeat(256) })],
     ['an empty name', makeCity(2, { name_fr: '' })],
     ['a coordinate with 7 decimal places', makeCity(2, { longitude: 1.1234567 })],
+    ['a coordinate of -0 (valid, but read back as 0)', makeCity(2, { longitude: -0, latitude: 0 })],
   ])('%s: refused before anything is written (.json and .csv)', async (label, city) => {
     for (const ext of ['json', 'csv']) {
       const file = join(root, `refused-${label.replaceAll(' ', '-')}.${ext}`);
