@@ -2,6 +2,7 @@ import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CityLog } from '../src/dataset/city-log.js';
+import { KeptLock } from '../src/dataset/kept-lock.js';
 import { LoggedCityWriter } from '../src/dataset/logged-writer.js';
 import type { NewCity } from '../src/post/create-city.js';
 import { appendCities, commitStaged, DatasetChanged, stageAppend } from '../src/dataset/append-cities.js';
@@ -65,6 +66,7 @@ describe('a staged dataset replaces the file only if the reader reads it back, a
     ['a name of 256 characters', makeCity(2, { name_en: 'x'.repeat(256) })],
     ['an empty name', makeCity(2, { name_fr: '' })],
     ['a coordinate with 7 decimal places', makeCity(2, { longitude: 1.1234567 })],
+    ['a coordinate of -0 (valid, but read back as 0)', makeCity(2, { longitude: -0, latitude: 0 })],
   ])('%s: refused before anything is written (.json and .csv)', async (label, city) => {
     for (const ext of ['json', 'csv']) {
       const file = join(root, `refused-${label.replaceAll(' ', '-')}.${ext}`);
@@ -188,5 +190,33 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
     expect((await readdir(root)).filter((n) => n.startsWith(`.${basename(file)}.`))).toEqual([]);
     expect(await writer.create(city('Next'))).toMatchObject({ id: expected.at(-1)! + 1 });
     await writer.close();
+  });
+});
+
+describe("KeptLock: the dataset's lock kept from one batch to the next only while creations wait", () => {
+  const lockOf = (name: string) => join(root, `.${name}.lock`);
+  const held = async (name: string) => (await readFile(lockOf(name), 'utf8').catch(() => null))?.trim() ?? null;
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  it.each([
+    ['no creation waits: released', async () => 1, false, null],
+    ['creations wait: kept (held by this process)', async () => 1, true, String(process.pid)],
+    [
+      'creations wait but the task failed: released',
+      async () => {
+        throw new Error('disk full');
+      },
+      true,
+      null,
+    ],
+    ['creations wait but it was kept 100 ms: released (another process gets its turn)', () => pause(120), true, null],
+  ])('%s', async (name, task, more, holder) => {
+    const file = join(root, `kept-${name.split(':')[0]!.replaceAll(' ', '-')}.json`);
+    await writeFile(file, '[]\n');
+    const lock = new KeptLock(file, 1000, () => {});
+    await lock.run(task, () => more).catch(() => undefined);
+    expect(await held(basename(file))).toBe(holder);
+    // The next turn needs no lock taken again; after it, with none waiting, the lock is gone.
+    expect(await lock.run(async () => held(basename(file)))).toBe(String(process.pid));
+    expect(await held(basename(file))).toBe(null);
   });
 });

@@ -29,13 +29,21 @@ export async function checkStorable(
       });
     }
     const result = validateRecord(raw, !json);
-    if (!result.city || cityJson(result.city) !== text) {
+    if (!result.city || !sameCity(result.city, city)) {
       const why = result.problems?.map((p) => `${p.field}: ${p.reason}`).join('; ') ?? 'it reads back differently';
       throw new CitiesApiError(
         `city ${city.id} cannot be stored in the dataset as it is (${why}); nothing was written`,
       );
     }
   }
+}
+
+/**
+ * Whether two cities have the same fields, as their JSON says (cityJson): numbers by Object.is,
+ * since -0 is written -0.0. A field-by-field look, not a second serialization of each city.
+ */
+function sameCity(a: City, b: City): boolean {
+  return CITY_FIELDS.every((field) => Object.is(a[field], b[field]));
 }
 
 /** A CSV dataset's bytes, then the cities as rows of its header's columns. */

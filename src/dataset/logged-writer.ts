@@ -8,10 +8,10 @@ import { checkStorable } from './appended-text.js';
 import { CatchUp } from './catch-up.js';
 import { CityLog } from './city-log.js';
 import { createRefusal } from './create-refusal.js';
+import { KeptLock } from './kept-lock.js';
 import { KnownIds } from './known-ids.js';
 import { idsExhausted, stampNew } from './new-cities.js';
 import { readDataset } from './read-dataset.js';
-import { lockDataset, whileBusy } from '../fs/lock.js';
 
 export interface LoggedWriterOptions {
   /** Puts created cities in what every server process answers; a POST is acknowledged once it resolves. */
@@ -28,19 +28,22 @@ export interface LoggedWriterOptions {
 /**
  * POSTs at the speed of the table. A batch of creations (those that arrive while one is written
  * go together) takes the dataset's lock, chooses ids past every id in the dataset file and its
- * log, appends them to the log (city-log.ts: fsynced), releases the lock, and has them answered
- * (`apply`): then, and only then, each is acknowledged. In the background, coalescing every
- * batch logged meanwhile, the logged cities are folded into the dataset file: the new dataset is
- * written beside it, the site built from it (`publish`), then it is renamed over the file and
- * the folded records dropped from the log. Killed at any moment, the file and the log together
- * hold every acknowledged city once: a logged city already in the file (killed between the
- * rename and the drop) is recognised by its id, which no other city can have.
+ * log, appends them to the log (city-log.ts: fsynced), releases the lock (kept for the next
+ * batch if one waits: kept-lock.ts), and has them answered (`apply`): then, and only then, each
+ * is acknowledged. In the background, coalescing every batch logged meanwhile, the logged cities
+ * are folded into the dataset file: the new dataset is written beside it, the site built from it
+ * (`publish`), then it is renamed over the file and the folded records dropped from the log.
+ * Killed at any moment, the file and the log together hold every acknowledged city once: a
+ * logged city already in the file (killed between the rename and the drop) is recognised by its
+ * id, which no other city can have.
  */
 export class LoggedCityWriter implements CityStore {
   private readonly logFile: CityLog;
   /** The dataset and log as this process last saw them, the largest id in either, and the largest in the dataset. */
   private readonly ids: KnownIds;
   private readonly catchUp: CatchUp;
+  /** The dataset's lock, kept from one batch to the next while creations wait. */
+  private readonly lock: KeptLock;
   private waiting: { city: NewCity; resolve: (c: City) => void; reject: (e: unknown) => void }[] = [];
   private writing: Promise<void> | null = null;
   /** Batches and the end of a catch-up (rename, log drop, caughtUp) run one at a time. */
@@ -50,12 +53,13 @@ export class LoggedCityWriter implements CityStore {
 
   private constructor(
     private readonly file: string,
-    private readonly target: string,
+    target: string,
     private readonly options: LoggedWriterOptions,
   ) {
     this.logFile = CityLog.of(target);
     this.ids = new KnownIds(file, target, this.logFile);
     this.catchUp = new CatchUp(() => this.catchUpOnce(), options.log);
+    this.lock = new KeptLock(target, options.lockWait, options.log);
   }
 
   /** The writer of `file`; cities a killed server logged are first folded into the file (so a build from it has them). */
@@ -125,23 +129,21 @@ export class LoggedCityWriter implements CityStore {
   }
 
   private async logBatch(cities: readonly NewCity[]): Promise<City[]> {
-    const release = await whileBusy(() => lockDataset(this.target), this.options.lockWait);
-    let created: City[];
-    try {
-      await this.ids.look();
-      created = stampNew(cities, this.ids.lastId);
-      if (!created.length) return created;
-      // Each city serialized once for both (a POST's CPU: serializing is a good part of it).
-      const texts = created.map((city) => cityJson(city));
-      await checkStorable(created, this.file.toLowerCase().endsWith('.json'), texts);
-      await this.logFile.append(created, texts);
-      this.catchUp.logged();
-      await this.ids.logged(created.at(-1)!.id);
-    } finally {
-      await release().catch((error: Error) =>
-        this.options.log(`error: could not release the lock of ${this.target}: ${error.message}`),
-      );
-    }
+    const created = await this.lock.run(
+      async () => {
+        await this.ids.look();
+        const created = stampNew(cities, this.ids.lastId);
+        if (!created.length) return created;
+        // Each city serialized once for both (a POST's CPU: serializing is a good part of it).
+        const texts = created.map((city) => cityJson(city));
+        await checkStorable(created, this.file.toLowerCase().endsWith('.json'), texts);
+        await this.logFile.append(created, texts);
+        this.catchUp.logged();
+        await this.ids.logged(created.at(-1)!.id);
+        return created;
+      },
+      () => this.waiting.length > 0,
+    );
     this.logged.push(...created);
     await this.options.apply(created);
     return created;
@@ -160,14 +162,11 @@ export class LoggedCityWriter implements CityStore {
       throw error;
     }
     return this.inTurn(async () => {
-      const release = await whileBusy(() => lockDataset(this.target), this.options.lockWait);
-      try {
+      await this.lock.run(async () => {
         if (staged) await commitStaged(staged);
         await this.logFile.dropFirst(bytes);
         await this.ids.folded(missing, fileLastId, staged !== null);
-      } finally {
-        await release().catch(() => undefined);
-      }
+      });
       const folded = new Set(cities.map((city) => city.id));
       this.logged = this.logged.filter((city) => !folded.has(city.id));
       if (this.logged.length) return false;
@@ -177,9 +176,8 @@ export class LoggedCityWriter implements CityStore {
   }
 
   /** Under the dataset's lock: the logged cities the dataset file lacks are appended to it (no build), and the log emptied. */
-  private async fold(): Promise<void> {
-    const release = await whileBusy(() => lockDataset(this.target), this.options.lockWait);
-    try {
+  private fold(): Promise<void> {
+    return this.lock.run(async () => {
       const { cities, bytes } = await this.logFile.read();
       if (!bytes) {
         await this.logFile.cut(0);
@@ -194,8 +192,6 @@ export class LoggedCityWriter implements CityStore {
       await this.logFile.dropFirst(Number.MAX_SAFE_INTEGER);
       this.logged = [];
       await this.ids.look();
-    } finally {
-      await release().catch(() => undefined);
-    }
+    });
   }
 }
