@@ -8,7 +8,7 @@ import { ROOT, run } from './package-helpers.js';
 // `npm run build` is the one build: a developer's run of it leaves lib/ current for the test tiers'
 // build on demand (no second build at the next vitest run), a failed one leaves it stale, and the
 // package never holds the stamp. Run in a copy of the build (package.json, scripts/, tsconfig.json)
-// with a source tree of one module, so that the build takes seconds, not the project's 20 CPU-s.
+// with a source tree of one module, so that the package's build takes seconds, not the project's 20 CPU-s.
 
 const BUILD_FILES = ['package.json', 'scripts/build-lib.mjs', 'scripts/bundle-edge.mjs', 'tsconfig.json'];
 
@@ -50,8 +50,14 @@ beforeAll(async () => {
   seen.packedCode = await readFile(join(dir, 'lib/index.js'), 'utf8');
 
   await writeFile(join(dir, 'src/index.ts'), 'export const one: number = "one";\n');
+  const mistyped = await run('npm', ['run', 'build'], dir);
+  seen.mistyped = { code: mistyped.code, reason: staleReason(dir) };
+  const mistypedPack = await run('npm', ['pack', '--dry-run'], dir);
+  seen.mistypedPack = { failed: mistypedPack.code !== 0, said: /TS2322/.test(mistypedPack.stdout) };
+
+  await writeFile(join(dir, 'src/index.ts'), 'export const one: number = ;\n');
   const broken = await run('npm', ['run', 'build'], dir);
-  seen.broken = { failed: broken.code !== 0, reason: staleReason(dir) };
+  seen.broken = { failed: broken.code !== 0, said: /Unexpected ";"/.test(broken.stderr), reason: staleReason(dir) };
 }, 240_000);
 
 afterAll(async () => {
@@ -72,9 +78,15 @@ describe('npm run build (scripts/build-lib.mjs), read by the test tiers (test/bu
     ['the packed .js has no comments', 'packedCode', 'export const one = 1;\n'],
     ['the packed .d.ts has them', 'packedDeclaration', '/** One module. */\nexport declare const one: number;\n'],
     [
-      'a build that fails leaves lib/ stale (no stamp)',
+      'the development build does not check types (npm run typecheck does): a type error builds',
+      'mistyped',
+      { code: 0, reason: undefined },
+    ],
+    ['the package build checks them: a type error fails npm pack, named', 'mistypedPack', { failed: true, said: true }],
+    [
+      'a build that fails (a syntax error, named) leaves lib/ stale (no stamp)',
       'broken',
-      { failed: true, reason: 'lib/ was never built here' },
+      { failed: true, said: true, reason: 'lib/ was never built here' },
     ],
   ])('%s', (_name, key, expected) => {
     expect(seen[key]).toEqual(expected);
