@@ -107,6 +107,7 @@ export async function loader(tool, cpus) {
         rps: r.requests / seconds,
         p50: r.p50_us / 1000,
         p99: r.p99_us / 1000,
+        max: r.max_us / 1000,
         requests: r.requests,
         seconds,
         loaderCpu,
