@@ -1,6 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeEdgeProject, type EdgeProject } from '../src/app/edge-project.js';
+import { ROUTES } from '../src/core/route-table.js';
 import { KIT_DATASETS, expectWholeKit, DISK_TMPDIR, tempDir } from './helpers.js';
 import {
   buildKitSite,
@@ -8,7 +12,7 @@ import {
   DIGEST_ENTRY,
   denoServe,
   expectPagesAsFiles,
-  kitEdgeProject,
+  kitSite,
   pagesDifferingByDigest,
   writeDigestEntry,
 } from './edge-helpers.js';
@@ -27,33 +31,58 @@ afterAll(() => cleanup());
 const totals = { passed: 0, failed: 0, pages: 0 };
 
 /**
- * Each kit dataset's Deno project, copied to the disk once for the file (the project's own
- * --allow-read reads nothing under /dev/shm; cities1234's 11,758 files cost 1.5 to 6.6 CPU-s to
- * copy on ext4, by the load, and 0.5 to delete): read in place by its kit case, then taken by the
- * rebuild case that changes its site.
+ * Each kit dataset's Deno project on the disk (its --allow-read reads nothing under /dev/shm), made
+ * once for the file: beside it the files of the run's shared kit site (kitSite) that the project
+ * reads or is written from, copied by coreutils' cp: the edge data, openapi.json and the manifest.
+ * Deno computes every page from the edge data and never reads a page file: one it asked for would
+ * be missing there, and its answer would differ from the shared site's file it is compared with.
+ * cities1234's whole site (11,758 files) took 1.5 to 6.6 CPU-s to copy to ext4 by the load, and
+ * 0.5 to delete. Read in place by its kit case, then taken by the rebuild case that builds a new
+ * site over it (the build writes every file of the new site).
  */
-const projects = new Map<string, ReturnType<typeof kitEdgeProject>>();
-function denoProject(name: string, baseUrl: string, take = false): ReturnType<typeof kitEdgeProject> {
+interface DenoProject {
+  /** The shared kit site, whose pages the answers are compared with. */
+  readonly shared: string;
+  /** The project's site on the disk. */
+  readonly site: string;
+  readonly project: EdgeProject;
+}
+const projects = new Map<string, Promise<DenoProject>>();
+function denoProject(name: string, baseUrl: string, take = false): Promise<DenoProject> {
   const key = `${name} ${baseUrl}`;
-  const project = projects.get(key) ?? kitEdgeProject(root, name, baseUrl, 'deno');
+  const project = projects.get(key) ?? copiedProject(name, baseUrl);
   if (take) projects.delete(key);
   else projects.set(key, project);
   return project;
 }
+async function copiedProject(name: string, baseUrl: string): Promise<DenoProject> {
+  const shared = await kitSite(name, baseUrl);
+  const site = join(root, name, 'site');
+  await mkdir(join(site, ROUTES.file.meta), { recursive: true });
+  const copies = [
+    [ROUTES.edge.dir, ROUTES.file.meta],
+    [ROUTES.extras.manifest, ROUTES.file.meta],
+    [ROUTES.extras.openapi, ''],
+  ];
+  await Promise.all(
+    copies.map(([from, into]) => promisify(execFile)('cp', ['-R', join(shared, from!), join(site, into!)])),
+  );
+  return { shared, site, project: await writeEdgeProject('deno', site, join(root, name, 'deno')) };
+}
 
 describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through deno serve', ({ name, baseUrl, prefix }) => {
   it("every kit answer matches, every page equals its file, and /openapi.json is the site's", async () => {
-    const { site, project } = await denoProject(name, baseUrl);
+    const { shared, project } = await denoProject(name, baseUrl);
     expect(project.deploy).toBe('deno serve --v8-flags=--max-semi-space-size=2 --allow-read=../site/ main.js');
     // The kit and /openapi.json over HTTP to main.js; every page through it in Deno, compared by digest.
     await writeDigestEntry(project.out, 'main.js');
     const server = await denoServe(project.out, project.deploy.replace(/main\.js$/, DIGEST_ENTRY));
     try {
       await expectWholeKit(server.url, name, prefix, totals);
-      await expectPagesAsFiles(server.url, site, baseUrl, totals, pagesDifferingByDigest);
+      await expectPagesAsFiles(server.url, shared, baseUrl, totals, pagesDifferingByDigest);
       const openapi = await fetch(`${server.url}/openapi.json`);
       expect(openapi.status).toBe(200);
-      expect(Buffer.from(await openapi.arrayBuffer()).equals(await readFile(join(site, 'openapi.json')))).toBe(true);
+      expect(Buffer.from(await openapi.arrayBuffer()).equals(await readFile(join(shared, ROUTES.extras.openapi)))).toBe(true);
     } finally {
       await server.stop();
     }
