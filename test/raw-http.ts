@@ -118,7 +118,11 @@ export function readResponses(
   timeout = 60_000,
 ): Promise<number> {
   return new Promise((resolve, reject) => {
-    let buffered: Buffer = Buffer.alloc(0);
+    // The bytes not yet handed out, joined only once the response they end is whole: joining them at
+    // each chunk copied a 13 MB answer some 200 times (25 of this helper's 26 CPU-s in serve-backpressure).
+    const pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let needed = 0;
     let read = 0;
     const timer = setTimeout(() => done(new Error(`${read} of ${count} responses read before the timeout`)), timeout);
     const done = (error?: Error) => {
@@ -128,19 +132,29 @@ export function readResponses(
       else resolve(read);
     };
     const onData = (chunk: Buffer) => {
-      buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes < needed) return;
+      let buffered = pending.length === 1 ? chunk : Buffer.concat(pending, pendingBytes);
+      pending.length = 0;
+      needed = 0;
       for (;;) {
         const end = buffered.indexOf('\r\n\r\n');
-        if (end < 0) return;
+        if (end < 0) break;
         const { status, headers } = parseResponse(buffered.subarray(0, end + 4));
         const length = Number(headers['content-length']);
         if (status === null || !Number.isFinite(length))
           return done(new Error(`response ${read} has no Content-Length`));
-        if (buffered.length < end + 4 + length) return;
+        if (buffered.length < end + 4 + length) {
+          needed = end + 4 + length;
+          break;
+        }
         each({ status, headers, body: buffered.subarray(end + 4, end + 4 + length) }, read++);
         buffered = buffered.subarray(end + 4 + length);
         if (read === count) return done();
       }
+      pending.push(buffered);
+      pendingBytes = buffered.length;
     };
     socket.on('data', onData);
     socket.once('close', () =>

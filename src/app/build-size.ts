@@ -30,11 +30,17 @@ export function sizeOf(
 /** The compression ratio of the first page at each page size, weighted alike (each size holds every city once). */
 export function sampleCompressedRatio(index: CityIndex, settings: SiteSettings, level: CompressionLevel): number {
   const sizes = [DEFAULT_PAGE_SIZE, ...settings.pageSizes].map((size) => Math.min(size, 1000));
-  const ratios = sizes.map((size) =>
-    compressedRatio(
-      bodyBytes(answerListing(index, [[ROUTES.param.pageSize, String(size)]], settings.baseUrl).body),
-      level,
-    ),
-  );
+  // Each size's page compressed once: the default size is most often one of the site's (brotli's best level
+  // takes about 2 CPU-s a MB, and a build samples before it writes anything).
+  const ratioOf = new Map<number, number>();
+  const ratios = sizes.map((size) => {
+    let ratio = ratioOf.get(size);
+    if (ratio === undefined) {
+      const page = answerListing(index, [[ROUTES.param.pageSize, String(size)]], settings.baseUrl);
+      ratio = compressedRatio(bodyBytes(page.body), level);
+      ratioOf.set(size, ratio);
+    }
+    return ratio;
+  });
   return ratios.reduce((a, b) => a + b, 0) / ratios.length;
 }
