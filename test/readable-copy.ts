@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 
@@ -16,32 +15,13 @@ function located(from: string, name: string, root: string): string | undefined {
   }
 }
 
-/** Directories 755, files 644, by find and chmod (fs/promises' chmod per entry cost the test's process a thread-pool trip each). */
-function readableByAll(path: string): void {
-  execFileSync('find', [
-    path,
-    '-type',
-    'd',
-    '-exec',
-    'chmod',
-    '755',
-    '{}',
-    '+',
-    '-o',
-    '-type',
-    'f',
-    '-exec',
-    'chmod',
-    '644',
-    '{}',
-    '+',
-  ]);
-}
-
-/** `cp -R` (a link followed when `dereference`), not fs.cp: fs.cp copied file by file in the test's own process. */
-async function copy(from: string, to: string, dereference = false): Promise<void> {
-  await mkdir(dirname(to), { recursive: true });
-  execFileSync('cp', ['-R', dereference ? '-L' : '-P', from, to]);
+async function readableByAll(path: string): Promise<void> {
+  const entries = await readdir(path, { recursive: true, withFileTypes: true });
+  await chmod(path, 0o755);
+  for (const entry of entries) {
+    if (entry.isDirectory()) await chmod(join(entry.parentPath, entry.name), 0o755);
+    else if (entry.isFile()) await chmod(join(entry.parentPath, entry.name), 0o644);
+  }
 }
 
 /**
@@ -51,7 +31,8 @@ async function copy(from: string, to: string, dereference = false): Promise<void
 export async function readableCopy(root: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'cities-api-copy-'));
   const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { files: string[] };
-  for (const part of [...manifest.files, 'package.json']) await copy(join(root, part), join(dir, part));
+  for (const part of [...manifest.files, 'package.json'])
+    await cp(join(root, part), join(dir, part), { recursive: true });
   const copied = new Set<string>();
   const copyDependencies = async (packageDir: string): Promise<void> => {
     const meta = JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8')) as {
@@ -63,11 +44,11 @@ export async function readableCopy(root: string): Promise<{ dir: string; cleanup
       const found = located(packageDir, name, root);
       if (!found || copied.has(found)) continue;
       copied.add(found);
-      await copy(found, join(dir, relative(root, found)), true);
+      await cp(found, join(dir, relative(root, found)), { recursive: true, dereference: true });
       await copyDependencies(found);
     }
   };
   await copyDependencies(root);
-  readableByAll(dir);
+  await readableByAll(dir);
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
