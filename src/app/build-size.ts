@@ -32,15 +32,12 @@ export function sampleCompressedRatio(index: CityIndex, settings: SiteSettings, 
   const sizes = [DEFAULT_PAGE_SIZE, ...settings.pageSizes].map((size) => Math.min(size, 1000));
   // Each size's page compressed once: the default size is most often one of the site's (brotli's best level
   // takes about 2 CPU-s a MB, and a build samples before it writes anything).
-  const ratioOf = new Map<number, number>();
-  const ratios = sizes.map((size) => {
-    let ratio = ratioOf.get(size);
-    if (ratio === undefined) {
+  const ratioOf = new Map(
+    [...new Set(sizes)].map((size) => {
       const page = answerListing(index, [[ROUTES.param.pageSize, String(size)]], settings.baseUrl);
-      ratio = compressedRatio(bodyBytes(page.body), level);
-      ratioOf.set(size, ratio);
-    }
-    return ratio;
-  });
+      return [size, compressedRatio(bodyBytes(page.body), level)];
+    }),
+  );
+  const ratios = sizes.map((size) => ratioOf.get(size)!);
   return ratios.reduce((a, b) => a + b, 0) / ratios.length;
 }
