@@ -133,3 +133,14 @@ export function schedOf(pid) {
   visit(pid);
   return figures;
 }
+
+/** Megabytes written by any process that the kernel has not yet put on disk (Linux's Dirty + Writeback), or null. */
+export function unwrittenMb() {
+  try {
+    const info = readFileSync('/proc/meminfo', 'latin1');
+    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(info)?.[1] ?? 0);
+    return Math.round((kb('Dirty') + kb('Writeback')) / 1024);
+  } catch {
+    return null;
+  }
+}
