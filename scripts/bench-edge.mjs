@@ -23,6 +23,7 @@
 // query kind its CPU, bytes read (rchar) and peak JS heap + external and RSS above its baseline.
 //
 //   node scripts/bench-edge.mjs [--sizes 20k,140k] [--requests N] [--platforms node,node-whole,workerd,deno,lambda] [--lambda-memory MB]
+//     [--deno-v8-defaults]
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
@@ -48,6 +49,8 @@ const { values: opts } = parseArgs({
     requests: { type: 'string', default: '20' },
     platforms: { type: 'string', default: 'node,node-whole,workerd,deno,lambda' },
     'lambda-memory': { type: 'string', default: '128' },
+    // deno serve as the project's command runs it (its --v8-flags), or with V8's defaults (as Deno Deploy runs an entry point).
+    'deno-v8-defaults': { type: 'boolean', default: false },
   },
 });
 const BASE = 'https://api.example.org';
@@ -366,7 +369,9 @@ async function workerd(project) {
 
 /** The Deno project under `deno serve`, as its deploy command runs it. */
 async function denoServe(project) {
-  const [, serve, ...args] = project.deploy.split(' ');
+  const [, serve, ...args] = project.deploy
+    .split(' ')
+    .filter((arg) => !(opts['deno-v8-defaults'] && arg.startsWith('--v8-flags=')));
   // The project's module, its isolate's heap + external printed every 10 ms (Deno.memoryUsage(); unref'd: a
   // timer that holds the event loop keeps deno serve from exiting on SIGTERM).
   const entry = args.at(-1);

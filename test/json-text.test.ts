@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cityJson, envelopeJson, jsonString, pyFloatRepr, resultOffsets } from '../src/core/json-text.js';
-import { envelopeStream, PartPool } from '../src/core/envelope-stream.js';
+import { envelopeStream, PartPool, type CityBatch } from '../src/core/envelope-stream.js';
 import type { City } from '../src/core/fields.js';
 
 describe('pyFloatRepr writes floats as Python repr()', () => {
@@ -130,10 +130,11 @@ describe('envelopeStream sends a page in parts of one size, whatever its batches
     new TextEncoder().encode(`{"id":${i},"name":"${'x'.repeat(i * 7)}"}`),
   );
   const whole = (parts: Uint8Array[]) => new TextDecoder().decode(Buffer.concat(parts));
+  const batchOf = (held: Uint8Array[]): CityBatch => ({ length: held.length, at: (k) => held[k]! });
   async function* batches(sizes: number[]) {
     let at = 0;
     for (const size of sizes) {
-      yield cities.slice(at, at + size);
+      yield batchOf(cities.slice(at, at + size));
       at += size;
     }
   }

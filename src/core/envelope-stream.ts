@@ -57,6 +57,17 @@ export class PartPool implements PartSource {
 }
 
 /**
+ * Cities arriving together (a block's run of a page, a window gathered from several blocks): city
+ * k's bytes asked for when they are copied (a view made then, of the array the city lies in, and
+ * let go at once), so that a batch is not an array of a view per city that lives while its parts
+ * are sent.
+ */
+export interface CityBatch {
+  readonly length: number;
+  at(k: number): Bytes;
+}
+
+/**
  * envelopeJson's bytes from cities arriving in batches (a page read from an edge function's
  * files), in parts of STREAM_PART_BYTES filled as the cities come: a page of any size is never
  * held whole, and it costs its bytes in small parts, not one buffer per batch (a batch is a
@@ -64,7 +75,7 @@ export class PartPool implements PartSource {
  */
 export async function* envelopeStream(
   head: string,
-  batches: AsyncIterable<readonly Bytes[]>,
+  batches: AsyncIterable<CityBatch>,
   pool: PartSource = NEW_PARTS,
 ): AsyncGenerator<Bytes> {
   const parts = new PartWriter(pool);
@@ -72,10 +83,10 @@ export async function* envelopeStream(
   parts.put(utf8(head), full);
   let first = true;
   for await (const batch of batches) {
-    for (const city of batch) {
+    for (let k = 0; k < batch.length; k++) {
       if (!first) parts.put(COMMA, full);
       first = false;
-      parts.put(city, full);
+      parts.put(batch.at(k), full);
     }
     // The parts this batch filled, handed on before the next batch is read.
     yield* full.splice(0);

@@ -1,6 +1,7 @@
 import { checkHead, decodeBlock, HEADER_BYTES, MixedBuilds, type BlockFile } from './edge-format.js';
 import { blockEnds, headBytes, RangeIgnored, readByRanges, type ReadRange } from './edge-ranges.js';
 import { ByteLru } from './byte-lru.js';
+import type { Needed } from './edge-runs.js';
 import { BytePool, type Into } from './byte-pool.js';
 
 // How one block of a layout (edge-files.ts) is read for a page (edge-rows.ts): whole, kept for
@@ -29,13 +30,21 @@ export interface BlockOptions {
   readonly headBytes?: number;
 }
 
-/** The city at index `at` of a block read from `path`: a block holding fewer is of another build than the index. */
-export function cityOf(block: BlockFile, at: number, path: string): Uint8Array {
-  if (at >= block.count)
+/**
+ * Checks that a block read from `path` holds a run of a page, the cities at indices[from..to) less
+ * `first` (the block's first index): a block holding fewer is of another build than the index.
+ */
+export function checkRun(
+  block: BlockFile,
+  run: { indices: ArrayLike<number>; from: number; to: number; first: number },
+  path: string,
+): void {
+  let most = 0;
+  for (let i = run.from; i < run.to; i++) most = Math.max(most, run.indices[i]! - run.first);
+  if (most >= block.count)
     throw new MixedBuilds(
-      `${path} holds ${block.count} cities, not city ${at + 1}: deploy the site's files of one build together`,
+      `${path} holds ${block.count} cities, not city ${most + 1}: deploy the site's files of one build together`,
     );
-  return block.city(at);
 }
 
 export class BlockReads {
@@ -80,7 +89,7 @@ export class BlockReads {
   async ranged(
     path: string,
     cities: number,
-    needed: readonly number[],
+    needed: Needed,
     slack: number,
     read: (start: number, end: number) => Promise<Uint8Array>,
   ): Promise<BlockFile> {

@@ -1,9 +1,9 @@
-import type { Bytes } from '../core/bytes.js';
+import type { CityBatch } from '../core/envelope-stream.js';
 import { ByteArena } from './byte-pool.js';
-import { cityOf, type BlockReads } from './edge-blocks.js';
+import { checkRun, type BlockReads } from './edge-blocks.js';
 import type { BlockFile } from './edge-format.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
-import { inTurn, neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
+import { inTurn, lastAtMost, neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
 
 // The cities at given indices of a layout where they lie scattered over it: a page of another
 // ordering than the layout's, as every page but the default ordering's is where a platform
@@ -26,14 +26,14 @@ const WHOLE_BLOCKS = 16;
 
 /**
  * The serialized cities at `indices` of the layout, in their order, one batch per window. A
- * batch's views are valid until the batch after it is asked for.
+ * batch's cities are read until the batch after it is asked for.
  */
 export async function* gathered(
   reads: BlockReads,
   layout: LayoutBlocks,
   indices: Uint32Array,
   concurrency: number,
-): AsyncGenerator<Bytes[]> {
+): AsyncGenerator<CityBatch> {
   const slack = { left: RANGE_SLACK };
   // Two windows' ranges read into two arenas in turn: a window is read while the one before is
   // sent, and its arena taken again once the consumer asks for the batch after that one.
@@ -62,7 +62,7 @@ async function readWindow(
   layout: LayoutBlocks,
   candidate: Uint32Array,
   { concurrency, slack, arena, whole }: Window,
-): Promise<Bytes[]> {
+): Promise<CityBatch> {
   const { starts, path } = layout;
   const citiesOf = (b: number) => (starts[b + 1] ?? layout.count) - starts[b]!;
   const range = reads.readRange;
@@ -96,13 +96,18 @@ async function readWindow(
     const read = (start: number, end: number) => ranged(path(b), start, end, arena.take);
     files.set(b, await reads.ranged(path(b), citiesOf(b), few, share, read));
   });
-  const batch: Bytes[] = new Array(window.length);
-  for (let r = 0; r < runs.blocks.length; r++) {
-    const b = runs.blocks[r]!;
-    const [file, first] = [files.get(b)!, starts[b]!];
-    for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++) batch[i] = cityOf(file, window[i]! - first, path(b));
-  }
-  return batch;
+  // Each run's block checked to hold its cities; city k is then read from its run's block when asked for.
+  const runFiles = runs.blocks.map((b) => files.get(b)!);
+  runs.blocks.forEach((b, r) =>
+    checkRun(runFiles[r]!, { indices: window, from: runs.from[r]!, to: runs.from[r + 1]!, first: starts[b]! }, path(b)),
+  );
+  return {
+    length: window.length,
+    at(k) {
+      const r = lastAtMost(runs.from, k);
+      return runFiles[r]!.city(window[k]! - starts[runs.blocks[r]!]!);
+    },
+  };
 }
 
 type Runs = ReturnType<typeof runsOf>;

@@ -1,6 +1,6 @@
-import type { Bytes } from '../core/bytes.js';
+import type { CityBatch } from '../core/envelope-stream.js';
 import type { BlockFile } from './edge-format.js';
-import { type BlockReads, cityOf, type OpenedFile } from './edge-blocks.js';
+import { type BlockReads, checkRun, type OpenedFile } from './edge-blocks.js';
 import { BLOCK_BYTES } from './edge-cuts.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
 import { neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
@@ -22,7 +22,7 @@ export interface PageReadLimits {
 
 export class PageReads {
   private readonly runs: { blocks: number[]; from: number[] };
-  private readonly needed: Map<number, number[]>;
+  private readonly needed: Map<number, Uint32Array>;
   private slack = RANGE_SLACK;
   private readonly pending = new Map<number, Promise<BlockFile>>();
   private readonly uses = new Map<number, number>();
@@ -111,19 +111,18 @@ export class PageReads {
     return blocks.ranged(path(b), cities, few, share, range);
   }
 
-  /** Run r's cities, as views into its block, once the block is read; then the block kept for a later run or let go. */
-  async batch(r: number): Promise<Bytes[]> {
+  /**
+   * Run r's cities, once its block is read and checked to hold them: each a view into the block,
+   * made as the batch is copied; then the block kept for a later run or let go.
+   */
+  async batch(r: number): Promise<CityBatch> {
     const b = this.runs.blocks[r]!;
-    const { starts } = this.layout;
+    const first = this.layout.starts[b]!;
     const block = await this.pending.get(b)!;
-    const batch: Bytes[] = [];
-    // The block's path made once a run, not once a city (a page of every city made 140,000 of
-    // them, 60 MB of strings a runtime's GC then collected: most of an answer's garbage).
-    const file = this.layout.path(b);
-    for (let i = this.runs.from[r]!; i < this.runs.from[r + 1]!; i++)
-      batch.push(cityOf(block, this.indices[i]! - starts[b]!, file));
+    const [from, to, indices] = [this.runs.from[r]!, this.runs.from[r + 1]!, this.indices];
+    checkRun(block, { indices, from, to, first }, this.layout.path(b));
     this.afterUse(b, r, block);
-    return batch;
+    return { length: to - from, at: (k) => block.city(indices[from + k]! - first) };
   }
 
   /** Block b used by run r: if no read of it is still to be used, kept for a later run that needs it, else closed and let go. */

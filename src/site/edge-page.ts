@@ -1,4 +1,4 @@
-import type { Bytes } from '../core/bytes.js';
+import type { CityBatch } from '../core/envelope-stream.js';
 import type { Orders } from '../core/orders.js';
 import type { pageOf } from '../core/page.js';
 import { ROUTES } from '../core/route-table.js';
@@ -31,7 +31,7 @@ type Page = NonNullable<ReturnType<typeof pageOf>>;
 export async function pageCities(
   { index, fields, orders, rows, oneLayout }: Loaded,
   page: Page,
-): Promise<AsyncIterable<Bytes[]>> {
+): Promise<AsyncIterable<CityBatch>> {
   const { start, end } = page.slice;
   const terms = orders.decisive(page.ordering);
   if (terms.length === 0 || (terms.length === 1 && !terms[0]!.descending && !oneLayout)) {

@@ -1,6 +1,6 @@
 import { checkHead, HEADER_BYTES, MixedBuilds, readU32s, type BlockFile } from './edge-format.js';
 import type { Into } from './byte-pool.js';
-import { inTurn, lastAtMost } from './edge-runs.js';
+import { inTurn, lastAtMost, type Needed } from './edge-runs.js';
 
 // A block (edge-format.ts) of which a page needs only a few cities, read by byte range: its
 // header and city ends (4 bytes a city), then the needed cities' bytes, neighbours read as one
@@ -51,7 +51,7 @@ export const headBytes = (cities: number) => HEADER_BYTES + 4 * cities;
  * are `ends`: one per city at first, then the smallest gaps merged while the bytes read stay
  * within 3 x the cities' own bytes + `slack`.
  */
-export function rangesFor(ends: Uint32Array, needed: readonly number[], slack: number): ByteRange[] {
+export function rangesFor(ends: Uint32Array, needed: Needed, slack: number): ByteRange[] {
   const data = headBytes(ends.length);
   const at = (i: number) => data + (i ? ends[i - 1]! : 0);
   const runs: { start: number; end: number }[] = [];
@@ -122,7 +122,7 @@ export function partialBlock(
 export async function readByRanges(
   read: (start: number, end: number) => Promise<Uint8Array>,
   path: string,
-  needed: readonly number[],
+  needed: Needed,
   slack: number,
   ends: Uint32Array,
   concurrency: number,
@@ -130,5 +130,8 @@ export async function readByRanges(
   const ranges = rangesFor(ends, needed, slack);
   const parts: Uint8Array[] = new Array(ranges.length);
   await inTurn(ranges.keys(), concurrency, async (k) => void (parts[k] = await read(ranges[k]!.start, ranges[k]!.end)));
-  return partialBlock(ends, ranges, parts, path);
+  const block = partialBlock(ends, ranges, parts, path);
+  // Each city checked now, not as the page is sent (its cities are asked for then): a file changed is a clear failure before the answer starts.
+  for (const i of needed) block.city(i);
+  return block;
 }

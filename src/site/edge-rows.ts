@@ -1,4 +1,4 @@
-import type { Bytes } from '../core/bytes.js';
+import type { CityBatch } from '../core/envelope-stream.js';
 import type { Into } from './byte-pool.js';
 import { BlockReads, type BlockOptions, type OpenSiteFile } from './edge-blocks.js';
 import { gathered } from './edge-gather.js';
@@ -7,7 +7,7 @@ import type { LayoutBlocks } from './edge-runs.js';
 
 // The cities at given indices of a layout (edge-files.ts), read block by block in the order the
 // page needs them: a few blocks read ahead at once, each block's run of the page's cities handed
-// on as views as soon as it arrives, and recently read blocks kept up to a byte budget for later
+// on as soon as it arrives, and recently read blocks kept up to a byte budget for later
 // requests. A request holds its read-ahead blocks, never its whole page. Where files can be read
 // by range, a block of which the page needs under a third of the cities is read by range. A page
 // spanning many blocks (a scan: every city, or a large page) reads its blocks for itself, into
@@ -57,17 +57,17 @@ export class RowReader {
   }
 
   /** The cities at these indices of a layout where they lie scattered over it: read in windows, by ranges (edge-gather.ts). */
-  gathered(layout: LayoutBlocks, indices: Uint32Array): AsyncGenerator<Bytes[]> {
+  gathered(layout: LayoutBlocks, indices: Uint32Array): AsyncGenerator<CityBatch> {
     return gathered(this.blocks, layout, indices, this.concurrency);
   }
 
   /**
    * The serialized cities at these indices of a layout, in the indices' order, as one batch of
-   * views per run of consecutive indices in one block. A request holds at most `concurrency`
+   * per run of consecutive indices in one block. A request holds at most `concurrency`
    * blocks being read and `keepBlocks` used ones that a later run of the page needs again. A
-   * batch's views are valid until the next batch is asked for: a scan's arrays are then reused.
+   * batch's cities are read until the next batch is asked for: a scan's arrays are then reused.
    */
-  async *cities(layout: LayoutBlocks, indices: ArrayLike<number>): AsyncGenerator<Bytes[]> {
+  async *cities(layout: LayoutBlocks, indices: ArrayLike<number>): AsyncGenerator<CityBatch> {
     const page = new PageReads(this.limits, layout, indices);
     try {
       await page.holdFirstFiles();

@@ -24,24 +24,41 @@ export function runsOf(starts: readonly number[], indices: ArrayLike<number>): {
   return { blocks, from };
 }
 
-/** Per block of the runs, the indices within it the page needs, ascending and distinct. */
+/** The indices of a block a page needs (edge-runs.ts neededOf), or any list of them. */
+export type Needed = readonly number[] | Uint32Array;
+
+/**
+ * Per block of the runs, the indices within it the page needs, ascending and distinct: views of
+ * one array of 4 bytes a city, no JS array per block (a page of every city made arrays of all its
+ * indices, 1.1 MB and more of JS heap that lived through the answer and was promoted).
+ */
 export function neededOf(
   runs: { blocks: number[]; from: number[] },
   starts: readonly number[],
   indices: ArrayLike<number>,
-): Map<number, number[]> {
-  const needed = new Map<number, number[]>();
+): Map<number, Uint32Array> {
+  // Each block's share of the array: its place (blocks in the order they first come), then filled run by run.
+  const next = new Map<number, number>();
+  runs.blocks.forEach((b, r) => next.set(b, (next.get(b) ?? 0) + runs.from[r + 1]! - runs.from[r]!));
+  const shares: [number, number, number][] = [];
+  let offset = 0;
+  for (const [b, n] of next) {
+    shares.push([b, offset, offset + n]);
+    next.set(b, offset);
+    offset += n;
+  }
+  const all = new Uint32Array(offset);
   runs.blocks.forEach((b, r) => {
-    let list = needed.get(b);
-    if (!list) needed.set(b, (list = []));
-    for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++) list.push(indices[i]! - starts[b]!);
+    let at = next.get(b)!;
+    for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++) all[at++] = indices[i]! - starts[b]!;
+    next.set(b, at);
   });
-  // Sorted, then each index once: without a Set per block (a page of every city made one of all its indices).
-  for (const list of needed.values()) {
-    list.sort((x, y) => x - y);
+  const needed = new Map<number, Uint32Array>();
+  for (const [b, start, end] of shares) {
+    const list = all.subarray(start, end).sort();
     let n = 0;
     for (const x of list) if (!n || x !== list[n - 1]) list[n++] = x;
-    list.length = n;
+    needed.set(b, list.subarray(0, n));
   }
   return needed;
 }

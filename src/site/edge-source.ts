@@ -116,7 +116,8 @@ export class EdgeSource {
       const { start, end } = page.slice;
       if (end - start > this.maxPageCities) throw new PageTooLarge(end - start, this.maxPageCities);
       const cities: Bytes[] = [];
-      for await (const batch of await pageCities(loaded, page)) for (const city of batch) cities.push(city.slice());
+      for await (const batch of await pageCities(loaded, page))
+        for (let k = 0; k < batch.length; k++) cities.push(batch.at(k).slice());
       return onePageIndex(loaded.index.count, page, (i) => cities[i]!);
     });
   }
