@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve, type RunningServer } from '../src/app/serve.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
 import type { QueryPair } from '../src/core/query-string.js';
-import { AnswerCache, type CachedAnswer } from '../src/http/answer-cache.js';
+import { AnswerCache, type KeptAnswer } from '../src/http/answer-cache.js';
 import { JSON_HEADERS } from '../src/http/route-types.js';
+import { headList } from '../src/http/send-answer.js';
 import { tempDir } from './helpers.js';
 import { rawRequest, ROOT } from './serve-helpers.js';
 
@@ -13,9 +14,9 @@ import { rawRequest, ROOT } from './serve-helpers.js';
 // and spec (the data and settings they were computed from), so one request never changes what
 // another client gets, and a rebuild or a POST is never answered from before it.
 
-const answerOf = (text: string, status = 200): CachedAnswer => ({
+const answerOf = (text: string, status = 200): KeptAnswer => ({
   status,
-  headers: JSON_HEADERS,
+  head: headList(JSON_HEADERS, Buffer.byteLength(text)),
   body: Buffer.from(text),
 });
 
@@ -64,7 +65,7 @@ describe('keys: two queries share an answer only when their pairs are the same, 
 });
 
 /** What the handler does with an answer it computes, twice: the second time it is kept. */
-function computedTwice(cache: AnswerCache, key: string, answer: CachedAnswer): void {
+function computedTwice(cache: AnswerCache, key: string, answer: KeptAnswer): void {
   cache.offer(key, answer);
   cache.offer(key, answer);
 }
@@ -102,6 +103,12 @@ describe('what is kept', () => {
     const cache = new AnswerCache(1 << 20).owner({}, {});
     for (const key of computed) cache.offer(key, answerOf(key));
     expect(cache.get(asked) !== undefined).toBe(kept);
+  });
+
+  it('computed once, offered as admitted (its route memo saw the target a second time): kept at once', () => {
+    const cache = new AnswerCache(1 << 20).owner({}, {});
+    cache.offer('k', answerOf('k'), true);
+    expect(cache.get('k')?.body.toString()).toBe('k');
   });
 
   it('computed once before a POST or rebuild, once after: not kept (what was computed once is forgotten too)', () => {
