@@ -71,7 +71,9 @@ export class AnswerCache {
   offer(key: string, answer: KeptAnswer, admitted = false): void {
     const cost = costOf(key, answer);
     if (cost > this.budget / LARGEST_SHARE || this.entries.has(key)) return;
-    if (admitted || this.once.again(key)) this.entries.set(key, answer, cost);
+    // Kept as a copy of its own: a body is often a view of a shared slab (core/bytes.ts allocBytes),
+    // which it would hold whole, and which the sender reuses once the body is sent.
+    if (admitted || this.once.again(key)) this.entries.set(key, { ...answer, body: new Uint8Array(answer.body) }, cost);
   }
 
   /** Bytes held, as counted against the budget. */

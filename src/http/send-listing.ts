@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { releaseBytes } from '../core/bytes.js';
 import { answerListing } from '../core/page.js';
 import { ROUTES } from '../core/route-table.js';
 import { AnswerCache } from './answer-cache.js';
@@ -67,6 +68,8 @@ export function sendListing(
     head.push(CONTENT_LENGTH, String(whole.length));
     if (key !== undefined) cache!.offer(key, { status, head, body: whole }, sighting === 'again');
     sendBytes(res, status, head, whole, gate);
+    // Handed to the kernel whole (nothing queued in node) and kept by nobody (the cache keeps a copy): its memory is reused.
+    if (res.writableFinished) releaseBytes(whole);
   };
   const waiting = site.index.prepare?.(decision.pairs, pause);
   return waiting ? waiting.then(answer) : answer();
