@@ -61,7 +61,8 @@ export function allocBytes(size: number): Bytes {
  * the collector counts). Any other array is left alone.
  */
 export function releaseBytes(bytes: Bytes): void {
-  if (bytes.buffer === slab.buffer && ((bytes.byteOffset + bytes.length + 7) & ~7) === slabAt) slabAt = bytes.byteOffset;
+  if (bytes.buffer === slab.buffer && ((bytes.byteOffset + bytes.length + 7) & ~7) === slabAt)
+    slabAt = bytes.byteOffset;
 }
 
 /** The parts joined into one array (`total`: their summed length, when already known). */
