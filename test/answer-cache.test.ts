@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve, type RunningServer } from '../src/app/serve.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
 import type { QueryPair } from '../src/core/query-string.js';
-import { AnswerCache, type CachedAnswer } from '../src/http/answer-cache.js';
+import { AnswerCache, type KeptAnswer } from '../src/http/answer-cache.js';
 import { JSON_HEADERS } from '../src/http/route-types.js';
+import { headList } from '../src/http/send-answer.js';
 import { tempDir } from './helpers.js';
 import { rawRequest, ROOT } from './serve-helpers.js';
 
@@ -13,9 +14,9 @@ import { rawRequest, ROOT } from './serve-helpers.js';
 // and spec (the data and settings they were computed from), so one request never changes what
 // another client gets, and a rebuild or a POST is never answered from before it.
 
-const answerOf = (text: string, status = 200): CachedAnswer => ({
+const answerOf = (text: string, status = 200): KeptAnswer => ({
   status,
-  headers: JSON_HEADERS,
+  head: headList(JSON_HEADERS, Buffer.byteLength(text)),
   body: Buffer.from(text),
 });
 
@@ -54,7 +55,7 @@ describe('keys: two queries share an answer only when their pairs are the same, 
     const cache = new AnswerCache(1 << 20).owner({}, {});
     computedTwice(cache, AnswerCache.key(a), answerOf('a'));
     expect(cache.get(AnswerCache.key(b))).toBeUndefined();
-    expect(cache.get(AnswerCache.key([...a]))?.body.toString()).toBe('a');
+    expect(textOf(cache.get(AnswerCache.key([...a])))).toBe('a');
     // A decision seen for the first time: the same key, not remembered by its pairs.
     expect([AnswerCache.key([...a], false), AnswerCache.key([...b], false)]).toEqual([
       AnswerCache.key(a),
@@ -63,8 +64,11 @@ describe('keys: two queries share an answer only when their pairs are the same, 
   });
 });
 
+/** A kept answer's body as text (undefined when none is kept). */
+const textOf = (answer: KeptAnswer | undefined) => answer && Buffer.from(answer.body).toString();
+
 /** What the handler does with an answer it computes, twice: the second time it is kept. */
-function computedTwice(cache: AnswerCache, key: string, answer: CachedAnswer): void {
+function computedTwice(cache: AnswerCache, key: string, answer: KeptAnswer): void {
   cache.offer(key, answer);
   cache.offer(key, answer);
 }
@@ -79,7 +83,7 @@ describe('what is kept', () => {
   ] as const)('%s', (_, nextIndex, nextSpec, expected) => {
     const cache = new AnswerCache(1 << 20);
     computedTwice(cache.owner(index, spec), 'k', answerOf('kept'));
-    expect(cache.owner(nextIndex(), nextSpec()).get('k')?.body.toString()).toBe(expected);
+    expect(textOf(cache.owner(nextIndex(), nextSpec()).get('k'))).toBe(expected);
   });
 
   it('within its budget: the least recently used answer goes first', () => {
@@ -102,6 +106,21 @@ describe('what is kept', () => {
     const cache = new AnswerCache(1 << 20).owner({}, {});
     for (const key of computed) cache.offer(key, answerOf(key));
     expect(cache.get(asked) !== undefined).toBe(kept);
+  });
+
+  it('computed once, offered as admitted (its route memo saw the target a second time): kept at once', () => {
+    const cache = new AnswerCache(1 << 20).owner({}, {});
+    cache.offer('k', answerOf('k'), true);
+    expect(textOf(cache.get('k'))).toBe('k');
+  });
+
+  it('a kept body is a copy of its own: the array it came in (a view of a shared slab) may be reused', () => {
+    const cache = new AnswerCache(1 << 20).owner({}, {});
+    const slab = Buffer.from('xxkeptxx');
+    const body = slab.subarray(2, 6);
+    cache.offer('k', { status: 200, head: headList(JSON_HEADERS, 4), body }, true);
+    slab.fill('z');
+    expect([textOf(cache.get('k')), cache.get('k')?.body.buffer.byteLength]).toEqual(['kept', 4]);
   });
 
   it('computed once before a POST or rebuild, once after: not kept (what was computed once is forgotten too)', () => {

@@ -4,6 +4,7 @@ import {
   concatBytes,
   fromUtf8,
   indexOfBytes,
+  releaseBytes,
   toBase64,
   utf8,
   utf8Length,
@@ -55,6 +56,22 @@ describe('allocBytes: small arrays carved from a shared slab never overlap', () 
       expect(bytes.length).toBe(sizes[i]);
       expect(bytes.every((b) => b === i % 251)).toBe(true);
     });
+  });
+
+  it.each([
+    ['the last one carved: its memory is the next one', () => [allocBytes(100)], 0, true],
+    ['one carved before another: left alone', () => [allocBytes(100), allocBytes(50)], 0, false],
+    ['one past the carving limit (its own array): left alone', () => [allocBytes(9000)], 0, false],
+  ] as const)('releaseBytes, %s', (_, carve, released, reused) => {
+    const carved = carve();
+    const given = carved[released]!;
+    releaseBytes(given);
+    const next = allocBytes(100);
+    expect(next.buffer === given.buffer && next.byteOffset === given.byteOffset).toBe(reused);
+    // Whatever was given back, the arrays still held are not the new one's memory.
+    carved.forEach((bytes, i) => i !== released && bytes.fill(7));
+    next.fill(9);
+    carved.forEach((bytes, i) => i !== released && expect(bytes.every((b) => b === 7)).toBe(true));
   });
 
   it('a joined answer is not changed by the next one carved', () => {

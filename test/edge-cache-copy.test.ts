@@ -38,7 +38,8 @@ describe('answerETag: the same inputs give one tag, each input changes it', () =
     expect(tag).not.toBe(BASE);
   });
   // Tags clients hold (If-None-Match, CDN caches) stay valid across versions: these are what the
-  // first implementation (one pass per lane) gave; the one-pass hash and a caller's pairs JSON must too.
+  // first implementation (one pass per lane) gave; the one-pass hash, the pairs hashed part by part
+  // (their JSON never made) and a caller's pairs JSON must too.
   it.each([
     ['compact JSON', JSON_FORM, PAIRS, 'W/"c8659a3ccf328789d757eaf67303ec137"'],
     [
@@ -47,6 +48,13 @@ describe('answerETag: the same inputs give one tag, each input changes it', () =
       [['ordering', 'name_é,-名'] as const, ['page', '3'] as const],
       'W/"ca2c2e9566e9f31f16cd86abd594e289d"',
     ],
+    [
+      'pairs JSON escapes (quote, backslash, controls, a lone surrogate) and an empty pair',
+      JSON_FORM,
+      [['a"b\\c', '\n\u0000\u001f'] as const, ['x', '\ud800 lone, 😀 paired'] as const, ['', ''] as const],
+      'W/"c48b143e63d170873a180cf61c729321f"',
+    ],
+    ['no pairs', JSON_FORM, [], 'W/"c2d695f770306c2678319c643497a6aff"'],
   ])('%s: the same tag as before, with or without the pairs JSON given', (_, form, pairs, pinned) => {
     expect(answerETag(SPEC, 'aabbccdd00112233', form, pairs)).toBe(pinned);
     expect(answerETag(SPEC, 'aabbccdd00112233', form, pairs, JSON.stringify(pairs))).toBe(pinned);

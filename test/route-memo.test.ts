@@ -65,6 +65,15 @@ describe('what the memo keeps', () => {
     expect(memo.get('GET', undefined, `/cities/?${asked}`) !== undefined).toBe(kept);
   });
 
+  it.each([
+    ['a target the first time, then again, then again', ['a', 'a', 'a'], ['first', 'again', 'first']],
+    ['two targets interleaved', ['a', 'b', 'a', 'b'], ['first', 'first', 'again', 'again']],
+    ['a target over 1,024 characters: never kept', [`x${'a'.repeat(1100)}`], ['never']],
+  ])('what offer() says of each offer: %s', (_, offered, said) => {
+    const memo = new RouteMemo();
+    expect(offered.map((target) => memo.offer('GET', undefined, `/cities/?${target}`, planFor(target)))).toEqual(said);
+  });
+
   it('a flood of targets asked once leaves the decisions asked often remembered', () => {
     const memo = new RouteMemo();
     remember(memo, 'GET', undefined, '/cities/?page=2', planFor('2'));

@@ -54,6 +54,17 @@ export function allocBytes(size: number): Bytes {
   return out;
 }
 
+/**
+ * Gives back an array allocBytes() made, once nothing will read it again (its bytes were handed to
+ * the kernel, nothing keeps it): when it is the slab's last, the next arrays reuse its memory, which
+ * is already in the process's pages (a new slab's is not: about 1 µs a page to fault in, and garbage
+ * the collector counts). Any other array is left alone.
+ */
+export function releaseBytes(bytes: Bytes): void {
+  if (bytes.buffer === slab.buffer && ((bytes.byteOffset + bytes.length + 7) & ~7) === slabAt)
+    slabAt = bytes.byteOffset;
+}
+
 /** The parts joined into one array (`total`: their summed length, when already known). */
 export function concatBytes(parts: readonly Bytes[], total?: number): Bytes {
   if (parts.length === 1 && (total === undefined || total === parts[0]!.length)) return parts[0]!;

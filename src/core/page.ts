@@ -2,7 +2,7 @@ import { concatBytes, utf8, type Bytes } from './bytes.js';
 import { detailJson, envelopeJson, jsonString } from './json-text.js';
 import { CitiesApiError } from './errors.js';
 import { orderingKey, parseOrdering, type Ordering } from './ordering.js';
-import { pageSizeFrom, paginate, type PageSlice } from './paginate.js';
+import { pageSizeOf, paginate, type PageSlice } from './paginate.js';
 import { lastValue, paramSetter, type QueryPair } from './query-string.js';
 import { ROUTES } from './route-table.js';
 
@@ -93,7 +93,7 @@ export function pageOf(
   count: number,
   pairs: readonly QueryPair[],
 ): { readonly ordering: Ordering; readonly slice: PageSlice } | null {
-  const slice = paginate(count, pageSizeFrom(lastValue(pairs, param.pageSize)), lastValue(pairs, param.page));
+  const slice = paginate(count, pageSizeOf(lastValue(pairs, param.pageSize)), lastValue(pairs, param.page));
   return slice && { ordering: parseOrdering(lastValue(pairs, param.ordering)), slice };
 }
 

@@ -1,5 +1,5 @@
 import { ROUTES } from './route-table.js';
-import { parsePyInt } from './python-text.js';
+import { parsePyIntNumber } from './python-text.js';
 
 export const DEFAULT_PAGE_SIZE = 10;
 
@@ -8,8 +8,13 @@ export const DEFAULT_PAGE_SIZE = 10;
  * default. Exact, as Python holds it: a size of 400 digits is not the same as one of 20 (see pageCount).
  */
 export function pageSizeFrom(param: string | undefined, defaultSize = DEFAULT_PAGE_SIZE): bigint {
-  const size = param === undefined ? null : parsePyInt(param);
-  return size === null || size <= 0n ? BigInt(defaultSize) : size;
+  return BigInt(pageSizeOf(param, defaultSize));
+}
+
+/** pageSizeFrom(), as a number where it is one of at most 15 digits (most): no BigInt made per request. */
+export function pageSizeOf(param: string | undefined, defaultSize = DEFAULT_PAGE_SIZE): number | bigint {
+  const size = param === undefined ? null : parsePyIntNumber(param);
+  return size === null || size <= 0 ? defaultSize : size;
 }
 
 /**
@@ -47,12 +52,12 @@ export function paginate(count: number, pageSize: number | bigint, pageParam: st
   if (pageParam === undefined) number = 1;
   else if (pageParam === ROUTES.lastPage) number = pages;
   else {
-    const parsed = parsePyInt(pageParam);
-    if (parsed === null || parsed < 1n || (parsed > BigInt(pages) && parsed !== 1n)) return null;
+    const parsed = parsePyIntNumber(pageParam);
+    if (parsed === null || parsed < 1 || (parsed > pages && Number(parsed) !== 1)) return null;
     number = Number(parsed);
   }
   if (number < 1) return null;
-  const size = BigInt(pageSize) >= BigInt(count) ? count : Number(pageSize);
+  const size = pageSize >= count ? count : Number(pageSize);
   const start = (number - 1) * size;
   return { number, pages, start, end: Math.min(count, start + size) };
 }

@@ -67,6 +67,14 @@ export function parsePyInt(text: string): bigint | null {
   return negative ? -value : value;
 }
 
+/**
+ * parsePyInt(), as a number where the text is at most 15 ASCII digits (exactly its value: most
+ * page numbers and sizes, read without making a BigInt), else as parsePyInt() gives it.
+ */
+export function parsePyIntNumber(text: string): number | bigint | null {
+  return asciiDigits(text) ? Number(text) : parsePyInt(text);
+}
+
 /** Whether `text` is 1 to 15 ASCII digits: what int() reads as BigInt() does, with nothing to strip. */
 function asciiDigits(text: string): boolean {
   if (text.length === 0 || text.length > 15) return false;

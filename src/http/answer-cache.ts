@@ -1,19 +1,12 @@
 import { ByteLru } from '../site/byte-lru.js';
 import { Doorkeeper } from './doorkeeper.js';
 import type { QueryPair } from '../core/query-string.js';
-import type { HeaderFields } from './route-types.js';
-import { headList } from './send-answer.js';
 
-/** A computed answer as sent: its status, headers and whole body. */
-export interface CachedAnswer {
+/** A computed answer as sent: its status, its header list as writeHead takes it, its whole body. */
+export interface KeptAnswer {
   readonly status: number;
-  readonly headers: HeaderFields;
-  readonly body: Uint8Array;
-}
-
-/** A kept answer, with its header list as writeHead takes it (made once). */
-export interface KeptAnswer extends CachedAnswer {
   readonly head: readonly string[];
+  readonly body: Uint8Array;
 }
 
 /** What an entry costs beyond its key and body: the map's slot, the answer object. */
@@ -71,12 +64,16 @@ export class AnswerCache {
     return this.entries.get(key);
   }
 
-  /** An answer just computed: kept if it was computed once before (and fits). */
-  offer(key: string, answer: CachedAnswer): void {
+  /**
+   * An answer just computed: kept if it was computed once before (and fits). `admitted`: the
+   * caller knows it was (its route memo's second sight of the target): kept at once.
+   */
+  offer(key: string, answer: KeptAnswer, admitted = false): void {
     const cost = costOf(key, answer);
     if (cost > this.budget / LARGEST_SHARE || this.entries.has(key)) return;
-    if (this.once.again(key))
-      this.entries.set(key, { ...answer, head: headList(answer.headers, answer.body.length) }, cost);
+    // Kept as a copy of its own: a body is often a view of a shared slab (core/bytes.ts allocBytes),
+    // which it would hold whole, and which the sender reuses once the body is sent.
+    if (admitted || this.once.again(key)) this.entries.set(key, { ...answer, body: new Uint8Array(answer.body) }, cost);
   }
 
   /** Bytes held, as counted against the budget. */
@@ -87,6 +84,6 @@ export class AnswerCache {
 
 const keys = new WeakMap<readonly QueryPair[], string>();
 
-function costOf(key: string, answer: CachedAnswer): number {
+function costOf(key: string, answer: KeptAnswer): number {
   return 2 * key.length + answer.body.length + ENTRY_OVERHEAD;
 }

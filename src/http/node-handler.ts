@@ -8,7 +8,7 @@ import { RouteMemo } from './route-memo.js';
 import { AnswerCache } from './answer-cache.js';
 import { create, type CreateOptions } from './create-answer.js';
 import { IF_NONE_MATCH, sendFile } from './send-file.js';
-import { sendListing } from './send-listing.js';
+import { sendListing, type Sighting } from './send-listing.js';
 import { send } from './send-answer.js';
 import type { LoadedSite } from './site-state.js';
 
@@ -93,24 +93,24 @@ function handle(
       ifNoneMatch: req.headers[IF_NONE_MATCH] as string | undefined,
     });
   let decision = memo?.get(method, accept, target);
-  // Whether this decision was seen before (from the memo): only then are its ETag and cache key kept by it.
-  const seen = decision !== undefined;
+  // How often the memo has seen this target: what the answer cache and the ETag memo make of it (send-listing.ts).
+  let sighting: Sighting = decision ? 'remembered' : 'never';
   if (!decision) {
     const decided = decideRoute(request(), site.context, options.filePaths);
     if (decided.kind === 'answer') return send(res, decided.status, decided.headers, decided.body, options.gate);
     if (decided.kind === 'create') return create(req, res, options, request(), decided);
-    memo?.offer(method, accept, target, decided);
+    if (memo) sighting = memo.offer(method, accept, target, decided);
     decision = decided;
   }
   if (decision.kind === 'listing')
-    return sendListing(res, request(), decision, site.context, options.gate, answers, seen);
+    return sendListing(res, request(), decision, site.context, options.gate, answers, sighting);
   // A file the site should hold but that is missing or unreadable: the answer is computed instead.
   const live = () => {
     try {
       const context = { ...site.context, useFiles: false };
       const answer = decideRoute(request(), context, options.filePaths);
       if (answer.kind === 'listing')
-        return void sendListing(res, request(), answer, context, options.gate, answers, false)?.catch((error) =>
+        return void sendListing(res, request(), answer, context, options.gate, answers, 'never')?.catch((error) =>
           fail(res, error),
         );
       if (answer.kind !== 'answer') throw new Error(`${method} ${target} has no live answer`);

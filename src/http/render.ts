@@ -4,7 +4,7 @@ import { lazyParts } from '../core/json-text.js';
 import { negotiate, type Negotiation } from '../core/negotiate.js';
 import { prettyParts } from '../core/pretty-json.js';
 import { bodyBytes } from '../core/page.js';
-import { paginate, pageSizeFrom } from '../core/paginate.js';
+import { paginate, pageSizeOf } from '../core/paginate.js';
 import { lastValue, parseQuery, type QueryPair } from '../core/query-string.js';
 import { ROUTES } from '../core/route-table.js';
 import { splitTarget } from '../core/url-path.js';
@@ -50,7 +50,7 @@ export function render(
     // The paginator of a listing: the slice the answer holds (count is given for listings only).
     const pager =
       count !== undefined && status === 200
-        ? (paginate(count, pageSizeFrom(pageSize), lastValue(pairs, ROUTES.param.page)) ?? undefined)
+        ? (paginate(count, pageSizeOf(pageSize), lastValue(pairs, ROUTES.param.page)) ?? undefined)
         : undefined;
     const page = {
       method: req.method,

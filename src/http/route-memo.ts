@@ -4,6 +4,12 @@ import { Doorkeeper } from './doorkeeper.js';
 /** A remembered decision: the file that answers, or the page to compute. */
 export type RememberedRoute = StaticRoute | ListingRoute;
 
+/**
+ * What offer() did with a decision: `first`, its target's first time (not remembered); `again`,
+ * its second (remembered now); `never`, one the memo does not keep (too long, too many pairs).
+ */
+export type Offered = 'first' | 'again' | 'never';
+
 /** Most decisions kept; past it the memo starts afresh (a client cycling targets only makes misses). */
 const MAX_ROUTES = 2048;
 /**
@@ -35,14 +41,14 @@ export class RouteMemo {
    * sooner, dropping the decisions asked often, and leave its decision in the garbage
    * collector's old space: a flood of never-seen queries slowed the answers after it.
    */
-  offer(method: string, accept: string | undefined, target: string, route: RememberedRoute): void {
+  offer(method: string, accept: string | undefined, target: string, route: RememberedRoute): Offered {
     if (
       target.length > MAX_TARGET ||
       (accept?.length ?? 0) > MAX_ACCEPT ||
       (route.kind === 'listing' && route.pairs.length > MAX_PAIRS)
     )
-      return;
-    if (!this.once.again(target)) return;
+      return 'never';
+    if (!this.once.again(target)) return 'first';
     if (this.size >= MAX_ROUTES) {
       this.byMethod.clear();
       this.size = 0;
@@ -53,5 +59,6 @@ export class RouteMemo {
     if (!byTarget) byAccept.set(accept, (byTarget = new Map()));
     if (!byTarget.has(target)) this.size++;
     byTarget.set(target, route);
+    return 'again';
   }
 }

@@ -1,15 +1,34 @@
 import type { ServerResponse } from 'node:http';
+import { releaseBytes } from '../core/bytes.js';
+import { answerListing } from '../core/page.js';
+import { ROUTES } from '../core/route-table.js';
 import { AnswerCache } from './answer-cache.js';
+import type { Offered } from './route-memo.js';
 import { answerListingRoute, listingETag, notModified } from './route.js';
-import type { ApiRequest, ListingRoute, SiteContext } from './route-types.js';
-import { send, sendBytes } from './send-answer.js';
+import { JSON_HEADERS, withFields, type ApiRequest, type ListingRoute, type SiteContext } from './route-types.js';
+import { headList, send, sendBytes } from './send-answer.js';
 import type { SendGate } from './send-gate.js';
 import { pause } from './site-state.js';
 
 /**
+ * How often the route memo has seen a listing's target: `remembered` (its decision came from the
+ * memo), else what the memo's offer() said of it (`first`, `again`; `never` where no memo keeps it).
+ */
+export type Sighting = Offered | 'remembered';
+
+/** JSON_HEADERS as writeHead's flat list: how every compact answer's header list starts. */
+const JSON_HEAD = headList(JSON_HEADERS);
+const { etag: ETAG, contentLength: CONTENT_LENGTH } = ROUTES.header;
+
+/**
  * Sends a listing: from the answer cache when it holds it (compact JSON only), else computed at
  * once when that is quick, else once its long part (a multi-field order composed) is done in steps
- * between which other requests are answered (PageIndex.prepare); a whole compact answer is kept.
+ * between which other requests are answered (PageIndex.prepare); a whole compact answer is kept
+ * the second time it is computed.
+ *
+ * A target's first time (`first`) does not touch the cache: nothing of it is kept, and the one
+ * answer this can miss (another spelling of the same pairs, kept) is computed instead. Its
+ * second time (`again`) the answer is kept at once: it was computed the first time.
  */
 export function sendListing(
   res: ServerResponse,
@@ -18,26 +37,39 @@ export function sendListing(
   site: SiteContext,
   gate: SendGate | undefined,
   answers?: AnswerCache,
-  seen = true,
+  sighting: Sighting = 'remembered',
 ): Promise<void> | void {
   const { negotiation } = decision;
-  const cache =
-    answers && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null
-      ? answers.owner(site.index, site.spec)
-      : undefined;
+  const compact = 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null;
+  const cache = answers && compact && sighting !== 'first' ? answers.owner(site.index, site.spec) : undefined;
+  // The memo holds the decision: its ETag and key are kept by its pairs, made once.
+  const remember = sighting === 'remembered' || sighting === 'again';
   // The pairs' JSON is both the cache key and part of what the ETag hashes: made once.
-  const key = cache && AnswerCache.key(decision.pairs, seen);
-  const etag = listingETag(decision, site, seen, key);
+  const key = cache && AnswerCache.key(decision.pairs, remember);
+  const etag = listingETag(decision, site, remember, key);
   // A conditional request naming the answer's ETag: nothing computed.
   const unchanged = notModified(req, etag);
   if (unchanged) return send(res, 304, unchanged, undefined, gate);
   const kept = key === undefined ? undefined : cache!.get(key);
   if (kept) return sendBytes(res, kept.status, kept.head, kept.body, gate);
   const answer = () => {
-    const { status, headers, body } = answerListingRoute(req, decision, site, () => etag);
-    const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : body;
-    if (key !== undefined && whole instanceof Uint8Array) cache!.offer(key, { status, headers, body: whole });
-    send(res, status, headers, whole, gate);
+    if (!compact) {
+      const { status, headers, body } = answerListingRoute(req, decision, site, () => etag);
+      return send(res, status, headers, body, gate);
+    }
+    // Compact JSON is the page function's bytes as they are, with JSON_HEADERS and a 200's ETag
+    // (what answerListingRoute gives it): its header list made at once, no header object between.
+    const { status, body } = answerListing(site.index, decision.pairs, site.spec.baseUrl);
+    const tag = status === 200 ? etag : undefined;
+    const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : undefined;
+    if (!whole) return send(res, status, tag ? withFields(JSON_HEADERS, { [ETAG]: tag }) : JSON_HEADERS, body, gate);
+    const head = JSON_HEAD.slice();
+    if (tag) head.push(ETAG, tag);
+    head.push(CONTENT_LENGTH, String(whole.length));
+    if (key !== undefined) cache!.offer(key, { status, head, body: whole }, sighting === 'again');
+    sendBytes(res, status, head, whole, gate);
+    // Handed to the kernel whole (nothing queued in node) and kept by nobody (the cache keeps a copy): its memory is reused.
+    if (res.writableFinished) releaseBytes(whole);
   };
   const waiting = site.index.prepare?.(decision.pairs, pause);
   return waiting ? waiting.then(answer) : answer();

@@ -17,11 +17,13 @@ export function answerETag(
   dataTag: string,
   negotiation: Negotiation,
   pairs: readonly QueryPair[],
-  pairsJson: string = JSON.stringify(pairs),
+  pairsJson?: string,
 ): string | undefined {
   if (!('renderer' in negotiation) || negotiation.renderer !== 'json') return undefined;
-  // JSON.stringify([dataTag, count, baseUrl, defaultPageSize, indent, pairs]), the pairs' JSON given (an answer cache's key is the same text).
-  return `W/"c${hash128(`${headOf(spec, dataTag, negotiation.indent)},${pairsJson}]`)}"`;
+  // The hash of JSON.stringify([dataTag, count, baseUrl, defaultPageSize, indent, pairs]); the
+  // pairs' JSON hashed as given (an answer cache's key is the same text), else as it is written.
+  const head = headOf(spec, dataTag, negotiation.indent);
+  return `W/"c${pairsJson === undefined ? hashPairs(head, pairs) : hash128(head, pairsJson)}"`;
 }
 
 /** The last head made, and what it was made of: a server asks for the same site's, request after request. */
@@ -61,14 +63,75 @@ export function matchesETag(ifNoneMatch: string | undefined, etag: string): bool
 }
 
 /**
- * Four 32-bit MurmurHash3-style lanes over the UTF-16 code units (pure, synchronous, the same on
- * every runtime): 32 hex digits. The lanes are independent, computed side by side in one pass.
+ * Four 32-bit MurmurHash3-style lanes over the UTF-16 code units of `${head},${pairsJson}]` (pure,
+ * synchronous, the same on every runtime): 32 hex digits. The lanes are independent, computed side
+ * by side in one pass; the text is never made, only its parts read in turn.
  */
-function hash128(text: string): string {
-  let a = 0x9747b28c ^ text.length;
-  let b = 0x85ebca6b ^ text.length;
-  let c = 0xc2b2ae35 ^ text.length;
-  let d = 0x27d4eb2f ^ text.length;
+function hash128(head: string, pairsJson: string): string {
+  const lanes = afterHead(head, head.length + pairsJson.length + 2);
+  mix(lanes, pairsJson);
+  mix(lanes, ']');
+  return digest(lanes);
+}
+
+/** hash128(head, JSON.stringify(pairs)), the pairs' JSON read part by part, never made whole. */
+function hashPairs(head: string, pairs: readonly QueryPair[]): string {
+  // Its length first (the lanes start from it): `${head},[` and `]]`, each pair's `["name","value"]`, commas between.
+  let length = head.length + 4 + Math.max(0, pairs.length - 1);
+  for (const [name, value] of pairs) {
+    if (!plain(name) || !plain(value)) return hash128(head, JSON.stringify(pairs)); // escapes: as JSON writes them
+    length += 7 + name.length + value.length;
+  }
+  const lanes = afterHead(head, length);
+  mix(lanes, '[');
+  for (let i = 0; i < pairs.length; i++) {
+    mix(lanes, i ? ',["' : '["');
+    mix(lanes, pairs[i]![0]);
+    mix(lanes, '","');
+    mix(lanes, pairs[i]![1]);
+    mix(lanes, '"]');
+  }
+  mix(lanes, ']]');
+  return digest(lanes);
+}
+
+/** Whether JSON.stringify writes `text` as it is between its quotes: no `"`, `\`, control character or surrogate. */
+function plain(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
+
+/**
+ * The lanes after `${head},` for a text of `length` units (they start from it): kept for the last
+ * head, by length, so that a server's requests hash only their own pairs (a few hundred lengths).
+ */
+let keptHead: string | undefined;
+const byLength = new Map<number, Int32Array>();
+
+function afterHead(head: string, length: number): Int32Array {
+  if (head !== keptHead || byLength.size >= 256) {
+    keptHead = head;
+    byLength.clear();
+  }
+  let kept = byLength.get(length);
+  if (!kept) {
+    kept = Int32Array.of(0x9747b28c ^ length, 0x85ebca6b ^ length, 0xc2b2ae35 ^ length, 0x27d4eb2f ^ length);
+    mix(kept, head);
+    mix(kept, ',');
+    byLength.set(length, kept);
+  }
+  return kept.slice();
+}
+
+/** The text's code units mixed into the four lanes. */
+function mix(lanes: Int32Array, text: string): void {
+  let a = lanes[0]!;
+  let b = lanes[1]!;
+  let c = lanes[2]!;
+  let d = lanes[3]!;
   for (let i = 0; i < text.length; i++) {
     let k = Math.imul(text.charCodeAt(i), 0xcc9e2d51);
     k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
@@ -81,7 +144,11 @@ function hash128(text: string): string {
     d ^= k;
     d = Math.imul((d << 13) | (d >>> 19), 5) + 0xe6546b64;
   }
-  return `${finish(a)}${finish(b)}${finish(c)}${finish(d)}`;
+  [lanes[0], lanes[1], lanes[2], lanes[3]] = [a, b, c, d];
+}
+
+function digest(lanes: Int32Array): string {
+  return `${finish(lanes[0]!)}${finish(lanes[1]!)}${finish(lanes[2]!)}${finish(lanes[3]!)}`;
 }
 
 /** Two hex digits for each byte value. */
