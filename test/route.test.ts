@@ -8,7 +8,8 @@ import { quotePlus } from '../src/core/query-string.js';
 import { listingETag, route } from '../src/http/route.js';
 import { answerETag } from '../src/site/answer-tag.js';
 import { parseQuery } from '../src/core/query-string.js';
-import type { SiteContext } from '../src/http/route-types.js';
+import { JSON_HEADERS, jsonHeadList, jsonHeaders, type SiteContext } from '../src/http/route-types.js';
+import { headList } from '../src/http/send-answer.js';
 import { originForm } from '../src/core/url-path.js';
 import { makeCity, testSpec } from './helpers.js';
 
@@ -251,5 +252,24 @@ describe('listingETag: remembered per decision, always what answerETag gives', (
 
   it('no tag, no ETag (the site names no data)', () => {
     expect(listingETag({ pairs, negotiation: json }, { spec: specA, tag: undefined })).toBeUndefined();
+  });
+});
+
+describe("a compact answer's headers: the same as an object and as writeHead's list", () => {
+  it.each([
+    ['a 200 with its ETag', 'W/"c0123"', 412],
+    ['an answer without an ETag (an error)', undefined, 27],
+    ['an empty body', undefined, 0],
+  ])('%s', (_name, etag, length) => {
+    const list = jsonHeadList(etag, length);
+    expect(list).toEqual(headList(jsonHeaders(etag), length));
+    expect(
+      Object.fromEntries(Array.from({ length: list.length / 2 }, (_, i) => [list[2 * i], list[2 * i + 1]])),
+    ).toEqual({ ...JSON_HEADERS, ...(etag && { ETag: etag }), 'Content-Length': String(length) });
+  });
+
+  it('the list is new each time (a caller may add to it)', () => {
+    jsonHeadList('W/"x"', 1).push('X-Extra', '1');
+    expect(jsonHeadList(undefined, 1)).toHaveLength(headList(JSON_HEADERS, 1).length);
   });
 });

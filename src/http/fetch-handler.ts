@@ -9,7 +9,7 @@ import {
   type HeaderFields,
   type LazySiteContext,
   type ListingRoute,
-  JSON_HEADERS,
+  jsonHeaders,
   withFields,
 } from './route-types.js';
 import { render } from './render.js';
@@ -176,8 +176,12 @@ async function computedAnswer(
     // The ETag of the build the page is read from.
     const built = { spec: { ...spec, count: streamed.count ?? spec.count }, tag: streamed.tag ?? tag };
     const etag = status === 200 ? listingETag(listing, built) : undefined;
-    const headers = etag ? withFields(JSON_HEADERS, { [header.etag]: etag }) : JSON_HEADERS;
-    return { status, headers, parts: req.method === 'HEAD' ? null : body[Symbol.asyncIterator](), pool };
+    return {
+      status,
+      headers: jsonHeaders(etag),
+      parts: req.method === 'HEAD' ? null : body[Symbol.asyncIterator](),
+      pool,
+    };
   }
   const answer = answerListingRoute(req, listing, { spec, tag, index: await site.index(listing.pairs) });
   return respond(req, answer.status, answer.headers, answer.body);

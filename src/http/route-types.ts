@@ -94,3 +94,18 @@ const { header, headers: API_HEADERS, contentType } = ROUTES;
 /** Every answer of the endpoint in compact JSON, and every answer from a site file (with sirv's own). */
 export const JSON_HEADERS: Readonly<HeaderFields> = withFields(API_HEADERS, { [header.contentType]: contentType.json });
 export { API_HEADERS };
+
+/** A compact JSON answer's headers: JSON_HEADERS, and the ETag where the answer has one (a 200, a 304). */
+export function jsonHeaders(etag: string | undefined): Readonly<HeaderFields> {
+  return etag ? withFields(JSON_HEADERS, { [header.etag]: etag }) : JSON_HEADERS;
+}
+
+const JSON_HEAD: readonly string[] = Object.entries(JSON_HEADERS).flat();
+
+/** jsonHeaders(etag) and the Content-Length as writeHead's flat list, made with no header object between. */
+export function jsonHeadList(etag: string | undefined, length: number): string[] {
+  const head = JSON_HEAD.slice();
+  if (etag) head.push(header.etag, etag);
+  head.push(header.contentLength, String(length));
+  return head;
+}

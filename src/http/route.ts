@@ -13,6 +13,7 @@ import { badRequest, djangoPage, negotiateCached, notFound, render } from './ren
 import {
   API_HEADERS,
   JSON_HEADERS,
+  jsonHeaders,
   type ApiRequest,
   type HeaderFields,
   type ListingRoute,
@@ -116,7 +117,7 @@ export function listingETag(
 
 /** The headers of a 304, when the request's If-None-Match names the ETag a listing's answer would carry (nothing is read). */
 export function notModified(req: ApiRequest, etag: string | undefined): HeaderFields | null {
-  return etag && matchesETag(req.ifNoneMatch, etag) ? withFields(JSON_HEADERS, { [header.etag]: etag }) : null;
+  return etag && matchesETag(req.ifNoneMatch, etag) ? jsonHeaders(etag) : null;
 }
 
 /** The endpoint's answer to a request with these query pairs. */

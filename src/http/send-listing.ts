@@ -1,12 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import { releaseBytes } from '../core/bytes.js';
 import { answerListing } from '../core/page.js';
-import { ROUTES } from '../core/route-table.js';
 import { AnswerCache } from './answer-cache.js';
 import type { Offered } from './route-memo.js';
 import { answerListingRoute, listingETag, notModified } from './route.js';
-import { JSON_HEADERS, withFields, type ApiRequest, type ListingRoute, type SiteContext } from './route-types.js';
-import { headList, send, sendBytes } from './send-answer.js';
+import { jsonHeadList, jsonHeaders, type ApiRequest, type ListingRoute, type SiteContext } from './route-types.js';
+import { send, sendBytes } from './send-answer.js';
 import type { SendGate } from './send-gate.js';
 import { pause } from './site-state.js';
 
@@ -15,10 +14,6 @@ import { pause } from './site-state.js';
  * memo), else what the memo's offer() said of it (`first`, `again`; `never` where no memo keeps it).
  */
 export type Sighting = Offered | 'remembered';
-
-/** JSON_HEADERS as writeHead's flat list: how every compact answer's header list starts. */
-const JSON_HEAD = headList(JSON_HEADERS);
-const { etag: ETAG, contentLength: CONTENT_LENGTH } = ROUTES.header;
 
 /**
  * Sends a listing: from the answer cache when it holds it (compact JSON only), else computed at
@@ -57,15 +52,13 @@ export function sendListing(
       const { status, headers, body } = answerListingRoute(req, decision, site, () => etag);
       return send(res, status, headers, body, gate);
     }
-    // Compact JSON is the page function's bytes as they are, with JSON_HEADERS and a 200's ETag
-    // (what answerListingRoute gives it): its header list made at once, no header object between.
+    // Compact JSON is the page function's bytes as they are, with jsonHeaders() (what answerListingRoute
+    // gives it) made straight as the header list, no header object between.
     const { status, body } = answerListing(site.index, decision.pairs, site.spec.baseUrl);
     const tag = status === 200 ? etag : undefined;
     const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : undefined;
-    if (!whole) return send(res, status, tag ? withFields(JSON_HEADERS, { [ETAG]: tag }) : JSON_HEADERS, body, gate);
-    const head = JSON_HEAD.slice();
-    if (tag) head.push(ETAG, tag);
-    head.push(CONTENT_LENGTH, String(whole.length));
+    if (!whole) return send(res, status, jsonHeaders(tag), body, gate);
+    const head = jsonHeadList(tag, whole.length);
     if (key !== undefined) cache!.offer(key, { status, head, body: whole }, sighting === 'again');
     sendBytes(res, status, head, whole, gate);
     // Handed to the kernel whole (nothing queued in node) and kept by nobody (the cache keeps a copy): its memory is reused.
