@@ -77,7 +77,11 @@ export function deflatedBlockParts(
   const head = new Uint8Array(DEFLATED_HEADER);
   head.set(plain!.subarray(0, HEADER));
   head.set(DEFLATED, 0);
-  new DataView(head.buffer).setUint32(HEADER, body.reduce((n, part) => n + part.length, 0), true);
+  new DataView(head.buffer).setUint32(
+    HEADER,
+    body.reduce((n, part) => n + part.length, 0),
+    true,
+  );
   return [head, deflate(body)];
 }
 

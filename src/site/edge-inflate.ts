@@ -39,6 +39,7 @@ export async function plainBlock(bytes: Uint8Array, tag: Uint8Array, path: strin
     if (error instanceof CitiesApiError) throw error;
     throw corrupt(path, `its deflated cities do not inflate (${(error as Error)?.message ?? error})`);
   }
-  if (at !== size) throw corrupt(path, `its cities inflate to ${at - HEADER_BYTES} bytes, not the ${body} its header says`);
+  if (at !== size)
+    throw corrupt(path, `its cities inflate to ${at - HEADER_BYTES} bytes, not the ${body} its header says`);
   return out;
 }
