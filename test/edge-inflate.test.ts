@@ -16,6 +16,12 @@ import {
 import { plainBlock } from '../src/site/edge-inflate.js';
 import { isDeflatedBlock } from '../src/site/edge-runs.js';
 import { deflateBlock } from '../src/store/compression.js';
+import { parseQuery } from '../src/core/query-string.js';
+import { ROUTES } from '../src/core/route-table.js';
+import { blockPath, type EdgeIndex, type Layout } from '../src/site/edge-files.js';
+import { EdgeSource } from '../src/site/edge-source.js';
+import { BASE, differences, tiedIndex } from './edge-answers.js';
+import { memoryEdgeSite } from './edge-helpers.js';
 
 // The codec of a large tie group's fine blocks on a host that reads files whole (Cloudflare):
 // written deflated (zlib's format) by the build, inflated by the edge source with the web-standard
@@ -158,4 +164,44 @@ describe("isDeflatedBlock: the index lists a layout's deflated blocks as pairs [
     expect(isDeflatedBlock({ deflated: deflatedRuns }, b)).toBe(expected);
     expect(isDeflatedBlock({}, b)).toBe(false);
   });
+});
+
+describe('through the edge source: a deflated block that cannot be read fails its request, clearly, and only it', () => {
+  const index = tiedIndex(3_000);
+  const site = memoryEdgeSite(index, undefined, 16_000, true);
+  const head = JSON.parse(new TextDecoder().decode(site.files.get(ROUTES.edge.index))) as EdgeIndex;
+  // A page of one city in the first block of a layout's first deflated run: it reads that block alone.
+  const [layout, runs] = Object.entries(head.deflated!)[0]! as [Layout, number[]];
+  const block = runs[0]!;
+  const path = blockPath(layout, block);
+  const query = `ordering=${layout}&page_size=1&page=${(head.layouts[layout] as number[])[block]! + 1}`;
+  const other = memoryEdgeSite(index, 'ffffffffffffffff', 16_000, true).files.get(path)!;
+
+  it.each<[string, (file: Uint8Array) => Uint8Array, RegExp]>([
+    [
+      'a byte of its cities changed',
+      (file) => file.map((b, i) => (i === file.length - 20 ? b ^ 0xff : b)),
+      /cannot be read/,
+    ],
+    ['truncated', (file) => file.subarray(0, file.length - 30), /cannot be read/],
+    ['cut to its header', (file) => file.subarray(0, DEFLATED_HEADER), /cannot be read/],
+    ['of another build', () => other, /is from another build than the edge index/],
+  ])(
+    '%s: that request rejects naming the file; the file put right, the same source answers',
+    async (_, spoil, message) => {
+      const good = site.files.get(path)!;
+      expect(isDeflated(good)).toBe(true);
+      const source = new EdgeSource(site.read);
+      site.files.set(path, spoil(good));
+      try {
+        const failed = await source.stream(parseQuery(query), BASE).catch((e: unknown) => e as Error);
+        expect(failed).toBeInstanceOf(Error);
+        expect((failed as Error).message).toMatch(message);
+        expect((failed as Error).message).toContain(path);
+      } finally {
+        site.files.set(path, good);
+      }
+      expect(await differences(index, source, [query, `ordering=-${layout},name_en&page_size=100&page=3`])).toEqual([]);
+    },
+  );
 });
