@@ -34,7 +34,9 @@ if (sites.length !== 2) throw new Error('give two sites: --site OLD --site NEW')
 const [REQUESTS, ALL] = [Number(opts.requests), Number(opts.all)];
 const RUNTIMES = opts.runtimes.split(',');
 const BASE = 'https://api.example.org';
-const [{ writeEdgeProject }, { EdgeSource }] = await Promise.all(['app/edge-project.js', 'site/edge-source.js'].map(lib));
+const [{ writeEdgeProject }, { EdgeSource }] = await Promise.all(
+  ['app/edge-project.js', 'site/edge-source.js'].map(lib),
+);
 const count = JSON.parse(readFileSync(join(sites[0], '_cities-api', 'edge', 'index.json'), 'utf8')).count;
 
 /** Page i of n spread over the list (never its first). */
@@ -57,7 +59,10 @@ const FIRST = 'ordering=name_it,name_en&page_size=100&page=2';
 const ms = (x) => `${x.toFixed(2)} ms`;
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
 const median = (xs) => pct(xs, 0.5);
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 /** The workerd process started last by this process (wrangler's dev server starts the Worker's own at its first request). */
 function newestWorkerd(known) {
@@ -87,7 +92,11 @@ async function workerdRuntime(site, i) {
   process.env.WRANGLER_SEND_METRICS = 'false';
   process.env.WRANGLER_LOG = 'error';
   const { unstable_startWorker } = await import('wrangler');
-  const before = new Set(readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number));
+  const before = new Set(
+    readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .map(Number),
+  );
   const worker = await unstable_startWorker({
     config: join(out, 'wrangler.jsonc'),
     dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' },
@@ -128,7 +137,13 @@ async function nodeRuntime(site) {
       for await (const part of answer.body) parts.push(Buffer.from(part));
       const wall = performance.now() - t;
       const used = process.cpuUsage(cpu);
-      return { status: answer.status, etag: answer.tag, body: Buffer.concat(parts), wall, cpu: (used.user + used.system) / 1000 };
+      return {
+        status: answer.status,
+        etag: answer.tag,
+        body: Buffer.concat(parts),
+        wall,
+        cpu: (used.user + used.system) / 1000,
+      };
     },
     stop: async () => undefined,
   };
@@ -140,10 +155,14 @@ for (const runtime of RUNTIMES) {
   for (const [i, site] of sites.entries())
     pair.push(await (runtime === 'workerd' ? workerdRuntime(site, i) : nodeRuntime(site)));
   try {
-    console.log(`\n${runtime} (load ${load()}): CPU per answer median (p95), wall median (p95); A | B | B/A of CPU medians`);
+    console.log(
+      `\n${runtime} (load ${load()}): CPU per answer median (p95), wall median (p95); A | B | B/A of CPU medians`,
+    );
     const firsts = [];
     for (const r of pair) firsts.push(await r.ask(FIRST));
-    console.log(`  first answer of a fresh instance (${FIRST}): ${firsts.map((f) => `${ms(f.cpu)} CPU, ${ms(f.wall)} wall`).join(' | ')}`);
+    console.log(
+      `  first answer of a fresh instance (${FIRST}): ${firsts.map((f) => `${ms(f.cpu)} CPU, ${ms(f.wall)} wall`).join(' | ')}`,
+    );
     for (const [kind, query, n] of KINDS) {
       const got = [[], []];
       for (let k = 0; k < n; k++) {
@@ -152,7 +171,9 @@ for (const runtime of RUNTIMES) {
         for (const s of order) answers[s] = await pair[s].ask(query(k));
         const [a, b] = answers;
         if (a.status !== b.status || a.etag !== b.etag || !a.body.equals(b.body))
-          throw new Error(`${runtime} ?${query(k)}: the sites answer differently (${a.status} ${a.etag} vs ${b.status} ${b.etag})`);
+          throw new Error(
+            `${runtime} ?${query(k)}: the sites answer differently (${a.status} ${a.etag} vs ${b.status} ${b.etag})`,
+          );
         answers.forEach((x, s) => got[s].push(x));
       }
       const cells = got.map((xs) => {
@@ -161,7 +182,9 @@ for (const runtime of RUNTIMES) {
       });
       const ratio = median(got[1].map((x) => x.cpu)) / median(got[0].map((x) => x.cpu));
       const bytes = median(got[0].map((x) => x.body.length));
-      console.log(`  ${kind} [${n} answers of ${(bytes / 1000).toFixed(0)} KB]: ${cells.join(' | ')} | ${ratio.toFixed(2)}`);
+      console.log(
+        `  ${kind} [${n} answers of ${(bytes / 1000).toFixed(0)} KB]: ${cells.join(' | ')} | ${ratio.toFixed(2)}`,
+      );
     }
   } finally {
     for (const r of pair) await r.stop();
