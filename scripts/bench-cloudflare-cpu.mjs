@@ -5,18 +5,20 @@
 // this version's edge source in Node reading each site's files whole. Per query kind (thin
 // multi-field pages whose first field ties in large groups, pages of one layout, a page of every
 // city), the same distinct pages asked of each site in turn (A B, then B A, ...), one at a time:
+// - isolate: the same project under miniflare, the Worker's own time from V8's CPU profiler
+//   (what Cloudflare's CPU limit counts; isolateRuntime says how), and wall times;
 // - workerd: the CPU of the process that runs the Worker (its threads' schedstat, ns; it also
 //   serves the assets the Worker reads, which Cloudflare does not bill the Worker for) and the wall
 //   time per answer (median, p95), and each fresh Worker's first answer (index and rank files read);
 // - Node: this process's CPU (all threads: Node inflates on its thread pool) per answer.
 // Every pair of bodies and ETags must be identical between the sites.
 //
-//   node scripts/bench-cloudflare-cpu.mjs --site OLD --site NEW [--requests 20] [--all 3] [--runtimes workerd,node]
+//   node scripts/bench-cloudflare-cpu.mjs --site OLD --site NEW [--requests 20] [--all 3] [--runtimes workerd,isolate,node] [--kinds LABEL,...]
 // Reads lib/ (npm run build first); writes each project in a temporary directory (and the site's .assetsignore).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { schedOf } from './bench/machine.mjs';
 import { lib, parseQuery } from './bench/edge-lib.mjs';
@@ -26,7 +28,9 @@ const { values: opts } = parseArgs({
     site: { type: 'string', multiple: true },
     requests: { type: 'string', default: '20' },
     all: { type: 'string', default: '3' },
-    runtimes: { type: 'string', default: 'workerd,node' },
+    runtimes: { type: 'string', default: 'workerd,isolate,node' },
+    // Only the kinds whose label contains one of these (comma-separated).
+    kinds: { type: 'string', default: '' },
   },
 });
 const sites = opts.site ?? [];
@@ -54,6 +58,8 @@ const KINDS = [
   ['every city, ordering=name_it', (i) => `ordering=name_it&page_size=${count + i}`, ALL],
   ['every city, ordering=-name_de', (i) => `ordering=-name_de&page_size=${count + i}`, ALL],
 ];
+const wanted = opts.kinds.split(',').filter(Boolean);
+const kinds = KINDS.filter(([label]) => !wanted.length || wanted.some((w) => label.includes(w)));
 const FIRST = 'ordering=name_it,name_en&page_size=100&page=2';
 
 const ms = (x) => `${x.toFixed(2)} ms`;
@@ -125,6 +131,73 @@ async function workerdRuntime(site, i) {
   };
 }
 
+/**
+ * The same project under miniflare (workerd) with the Worker's inspector: V8's CPU profiler samples
+ * the Worker's isolate only while it runs (every 100 µs; a sample is taken only while the isolate
+ * is entered: not while it waits for its asset reads, nor while the asset server's isolates run), so
+ * samples x interval is the Worker's own time, what Cloudflare's CPU limit counts (as wall time
+ * of its thread: on a loaded machine, time the thread waited for a CPU inflates it alike for A and B).
+ */
+async function isolateRuntime(site, i) {
+  const out = join(mkdtempSync(join(tmpdir(), 'cities-api-cfcpu-')), `edge-${i}`);
+  await writeEdgeProject('cloudflare', site, out);
+  const { Miniflare } = await import('miniflare');
+  const { default: WebSocket } = await import('ws');
+  const config = JSON.parse(readFileSync(join(out, 'wrangler.jsonc'), 'utf8').replace(/^\s*\/\/.*$/gm, ''));
+  const inspectorPort = 9400 + Math.floor(Math.random() * 500);
+  const mf = new Miniflare({
+    modules: ['worker.js', 'cities-api-edge.js', 'cities-site.js'].map((f) => ({
+      type: 'ESModule',
+      path: join(out, f),
+    })),
+    modulesRoot: out,
+    compatibilityDate: config.compatibility_date,
+    inspectorPort,
+    assets: {
+      directory: resolve(out, config.assets.directory),
+      binding: config.assets.binding,
+      routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
+    },
+  });
+  const url = (await mf.ready).origin;
+  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json();
+  const ws = new WebSocket(targets.find((t) => /core:user/.test(t.webSocketDebuggerUrl)).webSocketDebuggerUrl);
+  await new Promise((done, fail) => ws.once('open', done).once('error', fail));
+  const pending = new Map();
+  let id = 0;
+  ws.on('message', (data) => {
+    const message = JSON.parse(data);
+    pending.get(message.id)?.(message.result);
+    pending.delete(message.id);
+  });
+  const send = (method, params = {}) =>
+    new Promise((done) => {
+      pending.set(++id, done);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  await send('Profiler.enable');
+  await send('Profiler.setSamplingInterval', { interval: 100 });
+  return {
+    name: 'isolate',
+    async ask(q) {
+      await send('Profiler.start');
+      const t = performance.now();
+      const response = await fetch(`${url}/cities/?${q}`);
+      const body = Buffer.from(await response.arrayBuffer());
+      const wall = performance.now() - t;
+      const { profile } = await send('Profiler.stop');
+      const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+      const busy = profile.samples.filter((s) => !idle.has(s)).length;
+      return { status: response.status, etag: response.headers.get('etag'), body, wall, cpu: busy * 0.1 };
+    },
+    async stop() {
+      ws.close();
+      await mf.dispose();
+      rmSync(join(out, '..'), { recursive: true, force: true });
+    },
+  };
+}
+
 async function nodeRuntime(site) {
   const source = new EdgeSource(async (path) => new Uint8Array(await readFile(join(site, path))));
   return {
@@ -153,7 +226,13 @@ console.log(`${count.toLocaleString('en')} cities; A = ${sites[0]}, B = ${sites[
 for (const runtime of RUNTIMES) {
   const pair = [];
   for (const [i, site] of sites.entries())
-    pair.push(await (runtime === 'workerd' ? workerdRuntime(site, i) : nodeRuntime(site)));
+    pair.push(
+      await (runtime === 'workerd'
+        ? workerdRuntime(site, i)
+        : runtime === 'isolate'
+          ? isolateRuntime(site, i)
+          : nodeRuntime(site)),
+    );
   try {
     console.log(
       `\n${runtime} (load ${load()}): CPU per answer median (p95), wall median (p95); A | B | B/A of CPU medians`,
@@ -163,7 +242,7 @@ for (const runtime of RUNTIMES) {
     console.log(
       `  first answer of a fresh instance (${FIRST}): ${firsts.map((f) => `${ms(f.cpu)} CPU, ${ms(f.wall)} wall`).join(' | ')}`,
     );
-    for (const [kind, query, n] of KINDS) {
+    for (const [kind, query, n] of kinds) {
       const got = [[], []];
       for (let k = 0; k < n; k++) {
         const order = k % 2 ? [1, 0] : [0, 1];
