@@ -132,11 +132,11 @@ async function workerdRuntime(site, i) {
 }
 
 /**
- * The same project under miniflare (workerd) with the Worker's inspector: V8's CPU profiler samples
- * the Worker's isolate only while it runs (every 100 µs; a sample is taken only while the isolate
- * is entered: not while it waits for its asset reads, nor while the asset server's isolates run), so
- * samples x interval is the Worker's own time, what Cloudflare's CPU limit counts (as wall time
- * of its thread: on a loaded machine, time the thread waited for a CPU inflates it alike for A and B).
+ * The same project under miniflare (workerd) with the Worker's inspector: V8's CPU profiler on the
+ * Worker's isolate, sampling every 100 µs; its samples not '(idle)' x 100 µs are the Worker's own
+ * time (its asset reads are other isolates' work, and a wait for them is no sample of its code),
+ * about what Cloudflare's CPU limit counts. An approximation: on a loaded machine a thread
+ * descheduled while the isolate runs may count too, alike for A and B asked in turn.
  */
 async function isolateRuntime(site, i) {
   const out = join(mkdtempSync(join(tmpdir(), 'cities-api-cfcpu-')), `edge-${i}`);
