@@ -6,7 +6,6 @@ import { bodyBytes } from '../src/core/page.js';
 import { CLOUDFLARE_FREE, FINE_BLOCKS, firstPagesFor, hostBudget } from '../src/site/asset-budget.js';
 import { BLOCK_BYTES, blockStarts, LARGE_GROUP_BYTES } from '../src/site/edge-cuts.js';
 import { edgeFiles, type EdgeIndex } from '../src/site/edge-files.js';
-import { isDeflatedBlock } from '../src/site/edge-runs.js';
 import { countSiteFiles, type Sized } from '../src/site/size.js';
 import { makeCity } from './helpers.js';
 
@@ -77,26 +76,6 @@ describe('blockStarts: coarse blocks of at most BLOCK_BYTES, large tie groups in
     ['the default ordering grouped as a whole: every block fine', run(20, 4_000, 'a'), 16_000, [0, 4, 8, 12, 16]],
   ])('%s', (_, cities, fine, starts) => expect(cut(cities, fine)).toEqual(starts));
 
-  it.each<[string, [number, string][], number[]]>([
-    ['no large group: no fine run', run(7, 1_000, 'a'), []],
-    ['two large groups side by side: a run each', [...run(7, 10_000, 'a'), ...run(7, 10_000, 'b')], [0, 3, 3, 6]],
-    [
-      'a large group between small ones',
-      [...run(3, 1_000, 'a'), ...run(8, 10_000, 'b'), ...run(3, 1_000, 'c')],
-      [1, 4],
-    ],
-  ])('the fine runs told: %s', (_, cities, runs) => {
-    const told: number[] = [];
-    blockStarts(
-      cities.length,
-      (i) => cities[i]![0],
-      (i) => i === 0 || cities[i]![1] !== cities[i - 1]![1],
-      30_000,
-      told,
-    );
-    expect(told).toEqual(runs);
-  });
-
   // 3,000 cities of 200-3,200 bytes in consecutive groups of 1 to 400 cities: large and small ones mixed.
   const GROUP_SIZES = [1, 400, 3, 40, 250, 1, 1, 120, 7, 300];
   const mixed: [number, string][] = [];
@@ -109,22 +88,10 @@ describe('blockStarts: coarse blocks of at most BLOCK_BYTES, large tie groups in
     'fine %d: each block one city or within its size (fine in a large group, else BLOCK_BYTES), a large group in blocks of its own',
     (fine) => {
       const starts = cut(mixed, fine);
-      // The fine blocks told as pairs [first, after the last) per large group (what a build deflates).
-      const runs: number[] = [];
-      blockStarts(
-        mixed.length,
-        (i) => mixed[i]![0],
-        (i) => i === 0 || mixed[i]![1] !== mixed[i - 1]![1],
-        fine,
-        runs,
-      );
-      expect(runs.length).toBeGreaterThan(0);
-      expect(runs.every((b, i) => i === 0 || b >= runs[i - 1]!)).toBe(true);
       expect(starts[0]).toBe(0);
       starts.forEach((s, b) => {
         const block = mixed.slice(s, starts[b + 1] ?? mixed.length);
         const large = block.filter(([, g]) => groupBytes(g) > LARGE_GROUP_BYTES);
-        expect(`${b} ${isDeflatedBlock({ deflated: runs }, b)}`).toBe(`${b} ${large.length > 0}`);
         // A block holding a large group's cities holds no other city.
         expect(large.length === 0 || block.every(([, g]) => g === block[0]![1])).toBe(true);
         const bytes = block.reduce((n, [c]) => n + c, 0);

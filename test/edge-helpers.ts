@@ -12,7 +12,6 @@ import { endpointPath } from '../src/core/route-table.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { queryForFile } from '../src/site/layout.js';
 import { readManifest } from '../src/store/manifest-file.js';
-import { deflateBlock } from '../src/store/compression.js';
 import { expect, inject } from 'vitest';
 import { mountOf } from '../src/core/url-path.js';
 import { newestInput, withLock } from './build-on-demand.js';
@@ -162,29 +161,21 @@ export async function expectPagesAsFiles(
   return pages;
 }
 
-/**
- * A site's edge files in memory (large tie groups in blocks of `fine` bytes where given, as for
- * Cloudflare, deflated where `deflated`, as a build does), and every path read from them.
- */
-export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff', fine?: number, deflated = false) {
+/** A site's edge files in memory (large tie groups in blocks of `fine` bytes where given, as for Cloudflare), and every path read from them. */
+export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff', fine?: number) {
   return countedEdgeSite(
-    new Map(
-      [...edgeFiles(index, tag, fine, deflated ? deflateBlock : undefined)].map((f) => [
-        f.path,
-        new Uint8Array(bodyBytes(f.body)),
-      ]),
-    ),
+    new Map([...edgeFiles(index, tag, fine)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))])),
   );
 }
 
 /** memoryEdgeSite's files made once per index, tag and fine blocks, for cases that only read them: each call counts its own reads. */
 const madeSites = new WeakMap<CityIndex, Map<string, Map<string, Uint8Array>>>();
-export function sharedEdgeSite(index: CityIndex, tag = '00112233445566ff', fine?: number, deflated = false) {
+export function sharedEdgeSite(index: CityIndex, tag = '00112233445566ff', fine?: number) {
   let sites = madeSites.get(index);
   if (!sites) madeSites.set(index, (sites = new Map()));
-  const key = `${tag} ${fine} ${deflated}`;
+  const key = `${tag} ${fine}`;
   let files = sites.get(key);
-  if (!files) sites.set(key, (files = memoryEdgeSite(index, tag, fine, deflated).files));
+  if (!files) sites.set(key, (files = memoryEdgeSite(index, tag, fine).files));
   return countedEdgeSite(files);
 }
 

@@ -8,8 +8,7 @@ import { answerListing, bodyBytes } from '../src/core/page.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { FINE_BLOCKS, hostBudget } from '../src/site/asset-budget.js';
-import { blockPath, type EdgeIndex, type Layout } from '../src/site/edge-files.js';
-import { isDeflatedBlock } from '../src/site/edge-runs.js';
+import type { EdgeIndex } from '../src/site/edge-files.js';
 import { EdgeSource } from '../src/site/edge-source.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { readManifestHead } from '../src/store/manifest-file.js';
@@ -28,13 +27,7 @@ import { tempDir } from './helpers.js';
 const CITIES = 6_000;
 const GROUPS = 20;
 
-let made: {
-  index: CityIndex;
-  fine: number | undefined;
-  coarse: Map<string, Uint8Array>;
-  cut: Map<string, Uint8Array>;
-  deflated: Map<string, Uint8Array>;
-};
+let made: { index: CityIndex; fine: number | undefined; coarse: Map<string, Uint8Array>; cut: Map<string, Uint8Array> };
 function sites() {
   if (!made) {
     const index = spreadIndex(CITIES, GROUPS);
@@ -44,13 +37,7 @@ function sites() {
       { count: CITIES, pageSizes: DEFAULT_PAGE_SIZES, orderings: PRECOMPUTABLE_ORDERINGS, compression: 'none' },
       index,
     );
-    made = {
-      index,
-      fine,
-      coarse: memoryEdgeSite(index).files,
-      cut: memoryEdgeSite(index, undefined, fine).files,
-      deflated: memoryEdgeSite(index, undefined, fine, true).files,
-    };
+    made = { index, fine, coarse: memoryEdgeSite(index).files, cut: memoryEdgeSite(index, undefined, fine).files };
   }
   return made;
 }
@@ -74,8 +61,6 @@ describe('a page spread thin over a large tie group, read in whole blocks (as on
   // KB (a site for any other host, which reads ranges) over the goal, in fine blocks within.
   // Larger pages and pages of one layout: within either way. Fine blocks never read more than 5%
   // above coarse ones (a page scattered over many keeps as many bytes of them for its later runs).
-  // Deflated (as a build for Cloudflare writes them), the same pages read fewer bytes still (the
-  // cities compress about 3 times here; a page that reads no fine block reads the same).
   it.each<[string, boolean]>([
     ['ordering=name_de,name_en&page_size=10&page=57', true],
     ['ordering=-name_de,name_en&page_size=10&page=301', true],
@@ -86,16 +71,12 @@ describe('a page spread thin over a large tie group, read in whole blocks (as on
     ['ordering=name_en,name_de&page_size=10&page=77', false],
     ['page_size=100&page=13', false],
   ])('%s: over 3 x the answer + 512 KB in coarse blocks: %s; within in fine ones', async (query, over) => {
-    const { index, coarse, cut, deflated } = sites();
+    const { index, coarse, cut } = sites();
     const before = await readFor(coarse, index, query);
     const after = await readFor(cut, index, query);
-    const packed = await readFor(deflated, index, query);
     expect({ query, ...before, over: before.bytes > before.goal }).toEqual({ query, ...before, over });
     expect({ query, ...after, within: after.bytes <= after.goal }).toEqual({ query, ...after, within: true });
     expect(after.bytes).toBeLessThanOrEqual(before.bytes * 1.05);
-    expect(packed.answer).toBe(after.answer);
-    expect(packed.bytes).toBeLessThanOrEqual(after.bytes);
-    if (/ordering=-?name_de/.test(query)) expect(packed.bytes).toBeLessThan(after.bytes / 2);
   });
 
   // Exactness: every page of orderings of one and several terms, on a site whose tie groups are in fine blocks.
@@ -108,16 +89,11 @@ describe('a page spread thin over a large tie group, read in whole blocks (as on
     'name_ar,-name_en',
     '-top,name_en',
   ];
-  it.each([
-    [false, false],
-    [true, false],
-    [false, true],
-    [true, true],
-  ])(
-    'tiedIndex(3000) in fine blocks, by range %s, deflated %s: every page of 7 orderings at sizes 7 and 100, as serve answers',
-    async (ranged, deflated) => {
+  it.each([false, true])(
+    'tiedIndex(3000) in fine blocks, by range %s: every page of 7 orderings at sizes 7 and 100, as serve answers',
+    async (ranged) => {
       const index = tiedIndex(3_000);
-      const site = sharedEdgeSite(index, undefined, 16_000, deflated);
+      const site = sharedEdgeSite(index, undefined, 16_000);
       const source = new EdgeSource(site.read, { cacheBytes: 100_000, ...(ranged && { readRange: site.readRange }) });
       const queries = ORDERINGS.flatMap((ordering) =>
         [7, 100].flatMap((size) =>
@@ -130,10 +106,6 @@ describe('a page spread thin over a large tie group, read in whole blocks (as on
       expect(await differences(index, source, queries)).toEqual([]);
       // The fine blocks are there: more than the coarse ones, all listed by the index.
       expect([...site.files.keys()].filter((p) => p.includes('/rows/name_en-')).length).toBeGreaterThan(10);
-      // Deflated, each is read whole (never by range), and inflated to the plain one's bytes (the answers above).
-      const head = JSON.parse(new TextDecoder().decode(site.files.get(ROUTES.edge.index))) as EdgeIndex;
-      expect(head.deflated !== undefined).toBe(deflated);
-      if (deflated) expect(Object.keys(head.deflated!).length).toBeGreaterThan(0);
     },
   );
 
@@ -157,18 +129,6 @@ describe('a page spread thin over a large tie group, read in whole blocks (as on
         edgeFiles: written.length,
       });
       expect(written.length).toBe(1 + 17 + listed);
-      // Its fine blocks, and only those, written deflated (the index lists them; the magic says it).
-      const magic = async (layout: string, b: number) =>
-        (await readFile(join(out, blockPath(layout as Layout, b)))).subarray(0, 4).toString('latin1');
-      const runs = Object.entries(head.deflated ?? {});
-      expect(runs.length).toBeGreaterThan(0);
-      for (const [layout, pairs] of runs) {
-        const blocks = (head.layouts[layout as Layout] as number[]).length;
-        for (let b = 0; b < blocks; b++)
-          expect(`${layout}-${b} ${await magic(layout, b)}`).toBe(
-            `${layout}-${b} ${isDeflatedBlock({ deflated: pairs }, b) ? 'CAZ2' : 'CAE2'}`,
-          );
-      }
       // The same dataset again: nothing to write (the fine blocks and first pages decided the same way).
       const again = await build(options);
       expect({ upToDate: again.upToDate, files: again.files }).toEqual({ upToDate: true, files: first.files });

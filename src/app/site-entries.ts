@@ -12,7 +12,6 @@ import { allPageFiles, pageFiles, siteOrderings } from '../site/pages.js';
 import { siteExtras } from '../site/size.js';
 import type { SiteSpec } from '../site/spec.js';
 import { AllPageReader, type AllPageFile } from '../store/all-page-reader.js';
-import { deflateBlock } from '../store/compression.js';
 import type { Body } from '../fs/file-output.js';
 import type { Placed, SiteEntry } from '../store/site-writer.js';
 
@@ -121,8 +120,7 @@ function* firstRound(
   const { index, dataset } = data;
   // Read by edge functions, never sent to a client as they are: not compressed. First, so that
   // ranking the fields no page needs grows the heap before the writer threads grow, not on top.
-  // Fine blocks (a host that reads files whole) deflated: such a host reads each whole for a few cities.
-  yield* edgeFiles(index, edgeTag, spec.fineBlockBytes, deflateBlock);
+  yield* edgeFiles(index, edgeTag, spec.fineBlockBytes);
   yield { path: ROUTES.extras.dataset, body: dataset };
   kept.lengths = index.table.jsonLengths();
   kept.orders = siteOrderings(spec).map(({ ordering }) => index.order(ordering));

@@ -1,5 +1,4 @@
-import { checkHead, decodeBlock, HEADER_BYTES, isDeflated, MixedBuilds, type BlockFile } from './edge-format.js';
-import { plainBlock } from './edge-inflate.js';
+import { checkHead, decodeBlock, HEADER_BYTES, MixedBuilds, type BlockFile } from './edge-format.js';
 import { blockEnds, headBytes, RangeIgnored, readByRanges, type ReadRange } from './edge-ranges.js';
 import { ByteLru } from './byte-lru.js';
 import type { Needed } from './edge-runs.js';
@@ -8,8 +7,7 @@ import { BytePool, type Into } from './byte-pool.js';
 // How one block of a layout (edge-files.ts) is read for a page (edge-rows.ts): whole, kept for
 // later requests up to a byte budget and read once however many requests wait for it; by ranges,
 // its head kept (edge-ranges.ts); for a scan, into an array of a small pool, kept by no cache; or
-// from a file the page holds open, its tag checked first. A deflated block (edge-format.ts) is
-// read whole and inflated (edge-inflate.ts), never by ranges; the cache keeps it inflated.
+// from a file the page holds open, its tag checked first.
 
 /** A file held open: what it held when opened, even once replaced or deleted (a rebuild of a self-hosted site). */
 export interface OpenedFile {
@@ -103,11 +101,6 @@ export class BlockReads {
     }
   }
 
-  /** The block in a file read whole, inflated if deflated (into an array `into` gives, where given). */
-  private async decode(bytes: Uint8Array, path: string, into?: Into): Promise<BlockFile> {
-    return decodeBlock(await plainBlock(bytes, this.tag, path, into), this.tag, path);
-  }
-
   /**
    * A block's city ends (its head, kept), read by range unless kept. Where the platform sent the
    * whole file instead, ranges are asked no more (readRange unset) and the ends are the file's.
@@ -121,7 +114,7 @@ export class BlockReads {
       return await this.ends(path, cities, read);
     } catch (error) {
       if (!(error instanceof RangeIgnored)) throw error;
-      await this.ignored(path, error);
+      this.ignored(path, error);
       return blockEnds(error.file, cities, this.tag, path).slice();
     }
   }
@@ -142,10 +135,10 @@ export class BlockReads {
   }
 
   /** The platform sends whole files (wrangler dev's assets): this block is the file sent, and no more ranges are asked. */
-  private async ignored(path: string, { file }: RangeIgnored): Promise<BlockFile> {
+  private ignored(path: string, { file }: RangeIgnored): BlockFile {
     this.readRange = undefined;
-    const block = await this.decode(file, path);
-    this.cache.set(path, block, block.bytes);
+    const block = decodeBlock(file, this.tag, path);
+    this.cache.set(path, block, file.byteLength);
     return block;
   }
 
@@ -161,14 +154,8 @@ export class BlockReads {
     // A BYOB read may hand the pool's memory back in a new ArrayBuffer: the pool adopts it (an arena's is not the pool's).
     let taken: Uint8Array | undefined;
     const take = (size: number) => (taken = into(size));
-    let bytes = await (file ? file.read(take) : this.read(path, take));
+    const bytes = await (file ? file.read(take) : this.read(path, take));
     if (taken) this.pool.adopt(taken, bytes);
-    if (isDeflated(bytes)) {
-      // Inflated into a second array; the deflated one is free again once inflated.
-      const deflated = bytes;
-      bytes = await plainBlock(deflated, this.tag, path, into);
-      this.pool.give(deflated);
-    }
     read(bytes);
     return decodeBlock(bytes, this.tag, path);
   }
@@ -178,9 +165,9 @@ export class BlockReads {
     if (hit) return Promise.resolve(hit);
     let reading = file ? undefined : this.inFlight.get(path);
     if (!reading) {
-      reading = (file ? file.read() : this.read(path)).then(async (bytes) => {
-        const block = await this.decode(bytes, path);
-        this.cache.set(path, block, block.bytes);
+      reading = (file ? file.read() : this.read(path)).then((bytes) => {
+        const block = decodeBlock(bytes, this.tag, path);
+        this.cache.set(path, block, bytes.byteLength);
         return block;
       });
       if (!file) {

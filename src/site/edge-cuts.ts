@@ -53,15 +53,13 @@ export function* orderedLayouts(index: CityIndex): Generator<OrderedLayout> {
 /**
  * The first index of each block of a layout whose i-th city takes `bytes(i)`: coarse blocks of at
  * most BLOCK_BYTES (at least one city each); with `fine`, every group over LARGE_GROUP_BYTES in
- * blocks of its own of at most `fine` bytes (the coarse block before it ends there), each group's
- * fine blocks told to `fineRuns` as a pair: its first block, and the block after its last.
+ * blocks of its own of at most `fine` bytes (the coarse block before it ends there).
  */
 export function blockStarts(
   count: number,
   bytes: (i: number) => number,
   startsGroup: (i: number) => boolean,
   fine?: number,
-  fineRuns?: number[],
 ): number[] {
   const starts: number[] = [];
   // Bytes of the block being filled; Infinity: none is (the next city starts one).
@@ -85,12 +83,8 @@ export function blockStarts(
     const most: number = group > LARGE_GROUP_BYTES ? fine : BLOCK_BYTES;
     // A large group starts a block of its own and ends its last one.
     if (most === fine) filled = Number.POSITIVE_INFINITY;
-    const first = starts.length;
     for (let i = start; i < end; i++) add(i, most);
-    if (most === fine) {
-      filled = Number.POSITIVE_INFINITY;
-      fineRuns?.push(first, starts.length);
-    }
+    if (most === fine) filled = Number.POSITIVE_INFINITY;
     start = end;
   }
   return starts;

@@ -3,7 +3,7 @@ import type { CityIndex } from '../core/city-index.js';
 import { NAME_FIELDS, type NameField } from '../core/fields.js';
 import { fill, ROUTES } from '../core/route-table.js';
 import { BLOCK_BYTES, blockStarts, orderedLayouts, sameOrder } from './edge-cuts.js';
-import { blockParts, deflatedBlockParts, encodeRanks, tagBytes } from './edge-format.js';
+import { blockParts, encodeRanks, tagBytes } from './edge-format.js';
 import type { SiteFile } from './pages.js';
 
 // The files an edge function answers live queries from (see edge-source.ts): the collation done
@@ -32,30 +32,19 @@ export interface EdgeIndex {
   readonly distinct: Readonly<Record<NameField, number>>;
   /** Per layout: the first index of each of its blocks, or the name of the layout of the same order whose blocks it reads. */
   readonly layouts: Readonly<Record<Layout, readonly number[] | Layout>>;
-  /**
-   * Per layout of its own blocks that has deflated ones (edge-format.ts; only a site whose fine
-   * blocks are deflated has this): pairs of its first such block and the block after the last.
-   * A reader reads them whole, never by ranges.
-   */
-  readonly deflated?: Readonly<Partial<Record<Layout, readonly number[]>>>;
 }
 
 export const rankPath = (name: Layout) => fill(ROUTES.edge.ranks, { ordering: name });
 export const blockPath = (layout: Layout, block: number) => fill(ROUTES.edge.block, { layout, block });
 
-/** Deflates a block's parts into the zlib format (RFC 1950), the same bytes for the same parts. */
-export type Deflate = (parts: readonly Uint8Array[]) => Uint8Array;
-
 /**
  * Every edge file of a site, in a stable order; `tag` names the dataset and collation they come
- * from; `fine`, where given, the most bytes of a block of a large tie group (edge-cuts.ts), those
- * blocks written deflated by `deflate` where given (a host that reads files whole reads fewer bytes).
+ * from; `fine`, where given, the most bytes of a block of a large tie group (edge-cuts.ts).
  */
-export function* edgeFiles(index: CityIndex, tag: string, fine?: number, deflate?: Deflate): Generator<SiteFile> {
+export function* edgeFiles(index: CityIndex, tag: string, fine?: number): Generator<SiteFile> {
   const tagged = tagBytes(tag);
   const distinct = {} as Record<NameField, number>;
   const layouts = {} as Record<Layout, number[] | Layout>;
-  const deflated: Partial<Record<Layout, number[]>> = {};
   const written: { layout: Layout; order: Uint32Array }[] = [];
   const lengths = index.table.jsonLengths();
   // One layout at a time, a field's ranks dropped once written (its order is kept to share its layout).
@@ -68,19 +57,17 @@ export function* edgeFiles(index: CityIndex, tag: string, fine?: number, deflate
       continue;
     }
     written.push({ layout, order });
-    const fineRuns: number[] = [];
-    const starts = blockStarts(order.length, (i) => lengths[order[i]!]!, startsGroup, fine, fineRuns);
-    for (let b = 0, run = 0; b < starts.length; b++) {
+    const starts = blockStarts(order.length, (i) => lengths[order[i]!]!, startsGroup, fine);
+    for (let b = 0; b < starts.length; b++) {
       const [start, end] = [starts[b]!, starts[b + 1] ?? order.length];
-      const cities = Array.from({ length: end - start }, (_, i) => index.json(order[start + i]!));
-      while (run < fineRuns.length && fineRuns[run + 1]! <= b) run += 2;
-      const packed = deflate && run < fineRuns.length && fineRuns[run]! <= b;
       // Parts, not one buffer: the cities are the table's own bytes, written without a copy.
-      const parts = packed ? deflatedBlockParts(cities, tagged, deflate) : blockParts(cities, tagged);
+      const parts = blockParts(
+        Array.from({ length: end - start }, (_, i) => index.json(order[start + i]!)),
+        tagged,
+      );
       yield { path: blockPath(layout, b), body: { [Symbol.iterator]: () => parts[Symbol.iterator]() } };
     }
     layouts[layout] = starts;
-    if (deflate && fineRuns.length) deflated[layout] = fineRuns;
   }
   const head: EdgeIndex = {
     format: 2,
@@ -88,9 +75,6 @@ export function* edgeFiles(index: CityIndex, tag: string, fine?: number, deflate
     tag,
     distinct,
     layouts: Object.fromEntries(LAYOUTS.map((l) => [l, layouts[l]])) as EdgeIndex['layouts'],
-    ...(Object.keys(deflated).length && {
-      deflated: Object.fromEntries(LAYOUTS.filter((l) => deflated[l]).map((l) => [l, deflated[l]])),
-    }),
   };
   yield { path: ROUTES.edge.index, body: [utf8(`${JSON.stringify(head)}\n`)] };
 }

@@ -6,14 +6,8 @@ import { CitiesApiError } from '../core/errors.js';
 //   ranks: count × u32 positions in ascending order, then count bits (LSB first): 1 where a
 //          position's value differs from the one before (a new group of equal values).
 //   block: count × u32 ends of each city's bytes (from the data's start), then the cities' JSON.
-//   deflated block (a large tie group's fine block, where the host reads files whole): its own
-//          magic, then the tag and count, then a u32 of the plain block's bytes after its header,
-//          then those bytes (ends, cities) in the zlib format (RFC 1950: its Adler-32 checks
-//          them), which the web-standard DecompressionStream('deflate') inflates on every
-//          platform (edge-inflate.ts). A reader of a version before them finds no edge file there.
 
 const MAGIC = [0x43, 0x41, 0x45, 0x32]; // "CAE2"
-const DEFLATED = [0x43, 0x41, 0x5a, 0x32]; // "CAZ2"
 const HEADER = 16;
 /** The bytes of a file's header (magic, tag, count). */
 export const HEADER_BYTES = HEADER;
@@ -66,42 +60,6 @@ export function blockParts(cities: readonly Uint8Array[], tag: Uint8Array): Uint
   return [head, ...cities];
 }
 
-/** A deflated block file as parts to write: its header (with the plain body's length), then `deflate` of the plain block's body. */
-export function deflatedBlockParts(
-  cities: readonly Uint8Array[],
-  tag: Uint8Array,
-  deflate: (parts: readonly Uint8Array[]) => Uint8Array,
-): Uint8Array[] {
-  const [plain, ...rest] = blockParts(cities, tag);
-  const body = [plain!.subarray(HEADER), ...rest];
-  const head = new Uint8Array(DEFLATED_HEADER);
-  head.set(plain!.subarray(0, HEADER));
-  head.set(DEFLATED, 0);
-  new DataView(head.buffer).setUint32(
-    HEADER,
-    body.reduce((n, part) => n + part.length, 0),
-    true,
-  );
-  return [head, deflate(body)];
-}
-
-/** Bytes of a deflated block's header: the plain one's, and the plain body's length. */
-export const DEFLATED_HEADER = HEADER + 4;
-
-/** Whether these bytes (at least HEADER_BYTES of a file) start a deflated block. */
-export function isDeflated(bytes: Uint8Array): boolean {
-  return bytes.length >= HEADER && DEFLATED.every((b, i) => bytes[i] === b);
-}
-
-/** The plain block's header of a deflated block file (checked to be of this build), and its body's length. */
-export function deflatedHead(bytes: Uint8Array, tag: Uint8Array, path: string): { head: Uint8Array; body: number } {
-  checkHead(bytes, tag, path);
-  if (!isDeflated(bytes) || bytes.length < DEFLATED_HEADER) throw corrupt(path, 'it is not a deflated block');
-  const head = bytes.slice(0, HEADER);
-  head.set(MAGIC, 0);
-  return { head, body: new DataView(bytes.buffer, bytes.byteOffset, bytes.length).getUint32(HEADER, true) };
-}
-
 export function decodeBlock(bytes: Uint8Array, tag: Uint8Array, path: string): BlockFile {
   const n = checkHeader(bytes, tag, path, (count) => 4 * count);
   const ends = readU32s(bytes, HEADER, n);
@@ -132,17 +90,14 @@ function withHeader(body: number, count: number, tag: Uint8Array): Uint8Array {
 /** The entry count of a file whose header is ours and of this build, and whose size fits it. */
 function checkHeader(bytes: Uint8Array, tag: Uint8Array, path: string, bodyBytes: (count: number) => number): number {
   checkHead(bytes, tag, path);
-  // Deflated, it is read only once inflated (edge-inflate.ts).
-  if (isDeflated(bytes)) throw corrupt(path, 'it is deflated where a plain file was expected');
   const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.length).getUint32(12, true);
   if (bytes.length < HEADER + bodyBytes(count)) throw corrupt(path, 'it is shorter than its header says');
   return count;
 }
 
-/** Rejects a file whose first HEADER_BYTES (or more) are not an edge file's (plain or deflated) of the build tagged `tag`. */
+/** Rejects a file whose first HEADER_BYTES (or more) are not an edge file's of the build tagged `tag`. */
 export function checkHead(bytes: Uint8Array, tag: Uint8Array, path: string): void {
-  const ours = (magic: number[]) => magic.every((b, i) => bytes[i] === b);
-  if (bytes.length < HEADER || !(ours(MAGIC) || ours(DEFLATED))) throw corrupt(path, 'it is not an edge data file');
+  if (bytes.length < HEADER || MAGIC.some((b, i) => bytes[i] !== b)) throw corrupt(path, 'it is not an edge data file');
   if (tag.some((b, i) => bytes[4 + i] !== b)) {
     throw new MixedBuilds(
       `${path} is from another build than the edge index (its data tag differs): deploy the site's files of one build together`,
@@ -150,7 +105,7 @@ export function checkHead(bytes: Uint8Array, tag: Uint8Array, path: string): voi
   }
 }
 
-export function corrupt(path: string, why: string): CitiesApiError {
+function corrupt(path: string, why: string): CitiesApiError {
   return new CitiesApiError(`${path} cannot be read: ${why}; rebuild the site and deploy its files again`);
 }
 

@@ -15,7 +15,7 @@ import { inTurn, lastAtMost, neededOf, runsOf, type LayoutBlocks } from './edge-
 // ranges of each read into the arrays of one of two arenas (byte-pool.ts), not each into a new
 // one. A window holds at most WINDOW_CITIES cities and WINDOW_BYTES of their bytes, so a request
 // holds two windows' reads whatever its page_size. Where ranges cannot be read (a platform
-// sending whole files, or a layout with deflated blocks, which are read whole), whole blocks are, at most WHOLE_BLOCKS a window: right, and bounded, but
+// sending whole files), whole blocks are, at most WHOLE_BLOCKS a window: right, and bounded, but
 // not cheap.
 
 /** Cities of a window, and the most bytes of theirs (their sizes known from the blocks' heads). */
@@ -65,8 +65,7 @@ async function readWindow(
 ): Promise<CityBatch> {
   const { starts, path } = layout;
   const citiesOf = (b: number) => (starts[b + 1] ?? layout.count) - starts[b]!;
-  // A layout with deflated blocks (read whole only) is read in windows of whole blocks.
-  const range = layout.deflated ? undefined : reads.readRange;
+  const range = reads.readRange;
   let runs = runsOf(starts, candidate);
   let cities = candidate.length;
   if (range) {
@@ -83,7 +82,7 @@ async function readWindow(
   const needed = neededOf(runs, starts, window);
   const files = new Map<number, BlockFile>();
   await inTurn(needed.keys(), concurrency, async (b) => {
-    const [few, ranged] = [needed.get(b)!, range && reads.readRange];
+    const [few, ranged] = [needed.get(b)!, reads.readRange];
     // A block kept whole, or of which the window needs a third or more, is read whole: kept for
     // later requests where the page is this one window, else into the arena (a page of every city
     // in an order close to the layout's read ~300 blocks whole: 72 MB of arrays to collect).

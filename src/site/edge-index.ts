@@ -20,10 +20,7 @@ export function parseIndex(bytes: Uint8Array): EdgeIndex {
     !Number.isSafeInteger(index.count) ||
     typeof index.tag !== 'string' ||
     typeof index.layouts !== 'object' ||
-    LAYOUTS.some((l) => !index.layouts[l]) ||
-    (index.deflated !== undefined &&
-      (typeof index.deflated !== 'object' ||
-        Object.values(index.deflated).some((runs) => !Array.isArray(runs) || runs.length % 2 !== 0)))
+    LAYOUTS.some((l) => !index.layouts[l])
   ) {
     throw new CitiesApiError(
       `${ROUTES.edge.index} is not an edge index of format 2: rebuild the site with this version`,
@@ -41,11 +38,5 @@ export function blocksOf(index: EdgeIndex, layout: Layout): LayoutBlocks {
     throw new MixedBuilds(`${ROUTES.edge.index} lists no blocks for ${layout}: rebuild the site`);
   // Each block's path made once: a page gathered from the layout asks it for every run of cities in a block.
   const paths: string[] = [];
-  const deflated = index.deflated?.[own];
-  return {
-    starts: entry,
-    count: index.count,
-    path: (block) => (paths[block] ??= blockPath(own, block)),
-    ...(deflated && { deflated }),
-  };
+  return { starts: entry, count: index.count, path: (block) => (paths[block] ??= blockPath(own, block)) };
 }

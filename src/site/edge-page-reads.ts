@@ -3,7 +3,7 @@ import type { BlockFile } from './edge-format.js';
 import { type BlockReads, checkRun, type OpenedFile } from './edge-blocks.js';
 import { BLOCK_BYTES } from './edge-cuts.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
-import { isDeflatedBlock, neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
+import { neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
 
 // One page's reads of a layout's blocks (RowReader.cities, edge-rows.ts), in named steps: hold its
 // first files open, start the reads of the next runs' blocks, make a run's batch of cities, then
@@ -94,7 +94,7 @@ export class PageReads {
     }
   }
 
-  /** Block b's read: whole (cached, deflated, or a scan's into a pool array) or, where the page needs under a third of its cities, by ranges. */
+  /** Block b's read: whole (cached, or a scan's into a pool array) or, where the page needs under a third of its cities, by ranges. */
   private start(b: number, file: OpenedFile | undefined): Promise<BlockFile> {
     const { blocks } = this.limits;
     const { starts, path } = this.layout;
@@ -102,7 +102,7 @@ export class PageReads {
     const cities = (starts[b + 1] ?? this.layout.count) - starts[b]!;
     const { readRange } = blocks;
     const range = file ? file.range.bind(file) : readRange && ((s: number, e: number) => readRange(path(b), s, e));
-    if (!range || 3 * few.length >= cities || blocks.cache.has(path(b)) || isDeflatedBlock(this.layout, b))
+    if (!range || 3 * few.length >= cities || blocks.cache.has(path(b)))
       return this.scan
         ? blocks.scanned(path(b), file, (bytes) => this.arrays.set(b, bytes))
         : blocks.block(path(b), file);

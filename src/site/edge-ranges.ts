@@ -1,4 +1,4 @@
-import { checkHead, corrupt, HEADER_BYTES, isDeflated, MixedBuilds, readU32s, type BlockFile } from './edge-format.js';
+import { checkHead, HEADER_BYTES, MixedBuilds, readU32s, type BlockFile } from './edge-format.js';
 import type { Into } from './byte-pool.js';
 import { inTurn, lastAtMost, type Needed } from './edge-runs.js';
 
@@ -35,8 +35,6 @@ export interface ByteRange {
 /** A block's city ends, from its head (the first HEADER_BYTES + 4 x cities bytes), checked to be of this build. */
 export function blockEnds(head: Uint8Array, cities: number, tag: Uint8Array, path: string): Uint32Array {
   checkHead(head, tag, path);
-  // A deflated block's head holds no city ends (the edge index says which are: they are read whole).
-  if (isDeflated(head)) throw corrupt(path, 'it is deflated where the edge index lists a plain block');
   const count = new DataView(head.buffer, head.byteOffset, head.length).getUint32(12, true);
   if (count !== cities || head.length < headBytes(cities))
     throw new MixedBuilds(

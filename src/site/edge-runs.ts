@@ -6,21 +6,6 @@ export interface LayoutBlocks {
   readonly starts: readonly number[];
   readonly count: number;
   readonly path: (block: number) => string;
-  /** Its deflated blocks (EdgeIndex.deflated: pairs of a first block and the block after the last), read whole only. */
-  readonly deflated?: readonly number[];
-}
-
-/** Whether block b of the layout is deflated (read whole, never by ranges). */
-export function isDeflatedBlock({ deflated }: Pick<LayoutBlocks, 'deflated'>, b: number): boolean {
-  if (!deflated) return false;
-  // The pairs ascend: the last pair starting at or before b holds it if it ends after it.
-  let [lo, hi] = [0, deflated.length >> 1];
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (deflated[2 * mid]! <= b) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo > 0 && deflated[2 * (lo - 1) + 1]! > b;
 }
 
 /** The indices cut into runs in one block each: run r is indices from[r]..from[r+1]-1, in block blocks[r]. */

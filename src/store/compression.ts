@@ -9,7 +9,6 @@ import {
   constants as zlib,
   createBrotliCompress,
   createGzip,
-  deflateSync,
   gzip,
   gzipSync,
   type BrotliOptions,
@@ -53,16 +52,6 @@ export const brotliOptions = (level: CompressionLevel, size: number): BrotliOpti
     [zlib.BROTLI_PARAM_SIZE_HINT]: size,
   },
 });
-
-/**
- * An edge block's body in zlib's format (edge-format.ts: a large tie group's fine block, for a
- * host that reads files whole), level 6: on the 140k tied benchmark's 20 KB fine blocks 4.42
- * times smaller at 28 ms of CPU a MB (level 9: 4.48 at 45 ms, level 1: 3.67 at 24 ms); zlib with
- * fixed settings writes the same bytes for the same input.
- */
-export function deflateBlock(parts: readonly Uint8Array[]): Uint8Array {
-  return deflateSync(Buffer.concat(parts), { level: 6 });
-}
 
 /** A page's `.gz` and `.br` at `level`, in that order. */
 export function compressPage(page: Uint8Array, level: CompressionLevel): [Buffer, Buffer] {
