@@ -69,7 +69,7 @@ try {
     const { settings } = await bench.readManifestHead(site);
     const plan = await bench.planAssets(site, bench.CLOUDFLARE_FREE);
     console.log(
-      `${site}: fineBlockBytes ${settings.fineBlockBytes ?? 'none'}, first pages ${settings.firstPages}; published ${plan.files.toLocaleString('en')} files (limit ${bench.CLOUDFLARE_FREE.files.toLocaleString('en')}), largest ${(plan.largest.value / 2 ** 20).toFixed(1)} MiB (${plan.largest.of}) (limit ${bench.CLOUDFLARE_FREE.fileBytes / 2 ** 20})`,
+      `${site}: fineBlockBytes ${settings.fineBlockBytes ?? 'none'}, first pages ${settings.firstPages}; published ${plan.files.toLocaleString('en')} files, ${(plan.bytes / 1e6).toFixed(0)} MB (limit ${bench.CLOUDFLARE_FREE.files.toLocaleString('en')}), largest ${(plan.largest.value / 2 ** 20).toFixed(1)} MiB (${plan.largest.of}) (limit ${bench.CLOUDFLARE_FREE.fileBytes / 2 ** 20})`,
     );
     for (const [kind, query] of kinds(table.count)) {
       const reads = { bytes: 0 };
