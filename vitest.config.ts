@@ -37,6 +37,7 @@ const UNIT = [
   'byte-pool',
   'bytes',
   'city-table',
+  'cloudflare-page-cap',
   'cloudfront-stack',
   'create-city',
   'dataset-file',

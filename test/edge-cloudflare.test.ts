@@ -12,6 +12,7 @@ import {
 import { requireTool } from './tool-check.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { blockPath, LAYOUTS, rankPath, type EdgeIndex } from '../src/site/edge-files.js';
+import { entryModule } from '../src/platforms/recipe.js';
 
 // `cities-api edge cloudflare` on Cloudflare's own runtime: wrangler's dev server (workerd, through
 // miniflare) started from the generated wrangler.jsonc, the site as its assets. The whole kit,
@@ -101,6 +102,36 @@ describe.skipIf(!available)('the generated Cloudflare project', () => {
     expect(project.deploy).toBe('npx wrangler deploy');
     expect(await readFile(join(project.out, 'cities-site.js'), 'utf8')).not.toContain('"id"'); // settings only: no city
   });
+
+  it("worker.js with maxPageCities (Workers Free): a larger computed page is workerd's clear 500, a smaller one the page", async () => {
+    const { project } = await projectOf('cities48', 'http://api.example.com');
+    const worker = await readFile(join(project.out, 'worker.js'), 'utf8');
+    expect(worker).toContain('cloudflareWorker(site, { maxPageCities: 1000 })');
+    const entry = join(project.out, 'capped.test.js');
+    await writeFile(
+      entry,
+      entryModule('cloudflareWorker', 'export default cloudflareWorker(site, { maxPageCities: 10 });\n'),
+    );
+    const capped = await startWorker(join(project.out, 'wrangler.jsonc'), entry);
+    try {
+      const ask = async (query: string) => {
+        const response = await fetch(new URL(`/cities/?${query}`, capped.url));
+        return [response.status, (await response.json()) as { detail?: string; results?: unknown[] }] as const;
+      };
+      // Multi-field: never a file (a site built for any host holds its pages of every city as files).
+      const [status, body] = await ask('ordering=name_en,-id&page_size=1000');
+      expect([status, body.detail]).toEqual([
+        500,
+        expect.stringMatching(
+          /^a page of 48 cities is more than the 10 cities this Worker computes on a page \(maxPageCities in worker\.js/,
+        ),
+      ]);
+      const [smaller, page] = await ask('ordering=name_en,-id&page_size=9&page=2');
+      expect([smaller, page.results?.length]).toEqual([200, 9]);
+    } finally {
+      await capped.stop();
+    }
+  }, 300_000);
 });
 
 afterAll(() => {

@@ -53,9 +53,14 @@ export const CLOUDFLARE_LIMITS: readonly PlatformLimit[] = [
     figure: 10,
     unit: 'ms',
     source: LIMITS_PAGE,
-    advice: 'a computed page reads only the blocks it needs; no ICU at run time',
+    advice:
+      "a computed page of 100 takes 1-11 ms of the Worker's CPU, a page of every city at 140k cities about 1 s: on Workers Free, cap computed pages with maxPageCities in worker.js (a clear 500 above it); Workers Paid allows 30 s",
   },
 ];
+
+/** worker.js's note on the one option a Workers Free account needs (docs/cloudflare.md, "Limits and cost"). */
+const FREE_PLAN_HINT =
+  '// On Workers Free (10 ms of CPU a request), cap the pages it computes: cloudflareWorker(site, { maxPageCities: 1000 })\n';
 
 export const cloudflareRecipe: EdgeRecipe = {
   platform: 'cloudflare',
@@ -68,7 +73,7 @@ export const cloudflareRecipe: EdgeRecipe = {
     const { files } = code(out);
     const worker = textFile(
       join(out, 'worker.js'),
-      entryModule('cloudflareWorker', 'export default cloudflareWorker(site);\n'),
+      entryModule('cloudflareWorker', `${FREE_PLAN_HINT}export default cloudflareWorker(site);\n`),
     );
     check({
       files: { value: plan.files },
