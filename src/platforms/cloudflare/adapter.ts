@@ -3,7 +3,7 @@ import type { PlatformCache } from '../../http/edge-cache.js';
 import { createFetchHandler, type FetchHandler } from '../../http/fetch-handler.js';
 import { pipeSink, type Pipe } from '../../http/pipe-sink.js';
 import { edgeSite, httpRange, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
-import { EDGE_PAGE_CITIES } from '../../site/edge-source.js';
+import { pageCapOptions, type PageCapOptions } from '../page-cap.js';
 
 // Cloudflare Workers with static assets: the site's files are the Worker's assets (wrangler.jsonc
 // written by `cities-api edge cloudflare`); every request to the endpoint runs the Worker first
@@ -28,23 +28,13 @@ export interface CloudflareContext {
 type Assets = NonNullable<CloudflareEnv['ASSETS']>;
 const ASSETS_HOST = 'https://assets.invalid';
 
-/** What worker.js may pass to cloudflareWorker() besides the site. */
-export interface CloudflareOptions {
-  /**
-   * The most cities a computed page may hold; a larger one answers a 500 saying so. For Workers
-   * Free, which stops a request at 10 ms of CPU (a page of every city costs far more: see
-   * docs/cloudflare.md). Unset: every page is answered (Workers Paid allows 30 s by default).
-   */
-  readonly maxPageCities?: number;
-}
-
 export function cloudflareWorker(
   data: EdgeProjectData,
-  { maxPageCities }: CloudflareOptions = {},
+  options: PageCapOptions = {},
 ): {
   fetch(request: Request, env: CloudflareEnv, context?: CloudflareContext): Promise<Response>;
 } {
-  const cap = maxPageCities === undefined ? {} : pageCap(maxPageCities);
+  const cap = pageCapOptions(options, 'this Worker', 'worker.js', 'Workers Free stops a request at 10 ms of CPU');
   // One handler (and its memory of edge files) per binding: an isolate serves one Worker, whose binding stays the same.
   const handlers = new WeakMap<Assets, FetchHandler>();
   const cache = (globalThis as { caches?: { default?: PlatformCache } }).caches?.default;
@@ -85,13 +75,4 @@ export function cloudflareWorker(
       return handler(request, context && ((work) => context.waitUntil(work)));
     },
   };
-}
-
-/** A cap on the cities of every computed page, streamed or assembled whole (format=api, indented JSON). */
-function pageCap(cities: number) {
-  if (!Number.isSafeInteger(cities) || cities < 1)
-    throw new CitiesApiError(`maxPageCities must be a whole number of cities, at least 1 (worker.js gives ${cities})`);
-  const why =
-    'cities this Worker computes on a page (maxPageCities in worker.js: Workers Free stops a request at 10 ms of CPU)';
-  return { maxPageCities: Math.min(cities, EDGE_PAGE_CITIES), streamLimit: { cities, why } };
 }

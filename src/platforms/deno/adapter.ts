@@ -3,6 +3,7 @@ import type { Into } from '../../site/byte-pool.js';
 import type { OpenedFile } from '../../site/edge-blocks.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
+import { pageCapOptions, type PageCapOptions } from '../page-cap.js';
 
 // `deno serve` (Deno Deploy, a Deno server): the module's default export is `{ fetch }`; every
 // answer is computed from the site's edge files, read from the site's directory shipped with the
@@ -25,11 +26,12 @@ export interface DenoFile {
   close(): void;
 }
 
-/** `files`: the site's directory (a URL ending in /); `deno`: the Deno namespace. */
+/** `files`: the site's directory (a URL ending in /); `deno`: the Deno namespace; `options`: a cap on computed pages (page-cap.ts). */
 export function denoServer(
   data: EdgeProjectData,
   deno: DenoFiles,
   files: URL,
+  options: PageCapOptions = {},
 ): { fetch(request: Request): Promise<Response> } {
   const at = (path: string) => new URL(path, files);
   const site = edgeSite(data.settings, (path) => deno.readFile(at(path)), {
@@ -38,6 +40,7 @@ export function denoServer(
       return `${ino}:${mtime?.getTime()}:${size}`;
     },
     open: async (path) => openedFile(await deno.open(at(path))),
+    ...pageCapOptions(options, 'this server', 'main.js', "Deno Deploy's free plan stops a request at 50 ms of CPU"),
   });
   const openapi = () => deno.readFile(at(ROUTES.extras.openapi));
   return { fetch: createFetchHandler({ site, openapi }) };

@@ -26,6 +26,17 @@ export interface NetlifyContext {
 /** Origins whose edge files an instance keeps at once (a site's domain, its deploy previews). */
 const ORIGINS = 4;
 
+/**
+ * Cities a streamed page may hold: Netlify stops an edge function at 50 ms of CPU a request, and
+ * under `deno serve` (a shared 2-core machine) a page of 10,000 cities took 12-32 ms, one of
+ * 20,000 34-47 ms at 20k cities and 42-74 ms at 140k (docs/netlify-functions.md, "Limits").
+ */
+export const NETLIFY_STREAM_PAGE_CITIES = 10_000;
+export const NETLIFY_STREAM_LIMIT = {
+  cities: NETLIFY_STREAM_PAGE_CITIES,
+  why: 'cities a Netlify edge function streams within the 50 ms of CPU Netlify gives a request',
+};
+
 export function netlifyEdgeFunction(
   data: EdgeProjectData,
 ): (request: Request, context: NetlifyContext) => Promise<Response> {
@@ -34,11 +45,12 @@ export function netlifyEdgeFunction(
     let site = sites.get(origin);
     if (!site) {
       if (sites.size >= ORIGINS) sites.delete(sites.keys().next().value!);
-      // Compact JSON is streamed from the edge data as it arrives; a page assembled whole (format=api, indent) is capped as on Functions.
+      // Compact JSON is streamed from the edge data as it arrives (within Netlify's CPU); a page assembled whole (format=api, indent) is capped as on Functions.
       // A block of which a page needs few cities is read by range (the CDN answers Range with a 206).
       const fetchFile = (request: Request) => fetch(request);
       site = edgeSite(data.settings, httpRead(fetchFile, origin), {
         maxPageCities: SIX_MB_PAGE_CITIES,
+        streamLimit: NETLIFY_STREAM_LIMIT,
         readRange: httpRange(fetchFile, origin),
       });
       sites.set(origin, site);

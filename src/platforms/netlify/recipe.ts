@@ -35,7 +35,8 @@ export const NETLIFY_LIMITS: readonly PlatformLimit[] = [
     figure: 50,
     unit: 'ms',
     source: LIMITS_PAGE,
-    advice: "a covered query is the CDN's file (context.next()); a computed page reads only the blocks it needs",
+    advice:
+      "a covered query is the CDN's file (context.next()); a computed page reads only the blocks it needs, and holds at most 10,000 cities (12-32 ms of CPU under deno serve)",
   },
 ];
 
