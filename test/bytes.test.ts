@@ -5,6 +5,7 @@ import {
   fromUtf8,
   indexOfBytes,
   releaseBytes,
+  setBytesBefore,
   toBase64,
   utf8,
   utf8Length,
@@ -78,6 +79,63 @@ describe('allocBytes: small arrays carved from a shared slab never overlap', () 
     const first = concatBytes([utf8('{"a":'), utf8('1}')]);
     concatBytes([utf8('{"b":'), utf8('2}')]).fill(0x20);
     expect(fromUtf8(first)).toBe('{"a":1}');
+  });
+});
+
+describe('setBytesBefore: out.set(src, at), fast from shared memory', () => {
+  const pattern = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255);
+  // Sources at every offset within an 8-byte word, copied to every offset of one: each relative alignment.
+  const cases = Array.from({ length: 64 }, (_, k) => [k >> 3, k & 7] as const);
+
+  it.each(cases)(
+    'a shared source at offset %i, placed at %i: the copy is exact and nothing after it is touched',
+    (from, to) => {
+      const shared = new Uint8Array(new SharedArrayBuffer(64));
+      shared.set(pattern(64, from));
+      const src = shared.subarray(from, from + 21);
+      const out = new Uint8Array(40).fill(0xee);
+      setBytesBefore(out, src, 8 + to);
+      expect([...out.subarray(8 + to, 29 + to)]).toEqual([...src]);
+      expect(out.subarray(29 + to).every((b) => b === 0xee)).toBe(true);
+    },
+  );
+
+  it.each([
+    ['shared sources, filled from the end', true],
+    ['ordinary sources', false],
+  ])('%s: pieces at arbitrary offsets join exactly as with set()', (_, isShared) => {
+    const store = new Uint8Array(isShared ? new SharedArrayBuffer(4096) : new ArrayBuffer(4096));
+    store.set(pattern(4096, 5));
+    const pieces = [3, 517, 1046, 1561, 2087, 2605, 3121].map((at, i) => store.subarray(at, at + 300 + 17 * i));
+    const size = pieces.reduce((n, piece) => n + piece.length + 1, 40);
+    const want = new Uint8Array(size);
+    const got = new Uint8Array(size);
+    let at = size;
+    for (let i = pieces.length - 1; i >= 0; i--) {
+      at -= pieces[i]!.length + 1;
+      want.set(pieces[i]!, at);
+      setBytesBefore(got, pieces[i]!, at);
+      want[at + pieces[i]!.length] = got[at + pieces[i]!.length] = 0x2c;
+    }
+    want.fill(0x7b, 0, at);
+    got.fill(0x7b, 0, at);
+    expect(got).toEqual(want);
+  });
+
+  it('an ordinary source: only its own bytes are written', () => {
+    const out = new Uint8Array(16).fill(1);
+    setBytesBefore(out, Uint8Array.of(7, 7, 7), 9);
+    expect([...out]).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 7, 7, 7, 1, 1, 1, 1]);
+  });
+
+  it('concatBytes of shared pieces at every alignment: joined exactly', () => {
+    const shared = new Uint8Array(new SharedArrayBuffer(256));
+    shared.set(pattern(256, 9));
+    const parts = [0, 11, 37, 64, 101, 150].map((at, i) => shared.subarray(at, at + 13 + i));
+    const joined = concatBytes([utf8('{'), ...parts, utf8('}')]);
+    expect(Buffer.from(joined)).toEqual(
+      Buffer.concat([Buffer.from('{'), ...parts.map((p) => Buffer.from(p)), Buffer.from('}')]),
+    );
   });
 });
 

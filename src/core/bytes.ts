@@ -71,12 +71,29 @@ export function concatBytes(parts: readonly Bytes[], total?: number): Bytes {
   let size = total ?? 0;
   if (total === undefined) for (const part of parts) size += part.length;
   const out = allocBytes(size);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
+  // Last part first: each may overwrite up to 7 bytes before its place (setBytesBefore), the parts before it's.
+  let at = size;
+  for (let i = parts.length - 1; i >= 0; i--) setBytesBefore(out, parts[i]!, (at -= parts[i]!.length));
   return out;
+}
+
+const SHARED = typeof SharedArrayBuffer === 'function' ? SharedArrayBuffer : undefined;
+
+/**
+ * `out.set(src, at)`, but fast where `src` lies in shared memory (a site's dataset, http/site-data.ts)
+ * and `out` in ordinary memory: V8 (Node 20) copies from a SharedArrayBuffer 8 bytes at a time only
+ * where source and destination lie alike in their 8-byte words, else byte by byte, 3-5 x slower (7
+ * cities of a page at arbitrary offsets: 2.9-3.1 µs against 0.8-1.6 µs this way). So `src` is
+ * copied to the nearest such place at or before `at`, then moved to `at` within `out` (a plain
+ * memmove). It may overwrite up to 7 bytes of `out` before `at`: callers fill an array from its
+ * end to its start, writing those bytes afterwards.
+ */
+export function setBytesBefore(out: Bytes, src: Bytes, at: number): void {
+  const shift = (out.byteOffset + at - src.byteOffset) & 7;
+  if (shift === 0 || at < shift || !SHARED || !(src.buffer instanceof SHARED) || out.buffer instanceof SHARED)
+    return out.set(src, at);
+  out.set(src, at - shift);
+  out.copyWithin(at, at - shift, at - shift + src.length);
 }
 
 /** Where `needle` first occurs in `bytes` from `from`, or -1. */
