@@ -4,6 +4,7 @@ import {
   concatBytes,
   fromUtf8,
   indexOfBytes,
+  inSharedMemory,
   releaseBytes,
   setBytesBefore,
   toBase64,
@@ -94,7 +95,7 @@ describe('setBytesBefore: out.set(src, at), fast from shared memory', () => {
       shared.set(pattern(64, from));
       const src = shared.subarray(from, from + 21);
       const out = new Uint8Array(40).fill(0xee);
-      setBytesBefore(out, src, 8 + to);
+      setBytesBefore(out, src, 8 + to, true);
       expect([...out.subarray(8 + to, 29 + to)]).toEqual([...src]);
       expect(out.subarray(29 + to).every((b) => b === 0xee)).toBe(true);
     },
@@ -114,7 +115,7 @@ describe('setBytesBefore: out.set(src, at), fast from shared memory', () => {
     for (let i = pieces.length - 1; i >= 0; i--) {
       at -= pieces[i]!.length + 1;
       want.set(pieces[i]!, at);
-      setBytesBefore(got, pieces[i]!, at);
+      setBytesBefore(got, pieces[i]!, at, isShared);
       want[at + pieces[i]!.length] = got[at + pieces[i]!.length] = 0x2c;
     }
     want.fill(0x7b, 0, at);
@@ -122,9 +123,17 @@ describe('setBytesBefore: out.set(src, at), fast from shared memory', () => {
     expect(got).toEqual(want);
   });
 
-  it('an ordinary source: only its own bytes are written', () => {
+  it.each([
+    ['a shared array', () => new Uint8Array(new SharedArrayBuffer(8)).subarray(2), true],
+    ['an ordinary one', () => new Uint8Array(8), false],
+    ['a Buffer', () => Buffer.from('abc'), false],
+  ])('inSharedMemory: %s', (_, make, want) => {
+    expect(inSharedMemory(make())).toBe(want);
+  });
+
+  it('told the source is not shared: only its own bytes are written', () => {
     const out = new Uint8Array(16).fill(1);
-    setBytesBefore(out, Uint8Array.of(7, 7, 7), 9);
+    setBytesBefore(out, Uint8Array.of(7, 7, 7), 9, false);
     expect([...out]).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 7, 7, 7, 1, 1, 1, 1]);
   });
 

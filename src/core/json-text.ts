@@ -1,5 +1,15 @@
 import { NAME_FIELDS, type City } from './fields.js';
-import { allocBytes, concatBytes, fromUtf8, setBytesBefore, utf8, utf8Length, writeUtf8, type Bytes } from './bytes.js';
+import {
+  allocBytes,
+  concatBytes,
+  fromUtf8,
+  inSharedMemory,
+  setBytesBefore,
+  utf8,
+  utf8Length,
+  writeUtf8,
+  type Bytes,
+} from './bytes.js';
 import { prettyParts } from './pretty-json.js';
 
 // Bytes exactly as DRF's JSONRenderer writes them: compact separators, UTF-8 (not \u-escaped),
@@ -141,10 +151,12 @@ function assemble(head: string, n: number, city: (i: number) => Bytes): Bytes {
   let size = utf8Length(head) + Math.max(0, n - 1) + TAIL.length;
   for (let i = 0; i < n; i++) size += (cities[i] = city(i)).length;
   const out = allocBytes(size);
+  // A page's cities come from one index: where the first lies, all do (asked once, not per city).
+  const shared = n > 0 && inSharedMemory(cities[0]!);
   let at = size - TAIL.length;
   out.set(TAIL, at);
   for (let i = n - 1; i >= 0; i--) {
-    setBytesBefore(out, cities[i]!, (at -= cities[i]!.length));
+    setBytesBefore(out, cities[i]!, (at -= cities[i]!.length), shared);
     if (i) out[--at] = 0x2c;
   }
   writeUtf8(head, out, 0);
