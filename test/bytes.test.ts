@@ -23,6 +23,10 @@ describe('UTF-8 without Buffer, as Buffer does it', () => {
     expect(utf8Length(text)).toBe(Buffer.byteLength(text));
     const out = new Uint8Array(utf8Length(text) + 2);
     expect(writeUtf8(text, out, 1)).toBe(Buffer.byteLength(text));
+    expect(Buffer.from(out.subarray(1, 1 + Buffer.byteLength(text)))).toEqual(Buffer.from(text));
+    const start = new Uint8Array(utf8Length(text) + 2).fill(9);
+    expect(writeUtf8(text, start, 0)).toBe(Buffer.byteLength(text));
+    expect([...start.subarray(Buffer.byteLength(text))]).toEqual([9, 9]);
   });
 
   it.each(TEXTS)('%j: decoded as Buffer decodes it (a leading U+FEFF is kept)', (text) => {

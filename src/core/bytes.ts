@@ -33,7 +33,8 @@ export function utf8Length(text: string): number {
 
 /** Writes `text` as UTF-8 into `out` at `at`; returns the bytes written (out must have room). */
 export function writeUtf8(text: string, out: Bytes, at: number): number {
-  return encoder.encodeInto(text, out.subarray(at)).written;
+  // At 0 into `out` itself: no view made (every computed page writes its head there).
+  return encoder.encodeInto(text, at === 0 ? out : out.subarray(at)).written;
 }
 
 const SLAB_BYTES = 64 * 1024;
