@@ -4,7 +4,9 @@ import {
   concatBytes,
   fromUtf8,
   indexOfBytes,
+  inSharedMemory,
   releaseBytes,
+  setBytesBefore,
   toBase64,
   utf8,
   utf8Length,
@@ -21,6 +23,10 @@ describe('UTF-8 without Buffer, as Buffer does it', () => {
     expect(utf8Length(text)).toBe(Buffer.byteLength(text));
     const out = new Uint8Array(utf8Length(text) + 2);
     expect(writeUtf8(text, out, 1)).toBe(Buffer.byteLength(text));
+    expect(Buffer.from(out.subarray(1, 1 + Buffer.byteLength(text)))).toEqual(Buffer.from(text));
+    const start = new Uint8Array(utf8Length(text) + 2).fill(9);
+    expect(writeUtf8(text, start, 0)).toBe(Buffer.byteLength(text));
+    expect([...start.subarray(Buffer.byteLength(text))]).toEqual([9, 9]);
   });
 
   it.each(TEXTS)('%j: decoded as Buffer decodes it (a leading U+FEFF is kept)', (text) => {
@@ -78,6 +84,71 @@ describe('allocBytes: small arrays carved from a shared slab never overlap', () 
     const first = concatBytes([utf8('{"a":'), utf8('1}')]);
     concatBytes([utf8('{"b":'), utf8('2}')]).fill(0x20);
     expect(fromUtf8(first)).toBe('{"a":1}');
+  });
+});
+
+describe('setBytesBefore: out.set(src, at), fast from shared memory', () => {
+  const pattern = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255);
+  // Sources at every offset within an 8-byte word, copied to every offset of one: each relative alignment.
+  const cases = Array.from({ length: 64 }, (_, k) => [k >> 3, k & 7] as const);
+
+  it.each(cases)(
+    'a shared source at offset %i, placed at %i: the copy is exact and nothing after it is touched',
+    (from, to) => {
+      const shared = new Uint8Array(new SharedArrayBuffer(64));
+      shared.set(pattern(64, from));
+      const src = shared.subarray(from, from + 21);
+      const out = new Uint8Array(40).fill(0xee);
+      setBytesBefore(out, src, 8 + to, true);
+      expect([...out.subarray(8 + to, 29 + to)]).toEqual([...src]);
+      expect(out.subarray(29 + to).every((b) => b === 0xee)).toBe(true);
+    },
+  );
+
+  it.each([
+    ['shared sources, filled from the end', true],
+    ['ordinary sources', false],
+  ])('%s: pieces at arbitrary offsets join exactly as with set()', (_, isShared) => {
+    const store = new Uint8Array(isShared ? new SharedArrayBuffer(4096) : new ArrayBuffer(4096));
+    store.set(pattern(4096, 5));
+    const pieces = [3, 517, 1046, 1561, 2087, 2605, 3121].map((at, i) => store.subarray(at, at + 300 + 17 * i));
+    const size = pieces.reduce((n, piece) => n + piece.length + 1, 40);
+    const want = new Uint8Array(size);
+    const got = new Uint8Array(size);
+    let at = size;
+    for (let i = pieces.length - 1; i >= 0; i--) {
+      at -= pieces[i]!.length + 1;
+      want.set(pieces[i]!, at);
+      setBytesBefore(got, pieces[i]!, at, isShared);
+      want[at + pieces[i]!.length] = got[at + pieces[i]!.length] = 0x2c;
+    }
+    want.fill(0x7b, 0, at);
+    got.fill(0x7b, 0, at);
+    expect(got).toEqual(want);
+  });
+
+  it.each([
+    ['a shared array', () => new Uint8Array(new SharedArrayBuffer(8)).subarray(2), true],
+    ['an ordinary one', () => new Uint8Array(8), false],
+    ['a Buffer', () => Buffer.from('abc'), false],
+  ])('inSharedMemory: %s', (_, make, want) => {
+    expect(inSharedMemory(make())).toBe(want);
+  });
+
+  it('told the source is not shared: only its own bytes are written', () => {
+    const out = new Uint8Array(16).fill(1);
+    setBytesBefore(out, Uint8Array.of(7, 7, 7), 9, false);
+    expect([...out]).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 7, 7, 7, 1, 1, 1, 1]);
+  });
+
+  it('concatBytes of shared pieces at every alignment: joined exactly', () => {
+    const shared = new Uint8Array(new SharedArrayBuffer(256));
+    shared.set(pattern(256, 9));
+    const parts = [0, 11, 37, 64, 101, 150].map((at, i) => shared.subarray(at, at + 13 + i));
+    const joined = concatBytes([utf8('{'), ...parts, utf8('}')]);
+    expect(Buffer.from(joined)).toEqual(
+      Buffer.concat([Buffer.from('{'), ...parts.map((p) => Buffer.from(p)), Buffer.from('}')]),
+    );
   });
 });
 

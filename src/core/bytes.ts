@@ -33,7 +33,8 @@ export function utf8Length(text: string): number {
 
 /** Writes `text` as UTF-8 into `out` at `at`; returns the bytes written (out must have room). */
 export function writeUtf8(text: string, out: Bytes, at: number): number {
-  return encoder.encodeInto(text, out.subarray(at)).written;
+  // At 0 into `out` itself: no view made (every computed page writes its head there).
+  return encoder.encodeInto(text, at === 0 ? out : out.subarray(at)).written;
 }
 
 const SLAB_BYTES = 64 * 1024;
@@ -71,12 +72,38 @@ export function concatBytes(parts: readonly Bytes[], total?: number): Bytes {
   let size = total ?? 0;
   if (total === undefined) for (const part of parts) size += part.length;
   const out = allocBytes(size);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
+  // Last part first: each may overwrite up to 7 bytes before its place (setBytesBefore), the parts before it's.
+  let at = size;
+  for (let i = parts.length - 1; i >= 0; i--) {
+    const part = parts[i]!;
+    setBytesBefore(out, part, (at -= part.length), part.length >= WORTH_ALIGNING && inSharedMemory(part));
   }
   return out;
+}
+
+const SHARED = typeof SharedArrayBuffer === 'function' ? SharedArrayBuffer : undefined;
+/** Shorter arrays are copied as they are: asking an array for its buffer (a call into V8's C++) costs more than they save. */
+const WORTH_ALIGNING = 64;
+
+/** Whether `bytes` lie in a SharedArrayBuffer. */
+export function inSharedMemory(bytes: Bytes): boolean {
+  return SHARED !== undefined && bytes.buffer instanceof SHARED;
+}
+
+/**
+ * `out.set(src, at)`, made fast when `shared` (`src` lies in shared memory, a site's dataset:
+ * http/site-data.ts; `out` in ordinary memory, as allocBytes() makes it): V8 (Node 20) copies
+ * from a SharedArrayBuffer 8 bytes at a time only where source and destination lie alike in their
+ * 8-byte words, else byte by byte, 3-5 x slower (7 cities of a page at arbitrary offsets: 2.9-3.1 µs
+ * against 0.8-1.6 µs this way). So `src` is copied to the nearest such place at or before `at`, then
+ * moved to `at` within `out` (a plain memmove). It may then overwrite up to 7 bytes of `out` before
+ * `at`: callers fill an array from its end to its start, writing those bytes afterwards.
+ */
+export function setBytesBefore(out: Bytes, src: Bytes, at: number, shared: boolean): void {
+  const shift = (out.byteOffset + at - src.byteOffset) & 7;
+  if (!shared || shift === 0 || at < shift) return out.set(src, at);
+  out.set(src, at - shift);
+  out.copyWithin(at, at - shift, at - shift + src.length);
 }
 
 /** Where `needle` first occurs in `bytes` from `from`, or -1. */

@@ -1,5 +1,15 @@
 import { NAME_FIELDS, type City } from './fields.js';
-import { allocBytes, concatBytes, fromUtf8, utf8, utf8Length, writeUtf8, type Bytes } from './bytes.js';
+import {
+  allocBytes,
+  concatBytes,
+  fromUtf8,
+  inSharedMemory,
+  setBytesBefore,
+  utf8,
+  utf8Length,
+  writeUtf8,
+  type Bytes,
+} from './bytes.js';
 import { prettyParts } from './pretty-json.js';
 
 // Bytes exactly as DRF's JSONRenderer writes them: compact separators, UTF-8 (not \u-escaped),
@@ -131,19 +141,25 @@ export function lazyParts(produce: () => Iterable<Bytes>): Parts {
   };
 }
 
-/** An ordinary page as one buffer: sized first, then each city copied once. */
+/**
+ * An ordinary page as one buffer: sized first, then each city copied once, from the last to the
+ * first (setBytesBefore may overwrite bytes before a city's place: the comma, the city before it
+ * and, last, the head cover them).
+ */
 function assemble(head: string, n: number, city: (i: number) => Bytes): Bytes {
   const cities = new Array<Bytes>(n);
   let size = utf8Length(head) + Math.max(0, n - 1) + TAIL.length;
   for (let i = 0; i < n; i++) size += (cities[i] = city(i)).length;
   const out = allocBytes(size);
-  let at = writeUtf8(head, out, 0);
-  for (let i = 0; i < n; i++) {
-    if (i) out[at++] = 0x2c;
-    out.set(cities[i]!, at);
-    at += cities[i]!.length;
-  }
+  // A page's cities come from one index: where the first lies, all do (asked once, not per city).
+  const shared = n > 0 && inSharedMemory(cities[0]!);
+  let at = size - TAIL.length;
   out.set(TAIL, at);
+  for (let i = n - 1; i >= 0; i--) {
+    setBytesBefore(out, cities[i]!, (at -= cities[i]!.length), shared);
+    if (i) out[--at] = 0x2c;
+  }
+  writeUtf8(head, out, 0);
   return out;
 }
 
