@@ -41,7 +41,6 @@ const UNIT = [
   'create-city',
   'dataset-file',
   'edge-cuts',
-  'edge-page-caps',
   'edge-ranges',
   'fetch-handler',
   'json-text',
