@@ -12,7 +12,11 @@ import { NETLIFY_CDN_CACHE_CONTROL } from '../src/hosts/netlify.js';
 import { runBounded } from '../src/fs/run-bounded.js';
 import { decideRoute } from '../src/http/route.js';
 import type { LambdaEvent, LambdaResult } from '../src/platforms/lambda/adapter.js';
-import { LAMBDA_STREAM_PAGE_CITIES, type AwsLambdaRuntime } from '../src/platforms/lambda/streaming.js';
+import {
+  LAMBDA_STREAM_LIMIT,
+  LAMBDA_STREAM_PAGE_CITIES,
+  type AwsLambdaRuntime,
+} from '../src/platforms/lambda/streaming.js';
 import { SIX_MB_PAGE_CITIES } from '../src/platforms/response-limit.js';
 import { NETLIFY_STREAM_LIMIT, NETLIFY_STREAM_PAGE_CITIES } from '../src/platforms/netlify/adapter.js';
 import { EDGE_PAGE_CITIES, PageTooLarge } from '../src/site/edge-source.js';
@@ -202,6 +206,7 @@ beforeAll(async () => {
       start(streamingFunctionUrl(entry.streamingHandler).then(closed), {
         name: 'Lambda, streamed',
         streamed: LAMBDA_STREAM_PAGE_CITIES,
+        streamedWhy: LAMBDA_STREAM_LIMIT.why,
         assembled: LAMBDA_STREAM_PAGE_CITIES,
         limit: "Lambda's 200 MB streamed response",
         parallel: 8,

@@ -19,6 +19,11 @@ import { packageSite, type OpenFile } from './package-reads.js';
 export const LAMBDA_STREAM_BYTES = 200_000_000;
 /** Cities a streamed page may hold: about 77 MB at the ~510 bytes of a city at 140k cities, 2.6× under the limit. */
 export const LAMBDA_STREAM_PAGE_CITIES = 150_000;
+/** The cap a streamed page meets, and what its clear error says it is. */
+export const LAMBDA_STREAM_LIMIT = {
+  cities: LAMBDA_STREAM_PAGE_CITIES,
+  why: `a streamed AWS Lambda response holds (its limit: ${LAMBDA_STREAM_BYTES / 1_000_000} MB)`,
+};
 
 /** The response stream Lambda hands the handler (a Node.js Writable), as far as it is used. */
 export interface LambdaResponseStream {
@@ -55,12 +60,11 @@ export function lambdaStreamingHandler(
           "streamingHandler needs the awslambda global of AWS Lambda's Node.js runtime: run it there, behind a function URL with InvokeMode RESPONSE_STREAM (else use handler)",
         ),
       );
-  const limit = {
-    cities: LAMBDA_STREAM_PAGE_CITIES,
-    why: `a streamed AWS Lambda response holds (its limit: ${LAMBDA_STREAM_BYTES / 1_000_000} MB)`,
-  };
   // A page assembled whole (format=api, indent) is held in memory: capped as a streamed one.
-  const site = packageSite(data, read, open, { maxPageCities: LAMBDA_STREAM_PAGE_CITIES, streamLimit: limit });
+  const site = packageSite(data, read, open, {
+    maxPageCities: LAMBDA_STREAM_PAGE_CITIES,
+    streamLimit: LAMBDA_STREAM_LIMIT,
+  });
   const openapi = () => read(ROUTES.extras.openapi);
   const handler = createFetchHandler({ site, filePaths: true, openapi });
   return runtime.streamifyResponse(async (event, responseStream) => {
