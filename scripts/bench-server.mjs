@@ -14,12 +14,14 @@
 // `&n=` parameter): computed, never from the answer cache. Goals: A >= 0.9 D, B and BD >= 0.75 D',
 // AL+AL2 >= 0.9 A+A2, BL+BL2 >= 0.9 B+B2.
 // Then serve at 140k cities (see bench/at-scale.mjs); or, with --profile, only where serve's
-// time goes (see bench/profile-serve.mjs).
+// time goes (see bench/profile-serve.mjs); or, with --instructions, only what one request costs in
+// instructions, the same on a busy machine as on a quiet one (see bench/instructions.mjs).
 //
 //   node scripts/bench-server.mjs [--duration S] [--rounds N] [--connections N] [--static QUERY]
 //     [--live QUERY] [--data FILE] [--loader wrk|autocannon] [--pin auto|off|L:S]
 //     [--max-load X] [--wait-load S] [--skip-large] [--large-data FILE] [--large-live QUERY]
 //     [--profile] [--profile-duration S] [--profile-interval US] [--profile-dir DIR]
+//     [--instructions] [--instructions-requests N]
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +29,7 @@ import { parseArgs } from 'node:util';
 import { atScale } from './bench/at-scale.mjs';
 import { chooseTool, distinctLua, loader } from './bench/load.mjs';
 import { loadNow, median, placement, settle } from './bench/machine.mjs';
+import { countInstructions } from './bench/instructions.mjs';
 import { profileServe } from './bench/profile-serve.mjs';
 import {
   answerOf,
@@ -65,9 +68,19 @@ const { values: opts } = parseArgs({
     'profile-duration': { type: 'string', default: '10' },
     'profile-interval': { type: 'string', default: '200' },
     'profile-dir': { type: 'string', default: join(ROOT, 'bench-data', 'profiles') },
+    instructions: { type: 'boolean', default: false },
+    'instructions-requests': { type: 'string', default: '2000' },
   },
 });
-for (const name of ['duration', 'rounds', 'connections', 'wait-load', 'profile-duration', 'profile-interval']) {
+for (const name of [
+  'duration',
+  'rounds',
+  'connections',
+  'wait-load',
+  'profile-duration',
+  'profile-interval',
+  'instructions-requests',
+]) {
   if (!/^[1-9]\d*$/.test(opts[name])) {
     console.error(`bench: --${name} must be a positive integer, not ${opts[name]}`);
     process.exit(2);
@@ -79,7 +92,8 @@ const connections = Number(opts.connections);
 const cpus = placement(opts.pin);
 const tool = chooseTool(opts.loader);
 const generator = await loader(tool, cpus.loader);
-const load = await settle(Number(opts['max-load']), Number(opts['wait-load']));
+// Instruction counts do not depend on the machine's load: no need to wait for a quiet one.
+const load = await settle(Number(opts['max-load']), opts.instructions ? 0 : Number(opts['wait-load']));
 console.log(`${availableParallelism()} CPUs, node ${process.version}; ${load.line}`);
 console.log(`load generator: ${generator.describe}; ${connections} connections`);
 console.log(cpus.line);
@@ -89,7 +103,16 @@ const running = [];
 try {
   const site = join(work, 'site');
   buildSite(['--data', opts.data, '--site', site, '--page-sizes', opts['page-sizes'], '--collation', opts.collation]);
-  if (opts.profile) {
+  if (opts.instructions) {
+    await countInstructions({
+      site,
+      queries: { precomputed: opts.static, live: opts.live },
+      dir: join(work, 'callgrind'),
+      warmup: 20000,
+      requests: Number(opts['instructions-requests']),
+      connections: 1,
+    });
+  } else if (opts.profile) {
     await profileServe({
       site,
       queries: { precomputed: opts.static, live: opts.live },
