@@ -21,7 +21,7 @@
 //     [--live QUERY] [--data FILE] [--loader wrk|autocannon] [--pin auto|off|L:S]
 //     [--max-load X] [--wait-load S] [--skip-large] [--large-data FILE] [--large-live QUERY]
 //     [--profile] [--profile-duration S] [--profile-interval US] [--profile-dir DIR]
-//     [--instructions] [--instructions-requests N]
+//     [--instructions] [--instructions-requests N] [--instructions-top N]
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,7 +69,8 @@ const { values: opts } = parseArgs({
     'profile-interval': { type: 'string', default: '200' },
     'profile-dir': { type: 'string', default: join(ROOT, 'bench-data', 'profiles') },
     instructions: { type: 'boolean', default: false },
-    'instructions-requests': { type: 'string', default: '2000' },
+    'instructions-requests': { type: 'string', default: '3000' },
+    'instructions-top': { type: 'string', default: '0' },
   },
 });
 for (const name of [
@@ -85,6 +86,10 @@ for (const name of [
     console.error(`bench: --${name} must be a positive integer, not ${opts[name]}`);
     process.exit(2);
   }
+}
+if (!/^\d+$/.test(opts['instructions-top'])) {
+  console.error(`bench: --instructions-top must be a whole number, not ${opts['instructions-top']}`);
+  process.exit(2);
 }
 const duration = Number(opts.duration);
 const connections = Number(opts.connections);
@@ -110,7 +115,7 @@ try {
       dir: join(work, 'callgrind'),
       warmup: 20000,
       requests: Number(opts['instructions-requests']),
-      connections: 1,
+      top: Number(opts['instructions-top']),
     });
   } else if (opts.profile) {
     await profileServe({
