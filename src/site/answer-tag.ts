@@ -144,7 +144,10 @@ function mix(lanes: Int32Array, text: string): void {
     d ^= k;
     d = Math.imul((d << 13) | (d >>> 19), 5) + 0xe6546b64;
   }
-  [lanes[0], lanes[1], lanes[2], lanes[3]] = [a, b, c, d];
+  lanes[0] = a;
+  lanes[1] = b;
+  lanes[2] = c;
+  lanes[3] = d;
 }
 
 function digest(lanes: Int32Array): string {
