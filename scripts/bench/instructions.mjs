@@ -125,7 +125,7 @@ async function countOne(kind, { dir, warmup, requests, top }) {
     return { main: main / requests, others: others / requests, functions };
   } finally {
     await stop(server.child);
-    if (!process.env.KEEP_PERF_MAP) rmSync(`/tmp/perf-${server.pid}.map`, { force: true });
+    rmSync(`/tmp/perf-${server.pid}.map`, { force: true });
   }
 }
 
