@@ -16,6 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, get } from 'node:http';
 import { join } from 'node:path';
+import { CEILING_GOALS, LOG_GOAL, LOG_PAIRS } from './server-goals.mjs';
 import { answerOf, ownHeaders, startServe, startSmallServer, stop } from './servers.mjs';
 
 const VALGRIND = '/usr/bin/valgrind';
@@ -51,20 +52,16 @@ export async function countInstructions({ site, queries, dir, warmup, requests, 
       for (const [fn, n] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, top))
         console.log(`${''.padEnd(8)}${thousands(n)}  ${fn}`);
   }
-  const ratio = (ceilingKey, key) => counts[ceilingKey] / counts[key];
   const goals = [
-    ['A', 'D', 0.9, 'precomputed page against the ceiling'],
-    ['B', "D'", 0.75, 'live page against the ceiling'],
-    ['BD', "D'", 0.75, 'never-seen live page against the ceiling'],
-    ['AL', 'A', 0.9, 'the request log, precomputed page'],
-    ['BL', 'B', 0.9, 'the request log, live page'],
+    ...CEILING_GOALS.map(([row, ceiling, goal]) => [row, ceiling, goal, `${row} against the same-headers ceiling`]),
+    ...LOG_PAIRS.map(([logged, quiet]) => [logged, quiet, LOG_GOAL, 'the request log']),
   ];
   console.log(
     "ratios (the main thread's instructions of the column / of the row: the row's req/s, were the main thread the bound):",
   );
   for (const [row, column, goal, what] of goals) {
     if (!counts[row] || !counts[column]) continue;
-    const r = ratio(column, row);
+    const r = counts[column] / counts[row];
     console.log(
       `  ${`${row} / ${column}`.padEnd(9)} ${r.toFixed(2)}  goal >= ${goal}: ${r >= goal ? 'ok' : 'MISSED'}  (${what})`,
     );
