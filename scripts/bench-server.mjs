@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { atScale } from './bench/at-scale.mjs';
 import { chooseTool, distinctLua, loader } from './bench/load.mjs';
 import { loadNow, median, placement, settle } from './bench/machine.mjs';
-import { countInstructions } from './bench/instructions.mjs';
+import { countInstructions, VALGRIND } from './bench/instructions.mjs';
 import { profileServe } from './bench/profile-serve.mjs';
 import { CEILING_GOALS, LOG_GOAL, LOG_PAIRS } from './bench/server-goals.mjs';
 import {
@@ -87,6 +87,10 @@ for (const name of [
     console.error(`bench: --${name} must be a positive integer, not ${opts[name]}`);
     process.exit(2);
   }
+}
+if (opts.instructions && !existsSync(VALGRIND)) {
+  console.error(`bench: --instructions counts with valgrind, and ${VALGRIND} is missing: apt-get install -y valgrind`);
+  process.exit(2);
 }
 if (!/^\d+$/.test(opts['instructions-top'])) {
   console.error(`bench: --instructions-top must be a whole number, not ${opts['instructions-top']}`);

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { CEILING_GOALS, LOG_GOAL, LOG_PAIRS } from './server-goals.mjs';
 import { answerOf, ownHeaders, startServe, startSmallServer, stop } from './servers.mjs';
 
-const VALGRIND = '/usr/bin/valgrind';
+export const VALGRIND = '/usr/bin/valgrind';
 
 export async function countInstructions({ site, queries, dir, warmup, requests, only, top = 0 }) {
   if (!existsSync(VALGRIND)) throw new Error(`${VALGRIND} is missing: apt-get install -y valgrind`);
