@@ -1,6 +1,6 @@
 // npm run bench:instructions: what one request costs, in instructions counted by valgrind's
 // callgrind, for serve's answers and the same-headers ceiling. Unlike req/s on a shared machine,
-// the count does not depend on what the neighbours do: two runs agree within about 1 %, so a cost
+// the count does not depend on what the neighbours do: two runs agree within 1-2 %, so a cost
 // of a few percent (the request log) can be told from noise.
 //
 // Each kind runs in a process of its own, started under callgrind with instrumentation off; after
