@@ -17,14 +17,14 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { Agent, get } from 'node:http';
 import { join } from 'node:path';
 import { CEILING_GOALS, LOG_GOAL, LOG_PAIRS } from './server-goals.mjs';
-import { answerOf, ownHeaders, startServe, startSmallServer, stop } from './servers.mjs';
+import { serveAnswers, startServe, startSmallServer, stop } from './servers.mjs';
 
 export const VALGRIND = '/usr/bin/valgrind';
 
 export async function countInstructions({ site, queries, dir, warmup, requests, only, top = 0 }) {
   if (!existsSync(VALGRIND)) throw new Error(`${VALGRIND} is missing: apt-get install -y valgrind`);
   mkdirSync(dir, { recursive: true });
-  const answers = await probeAnswers(site, queries);
+  const answers = await serveAnswers(site, queries);
   const ceiling = (nodeFlags, wrap) =>
     startSmallServer([answers.precomputed, answers.live], { label: 'same-headers ceiling', nodeFlags, wrap });
   const kinds = [
@@ -67,23 +67,6 @@ export async function countInstructions({ site, queries, dir, warmup, requests, 
     );
   }
   return counts;
-}
-
-/** Serve's answers to the two queries (the ceiling sends these bytes with these headers). */
-async function probeAnswers(site, queries) {
-  const probe = await startServe(site, {});
-  try {
-    const answers = {};
-    for (const [kind, query] of Object.entries(queries)) {
-      const path = `/cities/?${query}`;
-      const answer = await answerOf(`${probe.url}${path}`);
-      if (answer.status !== 200) throw new Error(`serve answered ${answer.status} to ${path}`);
-      answers[kind] = { path, body: answer.body, headers: ownHeaders(answer.rawHeaders) };
-    }
-    return answers;
-  } finally {
-    await stop(probe.child);
-  }
 }
 
 async function countOne(kind, { dir, warmup, requests, top }) {

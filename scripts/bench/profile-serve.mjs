@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyze, report } from './cpu-profile.mjs';
 import { distinctLua } from './load.mjs';
-import { answerOf, ownHeaders, startServe, startSmallServer, stop } from './servers.mjs';
+import { serveAnswers, startServe, startSmallServer, stop } from './servers.mjs';
 
 export async function profileServe({ site, queries, generator, cpus, connections, duration, interval, dir }) {
   mkdirSync(dir, { recursive: true });
@@ -21,18 +21,7 @@ export async function profileServe({ site, queries, generator, cpus, connections
     '--cpu-prof-interval',
     String(interval),
   ];
-  const answers = {};
-  const probe = await startServe(site, { cpus: cpus.server });
-  try {
-    for (const [kind, query] of Object.entries(queries)) {
-      const path = `/cities/?${query}`;
-      const answer = await answerOf(`${probe.url}${path}`);
-      if (answer.status !== 200) throw new Error(`serve answered ${answer.status} to ${path}`);
-      answers[kind] = { path, body: answer.body, headers: ownHeaders(answer.rawHeaders) };
-    }
-  } finally {
-    await stop(probe.child);
-  }
+  const answers = await serveAnswers(site, queries, { cpus: cpus.server });
   const runs = [
     {
       name: 'serve-precomputed',

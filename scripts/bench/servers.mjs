@@ -74,6 +74,26 @@ export function answerOf(url) {
   });
 }
 
+/**
+ * Serve's answers to `queries` ({ kind: query }), from a serve of `site` started for it and stopped:
+ * { kind: { path, body, headers } }, the bytes and headers the benchmarks' ceilings send.
+ */
+export async function serveAnswers(site, queries, options = {}) {
+  const probe = await startServe(site, options);
+  try {
+    const answers = {};
+    for (const [kind, query] of Object.entries(queries)) {
+      const path = `/cities/?${query}`;
+      const answer = await answerOf(`${probe.url}${path}`);
+      if (answer.status !== 200) throw new Error(`serve answered ${answer.status} to ${path}`);
+      answers[kind] = { path, body: answer.body, headers: ownHeaders(answer.rawHeaders) };
+    }
+    return answers;
+  } finally {
+    await stop(probe.child);
+  }
+}
+
 /** An answer's headers as sent, as a flat [name, value, ...] list, without those node:http adds itself. */
 export function ownHeaders(rawHeaders) {
   const flat = [];
