@@ -21,7 +21,7 @@
 //     [--live QUERY] [--data FILE] [--loader wrk|autocannon] [--pin auto|off|L:S]
 //     [--max-load X] [--wait-load S] [--skip-large] [--large-data FILE] [--large-live QUERY]
 //     [--profile] [--profile-duration S] [--profile-interval US] [--profile-dir DIR]
-//     [--instructions] [--instructions-requests N] [--instructions-top N]
+//     [--instructions] [--instructions-requests N] [--instructions-top N] [--instructions-kinds A,B,...]
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { atScale } from './bench/at-scale.mjs';
 import { chooseTool, distinctLua, loader } from './bench/load.mjs';
 import { loadNow, median, placement, settle } from './bench/machine.mjs';
-import { countInstructions, VALGRIND } from './bench/instructions.mjs';
+import { countInstructions, KINDS, VALGRIND } from './bench/instructions.mjs';
 import { profileServe } from './bench/profile-serve.mjs';
 import { CEILING_GOALS, LOG_GOAL, LOG_PAIRS } from './bench/server-goals.mjs';
 import {
@@ -72,6 +72,7 @@ const { values: opts } = parseArgs({
     instructions: { type: 'boolean', default: false },
     'instructions-requests': { type: 'string', default: '3000' },
     'instructions-top': { type: 'string', default: '0' },
+    'instructions-kinds': { type: 'string' },
   },
 });
 for (const name of [
@@ -94,6 +95,11 @@ if (opts.instructions && !existsSync(VALGRIND)) {
 }
 if (!/^\d+$/.test(opts['instructions-top'])) {
   console.error(`bench: --instructions-top must be a whole number, not ${opts['instructions-top']}`);
+  process.exit(2);
+}
+const unknownKinds = opts['instructions-kinds']?.split(',').filter((kind) => !KINDS.includes(kind));
+if (unknownKinds?.length) {
+  console.error(`bench: --instructions-kinds: no kind ${unknownKinds.join(', ')}; the kinds are ${KINDS.join(',')}`);
   process.exit(2);
 }
 const duration = Number(opts.duration);
@@ -121,6 +127,7 @@ try {
       warmup: 20000,
       requests: Number(opts['instructions-requests']),
       top: Number(opts['instructions-top']),
+      only: opts['instructions-kinds']?.split(','),
     });
   } else if (opts.profile) {
     await profileServe({

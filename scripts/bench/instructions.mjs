@@ -20,25 +20,29 @@ import { CEILING_GOALS, LOG_GOAL, LOG_PAIRS } from './server-goals.mjs';
 import { serveAnswers, startServe, startSmallServer, stop } from './servers.mjs';
 
 export const VALGRIND = '/usr/bin/valgrind';
+/** The kinds counted, in order: which answer, from which server (serve quiet or logging, or the ceiling). */
+const KIND_TABLE = [
+  { key: 'A', label: 'serve, precomputed page', answer: 'precomputed', server: 'quiet' },
+  { key: 'AL', label: 'A with the default request log', answer: 'precomputed', server: 'logging' },
+  { key: 'B', label: 'serve, live page', answer: 'live', server: 'quiet' },
+  { key: 'BL', label: 'B with the default request log', answer: 'live', server: 'logging' },
+  { key: 'BD', label: 'B, each query new (&n=...)', answer: 'live', server: 'quiet', distinct: true },
+  { key: 'D', label: "same-headers ceiling, A's answer", answer: 'precomputed', server: 'ceiling' },
+  { key: "D'", label: "same-headers ceiling, B's answer", answer: 'live', server: 'ceiling' },
+];
+export const KINDS = KIND_TABLE.map((kind) => kind.key);
 
 export async function countInstructions({ site, queries, dir, warmup, requests, only, top = 0 }) {
   if (!existsSync(VALGRIND)) throw new Error(`${VALGRIND} is missing: apt-get install -y valgrind`);
   mkdirSync(dir, { recursive: true });
   const answers = await serveAnswers(site, queries);
-  const ceiling = (nodeFlags, wrap) =>
-    startSmallServer([answers.precomputed, answers.live], { label: 'same-headers ceiling', nodeFlags, wrap });
-  const kinds = [
-    { key: 'A', label: 'serve, precomputed page', path: answers.precomputed.path, start: serve(true) },
-    { key: 'AL', label: 'A with the default request log', path: answers.precomputed.path, start: serve(false) },
-    { key: 'B', label: 'serve, live page', path: answers.live.path, start: serve(true) },
-    { key: 'BL', label: 'B with the default request log', path: answers.live.path, start: serve(false) },
-    { key: 'BD', label: 'B, each query new (&n=...)', path: answers.live.path, start: serve(true), distinct: true },
-    { key: 'D', label: "same-headers ceiling, A's answer", path: answers.precomputed.path, start: ceiling },
-    { key: "D'", label: "same-headers ceiling, B's answer", path: answers.live.path, start: ceiling },
-  ];
-  function serve(quiet) {
-    return (nodeFlags, wrap) => startServe(site, { quiet, nodeFlags, wrap });
-  }
+  const starts = {
+    quiet: (nodeFlags, wrap) => startServe(site, { quiet: true, nodeFlags, wrap }),
+    logging: (nodeFlags, wrap) => startServe(site, { quiet: false, nodeFlags, wrap }),
+    ceiling: (nodeFlags, wrap) =>
+      startSmallServer([answers.precomputed, answers.live], { label: 'same-headers ceiling', nodeFlags, wrap }),
+  };
+  const kinds = KIND_TABLE.map((kind) => ({ ...kind, path: answers[kind.answer].path, start: starts[kind.server] }));
   console.log(
     `\ninstructions per request (valgrind --tool=callgrind, user space; ${warmup} requests to warm up, then ${requests} counted, one at a time):`,
   );
