@@ -109,6 +109,22 @@ describe('answers are assembled compactly in the spec field order', () => {
     ).toBe('{"count":1,"next":"http://x/cities/?page=2","previous":null,"results":[{},{"a":1}]}');
   });
 
+  // The head is encoded in a scratch array before it is measured: each case after a longer one.
+  it.each([
+    ['a link of 6,000 characters (beyond the scratch)', `"http://x/cities/?q=${'a'.repeat(6000)}"`],
+    [
+      'a link of 5,000 non-ASCII characters (3 bytes each, within the scratch)',
+      `"http://x/cities/?q=${'名'.repeat(5000)}"`,
+    ],
+    ['a short ASCII link, after those', '"http://x/cities/?page=2"'],
+    ['a link with 2- and 4-byte characters', '"http://x/cities/?q=é😀"'],
+    ['no link', 'null'],
+  ])('an eagerly assembled page has its whole head: %s', (_, next) => {
+    const cities = [Buffer.from('{"a":1}'), Buffer.from('{"b":"ü"}')];
+    const bytes = Buffer.concat([...envelopeJson(9, next, 'null', 2, (i) => cities[i]!)]);
+    expect(bytes.toString()).toBe(`{"count":9,"next":${next},"previous":null,"results":[{"a":1},{"b":"ü"}]}`);
+  });
+
   it.each([
     ['no cities', 0, 'null', 'null'],
     ['one city', 1, 'null', 'null'],
