@@ -26,6 +26,33 @@ describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)',
     ['raw non-ASCII passes through', 'x=é%41', [['x', 'éA']]],
     ['escapes decoded per ASCII run', 'x=%C3é%A9', [['x', '\ufffdé\ufffd']]],
     ['semicolon is not a separator', 'a=1;b=2', [['a', '1;b=2']]],
+    // Each field's name and value are decoded on their own: a + or % in one says nothing of the other.
+    ['an escape in the name only', 'page%5Fsize=3+', [['page_size', '3 ']]],
+    [
+      'a plus in the value only, a plain name after',
+      'a=%41+b&c=d',
+      [
+        ['a', 'A b'],
+        ['c', 'd'],
+      ],
+    ],
+    ['a plus or escape after the first =', 'a=b=%41+', [['a', 'b=A ']]],
+    [
+      'a field that is only =',
+      '=&=%41',
+      [
+        ['', ''],
+        ['', 'A'],
+      ],
+    ],
+    [
+      'an escape in a name without =, then a plain field',
+      '%41+&b=1',
+      [
+        ['A ', ''],
+        ['b', '1'],
+      ],
+    ],
     [
       'names without =, between pairs: the = of a later field is not theirs',
       'a&b=1&c&d=',

@@ -13,24 +13,41 @@ const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
  */
 export function parseQuery(qs: string): QueryPair[] {
   const pairs: QueryPair[] = [];
-  // Field by field in place (no array of fields made first: every request with a query is read
-  // here). `eq`: the next `=` at or after the field (the length when none is left), so that the
-  // whole query is scanned once, whatever its fields.
+  // One pass over the characters (every request with a query is read here): a field's `=`, and
+  // whether its name or value holds a `+` or `%` to decode, are noted on the way, not searched for.
+  let start = 0;
   let eq = -1;
-  for (let start = 0; start < qs.length; ) {
-    let end = qs.indexOf('&', start);
-    if (end < 0) end = qs.length;
-    if (end > start) {
-      if (eq < start) {
-        eq = qs.indexOf('=', start);
-        if (eq < 0) eq = qs.length;
-      }
-      const named = eq < end;
-      pairs.push([unquotePlus(qs.slice(start, named ? eq : end)), named ? unquotePlus(qs.slice(eq + 1, end)) : '']);
+  let nameEncoded = false;
+  let valueEncoded = false;
+  for (let i = 0; i <= qs.length; i++) {
+    const c = i < qs.length ? qs.charCodeAt(i) : AMPERSAND;
+    if (c === AMPERSAND) {
+      if (i > start)
+        pairs.push(
+          eq < 0
+            ? [decoded(qs.slice(start, i), nameEncoded), '']
+            : [decoded(qs.slice(start, eq), nameEncoded), decoded(qs.slice(eq + 1, i), valueEncoded)],
+        );
+      start = i + 1;
+      eq = -1;
+      nameEncoded = valueEncoded = false;
+    } else if (c === EQUALS && eq < 0) eq = i;
+    else if (c === PLUS || c === PERCENT) {
+      if (eq < 0) nameEncoded = true;
+      else valueEncoded = true;
     }
-    start = end + 1;
   }
   return pairs;
+}
+
+const AMPERSAND = 0x26;
+const EQUALS = 0x3d;
+const PLUS = 0x2b;
+const PERCENT = 0x25;
+
+/** unquotePlus(text), where the caller knows whether it holds a `+` or `%` at all. */
+function decoded(text: string, encoded: boolean): string {
+  return encoded ? unquotePlus(text) : text;
 }
 
 /** Number of fields Django counts against DATA_UPLOAD_MAX_NUMBER_FIELDS (`&` count + 1). */
@@ -127,11 +144,30 @@ function sortedNames(names: string[]): string[] {
   return names;
 }
 
-const ALWAYS_SAFE = /^[A-Za-z0-9_.\-~]*$/;
 /** Python's `quote_plus(s, safe='')`: UTF-8 percent-encoding, space as `+`, uppercase hex. */
 export function quotePlus(s: string): string {
-  if (ALWAYS_SAFE.test(s)) return s;
+  if (alwaysSafe(s)) return s;
   return encodeURIComponent(s.toWellFormed())
     .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
     .replaceAll('%20', '+');
+}
+
+/** Whether every character is one quote() leaves as it is: `A-Za-z0-9_.-~` (a loop: most names and values are, and a regex costs more than they do). */
+function alwaysSafe(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (
+      !(
+        (c >= 0x61 && c <= 0x7a) ||
+        (c >= 0x41 && c <= 0x5a) ||
+        (c >= 0x30 && c <= 0x39) ||
+        c === 0x5f ||
+        c === 0x2e ||
+        c === 0x2d ||
+        c === 0x7e
+      )
+    )
+      return false;
+  }
+  return true;
 }

@@ -105,6 +105,7 @@ export function splitTarget(target: string): { rawPath: string; query: string } 
  * (`http://host/cities/`, as sent to proxies) loses its scheme and authority, as gunicorn reads it.
  */
 export function originForm(target: string): string {
+  if (target.charCodeAt(0) === 0x2f) return target; // `/`: already the origin form (no scheme starts so)
   const absolute = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
   if (!absolute) return target;
   const rest = target.slice(absolute[0].length);
