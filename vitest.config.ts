@@ -49,6 +49,7 @@ const UNIT = [
   'openapi',
   'ordering',
   'page',
+  'page-assembly',
   'paginate',
   'pretty-json',
   'properties',

@@ -1,5 +1,6 @@
 import type { Bytes } from './bytes.js';
 import type { CityTable } from './city-table.js';
+import type { CityStorage } from './page-assembly.js';
 import { comparatorFor, DEFAULT_COLLATION, rankValues, type Collation, type Compare } from './collation.js';
 import type { NameField } from './fields.js';
 import { orderingKey, type Ordering } from './ordering.js';
@@ -71,6 +72,11 @@ export class CityIndex implements OrderSource {
   /** order(ordering), composed in steps with `pause()` between them (see Orders.compose). */
   composed(ordering: Ordering, pause: () => Promise<void>): Promise<Uint32Array> {
     return this.orders.compose(ordering, pause);
+  }
+
+  /** Where the dataset's serialized cities lie: pages are copied from it (PageIndex.storage). */
+  get storage(): CityStorage {
+    return this.table.storage();
   }
 
   /** The serialized city at a position of the dataset. */

@@ -1,6 +1,7 @@
 import type { City, NameField } from './fields.js';
 import { concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, type Bytes } from './bytes.js';
 import { cityJson } from './json-text.js';
+import { cityStorage, type CityStorage } from './page-assembly.js';
 import { CityTableBuilder, datasetFileParts, type TableParts } from './table-parts.js';
 
 /**
@@ -51,6 +52,13 @@ export class CityTable {
     );
     cities.forEach((city, i) => builder.add(city, texts[i]));
     return CityTable.of(builder.finish());
+  }
+
+  private stored: CityStorage | undefined;
+
+  /** Where the cities' bytes lie, for copying pages from (page-assembly.ts). */
+  storage(): CityStorage {
+    return (this.stored ??= cityStorage(this.chunks, this.spans));
   }
 
   /** The city at a position, serialized (a view, not a copy). */

@@ -1,15 +1,6 @@
 import { NAME_FIELDS, type City } from './fields.js';
-import {
-  allocBytes,
-  concatBytes,
-  fromUtf8,
-  inSharedMemory,
-  setBytesBefore,
-  utf8,
-  utf8Length,
-  writeUtf8,
-  type Bytes,
-} from './bytes.js';
+import { concatBytes, fromUtf8, utf8, utf8Length, type Bytes } from './bytes.js';
+import { assemble, assembleStored, type CityStorage } from './page-assembly.js';
 import { prettyParts } from './pretty-json.js';
 
 // Bytes exactly as DRF's JSONRenderer writes them: compact separators, UTF-8 (not \u-escaped),
@@ -66,20 +57,33 @@ export interface Parts extends Iterable<Bytes> {
   readonly byteLength: number;
 }
 
+/** A page's cities as positions of a storage (a CityIndex's), copied from it without a view of each. */
+export interface StoredCities {
+  readonly positions: Uint32Array;
+  readonly storage: CityStorage;
+}
+
 /**
- * The paginated envelope, by concatenating already-serialized cities (`city(0..n-1)`): one buffer
- * for ordinary pages; for the largest (all cities on one page) a re-iterable sequence of parts of
- * about PART_BYTES, produced while being written, so such a page is never held whole. `next` and
- * `previous` are JSON already: a string literal or `null`.
+ * The paginated envelope, by concatenating already-serialized cities (`city(0..n-1)`, or stored
+ * ones): one buffer for ordinary pages; for the largest (all cities on one page) a re-iterable
+ * sequence of parts of about PART_BYTES, produced while being written, so such a page is never
+ * held whole. `next` and `previous` are JSON already: a string literal or `null`.
  */
 export function envelopeJson(
   count: number,
   next: string,
   previous: string,
   n: number,
-  city: (i: number) => Bytes,
+  cities: ((i: number) => Bytes) | StoredCities,
 ): Iterable<Bytes> | Parts {
   const head = envelopeHead(count, next, previous);
+  let city: (i: number) => Bytes;
+  if (typeof cities === 'function') city = cities;
+  else {
+    const { positions, storage } = cities;
+    if (n <= EAGER_CITIES) return [assembleStored(head, positions, storage)];
+    city = (i) => storedCity(storage, positions[i]!);
+  }
   if (n <= EAGER_CITIES) return [assemble(head, n, city)];
   function* parts(): Generator<Bytes> {
     let group: Bytes[] = [utf8(head)];
@@ -106,6 +110,12 @@ export function envelopeJson(
       return size;
     },
   };
+}
+
+/** The city at `position` of a storage, as a view. */
+export function storedCity({ chunks, spans }: CityStorage, position: number): Bytes {
+  const s = position * 3;
+  return chunks[spans[s]!]!.subarray(spans[s + 1], spans[s + 2]);
 }
 
 export function envelopeHead(count: number, next: string, previous: string): string {
@@ -139,34 +149,6 @@ export function lazyParts(produce: () => Iterable<Bytes>): Parts {
       return size;
     },
   };
-}
-
-/** Where assemble() writes a page's head first, to learn its UTF-8 length (heads longer than a third of it are encoded apart). */
-const HEAD_SCRATCH = new Uint8Array(16 * 1024);
-
-/**
- * An ordinary page as one buffer: sized first, then each city copied once, from the last to the
- * first (setBytesBefore may overwrite bytes before a city's place: the comma, the city before it
- * and, last, the head cover them). The head is encoded before it is measured: it is a string
- * made of pieces, which V8 reads character by character at 40 instructions each (utf8Length).
- */
-function assemble(head: string, n: number, city: (i: number) => Bytes): Bytes {
-  const headBytes =
-    head.length * 3 <= HEAD_SCRATCH.length ? HEAD_SCRATCH.subarray(0, writeUtf8(head, HEAD_SCRATCH, 0)) : utf8(head);
-  const cities = new Array<Bytes>(n);
-  let size = headBytes.length + Math.max(0, n - 1) + TAIL.length;
-  for (let i = 0; i < n; i++) size += (cities[i] = city(i)).length;
-  const out = allocBytes(size);
-  // A page's cities come from one index: where the first lies, all do (asked once, not per city).
-  const shared = n > 0 && inSharedMemory(cities[0]!);
-  let at = size - TAIL.length;
-  out.set(TAIL, at);
-  for (let i = n - 1; i >= 0; i--) {
-    setBytesBefore(out, cities[i]!, (at -= cities[i]!.length), shared);
-    if (i) out[--at] = 0x2c;
-  }
-  out.set(headBytes, 0);
-  return out;
 }
 
 /** A DRF error body such as `{"detail":"Invalid page."}`. */

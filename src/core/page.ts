@@ -3,6 +3,7 @@ import { detailJson, envelopeJson, jsonString } from './json-text.js';
 import { CitiesApiError } from './errors.js';
 import { orderingKey, parseOrdering, type Ordering } from './ordering.js';
 import { pageSizeOf, paginate, type PageSlice } from './paginate.js';
+import type { CityStorage } from './page-assembly.js';
 import { lastValue, paramSetter, type QueryPair } from './query-string.js';
 import { ROUTES } from './route-table.js';
 
@@ -32,6 +33,8 @@ export interface PageIndex {
   readonly count: number;
   positions(ordering: Ordering, start: number, end: number): Uint32Array;
   json(position: number): Bytes;
+  /** Where the cities' bytes lie, when the index holds them so: a page is then copied without a view of each (json() is not called). */
+  readonly storage?: CityStorage;
   /** Null when answerListing() of these pairs is quick, else a promise doing the long part in steps, `pause()` between them (CityIndex). */
   prepare?(pairs: readonly QueryPair[], pause: () => Promise<void>): Promise<unknown> | null;
 }
@@ -47,7 +50,13 @@ export function answerListing(index: PageIndex, pairs: readonly QueryPair[], bas
   const positions = index.positions(frame.page.ordering, start, end);
   return {
     status: 200,
-    body: envelopeJson(index.count, frame.next, frame.previous, end - start, (i) => index.json(positions[i]!)),
+    body: envelopeJson(
+      index.count,
+      frame.next,
+      frame.previous,
+      end - start,
+      index.storage ? { positions, storage: index.storage } : (i) => index.json(positions[i]!),
+    ),
   };
 }
 
