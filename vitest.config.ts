@@ -55,6 +55,7 @@ const UNIT = [
   'properties',
   'python-text',
   'query-string',
+  'raw-headers',
   'read-dataset',
   'remove-tree',
   'request-body',

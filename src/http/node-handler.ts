@@ -5,6 +5,7 @@ import { decideRoute } from './route.js';
 import type { ApiRequest, SiteContext } from './route-types.js';
 import { originForm } from '../core/url-path.js';
 import { RouteMemo } from './route-memo.js';
+import { joinedHeader } from './raw-headers.js';
 import { AnswerCache } from './answer-cache.js';
 import { create, type CreateOptions } from './create-answer.js';
 import { IF_NONE_MATCH, sendFile } from './send-file.js';
@@ -15,6 +16,7 @@ import type { LoadedSite } from './site-state.js';
 /** A CORS preflight's request headers, as node:http names them (lower case). */
 const REQUEST_METHOD = ROUTES.header.requestMethod.toLowerCase();
 const REQUEST_HEADERS = ROUTES.header.requestHeaders.toLowerCase();
+const ACCEPT = ROUTES.header.accept.toLowerCase();
 
 export interface HandlerOptions extends CreateOptions {
   /** The site to answer from now (it changes after a rebuild). */
@@ -76,7 +78,7 @@ function handle(
   const site = options.site();
   const method = req.method ?? 'GET';
   const target = req.url ?? '/';
-  const accept = req.headers.accept;
+  const accept = joinedHeader(req, ACCEPT);
   // GET and HEAD decisions depend on the method, target and Accept only (see decideRoute()).
   const memo = method === 'GET' || method === 'HEAD' ? memoOf(site) : undefined;
   let apiRequest: ApiRequest | undefined;
@@ -90,7 +92,7 @@ function handle(
           ? ((req.headers[REQUEST_HEADERS] as string | undefined) ?? '')
           : undefined,
       writable: options.writer !== undefined && options.token !== undefined,
-      ifNoneMatch: req.headers[IF_NONE_MATCH] as string | undefined,
+      ifNoneMatch: joinedHeader(req, IF_NONE_MATCH),
     });
   let decision = memo?.get(method, accept, target);
   // How often the memo has seen this target: what the answer cache and the ETag memo make of it (send-listing.ts).
