@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lastValue, parseQuery, queryFieldCount, quotePlus, withParam } from '../src/core/query-string.js';
+import { lastValue, parseQuery, plainPairs, queryFieldCount, quotePlus, withParam } from '../src/core/query-string.js';
 
 // Expected values are what Python's urllib.parse (parse_qsl, quote_plus) returns.
 describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)', () => {
@@ -122,6 +122,15 @@ describe('withParam rebuilds the query as DRF replace_query_param / remove_query
     ['replaces repeated page by one value', 'page=1&page=2', 'page', '3', 'page=3'],
     ['sorts by code point, not UTF-16', '%EF%BD%81=1&%F0%9D%92%9C=2', 'page', null, '%EF%BD%81=1&%F0%9D%92%9C=2'],
     ['uppercase before lowercase', 'b=1&B=2&a=3', 'page', '2', 'B=2&a=3&b=1&page=2'],
+    // A few pairs are grouped by a scan, more by a Map: repeated names interleaved, in either case.
+    ['a few pairs, names repeated out of order', 'b=1&a=2&b=3&page=2&a=4', 'page', '5', 'a=2&a=4&b=1&b=3&page=5'],
+    [
+      'more than eight pairs, names repeated out of order',
+      'z=1&page=9&y=2&z=0&x=3&x=&w=4&v=5&u=6&t=7',
+      'page',
+      '2',
+      'page=2&t=7&u=6&v=5&w=4&x=3&x=&y=2&z=1&z=0',
+    ],
   ])('%s', (_, qs, name, value, expected) => {
     expect(withParam(parseQuery(qs), name, value)).toBe(expected);
   });
@@ -142,5 +151,26 @@ describe('#12 a leading U+FEFF in a query name or value is kept, as Python decod
     expect(withParam(parseQuery('%EF%BB%BFpage=2&ordering=%EF%BB%BFname_en'), 'page', '2')).toBe(
       'ordering=%EF%BB%BFname_en&page=2&%EF%BB%BFpage=2',
     );
+  });
+});
+
+describe('plainPairs: the last parsed pairs, when their query needs no decoding, quoting or escaping', () => {
+  it.each([
+    ['letters, digits, _.-~, = and &', 'page_size=7&page=3&ordering=-name_en.x~', true],
+    ['no query', '', true],
+    ['a name without =, empty fields', 'a&&b=', true],
+    ['a percent-escape', 'page=%33', false],
+    ['a plus', 'q=a+b', false],
+    ['a quote (JSON escapes it)', 'q="', false],
+    ['a character quote() encodes', 'q=a,b', false],
+    ['non-ASCII', 'q=é', false],
+  ])('%s', (_, qs, plain) => {
+    expect(plainPairs(parseQuery(qs))).toBe(plain);
+  });
+  it('speaks only of the last pairs parsed, by identity', () => {
+    const first = parseQuery('a=1');
+    const equal = parseQuery('a=1');
+    expect([plainPairs(first), plainPairs(equal)]).toEqual([false, true]);
+    expect(plainPairs([['a', '1']])).toBe(false);
   });
 });

@@ -19,8 +19,10 @@ export function parseQuery(qs: string): QueryPair[] {
   let eq = -1;
   let nameEncoded = false;
   let valueEncoded = false;
+  let plain = true;
   for (let i = 0; i <= qs.length; i++) {
     const c = i < qs.length ? qs.charCodeAt(i) : AMPERSAND;
+    if (plain && !(c < 0x80 && PLAIN_QUERY[c])) plain = false;
     if (c === AMPERSAND) {
       if (i > start)
         pairs.push(
@@ -37,7 +39,27 @@ export function parseQuery(qs: string): QueryPair[] {
       else valueEncoded = true;
     }
   }
+  lastPlain = plain ? pairs : undefined;
   return pairs;
+}
+
+/** The characters quote() leaves as they are (`A-Za-z0-9_.-~`), by code: 1 where so. */
+const ALWAYS_SAFE = new Uint8Array(0x80);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~') ALWAYS_SAFE[c.charCodeAt(0)] = 1;
+/** ALWAYS_SAFE, `=` and `&`: a query of only these parses to pairs that need no decoding, quoting or JSON escaping. */
+const PLAIN_QUERY = ALWAYS_SAFE.slice();
+PLAIN_QUERY[0x3d] = PLAIN_QUERY[0x26] = 1;
+
+/** The pairs parseQuery() made last, when their query was plain (PLAIN_QUERY). */
+let lastPlain: readonly QueryPair[] | undefined;
+
+/**
+ * Whether every name and value of `pairs` is made of ALWAYS_SAFE characters, known without
+ * reading them again for the pairs of the last query parsed (most requests ask it of those, at
+ * once): for others, false. Compared by identity, so it never speaks of other pairs.
+ */
+export function plainPairs(pairs: readonly QueryPair[]): boolean {
+  return pairs === lastPlain;
 }
 
 const AMPERSAND = 0x26;
@@ -103,22 +125,15 @@ export function withParam(pairs: readonly QueryPair[], name: string, value: stri
 
 /** withParam() for one `pairs` and `name` and any value: the other pairs grouped, sorted and encoded once. */
 export function paramSetter(pairs: readonly QueryPair[], name: string): (value: string | null) => string {
-  const groups = new Map<string, string[]>();
-  for (const [k, v] of pairs) {
-    if (k === name) continue;
-    const list = groups.get(k);
-    if (list) list.push(v);
-    else groups.set(k, [v]);
-  }
-  const names = sortedNames([...groups.keys()]);
   // The fields before `name` and after it, as strings grown in place (no arrays joined).
   let head = '';
   let tail = '';
-  for (const k of names) {
+  const plain = plainPairs(pairs);
+  for (const [k, values] of otherGroups(pairs, name)) {
     const before = compareCodePoints(k, name) < 0;
-    const quoted = quotePlus(k);
-    for (const v of groups.get(k)!) {
-      const field = `${quoted}=${quotePlus(v)}`;
+    const quoted = plain ? k : quotePlus(k);
+    for (const v of values) {
+      const field = `${quoted}=${plain ? v : quotePlus(v)}`;
       if (before) head = head ? `${head}&${field}` : field;
       else tail = tail ? `${tail}&${field}` : field;
     }
@@ -132,16 +147,37 @@ export function paramSetter(pairs: readonly QueryPair[], name: string): (value: 
   };
 }
 
-/** Distinct names in code point order: a few (most queries) sorted in place, more by Array.sort. */
-function sortedNames(names: string[]): string[] {
-  if (names.length > 8) return names.sort(compareCodePoints);
-  for (let i = 1; i < names.length; i++) {
-    const k = names[i]!;
-    let j = i - 1;
-    for (; j >= 0 && compareCodePoints(names[j]!, k) > 0; j--) names[j + 1] = names[j]!;
-    names[j + 1] = k;
+/** Most pairs grouped by a scan of the names met so far (as most queries have); more by a Map. */
+const FEW_PAIRS = 8;
+
+/** The pairs not named `name`, grouped by name (values in order), in code point order of their names. */
+function otherGroups(pairs: readonly QueryPair[], name: string): [string, string[]][] {
+  if (pairs.length > FEW_PAIRS) {
+    const groups = new Map<string, string[]>();
+    for (const [k, v] of pairs) {
+      if (k === name) continue;
+      const list = groups.get(k);
+      if (list) list.push(v);
+      else groups.set(k, [v]);
+    }
+    return [...groups].sort((a, b) => compareCodePoints(a[0], b[0]));
   }
-  return names;
+  const groups: [string, string[]][] = [];
+  for (const [k, v] of pairs) {
+    if (k === name) continue;
+    let j = 0;
+    while (j < groups.length && groups[j]![0] !== k) j++;
+    if (j < groups.length) groups[j]![1].push(v);
+    else groups.push([k, [v]]);
+  }
+  // An insertion sort of a few, in place.
+  for (let i = 1; i < groups.length; i++) {
+    const group = groups[i]!;
+    let j = i - 1;
+    for (; j >= 0 && compareCodePoints(groups[j]![0], group[0]) > 0; j--) groups[j + 1] = groups[j]!;
+    groups[j + 1] = group;
+  }
+  return groups;
 }
 
 /** Python's `quote_plus(s, safe='')`: UTF-8 percent-encoding, space as `+`, uppercase hex. */
@@ -152,22 +188,11 @@ export function quotePlus(s: string): string {
     .replaceAll('%20', '+');
 }
 
-/** Whether every character is one quote() leaves as it is: `A-Za-z0-9_.-~` (a loop: most names and values are, and a regex costs more than they do). */
+/** Whether every character is one quote() leaves as it is. */
 function alwaysSafe(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (
-      !(
-        (c >= 0x61 && c <= 0x7a) ||
-        (c >= 0x41 && c <= 0x5a) ||
-        (c >= 0x30 && c <= 0x39) ||
-        c === 0x5f ||
-        c === 0x2e ||
-        c === 0x2d ||
-        c === 0x7e
-      )
-    )
-      return false;
+    if (!(c < 0x80 && ALWAYS_SAFE[c])) return false;
   }
   return true;
 }

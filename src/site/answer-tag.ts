@@ -1,5 +1,5 @@
 import type { Negotiation } from '../core/negotiate.js';
-import type { QueryPair } from '../core/query-string.js';
+import { plainPairs, type QueryPair } from '../core/query-string.js';
 import type { SiteSpec } from './spec.js';
 
 // The ETag of a computed JSON answer, the same wherever it is computed (`cities-api serve`, every
@@ -78,8 +78,9 @@ function hash128(head: string, pairsJson: string): string {
 function hashPairs(head: string, pairs: readonly QueryPair[]): string {
   // Its length first (the lanes start from it): `${head},[` and `]]`, each pair's `["name","value"]`, commas between.
   let length = head.length + 4 + Math.max(0, pairs.length - 1);
+  const checked = plainPairs(pairs);
   for (const [name, value] of pairs) {
-    if (!plain(name) || !plain(value)) return hash128(head, JSON.stringify(pairs)); // escapes: as JSON writes them
+    if (!checked && (!plain(name) || !plain(value))) return hash128(head, JSON.stringify(pairs)); // escapes: as JSON writes them
     length += 7 + name.length + value.length;
   }
   const lanes = afterHead(head, length);
