@@ -40,6 +40,7 @@ const UNIT = [
   'cloudfront-stack',
   'create-city',
   'dataset-file',
+  'doorkeeper',
   'edge-cuts',
   'edge-ranges',
   'fetch-handler',

@@ -32,9 +32,12 @@ export class Doorkeeper {
   }
 }
 
-/** FNV-1a over the UTF-16 code units, never 0 (an empty slot). */
+/** FNV-1a over the UTF-16 code units two at a time (every new request's target is read here), never 0 (an empty slot). */
 function fingerprint(key: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  let h = 0x811c9dc5 ^ key.length;
+  let i = 1;
+  for (; i < key.length; i += 2) h = Math.imul(h ^ (key.charCodeAt(i - 1) | (key.charCodeAt(i) << 16)), 0x01000193);
+  if (i === key.length) h = Math.imul(h ^ key.charCodeAt(i - 1), 0x01000193);
+  h ^= h >>> 15;
   return h >>> 0 || 1;
 }

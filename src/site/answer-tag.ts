@@ -124,8 +124,12 @@ function afterHead(head: string, length: number): Int32Array {
     mix(kept, ',');
     byLength.set(length, kept);
   }
-  return kept.slice();
+  LANES.set(kept);
+  return LANES;
 }
+
+/** The lanes a hash is computed in (afterHead's copy of the kept ones): hashing is synchronous, one at a time. */
+const LANES = new Int32Array(4);
 
 /** The text's code units mixed into the four lanes. */
 function mix(lanes: Int32Array, text: string): void {
@@ -152,17 +156,30 @@ function mix(lanes: Int32Array, text: string): void {
 }
 
 function digest(lanes: Int32Array): string {
-  return `${finish(lanes[0]!)}${finish(lanes[1]!)}${finish(lanes[2]!)}${finish(lanes[3]!)}`;
+  return hex8(finish(lanes[0]!)) + hex8(finish(lanes[1]!)) + hex8(finish(lanes[2]!)) + hex8(finish(lanes[3]!));
 }
 
-/** Two hex digits for each byte value. */
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+/** The character codes of the hex digits. */
+const HEX = Array.from('0123456789abcdef', (digit) => digit.charCodeAt(0));
 
-function finish(lane: number): string {
+/** A 32-bit value as 8 hex digits, made at once (a string of two-digit pieces joined cost 15 concatenations a tag). */
+function hex8(h: number): string {
+  return String.fromCharCode(
+    HEX[h >>> 28]!,
+    HEX[(h >>> 24) & 15]!,
+    HEX[(h >>> 20) & 15]!,
+    HEX[(h >>> 16) & 15]!,
+    HEX[(h >>> 12) & 15]!,
+    HEX[(h >>> 8) & 15]!,
+    HEX[(h >>> 4) & 15]!,
+    HEX[h & 15]!,
+  );
+}
+
+function finish(lane: number): number {
   let h = lane ^ (lane >>> 16);
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return HEX[h >>> 24]! + HEX[(h >>> 16) & 0xff]! + HEX[(h >>> 8) & 0xff]! + HEX[h & 0xff]!;
+  return (h ^ (h >>> 16)) >>> 0;
 }
