@@ -39,7 +39,7 @@ export function writeUtf8(text: string, out: Bytes, at: number): number {
 
 const SLAB_BYTES = 64 * 1024;
 const SLAB_MAX = 8 * 1024;
-let slab = new Uint8Array(0);
+let slab = new ArrayBuffer(0);
 let slabAt = 0;
 
 /**
@@ -49,8 +49,8 @@ let slabAt = 0;
  */
 export function allocBytes(size: number): Bytes {
   if (size > SLAB_MAX) return new Uint8Array(size);
-  if (slabAt + size > slab.length) [slab, slabAt] = [new Uint8Array(SLAB_BYTES), 0];
-  const out = slab.subarray(slabAt, slabAt + size);
+  if (slabAt + size > slab.byteLength) [slab, slabAt] = [new ArrayBuffer(SLAB_BYTES), 0];
+  const out = new Uint8Array(slab, slabAt, size);
   slabAt = (slabAt + size + 7) & ~7;
   return out;
 }
@@ -62,8 +62,7 @@ export function allocBytes(size: number): Bytes {
  * the collector counts). Any other array is left alone.
  */
 export function releaseBytes(bytes: Bytes): void {
-  if (bytes.buffer === slab.buffer && ((bytes.byteOffset + bytes.length + 7) & ~7) === slabAt)
-    slabAt = bytes.byteOffset;
+  if (((bytes.byteOffset + bytes.length + 7) & ~7) === slabAt && bytes.buffer === slab) slabAt = bytes.byteOffset;
 }
 
 /** The parts joined into one array (`total`: their summed length, when already known). */

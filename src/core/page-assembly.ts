@@ -9,18 +9,26 @@ import { allocBytes, inSharedMemory, setBytesBefore, typedArrayCall, utf8, write
 export interface CityStorage {
   readonly chunks: readonly Bytes[];
   readonly spans: Uint32Array;
-  /** Each chunk's byteOffset in its buffer, and whether the chunks lie in shared memory: asked once, not per page. */
+  /** Each chunk's buffer and byteOffset in it, and whether the chunks lie in shared memory: asked once, not per page. */
+  readonly buffers: readonly ArrayBufferLike[];
   readonly offsets: readonly number[];
   readonly shared: boolean;
 }
 
 /** A storage's fields for `chunks` and `spans`. */
 export function cityStorage(chunks: readonly Bytes[], spans: Uint32Array): CityStorage {
-  return { chunks, spans, offsets: chunks.map((chunk) => chunk.byteOffset), shared: chunks.some(inSharedMemory) };
+  return {
+    chunks,
+    spans,
+    buffers: chunks.map((chunk) => chunk.buffer),
+    offsets: chunks.map((chunk) => chunk.byteOffset),
+    shared: chunks.some(inSharedMemory),
+  };
 }
 
 /** Where assemble() writes a page's head first, to learn its UTF-8 length (heads longer than a third of it are encoded apart). */
 const HEAD_SCRATCH = new Uint8Array(16 * 1024);
+const HEAD_BUFFER = HEAD_SCRATCH.buffer;
 const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
 const COMMA = 0x2c;
@@ -31,7 +39,7 @@ const COMMA = 0x2c;
  */
 function headBytes(head: string): Bytes {
   return head.length * 3 <= HEAD_SCRATCH.length
-    ? HEAD_SCRATCH.subarray(0, writeUtf8(head, HEAD_SCRATCH, 0))
+    ? new Uint8Array(HEAD_BUFFER, 0, writeUtf8(head, HEAD_SCRATCH, 0))
     : utf8(head);
 }
 
@@ -63,7 +71,7 @@ export function assemble(head: string, n: number, city: (i: number) => Bytes): B
 export function assembleStored(
   head: string,
   positions: Uint32Array,
-  { chunks, spans, offsets, shared }: CityStorage,
+  { spans, buffers, offsets, shared }: CityStorage,
 ): Bytes {
   const start = headBytes(head);
   const n = positions.length;
@@ -85,7 +93,8 @@ export function assembleStored(
     at -= length;
     // As setBytesBefore: from shared memory, copied where it lies alike in 8-byte words, then moved.
     const shift = shared ? (outOffset + at - offsets[chunk]! - from) & 7 : 0;
-    const city = typedArrayCall.subarray(chunks[chunk]!, from, from + length);
+    // A view made by the constructor: subarray() would look its constructor up first (species).
+    const city = new Uint8Array(buffers[chunk]!, offsets[chunk]! + from, length);
     if (shift === 0 || at < shift) typedArrayCall.set(out, city, at);
     else {
       typedArrayCall.set(out, city, at - shift);

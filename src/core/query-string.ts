@@ -129,8 +129,9 @@ export function paramSetter(pairs: readonly QueryPair[], name: string): (value: 
   let head = '';
   let tail = '';
   const plain = plainPairs(pairs);
-  for (const [k, values] of otherGroups(pairs, name)) {
-    const before = compareCodePoints(k, name) < 0;
+  // Plain names are ASCII: for them, code unit order (`<`) is code point order.
+  for (const [k, values] of otherGroups(pairs, name, plain)) {
+    const before = plain ? k < name : compareCodePoints(k, name) < 0;
     const quoted = plain ? k : quotePlus(k);
     for (const v of values) {
       const field = `${quoted}=${plain ? v : quotePlus(v)}`;
@@ -151,7 +152,7 @@ export function paramSetter(pairs: readonly QueryPair[], name: string): (value: 
 const FEW_PAIRS = 8;
 
 /** The pairs not named `name`, grouped by name (values in order), in code point order of their names. */
-function otherGroups(pairs: readonly QueryPair[], name: string): [string, string[]][] {
+function otherGroups(pairs: readonly QueryPair[], name: string, plain: boolean): [string, string[]][] {
   if (pairs.length > FEW_PAIRS) {
     const groups = new Map<string, string[]>();
     for (const [k, v] of pairs) {
@@ -174,7 +175,8 @@ function otherGroups(pairs: readonly QueryPair[], name: string): [string, string
   for (let i = 1; i < groups.length; i++) {
     const group = groups[i]!;
     let j = i - 1;
-    for (; j >= 0 && compareCodePoints(groups[j]![0], group[0]) > 0; j--) groups[j + 1] = groups[j]!;
+    for (; j >= 0 && (plain ? groups[j]![0] > group[0] : compareCodePoints(groups[j]![0], group[0]) > 0); j--)
+      groups[j + 1] = groups[j]!;
     groups[j + 1] = group;
   }
   return groups;
