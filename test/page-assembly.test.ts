@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allocBytes } from '../src/core/bytes.js';
 import { assemble, assembleStored, cityStorage } from '../src/core/page-assembly.js';
+import { envelopeJson } from '../src/core/json-text.js';
 import { CityTable } from '../src/core/city-table.js';
 
 // A page copied from a storage (spans into chunks) is byte for byte the page assembled from the
@@ -62,5 +63,14 @@ describe('assembleStored: the page assemble() makes of the same cities', () => {
     expect(decode(assembleStored('{"results":[', Uint32Array.of(1, 0), table.storage()))).toBe(
       '{"results":[{"id":2,"top":false},{"id":1,"top":true}]}',
     );
+  });
+
+  it('a page of more cities than are assembled at once is produced in parts, the same bytes', () => {
+    const { cities, storage } = storageOf(1200, 3, 3, true);
+    const positions = Uint32Array.from({ length: 1200 }, (_, i) => (i * 7) % 1200);
+    const stored = [...envelopeJson(1200, 'null', 'null', 1200, { positions, storage })];
+    const viewed = [...envelopeJson(1200, 'null', 'null', 1200, (i) => cities[positions[i]!]!)];
+    expect(stored.length).toBeGreaterThan(0);
+    expect(Buffer.concat(stored).equals(Buffer.concat(viewed))).toBe(true);
   });
 });

@@ -105,15 +105,14 @@ export function setBytesBefore(out: Bytes, src: Bytes, at: number, shared: boole
   typedArrayCall.copyWithin(out, at, at - shift, at - shift + src.length);
 }
 
-const { set, subarray, copyWithin } = Uint8Array.prototype;
+const { set, copyWithin } = Uint8Array.prototype;
 /**
  * Uint8Array methods called as functions, not read from each array: in Node 20's V8 such a read
- * in optimized code went through the generic load IC, about 80 instructions each, three per city
+ * in optimized code went through the generic load IC, about 80 instructions each, two per city
  * of a computed page.
  */
 export const typedArrayCall = {
   set: (out: Bytes, src: ArrayLike<number>, at: number): void => set.call(out, src, at),
-  subarray: (bytes: Bytes, start: number, end: number): Bytes => subarray.call(bytes, start, end),
   copyWithin: (out: Bytes, target: number, start: number, end: number): void => {
     copyWithin.call(out, target, start, end);
   },

@@ -113,7 +113,7 @@ export function envelopeJson(
 }
 
 /** The city at `position` of a storage, as a view. */
-export function storedCity({ chunks, spans }: CityStorage, position: number): Bytes {
+function storedCity({ chunks, spans }: CityStorage, position: number): Bytes {
   const s = position * 3;
   return chunks[spans[s]!]!.subarray(spans[s + 1], spans[s + 2]);
 }
