@@ -122,6 +122,7 @@ describe('withParam rebuilds the query as DRF replace_query_param / remove_query
     ['replaces repeated page by one value', 'page=1&page=2', 'page', '3', 'page=3'],
     ['sorts by code point, not UTF-16', '%EF%BD%81=1&%F0%9D%92%9C=2', 'page', null, '%EF%BD%81=1&%F0%9D%92%9C=2'],
     ['uppercase before lowercase', 'b=1&B=2&a=3', 'page', '2', 'B=2&a=3&b=1&page=2'],
+    ['a value holding = is quoted (the query is not plain)', '==x&a=b=c', 'page', '2', '=%3Dx&a=b%3Dc&page=2'],
     // A few pairs are grouped by a scan, more by a Map: repeated names interleaved, in either case.
     ['a few pairs, names repeated out of order', 'b=1&a=2&b=3&page=2&a=4', 'page', '5', 'a=2&a=4&b=1&b=3&page=5'],
     [
@@ -156,9 +157,12 @@ describe('#12 a leading U+FEFF in a query name or value is kept, as Python decod
 
 describe('plainPairs: the last parsed pairs, when their query needs no decoding, quoting or escaping', () => {
   it.each([
-    ['letters, digits, _.-~, = and &', 'page_size=7&page=3&ordering=-name_en.x~', true],
+    ['letters, digits, _.-~, one = a field and &', 'page_size=7&page=3&ordering=-name_en.x~', true],
     ['no query', '', true],
     ['a name without =, empty fields', 'a&&b=', true],
+    ['an empty name', '=x', true],
+    ['a second = (a value holding =, which quote() encodes)', 'a=b=c', false],
+    ['an empty name whose value starts with =', '==x', false],
     ['a percent-escape', 'page=%33', false],
     ['a plus', 'q=a+b', false],
     ['a quote (JSON escapes it)', 'q="', false],

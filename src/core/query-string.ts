@@ -22,7 +22,8 @@ export function parseQuery(qs: string): QueryPair[] {
   let plain = true;
   for (let i = 0; i <= qs.length; i++) {
     const c = i < qs.length ? qs.charCodeAt(i) : AMPERSAND;
-    if (plain && !(c < 0x80 && PLAIN_QUERY[c])) plain = false;
+    // Plain: every name and value of ALWAYS_SAFE characters (a second `=` is a value's, which quote() encodes).
+    if (plain && !(c < 0x80 && ALWAYS_SAFE[c]) && c !== AMPERSAND && !(c === EQUALS && eq < 0)) plain = false;
     if (c === AMPERSAND) {
       if (i > start)
         pairs.push(
@@ -46,11 +47,7 @@ export function parseQuery(qs: string): QueryPair[] {
 /** The characters quote() leaves as they are (`A-Za-z0-9_.-~`), by code: 1 where so. */
 const ALWAYS_SAFE = new Uint8Array(0x80);
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~') ALWAYS_SAFE[c.charCodeAt(0)] = 1;
-/** ALWAYS_SAFE, `=` and `&`: a query of only these parses to pairs that need no decoding, quoting or JSON escaping. */
-const PLAIN_QUERY = ALWAYS_SAFE.slice();
-PLAIN_QUERY[0x3d] = PLAIN_QUERY[0x26] = 1;
-
-/** The pairs parseQuery() made last, when their query was plain (PLAIN_QUERY). */
+/** The pairs parseQuery() made last, when each of their names and values is of ALWAYS_SAFE characters only. */
 let lastPlain: readonly QueryPair[] | undefined;
 
 /**
