@@ -152,7 +152,7 @@ describe.each(KIT_DATASETS)('Netlify, kit dataset $name', ({ name, baseUrl, pref
   async function judge(
     want: KitAnswer,
     path: string,
-    pairs: QueryPair[],
+    pairs: readonly QueryPair[],
     covered: string | null,
     got: Match,
     uncovered: Match,

@@ -11,7 +11,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
  * split on `&`, skip empty fields, a name without `=` gets an empty value, `+` is a space,
  * percent-escapes are UTF-8 with invalid bytes replaced by U+FFFD.
  */
-export function parseQuery(qs: string): QueryPair[] {
+export function parseQuery(qs: string): readonly QueryPair[] {
   const pairs: QueryPair[] = [];
   // One pass over the characters (every request with a query is read here): a field's `=`, and
   // whether its name or value holds a `+` or `%` to decode, are noted on the way, not searched for.
