@@ -29,9 +29,9 @@ export function cityStorage(chunks: readonly Bytes[], spans: Uint32Array): CityS
 /** Where assemble() writes a page's head first, to learn its UTF-8 length (heads longer than a third of it are encoded apart). */
 const HEAD_SCRATCH = new Uint8Array(16 * 1024);
 const HEAD_BUFFER = HEAD_SCRATCH.buffer;
-const CLOSE_BRACKET = 0x5d;
-const CLOSE_BRACE = 0x7d;
-const COMMA = 0x2c;
+/** What separates the cities of a page, and what ends it. */
+export const COMMA = utf8(',');
+export const TAIL = utf8(']}');
 
 /**
  * The head encoded before it is measured: it is a string made of pieces, which V8 reads
@@ -47,17 +47,17 @@ function headBytes(head: string): Bytes {
 export function assemble(head: string, n: number, city: (i: number) => Bytes): Bytes {
   const start = headBytes(head);
   const cities = new Array<Bytes>(n);
-  let size = start.length + Math.max(0, n - 1) + 2;
+  let size = start.length + Math.max(0, n - 1) + TAIL.length;
   for (let i = 0; i < n; i++) size += (cities[i] = city(i)).length;
   const out = allocBytes(size);
   // A page's cities come from one index: where the first lies, all do (asked once, not per city).
   const shared = n > 0 && inSharedMemory(cities[0]!);
-  let at = size - 2;
-  out[at] = CLOSE_BRACKET;
-  out[at + 1] = CLOSE_BRACE;
+  let at = size - TAIL.length;
+  out[at] = TAIL[0]!;
+  out[at + 1] = TAIL[1]!;
   for (let i = n - 1; i >= 0; i--) {
     setBytesBefore(out, cities[i]!, (at -= cities[i]!.length), shared);
-    if (i) out[--at] = COMMA;
+    if (i) out[--at] = COMMA[0]!;
   }
   typedArrayCall.set(out, start, 0);
   return out;
@@ -75,16 +75,16 @@ export function assembleStored(
 ): Bytes {
   const start = headBytes(head);
   const n = positions.length;
-  let size = start.length + Math.max(0, n - 1) + 2;
+  let size = start.length + Math.max(0, n - 1) + TAIL.length;
   for (let i = 0; i < n; i++) {
     const s = positions[i]! * 3;
     size += spans[s + 2]! - spans[s + 1]!;
   }
   const out = allocBytes(size);
   const outOffset = out.byteOffset;
-  let at = size - 2;
-  out[at] = CLOSE_BRACKET;
-  out[at + 1] = CLOSE_BRACE;
+  let at = size - TAIL.length;
+  out[at] = TAIL[0]!;
+  out[at + 1] = TAIL[1]!;
   for (let i = n - 1; i >= 0; i--) {
     const s = positions[i]! * 3;
     const chunk = spans[s]!;
@@ -100,7 +100,7 @@ export function assembleStored(
       typedArrayCall.set(out, city, at - shift);
       typedArrayCall.copyWithin(out, at, at - shift, at - shift + length);
     }
-    if (i) out[--at] = COMMA;
+    if (i) out[--at] = COMMA[0]!;
   }
   typedArrayCall.set(out, start, 0);
   return out;
