@@ -152,3 +152,26 @@ describe('OverlayIndex.prepare', () => {
     );
   });
 });
+
+describe('CityIndex.prepare: only an ordering of two fields or more is composed beforehand', () => {
+  it.each([
+    ['a multi-field ordering not composed yet', 'name_fr,-name_ar', true],
+    ['a one-field ordering', '-name_fr', false],
+    ['the default ordering', undefined, false],
+    ['a comma, but one field named twice', 'name_fr,name_fr', false],
+    ['a comma, and one field with an unknown one', 'name_fr,colour', false],
+  ])('%s', async (_, ordering, prepared) => {
+    // Every French name alike: a multi-field page's ties on its first field are all 5,000 cities (beyond the 4,096 a window sorts).
+    const tied = cities(5000, 1, seededRandom(5)).map((city) => ({ ...city, name_fr: 'x' }));
+    const index = new CityIndex(CityTable.fromCities(tied), 'codepoint');
+    const pairs: [string, string][] = [
+      ...(ordering === undefined ? [] : [['ordering', ordering] as [string, string]]),
+      ['page_size', '25'],
+      ['page', '3'],
+    ];
+    const waiting = index.prepare(pairs, () => new Promise((resolve) => setImmediate(resolve)));
+    expect(waiting !== null).toBe(prepared);
+    await waiting;
+    expect(index.prepare(pairs, async () => undefined)).toBeNull();
+  });
+});

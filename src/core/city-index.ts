@@ -3,10 +3,11 @@ import type { CityTable } from './city-table.js';
 import type { CityStorage } from './page-assembly.js';
 import { comparatorFor, DEFAULT_COLLATION, rankValues, type Collation, type Compare } from './collation.js';
 import type { NameField } from './fields.js';
-import { orderingKey, type Ordering } from './ordering.js';
+import { mayBeMultiField, orderingKey, type Ordering } from './ordering.js';
 import { type Composer, MULTI_FIELD_CACHE, Orders, type OrderSource } from './orders.js';
 import { pageOf } from './page.js';
-import type { QueryPair } from './query-string.js';
+import { lastValue, type QueryPair } from './query-string.js';
+import { ROUTES } from './route-table.js';
 import { idOrder, ranksOf, sortByRank, type Ranks } from './rank-order.js';
 
 /**
@@ -55,6 +56,8 @@ export class CityIndex implements OrderSource {
    * between them. answerListing() right after it settles is quick.
    */
   prepare(pairs: readonly QueryPair[], pause: () => Promise<void>): Promise<unknown> | null {
+    // A single-field or default ordering is never composed: its page is not worked out twice.
+    if (!mayBeMultiField(lastValue(pairs, ROUTES.param.ordering))) return null;
     const page = pageOf(this.count, pairs);
     return page && this.prepareRange(page.ordering, page.slice.start, page.slice.end, pause);
   }

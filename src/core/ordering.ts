@@ -32,6 +32,11 @@ export function parseOrdering(param: string | undefined): Ordering {
   return terms;
 }
 
+/** Whether an ordering parameter may name more than one field (it holds a comma): no other ordering is ever composed. */
+export function mayBeMultiField(param: string | undefined): boolean {
+  return param !== undefined && param.includes(',');
+}
+
 /** A stable name for an ordering: `default`, `name_en`, `-name_ar`, `name_en,-name_ar`. */
 export function orderingKey(ordering: Ordering): string {
   if (ordering.length === 0) return ROUTES.absent;
