@@ -34,7 +34,7 @@ export function parseOrdering(param: string | undefined): Ordering {
 
 /** Whether an ordering parameter may name more than one field (it holds a comma): no other ordering is ever composed. */
 export function mayBeMultiField(param: string | undefined): boolean {
-  return param !== undefined && param.includes(',');
+  return param?.includes(',') ?? false;
 }
 
 /** A stable name for an ordering: `default`, `name_en`, `-name_ar`, `name_en,-name_ar`. */
