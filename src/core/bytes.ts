@@ -99,8 +99,20 @@ export function inSharedMemory(bytes: Bytes): boolean {
  * `at`: callers fill an array from its end to its start, writing those bytes afterwards.
  */
 export function setBytesBefore(out: Bytes, src: Bytes, at: number, shared: boolean): void {
-  const shift = (out.byteOffset + at - src.byteOffset) & 7;
-  if (!shared || shift === 0 || at < shift) return typedArrayCall.set(out, src, at);
+  setBytesAligned(out, out.byteOffset, src, src.byteOffset, at, shared);
+}
+
+/** setBytesBefore(), told where `out` and `src` begin in their buffers (a caller copying many knows without asking each array). */
+export function setBytesAligned(
+  out: Bytes,
+  outOffset: number,
+  src: Bytes,
+  srcOffset: number,
+  at: number,
+  shared: boolean,
+): void {
+  const shift = shared ? (outOffset + at - srcOffset) & 7 : 0;
+  if (shift === 0 || at < shift) return typedArrayCall.set(out, src, at);
   typedArrayCall.set(out, src, at - shift);
   typedArrayCall.copyWithin(out, at, at - shift, at - shift + src.length);
 }

@@ -1,7 +1,7 @@
 import type { City, NameField } from './fields.js';
 import { concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, type Bytes } from './bytes.js';
 import { cityJson } from './json-text.js';
-import { cityStorage, type CityStorage } from './page-assembly.js';
+import { cityStorage, storedCity, type CityStorage } from './page-assembly.js';
 import { CityTableBuilder, datasetFileParts, type TableParts } from './table-parts.js';
 
 /**
@@ -63,8 +63,7 @@ export class CityTable {
 
   /** The city at a position, serialized (a view, not a copy). */
   cityJson(position: number): Bytes {
-    const s = position * 3;
-    return this.chunks[this.spans[s]!]!.subarray(this.spans[s + 1], this.spans[s + 2]);
+    return storedCity(this.storage(), position);
   }
 
   /** The length of each city serialized, by position. */

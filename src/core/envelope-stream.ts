@@ -1,5 +1,5 @@
 import { utf8, type Bytes } from './bytes.js';
-import { COMMA, TAIL } from './json-text.js';
+import { COMMA, TAIL } from './page-assembly.js';
 
 // A page's JSON (envelopeJson's bytes) streamed from cities arriving in batches, in parts of one
 // size, each written into an array its PartSource gives: a new one, or (a PartPool) one a consumer

@@ -1,6 +1,6 @@
 import { NAME_FIELDS, type City } from './fields.js';
 import { concatBytes, fromUtf8, utf8, utf8Length, type Bytes } from './bytes.js';
-import { assemble, assembleStored, COMMA, TAIL, type CityStorage } from './page-assembly.js';
+import { assemble, assembleStored, COMMA, storedCity, TAIL, type CityStorage } from './page-assembly.js';
 import { prettyParts } from './pretty-json.js';
 
 // Bytes exactly as DRF's JSONRenderer writes them: compact separators, UTF-8 (not \u-escaped),
@@ -45,7 +45,6 @@ export function cityJson(city: City): string {
   return `${out},"longitude":${coordinate(city.longitude)},"latitude":${coordinate(city.latitude)},"top":${city.top},"created_at":"${city.created_at}","updated_at":"${city.updated_at}"}`;
 }
 
-export { COMMA, TAIL };
 /** Pages of up to this many cities are assembled into one buffer; larger ones are produced in parts. */
 const EAGER_CITIES = 500;
 /** About the size of each part (a part ends with the city that reaches it). */
@@ -109,12 +108,6 @@ export function envelopeJson(
       return size;
     },
   };
-}
-
-/** The city at `position` of a storage, as a view. */
-function storedCity({ chunks, spans }: CityStorage, position: number): Bytes {
-  const s = position * 3;
-  return chunks[spans[s]!]!.subarray(spans[s + 1], spans[s + 2]);
 }
 
 export function envelopeHead(count: number, next: string, previous: string): string {

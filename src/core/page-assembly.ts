@@ -1,4 +1,13 @@
-import { allocBytes, inSharedMemory, setBytesBefore, typedArrayCall, utf8, writeUtf8, type Bytes } from './bytes.js';
+import {
+  allocBytes,
+  inSharedMemory,
+  setBytesAligned,
+  setBytesBefore,
+  typedArrayCall,
+  utf8,
+  writeUtf8,
+  type Bytes,
+} from './bytes.js';
 
 // An ordinary page's bytes as one buffer: the head, the cities with commas between, `]}`. Every
 // computed page of the server is made here, so each step is counted: sized first, then each city
@@ -24,6 +33,12 @@ export function cityStorage(chunks: readonly Bytes[], spans: Uint32Array): CityS
     offsets: chunks.map((chunk) => chunk.byteOffset),
     shared: chunks.some(inSharedMemory),
   };
+}
+
+/** The city at `position` of a storage, as a view. */
+export function storedCity({ chunks, spans }: CityStorage, position: number): Bytes {
+  const s = position * 3;
+  return chunks[spans[s]!]!.subarray(spans[s + 1], spans[s + 2]);
 }
 
 /** Where assemble() writes a page's head first, to learn its UTF-8 length (heads longer than a third of it are encoded apart). */
@@ -91,15 +106,9 @@ export function assembleStored(
     const from = spans[s + 1]!;
     const length = spans[s + 2]! - from;
     at -= length;
-    // As setBytesBefore: from shared memory, copied where it lies alike in 8-byte words, then moved.
-    const shift = shared ? (outOffset + at - offsets[chunk]! - from) & 7 : 0;
+    const offset = offsets[chunk]! + from;
     // A view made by the constructor: subarray() would look its constructor up first (species).
-    const city = new Uint8Array(buffers[chunk]!, offsets[chunk]! + from, length);
-    if (shift === 0 || at < shift) typedArrayCall.set(out, city, at);
-    else {
-      typedArrayCall.set(out, city, at - shift);
-      typedArrayCall.copyWithin(out, at, at - shift, at - shift + length);
-    }
+    setBytesAligned(out, outOffset, new Uint8Array(buffers[chunk]!, offset, length), offset, at, shared);
     if (i) out[--at] = COMMA[0]!;
   }
   typedArrayCall.set(out, start, 0);
