@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lastValue, parseQuery, plainPairs, queryFieldCount, quotePlus, withParam } from '../src/core/query-string.js';
+import { lastValue, moreFieldsThan, parseQuery, plainPairs, queryFieldCount, quotePlus, withParam } from '../src/core/query-string.js';
 
 // Expected values are what Python's urllib.parse (parse_qsl, quote_plus) returns.
 describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)', () => {
@@ -72,6 +72,19 @@ describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)',
     expect(queryFieldCount('')).toBe(0);
     expect(queryFieldCount('a=1')).toBe(1);
     expect(queryFieldCount('a=1&&b')).toBe(3);
+  });
+
+  // A query shorter than the limit is not scanned: the boundary cases, counted as queryFieldCount counts.
+  it.each([
+    ['limit - 1 ampersands: exactly the limit', '&'.repeat(4), 5, false],
+    ['limit ampersands: one over', '&'.repeat(5), 5, true],
+    ['a long query of few fields', `a=${'x'.repeat(50)}&b=1`, 5, false],
+    ['fields one character each, one over', 'a&b&c&d&e&f', 5, true],
+    ['fields one character each, at the limit', 'a&b&c&d&e', 5, false],
+    ['empty', '', 0, false],
+  ])('moreFieldsThan: %s', (_, qs, limit, more) => {
+    expect(moreFieldsThan(qs, limit)).toBe(more);
+    expect(moreFieldsThan(qs, limit)).toBe(queryFieldCount(qs) > limit);
   });
 
   it('lastValue returns the last of repeated parameters, as QueryDict.get does', () => {

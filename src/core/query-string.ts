@@ -69,6 +69,14 @@ function decoded(text: string, encoded: boolean): string {
   return encoded ? unquotePlus(text) : text;
 }
 
+/**
+ * Whether a query holds more than `limit` fields as Django counts them (queryFieldCount): a query
+ * shorter than the limit cannot (each field but the last takes a `&`), so it is not scanned.
+ */
+export function moreFieldsThan(qs: string, limit: number): boolean {
+  return qs.length >= limit && queryFieldCount(qs) > limit;
+}
+
 /** Number of fields Django counts against DATA_UPLOAD_MAX_NUMBER_FIELDS (`&` count + 1). */
 export function queryFieldCount(qs: string): number {
   if (!qs) return 0;

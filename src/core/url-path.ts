@@ -7,7 +7,7 @@ import { fromUtf8, utf8 } from './bytes.js';
 
 /** Django's `request.path` for a raw request path (`/caf%C3%A9/cities/` → `/café/cities/`). */
 export function pathInfo(raw: string): string {
-  if (!/[%\x80-\uffff]/.test(raw)) return raw;
+  if (asciiWithoutPercent(raw)) return raw;
   // Python's unquote_to_bytes: %XX is a byte, any other character its UTF-8 bytes.
   const bytes: number[] = [];
   for (let i = 0; i < raw.length; i++) {
@@ -28,6 +28,15 @@ export function pathInfo(raw: string): string {
     i += length || 1;
   }
   return path;
+}
+
+/** Whether a path has neither `%` nor a non-ASCII character (most do): read by code unit, no regex run per request. */
+function asciiWithoutPercent(raw: string): boolean {
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === 0x25 || c >= 0x80) return false;
+  }
+  return true;
 }
 
 /** Length of the well-formed UTF-8 sequence starting at `i` (Unicode table 3-7), or 0. */

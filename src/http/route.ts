@@ -2,7 +2,7 @@ import { utf8, type Bytes } from '../core/bytes.js';
 import { detailJson } from '../core/json-text.js';
 import { optionsMetadata } from '../core/metadata.js';
 import { answerListing } from '../core/page.js';
-import { parseQuery, queryFieldCount, lastValue, type QueryPair } from '../core/query-string.js';
+import { parseQuery, moreFieldsThan, lastValue, type QueryPair } from '../core/query-string.js';
 import type { Negotiation } from '../core/negotiate.js';
 import type { SiteSpec } from '../site/spec.js';
 import { endpointPath, ROUTES } from '../core/route-table.js';
@@ -56,7 +56,8 @@ export function decideRoute(
   const { rawPath, query } = splitTarget(req.target);
   const path = pathInfo(rawPath);
   const endpoint = endpointPath(site.spec.mount);
-  if (path === endpoint.slice(0, -1)) {
+  // The endpoint without its slash: Django's redirect (compared in place, not sliced per request).
+  if (path.length === endpoint.length - 1 && endpoint.startsWith(path)) {
     return djangoPage(
       301,
       withFields(DJANGO_HEADERS, {
@@ -67,7 +68,7 @@ export function decideRoute(
     );
   }
   if (path !== endpoint) return (filePaths ? fileRoute(req, path, query, site) : null) ?? notFound();
-  if (queryFieldCount(query) > limits.fields) return badRequest();
+  if (moreFieldsThan(query, limits.fields)) return badRequest();
   return answerEndpoint(req, parseQuery(query), site);
 }
 
@@ -168,7 +169,7 @@ function fileRoute(
   query: string,
   site: Omit<SiteContext, 'index'>,
 ): Route | ListingRoute | null {
-  if (!(ROUTES.fileMethods as readonly string[]).includes(req.method) || queryFieldCount(query) > limits.fields)
+  if (!(ROUTES.fileMethods as readonly string[]).includes(req.method) || moreFieldsThan(query, limits.fields))
     return null;
   const pairs = queryForFile(path, parseQuery(query));
   return pairs && answerEndpoint(req, pairs, site);

@@ -1,6 +1,6 @@
 import { ROUTES } from '../core/route-table.js';
 import { decodeStrict, type Codec } from './python-codecs.js';
-import { parseQuery, queryFieldCount } from '../core/query-string.js';
+import { parseQuery, moreFieldsThan } from '../core/query-string.js';
 
 // An `application/x-www-form-urlencoded` body as Django's QueryDict reads it for DRF's
 // FormParser: decoded with the request's charset (Latin-1 when the bytes are not valid in it),
@@ -21,7 +21,7 @@ export type FormData = Record<string, string | UploadedFile>;
 /** The fields, or null when there are more than Django accepts. */
 export function parseUrlencoded(body: Buffer, codec: Codec): FormData | null {
   const text = decodeStrict(body, codec) ?? body.toString('latin1');
-  if (queryFieldCount(text) > MAX_FORM_FIELDS) return null;
+  if (moreFieldsThan(text, MAX_FORM_FIELDS)) return null;
   const pairs = parseQuery(asUtf8Escapes(text, codec));
   const data: FormData = Object.create(null) as FormData;
   for (const [name, value] of pairs) data[name] = value;
