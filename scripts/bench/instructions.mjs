@@ -4,8 +4,11 @@
 // of a few percent (the request log) can be told from noise.
 //
 // Each kind runs in a process of its own, started under callgrind with instrumentation off; after
-// `warmup` requests (the JIT's tiers; V8 still recompiles node's own stream functions after
-// 20,000) the counters are zeroed, `requests` more are sent one after another by this process, and
+// `warmup` requests (the JIT's tiers) and SETTLE_ROUNDS pauses (valgrind runs one thread at a
+// time, so V8's compiler threads, which optimize in the background, fall behind the requests:
+// without the pauses, most requests counted still ran baseline code, 154k instructions a
+// never-seen live page instead of 116k, a state a server not under valgrind is in for a moment
+// only), the counters are zeroed, `requests` more are sent one after another by this process, and
 // the main thread's count (the JavaScript, node:http, libuv: what bounds a server's req/s) is
 // divided by `requests`. The other threads (V8's compiler and collector helpers) are shown apart:
 // under valgrind a request takes ~100 times as long, so their work by the clock is overstated.
@@ -32,6 +35,12 @@ const KIND_TABLE = [
 ];
 export const KINDS = KIND_TABLE.map((kind) => kind.key);
 
+/** After the warm-up: pauses in which the compiler threads catch up, each followed by requests that use what they compiled. */
+const SETTLE_ROUNDS = 2;
+const SETTLE_MS = 10_000;
+const SETTLE_REQUESTS = 2000;
+const idle = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export async function countInstructions({ site, queries, dir, warmup, requests, only, top = 0 }) {
   if (!existsSync(VALGRIND)) throw new Error(`${VALGRIND} is missing: apt-get install -y valgrind`);
   mkdirSync(dir, { recursive: true });
@@ -44,7 +53,7 @@ export async function countInstructions({ site, queries, dir, warmup, requests, 
   };
   const kinds = KIND_TABLE.map((kind) => ({ ...kind, path: answers[kind.answer].path, start: starts[kind.server] }));
   console.log(
-    `\ninstructions per request (valgrind --tool=callgrind, user space; ${warmup} requests to warm up, then ${requests} counted, one at a time):`,
+    `\ninstructions per request (valgrind --tool=callgrind, user space; ${warmup} requests to warm up, ${SETTLE_ROUNDS} pauses of ${SETTLE_MS / 1000} s for the compiler threads, then ${requests} counted, one at a time):`,
   );
   console.log(`${''.padEnd(46)}main thread  other threads`);
   const counts = {};
@@ -89,6 +98,11 @@ async function countOne(kind, { dir, warmup, requests, top }) {
     let next = 0;
     const path = () => (kind.distinct ? `${kind.path}&n=${next++}` : kind.path);
     await send(server.url, path, warmup);
+    for (let round = 0; round < SETTLE_ROUNDS; round++) {
+      await idle(SETTLE_MS);
+      await send(server.url, path, SETTLE_REQUESTS);
+    }
+    await idle(SETTLE_MS);
     control(server.pid, '-i', 'on');
     control(server.pid, '-z');
     await send(server.url, path, requests);
