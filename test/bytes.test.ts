@@ -68,6 +68,22 @@ describe('allocBytes: small arrays carved from a shared slab never overlap', () 
     ['the last one carved: its memory is the next one', () => [allocBytes(100)], 0, true],
     ['one carved before another: left alone', () => [allocBytes(100), allocBytes(50)], 0, false],
     ['one past the carving limit (its own array): left alone', () => [allocBytes(9000)], 0, false],
+    [
+      'the last one carved, then one past the limit: still the last carved',
+      () => [allocBytes(100), allocBytes(9000)],
+      0,
+      true,
+    ],
+    [
+      'one given back, then one of its size carved in its memory: the first given back again is left alone',
+      () => {
+        const first = allocBytes(100);
+        releaseBytes(first);
+        return [first, allocBytes(100)];
+      },
+      0,
+      false,
+    ],
   ] as const)('releaseBytes, %s', (_, carve, released, reused) => {
     const carved = carve();
     const given = carved[released]!;

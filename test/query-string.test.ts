@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { lastValue, moreFieldsThan, parseQuery, plainPairs, queryFieldCount, quotePlus, withParam } from '../src/core/query-string.js';
+import {
+  lastValue,
+  moreFieldsThan,
+  parseQuery,
+  plainPairs,
+  queryFieldCount,
+  quotePlus,
+  withParam,
+} from '../src/core/query-string.js';
 
 // Expected values are what Python's urllib.parse (parse_qsl, quote_plus) returns.
 describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)', () => {

@@ -6,7 +6,7 @@ import { withPreviewPages } from '../http/preview-pages.js';
 import { LogBuffer, withRequestLog } from '../http/request-log.js';
 import { endBody } from '../http/body-bytes.js';
 import { SendGate } from '../http/send-gate.js';
-import { createHandler } from '../http/node-handler.js';
+import { createHandler, type HandlerOptions } from '../http/node-handler.js';
 import { answerConnect } from '../http/raw-answer.js';
 import type { ServerLimits } from '../http/limits.js';
 import type { LiveSite } from './live-site.js';
@@ -59,22 +59,21 @@ export interface Front {
 export async function startFront(options: FrontOptions): Promise<Front> {
   const { limits, log } = options;
   let live: LiveSite | undefined;
-  let writer: CityStore | undefined;
   let ready!: () => void;
   const started = new Promise<void>((resolve) => (ready = resolve));
-  const handler = createHandler({
+  // The writer is set by open(): a data property, read per request (a getter went through V8's generic load).
+  const handling: HandlerOptions & { writer: CityStore | undefined } = {
     site: () => live!.current,
     track: (res) => live!.track(res),
-    get writer() {
-      return writer;
-    },
+    writer: undefined,
     token: options.token,
     bodyTimeout: limits.bodyTimeout,
     gate: new SendGate(limits.maxBufferedBytes, limits.sendTimeout),
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
     filePaths: options.failoverOrigin,
     answerCacheBytes: limits.answerCacheBytes,
-  });
+  };
+  const handler = createHandler(handling);
   // Until the site is open (its first build can take minutes), a request waits firstBuildHold at
   // most (a quick build is never seen), then is told to come back: never a hanging connection.
   const site =
@@ -105,7 +104,8 @@ export async function startFront(options: FrontOptions): Promise<Front> {
   return {
     url: listening.url,
     open(site, store) {
-      [live, writer] = [site, store];
+      live = site;
+      handling.writer = store;
       ready();
     },
     close: () => listening.close().finally(() => requests?.flush()),

@@ -47,23 +47,40 @@ export function sendListing(
   if (unchanged) return send(res, 304, unchanged, undefined, gate);
   const kept = key === undefined ? undefined : cache!.get(key);
   if (kept) return sendBytes(res, kept.status, kept.head, kept.body, gate);
-  const answer = () => {
-    if (!compact) {
-      const { status, headers, body } = answerListingRoute(req, decision, site, () => etag);
-      return send(res, status, headers, body, gate);
-    }
-    // Compact JSON is the page function's bytes as they are, with jsonHeaders() (what answerListingRoute
-    // gives it) made straight as the header list, no header object between.
-    const { status, body } = answerListing(site.index, decision.pairs, site.spec.baseUrl);
-    const tag = status === 200 ? etag : undefined;
-    const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : undefined;
-    if (!whole) return send(res, status, jsonHeaders(tag), body, gate);
-    const head = jsonHeadList(tag, whole.length);
-    if (key !== undefined) cache!.offer(key, { status, head, body: whole }, sighting === 'again');
-    sendBytes(res, status, head, whole, gate);
-    // Handed to the kernel whole (nothing queued in node) and kept by nobody (the cache keeps a copy): its memory is reused.
-    if (res.writableFinished) releaseBytes(whole);
-  };
+  const computed: Computed = { res, req, decision, site, gate, etag, compact, cache, key, again: sighting === 'again' };
   const waiting = site.index.prepare?.(decision.pairs, pause);
-  return waiting ? waiting.then(answer) : answer();
+  return waiting ? waiting.then(() => sendComputed(computed)) : sendComputed(computed);
+}
+
+/** What sending a computed listing takes (one object, not a closure made per request). */
+interface Computed {
+  readonly res: ServerResponse;
+  readonly req: ApiRequest;
+  readonly decision: ListingRoute;
+  readonly site: SiteContext;
+  readonly gate: SendGate | undefined;
+  readonly etag: string | undefined;
+  readonly compact: boolean;
+  readonly cache: AnswerCache | undefined;
+  readonly key: string | undefined;
+  /** The target's second time: its answer is kept at once. */
+  readonly again: boolean;
+}
+
+function sendComputed({ res, req, decision, site, gate, etag, compact, cache, key, again }: Computed): void {
+  if (!compact) {
+    const { status, headers, body } = answerListingRoute(req, decision, site, () => etag);
+    return send(res, status, headers, body, gate);
+  }
+  // Compact JSON is the page function's bytes as they are, with jsonHeaders() (what answerListingRoute
+  // gives it) made straight as the header list, no header object between.
+  const { status, body } = answerListing(site.index, decision.pairs, site.spec.baseUrl);
+  const tag = status === 200 ? etag : undefined;
+  const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : undefined;
+  if (!whole) return send(res, status, jsonHeaders(tag), body, gate);
+  const head = jsonHeadList(tag, whole.length);
+  if (key !== undefined) cache!.offer(key, { status, head, body: whole }, again);
+  sendBytes(res, status, head, whole, gate);
+  // Handed to the kernel whole (nothing queued in node) and kept by nobody (the cache keeps a copy): its memory is reused.
+  if (res.writableFinished) releaseBytes(whole);
 }
