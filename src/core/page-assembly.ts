@@ -1,4 +1,5 @@
 import {
+  allocatedOffset,
   allocBytes,
   inSharedMemory,
   setBytesAligned,
@@ -96,7 +97,7 @@ export function assembleStored(
     size += spans[s + 2]! - spans[s + 1]!;
   }
   const out = allocBytes(size);
-  const outOffset = out.byteOffset;
+  const outOffset = allocatedOffset(out);
   let at = size - TAIL.length;
   out[at] = TAIL[0]!;
   out[at + 1] = TAIL[1]!;

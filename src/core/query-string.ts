@@ -135,14 +135,10 @@ export function paramSetter(pairs: readonly QueryPair[], name: string): (value: 
   let tail = '';
   const plain = plainPairs(pairs);
   // Plain names are ASCII: for them, code unit order (`<`) is code point order.
-  for (const [k, values] of otherGroups(pairs, name, plain)) {
-    const before = plain ? k < name : compareCodePoints(k, name) < 0;
-    const quoted = plain ? k : quotePlus(k);
-    for (const v of values) {
-      const field = `${quoted}=${plain ? v : quotePlus(v)}`;
-      if (before) head = head ? `${head}&${field}` : field;
-      else tail = tail ? `${tail}&${field}` : field;
-    }
+  for (const [k, v] of otherPairs(pairs, name, plain)) {
+    const field = plain ? `${k}=${v}` : `${quotePlus(k)}=${quotePlus(v)}`;
+    if (plain ? k < name : compareCodePoints(k, name) < 0) head = head ? `${head}&${field}` : field;
+    else tail = tail ? `${tail}&${field}` : field;
   }
   const key = `${quotePlus(name)}=`;
   const without = head && tail ? `${head}&${tail}` : head || tail;
@@ -153,38 +149,26 @@ export function paramSetter(pairs: readonly QueryPair[], name: string): (value: 
   };
 }
 
-/** Most pairs grouped by a scan of the names met so far (as most queries have); more by a Map. */
+/** Most pairs are sorted by an insertion sort in place (as most queries have); more by Array's sort. */
 const FEW_PAIRS = 8;
 
-/** The pairs not named `name`, grouped by name (values in order), in code point order of their names. */
-function otherGroups(pairs: readonly QueryPair[], name: string, plain: boolean): [string, string[]][] {
-  if (pairs.length > FEW_PAIRS) {
-    const groups = new Map<string, string[]>();
-    for (const [k, v] of pairs) {
-      if (k === name) continue;
-      const list = groups.get(k);
-      if (list) list.push(v);
-      else groups.set(k, [v]);
-    }
-    return [...groups].sort((a, b) => compareCodePoints(a[0], b[0]));
-  }
-  const groups: [string, string[]][] = [];
-  for (const [k, v] of pairs) {
-    if (k === name) continue;
-    let j = 0;
-    while (j < groups.length && groups[j]![0] !== k) j++;
-    if (j < groups.length) groups[j]![1].push(v);
-    else groups.push([k, [v]]);
-  }
-  // An insertion sort of a few, in place.
-  for (let i = 1; i < groups.length; i++) {
-    const group = groups[i]!;
+/**
+ * The pairs not named `name`, stably sorted by name in code point order: as DRF groups them (a
+ * name's values together, in order, at its first place) and then sorts the groups by name, for
+ * a stable sort keeps equal names in their order.
+ */
+function otherPairs(pairs: readonly QueryPair[], name: string, plain: boolean): QueryPair[] {
+  const others: QueryPair[] = [];
+  for (const pair of pairs) if (pair[0] !== name) others.push(pair);
+  if (others.length > FEW_PAIRS) return others.sort((a, b) => compareCodePoints(a[0], b[0]));
+  for (let i = 1; i < others.length; i++) {
+    const pair = others[i]!;
     let j = i - 1;
-    for (; j >= 0 && (plain ? groups[j]![0] > group[0] : compareCodePoints(groups[j]![0], group[0]) > 0); j--)
-      groups[j + 1] = groups[j]!;
-    groups[j + 1] = group;
+    for (; j >= 0 && (plain ? others[j]![0] > pair[0] : compareCodePoints(others[j]![0], pair[0]) > 0); j--)
+      others[j + 1] = others[j]!;
+    others[j + 1] = pair;
   }
-  return groups;
+  return others;
 }
 
 /** Python's `quote_plus(s, safe='')`: UTF-8 percent-encoding, space as `+`, uppercase hex. */
