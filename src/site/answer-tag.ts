@@ -64,8 +64,8 @@ export function matchesETag(ifNoneMatch: string | undefined, etag: string): bool
 
 /**
  * Four 32-bit MurmurHash3-style lanes over the UTF-16 code units of `${head},${pairsJson}]` (pure,
- * synchronous, the same on every runtime), as the tag `W/"c…"` of 32 hex digits. The lanes are independent, computed side
- * by side in one pass; the text is never made, only its parts read in turn.
+ * synchronous, the same on every runtime), as the tag `W/"c…"` of 32 hex digits. The lanes are
+ * independent, computed side by side in one pass; the text is never made, only its parts read in turn.
  */
 function hash128(head: string, pairsJson: string): string {
   const lanes = afterHead(head, head.length + pairsJson.length + 2);
