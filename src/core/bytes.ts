@@ -41,6 +41,12 @@ const SLAB_BYTES = 64 * 1024;
 const SLAB_MAX = 8 * 1024;
 let slab = new ArrayBuffer(0);
 let slabAt = 0;
+/**
+ * The slab's last array and where it begins: releaseBytes and allocatedOffset know it by identity
+ * (reading a view's `byteOffset` or `buffer` in optimized code went through V8's generic load).
+ */
+let lastOut: Bytes | undefined;
+let lastAt = 0;
 
 /**
  * `size` bytes for the caller to fill entirely. Small arrays are views carved from a shared slab
@@ -57,14 +63,10 @@ export function allocBytes(size: number): Bytes {
   return out;
 }
 
-/** Where an array allocBytes() made begins in its buffer: known, for its last, without asking the view (V8's generic load in optimized code). */
+/** Where an array allocBytes() made begins in its buffer: for its last, known without asking the view. */
 export function allocatedOffset(bytes: Bytes): number {
   return bytes === lastOut ? lastAt : bytes.byteOffset;
 }
-
-/** The slab's last array and where it begins: releaseBytes compares by identity (reading a view's `byteOffset` or `buffer` in optimized code went through V8's generic load, 0.7k instructions a page). */
-let lastOut: Bytes | undefined;
-let lastAt = 0;
 
 /**
  * Gives back an array allocBytes() made, once nothing will read it again (its bytes were handed to
