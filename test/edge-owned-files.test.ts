@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
 import { OWNED_RECORD, PLATFORMS, writeEdgeProject, type Platform } from '../src/app/edge-project.js';
+import { ROUTES } from '../src/core/route-table.js';
 import { NETLIFY_EDGE_DIR } from '../src/platforms/netlify/recipe.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { cli } from './cli-helpers.js';
@@ -134,6 +135,21 @@ describe('edge writes nothing through a symbolic link out of --out', () => {
       message: expect.stringMatching(/a symbolic link out of/),
     });
     expect(await readdir(elsewhere)).toEqual([]);
+  });
+});
+
+describe('edge into a symbolic link to a folder elsewhere: the site named as the platform finds it from there', () => {
+  it.each<[Platform, string, (text: string) => string]>([
+    ['deno', 'cities-site.js', (text) => JSON.parse(/siteDir = (".*?");/.exec(text)![1]!)],
+    ['cloudflare', 'wrangler.jsonc', (text) => JSON.parse(text.slice(text.indexOf('{'))).assets.directory],
+  ])("edge %s: %s leads from the link's target to the site", async (platform, file, siteOf) => {
+    const { site, out } = await fresh(platform);
+    const elsewhere = join(root, `elsewhere-${n++}`, 'project');
+    await mkdir(elsewhere, { recursive: true });
+    await symlink(elsewhere, out);
+    await writeEdgeProject(platform, site, out);
+    const named = resolve(elsewhere, siteOf(await readFile(join(out, file), 'utf8')));
+    expect((await lstat(join(named, ROUTES.extras.manifest))).isFile()).toBe(true);
   });
 });
 

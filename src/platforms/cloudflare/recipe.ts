@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { planAssets } from './assets.js';
 import { CLOUDFLARE_FREE } from '../../site/asset-budget.js';
 import type { PlatformLimit } from '../limits.js';
-import { entryModule, posixRelative, textFile, type EdgeRecipe } from '../recipe.js';
+import { entryModule, textFile, type EdgeRecipe } from '../recipe.js';
 
 // `cities-api edge cloudflare`: a Worker with static assets. Ours: the bundle, the site's settings,
 // and the site's .assetsignore (what of the site the Worker publishes, ./assets.ts). The user's:
@@ -70,7 +70,7 @@ export const cloudflareRecipe: EdgeRecipe = {
   async project({ site, out, endpoint, code, limit, check }) {
     // First: a site that cannot take it fails the run before any file of the project is written.
     const plan = await planAssets(site, { files: limit('files'), fileBytes: limit('fileBytes') });
-    const { files } = code(out);
+    const { files, siteDir } = code(out);
     const worker = textFile(
       join(out, 'worker.js'),
       entryModule('cloudflareWorker', `${FREE_PLAN_HINT}export default cloudflareWorker(site);\n`),
@@ -82,7 +82,7 @@ export const cloudflareRecipe: EdgeRecipe = {
     });
     return {
       ours: [textFile(join(site, '.assetsignore'), plan.ignore), ...files],
-      theirs: [worker, textFile(join(out, 'wrangler.jsonc'), wranglerConfig(posixRelative(out, site), endpoint))],
+      theirs: [worker, textFile(join(out, 'wrangler.jsonc'), wranglerConfig(siteDir.slice(0, -1), endpoint))],
       deploy: 'npx wrangler deploy',
       warnings: plan.warnings,
     };
