@@ -85,7 +85,7 @@ const CASES: [string, string, RegExp][] = [
   [
     'a syntax error after 64 MB of JSON is located without reading the file again',
     'late-syntax-error.json',
-    /late-syntax-error\.json:1: is not valid JSON: Expected double-quoted property name/,
+    /late-syntax-error\.json:1: record 0: is not valid JSON: Expected double-quoted property name/,
   ],
   [
     'a 500 KB column name',

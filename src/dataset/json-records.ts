@@ -89,7 +89,7 @@ export class JsonArraySplitter {
       // Cut short inside an element: JSON.parse says what is wrong with what there is of it.
       const text = Buffer.concat(this.parts).toString('utf8');
       throw (
-        elementSyntaxError(text, this.startLine) ??
+        elementSyntaxError(text, this.startLine, this.index) ??
         new JsonShapeError(this.lastLine, 'is not valid JSON: Unexpected end of JSON input')
       );
     }
@@ -144,19 +144,33 @@ export class JsonArraySplitter {
 }
 
 /**
- * JSON.parse's account of what is wrong with an element's text starting on `line`, located on
- * the line it names (`at position N`), or null when the text parses.
+ * JSON.parse's account of what is wrong with the text of element `index` starting on `line`,
+ * located on the line where it stopped, on one line, or null when the text parses.
  */
-export function elementSyntaxError(text: string, line: number): JsonShapeError | null {
+export function elementSyntaxError(text: string, line: number, index?: number): JsonShapeError | null {
   try {
     JSON.parse(text);
     return null;
   } catch (error) {
     const message = (error as Error).message;
-    const position = /position (\d+)/.exec(message);
-    const before = text.slice(0, position ? Number(position[1]) : text.trimEnd().length);
+    const offset = syntaxErrorOffset(message, text);
+    const before = text.slice(0, offset ?? text.trimEnd().length);
     let newlines = 0;
     for (let i = before.indexOf('\n'); i >= 0; i = before.indexOf('\n', i + 1)) newlines++;
-    return new JsonShapeError(line + newlines, `is not valid JSON: ${message}`);
+    // V8 counts positions (and Node 22 lines and columns) from the element's start, not the file's.
+    const reason = message
+      .replace(/ at position (\d+)(?: \(line \d+ column \d+\))?/, ' at position $1 of the record')
+      .replace(/[\n\r\t]/g, (c) => JSON.stringify(c).slice(1, -1));
+    return new JsonShapeError(line + newlines, `is not valid JSON: ${reason}`, index);
   }
+}
+
+/** Where JSON.parse stopped in `text`: its `position N`, else where the 10 characters either side it quotes are. */
+function syntaxErrorOffset(message: string, text: string): number | undefined {
+  const position = / at position (\d+)/.exec(message);
+  if (position) return Number(position[1]);
+  const context = /, (\.\.\.)?"([^]*)"(\.\.\.)? is not valid JSON$/.exec(message);
+  const at = context ? text.indexOf(context[2]!) : -1;
+  if (at < 0 || !(context![1] || context![3])) return undefined;
+  return context![1] ? at + 10 : at + context![2]!.length - 10;
 }

@@ -176,7 +176,7 @@ async function readJson(chunks: AsyncIterable<Buffer>, collector: Collector, str
     try {
       record = JSON.parse(text);
     } catch {
-      throw elementSyntaxError(text, line)!;
+      throw elementSyntaxError(text, line, index)!;
     }
     const isObject = typeof record === 'object' && record !== null && !Array.isArray(record);
     const id = isObject ? (record as RawRecord).id : undefined;
