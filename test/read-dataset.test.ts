@@ -97,6 +97,13 @@ describe('problems name the physical line, field and reason', () => {
       [expect.stringMatching(/^3\|\|\|is not valid UTF-8 \(byte 0xff/)],
     ],
     [
+      'UTF-16 text (its byte-order mark) is told to be saved as UTF-8',
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(HEADER, 'utf16le')]),
+      [
+        '1|||is not valid UTF-8 (byte 0xff at offset 0); it begins as UTF-16 text does (a byte-order mark): save it as UTF-8',
+      ],
+    ],
+    [
       'Latin-1 text names the broken lead byte, not the byte after it',
       Buffer.concat([Buffer.from(`${HEADER}\n1,Caf`), Buffer.from([0xe9]), Buffer.from(` noir\n`)]),
       [`2|||is not valid UTF-8 (byte 0xe9 at offset ${HEADER.length + 1 + 5})`],

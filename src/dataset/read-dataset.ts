@@ -53,7 +53,7 @@ export async function readDataset(file: string, options: ReadOptions = {}): Prom
     if (!(error instanceof InvalidUtf8)) throw await fileSystemError(error, DATASET_ROLE, file, name);
     collector.problem({
       line: error.line,
-      reason: `is not valid UTF-8 (byte 0x${error.byte.toString(16)} at offset ${error.offset})`,
+      reason: notUtf8(error.byte, error.offset),
     });
   }
   const warning = collector.warning(name, format === '.csv' ? 'column' : 'key');
@@ -61,6 +61,12 @@ export async function readDataset(file: string, options: ReadOptions = {}): Prom
   if (collector.total) throw collector.error(name);
   if (hash) options.onDigest!(hash.digest());
   return CityTable.of(collector.table.finish());
+}
+
+/** Why a dataset's bytes were refused: the first bad byte, and where UTF-16's byte-order mark begins the file, what to do. */
+function notUtf8(byte: number, offset: number): string {
+  const utf16 = offset === 0 && (byte === 0xff || byte === 0xfe);
+  return `is not valid UTF-8 (byte 0x${byte.toString(16)} at offset ${offset})${utf16 ? '; it begins as UTF-16 text does (a byte-order mark): save it as UTF-8' : ''}`;
 }
 
 /** The digest of a dataset file (datasetHash), refused as readDataset refuses it; nothing parsed. */
