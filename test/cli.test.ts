@@ -249,6 +249,16 @@ describe('a bad dataset is refused and the old site stays as it was', () => {
     expect(await cli(cwd, 'validate')).toEqual({ code: 0, stdout: 'data/cities.csv: 48 cities, valid\n', stderr: '' });
   });
 
+  it('validate counts one city as one city', async () => {
+    const [header, first] = (await readFile(join(cwd, 'data/cities.csv'), 'utf8')).split('\n');
+    await writeFile(join(cwd, 'one.csv'), `${header}\n${first}\n`);
+    expect(await cli(cwd, 'validate', '--data', 'one.csv')).toEqual({
+      code: 0,
+      stdout: 'one.csv: 1 city, valid\n',
+      stderr: '',
+    });
+  });
+
   it('refuses to replace a directory that is not a cities-api site', async () => {
     await mkdir(join(cwd, 'mine'));
     await writeFile(join(cwd, 'mine/notes.txt'), 'keep me');

@@ -9,6 +9,6 @@ export function registerValidateCommand(program: Command, context: CommandContex
     const data = datasetOf(command, o.data!, context);
     const { readDataset } = await import('../dataset/read-dataset.js');
     const { count } = await readDataset(data.path, { shownAs: data.name, strict: o.strict, onWarning: context.warn });
-    context.say(`${data.name}: ${count} cities, valid`);
+    context.say(`${data.name}: ${count} ${count === 1 ? 'city' : 'cities'}, valid`);
   });
 }
