@@ -92,6 +92,25 @@ describe('problems name the physical line, field and reason', () => {
     ],
     ['no header', '', ['1|||has no header row (expected id,name_ar,...,updated_at)']],
     [
+      'a file separated by semicolons is told so, once, with no problem of its rows',
+      `${HEADER.replaceAll(',', ';')}\n${row(1).replaceAll(',', ';')}\n${row(2).replaceAll(',', ';')}\n`,
+      [
+        expect.stringMatching(
+          /^1\|\|\|header: missing columns "id", .*"updated_at"; the header is one column holding ";": cities-api reads comma-separated values, so save the file with commas$/,
+        ),
+      ],
+    ],
+    [
+      'a file separated by tabs is told so',
+      `${HEADER.replaceAll(',', '\t')}\n${row(1).replaceAll(',', '\t')}\n`,
+      [expect.stringMatching(/; the header is one column holding "\\t": cities-api reads comma-separated values/)],
+    ],
+    [
+      'a header without an id column makes no row a duplicate',
+      `${HEADER.replace('id,', '')}\n${row(1).replace(/^1,/, '')}\n${row(2).replace(/^2,/, '')}\n`,
+      ['1|||header: missing column "id"'],
+    ],
+    [
       'invalid UTF-8',
       Buffer.concat([Buffer.from(`${HEADER}\n${row(1)}\n1,`), Buffer.from([0xff, 0xfe]), Buffer.from('\n')]),
       [expect.stringMatching(/^3\|\|\|is not valid UTF-8 \(byte 0xff/)],

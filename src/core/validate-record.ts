@@ -10,7 +10,7 @@ export interface FieldProblem {
 
 /** The city, or its problems; `id` whenever the record's id itself is valid (to find duplicates either way). */
 export type RecordResult =
-  | { city: City; id: number; problems?: undefined }
+  | { city: City; id?: number | undefined; problems?: undefined }
   | { city?: undefined; id?: number | undefined; problems: FieldProblem[] };
 
 /** Raw field values of one record: strings from CSV, JSON values from JSON. */
@@ -71,7 +71,9 @@ export function validateRecord(raw: RawRecord, fromCsv: boolean, options: Valida
   if ('top' in raw) city.top = readTop(raw.top, fromCsv, fail);
   for (const field of ['created_at', 'updated_at'] as const)
     if (field in raw) city[field] = readTimestamp(field, raw[field], fail);
-  return problems.length ? { problems, ...(idValid ? { id: city.id } : {}) } : { city, id: city.id };
+  // No id column (a header problem, told once): no id to compare with the others'.
+  const id = idValid ? { id: city.id } : {};
+  return problems.length ? { problems, ...id } : { city, ...id };
 }
 
 type Fail = (field: string, value: unknown, reason: string) => void;

@@ -158,13 +158,20 @@ async function readCsv(chunks: AsyncIterable<Buffer>, collector: Collector, stri
     collector.problem({ line: 1, reason: 'has no header row (expected id,name_ar,...,updated_at)' });
 }
 
+const OTHER_SEPARATORS = [';', '\t', '|'];
+
 function headerProblems(header: readonly string[], strict: boolean): string[] {
   const list = (names: string[]) => [...new Set(names)].map((n) => showValue(n)).join(', ');
   const missing = CITY_FIELDS.filter((name) => !header.includes(name));
   const unknown = strict ? header.filter((name) => !isCityField(name)) : [];
   const repeated = header.filter((name, i) => header.indexOf(name) !== i);
+  // A header of one column holding another separator: the file was saved with it (a spreadsheet's ";" or tabs).
+  const separator = header.length === 1 ? OTHER_SEPARATORS.find((c) => header[0]!.includes(c)) : undefined;
+  const cause = separator
+    ? `; the header is one column holding ${showValue(separator)}: cities-api reads comma-separated values, so save the file with commas`
+    : '';
   return [
-    ...(missing.length ? [`header: missing column${missing.length > 1 ? 's' : ''} ${list(missing)}`] : []),
+    ...(missing.length ? [`header: missing column${missing.length > 1 ? 's' : ''} ${list(missing)}${cause}`] : []),
     ...(unknown.length
       ? [`header: unknown column${unknown.length > 1 ? 's' : ''} ${list(unknown)} (expected ${CITY_FIELDS.join(',')})`]
       : []),
