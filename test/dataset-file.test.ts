@@ -149,6 +149,18 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
     expect(await ids(file)).toEqual([1, 9, 2, 10]);
   });
 
+  it('the file is edited by hand between two creations (a larger id added): the first creation is still folded in, not taken for one the file holds', async () => {
+    const file = join(root, 'edited-between.json');
+    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    const writer = await writerOf(file, async () => {});
+    expect(await writer.create(city('First'))).toMatchObject({ id: 2 });
+    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))},\n  ${JSON.stringify(makeCity(9))}\n]\n`);
+    expect(await writer.create(city('Second'))).toMatchObject({ id: 10 });
+    await writer.idle();
+    expect(await ids(file)).toEqual([1, 9, 2, 10]);
+    await writer.close();
+  });
+
   it('the site cannot be built: the creation is acknowledged all the same, the file untouched, the log kept; on close it is folded in', async () => {
     const file = join(root, 'unpublished.json');
     await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);

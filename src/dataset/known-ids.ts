@@ -9,7 +9,8 @@ import { readDataset, readDatasetBytes } from './read-dataset.js';
  * changed either; this process's own appends and folds update it as they go.
  */
 export class KnownIds {
-  private seen = { dataset: '', log: '', lastId: 0, fileLastId: 0 };
+  /** `trusted`: every logged id up to fileLastId is in the file (false once the file, changed by someone else, holds larger ids than some logged city). */
+  private seen = { dataset: '', log: '', lastId: 0, fileLastId: 0, trusted: true };
 
   constructor(
     private readonly file: string,
@@ -33,7 +34,8 @@ export class KnownIds {
     for (const id of ids) fileLastId = Math.max(fileLastId, id);
     let lastId = fileLastId;
     for (const city of cities) lastId = Math.max(lastId, city.id);
-    this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId };
+    const trusted = loggedPastFile(cities, new Set(ids), fileLastId);
+    this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId, trusted };
   }
 
   /** Under the lock, after this process appended cities up to `lastId` to the log. */
@@ -51,18 +53,20 @@ export class KnownIds {
     for (const city of missing) newFileLastId = Math.max(newFileLastId, city.id);
     const lastId = Math.max(this.seen.lastId, newFileLastId);
     const dataset = changed ? await datasetSignature(this.target) : this.seen.dataset;
-    this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId: newFileLastId };
+    // What was logged before the fold is in the file now; what was logged since is past every id in it.
+    this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId: newFileLastId, trusted: true };
   }
 
   /**
    * The dataset's bytes, its largest id, and which logged ids it holds. Unchanged since this
    * process last saw it (its signature, ctime included, before and after the read): a logged id is
-   * in it only if past its largest id, since ids are chosen past it and only our commits add them.
+   * in it only if not past its largest id, since ids are chosen past it and only our commits add them
+   * (not so once someone else added larger ids while cities were logged: `trusted` is false then).
    * Changed by another process: read and validated whole (seconds on the main thread, but rare).
    */
   async datasetNow(): Promise<{ before: Buffer; fileLastId: number; inFile: (id: number) => boolean }> {
-    const { dataset, fileLastId } = this.seen;
-    const known = (await datasetSignature(this.target)) === dataset;
+    const { dataset, fileLastId, trusted } = this.seen;
+    const known = trusted && (await datasetSignature(this.target)) === dataset;
     const before = await readDatasetBytes(this.target);
     if (known && (await datasetSignature(this.target)) === dataset)
       return { before, fileLastId, inFile: (id) => id <= fileLastId };
@@ -71,6 +75,11 @@ export class KnownIds {
     for (const id of ids) last = Math.max(last, id);
     return { before, fileLastId: last, inFile: (id) => ids.has(id) };
   }
+}
+
+/** Whether every logged city is either in the file or past its largest id (so that `id <= fileLastId` says which are in it). */
+function loggedPastFile(logged: readonly City[], inFile: ReadonlySet<number>, fileLastId: number): boolean {
+  return logged.every((city) => city.id > fileLastId || inFile.has(city.id));
 }
 
 /** Synchronous: a POST reads it, and libuv's thread pool may be busy with a build's writes. */
