@@ -1,5 +1,6 @@
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CityLog } from '../src/dataset/city-log.js';
 import { KeptLock } from '../src/dataset/kept-lock.js';
@@ -159,6 +160,38 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
     await writer.idle();
     expect(await ids(file)).toEqual([1, 9, 2, 10]);
     await writer.close();
+  });
+
+  it("another process folds this writer's logged city into the file (a second server on it): the site is rebuilt from the file and catches up", async () => {
+    const file = join(root, 'folded-elsewhere.json');
+    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    const published: number[][] = [];
+    const told: string[] = [];
+    const writer = await writerOf(
+      file,
+      async (data) => {
+        published.push(await ids(data));
+        if (published.length > 1) return;
+        // Meanwhile, the other server folds the shared log into the file.
+        const log = CityLog.of(file);
+        const { cities, bytes } = await log.read();
+        await appendCities(file, cities);
+        await log.dropFirst(bytes);
+      },
+      told,
+    );
+    expect(await writer.create(city('Mine'))).toMatchObject({ id: 2 });
+    const settled = await Promise.race([writer.idle().then(() => 'idle'), sleep(3000).then(() => 'busy')]);
+    await writer.close();
+    expect({ settled, file: await ids(file), published, told: told.at(-1) }).toEqual({
+      settled: 'idle',
+      file: [1, 2],
+      published: [
+        [1, 2],
+        [1, 2],
+      ],
+      told: 'caught up',
+    });
   });
 
   it('the site cannot be built: the creation is acknowledged all the same, the file untouched, the log kept; on close it is folded in', async () => {

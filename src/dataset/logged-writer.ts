@@ -154,9 +154,12 @@ export class LoggedCityWriter implements CityStore {
     const { cities, bytes } = await this.logFile.read();
     const { before, fileLastId, inFile } = await this.ids.datasetNow();
     const missing = cities.filter((city) => !inFile(city.id));
+    // Cities this process logged that another process (a second server on the file) folded in: in the file, not in this site.
+    const foldedElsewhere = this.logged.filter((city) => inFile(city.id));
     const staged = missing.length ? await stageAppend(this.file, missing, before) : null;
     try {
       if (staged) await this.options.publish(staged.temp);
+      else if (foldedElsewhere.length) await this.options.publish(this.file);
     } catch (error) {
       if (staged) await discardStaged(staged);
       throw error;
@@ -167,7 +170,7 @@ export class LoggedCityWriter implements CityStore {
         await this.logFile.dropFirst(bytes);
         await this.ids.folded(missing, fileLastId, staged !== null);
       });
-      const folded = new Set(cities.map((city) => city.id));
+      const folded = new Set([...cities, ...foldedElsewhere].map((city) => city.id));
       this.logged = this.logged.filter((city) => !folded.has(city.id));
       if (this.logged.length) return false;
       await this.options.caughtUp();
