@@ -1,4 +1,4 @@
-import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,6 +192,37 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
       ],
       told: 'caught up',
     });
+  });
+
+  it('the dataset is a link pointed at another file while serving: nothing is folded into either file (no rebuild after rebuild), the log says why; pointed back, the city is folded in', async () => {
+    const [v1, v2, link] = ['v1.json', 'v2.json', 'current.json'].map((name) => join(root, name)) as [
+      string,
+      string,
+      string,
+    ];
+    await writeFile(v1, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(v2, `[\n  ${JSON.stringify(makeCity(5))}\n]\n`);
+    await symlink('v1.json', link);
+    const published: number[][] = [];
+    const told: string[] = [];
+    const writer = await writerOf(link, async (data) => void published.push(await ids(data)), told);
+    const pointTo = async (name: string) => {
+      await rm(link);
+      await symlink(name, link);
+    };
+    await pointTo('v2.json');
+    expect(await writer.create(city('Created'))).toMatchObject({ id: 2 });
+    const settled = await Promise.race([writer.idle().then(() => 'idle'), sleep(3000).then(() => 'busy')]);
+    expect({ settled, v1: await ids(v1), v2: await ids(v2), published: published.slice(0, 2) }).toEqual({
+      settled: 'idle',
+      v1: [1],
+      v2: [5],
+      published: [],
+    });
+    expect(told.at(-1)).toMatch(/current\.json now links to .*v2\.json, not to .*v1\.json.*point it back/);
+    await pointTo('v1.json');
+    await writer.close();
+    expect(await ids(v1)).toEqual([1, 2]);
   });
 
   it('the site cannot be built: the creation is acknowledged all the same, the file untouched, the log kept; on close it is folded in', async () => {

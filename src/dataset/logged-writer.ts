@@ -12,6 +12,7 @@ import { KeptLock } from './kept-lock.js';
 import { KnownIds } from './known-ids.js';
 import { idsExhausted, stampNew } from './new-cities.js';
 import { readDataset } from './read-dataset.js';
+import { CitiesApiError } from '../core/errors.js';
 
 export interface LoggedWriterOptions {
   /** Puts created cities in what every server process answers; a POST is acknowledged once it resolves. */
@@ -53,7 +54,7 @@ export class LoggedCityWriter implements CityStore {
 
   private constructor(
     private readonly file: string,
-    target: string,
+    private readonly target: string,
     private readonly options: LoggedWriterOptions,
   ) {
     this.logFile = CityLog.of(target);
@@ -151,6 +152,7 @@ export class LoggedCityWriter implements CityStore {
 
   /** Folds what the log holds now into a new dataset, builds the site from it, commits both; true once nothing more was logged meanwhile. */
   private async catchUpOnce(): Promise<boolean> {
+    await this.checkTarget();
     const { cities, bytes } = await this.logFile.read();
     const { before, fileLastId, inFile } = await this.ids.datasetNow();
     const missing = cities.filter((city) => !inFile(city.id));
@@ -178,9 +180,19 @@ export class LoggedCityWriter implements CityStore {
     });
   }
 
+  /** Refuses a dataset path that is a link pointed at another file since the writer opened it: its log, lock and ids are the first file's. */
+  private async checkTarget(): Promise<void> {
+    const now = await realpath(this.file).catch(() => this.target);
+    if (now !== this.target)
+      throw new CitiesApiError(
+        `${this.file} now links to ${now}, not to ${this.target}, which this server adds cities to (those created since it started are logged in ${this.logFile.path}): point it back, stop the server (they are folded in), then point it elsewhere and start the server again`,
+      );
+  }
+
   /** Under the dataset's lock: the logged cities the dataset file lacks are appended to it (no build), and the log emptied. */
   private fold(): Promise<void> {
     return this.lock.run(async () => {
+      await this.checkTarget();
       const { cities, bytes } = await this.logFile.read();
       if (!bytes) {
         await this.logFile.cut(0);
