@@ -57,7 +57,7 @@ describe("the README's .gitignore advice leaves git nothing of cities-api's to s
   beforeAll(async () => ({ dir, cleanup } = await tempDir('cities-gitignore-')));
   afterAll(() => cleanup());
 
-  it('after a build, with the lock and a staging tree a killed build would leave, and a dataset lock', async () => {
+  it("after a build, with the lock and a staging tree a killed build would leave, and a writable server's files beside the dataset", async () => {
     const block = splitCode(readme).blocks.find((b) => b.text.startsWith('# .gitignore'))!;
     const git = (...args: string[]) => promisify(execFile)('git', args, { cwd: dir });
     await git('init', '-q');
@@ -80,6 +80,11 @@ describe("the README's .gitignore advice leaves git nothing of cities-api's to s
       '.dist.staging-4242/x.json',
       '.dist.previous-4242/x.json',
       'data/.cities.csv.lock',
+      // serve --writable's: a lock draft, the write-ahead log, a staged dataset, the previous dataset.
+      'data/.cities.csv.lock-4242',
+      'data/.cities.csv.wal',
+      'data/.cities.csv.tmp-4242.csv',
+      'data/cities.csv.bak',
     ]) {
       await mkdir(join(dir, left, '..'), { recursive: true });
       await writeFile(join(dir, left), '');
