@@ -225,6 +225,25 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
     expect(await ids(v1)).toEqual([1, 2]);
   });
 
+  it('the log deleted before its cities were folded in: said in one line, and the catch-up ends (it looped at once, for good)', async () => {
+    const file = join(root, 'log-deleted.json');
+    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    const told: string[] = [];
+    const writer = await writerOf(file, async () => {}, told);
+    expect(await writer.create(city('Lost'))).toMatchObject({ id: 2 });
+    await rm(CityLog.of(file).path);
+    const settled = await Promise.race([writer.idle().then(() => 'idle'), sleep(3000).then(() => 'busy')]);
+    await writer.close();
+    expect({ settled, file: await ids(file), told: told.slice(-2) }).toEqual({
+      settled: 'idle',
+      file: [1],
+      told: [
+        expect.stringMatching(/^error: 1 created city \(id 2\) is in neither .*log-deleted\.json nor its log/),
+        'caught up',
+      ],
+    });
+  });
+
   it('the site cannot be built: the creation is acknowledged all the same, the file untouched, the log kept; on close it is folded in', async () => {
     const file = join(root, 'unpublished.json');
     await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);

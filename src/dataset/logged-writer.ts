@@ -153,9 +153,13 @@ export class LoggedCityWriter implements CityStore {
   /** Folds what the log holds now into a new dataset, builds the site from it, commits both; true once nothing more was logged meanwhile. */
   private async catchUpOnce(): Promise<boolean> {
     await this.checkTarget();
+    // Logged before the log is read: each is in it or in the file, unless the log was deleted (or cut) meanwhile.
+    const loggedBefore = this.logged.slice();
     const { cities, bytes } = await this.logFile.read();
     const { before, fileLastId, inFile } = await this.ids.datasetNow();
     const missing = cities.filter((city) => !inFile(city.id));
+    const inLog = new Set(cities.map((city) => city.id));
+    const lost = loggedBefore.filter((city) => !inLog.has(city.id) && !inFile(city.id));
     // Cities this process logged that another process (a second server on the file) folded in: in the file, not in this site.
     const foldedElsewhere = this.logged.filter((city) => inFile(city.id));
     const staged = missing.length ? await stageAppend(this.file, missing, before) : null;
@@ -172,7 +176,8 @@ export class LoggedCityWriter implements CityStore {
         await this.logFile.dropFirst(bytes);
         await this.ids.folded(missing, fileLastId, staged !== null);
       });
-      const folded = new Set([...cities, ...foldedElsewhere].map((city) => city.id));
+      if (lost.length) this.options.log(lostLine(lost, this.file, this.logFile.path));
+      const folded = new Set([...cities, ...foldedElsewhere, ...lost].map((city) => city.id));
       this.logged = this.logged.filter((city) => !folded.has(city.id));
       if (this.logged.length) return false;
       await this.options.caughtUp();
@@ -209,4 +214,11 @@ export class LoggedCityWriter implements CityStore {
       await this.ids.look();
     });
   }
+}
+
+/** What is said of created cities found in neither the dataset file nor its log (the log deleted or cut). */
+function lostLine(lost: readonly City[], file: string, log: string): string {
+  const ids = lost.map((city) => city.id).join(', ');
+  const some = lost.length === 1 ? `1 created city (id ${ids}) is` : `${lost.length} created cities (ids ${ids}) are`;
+  return `error: ${some} in neither ${file} nor its log ${log} (deleted or cut?): answered until the server stops, then lost`;
 }
