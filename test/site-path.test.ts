@@ -88,6 +88,8 @@ describe('checkSiteLocation refuses a directory a build must not replace (exit 2
   it.each([
     ['the filesystem root', '/', /the filesystem root/],
     ['the home directory', homedir(), /is or contains the home directory/],
+    // A Docker volume or any mount: the build's swap (renaming the old tree aside) fails with EBUSY after the whole build.
+    ['a mount point (/proc, its own filesystem)', '/proc', /it is a mount point.*mount its parent directory instead/],
   ])('%s', async (_, out, message) => {
     await expect(checkSiteLocation({ out, data: join(root, 'data/cities.csv'), cwd: root })).rejects.toMatchObject({
       exitCode: 2,

@@ -58,8 +58,8 @@ export interface SiteLocation {
 
 /**
  * Refuses (exit 2, before anything is read or written) a site directory a build must not replace:
- * one holding the dataset, the working directory or the home directory, the filesystem root, or
- * a path that is not a directory.
+ * one holding the dataset, the working directory or the home directory, the filesystem root, a
+ * path that is not a directory, or a mount point.
  */
 export async function checkSiteLocation({ out, data, cwd }: SiteLocation): Promise<void> {
   const refuse = (why: string) => new CitiesApiError(`cannot build into ${out}: ${why} (nothing was written)`, 2);
@@ -82,4 +82,9 @@ export async function checkSiteLocation({ out, data, cwd }: SiteLocation): Promi
   }
   const stats = await lstat(out).catch(() => null);
   if (stats && !stats.isDirectory()) throw refuse('it is a file, not a directory; choose a directory');
+  // A build renames the old tree aside and the new one into place, which a mount point refuses (EBUSY).
+  if (stats && stats.dev !== (await lstat(dirname(out))).dev)
+    throw refuse(
+      `it is a mount point (a volume), and a build swaps the whole directory by renaming it; mount its parent directory instead, or build into a directory inside it (e.g. --site ${join(out, 'site')})`,
+    );
 }
