@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,4 +112,26 @@ describe.each([1, 2])('serve --writable --workers %d', (workers) => {
     await writeFile(server.data, good);
     expect((await post(server.url, 'Repaired')).status).toBe(201);
   }, 60_000);
+});
+
+describe('serve --writable --workers 2, a worker killed', () => {
+  it('POSTs while its replacement starts: none answered 500 (each was logged, then failed to reach the worker not yet open); every city in the file was answered 201', async () => {
+    const server = await writableCli('worker-killed', 2);
+    try {
+      const [victim] = readFileSync(`/proc/${server.child.pid}/task/${server.child.pid}/children`, 'utf8')
+        .split(' ')
+        .filter(Boolean);
+      process.kill(Number(victim), 'SIGKILL');
+      for (let t = 0; t < 200 && !/starting another/.test(server.output()); t++)
+        await new Promise((r) => setTimeout(r, 10));
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post(server.url, `Meanwhile ${i}`)));
+      expect(answers.filter((a) => a.status === 500).map((a) => body(a))).toEqual([]);
+      await caughtUp(server.data);
+      const created = answers.filter((a) => a.status === 201).map((a) => body(a).name_en);
+      const inFile = (await readDataset(server.data)).toCities().map((c) => c.name_en);
+      expect(inFile.filter((name) => name.startsWith('Meanwhile')).sort()).toEqual(created.sort());
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
 });

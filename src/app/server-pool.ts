@@ -51,6 +51,8 @@ type ServerWorker = WorkerChannel<ServerProtocol>;
  */
 export class ServerPool implements SiteServers {
   private readonly workers = new Set<ServerWorker>();
+  /** Those answering from the site: what a build or a POST waits for (one starting opens the site as it is then). */
+  private readonly ready = new Set<ServerWorker>();
   private store: CityStore | undefined;
   /** Created cities the site's files lack: a worker that starts (replacing one that died) answers them too. */
   private added: City[] = [];
@@ -89,23 +91,24 @@ export class ServerPool implements SiteServers {
     const answers = await Promise.all([...this.workers].map((worker) => answered(worker.call('open', baseUrl))));
     const first = answers.find((answer) => answer);
     if (!first || answers.length < this.count) throw new CitiesApiError('server workers exited while opening the site');
+    for (const worker of this.workers) this.ready.add(worker);
     this.opened = true;
     return first;
   }
 
   async replace(build: () => Promise<void>): Promise<void> {
-    await Promise.all([...this.workers].map((worker) => answered(worker.call('replace', undefined))));
+    await Promise.all([...this.ready].map((worker) => answered(worker.call('replace', undefined))));
     try {
       await build();
     } finally {
-      await Promise.all([...this.workers].map((worker) => answered(worker.call('replaced', undefined))));
+      await Promise.all([...this.ready].map((worker) => answered(worker.call('replaced', undefined))));
       this.current = await settingsOf(this.setup.dir);
     }
   }
 
   async addCities(cities: readonly City[]): Promise<void> {
     this.added.push(...cities);
-    await Promise.all([...this.workers].map((worker) => answered(worker.call('add', cities))));
+    await Promise.all([...this.ready].map((worker) => answered(worker.call('add', cities))));
   }
 
   describe(): string {
@@ -133,15 +136,19 @@ export class ServerPool implements SiteServers {
     worker.handle('create', (city) => this.store!.create(city));
     void worker.ended.then(({ code, signal }) => {
       this.workers.delete(worker);
+      this.ready.delete(worker);
       if (this.closing || !this.opened) return;
       this.log(`worker ${worker.worker.pid} exited (${signal ?? code}): starting another`);
       this.startWorker().catch((error) => this.log(`error: a worker could not start: ${(error as Error).message}`));
     });
     const url = await answered(worker.call('setup', this.setup));
     if (url === undefined) throw new CitiesApiError(`a server worker (pid ${worker.worker.pid}) exited while starting`);
-    if (this.opened) await answered(worker.call('open', undefined));
-    // Those its site holds are skipped (LiveSite.addCities).
-    if (this.opened && this.added.length) await answered(worker.call('add', this.added));
+    if (this.opened) {
+      await answered(worker.call('open', undefined));
+      this.ready.add(worker);
+      // Those its site holds are skipped (LiveSite.addCities), as are those also added from now on.
+      if (this.added.length) await answered(worker.call('add', this.added));
+    }
     return url;
   }
 }
