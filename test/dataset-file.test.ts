@@ -105,10 +105,16 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
     return rest;
   };
   const ids = async (file: string) => (await readDataset(file)).toCities().map((c) => c.id);
-  const writerOf = (file: string, publish: (data: string) => Promise<void>, told: string[] = []) =>
+  const writerOf = (
+    file: string,
+    publish: (data: string) => Promise<void>,
+    told: string[] = [],
+    mark: () => Promise<void> = async () => {},
+  ) =>
     LoggedCityWriter.open(file, {
       lockWait: 1000,
       publish,
+      mark,
       apply: async (cities) => void told.push(`answer ${cities.map((c) => c.id).join(',')}`),
       caughtUp: async () => void told.push('caught up'),
       log: (line) => told.push(line),
@@ -242,6 +248,26 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
         'caught up',
       ],
     });
+  });
+
+  it('the site cannot be marked behind (its disk full): the creation is refused with nothing logged (it was logged, then answered 500), and the next one gets the id it would have', async () => {
+    const file = join(root, 'unmarked.json');
+    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    let full = true;
+    const writer = await writerOf(
+      file,
+      async () => {},
+      [],
+      async () => {
+        if (full) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      },
+    );
+    await expect(writer.create(city('Refused'))).rejects.toMatchObject({ status: 500 });
+    expect((await CityLog.of(file).read()).cities).toEqual([]);
+    full = false;
+    expect(await writer.create(city('Next'))).toMatchObject({ id: 2, name_en: 'Next' });
+    await writer.close();
+    expect(await ids(file)).toEqual([1, 2]);
   });
 
   it('the site cannot be built: the creation is acknowledged all the same, the file untouched, the log kept; on close it is folded in', async () => {

@@ -15,6 +15,8 @@ import { readDataset } from './read-dataset.js';
 import { CitiesApiError } from '../core/errors.js';
 
 export interface LoggedWriterOptions {
+  /** Told before a batch is logged (the site's files are about to fall behind); if it fails, the batch is refused with nothing written. */
+  readonly mark: () => Promise<void>;
   /** Puts created cities in what every server process answers; a POST is acknowledged once it resolves. */
   readonly apply: (cities: readonly City[]) => Promise<void>;
   /** Rebuilds the site from a dataset file and answers from it (the background catch-up). */
@@ -130,6 +132,7 @@ export class LoggedCityWriter implements CityStore {
   }
 
   private async logBatch(cities: readonly NewCity[]): Promise<City[]> {
+    await this.options.mark();
     const created = await this.lock.run(
       async () => {
         await this.ids.look();
