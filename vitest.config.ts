@@ -36,6 +36,7 @@ const UNIT = [
   'browsable',
   'byte-pool',
   'bytes',
+  'catch-up',
   'city-table',
   'cloudfront-stack',
   'create-city',

@@ -286,6 +286,10 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
     await writer.idle();
     expect((await readFile(file)).equals(before)).toBe(true);
     expect(told.join('\n')).toMatch(/the site is behind the data \(retrying in 1 s\): ENOSPC/);
+    // Failing again: told once more, after twice as long.
+    const behind = () => told.filter((line) => line.includes('the site is behind'));
+    for (let t = 0; t < 100 && behind().length < 2; t++) await new Promise((r) => setTimeout(r, 50));
+    expect(behind()[1]).toMatch(/the site is behind the data \(retrying in 2 s\): ENOSPC/);
     expect((await CityLog.of(file).read()).cities.map((c) => c.id)).toEqual([2]);
     await writer.close();
     expect(await ids(file)).toEqual([1, 2]);

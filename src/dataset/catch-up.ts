@@ -1,8 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DatasetChanged } from './append-cities.js';
 
-/** How long a failed catch-up (a busy site lock, an invalid dataset) waits before it is tried again. */
-const RETRY_MS = 1000;
+/**
+ * How long a catch-up that failed `failures` times in a row (a busy site lock, an invalid dataset,
+ * a full disk) waits before it is tried again: 1 s, doubled each time, at most a minute (a failure
+ * that lasts, a full disk, logged once a minute instead of every second).
+ */
+export function retryDelay(failures: number): number {
+  return Math.min(1000 * 2 ** Math.max(0, failures - 1), 60_000);
+}
 /**
  * A catch-up starts once no batch was logged for QUIET_MS, or MAX_WAIT_MS after it was asked
  * for: a burst of POSTs is folded in by one build, and is not slowed by it (a build's writes made
@@ -14,7 +20,7 @@ const MAX_WAIT_MS = 3000;
 /**
  * When the background catch-up runs: once POSTs paused (or waited long enough), one at a time,
  * again at once while batches were logged meanwhile or the dataset file changed under it, and
- * again after RETRY_MS when it failed. `once` folds in what is logged now: true once nothing more
+ * again after retryDelay() when it failed. `once` folds in what is logged now: true once nothing more
  * was logged meanwhile.
  */
 export class CatchUp {
@@ -23,6 +29,8 @@ export class CatchUp {
   /** When the last batch was logged (performance.now()). */
   private lastLogged = 0;
   private closed = false;
+  /** Catch-ups that failed since the last that did not. */
+  private failures = 0;
 
   constructor(
     private readonly once: () => Promise<boolean>,
@@ -68,9 +76,11 @@ export class CatchUp {
     try {
       // The file edited meanwhile (by hand, --watch): at once again, from the file as it is now.
       while (!this.closed && !(await this.once().catch(againIf(DatasetChanged))));
+      this.failures = 0;
     } catch (error) {
-      this.log(`error: the site is behind the data (retrying in ${RETRY_MS / 1000} s): ${(error as Error).message}`);
-      this.retry = setTimeout(() => this.start(), RETRY_MS);
+      const delay = retryDelay(++this.failures);
+      this.log(`error: the site is behind the data (retrying in ${delay / 1000} s): ${(error as Error).message}`);
+      this.retry = setTimeout(() => this.start(), delay);
       this.retry.unref();
     }
   }
