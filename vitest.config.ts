@@ -46,6 +46,7 @@ const UNIT = [
   'edge-ranges',
   'fetch-handler',
   'json-text',
+  'lock-holder',
   'layout-doc',
   'negotiate',
   'openapi',

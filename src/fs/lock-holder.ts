@@ -39,8 +39,24 @@ export function isAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  return !isThread(pid);
+}
+
+/**
+ * Whether `pid` names a thread, not a process (Linux: a thread's id answers kill(id, 0) too, so a
+ * lock whose dead holder's pid became a thread's would look held for good). Its Tgid, the id of
+ * the process it belongs to, is then another number.
+ */
+function isThread(pid: number): boolean {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return false; // not Linux, or gone meanwhile
+  }
+  const tgid = /^Tgid:\s*(\d+)/m.exec(status);
+  return tgid !== null && Number(tgid[1]) !== pid;
 }
