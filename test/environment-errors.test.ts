@@ -228,6 +228,12 @@ const CASES: Case[] = [
     () => new RegExp(`${path('nowhere')} holds no cities-api site: build it first`),
   ],
   [
+    'serve given a dataset file where the site goes is told to give it with --data',
+    false,
+    () => ['serve', at('cities.csv')(), '--port', '0'],
+    () => new RegExp(`${path('cities.csv')} is a file, not a site directory: to serve a dataset, give it with --data`),
+  ],
+  [
     'config cloudfront --site in a directory this user cannot enter',
     true,
     () => ['config', 'cloudfront', '--site', at('closed/site')()],

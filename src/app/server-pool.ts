@@ -4,7 +4,7 @@ import { type CityStore, CreateRefused } from '../post/city-store.js';
 import type { NewCity } from '../post/create-city.js';
 import { startProcess, type WorkerChannel, WorkerEnded } from '../proc/workers.js';
 import type { SiteSettings } from '../site/spec.js';
-import { readManifestHead } from '../store/manifest-file.js';
+import { noSiteIn, readManifestHead } from '../store/manifest-file.js';
 import type { FrontOptions } from './front.js';
 import type { Opened, SiteServers } from './site-server.js';
 
@@ -163,10 +163,6 @@ function answered<T>(call: Promise<T>): Promise<T | undefined> {
 
 async function settingsOf(dir: string): Promise<SiteSettings> {
   const head = await readManifestHead(dir);
-  if (!head)
-    throw new CitiesApiError(
-      `${dir} holds no cities-api site: build it first (cities-api build --site ${dir}) or pass --data`,
-      2,
-    );
+  if (!head) throw noSiteIn(dir, 2);
   return head.settings;
 }

@@ -1,8 +1,7 @@
-import { CitiesApiError } from '../core/errors.js';
 import { FileCache } from './file-cache.js';
 import { openSiteFiles, type FileHandler } from './site-files.js';
 import type { ManifestHead } from '../site/manifest.js';
-import { readManifestHead } from '../store/manifest-file.js';
+import { noSiteIn, readManifestHead } from '../store/manifest-file.js';
 import { siteSpec } from '../site/spec.js';
 import { JSON_HEADERS, type SiteContext } from './route-types.js';
 import { indexOf, readSiteData, type SiteData } from './site-data.js';
@@ -36,11 +35,7 @@ export async function loadSite(dir: string, read: ReadSite = readSiteData): Prom
   const pinned = openSiteFiles(dir);
   try {
     const manifest = await readManifestHead(pinned.root);
-    if (!manifest)
-      throw new CitiesApiError(
-        `${dir} holds no cities-api site: build it first (cities-api build --site ${dir}) or pass --data`,
-        1,
-      );
+    if (!manifest) throw noSiteIn(dir, 1);
     const data = await read(pinned.root, manifest.settings.collation);
     const index = indexOf(data, manifest.settings.collation);
     const context: SiteContext = { spec: siteSpec(manifest.settings, index.count), index, tag: data.tag };

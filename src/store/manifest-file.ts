@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -13,6 +14,20 @@ export interface SiteFiles extends ManifestHead {
 }
 
 const HEAD_BYTES = 64 * 1024;
+
+/**
+ * What a server says of a directory that holds no site (readManifestHead() found none): a
+ * dataset file given where the site goes is told to be given with --data instead.
+ */
+export function noSiteIn(dir: string, exitCode: 1 | 2): CitiesApiError {
+  const file = statSync(dir, { throwIfNoEntry: false })?.isFile();
+  return new CitiesApiError(
+    file
+      ? `${dir} is a file, not a site directory: to serve a dataset, give it with --data (cities-api serve --data ${dir})`
+      : `${dir} holds no cities-api site: build it first (cities-api build --site ${dir}) or pass --data`,
+    exitCode,
+  );
+}
 
 /**
  * The manifest of a built site without its list of files, read from the file's first bytes
