@@ -123,7 +123,7 @@ function settingsModule(data: EdgeProjectData, siteDir: string): string {
 }
 
 /** `path` with its links resolved as far as it exists (a project directory may not exist yet). */
-export async function realDirectory(path: string): Promise<string> {
+async function realDirectory(path: string): Promise<string> {
   const real = await realpath(path).catch(() => null);
   if (real !== null || dirname(path) === path) return real ?? path;
   return join(await realDirectory(dirname(path)), basename(path));
