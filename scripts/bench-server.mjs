@@ -108,8 +108,10 @@ const connections = Number(opts.connections);
 const cpus = placement(opts.pin);
 const tool = chooseTool(opts.loader);
 const generator = await loader(tool, cpus.loader);
-// Instruction counts do not depend on the machine's load: no need to wait for a quiet one.
-const load = await settle(Number(opts['max-load']), opts.instructions ? 0 : Number(opts['wait-load']));
+// Instruction counts too wait for a quiet machine: what they count depends on how far V8's
+// compiler threads got in the pauses (bench/instructions.mjs), and on a busy machine they get less
+// done (BD counted 163,655 a request while a CI run took both CPUs, 113,964 on a quiet machine).
+const load = await settle(Number(opts['max-load']), Number(opts['wait-load']));
 console.log(`${availableParallelism()} CPUs, node ${process.version}; ${load.line}`);
 console.log(`load generator: ${generator.describe}; ${connections} connections`);
 console.log(cpus.line);
