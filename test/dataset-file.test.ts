@@ -270,6 +270,27 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
     expect(await ids(file)).toEqual([1, 2]);
   });
 
+  it('a batch refused whole (the lock held by another live process) leaves the site unmarked: nothing of it is behind', async () => {
+    const file = join(root, 'refused-whole.json');
+    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    const told: string[] = [];
+    const writer = await writerOf(
+      file,
+      async () => {},
+      told,
+      async () => void told.push('marked'),
+    );
+    // The parent process is alive and not this one: its lock is held, not stale.
+    await writeFile(join(root, '.refused-whole.json.lock'), `${process.ppid}\n`);
+    await expect(writer.create(city('Refused'))).rejects.toMatchObject({ status: 503 });
+    await writer.idle();
+    expect(told.filter((line) => line === 'marked' || line === 'caught up')).toEqual(['marked', 'caught up']);
+    await rm(join(root, '.refused-whole.json.lock'));
+    expect(await writer.create(city('Next'))).toMatchObject({ id: 2 });
+    await writer.close();
+    expect(await ids(file)).toEqual([1, 2]);
+  });
+
   it('the site cannot be built: the creation is acknowledged all the same, the file untouched, the log kept; on close it is folded in', async () => {
     const file = join(root, 'unpublished.json');
     await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);

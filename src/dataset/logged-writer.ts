@@ -119,15 +119,18 @@ export class LoggedCityWriter implements CityStore {
     while (this.waiting.length) {
       const batch = this.waiting;
       this.waiting = [];
+      let created: City[] = [];
       try {
-        const created = await this.inTurn(() => this.logBatch(batch.map(({ city }) => city)));
+        created = await this.inTurn(() => this.logBatch(batch.map(({ city }) => city)));
         batch.forEach((p, i) =>
           i < created.length ? p.resolve(created[i]!) : p.reject(idsExhausted(this.ids.lastId)),
         );
-        if (created.length) this.catchUp.start();
       } catch (error) {
         for (const p of batch) p.reject(createRefusal(error, this.options.lockWait, this.options.log));
       }
+      // A batch refused whole was marked behind all the same: unmarked when nothing else is.
+      if (created.length) this.catchUp.start();
+      else await this.whenCurrent(() => this.options.caughtUp()).catch(() => undefined);
     }
   }
 
