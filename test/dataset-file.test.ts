@@ -16,10 +16,12 @@ beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-dataset-fi
 afterAll(() => cleanup());
 
 const DEAD_PID = 2 ** 22 + 7;
+/** A JSON dataset of one city, id 1, as a user's file is written. */
+const ONE_CITY_JSON = `[\n  ${JSON.stringify(makeCity(1))}\n]\n`;
 
 describe('appendCities keeps the dataset and its backup whole', () => {
   it.each([
-    ['a JSON dataset', 'cities.json', `[\n  ${JSON.stringify(makeCity(1))}\n]\n`],
+    ['a JSON dataset', 'cities.json', ONE_CITY_JSON],
     ['a CSV dataset', 'cities.csv', null],
   ])('%s: the new city is appended, FILE.bak holds the old bytes, no temporary file is left', async (_, name, text) => {
     const file = join(root, name);
@@ -36,7 +38,7 @@ describe('appendCities keeps the dataset and its backup whole', () => {
 
   it('removes temporary files that killed writers left beside the dataset, not live ones', async () => {
     const file = join(root, 'left.json');
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(file, ONE_CITY_JSON);
     await writeFile(join(root, `.left.json.tmp-${DEAD_PID}`), '[');
     await writeFile(join(root, `.left.json.bak-${DEAD_PID}`), '[');
     await writeFile(join(root, `.left.json.tmp-${process.ppid}`), '[');
@@ -58,7 +60,7 @@ async function appendCitiesToNewCsv(file: string): Promise<void> {
 describe('a staged dataset replaces the file only if the reader reads it back, and only if the file did not change meanwhile', () => {
   const jsonDataset = async (name: string) => {
     const file = join(root, name);
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(file, ONE_CITY_JSON);
     return file;
   };
 
@@ -71,7 +73,7 @@ describe('a staged dataset replaces the file only if the reader reads it back, a
   ])('%s: refused before anything is written (.json and .csv)', async (label, city) => {
     for (const ext of ['json', 'csv']) {
       const file = join(root, `refused-${label.replaceAll(' ', '-')}.${ext}`);
-      if (ext === 'json') await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+      if (ext === 'json') await writeFile(file, ONE_CITY_JSON);
       else await appendCitiesToNewCsv(file);
       const before = await readFile(file);
       await expect(stageAppend(file, [city])).rejects.toThrow(
@@ -142,7 +144,7 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
 
   it('the file is edited by hand while the site is rebuilt: the edit kept, the logged city folded in after it', async () => {
     const file = join(root, 'hand-edit.json');
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(file, ONE_CITY_JSON);
     let edited = false;
     const writer = await writerOf(file, async () => {
       if (!edited) await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))},\n  ${JSON.stringify(makeCity(9))}\n]\n`);
@@ -158,7 +160,7 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
 
   it('the file is edited by hand between two creations (a larger id added): the first creation is still folded in, not taken for one the file holds', async () => {
     const file = join(root, 'edited-between.json');
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(file, ONE_CITY_JSON);
     const writer = await writerOf(file, async () => {});
     expect(await writer.create(city('First'))).toMatchObject({ id: 2 });
     await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))},\n  ${JSON.stringify(makeCity(9))}\n]\n`);
@@ -170,7 +172,7 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
 
   it("another process folds this writer's logged city into the file (a second server on it): the site is rebuilt from the file and catches up", async () => {
     const file = join(root, 'folded-elsewhere.json');
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(file, ONE_CITY_JSON);
     const published: number[][] = [];
     const told: string[] = [];
     const writer = await writerOf(
@@ -206,7 +208,7 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
       string,
       string,
     ];
-    await writeFile(v1, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(v1, ONE_CITY_JSON);
     await writeFile(v2, `[\n  ${JSON.stringify(makeCity(5))}\n]\n`);
     await symlink('v1.json', link);
     const published: number[][] = [];
@@ -233,7 +235,7 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
 
   it('the log deleted before its cities were folded in: said in one line, and the catch-up ends (it looped at once, for good)', async () => {
     const file = join(root, 'log-deleted.json');
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(file, ONE_CITY_JSON);
     const told: string[] = [];
     const writer = await writerOf(file, async () => {}, told);
     expect(await writer.create(city('Lost'))).toMatchObject({ id: 2 });
@@ -252,7 +254,7 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
 
   it('the site cannot be marked behind (its disk full): the creation is refused with nothing logged (it was logged, then answered 500), and the next one gets the id it would have', async () => {
     const file = join(root, 'unmarked.json');
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(file, ONE_CITY_JSON);
     let full = true;
     const writer = await writerOf(
       file,
@@ -272,7 +274,7 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
 
   it('a batch refused whole (the lock held by another live process) leaves the site unmarked: nothing of it is behind', async () => {
     const file = join(root, 'refused-whole.json');
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(file, ONE_CITY_JSON);
     const told: string[] = [];
     const writer = await writerOf(
       file,
@@ -293,7 +295,7 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
 
   it('the site cannot be built: the creation is acknowledged all the same, the file untouched, the log kept; on close it is folded in', async () => {
     const file = join(root, 'unpublished.json');
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+    await writeFile(file, ONE_CITY_JSON);
     const before = await readFile(file);
     const told: string[] = [];
     const writer = await writerOf(
