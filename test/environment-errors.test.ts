@@ -292,7 +292,12 @@ describe('fileSystemError: every errno becomes a CitiesApiError naming the path'
     ['ENOSPC', 'write', /no space left for the site directory \/ro\/site: free some space and try again \(ENOSPC\)/],
     ['EMFILE', 'open', /raise the open files limit \(ulimit -n\)/],
     ['ELOOP', 'stat', /too many symbolic links \(a loop\?\); fix the links, or choose another with --site \(ELOOP\)/],
-    ['EIO', 'read', /the site directory \/ro\/site cannot be used: EIO: failed/],
+    [
+      'EIO',
+      'read',
+      /input\/output error on \/ro\/site\/x.json \(of the site directory \/ro\/site\): the disk or its file system failed; check them \(dmesg, fsck\), then try again \(EIO\)/,
+    ],
+    ['ENXIO', 'open', /the site directory \/ro\/site cannot be used: ENXIO: failed/],
   ])('%s', async (code, syscall, message) => {
     const error = await fileSystemError(errno(code, syscall, '/ro/site/x.json'), role, '/ro/site');
     expect(error).toBeInstanceOf(CitiesApiError);

@@ -137,6 +137,10 @@ export async function fileSystemError(
     case 'ENOSPC':
     case 'EDQUOT':
       return fail(`no space left for the ${role.what} ${subject}: free some space and try again`);
+    case 'EIO':
+      return fail(
+        `input/output error on ${at}: the disk or its file system failed; check them (dmesg, fsck), then try again`,
+      );
     case 'EMFILE':
     case 'ENFILE':
       return fail(
