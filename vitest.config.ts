@@ -45,6 +45,7 @@ const UNIT = [
   'edge-cuts',
   'edge-ranges',
   'fetch-handler',
+  'full-disk',
   'json-text',
   'lock-holder',
   'layout-doc',

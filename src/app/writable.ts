@@ -5,12 +5,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { City } from '../core/fields.js';
 import { LoggedCityWriter } from '../dataset/logged-writer.js';
 import { syncDirectory } from '../fs/file-output.js';
+import { fileSystemError, isErrno, type PathRole } from '../fs/fs-error.js';
 import { BEHIND_PATH } from '../site/behind.js';
 import type { Served, SiteBuilder } from './site-builder.js';
 
 /** A build's swap is two renames: waited for up to SWAP_TRIES × SWAP_WAIT_MS (1 s). */
 const SWAP_TRIES = 200;
 const SWAP_WAIT_MS = 5;
+const MARKER_ROLE: PathRole = { what: "site's behind marker" };
 
 export interface WritableOptions {
   readonly data: string;
@@ -37,10 +39,15 @@ export async function openWritable(options: WritableOptions): Promise<{
 }> {
   const marker = join(options.dir, BEHIND_PATH);
   const text = 'the files are behind the data: ask the live server\n';
+  // A full disk's ENOSPC (from write) carries no path: said with the marker's.
+  const named = async (error: unknown) =>
+    isErrno(error) && !error.path ? await fileSystemError(error, MARKER_ROLE, marker) : error;
   // Before a build: the site directory may not be there yet.
   const mark = async () => {
     await mkdir(dirname(marker), { recursive: true });
-    await writeFile(marker, text);
+    await writeFile(marker, text).catch(async (error: unknown) => {
+      throw await named(error);
+    });
   };
   // For a POST, while a build may be swapping its new tree in (two renames: for a moment there is no
   // site directory): waited for, never created here (the build's second rename would then fail).
@@ -52,7 +59,7 @@ export async function openWritable(options: WritableOptions): Promise<{
         if (!lstatSync(marker, { throwIfNoEntry: false })) writeFileSync(marker, text);
         return;
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || tries === SWAP_TRIES) throw error;
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || tries === SWAP_TRIES) throw await named(error);
         await sleep(SWAP_WAIT_MS);
       }
     }

@@ -92,7 +92,8 @@ async function writeTemp(target: string, extension: string, content: readonly Bu
   } catch (error) {
     await handle.close();
     await rm(temp, { force: true });
-    throw error;
+    // A full disk's ENOSPC (from write or fsync) carries no path: said with the dataset's.
+    throw await fileSystemError(error, DATASET_ROLE, target);
   }
   await handle.close();
   return temp;

@@ -16,6 +16,7 @@ import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
+import { fileSystemError, type PathRole } from '../fs/fs-error.js';
 
 /**
  * The write-ahead log of a writable server: the cities POSTs created that the dataset file does
@@ -58,6 +59,8 @@ export class CityLog {
     });
     try {
       if (handle && (await handle.stat()).size > bytes) await handle.truncate(bytes);
+    } catch (error) {
+      throw await this.named(error);
     } finally {
       await handle?.close();
     }
@@ -77,17 +80,21 @@ export class CityLog {
     // build's writes, made each a millisecond or more (a POST waits for this append).
     // Never through a link planted under the log's name.
     const fd = openSync(this.path, WRITE | constants.O_APPEND | constants.O_CREAT, 0o644);
-    const { size } = fstatSync(fd);
     try {
-      // A short write is followed by another, which says why (EFBIG, ENOSPC).
-      for (let done = 0; done < lines.length; ) done += writeSync(fd, lines, done);
-      await fsyncOf(fd);
-    } catch (error) {
+      const { size } = fstatSync(fd);
       try {
-        ftruncateSync(fd, size);
-      } catch {}
-      if (!size) rmSync(this.path, { force: true });
-      throw error;
+        // A short write is followed by another, which says why (EFBIG, ENOSPC).
+        for (let done = 0; done < lines.length; ) done += writeSync(fd, lines, done);
+        await fsyncOf(fd);
+      } catch (error) {
+        try {
+          ftruncateSync(fd, size);
+        } catch {}
+        if (!size) rmSync(this.path, { force: true });
+        throw error;
+      }
+    } catch (error) {
+      throw await this.named(error);
     } finally {
       closeSync(fd);
     }
@@ -106,6 +113,8 @@ export class CityLog {
     try {
       await handle.write(rest);
       await handle.sync();
+    } catch (error) {
+      throw await this.named(error);
     } finally {
       await handle.close();
     }
@@ -121,9 +130,19 @@ export class CityLog {
     );
     try {
       return handle ? await handle.readFile() : Buffer.alloc(0);
+    } catch (error) {
+      throw await this.named(error);
     } finally {
       await handle?.close();
     }
+  }
+
+  /**
+   * An error of the log's file handle (ENOSPC, EIO, EDQUOT from write, fsync or ftruncate carry
+   * no path: logged as is, it named no file) said with the log's path and what to do.
+   */
+  private named(error: unknown): Promise<unknown> {
+    return fileSystemError(error, LOG_ROLE, this.path);
   }
 
   /** What identifies the log's content now (another process appending changes it). */
@@ -137,6 +156,7 @@ export class CityLog {
 }
 
 const WRITE = constants.O_WRONLY | constants.O_NOFOLLOW;
+const LOG_ROLE: PathRole = { what: "dataset's write-ahead log" };
 const fsyncOf = promisify(fsync);
 
 function line(json: string): string {

@@ -1,7 +1,10 @@
 import { linkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
+import { fileSystemError, isErrno, type PathRole } from './fs-error.js';
 import { holderNow, isOther, readHolder } from './lock-holder.js';
+
+const LOCK_ROLE: PathRole = { what: 'lock file' };
 
 /** Sibling paths a build uses next to its site directory (same filesystem, so renames are atomic). */
 export function siteSiblings(outDir: string) {
@@ -114,7 +117,13 @@ async function takeLock(lock: string, describe: (holder: number, lock: string) =
   };
   try {
     rmSync(draft, { force: true });
-    writeFileSync(draft, `${process.pid}\n`, { flag: 'wx' });
+    try {
+      writeFileSync(draft, `${process.pid}\n`, { flag: 'wx' });
+    } catch (error) {
+      // A full disk's ENOSPC (from write) carries no path: said with the lock's. An error naming
+      // the draft (its directory read-only) is left to the caller, which names the directory.
+      throw isErrno(error) && !error.path ? await fileSystemError(error, LOCK_ROLE, lock) : error;
+    }
     for (let attempt = 0; attempt < 5; attempt++) {
       if (linked(draft, lock)) return release;
       const holder = holderNow(lock);

@@ -1,0 +1,179 @@
+import type * as Fs from 'node:fs';
+import type * as FsPromises from 'node:fs/promises';
+import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { SiteBuilder } from '../src/app/site-builder.js';
+import type { NewCity } from '../src/post/create-city.js';
+import { makeCity, tempDir } from './helpers.js';
+
+// A full disk, as /dev/full makes one: what is written to a path listed in `full` goes to
+// /dev/full instead, whose writes fail with ENOSPC and no path (as write, fsync and ftruncate on a
+// file handle do). /dev/full itself is only opened and written: a handle to it refuses to change
+// its mode, owner or size, and nothing removes it (the tests may run as root).
+const DEV_FULL = '/dev/full';
+const { full, writes } = vi.hoisted(() => ({
+  full: new Set<string>(),
+  /** Whether open flags (a string or O_ bits) open for writing. */
+  writes: (flags: unknown) => (typeof flags === 'number' ? (flags & 3) !== 0 : /[wa+]/.test(String(flags ?? 'r'))),
+}));
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof Fs>();
+  const openSync = ((path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) =>
+    full.has(String(path)) && writes(flags)
+      ? fs.openSync(DEV_FULL, 'w')
+      : fs.openSync(path, flags ?? 'r', mode)) as typeof fs.openSync;
+  const writeFileSync: typeof fs.writeFileSync = (path, data, options) =>
+    full.has(String(path)) ? fs.writeFileSync(DEV_FULL, data) : fs.writeFileSync(path, data, options);
+  const mocked = { openSync, writeFileSync };
+  return { ...fs, ...mocked, default: { ...fs, ...mocked } };
+});
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fs = await importOriginal<typeof FsPromises>();
+  const open = (async (path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
+    if (!full.has(String(path)) || !writes(flags)) return fs.open(path, flags, mode);
+    const handle = await fs.open(DEV_FULL, 'w');
+    const refuse = () => Promise.reject(new Error(`the test never changes ${DEV_FULL}`));
+    return {
+      fd: handle.fd,
+      write: handle.write.bind(handle),
+      writev: handle.writev.bind(handle),
+      writeFile: handle.writeFile.bind(handle),
+      sync: handle.sync.bind(handle),
+      stat: handle.stat.bind(handle),
+      close: handle.close.bind(handle),
+      chmod: refuse,
+      chown: refuse,
+      truncate: refuse,
+    };
+  }) as typeof fs.open;
+  const writeFile: typeof fs.writeFile = (path, data, options) =>
+    full.has(String(path)) ? fs.writeFile(DEV_FULL, data) : fs.writeFile(path, data, options);
+  const mocked = { open, writeFile };
+  return { ...fs, ...mocked, default: { ...fs, ...mocked } };
+});
+const { openWritable } = await import('../src/app/writable.js');
+const { CityLog } = await import('../src/dataset/city-log.js');
+const { BEHIND_PATH } = await import('../src/site/behind.js');
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-full-disk-')));
+afterAll(() => cleanup());
+
+/** Where a case works: a JSON dataset of one city (its real path) and a site directory, each case its own. */
+interface Place {
+  readonly data: string;
+  readonly site: string;
+  readonly log: string;
+  readonly told: string[];
+}
+
+const NEW_CITY: NewCity = (({ id: _, created_at: __, updated_at: ___, ...rest }) => rest)(makeCity(0, { name: 'New' }));
+
+let n = 0;
+async function place(): Promise<Place> {
+  const dir = join(await realpath(root), String(++n));
+  await mkdir(dir);
+  const data = join(dir, 'cities.json');
+  await writeFile(data, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
+  const site = join(dir, 'site');
+  await mkdir(dirname(join(site, BEHIND_PATH)), { recursive: true });
+  return { data, site, log: CityLog.of(data).path, told: [] };
+}
+
+/** serve --writable's writer on the place's dataset and site, nothing built. */
+function writable({ data, site, told }: Place) {
+  const builder = { publish: async () => {} } as unknown as SiteBuilder;
+  return openWritable({ data, dir: site, builder, answer: async () => {}, lockWait: 1000, log: (l) => told.push(l) });
+}
+
+/** A POST whose writes to `paths` find the disk full: refused with a plain 500; what the server logged of it. */
+async function refusedPost(at: Place, paths: string[]): Promise<string | undefined> {
+  const { writer } = await writable(at);
+  for (const path of paths) full.add(path);
+  try {
+    await expect(writer.create(NEW_CITY)).rejects.toMatchObject({ status: 500, message: 'A server error occurred.' });
+  } finally {
+    full.clear();
+  }
+  await writer.close();
+  return at.told.find((line) => line.startsWith('POST failed'));
+}
+
+const space = (what: string) => `no space left for the ${what}: free some space and try again (ENOSPC)`;
+/** The dataset's lock file; taking it writes a draft, `LOCK-PID`, linked into place. */
+const lockOf = (at: Place) => join(dirname(at.data), `.${basename(at.data)}.lock`);
+
+// Each said Node's message alone, `ENOSPC: no space left on device, write`: no file, nothing to do.
+describe('a write that finds the disk full (ENOSPC, no path in the error) names the file and what to do', () => {
+  it.each<[string, (at: Place) => Promise<string | undefined>, (at: Place) => string]>([
+    [
+      "a POST's city written to the write-ahead log",
+      (at) => refusedPost(at, [at.log]),
+      (at) => `POST failed (500): ${space(`dataset's write-ahead log ${at.log}`)}`,
+    ],
+    [
+      "a POST taking the dataset's lock (its draft written)",
+      (at) => refusedPost(at, [`${lockOf(at)}-${process.pid}`]),
+      (at) => `POST failed (500): ${space(`lock file ${lockOf(at)}`)}`,
+    ],
+    [
+      'a POST marking the site behind',
+      (at) => refusedPost(at, [join(at.site, BEHIND_PATH)]),
+      (at) => `POST failed (500): ${space(`site's behind marker ${join(at.site, BEHIND_PATH)}`)}`,
+    ],
+    [
+      'a build marking the site behind first',
+      async (at) => {
+        const { writer, guard } = await writable(at);
+        full.add(join(at.site, BEHIND_PATH));
+        const served = { settings: {} as never, replace: (build: () => Promise<void>) => build() };
+        const said = await guard(served)
+          .replace(async () => {})
+          .then(
+            () => 'built',
+            (error: Error) => error.message,
+          );
+        full.clear();
+        await writer.close();
+        return said;
+      },
+      (at) => space(`site's behind marker ${join(at.site, BEHIND_PATH)}`),
+    ],
+    [
+      'the background fold writing the new dataset beside the old',
+      async (at) => {
+        const { writer } = await writable(at);
+        full.add(join(dirname(at.data), `.${basename(at.data)}.tmp-${process.pid}.json`));
+        await writer.create(NEW_CITY);
+        await writer.idle();
+        full.clear();
+        await writer.close();
+        return at.told.find((line) => line.includes('the site is behind'));
+      },
+      (at) => `error: the site is behind the data (retrying in 1 s): ${space(`dataset ${at.data}`)}`,
+    ],
+    [
+      'the log rewritten without its folded records',
+      async (at) => {
+        const log = new CityLog(at.log);
+        await log.append([makeCity(2), makeCity(3)]);
+        const first = (await readFile(at.log, 'utf8')).indexOf('\n') + 1;
+        full.add(`${at.log}.tmp-${process.pid}`);
+        return log.dropFirst(first).then(
+          () => 'dropped',
+          (error: Error) => error.message,
+        );
+      },
+      (at) => space(`dataset's write-ahead log ${at.log}`),
+    ],
+  ])('%s', async (_, act, said) => {
+    const at = await place();
+    try {
+      expect(await act(at)).toBe(said(at));
+    } finally {
+      full.clear();
+    }
+  });
+});
