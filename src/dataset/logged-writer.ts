@@ -10,9 +10,8 @@ import { CityLog } from './city-log.js';
 import { createRefusal } from './create-refusal.js';
 import { KeptLock } from './kept-lock.js';
 import { KnownIds } from './known-ids.js';
+import { checkTarget, foldLog, lostLine } from './log-fold.js';
 import { idsExhausted, stampNew } from './new-cities.js';
-import { readDataset } from './read-dataset.js';
-import { CitiesApiError } from '../core/errors.js';
 
 export interface LoggedWriterOptions {
   /** Told before a batch is logged (the site's files are about to fall behind); if it fails, the batch is refused with nothing written. */
@@ -158,7 +157,7 @@ export class LoggedCityWriter implements CityStore {
 
   /** Folds what the log holds now into a new dataset, builds the site from it, commits both; true once nothing more was logged meanwhile. */
   private async catchUpOnce(): Promise<boolean> {
-    await this.checkTarget();
+    await checkTarget(this.file, this.target, this.logFile);
     // Logged before the log is read: each is in it or in the file, unless the log was deleted (or cut) meanwhile.
     const loggedBefore = this.logged.slice();
     const { cities, bytes } = await this.logFile.read();
@@ -191,40 +190,11 @@ export class LoggedCityWriter implements CityStore {
     });
   }
 
-  /** Refuses a dataset path that is a link pointed at another file since the writer opened it: its log, lock and ids are the first file's. */
-  private async checkTarget(): Promise<void> {
-    const now = await realpath(this.file).catch(() => this.target);
-    if (now !== this.target)
-      throw new CitiesApiError(
-        `${this.file} now links to ${now}, not to ${this.target}, which this server adds cities to (those created since it started are logged in ${this.logFile.path}): point it back, stop the server (they are folded in), then point it elsewhere and start the server again`,
-      );
-  }
-
   /** Under the dataset's lock: the logged cities the dataset file lacks are appended to it (no build), and the log emptied. */
   private fold(): Promise<void> {
     return this.lock.run(async () => {
-      await this.checkTarget();
-      const { cities, bytes } = await this.logFile.read();
-      if (!bytes) {
-        await this.logFile.cut(0);
-        return await this.ids.look();
-      }
-      const inFile = new Set((await readDataset(this.file)).ids);
-      const missing = cities.filter((city) => !inFile.has(city.id));
-      if (missing.length) {
-        await commitStaged(await stageAppend(this.file, missing));
-        this.options.log(`${this.file}: ${missing.length} logged cities folded in`);
-      }
-      await this.logFile.dropFirst(Number.MAX_SAFE_INTEGER);
-      this.logged = [];
+      if (await foldLog(this.file, this.target, this.logFile, this.options.log)) this.logged = [];
       await this.ids.look();
     });
   }
-}
-
-/** What is said of created cities found in neither the dataset file nor its log (the log deleted or cut). */
-function lostLine(lost: readonly City[], file: string, log: string): string {
-  const ids = lost.map((city) => city.id).join(', ');
-  const some = lost.length === 1 ? `1 created city (id ${ids}) is` : `${lost.length} created cities (ids ${ids}) are`;
-  return `error: ${some} in neither ${file} nor its log ${log} (deleted or cut?): answered until the server stops, then lost`;
 }
