@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import type { City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
-import type { CityStore } from '../post/city-store.js';
+import type { CatchingUpStore } from '../post/city-store.js';
 import type { NewCity } from '../post/create-city.js';
 import { commitStaged, discardStaged, stageAppend } from './append-cities.js';
 import { checkStorable } from './appended-text.js';
@@ -39,7 +39,7 @@ export interface LoggedWriterOptions {
  * logged city already in the file (killed between the rename and the drop) is recognised by its
  * id, which no other city can have.
  */
-export class LoggedCityWriter implements CityStore {
+export class LoggedCityWriter implements CatchingUpStore {
   private readonly logFile: CityLog;
   /** The dataset and log as this process last saw them, the largest id in either, and the largest in the dataset. */
   private readonly ids: KnownIds;
@@ -52,6 +52,8 @@ export class LoggedCityWriter implements CityStore {
   private turn: Promise<unknown> = Promise.resolve();
   /** Cities this process logged that the site's files do not hold yet. */
   private logged: City[] = [];
+  /** Logged cities found in neither the file nor the log: never built, answered until the server stops. */
+  private lost: City[] = [];
 
   private constructor(
     private readonly file: string,
@@ -80,7 +82,7 @@ export class LoggedCityWriter implements CityStore {
 
   /** The logged cities the site's files lack: a server process that starts answers them too. */
   unbuilt(): readonly City[] {
-    return this.logged;
+    return this.lost.length ? [...this.logged, ...this.lost] : this.logged;
   }
 
   /** Runs `task` in turn with batches if every acknowledged city is in the site's files. */
@@ -182,6 +184,7 @@ export class LoggedCityWriter implements CityStore {
         await this.ids.folded(missing, fileLastId, staged !== null);
       });
       if (lost.length) this.options.log(lostLine(lost, this.file, this.logFile.path));
+      this.lost.push(...lost);
       const folded = new Set([...cities, ...foldedElsewhere, ...lost].map((city) => city.id));
       this.logged = this.logged.filter((city) => !folded.has(city.id));
       if (this.logged.length) return false;

@@ -7,6 +7,12 @@ export interface CityStore {
   create(city: NewCity): Promise<City>;
 }
 
+/** A store whose created cities reach the site's files later, in the background (serve --writable's). */
+export interface CatchingUpStore extends CityStore {
+  /** The created cities the site's files lack now: a server that opens the site answers them too. */
+  unbuilt(): readonly City[];
+}
+
 /** A creation refused with an answer of its own (anything else is a plain server error). */
 export class CreateRefused extends CitiesApiError {
   constructor(
