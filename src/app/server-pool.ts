@@ -1,6 +1,6 @@
 import { CitiesApiError } from '../core/errors.js';
 import type { City } from '../core/fields.js';
-import { type CityStore, CreateRefused } from '../post/city-store.js';
+import { type CatchingUpStore, CreateRefused } from '../post/city-store.js';
 import type { NewCity } from '../post/create-city.js';
 import { startProcess, type WorkerChannel, WorkerEnded } from '../proc/workers.js';
 import type { SiteSettings } from '../site/spec.js';
@@ -34,7 +34,7 @@ export interface ServerProtocol {
       replace(): void;
       /** The build is over (or failed): load the site as it is now; answered once it is answered. */
       replaced(): void;
-      /** Answer with these created cities too; answered once they are answered. */
+      /** Answer with these created cities too; answered once they are answered (before open: from the first request). */
       add(cities: readonly City[]): void;
     };
     readonly events: { log: string; request: string };
@@ -51,11 +51,11 @@ type ServerWorker = WorkerChannel<ServerProtocol>;
  */
 export class ServerPool implements SiteServers {
   private readonly workers = new Set<ServerWorker>();
-  /** Those answering from the site: what a build or a POST waits for (one starting opens the site as it is then). */
+  /** Those answering from the site: what a build waits for (one starting opens the site as it is then). */
   private readonly ready = new Set<ServerWorker>();
-  private store: CityStore | undefined;
-  /** Created cities the site's files lack: a worker that starts (replacing one that died) answers them too. */
-  private added: City[] = [];
+  /** Those listening, ready or still opening the site: what a POST waits for. */
+  private readonly listening = new Set<ServerWorker>();
+  private store: CatchingUpStore | undefined;
   private current: SiteSettings | undefined;
   private opened = false;
   private closing = false;
@@ -85,7 +85,7 @@ export class ServerPool implements SiteServers {
     return this.current!;
   }
 
-  async open(baseUrl: string | undefined, store: CityStore | undefined): Promise<Opened> {
+  async open(baseUrl: string | undefined, store: CatchingUpStore | undefined): Promise<Opened> {
     this.store = store;
     this.current = await settingsOf(this.setup.dir);
     const answers = await Promise.all([...this.workers].map((worker) => answered(worker.call('open', baseUrl))));
@@ -107,8 +107,7 @@ export class ServerPool implements SiteServers {
   }
 
   async addCities(cities: readonly City[]): Promise<void> {
-    this.added.push(...cities);
-    await Promise.all([...this.ready].map((worker) => answered(worker.call('add', cities))));
+    await Promise.all([...this.listening].map((worker) => answered(worker.call('add', cities))));
   }
 
   describe(): string {
@@ -137,17 +136,20 @@ export class ServerPool implements SiteServers {
     void worker.ended.then(({ code, signal }) => {
       this.workers.delete(worker);
       this.ready.delete(worker);
+      this.listening.delete(worker);
       if (this.closing || !this.opened) return;
       this.log(`worker ${worker.worker.pid} exited (${signal ?? code}): starting another`);
       this.startWorker().catch((error) => this.log(`error: a worker could not start: ${(error as Error).message}`));
     });
     const url = await answered(worker.call('setup', this.setup));
     if (url === undefined) throw new CitiesApiError(`a server worker (pid ${worker.worker.pid}) exited while starting`);
+    this.listening.add(worker);
     if (this.opened) {
+      // Each acknowledged city is in the files it opens (they only gain cities), in these, or sent as it is created.
+      const unbuilt = this.store?.unbuilt() ?? [];
+      if (unbuilt.length) await answered(worker.call('add', unbuilt));
       await answered(worker.call('open', undefined));
       this.ready.add(worker);
-      // Those its site holds are skipped (LiveSite.addCities), as are those also added from now on.
-      if (this.added.length) await answered(worker.call('add', this.added));
     }
     return url;
   }

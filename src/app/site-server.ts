@@ -2,7 +2,7 @@ import { CitiesApiError } from '../core/errors.js';
 import { endpointPath } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
 import type { City } from '../core/fields.js';
-import type { CityStore } from '../post/city-store.js';
+import type { CatchingUpStore, CityStore } from '../post/city-store.js';
 import { normalizeBaseUrl, type SiteSettings } from '../site/spec.js';
 import { type Front, type FrontOptions, startFront } from './front.js';
 import { LiveSite } from './live-site.js';
@@ -23,8 +23,8 @@ export interface SiteServers extends Served {
   /** `http://host:port`, where they listen. */
   readonly url: string;
   /** Opens the built site (checked to be built for `baseUrl`, when given) and answers from it; POSTs go to `store`. */
-  open(baseUrl: string | undefined, store: CityStore | undefined): Promise<Opened>;
-  /** Answer with these created cities too (a POST's, before it is acknowledged); see LiveSite.addCities. */
+  open(baseUrl: string | undefined, store: CatchingUpStore | undefined): Promise<Opened>;
+  /** Answer with these created cities too (a POST's, before it is acknowledged; before open: from the first request); see LiveSite.addCities. */
   addCities(cities: readonly City[]): Promise<void>;
   /** What answers now, for the log: `48 cities`, `answered by 2 workers`. */
   describe(): string;
@@ -34,6 +34,8 @@ export interface SiteServers extends Served {
 /** One HTTP server answering from the site in this process: serve with one process, and each of serve --workers' workers. */
 export class SiteServer implements SiteServers {
   private live: LiveSite | undefined;
+  /** Cities added before the site is open. */
+  private early: City[] = [];
 
   private constructor(
     private readonly front: Front,
@@ -55,6 +57,8 @@ export class SiteServer implements SiteServers {
 
   async open(baseUrl: string | undefined, store: CityStore | undefined): Promise<Opened> {
     this.live = await LiveSite.open(this.dir);
+    this.live.addCities(this.early);
+    this.early = [];
     await this.live.watchBuilds();
     checkBaseUrl(this.dir, baseUrl, this.live.settings);
     this.front.open(this.live, store);
@@ -70,7 +74,8 @@ export class SiteServer implements SiteServers {
   }
 
   async addCities(cities: readonly City[]): Promise<void> {
-    this.live!.addCities(cities);
+    if (this.live) this.live.addCities(cities);
+    else this.early.push(...cities);
   }
 
   describe(): string {

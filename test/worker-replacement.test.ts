@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import cluster from 'node:cluster';
+import { copyFile, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { RunningServer } from '../src/app/serve.js';
+import type { City } from '../src/core/fields.js';
+import { Channel } from '../src/proc/channel.js';
+import { BEHIND_PATH } from '../src/site/behind.js';
+import { caughtUp, sleep } from './crash-helpers.js';
+import { KIT, makeCity, tempDir } from './helpers.js';
+import { rawRequest, smallWritable } from './serve-helpers.js';
+
+// serve --writable --workers 2, a worker killed: its replacement answers every acknowledged city
+// from its first request, whether the site's files hold them (the primary keeps none of those) or
+// not yet, and whether the catch-up build folds them in before, while or after it opens the site.
+
+const TOKEN = 'replace-token-0123456789';
+let root: string;
+let cleanup: () => Promise<void>;
+const holders: ChildProcess[] = [];
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-replacement-')));
+afterEach(() => void vi.restoreAllMocks());
+afterAll(async () => {
+  for (const holder of holders) holder.kill();
+  await cleanup();
+});
+
+async function writableWorkers(name: string) {
+  const dir = join(root, name);
+  await mkdir(dir);
+  const data = join(dir, 'cities.csv');
+  await copyFile(join(KIT, 'cities11.csv'), data);
+  const server = await smallWritable(join(dir, 'site'), data, TOKEN, { workers: 2 });
+  return { dir, data, server };
+}
+
+/** POSTs a city named `name`; expects it acknowledged. */
+async function create(server: RunningServer, name: string): Promise<void> {
+  const res = await rawRequest(server.apiUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
+    body: JSON.stringify({ ...makeCity(0, { name }), id: undefined }),
+  });
+  expect(res.status, res.body.toString()).toBe(201);
+}
+
+/** Of `names`, those missing from each of 8 answers through fresh connections (node:cluster hands them to the workers in turn). */
+async function missing(server: RunningServer, names: readonly string[]): Promise<string[][]> {
+  const seen: string[][] = [];
+  for (let i = 0; i < 8; i++) {
+    const res = await rawRequest(`${server.apiUrl}?page_size=100&n=${i}`, { fresh: true });
+    const results = (JSON.parse(res.body.toString()) as { results: City[] }).results;
+    seen.push(names.filter((name) => !results.some((city) => city.name_en === name)));
+  }
+  return seen;
+}
+const NONE_MISSING = Array.from({ length: 8 }, () => []);
+
+/** Kills one worker; resolves once the primary has asked its replacement to open the site, with the answer to come. */
+async function killWorker(calls: { mock: { calls: unknown[][]; results: { value: unknown }[] } }) {
+  process.kill(Object.values(cluster.workers!)[0]!.process.pid!, 'SIGKILL');
+  for (;;) {
+    const index = calls.mock.calls.findIndex(([name]) => name === 'open');
+    if (index >= 0) return { opened: calls.mock.results[index]!.value as Promise<unknown> };
+    await sleep(10);
+  }
+}
+
+describe('serve --writable --workers 2: a worker replacing one that died', () => {
+  it('after the catch-up: it is sent none of the cities the files hold (the primary keeps none), and answers every one', async () => {
+    const { dir, data, server } = await writableWorkers('after');
+    try {
+      const names = ['Built 0', 'Built 1', 'Built 2', 'Built 3', 'Built 4'];
+      for (const name of names) await create(server, name);
+      await caughtUp(data);
+      // The marker goes once the writer holds no city unbuilt.
+      while (await lstat(join(dir, 'site', BEHIND_PATH)).catch(() => null)) await sleep(20);
+      const calls = vi.spyOn(Channel.prototype, 'call');
+      await (await killWorker(calls)).opened;
+      expect(await missing(server, names)).toEqual(NONE_MISSING);
+      const sent = calls.mock.calls.filter(([name]) => name === 'add').flatMap(([, cities]) => cities as City[]);
+      expect(sent.map((city) => city.name_en)).toEqual([]);
+      await create(server, 'After');
+      expect(await missing(server, [...names, 'After'])).toEqual(NONE_MISSING);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('before and while the catch-up: the primary hears late that it is open; it answers every city acknowledged, unbuilt, folded in meanwhile, or after', async () => {
+    const { dir, data, server } = await writableWorkers('during');
+    try {
+      // Another build holds the site's lock: the catch-up waits, the cities stay unbuilt.
+      const holder = holders[holders.push(spawn('sleep', ['600'])) - 1]!;
+      await writeFile(join(dir, '.site.lock'), `${holder.pid}\n`);
+      const names = ['Unbuilt 0', 'Unbuilt 1', 'Unbuilt 2'];
+      for (const name of names) await create(server, name);
+      // Its `open` answered to the primary only once `heard` is resolved: until then it is not among the workers a build waits for.
+      let heard!: () => void;
+      const hearing = new Promise<void>((resolve) => (heard = resolve));
+      const call = Channel.prototype.call;
+      let answered: Promise<unknown> | undefined;
+      const calls = vi.spyOn(Channel.prototype, 'call').mockImplementation(function (this: unknown, ...args) {
+        const answer = call.apply(this, args as Parameters<typeof call>);
+        if (args[0] !== 'open') return answer;
+        answered = answer;
+        return answer.then((value) => hearing.then(() => value));
+      });
+      const { opened } = await killWorker(calls);
+      // The replacement answers requests from now on.
+      await answered;
+      expect(await missing(server, names)).toEqual(NONE_MISSING);
+      for (const name of ['Meanwhile 0', 'Meanwhile 1']) {
+        await create(server, name);
+        names.push(name);
+        expect(await missing(server, names)).toEqual(NONE_MISSING);
+      }
+      await rm(join(dir, '.site.lock'));
+      await caughtUp(data);
+      expect(await missing(server, names)).toEqual(NONE_MISSING);
+      heard();
+      await opened;
+      expect(await missing(server, names)).toEqual(NONE_MISSING);
+      await create(server, 'After');
+      expect(await missing(server, [...names, 'After'])).toEqual(NONE_MISSING);
+    } finally {
+      await server.close();
+    }
+  });
+});
