@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../src/app/serve.js';
 import type { City } from '../src/core/fields.js';
+import type { ServerProtocol } from '../src/app/server-pool.js';
 import { Channel } from '../src/proc/channel.js';
+import type { WorkerChannel } from '../src/proc/workers.js';
 import { BEHIND_PATH } from '../src/site/behind.js';
 import { caughtUp, sleep } from './crash-helpers.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
@@ -55,6 +57,7 @@ async function missing(server: RunningServer, names: readonly string[]): Promise
   }
   return seen;
 }
+type ServerWorker = WorkerChannel<ServerProtocol>;
 const NONE_MISSING = Array.from({ length: 8 }, () => []);
 
 /** Kills one worker; resolves once the primary has asked its replacement to open the site, with the answer to come. */
@@ -65,6 +68,26 @@ async function killWorker(calls: { mock: { calls: unknown[][]; results: { value:
     if (index >= 0) return { opened: calls.mock.results[index]!.value as Promise<unknown> };
     await sleep(10);
   }
+}
+
+/**
+ * Kills one worker; its replacement's `open` is answered to the primary only once `hear()` is
+ * called (until then it is not among the workers a build waits for). Resolves once it answers requests.
+ */
+async function killHeardLate() {
+  let hear!: () => void;
+  const hearing = new Promise<void>((resolve) => (hear = resolve));
+  const call = Channel.prototype.call;
+  let answered: Promise<unknown> | undefined;
+  const calls = vi.spyOn(Channel.prototype, 'call').mockImplementation(function (this: unknown, ...args) {
+    const answer = call.apply(this, args as Parameters<typeof call>);
+    if (args[0] !== 'open' || answered) return answer;
+    answered = answer;
+    return answer.then((value) => hearing.then(() => value));
+  });
+  const { opened } = await killWorker(calls);
+  await answered;
+  return { calls, opened, hear };
 }
 
 describe('serve --writable --workers 2: a worker replacing one that died', () => {
@@ -96,20 +119,7 @@ describe('serve --writable --workers 2: a worker replacing one that died', () =>
       await writeFile(join(dir, '.site.lock'), `${holder.pid}\n`);
       const names = ['Unbuilt 0', 'Unbuilt 1', 'Unbuilt 2'];
       for (const name of names) await create(server, name);
-      // Its `open` answered to the primary only once `heard` is resolved: until then it is not among the workers a build waits for.
-      let heard!: () => void;
-      const hearing = new Promise<void>((resolve) => (heard = resolve));
-      const call = Channel.prototype.call;
-      let answered: Promise<unknown> | undefined;
-      const calls = vi.spyOn(Channel.prototype, 'call').mockImplementation(function (this: unknown, ...args) {
-        const answer = call.apply(this, args as Parameters<typeof call>);
-        if (args[0] !== 'open') return answer;
-        answered = answer;
-        return answer.then((value) => hearing.then(() => value));
-      });
-      const { opened } = await killWorker(calls);
-      // The replacement answers requests from now on.
-      await answered;
+      const { opened, hear } = await killHeardLate();
       expect(await missing(server, names)).toEqual(NONE_MISSING);
       for (const name of ['Meanwhile 0', 'Meanwhile 1']) {
         await create(server, name);
@@ -119,11 +129,34 @@ describe('serve --writable --workers 2: a worker replacing one that died', () =>
       await rm(join(dir, '.site.lock'));
       await caughtUp(data);
       expect(await missing(server, names)).toEqual(NONE_MISSING);
-      heard();
+      hear();
       await opened;
       expect(await missing(server, names)).toEqual(NONE_MISSING);
       await create(server, 'After');
       expect(await missing(server, [...names, 'After'])).toEqual(NONE_MISSING);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('one that dies before the primary hears it is open is let go: builds wait for the workers alive only', async () => {
+    const { data, server } = await writableWorkers('died-opening');
+    try {
+      const { calls, opened, hear } = await killHeardLate();
+      const opens = () => calls.mock.calls.flatMap(([name], i) => (name === 'open' ? [i] : []));
+      const dying = calls.mock.contexts[opens()[0]!] as ServerWorker;
+      await dying.stop('SIGKILL');
+      while (opens().length < 2) await sleep(10);
+      // Its replacement is open; then the primary hears that the one killed was.
+      await calls.mock.results[opens()[1]!]!.value;
+      hear();
+      await opened;
+      calls.mockClear();
+      await create(server, 'Built');
+      await caughtUp(data);
+      const replaced = new Set(calls.mock.contexts.filter((_, i) => calls.mock.calls[i]![0] === 'replace'));
+      expect(replaced.size).toBe(2);
+      expect(replaced.has(dying)).toBe(false);
     } finally {
       await server.close();
     }

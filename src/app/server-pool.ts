@@ -142,14 +142,16 @@ export class ServerPool implements SiteServers {
       this.startWorker().catch((error) => this.log(`error: a worker could not start: ${(error as Error).message}`));
     });
     const url = await answered(worker.call('setup', this.setup));
-    if (url === undefined) throw new CitiesApiError(`a server worker (pid ${worker.worker.pid}) exited while starting`);
+    // Past each wait, one that ended meanwhile is not added back to what its end removed it from.
+    if (url === undefined || !this.workers.has(worker))
+      throw new CitiesApiError(`a server worker (pid ${worker.worker.pid}) exited while starting`);
     this.listening.add(worker);
     if (this.opened) {
       // Each acknowledged city is in the files it opens (they only gain cities), in these, or sent as it is created.
       const unbuilt = this.store?.unbuilt() ?? [];
       if (unbuilt.length) await answered(worker.call('add', unbuilt));
       await answered(worker.call('open', undefined));
-      this.ready.add(worker);
+      if (this.workers.has(worker)) this.ready.add(worker);
     }
     return url;
   }
