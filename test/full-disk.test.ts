@@ -1,5 +1,6 @@
 import type * as Fs from 'node:fs';
 import type * as FsPromises from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -7,7 +8,8 @@ import type { SiteBuilder } from '../src/app/site-builder.js';
 import type { NewCity } from '../src/post/create-city.js';
 import { makeCity, tempDir } from './helpers.js';
 
-// A full disk, as /dev/full makes one: what is written to a path listed in `full` goes to
+// A full disk, as /dev/full makes one: a path listed in `full` opened for writing is created (or
+// truncated) as its flags say, as a full disk still does, and what is written to it goes to
 // /dev/full instead, whose writes fail with ENOSPC and no path (as write, fsync and ftruncate on a
 // file handle do). /dev/full itself is only opened and written: a handle to it refuses to change
 // its mode, owner or size, and nothing removes it (the tests may run as root).
@@ -19,12 +21,16 @@ const { full, writes } = vi.hoisted(() => ({
 }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof Fs>();
-  const openSync = ((path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) =>
-    full.has(String(path)) && writes(flags)
-      ? fs.openSync(DEV_FULL, 'w')
-      : fs.openSync(path, flags ?? 'r', mode)) as typeof fs.openSync;
-  const writeFileSync: typeof fs.writeFileSync = (path, data, options) =>
-    full.has(String(path)) ? fs.writeFileSync(DEV_FULL, data) : fs.writeFileSync(path, data, options);
+  const openSync = ((path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
+    if (!full.has(String(path)) || !writes(flags)) return fs.openSync(path, flags ?? 'r', mode);
+    fs.closeSync(fs.openSync(path, flags!, mode));
+    return fs.openSync(DEV_FULL, 'w');
+  }) as typeof fs.openSync;
+  const writeFileSync: typeof fs.writeFileSync = (path, data, options) => {
+    if (!full.has(String(path))) return fs.writeFileSync(path, data, options);
+    fs.closeSync(fs.openSync(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w'));
+    fs.writeFileSync(DEV_FULL, data);
+  };
   const mocked = { openSync, writeFileSync };
   return { ...fs, ...mocked, default: { ...fs, ...mocked } };
 });
@@ -32,6 +38,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   const fs = await importOriginal<typeof FsPromises>();
   const open = (async (path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
     if (!full.has(String(path)) || !writes(flags)) return fs.open(path, flags, mode);
+    await (await fs.open(path, flags, mode)).close();
     const handle = await fs.open(DEV_FULL, 'w');
     const refuse = () => Promise.reject(new Error(`the test never changes ${DEV_FULL}`));
     return {
@@ -47,14 +54,18 @@ vi.mock('node:fs/promises', async (importOriginal) => {
       truncate: refuse,
     };
   }) as typeof fs.open;
-  const writeFile: typeof fs.writeFile = (path, data, options) =>
-    full.has(String(path)) ? fs.writeFile(DEV_FULL, data) : fs.writeFile(path, data, options);
+  const writeFile: typeof fs.writeFile = async (path, data, options) => {
+    if (!full.has(String(path))) return fs.writeFile(path, data, options);
+    await (await fs.open(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w')).close();
+    await fs.writeFile(DEV_FULL, data);
+  };
   const mocked = { open, writeFile };
   return { ...fs, ...mocked, default: { ...fs, ...mocked } };
 });
 const { openWritable } = await import('../src/app/writable.js');
 const { CityLog } = await import('../src/dataset/city-log.js');
 const { BEHIND_PATH } = await import('../src/site/behind.js');
+const { stageAppend } = await import('../src/dataset/append-cities.js');
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -86,6 +97,13 @@ async function place(): Promise<Place> {
 function writable({ data, site, told }: Place) {
   const builder = { publish: async () => {} } as unknown as SiteBuilder;
   return openWritable({ data, dir: site, builder, answer: async () => {}, lockWait: 1000, log: (l) => told.push(l) });
+}
+
+/** The place's write-ahead log holding two cities; `first`, the bytes the first one takes. */
+async function twoLogged(at: Place) {
+  const log = new CityLog(at.log);
+  await log.append([makeCity(2), makeCity(3)]);
+  return { log, first: (await readFile(at.log, 'utf8')).indexOf('\n') + 1 };
 }
 
 /** A POST whose writes to `paths` find the disk full: refused with a plain 500; what the server logged of it. */
@@ -157,9 +175,7 @@ describe('a write that finds the disk full (ENOSPC, no path in the error) names 
     [
       'the log rewritten without its folded records',
       async (at) => {
-        const log = new CityLog(at.log);
-        await log.append([makeCity(2), makeCity(3)]);
-        const first = (await readFile(at.log, 'utf8')).indexOf('\n') + 1;
+        const { log, first } = await twoLogged(at);
         full.add(`${at.log}.tmp-${process.pid}`);
         return log.dropFirst(first).then(
           () => 'dropped',
@@ -175,5 +191,45 @@ describe('a write that finds the disk full (ENOSPC, no path in the error) names 
     } finally {
       full.clear();
     }
+  });
+});
+
+/** A file replaced through a temporary one beside it: `act` writes the temporary file, then renames it over `file`. */
+interface Rewrite {
+  readonly file: string;
+  readonly temp: string;
+  readonly act: () => Promise<unknown>;
+}
+
+// The write-ahead log's copy was left half-written: on a full disk, it held the space it took until the next fold.
+describe('a file rewritten through a temporary one, on a full disk: the temporary file removed, the file as it was', () => {
+  it.each<[string, (at: Place) => Promise<Rewrite>]>([
+    [
+      'the write-ahead log without its folded records',
+      async (at) => {
+        const { log, first } = await twoLogged(at);
+        return { file: at.log, temp: `${at.log}.tmp-${process.pid}`, act: () => log.dropFirst(first) };
+      },
+    ],
+    [
+      "the dataset's new version (a fold)",
+      async (at) => ({
+        file: at.data,
+        temp: join(dirname(at.data), `.${basename(at.data)}.tmp-${process.pid}.json`),
+        act: () => stageAppend(at.data, [makeCity(2)]),
+      }),
+    ],
+  ])('%s', async (_, prepare) => {
+    const at = await place();
+    const { file, temp, act } = await prepare(at);
+    const before = await readFile(file);
+    full.add(temp);
+    try {
+      await expect(act()).rejects.toThrow(/ENOSPC/);
+    } finally {
+      full.clear();
+    }
+    expect(existsSync(temp)).toBe(false);
+    expect(await readFile(file)).toEqual(before);
   });
 });

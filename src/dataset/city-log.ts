@@ -100,7 +100,11 @@ export class CityLog {
     }
   }
 
-  /** Drops the first `bytes` (records now in the dataset file): the rest is written anew, fsynced, and renamed over the log. */
+  /**
+   * Drops the first `bytes` (records now in the dataset file): the rest is written anew, fsynced,
+   * and renamed over the log. On failure the copy is removed (half-written on a full disk, it held
+   * the space it took until the next fold) and the log is left as it was.
+   */
   async dropFirst(bytes: number): Promise<void> {
     const rest = (await this.bytes()).subarray(bytes);
     if (!rest.length) {
@@ -111,14 +115,17 @@ export class CityLog {
     await rm(temp, { force: true });
     const handle = await open(temp, WRITE | constants.O_CREAT | constants.O_EXCL, 0o644);
     try {
-      await handle.write(rest);
-      await handle.sync();
+      try {
+        await handle.write(rest);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, this.path);
     } catch (error) {
+      await rm(temp, { force: true }).catch(() => undefined);
       throw await this.named(error);
-    } finally {
-      await handle.close();
     }
-    await rename(temp, this.path);
   }
 
   private async bytes(): Promise<Buffer> {
