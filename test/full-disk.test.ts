@@ -1,7 +1,7 @@
 import type * as Fs from 'node:fs';
 import type * as FsPromises from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SiteBuilder } from '../src/app/site-builder.js';
@@ -66,6 +66,9 @@ const { openWritable } = await import('../src/app/writable.js');
 const { CityLog } = await import('../src/dataset/city-log.js');
 const { BEHIND_PATH } = await import('../src/site/behind.js');
 const { stageAppend } = await import('../src/dataset/append-cities.js');
+const { writeOwnedFiles } = await import('../src/fs/owned-files.js');
+const { StatRecords } = await import('../src/store/stat-records.js');
+const { siteSiblings } = await import('../src/fs/lock.js');
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -218,6 +221,25 @@ describe('a file rewritten through a temporary one, on a full disk: the temporar
         temp: join(dirname(at.data), `.${basename(at.data)}.tmp-${process.pid}.json`),
         act: () => stageAppend(at.data, [makeCity(2)]),
       }),
+    ],
+    [
+      "an edge project's file",
+      async (at) => {
+        const file = join(dirname(at.data), 'worker.js');
+        const write = (text: string) =>
+          writeOwnedFiles(dirname(file), '.owned.json', 'test', [{ path: file, bytes: Buffer.from(text) }]);
+        await write('// first\n');
+        return { file, temp: join(dirname(file), `.worker.js.${process.pid}.draft`), act: () => write('// second\n') };
+      },
+    ],
+    [
+      "the site's stat cache",
+      async (at) => {
+        const write = async () => new StatRecords().write(at.site, new Uint32Array(0), await stat(at.data));
+        await write();
+        const { statCache } = siteSiblings(at.site);
+        return { file: statCache, temp: `${statCache}-${process.pid}`, act: write };
+      },
     ],
   ])('%s', async (_, prepare) => {
     const at = await place();

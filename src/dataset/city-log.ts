@@ -10,12 +10,13 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
+import { replaceThrough } from '../fs/file-output.js';
 import { fileSystemError, type PathRole } from '../fs/fs-error.js';
 
 /**
@@ -113,19 +114,17 @@ export class CityLog {
     }
     const temp = `${this.path}.tmp-${process.pid}`;
     await rm(temp, { force: true });
-    const handle = await open(temp, WRITE | constants.O_CREAT | constants.O_EXCL, 0o644);
-    try {
+    await replaceThrough(temp, this.path, async () => {
+      const handle = await open(temp, WRITE | constants.O_CREAT | constants.O_EXCL, 0o644);
       try {
         await handle.write(rest);
         await handle.sync();
       } finally {
         await handle.close();
       }
-      await rename(temp, this.path);
-    } catch (error) {
-      await rm(temp, { force: true }).catch(() => undefined);
+    }).catch(async (error: unknown) => {
       throw await this.named(error);
-    }
+    });
   }
 
   private async bytes(): Promise<Buffer> {

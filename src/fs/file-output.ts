@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { linkSync, lstatSync, unlinkSync, writeFile as writeFileCallback } from 'node:fs';
 import { constants, type Stats } from 'node:fs';
-import { copyFile, lstat, open, rm, unlink, utimes } from 'node:fs/promises';
+import { copyFile, lstat, open, rename, rm, unlink, utimes } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
 // Writing one file: its bytes (one buffer, or parts for large files so they are never assembled
@@ -108,6 +108,21 @@ export async function writeNew(path: string, bytes: Uint8Array | string): Promis
     await file.writeFile(bytes);
   } finally {
     await file.close();
+  }
+}
+
+/**
+ * Writes a file through a temporary one: `write` makes `draft`, which is then renamed over `path`.
+ * On failure the draft is removed (half-written on a full disk, it would hold the space it took)
+ * and `path` is left as it was.
+ */
+export async function replaceThrough(draft: string, path: string, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+    await rename(draft, path);
+  } catch (error) {
+    await rm(draft, { force: true }).catch(() => undefined);
+    throw error;
   }
 }
 

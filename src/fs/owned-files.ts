@@ -1,7 +1,7 @@
-import { lstat, mkdir, readFile, realpath, rename } from 'node:fs/promises';
+import { lstat, mkdir, readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
-import { sha256, writeNew } from './file-output.js';
+import { replaceThrough, sha256, writeNew } from './file-output.js';
 
 // Files a command writes into a directory the user owns (a project folder, often their repository's
 // root): it replaces only files it wrote itself and nobody changed since, known by a record of their
@@ -135,9 +135,11 @@ function recordText(generator: string, files: Record<string, string[]>): string 
   return `${JSON.stringify({ generator, files: sorted }, null, 2)}\n`;
 }
 
-/** Writes a new file beside `path` and renames it over: `path` is never half-written, and a link with its name is replaced, not written through. */
+/**
+ * Writes a new file beside `path` and renames it over: `path` is never half-written, and a link
+ * with its name is replaced, not written through. A draft that fails (a full disk) is removed.
+ */
 async function writeAtomically(path: string, bytes: string | Uint8Array): Promise<void> {
   const draft = join(dirname(path), `.${basename(path)}.${process.pid}.draft`);
-  await writeNew(draft, bytes);
-  await rename(draft, path);
+  await replaceThrough(draft, path, () => writeNew(draft, bytes));
 }

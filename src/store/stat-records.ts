@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeParts, type FileStat } from '../fs/file-output.js';
+import { replaceThrough, writeParts, type FileStat } from '../fs/file-output.js';
 import { siteSiblings } from '../fs/lock.js';
 import {
   DIGEST_BYTES,
@@ -92,7 +92,6 @@ export class StatRecords {
     const { statCache } = siteSiblings(siteDir);
     const draft = `${statCache}-${process.pid}`;
     await rm(draft, { force: true });
-    await writeParts(draft, pieces);
-    await rename(draft, statCache);
+    await replaceThrough(draft, statCache, () => writeParts(draft, pieces));
   }
 }
