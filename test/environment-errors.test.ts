@@ -290,6 +290,11 @@ describe('fileSystemError: every errno becomes a CitiesApiError naming the path'
       /cannot write \/ro\/site\/x.json \(of the site directory \/ro\/site\): it is on a read-only file system, or choose another with --site \(EROFS\)/,
     ],
     ['ENOSPC', 'write', /no space left for the site directory \/ro\/site: free some space and try again \(ENOSPC\)/],
+    [
+      'EDQUOT',
+      'write',
+      /disk quota exceeded for the site directory \/ro\/site: free some space or raise the disk quota and try again \(EDQUOT\)/,
+    ],
     ['EMFILE', 'open', /raise the open files limit \(ulimit -n\)/],
     ['ELOOP', 'stat', /too many symbolic links \(a loop\?\); fix the links, or choose another with --site \(ELOOP\)/],
     [

@@ -135,8 +135,11 @@ export async function fileSystemError(
     case 'ENAMETOOLONG':
       return fail(`the ${role.what} ${subject} cannot be used: the name is too long${choose}`);
     case 'ENOSPC':
-    case 'EDQUOT':
       return fail(`no space left for the ${role.what} ${subject}: free some space and try again`);
+    case 'EDQUOT':
+      return fail(
+        `disk quota exceeded for the ${role.what} ${subject}: free some space or raise the disk quota and try again`,
+      );
     case 'EIO':
       return fail(
         `input/output error on ${at}: the disk or its file system failed; check them (dmesg, fsck), then try again`,

@@ -62,7 +62,7 @@ export async function writeSite(
 
 const ENVIRONMENT: Record<string, string> = {
   ENOSPC: 'free some space',
-  EDQUOT: 'free some space (disk quota)',
+  EDQUOT: 'free some space or raise the disk quota',
   EACCES: 'check the permissions of the site directory and its parent',
   EPERM: 'check the permissions of the site directory and its parent',
   EROFS: 'build on a writable filesystem',
