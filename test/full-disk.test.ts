@@ -1,8 +1,9 @@
 import type * as Fs from 'node:fs';
 import type * as FsPromises from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SiteBuilder } from '../src/app/site-builder.js';
 import type { NewCity } from '../src/post/create-city.js';
@@ -69,6 +70,7 @@ const { stageAppend } = await import('../src/dataset/append-cities.js');
 const { writeOwnedFiles } = await import('../src/fs/owned-files.js');
 const { StatRecords } = await import('../src/store/stat-records.js');
 const { siteSiblings } = await import('../src/fs/lock.js');
+const { runMain } = await import('../src/cli/main.js');
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -253,5 +255,26 @@ describe('a file rewritten through a temporary one, on a full disk: the temporar
     }
     expect(existsSync(temp)).toBe(false);
     expect(await readFile(file)).toEqual(before);
+  });
+});
+
+// It said `no space left for the path <the working directory>`: a path made up.
+describe('an error that names no file, which no step named (the output written to /dev/full)', () => {
+  it('is said with its system call and what to do, one line, exit 1', async () => {
+    const fd = openSync(DEV_FULL, 'w');
+    let stderr = '';
+    try {
+      const code = await runMain({
+        rawArgs: ['--version'],
+        stdout: Object.assign(new Writable(), { write: (text: string) => writeSync(fd, text) > 0 }),
+        stderr: Object.assign(new Writable(), { write: (text: string) => (stderr += text).length > 0 }),
+      });
+      expect(code).toBe(1);
+    } finally {
+      closeSync(fd);
+    }
+    expect(stderr).toBe(
+      'cities-api: write() failed: no space left on device (the system named no file); free some space and try again (ENOSPC)\n',
+    );
   });
 });

@@ -61,7 +61,7 @@ export async function runMain(options: RunOptions): Promise<number> {
     return 0;
   } catch (thrown) {
     if (thrown instanceof CommanderError) return thrown.exitCode === 0 ? 0 : 2;
-    // An errno no step named more precisely: still one line with the path.
+    // An errno no step named more precisely: still one line, with its path, or its system call when it names none.
     const error = isErrno(thrown) ? await fileSystemError(thrown, { what: 'path' }) : thrown;
     if (error instanceof CitiesApiError) {
       stderr.write(`cities-api: ${error.message}\n`);

@@ -65,10 +65,33 @@ async function closedParent(path: string): Promise<string | undefined> {
   return undefined;
 }
 
+/** What to do, said alike whether the error names a file or not. */
+const ADVICE: Readonly<Record<string, string>> = {
+  ENOSPC: 'free some space and try again',
+  EDQUOT: 'free some space or raise the disk quota and try again',
+  EIO: 'the disk or its file system failed; check them (dmesg, fsck), then try again',
+  EMFILE: 'raise the open files limit (ulimit -n) and try again',
+  ENFILE: 'raise the open files limit (ulimit -n) and try again',
+};
+
+/**
+ * An errno that names no path, when the caller names none either (a write to a handle): the
+ * system call, the system's words and what to do; no path made up (it named the working directory).
+ */
+function unnamedError(error: Errno, note?: string): CitiesApiError {
+  const said = error.message.replace(`${error.code}: `, '').replace(new RegExp(`, ${error.syscall}$`), '');
+  const advice = ADVICE[error.code!] ?? 'check the files and directories the command uses, then try again';
+  return new CitiesApiError(
+    `${error.syscall}() failed: ${said} (the system named no file); ${advice} (${error.code}${note ? `; ${note}` : ''})`,
+    1,
+  );
+}
+
 /**
  * A CitiesApiError (exit 1) for an errno error, naming the path at fault and what to do; any
  * other error is returned as it is. `fallback` is the path the caller was working on, for errors
- * that carry none; `shownAs`, how messages name it (the path as the user gave it; default: absolute).
+ * that carry none (with neither, the message says no file was named); `shownAs`, how messages name
+ * it (the path as the user gave it; default: absolute).
  */
 export async function fileSystemError(
   error: unknown,
@@ -77,8 +100,9 @@ export async function fileSystemError(
   shownAs?: string,
 ): Promise<unknown> {
   if (!isErrno(error)) return error;
+  if (error.path === undefined && fallback === undefined) return unnamedError(error, role.note);
   // The path at fault (a lock file, a page...), and the one the user named, said as the subject.
-  const path = resolve(error.path ?? fallback ?? '.');
+  const path = resolve(error.path ?? fallback!);
   const target = resolve(fallback ?? path);
   const subject = shownAs ?? target;
   const at = path === target ? `the ${role.what} ${subject}` : `${path} (of the ${role.what} ${subject})`;
@@ -135,20 +159,14 @@ export async function fileSystemError(
     case 'ENAMETOOLONG':
       return fail(`the ${role.what} ${subject} cannot be used: the name is too long${choose}`);
     case 'ENOSPC':
-      return fail(`no space left for the ${role.what} ${subject}: free some space and try again`);
+      return fail(`no space left for the ${role.what} ${subject}: ${ADVICE.ENOSPC}`);
     case 'EDQUOT':
-      return fail(
-        `disk quota exceeded for the ${role.what} ${subject}: free some space or raise the disk quota and try again`,
-      );
+      return fail(`disk quota exceeded for the ${role.what} ${subject}: ${ADVICE.EDQUOT}`);
     case 'EIO':
-      return fail(
-        `input/output error on ${at}: the disk or its file system failed; check them (dmesg, fsck), then try again`,
-      );
+      return fail(`input/output error on ${at}: ${ADVICE.EIO}`);
     case 'EMFILE':
     case 'ENFILE':
-      return fail(
-        `too many open files while using the ${role.what} ${subject}: raise the open files limit (ulimit -n) and try again`,
-      );
+      return fail(`too many open files while using the ${role.what} ${subject}: ${ADVICE.EMFILE}`);
     default:
       return fail(`the ${role.what} ${subject} cannot be used: ${error.message}`);
   }
