@@ -14,9 +14,18 @@ import { makeCity, tempDir } from './helpers.js';
 // /dev/full instead, whose writes fail with ENOSPC and no path (as write, fsync and ftruncate on a
 // file handle do). /dev/full itself is only opened and written: a handle to it refuses to change
 // its mode, owner or size, and nothing removes it (the tests may run as root).
+// And a file system that refuses a path listed in `refused` (read-only, no permission), written
+// whole (writeFile): the error Node throws, with the path; as root no chmod makes one.
 const DEV_FULL = '/dev/full';
-const { full, writes } = vi.hoisted(() => ({
+const { full, refused, refusal, writes } = vi.hoisted(() => ({
   full: new Set<string>(),
+  refused: new Map<string, 'EACCES' | 'EROFS'>(),
+  /** The error Node throws when the system refuses to open `path` for writing. */
+  refusal: (code: 'EACCES' | 'EROFS', path: unknown) =>
+    Object.assign(
+      new Error(`${code}: ${code === 'EACCES' ? 'permission denied' : 'read-only file system'}, open '${path}'`),
+      { errno: code === 'EACCES' ? -13 : -30, code, syscall: 'open', path: String(path) },
+    ),
   /** Whether open flags (a string or O_ bits) open for writing. */
   writes: (flags: unknown) => (typeof flags === 'number' ? (flags & 3) !== 0 : /[wa+]/.test(String(flags ?? 'r'))),
 }));
@@ -28,6 +37,7 @@ vi.mock('node:fs', async (importOriginal) => {
     return fs.openSync(DEV_FULL, 'w');
   }) as typeof fs.openSync;
   const writeFileSync: typeof fs.writeFileSync = (path, data, options) => {
+    if (refused.has(String(path))) throw refusal(refused.get(String(path))!, path);
     if (!full.has(String(path))) return fs.writeFileSync(path, data, options);
     fs.closeSync(fs.openSync(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w'));
     fs.writeFileSync(DEV_FULL, data);
@@ -56,6 +66,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     };
   }) as typeof fs.open;
   const writeFile: typeof fs.writeFile = async (path, data, options) => {
+    if (refused.has(String(path))) throw refusal(refused.get(String(path))!, path);
     if (!full.has(String(path))) return fs.writeFile(path, data, options);
     await (await fs.open(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w')).close();
     await fs.writeFile(DEV_FULL, data);
@@ -111,22 +122,51 @@ async function twoLogged(at: Place) {
   return { log, first: (await readFile(at.log, 'utf8')).indexOf('\n') + 1 };
 }
 
-/** A POST whose writes to `paths` find the disk full: refused with a plain 500; what the server logged of it. */
-async function refusedPost(at: Place, paths: string[]): Promise<string | undefined> {
+/** How a write to a path fails: the disk full, or the path refused. */
+type Failure = 'ENOSPC' | 'EACCES' | 'EROFS';
+function failing(path: string, failure: Failure): void {
+  if (failure === 'ENOSPC') full.add(path);
+  else refused.set(path, failure);
+}
+function failingNoMore(): void {
+  full.clear();
+  refused.clear();
+}
+
+/** A POST whose writes to `paths` fail (the disk full by default): refused with a plain 500; what the server logged of it. */
+async function refusedPost(at: Place, paths: string[], failure: Failure = 'ENOSPC'): Promise<string | undefined> {
   const { writer } = await writable(at);
-  for (const path of paths) full.add(path);
+  for (const path of paths) failing(path, failure);
   try {
     await expect(writer.create(NEW_CITY)).rejects.toMatchObject({ status: 500, message: 'A server error occurred.' });
   } finally {
-    full.clear();
+    failingNoMore();
   }
   await writer.close();
   return at.told.find((line) => line.startsWith('POST failed'));
 }
 
+/** A build (serve --writable's) whose marking of the site behind fails: what it threw. */
+async function refusedBuild(at: Place, failure: Failure): Promise<string> {
+  const { writer, guard } = await writable(at);
+  failing(markerOf(at), failure);
+  const served = { settings: {} as never, replace: (build: () => Promise<void>) => build() };
+  const said = await guard(served)
+    .replace(async () => {})
+    .then(
+      () => 'built',
+      (error: Error) => error.message,
+    );
+  failingNoMore();
+  await writer.close();
+  return said;
+}
+
 const space = (what: string) => `no space left for the ${what}: free some space and try again (ENOSPC)`;
 /** The dataset's lock file; taking it writes a draft, `LOCK-PID`, linked into place. */
 const lockOf = (at: Place) => join(dirname(at.data), `.${basename(at.data)}.lock`);
+const draftOf = (at: Place) => `${lockOf(at)}-${process.pid}`;
+const markerOf = (at: Place) => join(at.site, BEHIND_PATH);
 
 // Each said Node's message alone, `ENOSPC: no space left on device, write`: no file, nothing to do.
 describe('a write that finds the disk full (ENOSPC, no path in the error) names the file and what to do', () => {
@@ -138,31 +178,18 @@ describe('a write that finds the disk full (ENOSPC, no path in the error) names 
     ],
     [
       "a POST taking the dataset's lock (its draft written)",
-      (at) => refusedPost(at, [`${lockOf(at)}-${process.pid}`]),
+      (at) => refusedPost(at, [draftOf(at)]),
       (at) => `POST failed (500): ${space(`lock file ${lockOf(at)}`)}`,
     ],
     [
       'a POST marking the site behind',
-      (at) => refusedPost(at, [join(at.site, BEHIND_PATH)]),
-      (at) => `POST failed (500): ${space(`site's behind marker ${join(at.site, BEHIND_PATH)}`)}`,
+      (at) => refusedPost(at, [markerOf(at)]),
+      (at) => `POST failed (500): ${space(`site's behind marker ${markerOf(at)}`)}`,
     ],
     [
       'a build marking the site behind first',
-      async (at) => {
-        const { writer, guard } = await writable(at);
-        full.add(join(at.site, BEHIND_PATH));
-        const served = { settings: {} as never, replace: (build: () => Promise<void>) => build() };
-        const said = await guard(served)
-          .replace(async () => {})
-          .then(
-            () => 'built',
-            (error: Error) => error.message,
-          );
-        full.clear();
-        await writer.close();
-        return said;
-      },
-      (at) => space(`site's behind marker ${join(at.site, BEHIND_PATH)}`),
+      (at) => refusedBuild(at, 'ENOSPC'),
+      (at) => space(`site's behind marker ${markerOf(at)}`),
     ],
     [
       'the background fold writing the new dataset beside the old',
@@ -195,6 +222,49 @@ describe('a write that finds the disk full (ENOSPC, no path in the error) names 
       expect(await act(at)).toBe(said(at));
     } finally {
       full.clear();
+    }
+  });
+});
+
+// Each said Node's message alone (`POST failed (500): EACCES: permission denied, open '...'`): nothing to do.
+describe('a lock draft or behind marker the file system refuses (EACCES, EROFS) is said with the file and what to do', () => {
+  const readOnly = '; choose a writable place (EROFS)';
+  it.each<[string, (at: Place) => Promise<string | undefined>, (at: Place) => string]>([
+    [
+      "a POST taking the dataset's lock, its directory not writable",
+      (at) => refusedPost(at, [draftOf(at)], 'EACCES'),
+      (at) =>
+        `POST failed (500): permission denied: cannot write in ${dirname(at.data)} (for the lock file ${lockOf(at)}); make that directory writable for this user (EACCES)`,
+    ],
+    [
+      "a POST taking the dataset's lock, on a read-only file system",
+      (at) => refusedPost(at, [draftOf(at)], 'EROFS'),
+      (at) =>
+        `POST failed (500): cannot write ${draftOf(at)} (of the lock file ${lockOf(at)}): it is on a read-only file system${readOnly}`,
+    ],
+    [
+      'a POST marking the site behind, its directory not writable',
+      (at) => refusedPost(at, [markerOf(at)], 'EACCES'),
+      (at) =>
+        `POST failed (500): permission denied: cannot write in ${dirname(markerOf(at))} (for the site's behind marker ${markerOf(at)}); make that directory writable for this user (EACCES)`,
+    ],
+    [
+      'a POST marking the site behind, on a read-only file system',
+      (at) => refusedPost(at, [markerOf(at)], 'EROFS'),
+      (at) =>
+        `POST failed (500): cannot write the site's behind marker ${markerOf(at)}: it is on a read-only file system${readOnly}`,
+    ],
+    [
+      'a build marking the site behind first, on a read-only file system',
+      (at) => refusedBuild(at, 'EROFS'),
+      (at) => `cannot write the site's behind marker ${markerOf(at)}: it is on a read-only file system${readOnly}`,
+    ],
+  ])('%s', async (_, act, said) => {
+    const at = await place();
+    try {
+      expect(await act(at)).toBe(said(at));
+    } finally {
+      failingNoMore();
     }
   });
 });

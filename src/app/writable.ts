@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { City } from '../core/fields.js';
 import { LoggedCityWriter } from '../dataset/logged-writer.js';
 import { syncDirectory } from '../fs/file-output.js';
-import { fileSystemError, isErrno, type PathRole } from '../fs/fs-error.js';
+import { fileSystemError, type PathRole } from '../fs/fs-error.js';
 import { BEHIND_PATH } from '../site/behind.js';
 import type { Served, SiteBuilder } from './site-builder.js';
 
@@ -39,15 +39,17 @@ export async function openWritable(options: WritableOptions): Promise<{
 }> {
   const marker = join(options.dir, BEHIND_PATH);
   const text = 'the files are behind the data: ask the live server\n';
-  // A full disk's ENOSPC (from write) carries no path: said with the marker's.
-  const named = async (error: unknown) =>
-    isErrno(error) && !error.path ? await fileSystemError(error, MARKER_ROLE, marker) : error;
+  // Said with the marker's path and what to do: a full disk's ENOSPC (from write) carries no path;
+  // an EACCES or EROFS names the marker, but was logged as Node's bare message.
+  const named = (error: unknown) => fileSystemError(error, MARKER_ROLE, marker);
   // Before a build: the site directory may not be there yet.
   const mark = async () => {
-    await mkdir(dirname(marker), { recursive: true });
-    await writeFile(marker, text).catch(async (error: unknown) => {
+    try {
+      await mkdir(dirname(marker), { recursive: true });
+      await writeFile(marker, text);
+    } catch (error) {
       throw await named(error);
-    });
+    }
   };
   // For a POST, while a build may be swapping its new tree in (two renames: for a moment there is no
   // site directory): waited for, never created here (the build's second rename would then fail).

@@ -42,7 +42,12 @@ export class LockBusyError extends CitiesApiError {
  * clear message while the first is alive; a dead builder's lock is taken over.
  */
 export function lockSite(outDir: string): Promise<Release> {
-  return takeLock(siteSiblings(outDir).lock, buildRunning(outDir));
+  const { lock } = siteSiblings(outDir);
+  // A full disk's ENOSPC (from write) carries no path: said with the lock's. An error naming the
+  // draft (its directory read-only) is left to the build's caller, which names the site directory.
+  return takeLock(lock, buildRunning(outDir), async (error) =>
+    isErrno(error) && !error.path ? await fileSystemError(error, LOCK_ROLE, lock) : error,
+  );
 }
 
 const buildRunning = (outDir: string) => (holder: number, lock: string) =>
@@ -63,9 +68,11 @@ export function claimSite(outDir: string): () => void {
 /** The lock writers of a dataset file hold while they choose ids and replace it (`.NAME.lock` beside it). */
 export function lockDataset(file: string): Promise<Release> {
   const lock = join(dirname(file), `.${basename(file)}.lock`);
+  // A POST's caller names no file: every failure to write the draft (ENOSPC, EACCES, EROFS...) is said with the lock's path.
   return takeLock(
     lock,
     (holder) => `another process (pid ${holder}) is adding cities to ${file}; wait for it to finish (lock: ${lock})`,
+    (error) => fileSystemError(error, LOCK_ROLE, lock),
   );
 }
 
@@ -104,8 +111,13 @@ async function isHeld(lock: string): Promise<boolean> {
  * rename, so it never disappears) by one taker at a time, the one holding `LOCK.takeover`.
  * Its steps are synchronous: a few metadata calls (tens of microseconds, no fsync), which queued
  * behind a build's writes in libuv's thread pool took milliseconds each (a POST takes this lock).
+ * `named` says what a failure to write the draft is thrown as.
  */
-async function takeLock(lock: string, describe: (holder: number, lock: string) => string): Promise<Release> {
+async function takeLock(
+  lock: string,
+  describe: (holder: number, lock: string) => string,
+  named: (error: unknown) => Promise<unknown>,
+): Promise<Release> {
   const busy = (holder: number) => new LockBusyError(describe(holder, lock), holder, lock);
   if (claimed.has(lock)) throw busy(process.pid);
   claimed.add(lock);
@@ -120,9 +132,7 @@ async function takeLock(lock: string, describe: (holder: number, lock: string) =
     try {
       writeFileSync(draft, `${process.pid}\n`, { flag: 'wx' });
     } catch (error) {
-      // A full disk's ENOSPC (from write) carries no path: said with the lock's. An error naming
-      // the draft (its directory read-only) is left to the caller, which names the directory.
-      throw isErrno(error) && !error.path ? await fileSystemError(error, LOCK_ROLE, lock) : error;
+      throw await named(error);
     }
     for (let attempt = 0; attempt < 5; attempt++) {
       if (linked(draft, lock)) return release;
