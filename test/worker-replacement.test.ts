@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import cluster from 'node:cluster';
-import { copyFile, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
+import { copyFile, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { RunningServer } from '../src/app/serve.js';
+import type { RunningServer, ServeOptions } from '../src/app/serve.js';
 import type { City } from '../src/core/fields.js';
-import type { ServerProtocol } from '../src/app/server-pool.js';
+import { ServerPool, type ServerProtocol } from '../src/app/server-pool.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
 import { Channel } from '../src/proc/channel.js';
 import type { WorkerChannel } from '../src/proc/workers.js';
 import { BEHIND_PATH } from '../src/site/behind.js';
@@ -28,23 +30,28 @@ afterAll(async () => {
   await cleanup();
 });
 
-async function writableWorkers(name: string) {
+async function writableWorkers(name: string, more: Partial<ServeOptions> = {}) {
   const dir = join(root, name);
   await mkdir(dir);
   const data = join(dir, 'cities.csv');
   await copyFile(join(KIT, 'cities11.csv'), data);
-  const server = await smallWritable(join(dir, 'site'), data, TOKEN, { workers: 2 });
+  const server = await smallWritable(join(dir, 'site'), data, TOKEN, { workers: 2, ...more });
   return { dir, data, server };
 }
 
-/** POSTs a city named `name`; expects it acknowledged. */
-async function create(server: RunningServer, name: string): Promise<void> {
+/** POSTs a city named `name`; answers the status. */
+async function post(server: RunningServer, name: string): Promise<number> {
   const res = await rawRequest(server.apiUrl, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
     body: JSON.stringify({ ...makeCity(0, { name }), id: undefined }),
   });
-  expect(res.status, res.body.toString()).toBe(201);
+  return res.status;
+}
+
+/** POSTs a city named `name`; expects it acknowledged. */
+async function create(server: RunningServer, name: string): Promise<void> {
+  expect(await post(server, name)).toBe(201);
 }
 
 /** Of `names`, those missing from each of 8 answers through fresh connections (node:cluster hands them to the workers in turn). */
@@ -159,6 +166,65 @@ describe('serve --writable --workers 2: a worker replacing one that died', () =>
       expect(replaced.has(dying)).toBe(false);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('serve --writable --workers 2 closing while its files lack acknowledged cities (the catch-up could not build): the writer folds them into the dataset, not into the files', () => {
+  it('until the workers stop, a replacement answers them and a refused POST leaves the site marked behind; the next start keeps the marker until its first build holds them', async () => {
+    const { dir, data, server } = await writableWorkers('closing', { lockWait: 300 });
+    const site = join(dir, 'site');
+    const marked = async () => !!(await lstat(join(site, BEHIND_PATH)).catch(() => null));
+    const inFiles = async (names: readonly string[]) => {
+      const text = await readFile(join(site, '_cities-api', 'cities.json'), 'utf8');
+      return names.filter((name) => text.includes(`"${name}"`));
+    };
+    const inDataset = async (names: readonly string[]) => {
+      const cities = (await readDataset(data)).toCities();
+      return names.filter((name) => cities.some((city) => city.name_en === name));
+    };
+    // Another build holds the site's lock: every catch-up fails, the cities stay unbuilt.
+    const holder = holders[holders.push(spawn('sleep', ['600'])) - 1]!;
+    await writeFile(join(dir, '.site.lock'), `${holder.pid}\n`);
+    const names = ['Unbuilt 0', 'Unbuilt 1'];
+    for (const name of names) await create(server, name);
+    // Between the writer's close (the fold) and the workers': a worker dies, a POST is refused.
+    const closing: Record<string, unknown> = {};
+    const close = ServerPool.prototype.close;
+    vi.spyOn(ServerPool.prototype, 'close').mockImplementationOnce(async function (this: ServerPool) {
+      try {
+        closing.folded = await inDataset(names);
+        await (await killWorker(vi.spyOn(Channel.prototype, 'call'))).opened;
+        closing.missing = await missing(server, names);
+        // Another process holds the dataset's lock past the wait: refused whole.
+        await writeFile(join(dir, '.cities.csv.lock'), `${holder.pid}\n`);
+        closing.refused = await post(server, 'Refused');
+        await sleep(200);
+        closing.marked = await marked();
+      } finally {
+        await close.call(this);
+      }
+    });
+    await server.close();
+    expect(closing).toEqual({ folded: names, missing: NONE_MISSING, refused: 503, marked: true });
+    expect({ marked: await marked(), inFiles: await inFiles(names) }).toEqual({ marked: true, inFiles: [] });
+    await rm(join(dir, '.site.lock'));
+    await rm(join(dir, '.cities.csv.lock'));
+    let markedAtBuild: boolean | undefined;
+    const next = await smallWritable(site, data, TOKEN, {
+      firstBuild: {
+        onStart: () => void (markedAtBuild = !!lstatSync(join(site, BEHIND_PATH), { throwIfNoEntry: false })),
+      },
+    });
+    try {
+      expect({
+        markedAtBuild,
+        marked: await marked(),
+        inFiles: await inFiles(names),
+        missing: await missing(next, names),
+      }).toEqual({ markedAtBuild: true, marked: false, inFiles: names, missing: NONE_MISSING });
+    } finally {
+      await next.close();
     }
   });
 });

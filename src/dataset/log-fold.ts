@@ -20,20 +20,13 @@ export async function checkTarget(file: string, target: string, log: CityLog): P
 
 /**
  * Under the dataset's lock: the logged cities the dataset file lacks are appended to it (no
- * build), and the log emptied; false when it held no whole record (it is only cut then).
+ * build), and the log emptied (only cut when it held no whole record). The site's files still lack
+ * them: the writer keeps those it logged as unbuilt, and its site behind, for as long as it runs.
  */
-export async function foldLog(
-  file: string,
-  target: string,
-  log: CityLog,
-  say: (line: string) => void,
-): Promise<boolean> {
+export async function foldLog(file: string, target: string, log: CityLog, say: (line: string) => void): Promise<void> {
   await checkTarget(file, target, log);
   const { cities, bytes } = await log.read();
-  if (!bytes) {
-    await log.cut(0);
-    return false;
-  }
+  if (!bytes) return log.cut(0);
   const inFile = new Set((await readDataset(file)).ids);
   const missing = cities.filter((city) => !inFile.has(city.id));
   if (missing.length) {
@@ -41,7 +34,6 @@ export async function foldLog(
     say(`${file}: ${missing.length} logged cities folded in`);
   }
   await log.dropFirst(Number.MAX_SAFE_INTEGER);
-  return true;
 }
 
 /** What is said of created cities found in neither the dataset file nor its log (the log deleted or cut). */

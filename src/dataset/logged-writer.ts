@@ -97,7 +97,7 @@ export class LoggedCityWriter implements CatchingUpStore {
     while (this.writing || this.catchUp.current) await (this.writing ?? this.catchUp.current);
   }
 
-  /** Stops catching up in the background; what is still logged is folded into the dataset file. */
+  /** Stops catching up; what is still logged is folded into the dataset file, not the site's: it stays unbuilt (the marker too). */
   async close(): Promise<void> {
     this.catchUp.stop();
     await this.idle();
@@ -196,7 +196,7 @@ export class LoggedCityWriter implements CatchingUpStore {
   /** Under the dataset's lock: the logged cities the dataset file lacks are appended to it (no build), and the log emptied. */
   private fold(): Promise<void> {
     return this.lock.run(async () => {
-      if (await foldLog(this.file, this.target, this.logFile, this.options.log)) this.logged = [];
+      await foldLog(this.file, this.target, this.logFile, this.options.log);
       await this.ids.look();
     });
   }
