@@ -27,6 +27,8 @@ export interface CommandContext {
   readonly onInterrupt: () => void;
   /** A warning line on stderr (an annotation under GitHub Actions): what is not wrong enough to refuse. */
   readonly warn: (warning: Problem) => void;
+  /** Said by a command that runs until stopped: what it goes on without if stdout fails (said at once, output-watch.ts). */
+  readonly runsOn: (without: string) => void;
 }
 
 export interface TableCommand {

@@ -10,6 +10,7 @@ import type { CommandContext, Output } from './command.js';
 import { registerConfigCommand } from './config-command.js';
 import { CONFIG_FILE } from './config-file.js';
 import { registerEdgeCommand } from './edge-command.js';
+import { watchOutputs } from './output-watch.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerValidateCommand } from './validate-command.js';
 
@@ -38,6 +39,8 @@ export async function runMain(options: RunOptions): Promise<number> {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   let interrupted = false;
+  // A write to stdout or stderr that fails later (a file, a pipe) ends neither the run nor the process.
+  const outputs = watchOutputs(stdout, stderr);
   const program = new Command('cities-api')
     .description(`Build the paginated ${ROUTES.endpoint} API as static JSON files, and serve them.`)
     .version(VERSION)
@@ -54,10 +57,21 @@ export async function runMain(options: RunOptions): Promise<number> {
     configFile: () => program.opts<{ config?: string }>().config,
     onInterrupt: () => (interrupted = true),
     warn: (warning) => void stderr.write(`${warningLine(warning)}\n`),
+    runsOn: outputs.runsOn,
   };
   for (const register of COMMANDS) register(program, context);
+  return outputs.settle(await run(program, options.rawArgs, stderr, () => interrupted));
+}
+
+/** The command line parsed and its command run: the exit code, its error said on stderr. */
+async function run(
+  program: Command,
+  rawArgs: readonly string[],
+  stderr: Output,
+  interrupted: () => boolean,
+): Promise<number> {
   try {
-    await program.parseAsync([...options.rawArgs], { from: 'user' });
+    await program.parseAsync([...rawArgs], { from: 'user' });
     return 0;
   } catch (thrown) {
     if (thrown instanceof CommanderError) return thrown.exitCode === 0 ? 0 : 2;
@@ -68,7 +82,7 @@ export async function runMain(options: RunOptions): Promise<number> {
       if (inGitHubActions())
         for (const problem of error.problems.slice(0, MAX_ANNOTATIONS))
           stderr.write(`${problemAnnotation('error', problem, 'cities-api: invalid dataset')}\n`);
-      return interrupted ? 130 : error.exitCode;
+      return interrupted() ? 130 : error.exitCode;
     }
     stderr.write(`cities-api: unexpected error: ${(error as Error).stack ?? String(error)}\n`);
     return 1;

@@ -15,6 +15,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
   );
   // The site directory comes with the options (--site, or the older positional [dir]).
   command.cmd.action(async () => {
+    context.runsOn('the server goes on, logging nothing more (its requests, its builds, POSTs that failed)');
     const { o } = await command.options();
     const data = o.data === undefined ? undefined : datasetOf(command, o.data, context);
     // The first build (serve --data) shows its progress as build does; requests meanwhile get a 503.

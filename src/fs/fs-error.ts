@@ -74,6 +74,11 @@ const ADVICE: Readonly<Record<string, string>> = {
   ENFILE: 'raise the open files limit (ulimit -n) and try again',
 };
 
+/** What to do about an errno whatever it was writing (a full disk, a failed one...), when the table knows. */
+export function errnoAdvice(code: string | undefined): string | undefined {
+  return code === undefined ? undefined : ADVICE[code];
+}
+
 /**
  * An errno that names no path, when the caller names none either (a write to a handle): the
  * system call, the system's words and what to do; no path made up (it named the working directory).
