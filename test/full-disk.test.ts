@@ -1,5 +1,3 @@
-import type * as Fs from 'node:fs';
-import type * as FsPromises from 'node:fs/promises';
 import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -7,73 +5,19 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SiteBuilder } from '../src/app/site-builder.js';
 import type { NewCity } from '../src/post/create-city.js';
+import { DEV_FULL } from './dev-full.js';
 import { makeCity, tempDir } from './helpers.js';
 
-// A full disk, as /dev/full makes one: a path listed in `full` opened for writing is created (or
-// truncated) as its flags say, as a full disk still does, and what is written to it goes to
-// /dev/full instead, whose writes fail with ENOSPC and no path (as write, fsync and ftruncate on a
-// file handle do). /dev/full itself is only opened and written: a handle to it refuses to change
-// its mode, owner or size, and nothing removes it (the tests may run as root).
-// And a file system that refuses a path listed in `refused` (read-only, no permission), written
-// whole (writeFile): the error Node throws, with the path; as root no chmod makes one.
-const DEV_FULL = '/dev/full';
-const { full, refused, refusal, writes } = vi.hoisted(() => ({
+// A full disk (a path listed in `full`: its writes fail with ENOSPC, no path) and a file system
+// that refuses a path listed in `refused` (EACCES, EROFS): dev-full.ts.
+const { full, refused } = vi.hoisted(() => ({
   full: new Set<string>(),
   refused: new Map<string, 'EACCES' | 'EROFS'>(),
-  /** The error Node throws when the system refuses to open `path` for writing. */
-  refusal: (code: 'EACCES' | 'EROFS', path: unknown) =>
-    Object.assign(
-      new Error(`${code}: ${code === 'EACCES' ? 'permission denied' : 'read-only file system'}, open '${path}'`),
-      { errno: code === 'EACCES' ? -13 : -30, code, syscall: 'open', path: String(path) },
-    ),
-  /** Whether open flags (a string or O_ bits) open for writing. */
-  writes: (flags: unknown) => (typeof flags === 'number' ? (flags & 3) !== 0 : /[wa+]/.test(String(flags ?? 'r'))),
 }));
-vi.mock('node:fs', async (importOriginal) => {
-  const fs = await importOriginal<typeof Fs>();
-  const openSync = ((path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
-    if (!full.has(String(path)) || !writes(flags)) return fs.openSync(path, flags ?? 'r', mode);
-    fs.closeSync(fs.openSync(path, flags!, mode));
-    return fs.openSync(DEV_FULL, 'w');
-  }) as typeof fs.openSync;
-  const writeFileSync: typeof fs.writeFileSync = (path, data, options) => {
-    if (refused.has(String(path))) throw refusal(refused.get(String(path))!, path);
-    if (!full.has(String(path))) return fs.writeFileSync(path, data, options);
-    fs.closeSync(fs.openSync(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w'));
-    fs.writeFileSync(DEV_FULL, data);
-  };
-  const mocked = { openSync, writeFileSync };
-  return { ...fs, ...mocked, default: { ...fs, ...mocked } };
-});
-vi.mock('node:fs/promises', async (importOriginal) => {
-  const fs = await importOriginal<typeof FsPromises>();
-  const open = (async (path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
-    if (!full.has(String(path)) || !writes(flags)) return fs.open(path, flags, mode);
-    await (await fs.open(path, flags, mode)).close();
-    const handle = await fs.open(DEV_FULL, 'w');
-    const refuse = () => Promise.reject(new Error(`the test never changes ${DEV_FULL}`));
-    return {
-      fd: handle.fd,
-      write: handle.write.bind(handle),
-      writev: handle.writev.bind(handle),
-      writeFile: handle.writeFile.bind(handle),
-      sync: handle.sync.bind(handle),
-      stat: handle.stat.bind(handle),
-      close: handle.close.bind(handle),
-      chmod: refuse,
-      chown: refuse,
-      truncate: refuse,
-    };
-  }) as typeof fs.open;
-  const writeFile: typeof fs.writeFile = async (path, data, options) => {
-    if (refused.has(String(path))) throw refusal(refused.get(String(path))!, path);
-    if (!full.has(String(path))) return fs.writeFile(path, data, options);
-    await (await fs.open(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w')).close();
-    await fs.writeFile(DEV_FULL, data);
-  };
-  const mocked = { open, writeFile };
-  return { ...fs, ...mocked, default: { ...fs, ...mocked } };
-});
+vi.mock('node:fs', async (original) => (await import('./dev-full.js')).faultyFs(await original(), { full, refused }));
+vi.mock('node:fs/promises', async (original) =>
+  (await import('./dev-full.js')).faultyFsPromises(await original(), { full, refused }),
+);
 const { openWritable } = await import('../src/app/writable.js');
 const { CityLog } = await import('../src/dataset/city-log.js');
 const { BEHIND_PATH } = await import('../src/site/behind.js');

@@ -1,0 +1,90 @@
+import type * as Fs from 'node:fs';
+import type * as FsPromises from 'node:fs/promises';
+
+// A full disk, as /dev/full makes one, for a test's vi.mock of node:fs and node:fs/promises: a path
+// listed in `full` opened for writing is created (or truncated) as its flags say, as a full disk
+// still does, and what is written to it goes to /dev/full instead, whose writes fail with ENOSPC and
+// no path (as write, fsync and ftruncate on a file handle do). /dev/full itself is only opened and
+// written: a handle to it refuses to change its mode, owner or size, and nothing removes it (the
+// tests may run as root). And a file system that refuses a path listed in `refused` (read-only,
+// no permission), written whole (writeFile): the error Node throws, with the path; as root no chmod
+// makes one. Only types are imported here: the modules are the ones being mocked.
+//
+//   const faults = vi.hoisted(() => ({ full: new Set<string>(), refused: new Map() }));
+//   vi.mock('node:fs', async (original) => (await import('./dev-full.js')).faultyFs(await original(), faults));
+
+export const DEV_FULL = '/dev/full';
+
+export interface DiskFaults {
+  /** Paths whose writes fail with ENOSPC. */
+  readonly full: ReadonlySet<string>;
+  /** Paths the file system refuses to write. */
+  readonly refused?: ReadonlyMap<string, 'EACCES' | 'EROFS'>;
+}
+
+/** The error Node throws when the system refuses to open `path` for writing. */
+function refusal(code: 'EACCES' | 'EROFS', path: unknown): Error {
+  return Object.assign(
+    new Error(`${code}: ${code === 'EACCES' ? 'permission denied' : 'read-only file system'}, open '${path}'`),
+    { errno: code === 'EACCES' ? -13 : -30, code, syscall: 'open', path: String(path) },
+  );
+}
+
+/** Whether open flags (a string or O_ bits) open for writing. */
+function writes(flags: unknown): boolean {
+  return typeof flags === 'number' ? (flags & 3) !== 0 : /[wa+]/.test(String(flags ?? 'r'));
+}
+
+function refuse({ refused }: DiskFaults, path: unknown): void {
+  const code = refused?.get(String(path));
+  if (code) throw refusal(code, path);
+}
+
+/** node:fs with `faults`: openSync and writeFileSync. */
+export function faultyFs(fs: typeof Fs, faults: DiskFaults): Record<string, unknown> {
+  const { full } = faults;
+  const openSync = ((path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
+    if (!full.has(String(path)) || !writes(flags)) return fs.openSync(path, flags ?? 'r', mode);
+    fs.closeSync(fs.openSync(path, flags!, mode));
+    return fs.openSync(DEV_FULL, 'w');
+  }) as typeof fs.openSync;
+  const writeFileSync: typeof fs.writeFileSync = (path, data, options) => {
+    refuse(faults, path);
+    if (!full.has(String(path))) return fs.writeFileSync(path, data, options);
+    fs.closeSync(fs.openSync(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w'));
+    fs.writeFileSync(DEV_FULL, data);
+  };
+  const mocked = { openSync, writeFileSync };
+  return { ...fs, ...mocked, default: { ...fs, ...mocked } };
+}
+
+/** node:fs/promises with `faults`: open and writeFile. */
+export function faultyFsPromises(fs: typeof FsPromises, faults: DiskFaults): Record<string, unknown> {
+  const { full } = faults;
+  const open = (async (path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
+    if (!full.has(String(path)) || !writes(flags)) return fs.open(path, flags, mode);
+    await (await fs.open(path, flags, mode)).close();
+    const handle = await fs.open(DEV_FULL, 'w');
+    const refuse = () => Promise.reject(new Error(`the test never changes ${DEV_FULL}`));
+    return {
+      fd: handle.fd,
+      write: handle.write.bind(handle),
+      writev: handle.writev.bind(handle),
+      writeFile: handle.writeFile.bind(handle),
+      sync: handle.sync.bind(handle),
+      stat: handle.stat.bind(handle),
+      close: handle.close.bind(handle),
+      chmod: refuse,
+      chown: refuse,
+      truncate: refuse,
+    };
+  }) as typeof fs.open;
+  const writeFile: typeof fs.writeFile = async (path, data, options) => {
+    refuse(faults, path);
+    if (!full.has(String(path))) return fs.writeFile(path, data, options);
+    await (await fs.open(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w')).close();
+    await fs.writeFile(DEV_FULL, data);
+  };
+  const mocked = { open, writeFile };
+  return { ...fs, ...mocked, default: { ...fs, ...mocked } };
+}
