@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import type * as fs from 'node:fs';
-import { lstat, mkdir, readFile, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import type * as fsPromises from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { linkEntry, reuse } from '../src/fs/file-output.js';
+import { createThrough, linkEntry, reuse, writeNew } from '../src/fs/file-output.js';
 import { tempDir } from './helpers.js';
 
 // linkSync fails as on another filesystem while `crossDevice` is set: the copy that replaces the link.
@@ -16,6 +17,16 @@ vi.mock('node:fs', async (original) => {
     return real.linkSync(from, to);
   };
   return { ...real, default: { ...real, linkSync }, linkSync };
+});
+// link fails as on a file system without hard links (FAT) while `noLinks` is set: the draft renamed instead.
+let noLinks = false;
+vi.mock('node:fs/promises', async (original) => {
+  const real = await original<typeof fsPromises>();
+  const link: typeof real.link = (from, to) =>
+    noLinks
+      ? Promise.reject(Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }))
+      : real.link(from, to);
+  return { ...real, default: { ...real, link }, link };
 });
 
 let root: string;
@@ -100,4 +111,29 @@ describe('reuse', () => {
     expect(await reuse(from, to, stats)).toBeNull();
     await expect(lstat(to)).rejects.toThrow(/ENOENT/);
   });
+});
+
+describe('createThrough', () => {
+  it.each([
+    ['linked into place', false],
+    ['renamed into place where hard links are refused', true],
+  ])(
+    '%s: the file created whole, no draft left; a name already taken: false, what has it left as it is',
+    async (_, refused) => {
+      const dir = join(root, String(++n));
+      await mkdir(dir);
+      const [path, draft] = [join(dir, 'worker.js'), join(dir, '.worker.js.draft')];
+      noLinks = refused;
+      try {
+        expect(await createThrough(draft, path, () => writeNew(draft, 'ours'))).toBe(true);
+        expect(await readFile(path, 'utf8')).toBe('ours');
+        await writeFile(path, 'theirs');
+        expect(await createThrough(draft, path, () => writeNew(draft, 'ours again'))).toBe(false);
+      } finally {
+        noLinks = false;
+      }
+      expect(await readFile(path, 'utf8')).toBe('theirs');
+      expect(await readdir(dir)).toEqual(['worker.js']);
+    },
+  );
 });

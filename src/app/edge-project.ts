@@ -1,4 +1,4 @@
-import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CitiesApiError } from '../core/errors.js';
@@ -8,7 +8,7 @@ import type { EdgeProjectData } from '../http/edge-site.js';
 import { specOf } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { fileSystemError } from '../fs/fs-error.js';
-import { writeOwnedFiles } from '../fs/owned-files.js';
+import { createAtomically, writeOwnedFiles } from '../fs/owned-files.js';
 import { checkLimits, limitOf, type LimitOverrides } from '../platforms/limits.js';
 import { BUNDLE_NAME, DATA_NAME, posixRelative, textFile, type ProjectFile } from '../platforms/recipe.js';
 import { PLATFORMS, RECIPES, type Platform } from '../platforms/recipes.js';
@@ -86,14 +86,14 @@ export async function writeEdgeProject(
     limit: (measure) => limitOf(recipe.limits, measure, options.limits),
     check: (measured) => checkLimits(recipe, measured, options.limits),
   });
-  let created: ProjectFile[] = [];
+  const created: ProjectFile[] = [];
   await (async () => {
     const missing = await missingFiles(plan.theirs.map((f) => f.path));
-    created = plan.theirs.filter((f) => missing.has(f.path));
     await writeOwnedFiles(out, OWNED_RECORD, 'cities-api edge', plan.ours);
-    for (const file of created) {
+    // Each whole or not at all: a half-written one would be taken for the user's by the next run, and kept.
+    for (const file of plan.theirs.filter((f) => missing.has(f.path))) {
       await mkdir(dirname(file.path), { recursive: true });
-      await writeFile(file.path, file.bytes, { flag: 'wx' });
+      if (await createAtomically(file.path, file.bytes)) created.push(file);
     }
   })().catch(async (error: unknown) => {
     // A file of the site (.assetsignore) is the site directory's fault, not --project's.

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { linkSync, lstatSync, unlinkSync, writeFile as writeFileCallback } from 'node:fs';
 import { constants, type Stats } from 'node:fs';
-import { copyFile, lstat, open, rename, rm, unlink, utimes } from 'node:fs/promises';
+import { copyFile, link, lstat, open, rename, rm, unlink, utimes } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
 // Writing one file: its bytes (one buffer, or parts for large files so they are never assembled
@@ -116,10 +116,47 @@ export async function writeNew(path: string, bytes: Uint8Array | string): Promis
  * On failure the draft is removed (half-written on a full disk, it would hold the space it took)
  * and `path` is left as it was.
  */
-export async function replaceThrough(draft: string, path: string, write: () => Promise<unknown>): Promise<void> {
+export function replaceThrough(draft: string, path: string, write: () => Promise<unknown>): Promise<void> {
+  return throughDraft(draft, write, () => rename(draft, path));
+}
+
+/**
+ * Creates a file that must not exist, whole or not at all: `write` makes `draft`, which is then
+ * linked at `path`, never replacing what has that name (made meanwhile, say): false then, and
+ * nothing written. On failure, as on success, the draft is removed: nothing is left at `path`.
+ */
+export async function createThrough(draft: string, path: string, write: () => Promise<unknown>): Promise<boolean> {
+  let created = true;
+  await throughDraft(draft, write, async () => {
+    created = await linkNew(draft, path);
+    await rm(draft, { force: true });
+  });
+  return created;
+}
+
+/** Where hard links are refused (FAT, some network file systems), though the directory is writable. */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'ENOSYS']);
+
+/** `from` linked at `path` (false when something has that name); renamed there if links are refused and nothing does. */
+async function linkNew(from: string, path: string): Promise<boolean> {
+  try {
+    await link(from, path);
+    return true;
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'EEXIST') return false;
+    if (!NO_LINKS.has(code!)) throw error;
+  }
+  if (await lstat(path).then(Boolean, () => false)) return false;
+  await rename(from, path);
+  return true;
+}
+
+/** `write` makes `draft`, `place` puts it where it goes; on failure the draft is removed. */
+async function throughDraft(draft: string, write: () => Promise<unknown>, place: () => Promise<void>): Promise<void> {
   try {
     await write();
-    await rename(draft, path);
+    await place();
   } catch (error) {
     await rm(draft, { force: true }).catch(() => undefined);
     throw error;

@@ -1,7 +1,7 @@
 import { lstat, mkdir, readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
-import { replaceThrough, sha256, writeNew } from './file-output.js';
+import { createThrough, replaceThrough, sha256, writeNew } from './file-output.js';
 
 // Files a command writes into a directory the user owns (a project folder, often their repository's
 // root): it replaces only files it wrote itself and nobody changed since, known by a record of their
@@ -140,6 +140,19 @@ function recordText(generator: string, files: Record<string, string[]>): string 
  * with its name is replaced, not written through. A draft that fails (a full disk) is removed.
  */
 async function writeAtomically(path: string, bytes: string | Uint8Array): Promise<void> {
-  const draft = join(dirname(path), `.${basename(path)}.${process.pid}.draft`);
-  await replaceThrough(draft, path, () => writeNew(draft, bytes));
+  await replaceThrough(draftOf(path), path, () => writeNew(draftOf(path), bytes));
+}
+
+/**
+ * Creates `path` (one of the user's files, written once when missing) whole or not at all: a write
+ * that fails (a full disk) leaves nothing that a next run would take for the user's file and keep.
+ * False when something has its name by then (nothing written).
+ */
+export async function createAtomically(path: string, bytes: string | Uint8Array): Promise<boolean> {
+  return createThrough(draftOf(path), path, () => writeNew(draftOf(path), bytes));
+}
+
+/** The temporary file beside `path` that becomes it. */
+function draftOf(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.draft`);
 }
