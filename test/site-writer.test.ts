@@ -1,12 +1,28 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cp, link, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { cp, link, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { recoverSite } from '../src/store/site-recovery.js';
 import { writeSite, type SiteEntry } from '../src/store/site-writer.js';
 import { checkSite, siteLeftovers, treeDifferences } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
+
+/**
+ * Someone at work in the site directory while a build runs, at its last moment before the swap:
+ * after what is not the site's was carried into the new tree (placeManifest comes next).
+ */
+const beforeSwap = vi.hoisted(() => ({ hook: undefined as (() => Promise<unknown>) | undefined }));
+vi.mock('../src/store/place-manifest.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/store/place-manifest.js')>();
+  return {
+    ...real,
+    placeManifest: async (...args: Parameters<typeof real.placeManifest>) => {
+      await beforeSwap.hook?.();
+      return real.placeManifest(...args);
+    },
+  };
+});
 
 const manifest = {
   generator: 'cities-api',
@@ -150,6 +166,79 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
     await writeFile(join(root, `.killed.stat-cache-${deadPid}`), 'half a cache');
     await recoverSite(out);
     expect([...(await readTree(out)).keys()].sort()).toContain('cities/p/0.json');
+    expect(await siteLeftovers(out)).toEqual([]);
+  });
+});
+
+describe('what someone puts in the site directory while a build runs is never deleted with the old tree', () => {
+  // Each site holds entries(5) and someone's notes.txt; the build writes entries(6), whose 5.json is new.
+  it.each<[string, (out: string) => Promise<unknown>, Record<string, string>, string[]]>([
+    ['a file made at the top', (out) => writeFile(join(out, 'late.txt'), 'late'), { 'late.txt': 'late' }, ['late.txt']],
+    [
+      'a file made among the pages',
+      (out) => writeFile(join(out, 'cities/p/late.txt'), 'late'),
+      { 'cities/p/late.txt': 'late' },
+      ['cities/p/late.txt'],
+    ],
+    [
+      'a directory made, with a file',
+      async (out) => {
+        await mkdir(join(out, 'media/img'), { recursive: true });
+        await writeFile(join(out, 'media/img/logo.svg'), '<svg/>');
+      },
+      { 'media/img/logo.svg': '<svg/>' },
+      ['media/'],
+    ],
+    [
+      'someone’s file saved again by an editor (a new file renamed over it)',
+      async (out) => {
+        await writeFile(join(out, 'notes.txt~'), 'edited');
+        await rename(join(out, 'notes.txt~'), join(out, 'notes.txt'));
+      },
+      { 'notes.txt': 'edited' },
+      ['notes.txt'],
+    ],
+  ])('%s: moved into the new site, the previous tree deleted', async (name, work, expected, kept) => {
+    const out = join(root, `late-${name.length}`);
+    await writeSite(out, entries(5), manifest, {});
+    await writeFile(join(out, 'notes.txt'), 'mine');
+    beforeSwap.hook = () => work(out);
+    const result = await writeSite(out, entries(6, 'v2'), manifest, {}).finally(() => (beforeSwap.hook = undefined));
+    const tree = await readTree(out);
+    for (const [path, text] of Object.entries({ 'notes.txt': 'mine', ...expected }))
+      expect(tree.get(path)?.toString(), path).toBe(text);
+    expect(tree.get('cities/p/5.json')?.toString()).toBe('v2-5');
+    expect(result.kept).toEqual(expect.arrayContaining(kept));
+    expect(result.leftover).toBeUndefined();
+    expect(await siteLeftovers(out)).toEqual([]);
+  });
+
+  it('a file made where the new site has its own: the site’s is in place, the previous tree kept for it and said', async () => {
+    const out = join(root, 'late-clash');
+    await writeSite(out, entries(5), manifest, {});
+    beforeSwap.hook = () => writeFile(join(out, 'cities/p/5.json'), 'my page');
+    const result = await writeSite(out, entries(6, 'v2'), manifest, {}).finally(() => (beforeSwap.hook = undefined));
+    expect(await readFile(join(out, 'cities/p/5.json'), 'utf8')).toBe('v2-5');
+    expect(result).toMatchObject({
+      stranded: ['cities/p/5.json'],
+      leftover: expect.stringMatching(/\.late-clash\.previous-\d+$/),
+    });
+    expect(await readFile(join(result.leftover!, 'cities/p/5.json'), 'utf8')).toBe('my page');
+  });
+
+  it('a killed build’s previous tree: what someone put in it moves into the site, the rest is deleted', async () => {
+    const out = join(root, 'late-killed');
+    await writeSite(out, entries(3), plain, {});
+    await writeFile(join(out, 'notes.txt'), 'mine');
+    // As a build killed after its swap leaves it: the old site, someone's notes (carried: the same file), and a late file.
+    const previous = join(root, `.late-killed.previous-${2 ** 22 + 7}`);
+    await cp(out, previous, { recursive: true });
+    await rm(join(previous, 'notes.txt'));
+    await link(join(out, 'notes.txt'), join(previous, 'notes.txt'));
+    await writeFile(join(previous, 'cities/p/late.txt'), 'late');
+    await recoverSite(out);
+    expect(await readFile(join(out, 'cities/p/late.txt'), 'utf8')).toBe('late');
+    expect(await readFile(join(out, 'notes.txt'), 'utf8')).toBe('mine');
     expect(await siteLeftovers(out)).toEqual([]);
   });
 });

@@ -67,7 +67,11 @@ export function registerBuildCommand(program: Command, context: CommandContext):
     say(
       `built ${shown(out)}/${where}: ${result.files} files: ${result.written} written, ${result.unchanged} unchanged, ${result.removed} removed in ${result.seconds.toFixed(2)} s`,
     );
-    if (result.leftover)
+    if (result.stranded?.length)
+      say(
+        `kept the previous site ${result.leftover}: it holds ${listSome(result.stranded)}, put in the site directory while the build ran where the new site has its own; move what you need out of it, then delete it`,
+      );
+    else if (result.leftover)
       say(
         `could not delete the previous site ${result.leftover}; it holds nothing the new site needs: delete it by hand (the next build tries again)`,
       );

@@ -49,6 +49,8 @@ export interface OldTree {
   readonly removed: number;
   /** Entries that are not the site's, carried into the new tree (directories end with `/`). */
   readonly kept: readonly string[];
+  /** The inode of each entry that is not the site's (a directory's aside) as it was carried: the old tree's entry while it is that one. */
+  readonly carried: ReadonlyMap<string, number>;
 }
 
 /**
@@ -64,10 +66,14 @@ export async function keepForeignFiles(
 ): Promise<OldTree> {
   let removed = 0;
   const kept: string[] = [];
+  const carried = new Map<string, number>();
   const conflicts: string[] = [];
   const carry = (path: string, kind: Kind) =>
     carryOne(join(outDir, path), join(staging, path), kind).then(
-      () => void kept.push(kind === 'directory' ? `${path}/` : path),
+      (ino) => {
+        kept.push(kind === 'directory' ? `${path}/` : path);
+        if (ino !== undefined) carried.set(path, ino);
+      },
       (error: NodeJS.ErrnoException) => {
         if (error.code !== 'EEXIST' && error.code !== 'ENOTDIR') throw error;
         conflicts.push(path);
@@ -101,30 +107,37 @@ export async function keepForeignFiles(
       2,
     );
   }
-  return { removed, kept: kept.sort() };
+  return { removed, kept: kept.sort(), carried };
 }
 
 type Kind = 'directory' | 'link' | 'file' | 'other';
 const kindOf = (entry: Dirent): Kind => (entry.isSymbolicLink() ? 'link' : entry.isFile() ? 'file' : 'other');
 
-/** Puts one entry of someone's into the new tree: a hard link (of a link itself, never its target), or a copy where links are refused. */
-async function carryOne(from: string, to: string, kind: Kind): Promise<void> {
+/**
+ * Puts one entry of someone's into the new tree: a hard link (of a link itself, never its target),
+ * or a copy where links are refused; the inode carried (none for a directory, made anew).
+ */
+async function carryOne(from: string, to: string, kind: Kind): Promise<number | undefined> {
   if (kind === 'directory') {
     const made = await mkdir(to, { recursive: true });
     if (made === undefined && !(await lstat(to)).isDirectory())
       throw Object.assign(new Error(`${to} exists`), { code: 'EEXIST' });
-    return;
+    return undefined;
   }
   await mkdir(dirname(to), { recursive: true });
   try {
     await link(from, to);
+    return (await lstat(to)).ino;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EPERM' && code !== 'EXDEV' && code !== 'EMLINK') throw error;
-    if (kind === 'link') return symlink(await readlink(from), to);
-    if (kind !== 'file') throw error;
-    await copyFile(from, to, constants.COPYFILE_EXCL);
-    const { atime, mtime } = await lstat(from);
-    await utimes(to, atime, mtime);
+    const source = await lstat(from);
+    if (kind === 'link') await symlink(await readlink(from), to);
+    else if (kind !== 'file') throw error;
+    else {
+      await copyFile(from, to, constants.COPYFILE_EXCL);
+      await utimes(to, source.atime, source.mtime);
+    }
+    return source.ino;
   }
 }

@@ -4,6 +4,9 @@ import fg from 'fast-glob';
 import { lockSite, siteSiblings } from '../fs/lock.js';
 import { isAlive } from '../fs/lock-holder.js';
 import { removeTree } from '../fs/remove-tree.js';
+import { SiteOwnership } from './foreign-files.js';
+import { readSiteFiles } from './manifest-file.js';
+import { retireTree } from './retire-tree.js';
 
 /** Holding the build lock, repairs what killed builds left beside a site that needs no writing. */
 export async function tidySite(outDir: string): Promise<void> {
@@ -17,9 +20,10 @@ export async function tidySite(outDir: string): Promise<void> {
 
 /**
  * Repairs what a killed build can leave: if the site was moved aside but the new one never
- * arrived, the previous site is moved back (only a real directory: never a link of that name);
- * staging trees, lock drafts and stat cache drafts of dead builders are removed (a link is
- * unlinked, never followed). Call it holding the build lock.
+ * arrived, the previous site is moved back (only a real directory: never a link of that name), else
+ * retired as the build would have (retire-tree.ts: what was put in it after the carry moves into
+ * the site); staging trees, lock drafts and stat cache drafts of dead builders are removed (a link
+ * is unlinked, never followed). Call it holding the build lock.
  */
 export async function recoverSite(outDir: string): Promise<void> {
   const { parent, prefix } = siteSiblings(outDir);
@@ -39,9 +43,24 @@ export async function recoverSite(outDir: string): Promise<void> {
     const pid = Number.parseInt(name.slice(name.lastIndexOf('-') + 1), 10);
     if (pid !== process.pid && isAlive(pid)) continue;
     const path = join(parent, name);
-    if (name.includes('.previous-') && !(await exists(outDir)) && (await lstat(path)).isDirectory())
-      await rename(path, outDir);
+    const previous = name.includes('.previous-') && !!(await lstat(path).catch(() => null))?.isDirectory();
+    if (previous && !(await exists(outDir))) await rename(path, outDir);
     // What cannot be deleted (permissions) stays: it is in no build's way, and the next one tries again.
+    else if (previous) await retirePrevious(path, outDir);
     else await removeTree(path).catch(() => undefined);
   }
+}
+
+/**
+ * A killed build's previous tree, the site in place: deleted but for what someone put in it while
+ * the build ran. Without its manifest (deleted last) it holds only empty directories.
+ */
+async function retirePrevious(previous: string, outDir: string): Promise<void> {
+  const old = await readSiteFiles(previous).catch(() => null);
+  if (!old) return removeTree(previous).catch(() => undefined);
+  const site = await readSiteFiles(outDir).catch(() => null);
+  const owns = new SiteOwnership(site);
+  // Without the site's manifest, every path counts as the site's: nothing is moved over anything.
+  const inSite = (path: string) => !site || owns.ownsFile(path);
+  await retireTree(previous, outDir, { owner: new SiteOwnership(old), inSite });
 }

@@ -9,6 +9,7 @@ import { readSiteFiles } from './manifest-file.js';
 import { placeManifest, settledStats } from './place-manifest.js';
 import { removeTree } from '../fs/remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
+import { retireTree } from './retire-tree.js';
 import { lockSite, siteSiblings } from '../fs/lock.js';
 import { StatCache } from './stat-cache.js';
 import type { DatasetRecord, Slot } from './stat-cache-format.js';
@@ -27,6 +28,11 @@ export interface WriteStats {
   readonly kept: readonly string[];
   /** The previous tree, moved aside, when it could not be deleted (the next build tries again), and why. */
   readonly leftover?: string;
+  /**
+   * Entries of someone's put in the site directory while the build ran, where the new site has a
+   * file of its own: kept in the previous tree (`leftover`), which stays for them.
+   */
+  readonly stranded?: readonly string[];
 }
 
 /** How the site is written; its `.gz`/`.br` are made as the manifest's settings say (`compression`). */
@@ -115,7 +121,8 @@ async function writeSiteLocked(
         path === MANIFEST_PATH ||
         files.find(path) >= 0 ||
         VARIANTS.some((v) => path.endsWith(v) && files.compressed(files.find(path.slice(0, -v.length))));
-      const { removed, kept } = await keepForeignFiles(outDir, staging, new SiteOwnership(old), inNewSite);
+      const owner = new SiteOwnership(old);
+      const { removed, kept, carried } = await keepForeignFiles(outDir, staging, owner, inNewSite);
       const manifestStats = await placeManifest(
         outDir,
         staging,
@@ -126,11 +133,12 @@ async function writeSiteLocked(
       );
       const hadOld = await swapIn(outDir, staging, previous);
       // The new site is in place: what follows only tidies, and cannot fail the build.
-      const leftover = hadOld
-        ? await removeTree(previous).then(
-            () => undefined,
-            (error: Error) => `${previous}: ${error.message}`,
-          )
+      const retired = hadOld
+        ? await retireTree(previous, outDir, { owner, inSite: inNewSite, carried }).catch((error: Error) => ({
+            moved: [],
+            stranded: [],
+            failure: error.message,
+          }))
         : undefined;
       // Linked files' ctimes, moved by the links and by the old tree's removal, are taken again.
       const name = (i: number, slot: Slot) => files.path(i) + (slot ? VARIANTS[slot - 1] : '');
@@ -140,7 +148,15 @@ async function writeSiteLocked(
         .catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
       const written = site.written + (manifestStats.reused ? 0 : 1);
       const unchanged = site.unchanged + (manifestStats.reused ? 1 : 0);
-      return { files: written + unchanged, written, unchanged, removed, kept, ...(leftover && { leftover }) };
+      const stats = {
+        files: written + unchanged,
+        written,
+        unchanged,
+        removed,
+        kept: [...kept, ...(retired?.moved ?? [])].sort(),
+      };
+      if (retired?.stranded.length) return { ...stats, leftover: previous, stranded: retired.stranded };
+      return { ...stats, ...(retired?.failure && { leftover: `${previous}: ${retired.failure}` }) };
     } catch (error) {
       await removeTree(staging);
       throw error;
