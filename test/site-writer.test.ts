@@ -168,6 +168,22 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
     expect([...(await readTree(out)).keys()].sort()).toContain('cities/p/0.json');
     expect(await siteLeftovers(out)).toEqual([]);
   });
+
+  it('killed between its two renames beside an old tree kept earlier (someone’s file stranded in it): the site set aside last is moved back, the kept tree left', async () => {
+    const out = join(root, 'killed-beside-kept');
+    await writeSite(out, entries(4, 'v2'), plain, {});
+    // Kept by an earlier build: its old site (3 pages), and someone's page where the site now has its own.
+    const kept = join(root, `.killed-beside-kept.previous-${2 ** 22 + 7}`);
+    await writeSite(join(root, 'kept-tree'), entries(3), plain, {});
+    await rename(join(root, 'kept-tree'), kept);
+    await writeFile(join(kept, 'cities/p/3.json'), 'my page');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await rename(out, join(root, `.killed-beside-kept.previous-${2 ** 22 + 8}`));
+    await recoverSite(out);
+    expect(await readFile(join(out, 'cities/p/3.json'), 'utf8')).toBe('v2-3');
+    expect(await readFile(join(kept, 'cities/p/3.json'), 'utf8')).toBe('my page');
+    expect(await siteLeftovers(out)).toEqual([`.killed-beside-kept.previous-${2 ** 22 + 7}`]);
+  });
 });
 
 describe('what someone puts in the site directory while a build runs is never deleted with the old tree', () => {
@@ -224,6 +240,20 @@ describe('what someone puts in the site directory while a build runs is never de
       leftover: expect.stringMatching(/\.late-clash\.previous-\d+$/),
     });
     expect(await readFile(join(result.leftover!, 'cities/p/5.json'), 'utf8')).toBe('my page');
+  });
+
+  it('an old tree this process kept (someone’s file stranded in it) does not stop its next builds (serve --watch, --writable): each old tree goes aside under a name of its own', async () => {
+    const out = join(root, 'late-kept');
+    await writeSite(out, entries(5), manifest, {});
+    beforeSwap.hook = () => writeFile(join(out, 'cities/p/5.json'), 'my page');
+    const kept = await writeSite(out, entries(6, 'v2'), manifest, {}).finally(() => (beforeSwap.hook = undefined));
+    beforeSwap.hook = () => writeFile(join(out, 'cities/p/6.json'), 'my other page');
+    const again = await writeSite(out, entries(7, 'v3'), manifest, {}).finally(() => (beforeSwap.hook = undefined));
+    expect(again.leftover).toBe(`${kept.leftover}.1`);
+    await expect(writeSite(out, entries(7, 'v4'), manifest, {})).resolves.toMatchObject({ written: 7 * 3 + 1 });
+    expect(await readFile(join(out, 'cities/p/6.json'), 'utf8')).toBe('v4-6');
+    expect(await readFile(join(kept.leftover!, 'cities/p/5.json'), 'utf8')).toBe('my page');
+    expect(await readFile(join(again.leftover!, 'cities/p/6.json'), 'utf8')).toBe('my other page');
   });
 
   it('a killed build’s previous tree: what someone put in it moves into the site, the rest is deleted', async () => {

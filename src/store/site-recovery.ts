@@ -20,10 +20,11 @@ export async function tidySite(outDir: string): Promise<void> {
 
 /**
  * Repairs what a killed build can leave: if the site was moved aside but the new one never
- * arrived, the previous site is moved back (only a real directory: never a link of that name), else
- * retired as the build would have (retire-tree.ts: what was put in it after the carry moves into
- * the site); staging trees, lock drafts and stat cache drafts of dead builders are removed (a link
- * is unlinked, never followed). Call it holding the build lock.
+ * arrived, the previous site (the newest tree set aside) is moved back (only a real directory:
+ * never a link of that name); any other previous tree is retired as the build would have
+ * (retire-tree.ts: what was put in it after the carry moves into the site); staging trees, lock
+ * drafts and stat cache drafts of dead builders are removed (a link is unlinked, never followed).
+ * Call it holding the build lock.
  */
 export async function recoverSite(outDir: string): Promise<void> {
   const { parent, prefix } = siteSiblings(outDir);
@@ -34,19 +35,25 @@ export async function recoverSite(outDir: string): Promise<void> {
     deep: 1,
     followSymbolicLinks: false,
   });
-  const exists = (path: string) =>
-    lstat(path).then(
-      () => true,
-      () => false,
-    );
-  for (const name of leftovers.sort()) {
+  const ours = leftovers.filter((name) => {
     const pid = Number.parseInt(name.slice(name.lastIndexOf('-') + 1), 10);
-    if (pid !== process.pid && isAlive(pid)) continue;
+    return pid === process.pid || !isAlive(pid);
+  });
+  const found = await Promise.all(
+    ours.map(async (name) => ({ name, stats: await lstat(join(parent, name)).catch(() => null) })),
+  );
+  const previous = found
+    .filter(({ name, stats }) => name.includes('.previous-') && stats?.isDirectory())
+    .sort((a, b) => b.stats!.ctimeMs - a.stats!.ctimeMs);
+  // Killed between its two renames, a build left the site aside: the tree set aside last (a rename
+  // moves its ctime), not one kept earlier for what could not be deleted or moved out of it.
+  const restored = previous.length && !(await lstat(outDir).catch(() => null)) ? previous[0]!.name : undefined;
+  if (restored) await rename(join(parent, restored), outDir);
+  for (const name of ours.sort()) {
     const path = join(parent, name);
-    const previous = name.includes('.previous-') && !!(await lstat(path).catch(() => null))?.isDirectory();
-    if (previous && !(await exists(outDir))) await rename(path, outDir);
+    if (name === restored) continue;
+    if (previous.some((tree) => tree.name === name)) await retirePrevious(path, outDir);
     // What cannot be deleted (permissions) stays: it is in no build's way, and the next one tries again.
-    else if (previous) await retirePrevious(path, outDir);
     else await removeTree(path).catch(() => undefined);
   }
 }

@@ -104,7 +104,8 @@ async function writeSiteLocked(
         2,
       );
     }
-    const { staging, previous } = siteSiblings(outDir);
+    const { staging } = siteSiblings(outDir);
+    const previous = await unused(siteSiblings(outDir).previous);
     await removeTree(staging);
     try {
       await mkdir(staging);
@@ -163,6 +164,17 @@ async function writeSiteLocked(
     }
   } finally {
     await release();
+  }
+}
+
+/**
+ * The path the old tree is moved aside to: this process's, unless an old tree it kept (it could
+ * not be deleted, or someone's file is stranded in it) is there: then `.1`, `.2`, ...
+ */
+async function unused(path: string): Promise<string> {
+  for (let n = 0; ; n++) {
+    const name = n ? `${path}.${n}` : path;
+    if (!(await lstat(name).catch(() => null))) return name;
   }
 }
 
