@@ -342,4 +342,38 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
       await nginx.stop();
     }
   });
+
+  // What a user passes ends up in the config: a base URL's path (decoded, as nginx matches it) and the site's path
+  // (in a comment). Neither may be read as nginx syntax: the config passes nginx -t and serves the files.
+  it.each([
+    ['a ;', 'https://example.org/a;b'],
+    ['a space', 'https://example.org/my api'],
+    ['braces', 'https://example.org/{v1}'],
+    ['a quote and a backslash', 'https://example.org/a"b%5Cc'],
+    ['a newline (%0A)', 'https://example.org/a%0Ab'],
+    ['a $', 'https://example.org/a$host'],
+  ])('a base URL whose path holds %s, the site in a directory whose name holds a newline', async (_, baseUrl) => {
+    const dir = join(root, `syntax-${baseUrl.length}-${baseUrl.charCodeAt(22)}`);
+    const site = join(dir, 'site');
+    await build({
+      data: join(KIT, 'cities48.csv'),
+      out: site,
+      baseUrl,
+      orderings: ['default'],
+      pageSizes: [10],
+      compression: 'none',
+    });
+    const spec = specOf((await readManifest(site))!);
+    const named = `${site}\nlocation / { return 200 "not the site"; }\n#`;
+    const config = nginxConfig(spec, { liveUrl: 'http://127.0.0.1:9', site: named });
+    expect(config.split('\n').filter((line) => line.startsWith('location /'))).toEqual([]);
+    const nginx = await nginxWith(dir, site, config);
+    try {
+      const res = await rawRequest(`${nginx.url}${new URL(spec.baseUrl).pathname}/cities/?page=2`);
+      expect(res.status, res.body.toString()).toBe(200);
+      expect(res.body.equals(await readFile(join(site, 'cities/default/default/2.json')))).toBe(true);
+    } finally {
+      await nginx.stop();
+    }
+  });
 });
