@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
@@ -48,6 +49,32 @@ describe("the README's preview next to a deployed site", () => {
       await server.close();
     }
   });
+
+  // This machine's own address: a preview there (serve --host IP) has links a deployment could have too.
+  const lan = Object.values(networkInterfaces())
+    .flat()
+    .find((address) => address?.family === 'IPv4' && !address.internal)?.address;
+  it.runIf(lan)(
+    'a site an earlier preview built on --host IP is previewed again on that URL: nothing to rewrite',
+    async () => {
+      const site = join(dir, 'lan-preview');
+      const first = await serve({ dir: site, data: SAMPLE, host: lan, port: 0, ...small });
+      await first.close();
+      const again = await serve({
+        dir: site,
+        data: SAMPLE,
+        host: lan,
+        port: Number(new URL(first.url).port),
+        ...small,
+      });
+      try {
+        const body = JSON.parse((await rawRequest(again.apiUrl)).body.toString()) as { next: string };
+        expect(body.next.startsWith(first.url)).toBe(true);
+      } finally {
+        await again.close();
+      }
+    },
+  );
 
   it('with --base-url equal to the site’s, serve --data rebuilds it for that URL', async () => {
     const site = join(dir, 'same-url');

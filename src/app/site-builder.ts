@@ -1,7 +1,7 @@
 import { build, type BuildOptions } from './build.js';
 import type { Collation } from '../core/collation.js';
 import { readDatasetBytes } from '../dataset/read-dataset.js';
-import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
+import { DEFAULT_PAGE_SIZES, normalizeBaseUrl, type SiteSettings } from '../site/spec.js';
 import { sha256 } from '../fs/file-output.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { siteSiblings, whileBusy } from '../fs/lock.js';
@@ -85,7 +85,9 @@ export class SiteBuilder {
         // built for deployment (a base URL not on this machine) is never rewritten by a preview.
         const settings = served ?? (await readManifestHead(options.dir).catch(() => null))?.settings;
         const serverUrl = options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost');
-        if (!served && !options.baseUrl && settings && !isLocal(settings.baseUrl))
+        // (A site whose links are already this server's, e.g. an earlier preview's on --host IP, loses nothing.)
+        const rewritten = settings && settings.baseUrl !== normalizeBaseUrl(serverUrl);
+        if (!served && !options.baseUrl && rewritten && !isLocal(settings.baseUrl))
           throw new CitiesApiError(
             `${options.dir} holds a site built for ${settings.baseUrl}: a preview would rewrite its links to ${serverUrl}. ` +
               `Serve it as built (cities-api serve ${options.dir}), preview into another directory (cities-api serve DIR --data ${data}), ` +
