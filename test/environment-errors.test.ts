@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,8 @@ function canDropPrivileges(): boolean {
   return false;
 }
 const PERMISSIONS = canDropPrivileges();
+const NOBODY = 65534;
+const SMALL = ['--no-compress', '--orderings', 'default', '--base-url', 'https://example.org'];
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -73,6 +75,14 @@ beforeAll(async () => {
   await chmod(join(dir, 'read-only'), 0o555);
   await mkdir(join(dir, 'read-only-2'));
   await chmod(join(dir, 'read-only-2'), 0o555);
+  // A site of nobody's holding root's unreadable file (e.g. a certificate challenge): a build carries it into
+  // the new tree, by a hard link, which the kernel refuses for another user's file it cannot write, or a copy.
+  if (isRoot && PERMISSIONS) {
+    await mkdir(join(dir, 'nobodys'));
+    await chown(join(dir, 'nobodys'), NOBODY, NOBODY);
+    await run(true, 'build', '--data', join(dir, 'cities.csv'), '--out', join(dir, 'nobodys/site'), ...SMALL);
+    await writeFile(join(dir, 'nobodys/site/secret.txt'), 'root only\n', { mode: 0o600 });
+  }
 }, 60_000);
 afterAll(async () => {
   await cleanup();
@@ -233,6 +243,19 @@ const CASES: Case[] = [
     () => ['serve', at('cities.csv')(), '--port', '0'],
     () => new RegExp(`${path('cities.csv')} is a file, not a site directory: to serve a dataset, give it with --data`),
   ],
+  ...(isRoot
+    ? ([
+        [
+          'a rebuild of a site holding a file of someone’s this user cannot read names that file, to be made readable',
+          true,
+          () => ['build', '--data', at('cities.csv')(), '--out', at('nobodys/site')(), '--force', ...SMALL],
+          () =>
+            new RegExp(
+              `permission denied: cannot read ${path('nobodys/site/secret.txt')} \\(of the site directory ${path('nobodys/site')}\\); give this user read access to it \\(chmod/chown\\)`,
+            ),
+        ],
+      ] satisfies Case[])
+    : []),
   [
     'config cloudfront --site in a directory this user cannot enter',
     true,

@@ -30,7 +30,7 @@ export function isErrno(error: unknown): error is Errno {
 }
 
 /** System calls that create or remove an entry: a permission error there is the directory's. */
-const ENTRY_CALLS = new Set(['mkdir', 'link', 'rename', 'symlink', 'unlink', 'rmdir', 'mkdtemp', 'copyfile']);
+const ENTRY_CALLS = new Set(['mkdir', 'link', 'rename', 'symlink', 'unlink', 'rmdir', 'mkdtemp']);
 
 const exists = (path: string) =>
   lstat(path).then(
@@ -47,6 +47,13 @@ async function fileInTheWay(path: string): Promise<string | undefined> {
   }
 }
 
+/** Whether this user may use `path` as `mode` says (constants.R_OK...). */
+const can = (path: string, mode: number) =>
+  access(path, mode).then(
+    () => true,
+    () => false,
+  );
+
 /** The outermost parent of `path` that cannot be searched (no x permission), if any. */
 async function closedParent(path: string): Promise<string | undefined> {
   const parents: string[] = [];
@@ -54,14 +61,7 @@ async function closedParent(path: string): Promise<string | undefined> {
     parents.unshift(at);
     if (dirname(at) === at) break;
   }
-  for (const dir of parents)
-    if (
-      !(await access(dir, constants.X_OK).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return dir;
+  for (const dir of parents) if (!(await can(dir, constants.X_OK))) return dir;
   return undefined;
 }
 
@@ -145,6 +145,13 @@ export async function fileSystemError(
       if (closed)
         return fail(
           `permission denied: cannot enter ${closed} (for the ${role.what} ${subject}); give this user access to it (chmod/chown)${choose}`,
+        );
+      // A copy is refused either the file it reads or the directory it writes in.
+      if (error.syscall === 'copyfile' && !(await can(path, constants.R_OK)))
+        return fail(`permission denied: cannot read ${at}; give this user read access to it (chmod/chown)${choose}`);
+      if (error.syscall === 'copyfile' && error.dest)
+        return fail(
+          `permission denied: cannot write in ${dirname(resolve(error.dest))} (for the ${role.what} ${subject}); make that directory writable for this user${choose}`,
         );
       const inDir = ENTRY_CALLS.has(error.syscall!) || !(await exists(path));
       if (inDir)
