@@ -59,19 +59,7 @@ beforeAll(async () => {
   await chmod(join(dir, 'empty'), 0o755);
   // A site built before, in a directory then made read-only: a failed build must leave it whole.
   await mkdir(join(dir, 'read-only'));
-  await run(
-    false,
-    'build',
-    '--data',
-    join(dir, 'cities.csv'),
-    '--out',
-    join(dir, 'read-only/site'),
-    '--no-compress',
-    '--orderings',
-    'default',
-    '--base-url',
-    'https://example.org',
-  );
+  await run(false, 'build', '--data', join(dir, 'cities.csv'), '--out', join(dir, 'read-only/site'), ...SMALL);
   await chmod(join(dir, 'read-only'), 0o555);
   await mkdir(join(dir, 'read-only-2'));
   await chmod(join(dir, 'read-only-2'), 0o555);
@@ -280,6 +268,18 @@ describe('environment errors: one line naming the path and what to do, exit 1, n
       expect(lines[0]).toMatch(message());
       expect(result.stderr).not.toMatch(/unexpected error|\n\s+at /);
       expect(await readTree(join(dir, 'read-only/site'))).toEqual(before);
+    },
+    60_000,
+  );
+});
+
+describe('a site up to date needs nothing written beside it', () => {
+  it.skipIf(!PERMISSIONS)(
+    'a rebuild with nothing to write under a read-only parent says so, exit 0 (it takes no lock to tidy nothing)',
+    async () => {
+      const result = await run(true, 'build', '--data', at('cities.csv')(), '--out', at('read-only/site')(), ...SMALL);
+      expect(result, result.stderr).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toMatch(/its files are as built: nothing to write/);
     },
     60_000,
   );

@@ -2,20 +2,43 @@ import { lstat, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import fg from 'fast-glob';
 import { lockSite, siteSiblings } from '../fs/lock.js';
-import { isAlive } from '../fs/lock-holder.js';
+import { isAlive, isOther, readHolder } from '../fs/lock-holder.js';
 import { removeTree } from '../fs/remove-tree.js';
 import { SiteOwnership } from './foreign-files.js';
 import { readSiteFiles } from './manifest-file.js';
 import { retireTree } from './retire-tree.js';
 
-/** Holding the build lock, repairs what killed builds left beside a site that needs no writing. */
+/**
+ * Holding the build lock, repairs what killed builds left beside a site that needs no writing.
+ * With nothing to repair (nearly always) it takes no lock: a site up to date on a read-only
+ * filesystem, or a full disk, is up to date all the same.
+ */
 export async function tidySite(outDir: string): Promise<void> {
+  // (A dead builder's lock counts: taking the lock replaces it, and releasing it removes it.)
+  const holder = await readHolder(siteSiblings(outDir).lock).catch(() => null);
+  if (!(await leftovers(outDir)).length && (holder === null || isOther(holder))) return;
   const release = await lockSite(outDir);
   try {
     await recoverSite(outDir);
   } finally {
     await release();
   }
+}
+
+/** What killed builds (dead processes, or this one) left beside the site: names in its parent directory. */
+async function leftovers(outDir: string): Promise<string[]> {
+  const { parent, prefix } = siteSiblings(outDir);
+  const names = await fg(`${fg.escapePath(prefix)}{staging,previous,lock,stat-cache}-*`, {
+    cwd: parent,
+    dot: true,
+    onlyFiles: false,
+    deep: 1,
+    followSymbolicLinks: false,
+  });
+  return names.filter((name) => {
+    const pid = Number.parseInt(name.slice(name.lastIndexOf('-') + 1), 10);
+    return pid === process.pid || !isAlive(pid);
+  });
 }
 
 /**
@@ -27,18 +50,8 @@ export async function tidySite(outDir: string): Promise<void> {
  * Call it holding the build lock.
  */
 export async function recoverSite(outDir: string): Promise<void> {
-  const { parent, prefix } = siteSiblings(outDir);
-  const leftovers = await fg(`${fg.escapePath(prefix)}{staging,previous,lock,stat-cache}-*`, {
-    cwd: parent,
-    dot: true,
-    onlyFiles: false,
-    deep: 1,
-    followSymbolicLinks: false,
-  });
-  const ours = leftovers.filter((name) => {
-    const pid = Number.parseInt(name.slice(name.lastIndexOf('-') + 1), 10);
-    return pid === process.pid || !isAlive(pid);
-  });
+  const { parent } = siteSiblings(outDir);
+  const ours = await leftovers(outDir);
   const found = await Promise.all(
     ours.map(async (name) => ({ name, stats: await lstat(join(parent, name)).catch(() => null) })),
   );
