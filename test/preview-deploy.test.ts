@@ -1,3 +1,4 @@
+import { renameSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +76,22 @@ describe("the README's preview next to a deployed site", () => {
       }
     },
   );
+
+  it('a site built for deployment while the preview read its dataset (a build run meanwhile) is not rewritten by its first build: refused, the site as deployed', async () => {
+    const site = join(dir, 'deployed-meanwhile');
+    const deployed = join(dir, 'deployed-elsewhere');
+    await build({ data: SAMPLE, out: deployed, baseUrl: 'https://cities.example.org', ...small });
+    const before = await readTree(deployed);
+    // Once the dataset is read and the plan made, before anything is written: the deployment lands in the directory.
+    const firstBuild = { onStart: () => renameSync(deployed, site) };
+    const error = await serve({ dir: site, data: SAMPLE, port: 0, ...small, firstBuild }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CitiesApiError);
+    expect(error).toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining('holds a site built for https://cities.example.org: a preview would rewrite'),
+    });
+    expect(await readTree(site)).toEqual(before);
+  });
 
   it('with --base-url equal to the site’s, serve --data rebuilds it for that URL', async () => {
     const site = join(dir, 'same-url');

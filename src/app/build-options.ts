@@ -3,6 +3,7 @@ import type { Problem } from '../core/errors.js';
 import type { Compression, Host } from '../site/spec.js';
 import type { SiteCheck } from '../store/site-check.js';
 import type { WriteStats } from '../store/site-writer.js';
+import type { Preview } from './preview-guard.js';
 
 // What build() is given, what it plans once the dataset is read, and what it returns: the
 // library's contract, also what crosses to the thread a large build runs in (build-thread.ts).
@@ -67,8 +68,8 @@ export interface BuildOptions {
   readonly onProgress?: (pagesDone: number, pages: number) => void;
 }
 
-/** build()'s options, its site directory given or defaulted. */
-export type SiteBuildOptions = BuildOptions & { readonly out: string };
+/** build()'s options, its site directory given or defaulted; and serve's: a preview's first build (preview-guard.ts). */
+export type SiteBuildOptions = BuildOptions & { readonly out: string; readonly preview?: Preview | undefined };
 
 export interface BuildPlan {
   readonly cities: number;

@@ -14,6 +14,7 @@ import { writeSite, type WriteStats } from '../store/site-writer.js';
 import type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './build-options.js';
 import { planBuild, type PendingWrite } from './build-plan.js';
 import { buildInThread } from './build-thread.js';
+import { previewRefusal } from './preview-guard.js';
 import { siteEntries } from './site-entries.js';
 
 export type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './build-options.js';
@@ -26,7 +27,11 @@ export async function build(given: BuildOptions): Promise<BuildResult> {
   // Called from JavaScript too: what the types require is checked, what they leave out defaulted.
   if (typeof given?.data !== 'string' || given.data === '')
     throw new CitiesApiError('build() needs `data`: the path of the dataset file (.csv or .json)', 2);
-  const options: SiteBuildOptions = { ...given, out: given.out ?? DEFAULT_OUT };
+  return runBuild({ ...given, out: given.out ?? DEFAULT_OUT });
+}
+
+/** build() with its site directory given, and serve's options of its own (a preview's guard). */
+export async function runBuild(options: SiteBuildOptions): Promise<BuildResult> {
   const bytes = await stat(options.data).then(
     (s) => s.size,
     () => 0,
@@ -60,7 +65,7 @@ async function buildSite(options: SiteBuildOptions): Promise<BuildResult> {
 }
 
 /** The site's files written as planned: the edge files and the dataset first, then every page. */
-async function writePlanned(plan: BuildPlan, write: PendingWrite, options: BuildOptions): Promise<WriteStats> {
+async function writePlanned(plan: BuildPlan, write: PendingWrite, options: SiteBuildOptions): Promise<WriteStats> {
   const { data, spec, manifest, digest, cityBytes, minFree } = write;
   const { dir, pages } = plan;
   // The edge data's tag: what its ranks and chunks follow from (the cities, the collation and ICU's data).
@@ -73,6 +78,8 @@ async function writePlanned(plan: BuildPlan, write: PendingWrite, options: Build
     guard: new SpaceGuard(dir, minFree),
     directories: siteDirectories(spec),
     dataset: digest && { digest, cityBytes },
+    // A preview replaces no site built for deployment, checked again holding the site's lock.
+    refuse: options.preview && ((old) => previewRefusal(options.preview!, old.settings)),
     onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - notPages.seen, pages)), pages),
   });
 }

@@ -1,17 +1,11 @@
-import { build, type BuildOptions } from './build.js';
+import { runBuild, type BuildOptions } from './build.js';
+import { previewRefusal } from './preview-guard.js';
 import type { Collation } from '../core/collation.js';
 import { readDatasetBytes } from '../dataset/read-dataset.js';
-import { DEFAULT_PAGE_SIZES, normalizeBaseUrl, type SiteSettings } from '../site/spec.js';
+import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
 import { sha256 } from '../fs/file-output.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { siteSiblings, whileBusy } from '../fs/lock.js';
-import { CitiesApiError } from '../core/errors.js';
-
-/** Whether a base URL is one a local preview gives its site (this machine's), not a deployment's. */
-function isLocal(baseUrl: string): boolean {
-  const host = new URL(baseUrl).hostname;
-  return host === 'localhost' || host === '[::1]' || host === '0.0.0.0' || /^127\./.test(host);
-}
 
 /** What a build replaces: the site one or more servers answer from (a LiveSite, or serve's servers). */
 export interface Served {
@@ -85,17 +79,11 @@ export class SiteBuilder {
         // built for deployment (a base URL not on this machine) is never rewritten by a preview.
         const settings = served ?? (await readManifestHead(options.dir).catch(() => null))?.settings;
         const serverUrl = options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost');
-        // (A site whose links are already this server's, e.g. an earlier preview's on --host IP, loses nothing.)
-        const rewritten = settings && settings.baseUrl !== normalizeBaseUrl(serverUrl);
-        if (!served && !options.baseUrl && rewritten && !isLocal(settings.baseUrl))
-          throw new CitiesApiError(
-            `${options.dir} holds a site built for ${settings.baseUrl}: a preview would rewrite its links to ${serverUrl}. ` +
-              `Serve it as built (cities-api serve ${options.dir}), preview into another directory (cities-api serve DIR --data ${data}), ` +
-              `or pass --base-url ${settings.baseUrl} to rebuild it for that URL (nothing was written)`,
-            2,
-          );
+        const preview = !served && !options.baseUrl ? { dir: options.dir, data, url: serverUrl } : undefined;
+        const refusal = preview && previewRefusal(preview, settings);
+        if (refusal) throw refusal;
         const bytes = await readDatasetBytes(data);
-        await build({
+        await runBuild({
           data,
           dataName: options.dataName,
           strict: options.strict,
@@ -108,6 +96,7 @@ export class SiteBuilder {
           liveUrl: settings?.liveUrl ?? undefined,
           compression: settings?.compression,
           host: settings?.host,
+          preview,
           ...progress,
         });
         this.builtHash = sha256(bytes);

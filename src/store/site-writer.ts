@@ -5,7 +5,7 @@ import { CitiesApiError } from '../core/errors.js';
 import { VARIANTS } from './compression.js';
 import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
 import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
-import { readSiteFiles } from './manifest-file.js';
+import { readSiteFiles, type SiteFiles } from './manifest-file.js';
 import { placeManifest, settledStats } from './place-manifest.js';
 import { removeTree } from '../fs/remove-tree.js';
 import { assemble, type SiteEntry } from './site-assembler.js';
@@ -46,6 +46,8 @@ export interface WriteOptions {
   readonly directories?: readonly string[];
   /** What the stat cache records of the dataset file the site is built from. */
   readonly dataset?: DatasetRecord | undefined;
+  /** Why the site found in place (read holding its lock) must not be replaced, if it must not: thrown, nothing written. */
+  readonly refuse?: ((old: SiteFiles) => Error | undefined) | undefined;
 }
 
 /**
@@ -98,6 +100,8 @@ async function writeSiteLocked(
   try {
     await recoverSite(outDir);
     const old = await readSiteFiles(outDir);
+    const refusal = old && options.refuse?.(old);
+    if (refusal) throw refusal;
     if (!old && (await hasEntries(outDir))) {
       throw new CitiesApiError(
         `${outDir} exists and is not a cities-api site; choose an empty or new directory (nothing was written)`,

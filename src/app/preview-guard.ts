@@ -1,0 +1,36 @@
+import { CitiesApiError } from '../core/errors.js';
+import type { SiteSettings } from '../site/spec.js';
+import { normalizeBaseUrl } from '../site/spec.js';
+
+// A preview (serve --data without --base-url) builds its site with links on its own URL. A site
+// built for deployment (its base URL not on this machine) is never rewritten by one: checked
+// before the dataset is read (site-builder.ts), and again by the build holding the site's lock
+// (site-writer.ts), against the site then there (a build for deployment may have finished meanwhile).
+
+/** Whether a base URL is one a local preview gives its site (this machine's), not a deployment's. */
+function isLocal(baseUrl: string): boolean {
+  const host = new URL(baseUrl).hostname;
+  return host === 'localhost' || host === '[::1]' || host === '0.0.0.0' || /^127\./.test(host);
+}
+
+export interface Preview {
+  /** The site directory, as the user named it. */
+  readonly dir: string;
+  /** The dataset file. */
+  readonly data: string;
+  /** The preview's base URL (its server's own). */
+  readonly url: string;
+}
+
+/** Why a preview must not replace a site built with `settings` (exit 2, nothing written), or undefined. */
+export function previewRefusal(preview: Preview, settings: SiteSettings | undefined): CitiesApiError | undefined {
+  const { dir, data, url } = preview;
+  // (A site whose links are already this server's, e.g. an earlier preview's on --host IP, loses nothing.)
+  if (!settings || settings.baseUrl === normalizeBaseUrl(url) || isLocal(settings.baseUrl)) return undefined;
+  return new CitiesApiError(
+    `${dir} holds a site built for ${settings.baseUrl}: a preview would rewrite its links to ${url}. ` +
+      `Serve it as built (cities-api serve ${dir}), preview into another directory (cities-api serve DIR --data ${data}), ` +
+      `or pass --base-url ${settings.baseUrl} to rebuild it for that URL (nothing was written)`,
+    2,
+  );
+}
