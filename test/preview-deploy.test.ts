@@ -1,4 +1,5 @@
 import { renameSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -93,6 +94,29 @@ describe("the README's preview next to a deployed site", () => {
     expect(await readTree(site)).toEqual(before);
   });
 
+  it('a preview’s --watch rebuild, once a build for deployment replaced its directory, is refused: the site as deployed', async () => {
+    const site = join(dir, 'watched-then-deployed');
+    const file = join(dir, 'watched.csv');
+    await copyFile(SAMPLE, file);
+    const logs: string[] = [];
+    const server = await serve({ dir: site, data: file, port: 0, watch: true, log: (l) => logs.push(l), ...small });
+    try {
+      await build({ data: SAMPLE, out: site, baseUrl: 'https://cities.example.org', ...small });
+      const next = async () => (JSON.parse((await rawRequest(server.apiUrl)).body.toString()) as { next: string }).next;
+      await until(async () => (await next()).startsWith('https://cities.example.org/'));
+      const before = await readTree(site);
+      await writeDataset(file, manyCities(12, 'edited'));
+      await until(() =>
+        logs.some((l) =>
+          /watched\.csv changed but was not used: .* holds a site built for https:\/\/cities\.example\.org/.test(l),
+        ),
+      );
+      expect(await readTree(site)).toEqual(before);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('with --base-url equal to the site’s, serve --data rebuilds it for that URL', async () => {
     const site = join(dir, 'same-url');
     await build({ data: SAMPLE, out: site, baseUrl: 'https://cities.example.org', ...small });
@@ -100,6 +124,12 @@ describe("the README's preview next to a deployed site", () => {
     await server.close();
   });
 });
+
+/** Waits (at most 10 s) until `done` holds. */
+async function until(done: () => boolean | Promise<boolean>): Promise<void> {
+  for (const end = Date.now() + 10_000; !(await done()); await new Promise((r) => setTimeout(r, 50)))
+    if (Date.now() > end) throw new Error(`still not so after 10 s: ${done}`);
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {

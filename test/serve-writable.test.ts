@@ -416,8 +416,9 @@ describe('a POST is committed whole (in the file and answered, 201) or not writt
         join(w.dir, 'site'),
         '--collation',
         'codepoint',
+        // The server's own links: a site built for deployment would not be folded into (preview-guard.ts).
         '--base-url',
-        'http://x',
+        w.server.url,
         '--page-sizes',
         '10',
         '--orderings',

@@ -76,10 +76,12 @@ export class SiteBuilder {
       async () => {
         // Before serving, the site already in DIR (if any) is "the served site's own", except its
         // base URL: a preview's links are the server's own unless --base-url says otherwise. A site
-        // built for deployment (a base URL not on this machine) is never rewritten by a preview.
+        // built for deployment (a base URL not on this machine) is never rewritten by a preview:
+        // neither by its first build nor by a rebuild (--watch, --writable) after another process
+        // built the served directory for deployment (the server then serves that site's settings).
         const settings = served ?? (await readManifestHead(options.dir).catch(() => null))?.settings;
         const serverUrl = options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost');
-        const preview = !served && !options.baseUrl ? { dir: options.dir, data, url: serverUrl } : undefined;
+        const preview = options.baseUrl ? undefined : { dir: options.dir, data, url: serverUrl };
         const refusal = preview && previewRefusal(preview, settings);
         if (refusal) throw refusal;
         const bytes = await readDatasetBytes(data);
@@ -90,7 +92,7 @@ export class SiteBuilder {
           onWarning: options.onWarning,
           out: options.dir,
           collation: options.collation ?? settings?.collation ?? 'locale',
-          baseUrl: options.baseUrl ?? served?.baseUrl ?? serverUrl,
+          baseUrl: options.baseUrl ?? serverUrl,
           pageSizes: options.pageSizes ?? settings?.pageSizes ?? DEFAULT_PAGE_SIZES,
           orderings: options.orderings ?? settings?.orderings,
           liveUrl: settings?.liveUrl ?? undefined,
