@@ -119,9 +119,12 @@ export async function expectWholeKit(
   return replay;
 }
 
-/** The entries of a directory, sorted, without the stat caches builds keep beside their sites (`.NAME.stat-cache`). */
+/**
+ * The entries of a directory, sorted, without what a site keeps beside it: the stat caches builds
+ * keep (`.NAME.stat-cache`), and a preview's marker while it runs (`.NAME.preview`).
+ */
 export async function entriesOf(dir: string): Promise<string[]> {
-  return (await readdir(dir)).filter((name) => !/^\..+\.stat-cache$/.test(name)).sort();
+  return (await readdir(dir)).filter((name) => !/^\..+\.(stat-cache|preview)$/.test(name)).sort();
 }
 
 /** A site spec for tests: the kit's base URL, code-point collation, the default page sizes, all 33 orderings, 48 cities, unless overridden. */

@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
 import { serve } from '../src/app/serve.js';
 import { CitiesApiError } from '../src/core/errors.js';
+import { readManifestHead } from '../src/store/manifest-file.js';
 import { killStragglers, manyCities, spawnCli, writeDataset } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
-import { rawRequest, ROOT } from './serve-helpers.js';
+import { rawRequest, ROOT, startCli } from './serve-helpers.js';
 
 // A preview (serve --data, no --base-url) never rewrites a site built for deployment, and while
 // its first build runs the port answers 503 with Retry-After: never a connection left hanging.
@@ -21,6 +22,7 @@ beforeAll(async () => ({ dir, cleanup } = await tempDir('cities-preview-deploy-'
 afterAll(() => cleanup());
 
 const small = { orderings: ['default'], pageSizes: [20] } as const;
+const SMALL_ARGS = ['--orderings', 'default', '--page-sizes', '20'];
 
 describe("the README's preview next to a deployed site", () => {
   it.each([
@@ -139,6 +141,46 @@ async function freePort(): Promise<number> {
     });
   });
 }
+
+describe('two previews of one directory', () => {
+  const settings = async (site: string) => (await readManifestHead(site))!.settings.baseUrl;
+  /** A preview of `site` started as `how` says: its URL, and how to stop it. */
+  async function firstPreview(how: string, site: string): Promise<{ url: string; stop: () => Promise<unknown> }> {
+    if (how !== 'in another process, then killed (SIGKILL: its marker left)') {
+      const server = await serve({ dir: site, data: SAMPLE, port: 0, ...small });
+      return { url: server.url, stop: () => server.close() };
+    }
+    // Killed, it leaves its marker: a dead preview's is no one's.
+    const server = await startCli([site, '--data', SAMPLE, '--port', '0', ...SMALL_ARGS]);
+    const killed = new Promise((done) => server.child.once('exit', done));
+    return { url: server.url, stop: () => (server.child.kill('SIGKILL'), killed) };
+  }
+
+  it.each(['in another process, then killed (SIGKILL: its marker left)', 'in this process (the library), then closed'])(
+    'a second preview while the first (%s) runs is refused (exit 2): the first keeps its links; once it stopped, a preview works',
+    async (how) => {
+      const site = join(dir, `two-previews-${how.length}`);
+      const first = await firstPreview(how, site);
+      try {
+        const error = await serve({ dir: site, data: SAMPLE, port: 0, ...small }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(CitiesApiError);
+        expect(error).toMatchObject({
+          exitCode: 2,
+          message: expect.stringContaining(`is the site of another preview, running at ${first.url} (pid `),
+        });
+        expect(await settings(site)).toBe(first.url);
+      } finally {
+        await first.stop();
+      }
+      const next = await serve({ dir: site, data: SAMPLE, port: 0, ...small });
+      try {
+        expect(await settings(site)).toBe(next.url);
+      } finally {
+        await next.close();
+      }
+    },
+  );
+});
 
 describe('while the first build runs', () => {
   it('a build longer than the hold (200 ms here): every request is answered 503 with Retry-After, then the site once built', async () => {

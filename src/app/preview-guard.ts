@@ -13,6 +13,11 @@ function isLocal(baseUrl: string): boolean {
   return host === 'localhost' || host === '[::1]' || host === '0.0.0.0' || /^127\./.test(host);
 }
 
+/** The base URL a preview on `serverUrl` builds with: a wildcard address is linked as localhost. */
+export function previewUrl(serverUrl: string): string {
+  return serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost');
+}
+
 export interface Preview {
   /** The site directory, as the user named it. */
   readonly dir: string;

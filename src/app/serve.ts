@@ -11,6 +11,8 @@ import type { RunningServer } from './front.js';
 import { ServerPool } from './server-pool.js';
 import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
+import { previewUrl } from './preview-guard.js';
+import { markPreview } from './preview-marker.js';
 
 const DEFAULT_LOCK_WAIT = 10_000;
 
@@ -95,7 +97,10 @@ export async function serve(given: ServeOptions = {}): Promise<RunningServer> {
   const builder = new SiteBuilder({ ...options, serverUrl: servers.url, lockWait });
   let writable: Awaited<ReturnType<typeof openWritable>> | undefined;
   let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
+  let unmark: (() => Promise<void>) | undefined;
   try {
+    // A preview (links on its own URL) refuses a directory another preview is serving.
+    if (options.data && !options.baseUrl) unmark = await markPreview(options.dir, previewUrl(servers.url));
     // Before the first build: cities a killed server logged are folded into the dataset first.
     if (options.writable) {
       const answer = (cities: Parameters<SiteServers['addCities']>[0]) => servers.addCities(cities);
@@ -127,12 +132,14 @@ export async function serve(given: ServeOptions = {}): Promise<RunningServer> {
         watching?.close();
         await writable?.writer.close();
         await servers.close();
+        await unmark?.();
       },
     };
   } catch (error) {
     watching?.close();
     await writable?.writer.close().catch(() => undefined);
     await servers.close();
+    await unmark?.();
     throw error;
   }
 }

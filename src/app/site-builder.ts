@@ -1,5 +1,5 @@
 import { runBuild, type BuildOptions } from './build.js';
-import { previewRefusal } from './preview-guard.js';
+import { previewRefusal, previewUrl } from './preview-guard.js';
 import type { Collation } from '../core/collation.js';
 import { readDatasetBytes } from '../dataset/read-dataset.js';
 import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
@@ -80,7 +80,7 @@ export class SiteBuilder {
         // neither by its first build nor by a rebuild (--watch, --writable) after another process
         // built the served directory for deployment (the server then serves that site's settings).
         const settings = served ?? (await readManifestHead(options.dir).catch(() => null))?.settings;
-        const serverUrl = options.serverUrl.replace(/\/\/(0\.0\.0\.0|\[::\])/, '//localhost');
+        const serverUrl = previewUrl(options.serverUrl);
         const preview = options.baseUrl ? undefined : { dir: options.dir, data, url: serverUrl };
         const refusal = preview && previewRefusal(preview, settings);
         if (refusal) throw refusal;
