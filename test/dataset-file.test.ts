@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { chmod, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -274,25 +275,47 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
     expect(await ids(file)).toEqual([1, 2]);
   });
 
-  it('a batch refused whole (the lock held by another live process) leaves the site unmarked: nothing of it is behind', async () => {
-    const file = join(root, 'refused-whole.json');
+  it.each([
+    // Refused before the site is marked: the marker is written under the lock.
+    ['the lock held by another live process', 1, 503, []],
+    // Marked, then refused under the lock: no id is left.
+    ['no id left (the file holds 2^53-1)', Number.MAX_SAFE_INTEGER, 500, ['marked']],
+  ])(
+    'a batch refused whole (%s) leaves the site unmarked: nothing of it is behind',
+    async (_, lastId, status, marked) => {
+      const file = join(root, `refused-whole-${status}.json`);
+      const lock = join(root, `.refused-whole-${status}.json.lock`);
+      await writeFile(file, `[\n  ${JSON.stringify(makeCity(lastId))}\n]\n`);
+      const told: string[] = [];
+      const writer = await writerOf(
+        file,
+        async () => {},
+        told,
+        async () => void told.push('marked'),
+      );
+      // The parent process is alive and not this one: its lock is held, not stale.
+      if (status === 503) await writeFile(lock, `${process.ppid}\n`);
+      await expect(writer.create(city('Refused'))).rejects.toMatchObject({ status });
+      await writer.idle();
+      expect(told.filter((line) => line === 'marked' || line === 'caught up')).toEqual([...marked, 'caught up']);
+      await rm(lock, { force: true });
+      await writer.close();
+      expect(await ids(file)).toEqual([lastId]);
+    },
+  );
+
+  it("the site is marked behind under the dataset's lock, before the batch is logged: another process that finds the log empty under that lock (a build, then unmarking the site) cannot come between", async () => {
+    const file = join(root, 'marked-locked.json');
     await writeFile(file, ONE_CITY_JSON);
-    const told: string[] = [];
-    const writer = await writerOf(
-      file,
-      async () => {},
-      told,
-      async () => void told.push('marked'),
-    );
-    // The parent process is alive and not this one: its lock is held, not stale.
-    await writeFile(join(root, '.refused-whole.json.lock'), `${process.ppid}\n`);
-    await expect(writer.create(city('Refused'))).rejects.toMatchObject({ status: 503 });
-    await writer.idle();
-    expect(told.filter((line) => line === 'marked' || line === 'caught up')).toEqual(['marked', 'caught up']);
-    await rm(join(root, '.refused-whole.json.lock'));
-    expect(await writer.create(city('Next'))).toMatchObject({ id: 2 });
+    const seen: { locked: boolean; logged: number }[] = [];
+    const mark = async () => {
+      const locked = existsSync(join(root, '.marked-locked.json.lock'));
+      seen.push({ locked, logged: (await CityLog.of(file).read()).cities.length });
+    };
+    const writer = await writerOf(file, async () => {}, [], mark);
+    expect(await writer.create(city('Marked'))).toMatchObject({ id: 2 });
     await writer.close();
-    expect(await ids(file)).toEqual([1, 2]);
+    expect(seen).toEqual([{ locked: true, logged: 0 }]);
   });
 
   it("the site cannot be built: the creation is acknowledged all the same, the file untouched, the log kept; on close it is folded into the file, not the site's: still unbuilt (a worker starting then answers it), the site never told current", async () => {

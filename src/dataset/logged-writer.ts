@@ -14,7 +14,7 @@ import { checkTarget, foldLog, lostLine } from './log-fold.js';
 import { idsExhausted, stampNew } from './new-cities.js';
 
 export interface LoggedWriterOptions {
-  /** Told before a batch is logged (the site's files are about to fall behind); if it fails, the batch is refused with nothing written. */
+  /** Told under the dataset's lock before a batch is logged (the files are to fall behind); if it fails, the batch is refused, nothing written. */
   readonly mark: () => Promise<void>;
   /** Puts created cities in what every server process answers; a POST is acknowledged once it resolves. */
   readonly apply: (cities: readonly City[]) => Promise<void>;
@@ -136,9 +136,9 @@ export class LoggedCityWriter implements CatchingUpStore {
   }
 
   private async logBatch(cities: readonly NewCity[]): Promise<City[]> {
-    await this.options.mark();
     const created = await this.lock.run(
       async () => {
+        await this.options.mark();
         await this.ids.look();
         const created = stampNew(cities, this.ids.lastId);
         if (!created.length) return created;
