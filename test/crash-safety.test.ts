@@ -26,7 +26,7 @@ import {
 } from './crash-helpers.js';
 import { cli } from './cli-helpers.js';
 import { KIT, readTree, tempDir, entriesOf } from './helpers.js';
-import { rawRequest, ROOT, startCli } from './serve-helpers.js';
+import { rawRequest, ROOT, writableCli } from './serve-helpers.js';
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -362,24 +362,7 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
       await mkdir(dir);
       const file = join(dir, `cities.${format}`);
       await writeDataset(file, manyCities(WRITE_CITIES, 'W'));
-      const start = () =>
-        startCli(
-          [
-            join(dir, 'site'),
-            '--data',
-            file,
-            '--port',
-            '0',
-            '--writable',
-            '--collation',
-            'codepoint',
-            '--orderings',
-            'default',
-            '--page-sizes',
-            '10',
-          ],
-          { CITIES_API_TOKEN: TOKEN },
-        );
+      const start = () => writableCli(join(dir, 'site'), file, TOKEN);
 
       // How long three parallel creations take to be answered (logged) and then folded into the file in the
       // background (the new dataset staged, the site built from it, then it is renamed in, the log dropped).

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { serve, type ServeOptions } from '../src/app/serve.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
 import { following, printed } from './started-process.js';
 
 export const ROOT = join(import.meta.dirname, '..');
@@ -61,3 +62,24 @@ export const smallWritable = (dir: string, data: string, token: string, more: Pa
     pageSizes: [10],
     ...more,
   });
+
+/** A site of one ordering and one page size in files (the rest computed live): each build is a few files. */
+export const SMALL_SITE = ['--collation', 'codepoint', '--orderings', 'default', '--page-sizes', '10'];
+
+/** `serve SITE --data DATA --writable` as a real process (startCli), of a SMALL_SITE. */
+export const writableCli = (site: string, data: string, token: string) =>
+  startCli([site, '--data', data, '--port', '0', '--writable', ...SMALL_SITE], { CITIES_API_TOKEN: token });
+
+/** POSTs a city named `name` (every name field) to the server at `url` (its origin). */
+export const createAt = (url: string, token: string, name: string) =>
+  rawRequest(`${url}/cities/`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Token ${token}` },
+    body: JSON.stringify(Object.fromEntries(NAME_FIELDS.map((f) => [f, name]))),
+  });
+
+/** The English names the server at `url` (its origin) answers, up to 100. */
+export const servedAt = async (url: string) =>
+  (
+    JSON.parse((await rawRequest(`${url}/cities/?page_size=100`)).body.toString()) as { results: { name_en: string }[] }
+  ).results.map((c) => c.name_en);

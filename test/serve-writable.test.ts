@@ -1,18 +1,15 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { lstatSync } from 'node:fs';
 import { copyFile, lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { build } from '../src/app/build.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
-import { CityLog } from '../src/dataset/city-log.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
-import { BEHIND_PATH } from '../src/site/behind.js';
 import { serve, type RunningServer, type ServeOptions } from '../src/app/serve.js';
 import { appears, caughtUp, manyCities, sleep, spawnCli, writeDataset } from './crash-helpers.js';
 import { KIT, makeCity, tempDir, entriesOf } from './helpers.js';
-import { rawRequest, smallWritable, startCli } from './serve-helpers.js';
+import { createAt as createAtWith, rawRequest, servedAt, smallWritable, writableCli } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 
 const TOKEN = 'test-token-0123456789';
@@ -491,34 +488,8 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 describe('real server processes', () => {
-  const cli = (site: string, data: string) =>
-    startCli(
-      [
-        site,
-        '--data',
-        data,
-        '--port',
-        '0',
-        '--writable',
-        '--collation',
-        'codepoint',
-        '--orderings',
-        'default',
-        '--page-sizes',
-        '10',
-      ],
-      { CITIES_API_TOKEN: TOKEN },
-    );
-  const createAt = (url: string, name: string) =>
-    rawRequest(`${url}/cities/`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Token ${TOKEN}` },
-      body: JSON.stringify(names(name)),
-    });
-  const servedAt = async (url: string) =>
-    (json((await rawRequest(`${url}/cities/?page_size=100`)).body).results as { name_en: string }[]).map(
-      (c) => c.name_en,
-    );
+  const cli = (site: string, data: string) => writableCli(site, data, TOKEN);
+  const createAt = (url: string, name: string) => createAtWith(url, TOKEN, name);
 
   it('two writable servers on one dataset file, POSTs to both in parallel: every acknowledged city is in the file once, with a distinct id, and served by the server that acknowledged it', async () => {
     const dir = join(root, 'two-servers');
@@ -547,58 +518,6 @@ describe('real server processes', () => {
       await Promise.all(servers.map((s) => s.stop()));
     }
   }, 120_000);
-
-  it.each(['SIGTERM', 'SIGKILL'] as const)(
-    "%s while the site's files lack an acknowledged city (the catch-up could not build): the site stays marked behind; the next start folds it in, keeps the marker until its first build holds it, then unmarks it",
-    async (signal) => {
-      const dir = join(root, `stopped-${signal}`);
-      await mkdir(dir);
-      const data = join(dir, 'cities.csv');
-      await copyFile(join(KIT, 'cities11.csv'), data);
-      const site = join(dir, 'site');
-      const marked = () => lstatSync(join(site, BEHIND_PATH), { throwIfNoEntry: false }) !== undefined;
-      const inFiles = async () =>
-        (await readFile(join(site, '_cities-api', 'cities.json'), 'utf8')).includes('"Stopped"');
-      const logged = async () => (await CityLog.of(data).read()).cities.map((c) => c.name_en);
-      // Another build holds the site's lock: the catch-up cannot build the city in.
-      const holder = spawn('sleep', ['600']);
-      const server = await cli(site, data);
-      try {
-        await writeFile(join(dir, '.site.lock'), `${holder.pid}\n`);
-        expect((await createAt(server.url, 'Stopped')).status).toBe(201);
-        const exited = new Promise((resolve) => server.child.once('exit', resolve));
-        server.child.kill(signal);
-        await exited;
-        expect({ marked: marked(), inFiles: await inFiles(), dataset: (await inFile(data)).slice(11) }).toEqual({
-          marked: true,
-          inFiles: false,
-          // Folded in by a clean stop; else in the log.
-          dataset: signal === 'SIGTERM' ? ['Stopped'] : [],
-        });
-        expect(await logged()).toEqual(signal === 'SIGTERM' ? [] : ['Stopped']);
-      } finally {
-        await server.stop();
-        holder.kill();
-      }
-      await rm(join(dir, '.site.lock'));
-      let markedAtBuild: boolean | undefined;
-      const next = await smallWritable(site, data, TOKEN, {
-        firstBuild: { onStart: () => (markedAtBuild = marked()) },
-      });
-      try {
-        expect({
-          markedAtBuild,
-          marked: marked(),
-          inFiles: await inFiles(),
-          served: (await served(next)).includes('Stopped'),
-          dataset: (await inFile(data)).slice(11),
-        }).toEqual({ markedAtBuild: true, marked: false, inFiles: true, served: true, dataset: ['Stopped'] });
-      } finally {
-        await next.close();
-      }
-    },
-    60_000,
-  );
 
   it('disk full while writing (the file size limit of the running server lowered): 500, nothing written; once there is room, the next POST is committed and served', async () => {
     if (!requireTool('prlimit', '/usr/bin/prlimit', 'apt-get install util-linux')) return;

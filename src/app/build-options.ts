@@ -61,6 +61,11 @@ export interface BuildOptions {
    * written so far removed. Once every page is written the build completes.
    */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Told, a line each, what the build does beside the site: cities a writable server logged
+   * (`.NAME.wal`) folded into the dataset file first, the site's behind marker removed.
+   */
+  readonly log?: ((line: string) => void) | undefined;
   /** Told what is not wrong enough to refuse the dataset (the unknown columns it ignored), located as a problem is. */
   readonly onWarning?: ((warning: Problem) => void) | undefined;
   /** Called once the dataset is valid, before anything is written. */

@@ -15,6 +15,7 @@ import type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './b
 import { planBuild, type PendingWrite } from './build-plan.js';
 import { buildInThread } from './build-thread.js';
 import { previewRefusal } from './preview-guard.js';
+import { buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
 import { siteEntries } from './site-entries.js';
 
 export type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './build-options.js';
@@ -27,10 +28,18 @@ export async function build(given: BuildOptions): Promise<BuildResult> {
   // Called from JavaScript too: what the types require is checked, what they leave out defaulted.
   if (typeof given?.data !== 'string' || given.data === '')
     throw new CitiesApiError('build() needs `data`: the path of the dataset file (.csv or .json)', 2);
-  return runBuild({ ...given, out: given.out ?? DEFAULT_OUT });
+  // The log: a function, which cannot cross to a build's thread.
+  const { log = () => {}, ...rest } = given;
+  const options: SiteBuildOptions = { ...rest, out: given.out ?? DEFAULT_OUT };
+  // The dataset is the file plus the cities a writable server logged beside it (behind-site.ts).
+  const around = { lockWait: DEFAULT_LOCK_WAIT, log, dataName: options.dataName };
+  return buildCurrent(options.data, options.out, around, () => runBuild(options));
 }
 
-/** build() with its site directory given, and serve's options of its own (a preview's guard). */
+/**
+ * build() of the dataset file alone, with its site directory given and serve's options of its own (a preview's guard):
+ * serve's builds (a writable server's writer folds its log and keeps the site's behind marker).
+ */
 export async function runBuild(options: SiteBuildOptions): Promise<BuildResult> {
   const bytes = await stat(options.data).then(
     (s) => s.size,

@@ -13,8 +13,7 @@ import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
 import { previewUrl } from './preview-guard.js';
 import { markPreview } from './preview-marker.js';
-
-const DEFAULT_LOCK_WAIT = 10_000;
+import { buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
 
 /** serve()'s options; `collation`, `pageSizes` and `orderings` are build()'s, for when it builds from `data` (each absent one: the site's own, else the build's default). */
 export interface ServeOptions
@@ -106,7 +105,12 @@ export async function serve(given: ServeOptions = {}): Promise<RunningServer> {
       const answer = (cities: Parameters<SiteServers['addCities']>[0]) => servers.addCities(cities);
       writable = await openWritable({ data: options.data!, dir: options.dir, builder, answer, lockWait, log });
     }
-    if (options.data) await builder.first(options.data, firstBuild);
+    if (options.data) {
+      const first = () => builder.first(options.data!, firstBuild);
+      // Without --writable, the log a writable server left is folded in as build does (behind-site.ts).
+      const around = { lockWait, log, dataName: options.dataName };
+      await (writable ? first() : buildCurrent(options.data, options.dir, around, first));
+    }
     // Builds replace what the servers answer from; none is asked for before they open (no POST, no watch yet).
     builder.serving(writable ? writable.guard(servers) : servers);
     const { apiUrl, summary } = await servers.open(options.data ? undefined : options.baseUrl, writable?.writer);

@@ -37,6 +37,7 @@ export function registerBuildCommand(program: Command, context: CommandContext):
       dataName: data.name,
       strict: o.strict,
       onWarning: context.warn,
+      log: say,
       out,
       baseUrl: given('baseUrl') ? o.baseUrl : undefined,
       collation: o.collation!,

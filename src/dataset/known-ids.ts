@@ -82,8 +82,8 @@ function loggedPastFile(logged: readonly City[], inFile: ReadonlySet<number>, fi
   return logged.every((city) => city.id > fileLastId || inFile.has(city.id));
 }
 
-/** Synchronous: a POST reads it, and libuv's thread pool may be busy with a build's writes. */
-async function datasetSignature(target: string): Promise<string> {
+/** What identifies the real dataset file's content now. Synchronous: a POST reads it, and libuv's thread pool may be busy with a build's writes. */
+export async function datasetSignature(target: string): Promise<string> {
   const { ino, size, mtimeMs, ctimeMs } = statSync(target);
   return `${ino}:${size}:${mtimeMs}:${ctimeMs}`;
 }

@@ -1,13 +1,17 @@
 import { realpath } from 'node:fs/promises';
 import { CitiesApiError } from '../core/errors.js';
 import type { City } from '../core/fields.js';
+import { lockDataset, whileBusy } from '../fs/lock.js';
 import { commitStaged, stageAppend } from './append-cities.js';
-import type { CityLog } from './city-log.js';
+import { CityLog } from './city-log.js';
+import { datasetSignature } from './known-ids.js';
 import { readDataset } from './read-dataset.js';
 
 // The write-ahead log and the dataset file it belongs to, as the writer (logged-writer.ts) folds
 // one into the other: the fold without a site build (at start, what a killed server logged; on
 // close), the check every fold makes first, and what is said of cities a fold finds in neither.
+// The same fold for every other reader of the dataset (build, serve --data), and the check a
+// build makes once done, before it unmarks its site.
 
 /** Refuses a dataset path that is a link pointed at another file than `target`, the one the writer opened: its log, lock and ids are that file's. */
 export async function checkTarget(file: string, target: string, log: CityLog): Promise<void> {
@@ -31,7 +35,9 @@ export async function foldLog(file: string, target: string, log: CityLog, say: (
   const missing = cities.filter((city) => !inFile.has(city.id));
   if (missing.length) {
     await commitStaged(await stageAppend(file, missing));
-    say(`${file}: ${missing.length} logged cities folded in`);
+    say(
+      `${file}: ${missing.length === 1 ? '1 city' : `${missing.length} cities`} a writable server logged (${log.path}) folded in`,
+    );
   }
   await log.dropFirst(Number.MAX_SAFE_INTEGER);
 }
@@ -41,4 +47,52 @@ export function lostLine(lost: readonly City[], file: string, log: string): stri
   const ids = lost.map((city) => city.id).join(', ');
   const some = lost.length === 1 ? `1 created city (id ${ids}) is` : `${lost.length} created cities (ids ${ids}) are`;
   return `error: ${some} in neither ${file} nor its log ${log} (deleted or cut?): answered until the server stops, then lost`;
+}
+
+/**
+ * Before a build or a server reads `file` (not a writable server's: its writer folds at open):
+ * the cities a writable server logged and did not fold in (killed; or stopped, folded into the
+ * file but not the site) are folded into the file, under the dataset's lock (waited for up to
+ * `wait` ms), so that the dataset read is the file plus its log. No log, nothing taken or written
+ * (a dataset in a read-only directory builds as before). A path that does not resolve is left to
+ * the reader's own message.
+ */
+export async function foldLogged(file: string, wait: number, say: (line: string) => void): Promise<void> {
+  const target = await realpath(file).catch(() => null);
+  const log = target && CityLog.of(target);
+  if (!log || !(await log.read()).bytes) return;
+  const release = await whileBusy(() => lockDataset(target), wait);
+  try {
+    await foldLog(file, target, log, say);
+  } finally {
+    await release();
+  }
+}
+
+/** What `file` (its real file) holds now, to tell after a build whether it changed meanwhile (ifUnchanged). */
+export async function datasetState(file: string): Promise<string> {
+  return datasetSignature(await realpath(file));
+}
+
+/**
+ * Under the dataset's lock: runs `task` if the dataset is still what a build read, its file as
+ * `state` says and its log empty, so that the site built from it holds every city of it; a
+ * writable server marks its site behind and logs its cities under this lock, so none comes
+ * between the check and the task. Returns whether it ran.
+ */
+export async function ifUnchanged(
+  file: string,
+  state: string,
+  wait: number,
+  task: () => Promise<void>,
+): Promise<boolean> {
+  const target = await realpath(file);
+  const release = await whileBusy(() => lockDataset(target), wait);
+  try {
+    const same = (await datasetSignature(target)) === state && !(await CityLog.of(target).read()).bytes;
+    if (same) await task();
+    return same;
+  } finally {
+    await release();
+  }
 }

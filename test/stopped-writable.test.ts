@@ -1,0 +1,159 @@
+import { spawn } from 'node:child_process';
+import { lstatSync, readFileSync } from 'node:fs';
+import { appendFile, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCurrent } from '../src/app/behind-site.js';
+import { CityLog } from '../src/dataset/city-log.js';
+import { readDataset } from '../src/dataset/read-dataset.js';
+import { BEHIND_PATH } from '../src/site/behind.js';
+import { spawnCli } from './crash-helpers.js';
+import { KIT, makeCity, tempDir } from './helpers.js';
+import { createAt, SMALL_SITE, servedAt, smallWritable, startCli, writableCli } from './serve-helpers.js';
+
+// A writable server stopped (SIGTERM) or killed (SIGKILL) while its site's files lack a city it
+// acknowledged: the site stays marked behind (the generated nginx config then sends every request
+// to the live server), the city folded into the dataset file (a clean stop) or only in its
+// write-ahead log (killed). Whatever reads the dataset next reads the file plus its log, and the
+// build that holds the city removes the marker; what cannot build says so.
+
+const TOKEN = 'stopped-token-0123456789';
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-stopped-')));
+afterAll(() => cleanup());
+
+const SIGNALS = ['SIGTERM', 'SIGKILL'] as const;
+type Signal = (typeof SIGNALS)[number];
+
+/** A site and its dataset as a writable server left them, stopped by `signal` once it acknowledged a city named Stopped its files lack. */
+async function stoppedBehind(signal: Signal, name: string) {
+  const dir = join(root, `${name}-${signal}`);
+  await mkdir(dir);
+  const data = join(dir, 'cities.csv');
+  await copyFile(join(KIT, 'cities11.csv'), data);
+  const site = join(dir, 'site');
+  // Another build holds the site's lock: the catch-up cannot build the city in.
+  const holder = spawn('sleep', ['600']);
+  const server = await writableCli(site, data, TOKEN);
+  try {
+    await writeFile(join(dir, '.site.lock'), `${holder.pid}\n`);
+    expect((await createAt(server.url, TOKEN, 'Stopped')).status).toBe(201);
+    const exited = new Promise((resolve) => server.child.once('exit', resolve));
+    server.child.kill(signal);
+    await exited;
+  } finally {
+    await server.stop();
+    holder.kill();
+  }
+  await rm(join(dir, '.site.lock'));
+  const state = async () => ({
+    marked: lstatSync(join(site, BEHIND_PATH), { throwIfNoEntry: false }) !== undefined,
+    inFiles: (await readFile(join(site, '_cities-api', 'cities.json'), 'utf8')).includes('"Stopped"'),
+    dataset: (await readDataset(data))
+      .toCities()
+      .map((c) => c.name_en)
+      .slice(11),
+    logged: (await CityLog.of(data).read()).cities.map((c) => c.name_en),
+  });
+  expect(await state()).toEqual({
+    marked: true,
+    inFiles: false,
+    // Folded in by a clean stop; else in the log.
+    dataset: signal === 'SIGTERM' ? ['Stopped'] : [],
+    logged: signal === 'SIGTERM' ? [] : ['Stopped'],
+  });
+  return { dir, data, site, state };
+}
+
+/** The state once every city is built in: the marker gone, the city in the files and the file, the log empty. */
+const CURRENT = { marked: false, inFiles: true, dataset: ['Stopped'], logged: [] };
+
+describe('the next start of a writable server', () => {
+  it.each(SIGNALS)(
+    'after %s: folds the city in, keeps the marker until its first build holds it, then unmarks the site',
+    async (signal) => {
+      const { data, site, state } = await stoppedBehind(signal, 'writable');
+      let markedAtBuild: boolean | undefined;
+      const next = await smallWritable(site, data, TOKEN, {
+        firstBuild: { onStart: () => (markedAtBuild = lstatSync(join(site, BEHIND_PATH)).isFile()) },
+      });
+      try {
+        expect(markedAtBuild).toBe(true);
+        expect(await state()).toEqual(CURRENT);
+        expect((await servedAt(next.url)).includes('Stopped')).toBe(true);
+      } finally {
+        await next.close();
+      }
+    },
+    60_000,
+  );
+});
+
+describe('every other command reads the dataset as the file plus its log', () => {
+  it.each(
+    SIGNALS.flatMap((signal) => (['serve --data', 'build --data'] as const).map((next) => [signal, next] as const)),
+  )(
+    'after %s, %s (not writable): the city folded into the file first and built, the marker removed',
+    async (signal, next) => {
+      const { data, site, state } = await stoppedBehind(signal, next.split(' ')[0]!);
+      if (next === 'build --data') {
+        const { exited } = spawnCli(['build', '--data', data, '--site', site, ...SMALL_SITE]);
+        const { code, stdout } = await exited;
+        expect({
+          code,
+          removed: stdout.includes(`no longer marked behind (${BEHIND_PATH} removed)`),
+        }).toEqual({ code: 0, removed: true });
+        expect(await state()).toEqual(CURRENT);
+        return;
+      }
+      const server = await startCli([site, '--data', data, '--port', '0']);
+      try {
+        expect(await servedAt(server.url)).toContain('Stopped');
+        expect(await state()).toEqual(CURRENT);
+      } finally {
+        await server.stop();
+      }
+    },
+    60_000,
+  );
+});
+
+describe("a build removes the site's behind marker only if its files hold every city of the dataset", () => {
+  const marker = (site: string) => join(site, BEHIND_PATH);
+  it.each([
+    ['nothing changed while it built', true, async () => {}, false, /no longer marked behind/],
+    [
+      'a city logged meanwhile (a writable server adding cities)',
+      true,
+      (data: string) => CityLog.of(data).append([makeCity(99)]),
+      true,
+      /stays marked behind .*changed while the site was built/,
+    ],
+    [
+      'the file edited meanwhile',
+      true,
+      (data: string) => appendFile(data, `${readFileSync(data, 'utf8').split('\n')[1]!.replace(/^\d+/, '98')}\n`),
+      true,
+      /stays marked behind .*changed while the site was built/,
+    ],
+    [
+      'no marker before it built, one put there meanwhile (a writable server starting)',
+      false,
+      (_: string, site: string) => writeFile(marker(site), 'behind\n'),
+      true,
+      null,
+    ],
+  ])('%s', async (label, markedBefore, meanwhile, markedAfter, said) => {
+    const dir = join(root, `keep-${label.split(' ').slice(0, 3).join('-')}`);
+    const site = join(dir, 'site');
+    await mkdir(join(site, '_cities-api'), { recursive: true });
+    const data = join(dir, 'cities.csv');
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    if (markedBefore) await writeFile(marker(site), 'behind\n');
+    const told: string[] = [];
+    await buildCurrent(data, site, { lockWait: 1000, log: (line) => told.push(line) }, () => meanwhile(data, site));
+    expect(lstatSync(marker(site), { throwIfNoEntry: false })?.isFile() ?? false).toBe(markedAfter);
+    expect(told).toEqual(said ? [expect.stringMatching(said)] : []);
+  });
+});
