@@ -103,7 +103,9 @@ describe('every other command reads the dataset as the file plus its log', () =>
         expect({
           code,
           removed: stdout.includes(`no longer marked behind (${BEHIND_PATH} removed)`),
-        }).toEqual({ code: 0, removed: true });
+          // The marker is no file of the user's, to be told it was kept.
+          kept: /^kept /m.test(stdout),
+        }).toEqual({ code: 0, removed: true, kept: false });
         expect(await state()).toEqual(CURRENT);
         return;
       }

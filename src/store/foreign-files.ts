@@ -3,6 +3,7 @@ import { chmod, copyFile, link, lstat, mkdir, readdir, readlink, symlink, utimes
 import { dirname, join } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
 import { VARIANTS } from './compression.js';
+import { BEHIND_PATH } from '../site/behind.js';
 import { MANIFEST_PATH } from '../site/manifest.js';
 import type { SiteFiles } from './manifest-file.js';
 
@@ -71,7 +72,8 @@ export async function keepForeignFiles(
   const carry = (path: string, kind: Kind) =>
     carryOne(join(outDir, path), join(staging, path), kind).then(
       (ino) => {
-        kept.push(kind === 'directory' ? `${path}/` : path);
+        // A writable server's behind marker is carried too, but it is not someone's to be told of.
+        if (path !== BEHIND_PATH) kept.push(kind === 'directory' ? `${path}/` : path);
         if (ino !== undefined) carried.set(path, ino);
       },
       (error: NodeJS.ErrnoException) => {
