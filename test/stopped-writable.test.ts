@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { appendFile, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +66,17 @@ async function stoppedBehind(signal: Signal, name: string) {
   return { dir, data, site, state };
 }
 
+/** Every entry under `dir` (dot files, the log, the site's files), with its bytes and modification time. */
+function snapshot(dir: string): Record<string, string> {
+  const entries: Record<string, string> = {};
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    const bytes = entry.isFile() ? readFileSync(path).toString('base64') : '';
+    entries[path] = `${lstatSync(path).mtimeMs} ${bytes}`;
+  }
+  return entries;
+}
+
 /** The state once every city is built in: the marker gone, the city in the files and the file, the log empty. */
 const CURRENT = { marked: false, inFiles: true, dataset: ['Stopped'], logged: [] };
 
@@ -116,6 +127,36 @@ describe('every other command reads the dataset as the file plus its log', () =>
       } finally {
         await server.stop();
       }
+    },
+    60_000,
+  );
+
+  it.each(SIGNALS)(
+    'after %s, serve --site without a dataset: says at start that the site is marked behind and how to catch up, and answers from the site as it is',
+    async (signal) => {
+      const { dir, site, state } = await stoppedBehind(signal, 'site');
+      const before = snapshot(dir);
+      const server = await startCli([site, '--port', '0']);
+      try {
+        expect(server.output()).toMatch(
+          new RegExp(
+            `^warning: ${site} is marked behind its dataset .*: answers lack the cities created since its last build.*run cities-api build --data FILE --site ${site}`,
+            'm',
+          ),
+        );
+        expect(await servedAt(server.url)).toHaveLength(11);
+      } finally {
+        await server.stop();
+      }
+      expect({ state: await state(), unchanged: snapshot(dir) }).toEqual({
+        state: {
+          ...CURRENT,
+          marked: true,
+          inFiles: false,
+          ...(signal === 'SIGKILL' && { dataset: [], logged: ['Stopped'] }),
+        },
+        unchanged: before,
+      });
     },
     60_000,
   );

@@ -12,7 +12,8 @@ export const DEFAULT_LOCK_WAIT = 10_000;
  * every other command meets it. A build from the dataset (build, serve --data without --writable,
  * whose writer does the same its own way) reads the file plus its write-ahead log: the log is
  * folded into the file first; once built, the marker is removed if the site's files hold every city
- * of the dataset (nothing logged or changed meanwhile).
+ * of the dataset (nothing logged or changed meanwhile). A server without a dataset cannot build: it
+ * says so (behindWarning).
  */
 export async function buildCurrent<T>(
   data: string,
@@ -38,6 +39,16 @@ export async function buildCurrent<T>(
     (error: Error) => kept(error.message),
   );
   return result;
+}
+
+/** What a server of `dir` without a dataset says at start when the site is marked behind (it cannot build), else null. */
+export async function behindWarning(dir: string): Promise<string | null> {
+  if (!(await isThere(join(dir, BEHIND_PATH)))) return null;
+  return (
+    `warning: ${dir} is marked behind its dataset (${BEHIND_PATH}: a writable server stopped before its files held every city it created): ` +
+    `answers lack the cities created since its last build, and nginx sends every request here; to catch up, ` +
+    `run cities-api build --data FILE --site ${dir}, or serve it with --data FILE (and --writable)`
+  );
 }
 
 const isThere = (path: string) =>

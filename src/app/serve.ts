@@ -13,7 +13,7 @@ import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
 import { previewUrl } from './preview-guard.js';
 import { markPreview } from './preview-marker.js';
-import { buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
+import { behindWarning, buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
 
 /** serve()'s options; `collation`, `pageSizes` and `orderings` are build()'s, for when it builds from `data` (each absent one: the site's own, else the build's default). */
 export interface ServeOptions
@@ -115,6 +115,9 @@ export async function serve(given: ServeOptions = {}): Promise<RunningServer> {
     builder.serving(writable ? writable.guard(servers) : servers);
     const { apiUrl, summary } = await servers.open(options.data ? undefined : options.baseUrl, writable?.writer);
     await writable?.started();
+    // Without a dataset nothing can bring a site marked behind up to date: said, and served as it is.
+    const behind = options.data ? null : await behindWarning(options.dir);
+    if (behind) log(behind);
     if (options.watch)
       watching = await watchDataset(
         options.data!,
