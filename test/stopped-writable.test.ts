@@ -160,6 +160,19 @@ describe('every other command reads the dataset as the file plus its log', () =>
     },
     60_000,
   );
+
+  it('validate with a log beside the dataset: counts the logged city as not folded in yet, and writes nothing (bytes and times)', async () => {
+    const { dir, data } = await stoppedBehind('SIGKILL', 'validate');
+    const before = snapshot(dir);
+    const { code, stdout } = await spawnCli(['validate', '--data', data]).exited;
+    expect({ code, stdout }).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(
+        /^.*cities\.csv: 11 cities, valid\n.*cities\.csv: and 1 city \(id \d+\) created by a writable server, logged in .*\.cities\.csv\.wal, not folded into the file yet: build and serve --data fold them in first\n$/,
+      ),
+    });
+    expect(snapshot(dir)).toEqual(before);
+  }, 60_000);
 });
 
 describe("a build removes the site's behind marker only if its files hold every city of the dataset", () => {

@@ -8,7 +8,20 @@ export function registerValidateCommand(program: Command, context: CommandContex
     const { o } = await command.options();
     const data = datasetOf(command, o.data!, context);
     const { readDataset } = await import('../dataset/read-dataset.js');
-    const { count } = await readDataset(data.path, { shownAs: data.name, strict: o.strict, onWarning: context.warn });
+    const { unfolded } = await import('../dataset/log-fold.js');
+    const { count, ids } = await readDataset(data.path, {
+      shownAs: data.name,
+      strict: o.strict,
+      onWarning: context.warn,
+    });
     context.say(`${data.name}: ${count} ${count === 1 ? 'city' : 'cities'}, valid`);
+    // Read, never folded in: validate writes nothing (build and serve --data fold them in first).
+    const { cities, log } = await unfolded(data.path, ids);
+    if (!cities.length) return;
+    const [first, last] = [cities[0]!.id, cities.at(-1)!.id];
+    const some = cities.length === 1 ? `1 city (id ${first})` : `${cities.length} cities (ids ${first} to ${last})`;
+    context.say(
+      `${data.name}: and ${some} created by a writable server, logged in ${context.shown(log)}, not folded into the file yet: build and serve --data fold them in first`,
+    );
   });
 }

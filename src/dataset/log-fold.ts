@@ -10,8 +10,8 @@ import { readDataset } from './read-dataset.js';
 // The write-ahead log and the dataset file it belongs to, as the writer (logged-writer.ts) folds
 // one into the other: the fold without a site build (at start, what a killed server logged; on
 // close), the check every fold makes first, and what is said of cities a fold finds in neither.
-// The same fold for every other reader of the dataset (build, serve --data), and the check a
-// build makes once done, before it unmarks its site.
+// The same fold for every other reader of the dataset (build, serve --data), the check a build
+// makes once done before it unmarks its site, and the logged cities validate names, writing nothing.
 
 /** Refuses a dataset path that is a link pointed at another file than `target`, the one the writer opened: its log, lock and ids are that file's. */
 export async function checkTarget(file: string, target: string, log: CityLog): Promise<void> {
@@ -67,6 +67,13 @@ export async function foldLogged(file: string, wait: number, say: (line: string)
   } finally {
     await release();
   }
+}
+
+/** The cities `file`'s log holds that the file lacks (its ids: `inFile`), read without writing anything (validate); and the log's path. */
+export async function unfolded(file: string, inFile: Iterable<number>): Promise<{ cities: City[]; log: string }> {
+  const log = CityLog.of(await realpath(file));
+  const ids = new Set(inFile);
+  return { cities: (await log.read()).cities.filter((city) => !ids.has(city.id)), log: log.path };
 }
 
 /** What `file` (its real file) holds now, to tell after a build whether it changed meanwhile (ifUnchanged). */
