@@ -18,6 +18,9 @@ vi.mock('node:fs', async (original) => (await import('./dev-full.js')).faultyFs(
 vi.mock('node:fs/promises', async (original) =>
   (await import('./dev-full.js')).faultyFsPromises(await original(), { full, refused }),
 );
+// Unit files share their worker's modules (isolate: false): those another file loaded before this
+// one hold the real node:fs, and the imports below would get them, writing to the real disk.
+vi.resetModules();
 const { openWritable } = await import('../src/app/writable.js');
 const { CityLog } = await import('../src/dataset/city-log.js');
 const { BEHIND_PATH } = await import('../src/site/behind.js');
