@@ -41,6 +41,7 @@ const UNIT = [
   'cloudfront-stack',
   'create-city',
   'dataset-file',
+  'dead-drafts',
   'doorkeeper',
   'edge-cuts',
   'edge-ranges',

@@ -9,8 +9,10 @@ import { ROUTES } from '../src/core/route-table.js';
 import { NETLIFY_EDGE_DIR } from '../src/platforms/netlify/recipe.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { cli } from './cli-helpers.js';
+import { killStragglers, spawnNode } from './crash-helpers.js';
 import { KIT } from './helpers.js';
 import { splitCode } from './markdown.js';
+import { ROOT } from './serve-helpers.js';
 
 // `cities-api edge` writes into folders the user owns (often the repository's root, for Netlify):
 // it replaces only files it wrote and nobody changed since, and otherwise refuses, writing nothing.
@@ -338,4 +340,49 @@ it('a --project that is a file: the CLI names it and says what to do, exit 1, th
   expect(result.stderr).toContain('--project');
   expect(result.stderr).not.toMatch(/\n\s+at /);
   expect(await readFile(out, 'utf8')).toBe('mine\n');
+});
+
+describe('edge killed (SIGKILL) between writing a draft (.NAME.PID.draft) and placing it', () => {
+  // The run kills itself as it would rename or link the draft of the file named in KILL_AT: its
+  // draft stays in the project folder, as a power loss would leave it. No later run has its pid.
+  let killer: string;
+  beforeAll(async () => {
+    killer = join(root, 'killer.mjs');
+    await writeFile(
+      killer,
+      `import fs from 'node:fs/promises';
+import { basename } from 'node:path';
+import { syncBuiltinESMExports } from 'node:module';
+const at = (from) => basename(String(from)).startsWith(\`.\${process.env.KILL_AT}.\`) && String(from).endsWith('.draft');
+for (const step of ['rename', 'link']) {
+  const real = fs[step];
+  fs[step] = (from, to) => (at(from) ? process.kill(process.pid, 'SIGKILL') : real(from, to));
+}
+syncBuiltinESMExports();
+`,
+    );
+  });
+  afterAll(() => killStragglers());
+
+  /** Every entry under `dir`, sorted. */
+  const entries = async (dir: string) => (await readdir(dir, { recursive: true })).sort();
+
+  it.each([
+    ['the record of its files, written first', OWNED_RECORD],
+    ['a file of its own (renamed over)', 'cities-site.js'],
+    ["a user's file, created when missing (linked)", 'worker.js'],
+  ])('at %s: the next run leaves the project folder as a run never killed does', async (_, file) => {
+    const clean = await fresh('cloudflare');
+    await writeEdgeProject('cloudflare', clean.site, clean.out);
+
+    const { site, out } = await fresh('cloudflare');
+    const args = ['edge', 'cloudflare', '--site', site, '--project', out];
+    const killed = spawnNode(['--import', killer, join(ROOT, 'bin/cities-api.js'), ...args], { KILL_AT: file });
+    expect((await killed.exited).signal).toBe('SIGKILL');
+    expect(await readdir(out)).toContain(`.${file}.${killed.child.pid}.draft`);
+
+    const rerun = await cli(dirname(site), 'edge', 'cloudflare', '--site', site, '--project', out);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(await entries(dirname(site))).toEqual(await entries(dirname(clean.site)));
+  });
 });

@@ -5,6 +5,7 @@ import { lstat, mkdir, readdir, readFile, rename, rm, symlink, utimes, writeFile
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { draftName } from '../src/fs/dead-drafts.js';
 import { createThrough, linkEntry, reuse, writeNew } from '../src/fs/file-output.js';
 import { tempDir } from './helpers.js';
 
@@ -122,13 +123,13 @@ describe('createThrough', () => {
     async (_, refused) => {
       const dir = join(root, String(++n));
       await mkdir(dir);
-      const [path, draft] = [join(dir, 'worker.js'), join(dir, '.worker.js.draft')];
+      const [path, drafts] = [join(dir, 'worker.js'), draftName(join(dir, '.worker.js.'), '.draft')];
       noLinks = refused;
       try {
-        expect(await createThrough(draft, path, () => writeNew(draft, 'ours'))).toBe(true);
+        expect(await createThrough(drafts, path, (draft) => writeNew(draft, 'ours'))).toBe(true);
         expect(await readFile(path, 'utf8')).toBe('ours');
         await writeFile(path, 'theirs');
-        expect(await createThrough(draft, path, () => writeNew(draft, 'ours again'))).toBe(false);
+        expect(await createThrough(drafts, path, (draft) => writeNew(draft, 'ours again'))).toBe(false);
       } finally {
         noLinks = false;
       }

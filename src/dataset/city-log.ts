@@ -16,6 +16,7 @@ import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
+import { type DraftName, draftName } from '../fs/dead-drafts.js';
 import { replaceThrough } from '../fs/file-output.js';
 import { fileSystemError, type PathRole } from '../fs/fs-error.js';
 
@@ -29,7 +30,12 @@ import { fileSystemError, type PathRole } from '../fs/fs-error.js';
  * acknowledged, it is dropped, and the file cut back to its whole lines before the next append.
  */
 export class CityLog {
-  constructor(readonly path: string) {}
+  /** Its rewrites on their way (dropFirst): `.NAME.wal.tmp-PID`. */
+  readonly drafts: DraftName;
+
+  constructor(readonly path: string) {
+    this.drafts = draftName(`${path}.tmp-`);
+  }
 
   /** The log of the dataset whose real file (symlinks resolved) is `target`. */
   static of(target: string): CityLog {
@@ -112,9 +118,7 @@ export class CityLog {
       await rm(this.path, { force: true });
       return;
     }
-    const temp = `${this.path}.tmp-${process.pid}`;
-    await rm(temp, { force: true });
-    await replaceThrough(temp, this.path, async () => {
+    await replaceThrough(this.drafts, this.path, async (temp) => {
       const handle = await open(temp, WRITE | constants.O_CREAT | constants.O_EXCL, 0o644);
       try {
         await handle.write(rest);

@@ -3,6 +3,7 @@ import { linkSync, lstatSync, unlinkSync, writeFile as writeFileCallback } from 
 import { constants, type Stats } from 'node:fs';
 import { copyFile, link, lstat, open, rename, rm, unlink, utimes } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { type DraftName, draftOf, removeDeadDrafts } from './dead-drafts.js';
 
 // Writing one file: its bytes (one buffer, or parts for large files so they are never assembled
 // in memory), its hash, or a link to an unchanged copy.
@@ -111,23 +112,26 @@ export async function writeNew(path: string, bytes: Uint8Array | string): Promis
   }
 }
 
+/** Writes this process's draft, given its path. */
+type WriteDraft = (draft: string) => Promise<unknown>;
+
 /**
- * Writes a file through a temporary one: `write` makes `draft`, which is then renamed over `path`.
- * On failure the draft is removed (half-written on a full disk, it would hold the space it took)
- * and `path` is left as it was.
+ * Writes a file through a temporary one: `write` makes this process's draft (named by `drafts`),
+ * which is then renamed over `path`. On failure the draft is removed (half-written on a full disk,
+ * it would hold the space it took) and `path` is left as it was.
  */
-export function replaceThrough(draft: string, path: string, write: () => Promise<unknown>): Promise<void> {
-  return throughDraft(draft, write, () => rename(draft, path));
+export function replaceThrough(drafts: DraftName, path: string, write: WriteDraft): Promise<void> {
+  return throughDraft(drafts, write, (draft) => rename(draft, path));
 }
 
 /**
- * Creates a file that must not exist, whole or not at all: `write` makes `draft`, which is then
- * linked at `path`, never replacing what has that name (made meanwhile, say): false then, and
- * nothing written. On failure, as on success, the draft is removed: nothing is left at `path`.
+ * Creates a file that must not exist, whole or not at all: `write` makes this process's draft,
+ * which is then linked at `path`, never replacing what has that name (made meanwhile, say): false
+ * then, and nothing written. On failure, as on success, the draft is removed: nothing is left at `path`.
  */
-export async function createThrough(draft: string, path: string, write: () => Promise<unknown>): Promise<boolean> {
+export async function createThrough(drafts: DraftName, path: string, write: WriteDraft): Promise<boolean> {
   let created = true;
-  await throughDraft(draft, write, async () => {
+  await throughDraft(drafts, write, async (draft) => {
     created = await linkNew(draft, path);
     await rm(draft, { force: true });
   });
@@ -152,11 +156,20 @@ async function linkNew(from: string, path: string): Promise<boolean> {
   return true;
 }
 
-/** `write` makes `draft`, `place` puts it where it goes; on failure the draft is removed. */
-async function throughDraft(draft: string, write: () => Promise<unknown>, place: () => Promise<void>): Promise<void> {
+/**
+ * `write` makes this process's draft, `place` puts it where it goes; on failure the draft is
+ * removed. First the drafts of writers killed before they placed theirs (see dead-drafts.ts).
+ */
+async function throughDraft(
+  drafts: DraftName,
+  write: WriteDraft,
+  place: (draft: string) => Promise<void>,
+): Promise<void> {
+  await removeDeadDrafts([drafts]);
+  const draft = draftOf(drafts);
   try {
-    await write();
-    await place();
+    await write(draft);
+    await place(draft);
   } catch (error) {
     await rm(draft, { force: true }).catch(() => undefined);
     throw error;

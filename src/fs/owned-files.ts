@@ -1,6 +1,7 @@
 import { lstat, mkdir, readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
+import { type DraftName, draftName } from './dead-drafts.js';
 import { createThrough, replaceThrough, sha256, writeNew } from './file-output.js';
 
 // Files a command writes into a directory the user owns (a project folder, often their repository's
@@ -140,7 +141,7 @@ function recordText(generator: string, files: Record<string, string[]>): string 
  * with its name is replaced, not written through. A draft that fails (a full disk) is removed.
  */
 async function writeAtomically(path: string, bytes: string | Uint8Array): Promise<void> {
-  await replaceThrough(draftOf(path), path, () => writeNew(draftOf(path), bytes));
+  await replaceThrough(draftsOf(path), path, (draft) => writeNew(draft, bytes));
 }
 
 /**
@@ -149,10 +150,10 @@ async function writeAtomically(path: string, bytes: string | Uint8Array): Promis
  * False when something has its name by then (nothing written).
  */
 export async function createAtomically(path: string, bytes: string | Uint8Array): Promise<boolean> {
-  return createThrough(draftOf(path), path, () => writeNew(draftOf(path), bytes));
+  return createThrough(draftsOf(path), path, (draft) => writeNew(draft, bytes));
 }
 
-/** The temporary file beside `path` that becomes it. */
-function draftOf(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}.draft`);
+/** The temporary files beside `path` that become it: `.NAME.PID.draft`. */
+function draftsOf(path: string): DraftName {
+  return draftName(join(dirname(path), `.${basename(path)}.`), '.draft');
 }

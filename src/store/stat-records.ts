@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { draftName } from '../fs/dead-drafts.js';
 import { replaceThrough, writeParts, type FileStat } from '../fs/file-output.js';
 import { siteSiblings } from '../fs/lock.js';
 import {
@@ -90,8 +90,6 @@ export class StatRecords {
       },
     };
     const { statCache } = siteSiblings(siteDir);
-    const draft = `${statCache}-${process.pid}`;
-    await rm(draft, { force: true });
-    await replaceThrough(draft, statCache, () => writeParts(draft, pieces));
+    await replaceThrough(draftName(`${statCache}-`), statCache, (draft) => writeParts(draft, pieces));
   }
 }

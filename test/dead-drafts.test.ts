@@ -1,0 +1,167 @@
+import { readdirSync } from 'node:fs';
+import { copyFile, lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CityLog } from '../src/dataset/city-log.js';
+import { createAtomically, writeOwnedFiles } from '../src/fs/owned-files.js';
+import { StatRecords } from '../src/store/stat-records.js';
+import { KIT, makeCity, tempDir } from './helpers.js';
+
+// A file is written whole through a draft named with its writer's pid, then renamed or linked into
+// place. A writer killed in between (SIGKILL, a power loss) left its draft, and no later run removed
+// it: the next writer of the same file (or opener of the same dataset or site) now removes the
+// drafts of dead writers, and nothing else. The names are spelt out here, as a user finds them.
+
+/** No process has it: Linux's pids stay below pid_max, at most 2^22; other systems' below 100,000. */
+const DEAD = 2 ** 22;
+/** A thread of this process: its id names no process (a dead writer's pid reused as a thread's). */
+const THREAD =
+  process.platform === 'linux'
+    ? readdirSync('/proc/self/task')
+        .map(Number)
+        .find((id) => id !== process.pid)
+    : undefined;
+/** A live process other than this one: the run that started this test's worker. */
+const LIVE = process.ppid;
+
+interface Kind {
+  /** Each draft kind, by who writes it. */
+  readonly what: string;
+  /** Its name for a writer's pid (a date, to make a look-alike). */
+  readonly draft: (pid: number | string) => string;
+  /** Names a user may give files there that only look like it. */
+  readonly lookAlikes: readonly string[];
+  /** A build's tree (a directory), not a file. */
+  readonly tree?: boolean;
+  /** The run that writes the same file or opens the same dataset or site, in `dir`. */
+  readonly run: (dir: string) => Promise<unknown>;
+}
+
+const B = new TextEncoder().encode('export default {};\n');
+const dataset = (dir: string) => join(dir, 'cities.csv');
+const site = (dir: string) => join(dir, 'site');
+const other = ['.notes.4194304.draft', '.other.csv.tmp-4194304.csv', '.www.lock-4194304'];
+
+const KINDS: Kind[] = [
+  {
+    what: "an edge project's file of its own (writeOwnedFiles)",
+    draft: (pid) => `.cities-site.js.${pid}.draft`,
+    lookAlikes: ['.cities-site.js.20240101.draft', '.cities-site.js.0123.draft', '.cities-site.js.draft'],
+    run: (dir) => writeOwnedFiles(dir, '.record.json', 'test', [{ path: join(dir, 'cities-site.js'), bytes: B }]),
+  },
+  {
+    what: "an edge project's record of its files (writeOwnedFiles)",
+    draft: (pid) => `..record.json.${pid}.draft`, // the record's name starts with a dot too
+    lookAlikes: ['..record.json.4194304.draft.orig', '.record.json.4194304.draft', '..record.json.12x.draft'],
+    run: (dir) => writeOwnedFiles(dir, '.record.json', 'test', [{ path: join(dir, 'cities-site.js'), bytes: B }]),
+  },
+  {
+    what: "an edge project's user file, created when missing (createAtomically)",
+    draft: (pid) => `.wrangler.jsonc.${pid}.draft`,
+    lookAlikes: ['.wrangler.jsonc.20240101.draft', '.wrangler.jsonc.1.draft.txt'],
+    run: (dir) => createAtomically(join(dir, 'wrangler.jsonc'), '{}\n'),
+  },
+  {
+    what: "the write-ahead log's rewrite (CityLog.dropFirst)",
+    draft: (pid) => `.cities.csv.wal.tmp-${pid}`,
+    lookAlikes: ['.cities.csv.wal.tmp-20240101', '.cities.csv.wal.tmp-1.csv'],
+    run: async (dir) => {
+      const log = CityLog.of(dataset(dir));
+      await log.append([makeCity(101)]);
+      const { bytes } = await log.read();
+      await log.append([makeCity(102)]);
+      await log.dropFirst(bytes);
+    },
+  },
+  {
+    what: "the site's stat cache (StatRecords.write)",
+    draft: (pid) => `.site.stat-cache-${pid}`,
+    lookAlikes: ['.site.stat-cache-20240101', '.site.stat-cache-old'],
+    run: (dir) => new StatRecords().write(site(dir), new Uint32Array(0), { ino: 1, size: 0, mtimeMs: 0, ctimeMs: 0 }),
+  },
+];
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-dead-drafts-')));
+afterAll(() => cleanup());
+
+let n = 0;
+/** A folder holding a dataset and a site, as a project's or a server's. */
+async function folder(): Promise<string> {
+  const dir = join(root, String(n++));
+  await mkdir(site(dir), { recursive: true });
+  await copyFile(join(KIT, 'cities11.csv'), dataset(dir));
+  return dir;
+}
+
+/** A draft as its writer leaves it: a file, or a build's tree. */
+async function plant(path: string, tree?: boolean): Promise<void> {
+  if (!tree) return writeFile(path, 'half written');
+  await mkdir(path);
+  await writeFile(join(path, 'page.json'), 'half written');
+}
+
+const exists = (path: string) => lstat(path).then(Boolean, () => false);
+
+type Case = [string, (kind: Kind, dir: string) => Promise<() => Promise<void>>];
+
+const CASES: Case[] = [
+  [
+    "a dead writer's draft (no process has its pid) is removed",
+    async (kind, dir) => {
+      await plant(join(dir, kind.draft(DEAD)), kind.tree);
+      return async () => expect(await exists(join(dir, kind.draft(DEAD)))).toBe(false);
+    },
+  ],
+  [
+    "a dead writer's draft whose pid is a thread's now (Linux) is removed",
+    async (kind, dir) => {
+      const path = join(dir, kind.draft(THREAD ?? DEAD));
+      await plant(path, kind.tree);
+      return async () => expect(await exists(path)).toBe(false);
+    },
+  ],
+  [
+    "a live process's draft (a concurrent run) is kept",
+    async (kind, dir) => {
+      const path = join(dir, kind.draft(LIVE));
+      await plant(path, kind.tree);
+      return async () =>
+        expect(await readFile(kind.tree ? join(path, 'page.json') : path, 'utf8')).toBe('half written');
+    },
+  ],
+  [
+    "a user's files named alike, not a name the writer gives there, are kept",
+    async (kind, dir) => {
+      const names = [...kind.lookAlikes, ...other];
+      for (const name of names) await writeFile(join(dir, name), 'mine');
+      return async () => {
+        for (const name of names) expect(await readFile(join(dir, name), 'utf8'), name).toBe('mine');
+      };
+    },
+  ],
+  [
+    "a dead writer's draft name that is a link: never followed (the link alone goes)",
+    async (kind, dir) => {
+      const victim = join(dir, 'victim');
+      await plant(victim, kind.tree);
+      await symlink(victim, join(dir, kind.draft(DEAD)));
+      return async () => {
+        expect(await readFile(kind.tree ? join(victim, 'page.json') : victim, 'utf8')).toBe('half written');
+        expect(await exists(join(dir, kind.draft(DEAD)))).toBe(false);
+      };
+    },
+  ],
+];
+
+describe.each(KINDS.map((kind) => [kind.what, kind] as const))('%s', (_, kind) => {
+  it.each(CASES)('%s', async (_, arrange) => {
+    const dir = await folder();
+    const check = await arrange(kind, dir);
+    await kind.run(dir);
+    await check();
+    // The run left nothing of its own: only what it writes, and what the case kept.
+    const ours = new RegExp(`[.-]${process.pid}(?:[.]|$)`);
+    expect((await readdir(dir)).filter((name) => ours.test(name))).toEqual([]);
+  });
+});
