@@ -186,6 +186,25 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
   });
 });
 
+describe('a killed build’s recovery removes only names a build gives', () => {
+  it.each([
+    ['a staging tree named by a word', '.lookalike.staging-old'],
+    ['a previous tree named by a word', '.lookalike.previous-backup'],
+    ['a stat cache copy', '.lookalike.stat-cache-copy'],
+    ['a lock draft with an extension', '.lookalike.lock-1.bak'],
+    ['a staging tree with a numbered suffix (only previous trees get one)', `.lookalike.staging-${2 ** 22 + 7}.1`],
+  ])('%s (%s) is kept', async (_, name) => {
+    const out = join(root, 'lookalike');
+    await rm(out, { recursive: true, force: true });
+    await writeSite(out, entries(3), plain, {});
+    await mkdir(join(root, name), { recursive: true });
+    await writeFile(join(root, name, 'mine.txt'), 'mine');
+    await recoverSite(out);
+    expect(await readFile(join(root, name, 'mine.txt'), 'utf8')).toBe('mine');
+    await rm(join(root, name), { recursive: true });
+  });
+});
+
 describe('what someone puts in the site directory while a build runs is never deleted with the old tree', () => {
   // Each site holds entries(5) and someone's notes.txt; the build writes entries(6), whose 5.json is new.
   it.each<[string, (out: string) => Promise<unknown>, Record<string, string>, string[]]>([

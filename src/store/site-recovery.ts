@@ -36,7 +36,10 @@ async function leftovers(outDir: string): Promise<string[]> {
     followSymbolicLinks: false,
   });
   return names.filter((name) => {
-    const pid = Number.parseInt(name.slice(name.lastIndexOf('-') + 1), 10);
+    // Only names a build gives (`-PID`, a kept previous tree `-PID.N`): a user's `.site.staging-old` is not ours.
+    const tail = /-([1-9]\d*)(\.[1-9]\d*)?$/.exec(name);
+    if (!tail || (tail[2] && !name.startsWith(`${prefix}previous-`))) return false;
+    const pid = Number(tail[1]);
     return pid === process.pid || !isAlive(pid);
   });
 }
