@@ -8,6 +8,7 @@ import {
   DEFAULT_COMPRESSION,
   DEFAULT_PAGE_SIZES,
   normalizeBaseUrl,
+  parseCollation,
   parseCompression,
   parseHost,
   parseOrderings,
@@ -27,7 +28,7 @@ export function settingsOf(options: BuildOptions): SiteSettings {
   const host = options.host === undefined ? undefined : parseHost(options.host);
   return {
     baseUrl: normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL),
-    collation: options.collation ?? DEFAULT_COLLATION,
+    collation: parseCollation(options.collation ?? DEFAULT_COLLATION),
     pageSizes: parsePageSizes(options.pageSizes ?? DEFAULT_PAGE_SIZES),
     orderings: parseOrderings(options.orderings ?? 'all'),
     defaultPageSize: DEFAULT_PAGE_SIZE,

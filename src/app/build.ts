@@ -17,6 +17,7 @@ import { buildInThread } from './build-thread.js';
 import { previewRefusal } from './preview-guard.js';
 import { buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
 import { siteEntries } from './site-entries.js';
+import { buildOptionsOf } from './library-options.js';
 
 export type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './build-options.js';
 
@@ -24,8 +25,9 @@ export type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './b
  * Reads and validates the dataset, then writes every precomputed page of the site. A file system
  * failure (no permission, a file where a directory should be...) is a CitiesApiError naming the path.
  */
-export async function build(given: BuildOptions): Promise<BuildResult> {
+export async function build(asked: BuildOptions): Promise<BuildResult> {
   // Called from JavaScript too: what the types require is checked, what they leave out defaulted.
+  const given = buildOptionsOf(asked);
   if (typeof given?.data !== 'string' || given.data === '')
     throw new CitiesApiError('build() needs `data`: the path of the dataset file (.csv or .json)', 2);
   // The log: a function, which cannot cross to a build's thread.

@@ -13,6 +13,7 @@ import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
 import { previewUrl } from './preview-guard.js';
 import { markPreview } from './preview-marker.js';
+import { serveOptionsOf } from './library-options.js';
 import { behindWarning, buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
 
 /** serve()'s options; `collation`, `pageSizes` and `orderings` are build()'s, for when it builds from `data` (each absent one: the site's own, else the build's default). */
@@ -78,8 +79,9 @@ function checkOptions(options: ServeOptions, log: (line: string) => void): void 
  * builds), then the dataset is followed (--watch, dataset-watch.ts). Static files first (sirv),
  * everything else computed live from the same page function.
  */
-export async function serve(given: ServeOptions = {}): Promise<RunningServer> {
-  // Called from JavaScript too: what the types leave out is defaulted.
+export async function serve(asked: ServeOptions = {}): Promise<RunningServer> {
+  // Called from JavaScript too: what the types require is checked (library-options.ts), what they leave out defaulted.
+  const given = serveOptionsOf(asked);
   const options = { ...given, dir: given.dir ?? DEFAULT_OUT };
   const log = options.log ?? (() => {});
   const workers = workerCount(options.workers);

@@ -1,0 +1,136 @@
+import { CitiesApiError, shortText } from '../core/errors.js';
+import type { BuildOptions } from './build-options.js';
+import type { ServeOptions } from './serve.js';
+
+// build()'s and serve()'s options as a JavaScript caller may give them: no type checks them there.
+// Each is checked here, before anything is read or written, so that a wrong one is a
+// CitiesApiError naming it (exit 2, as the CLI's usage errors) rather than a TypeError from deep
+// inside, a setting silently ignored (a misspelt name) or a site recorded with a value no build
+// knows. A null is an option left out. What each value may be beyond its type is the parsers'
+// (spec.ts: page sizes, orderings, collation...), which the CLI's values go through too.
+
+type Kind = (value: unknown) => string | undefined;
+
+const what = (value: unknown): string => {
+  if (value === undefined || value === null) return 'nothing';
+  if (typeof value === 'string') return `the string "${shortText(value, 40)}"`;
+  if (Array.isArray(value)) return shortText(JSON.stringify(value) ?? 'an array', 40);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+};
+
+const string: Kind = (v) => (typeof v === 'string' ? undefined : 'a string');
+const boolean: Kind = (v) => (typeof v === 'boolean' ? undefined : 'true or false');
+const callback: Kind = (v) => (typeof v === 'function' ? undefined : 'a function');
+const signal: Kind = (v) => (v instanceof AbortSignal ? undefined : 'an AbortSignal (AbortController().signal)');
+const whole =
+  (expected: string, min: number, max = Number.MAX_SAFE_INTEGER): Kind =>
+  (v) =>
+    Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max ? undefined : expected;
+const list =
+  (item: 'string' | 'number', example: string): Kind =>
+  (v) =>
+    typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === item || typeof x === 'string'))
+      ? undefined
+      : `an array such as ${example}, or a comma-separated string`;
+const plainObject: Kind = (v) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'an object');
+
+const BUILD: Record<keyof BuildOptions, Kind> = {
+  data: string,
+  dataName: string,
+  strict: boolean,
+  out: string,
+  baseUrl: string,
+  collation: string,
+  pageSizes: list('number', '[10, 20, 50, 100]'),
+  orderings: list('string', "['default', 'name_en']"),
+  compression: string,
+  compress: boolean,
+  liveUrl: string,
+  host: string,
+  maxFiles: whole('a whole number of files, 1 or more (e.g. 1000000)', 1),
+  force: boolean,
+  minFree: whole('a whole number of bytes, 0 or more', 0),
+  cwd: string,
+  background: boolean,
+  onRead: callback,
+  signal,
+  log: callback,
+  onWarning: callback,
+  onStart: callback,
+  onProgress: callback,
+};
+
+const FIRST_BUILD = { onRead: callback, onStart: callback, onProgress: callback };
+
+const SERVE: Record<keyof ServeOptions, Kind> = {
+  dir: string,
+  data: string,
+  dataName: string,
+  strict: boolean,
+  onWarning: callback,
+  collation: string,
+  pageSizes: BUILD.pageSizes,
+  orderings: BUILD.orderings,
+  baseUrl: string,
+  port: whole('a whole number from 0 to 65535 (0: any free port)', 0, 65535),
+  host: string,
+  writable: boolean,
+  token: string,
+  watch: boolean,
+  lockWait: whole('a whole number of ms, 0 or more', 0),
+  limits: plainObject,
+  failoverOrigin: boolean,
+  log: callback,
+  requestLog: callback,
+  previewPages: boolean,
+  workers: (v) => (v === 'auto' || typeof v === 'number' ? undefined : "a number of processes, or 'auto'"),
+  firstBuild: plainObject,
+};
+
+/** build()'s options checked (see above), nulls left out. */
+export function buildOptionsOf(given: unknown): BuildOptions {
+  return checked('build', given, BUILD) as unknown as BuildOptions;
+}
+
+/** serve()'s options checked (see above), nulls left out; none given is every default. */
+export function serveOptionsOf(given: unknown): ServeOptions {
+  const options = checked('serve', given ?? {}, SERVE) as ServeOptions;
+  if (options.firstBuild) checked('serve', options.firstBuild, FIRST_BUILD, 'firstBuild.');
+  return options;
+}
+
+function checked(fn: string, given: unknown, kinds: Record<string, Kind>, prefix = ''): Record<string, unknown> {
+  if (typeof given !== 'object' || given === null || Array.isArray(given))
+    throw new CitiesApiError(
+      `${fn}() takes an object of options (see its type, ${fn === 'build' ? 'BuildOptions' : 'ServeOptions'}), not ${what(given)}`,
+      2,
+    );
+  const options: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(given)) {
+    const kind = kinds[name];
+    if (!kind) throw new CitiesApiError(`${fn}() has no option \`${prefix}${name}\`${nearest(name, kinds)}`, 2);
+    if (value == null) continue;
+    const expected = kind(value);
+    if (expected)
+      throw new CitiesApiError(`${fn}() option \`${prefix}${name}\` must be ${expected}, not ${what(value)}`, 2);
+    options[name] = value;
+  }
+  return options;
+}
+
+/** `(did you mean pageSizes?)` for a name spelt in another case or with a letter off, else the names there are. */
+function nearest(name: string, kinds: Record<string, Kind>): string {
+  const names = Object.keys(kinds);
+  const close = names.find((known) => known.toLowerCase() === name.toLowerCase() || oneOff(known, name));
+  return close ? ` (did you mean \`${close}\`?)` : `; its options: ${names.join(', ')}`;
+}
+
+/** Whether two names differ by one letter changed, added or removed. */
+function oneOff(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  const tail = (x: string, y: string) => x.slice(i + 1) === y.slice(i + (a.length === b.length ? 1 : 0));
+  return a.length >= b.length ? tail(a, b) : tail(b, a);
+}
