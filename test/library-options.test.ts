@@ -91,3 +91,18 @@ describe('serve(): a wrong option is a CitiesApiError naming it, nothing left li
     expect((await readdir(dir)).filter((f) => f.includes(name.replace(/\W+/g, '-')))).toEqual([]);
   });
 });
+
+describe('serve(): a host or port it cannot listen on is a CitiesApiError saying so', () => {
+  it.each([
+    [
+      'a host name that does not resolve',
+      'no-such-host.invalid',
+      /cannot listen on no-such-host.invalid: no such host name/,
+    ],
+    ['an address not of this machine', '192.0.2.1', /cannot listen on 192.0.2.1: it is no address of this machine/],
+  ])('%s', async (_, host, message) => {
+    const error = await serve({ dir: join(dir, 'site'), port: 0, host }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CitiesApiError);
+    expect(error).toMatchObject({ exitCode: 1, message: expect.stringMatching(message) });
+  });
+});

@@ -12,13 +12,7 @@ export interface Listening {
 /** Listens on `port` (0: any free one) and `host`; a port in use is a clear error. */
 export async function listen(server: Server, port: number, host: string): Promise<Listening> {
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === 'EADDRINUSE'
-          ? new CitiesApiError(`port ${port} on ${host} is already in use; choose another with --port`)
-          : error,
-      ),
-    );
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, port, host)));
     server.listen(port, host, resolve);
   });
   const address = server.address() as AddressInfo;
@@ -30,4 +24,29 @@ export async function listen(server: Server, port: number, host: string): Promis
         server.closeAllConnections();
       }),
   };
+}
+
+/** Why the server could not listen, for people: the port taken or forbidden, the host unknown or not this machine's. */
+function listenError(error: NodeJS.ErrnoException, port: number, host: string): Error {
+  const where = `port ${port} on ${host}`;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new CitiesApiError(`${where} is already in use; choose another with --port`);
+    case 'EACCES':
+      return new CitiesApiError(
+        `${where} needs privileges this process lacks (ports below 1024); choose another with --port, e.g. 8080`,
+      );
+    case 'EADDRNOTAVAIL':
+      return new CitiesApiError(
+        `cannot listen on ${host}: it is no address of this machine; choose one it has with --host, e.g. 127.0.0.1 or 0.0.0.0 (${error.code})`,
+      );
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      return new CitiesApiError(
+        `cannot listen on ${host}: no such host name; give an address with --host, e.g. 127.0.0.1 or 0.0.0.0 (${error.code})`,
+      );
+    default:
+      return new CitiesApiError(`cannot listen on ${where}: ${error.message}`);
+  }
 }
