@@ -106,3 +106,46 @@ describe('serve(): a host or port it cannot listen on is a CitiesApiError saying
     expect(error).toMatchObject({ exitCode: 1, message: expect.stringMatching(message) });
   });
 });
+
+describe("serve(): a caller's log callback that throws does not take the server down", () => {
+  it.each([
+    [
+      'requestLog',
+      {
+        requestLog: () => {
+          throw new Error('requestLog failed');
+        },
+      },
+    ],
+    [
+      'log',
+      {
+        log: () => {
+          throw new Error('log failed');
+        },
+      },
+    ],
+  ])('%s: requests answered past its 1 s flush, close() resolves, one warning', async (_, callbacks) => {
+    const site = join(dir, 'throwing-log');
+    await build({ data, out: site, orderings: ['default'], pageSizes: [10], compression: 'none' });
+    const warnings: string[] = [];
+    const warned = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', warned);
+    try {
+      const server = await serve({ dir: site, port: 0, ...callbacks });
+      for (const wait of [0, 1200]) {
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        const answer = await fetch(`${server.url}/cities/`);
+        expect(answer.status).toBe(200);
+        await answer.arrayBuffer();
+      }
+      await expect(server.close()).resolves.toBeUndefined();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([
+        expect.stringMatching(/callback threw \((requestLog|log) failed\): its lines are dropped/),
+      ]);
+    } finally {
+      process.off('warning', warned);
+    }
+  });
+});

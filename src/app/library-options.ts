@@ -134,3 +134,22 @@ function oneOff(a: string, b: string): boolean {
   const tail = (x: string, y: string) => x.slice(i + 1) === y.slice(i + (a.length === b.length ? 1 : 0));
   return a.length >= b.length ? tail(a, b) : tail(b, a);
 }
+
+/**
+ * A caller's callback (serve()'s log, requestLog) that cannot take the server down: called from
+ * timers and request handlers, a throw would be an uncaught exception ending the caller's process.
+ * What it throws is said once as a process warning; its lines are dropped.
+ */
+export function guardedCallback<T>(name: string, callback: (value: T) => void): (value: T) => void {
+  let warned = false;
+  return (value) => {
+    try {
+      callback(value);
+    } catch (error) {
+      if (warned) return;
+      warned = true;
+      const reason = error instanceof Error ? error.message : String(error);
+      process.emitWarning(`cities-api: serve()'s ${name} callback threw (${reason}): its lines are dropped`);
+    }
+  };
+}

@@ -13,7 +13,7 @@ import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
 import { previewUrl } from './preview-guard.js';
 import { markPreview } from './preview-marker.js';
-import { serveOptionsOf } from './library-options.js';
+import { guardedCallback, serveOptionsOf } from './library-options.js';
 import { behindWarning, buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
 
 /** serve()'s options; `collation`, `pageSizes` and `orderings` are build()'s, for when it builds from `data` (each absent one: the site's own, else the build's default). */
@@ -83,14 +83,15 @@ export async function serve(asked: ServeOptions = {}): Promise<RunningServer> {
   // Called from JavaScript too: what the types require is checked (library-options.ts), what they leave out defaulted.
   const given = serveOptionsOf(asked);
   const options = { ...given, dir: given.dir ?? DEFAULT_OUT };
-  const log = options.log ?? (() => {});
+  const log = options.log ? guardedCallback('log', options.log) : () => {};
+  const requestLog = options.requestLog && guardedCallback('requestLog', options.requestLog);
   const workers = workerCount(options.workers);
   checkOptions(options, log);
   if (options.writable) for (const line of await checkWritable(options.data!)) log(line);
   const lockWait = options.lockWait ?? DEFAULT_LOCK_WAIT;
   // The servers get no build callback: a worker process's setup is cloned to it.
   const { onWarning: _builds, firstBuild, ...served } = options;
-  const front = { ...served, limits: resolveLimits(options.limits), log };
+  const front = { ...served, limits: resolveLimits(options.limits), log, requestLog };
   const servers: SiteServers =
     workers > 1
       ? await ServerPool.start({ ...front, writable: !!options.writable }, workers)
