@@ -73,6 +73,7 @@ describe('serve(): a wrong option is a CitiesApiError naming it, nothing left li
     ['port above 65535', loose({ port: 70000 }), /option `port` must be a whole number from 0 to 65535/],
     ['port NaN', loose({ port: Number.NaN }), /option `port` must be a whole number from 0 to 65535/],
     ['port a fraction', loose({ port: 1.5 }), /option `port` must be a whole number from 0 to 65535/],
+    ['port a string not of digits', loose({ port: '80a' }), /option `port` must be a whole number from 0 to 65535/],
     ['host a number', loose({ host: 5 }), /option `host` must be a string, not 5/],
     ['dir a number', loose({ dir: 5 }), /option `dir` must be a string, not 5/],
     ['data a number', loose({ data: 5 }), /option `data` must be a string, not 5/],
@@ -89,6 +90,19 @@ describe('serve(): a wrong option is a CitiesApiError naming it, nothing left li
     expect(error).toBeInstanceOf(CitiesApiError);
     expect(error).toMatchObject({ exitCode: 2, message: expect.stringMatching(message) });
     expect((await readdir(dir)).filter((f) => f.includes(name.replace(/\W+/g, '-')))).toEqual([]);
+  });
+});
+
+describe('serve(): a port as process.env gives it', () => {
+  it.each([['a string of digits', '0']])('%s (%s) is listened on', async (_, port) => {
+    const site = join(dir, 'env-port');
+    await build({ data, out: site, orderings: ['default'], pageSizes: [10], compression: 'none' });
+    const server = await serve(loose({ dir: site, port }) as ServeOptions);
+    try {
+      expect((await fetch(`${server.url}/cities/`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });
 

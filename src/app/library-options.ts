@@ -73,7 +73,13 @@ const SERVE: Record<keyof ServeOptions, Kind> = {
   pageSizes: BUILD.pageSizes,
   orderings: BUILD.orderings,
   baseUrl: string,
-  port: whole('a whole number from 0 to 65535 (0: any free port)', 0, 65535),
+  // A string of digits too: `process.env.PORT` as it is (node:net takes it so).
+  port: (v) =>
+    whole(
+      'a whole number from 0 to 65535 (0: any free port)',
+      0,
+      65535,
+    )(typeof v === 'string' && /^\d{1,5}$/.test(v) ? Number(v) : v),
   host: string,
   writable: boolean,
   token: string,
