@@ -1,6 +1,6 @@
 import { CitiesApiError, shortText } from '../core/errors.js';
 import type { BuildOptions } from './build-options.js';
-import type { ServeOptions } from './serve.js';
+import type { ServeOptions } from './serve-options.js';
 
 // build()'s and serve()'s options as a JavaScript caller may give them: no type checks them there.
 // Each is checked here, before anything is read or written, so that a wrong one is a
@@ -43,7 +43,7 @@ const BUILD: Record<keyof BuildOptions, Kind> = {
   baseUrl: string,
   collation: string,
   pageSizes: list('number', '[10, 20, 50, 100]'),
-  orderings: list('string', "['default', 'name_en']"),
+  orderings: list('string', "['name_en', '-name_ar']"),
   compression: string,
   compress: boolean,
   liveUrl: string,
