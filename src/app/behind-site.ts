@@ -1,4 +1,5 @@
-import { lstat, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
+import { exists } from '../fs/file-output.js';
 import { join } from 'node:path';
 import { datasetState, foldLogged, ifUnchanged } from '../dataset/log-fold.js';
 import { BEHIND_PATH } from '../site/behind.js';
@@ -26,7 +27,7 @@ export async function buildCurrent<T>(
   await foldLogged(data, lockWait, log);
   const marker = join(dir, BEHIND_PATH);
   // Only a marker there before the build: one put there meanwhile is a writable server's, starting.
-  const before = (await isThere(marker)) ? await datasetState(data).catch(() => null) : null;
+  const before = (await exists(marker)) ? await datasetState(data).catch(() => null) : null;
   const result = await build();
   if (before === null) return result;
   const kept = (why: string) => log(`warning: ${dir} stays marked behind its dataset (${BEHIND_PATH}): ${why}`);
@@ -43,16 +44,10 @@ export async function buildCurrent<T>(
 
 /** What a server of `dir` without a dataset says at start when the site is marked behind (it cannot build), else null. */
 export async function behindWarning(dir: string): Promise<string | null> {
-  if (!(await isThere(join(dir, BEHIND_PATH)))) return null;
+  if (!(await exists(join(dir, BEHIND_PATH)))) return null;
   return (
     `warning: ${dir} is marked behind its dataset (${BEHIND_PATH}: a writable server stopped before its files held every city it created): ` +
     `answers lack the cities created since its last build, and nginx sends every request here; to catch up, ` +
     `run cities-api build --data FILE --site ${dir}, or serve it with --data FILE (and --writable)`
   );
 }
-
-const isThere = (path: string) =>
-  lstat(path).then(
-    () => true,
-    () => false,
-  );

@@ -112,6 +112,13 @@ export async function writeNew(path: string, bytes: Uint8Array | string): Promis
   }
 }
 
+/** Whether an entry has that name (a link counts, not followed). */
+export const exists = (path: string): Promise<boolean> =>
+  lstat(path).then(
+    () => true,
+    () => false,
+  );
+
 /** Writes this process's draft, given its path. */
 type WriteDraft = (draft: string) => Promise<unknown>;
 
@@ -151,7 +158,7 @@ async function linkNew(from: string, path: string): Promise<boolean> {
     if (code === 'EEXIST') return false;
     if (!NO_LINKS.has(code!)) throw error;
   }
-  if (await lstat(path).then(Boolean, () => false)) return false;
+  if (await exists(path)) return false;
   await rename(from, path);
   return true;
 }

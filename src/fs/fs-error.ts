@@ -2,6 +2,7 @@ import { access, lstat, readlink } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
+import { exists } from './file-output.js';
 
 // A failure of the file system (no such file, no permission, a file where a directory should
 // be...) said as one line: the path at fault (the directory a file could not be created in, not
@@ -31,12 +32,6 @@ export function isErrno(error: unknown): error is Errno {
 
 /** System calls that create or remove an entry: a permission error there is the directory's. */
 const ENTRY_CALLS = new Set(['mkdir', 'link', 'rename', 'symlink', 'unlink', 'rmdir', 'mkdtemp']);
-
-const exists = (path: string) =>
-  lstat(path).then(
-    () => true,
-    () => false,
-  );
 
 /** The first of `path` and its parents that exists and is not a directory, if any. */
 async function fileInTheWay(path: string): Promise<string | undefined> {
