@@ -61,12 +61,7 @@ export async function foldLogged(file: string, wait: number, say: (line: string)
   const target = await realpath(file).catch(() => null);
   const log = target && CityLog.of(target);
   if (!log || !(await log.read()).bytes) return;
-  const release = await whileBusy(() => lockDataset(target), wait);
-  try {
-    await foldLog(file, target, log, say);
-  } finally {
-    await release();
-  }
+  await underLock(target, wait, () => foldLog(file, target, log, say));
 }
 
 /** The cities `file`'s log holds that the file lacks (its ids: `inFile`), read without writing anything (validate); and the log's path. */
@@ -94,11 +89,18 @@ export async function ifUnchanged(
   task: () => Promise<void>,
 ): Promise<boolean> {
   const target = await realpath(file);
-  const release = await whileBusy(() => lockDataset(target), wait);
-  try {
+  return underLock(target, wait, async () => {
     const same = (await datasetSignature(target)) === state && !(await CityLog.of(target).read()).bytes;
     if (same) await task();
     return same;
+  });
+}
+
+/** `task` run holding the lock of the dataset whose real file is `target` (waited for up to `wait` ms). */
+async function underLock<T>(target: string, wait: number, task: () => Promise<T>): Promise<T> {
+  const release = await whileBusy(() => lockDataset(target), wait);
+  try {
+    return await task();
   } finally {
     await release();
   }
