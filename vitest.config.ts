@@ -42,6 +42,7 @@ const UNIT = [
   'create-city',
   'dataset-file',
   'dead-drafts',
+  'default-order',
   'doorkeeper',
   'edge-cuts',
   'edge-ranges',

@@ -36,6 +36,15 @@ describe('CityTable keeps cities as their serialized bytes', () => {
         expect(loaded.toCities()).toEqual(cities);
         expect([...loaded.ids]).toEqual(cities.map((c) => c.id));
         expect([...loaded.top]).toEqual(cities.map((c) => (c.top ? 1 : 0)));
+        // Loaded, the cities lie one after another with one comma between (neighbours copied as one run).
+        const { spans, chunks, joined } = loaded.storage();
+        expect(joined).toBe(1);
+        for (let i = 0; i + 1 < cities.length; i++) {
+          expect(spans[3 * i + 2]! + 1).toBe(spans[3 * i + 4]);
+          expect(chunks[0]![spans[3 * i + 2]!]).toBe(0x2c);
+        }
+        const order = Uint32Array.from(cities.keys()).reverse();
+        expect(loaded.permuted(order).toCities()).toEqual(cities.toReversed());
       }),
       { numRuns: 200 },
     );

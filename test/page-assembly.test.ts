@@ -6,13 +6,19 @@ import { CityTable } from '../src/core/city-table.js';
 
 // A page copied from a storage (spans into chunks) is byte for byte the page assembled from the
 // cities' views, wherever the chunks lie: shared or not, at any offset in their buffers, the
-// output at any place of the slab (the copy from shared memory moves bytes by their 8-byte words).
+// output at any place of the slab (the copy from shared memory moves bytes by their 8-byte words),
+// and whether neighbours of a joined chunk are copied as one run or each apart.
 
 const text = new TextEncoder();
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
-/** Cities of varied lengths (1 to 40 bytes more than `{"i":N}`, some non-ASCII) in `chunkCount` chunks at `offset` bytes into their buffers. */
-function storageOf(count: number, chunkCount: number, offset: number, shared: boolean) {
+/**
+ * Cities of varied lengths (1 to 40 bytes more than `{"i":N}`, some non-ASCII) in `chunkCount`
+ * chunks at `offset` bytes into their buffers, each followed by `,\n`; with `joined`, in the first
+ * `joined` chunks (marked so: cityStorage's `joined`) by `,` alone, in the others by one space
+ * (neighbours one byte apart there too, so that a run made in a chunk not joined shows).
+ */
+function storageOf(count: number, chunkCount: number, offset: number, shared: boolean, joined = 0) {
   const cities = Array.from({ length: count }, (_, i) =>
     text.encode(`{"i":${i},"n":"${'é'.repeat(i % 7)}${'x'.repeat((i * 5) % 40)}"}`),
   );
@@ -21,19 +27,20 @@ function storageOf(count: number, chunkCount: number, offset: number, shared: bo
   const spans = new Uint32Array(count * 3);
   for (let c = 0; c * perChunk < count; c++) {
     const mine = cities.slice(c * perChunk, (c + 1) * perChunk);
-    const bytes = mine.reduce((n, city) => n + city.length + 2, 0);
+    const separator = text.encode(c < joined ? ',' : joined ? ' ' : ',\n');
+    const bytes = mine.reduce((n, city) => n + city.length + separator.length, 0);
     const buffer = shared ? new SharedArrayBuffer(bytes + offset) : new ArrayBuffer(bytes + offset);
     const chunk = new Uint8Array(buffer, offset, bytes);
     let at = 0;
     mine.forEach((city, k) => {
       chunk.set(city, at);
-      chunk.set(text.encode(',\n'), at + city.length);
+      chunk.set(separator, at + city.length);
       spans.set([c, at, at + city.length], (c * perChunk + k) * 3);
-      at += city.length + 2;
+      at += city.length + separator.length;
     });
     chunks.push(chunk);
   }
-  return { cities, storage: cityStorage(chunks, spans) };
+  return { cities, storage: cityStorage(chunks, spans, joined) };
 }
 
 const HEAD = '{"count":30,"next":"http://x/cities/?page=3","previous":"http://x/cities/?q=名","results":[';
@@ -44,10 +51,22 @@ describe('assembleStored: the page assemble() makes of the same cities', () => {
     ['shared, one chunk, at offset 3', 30, 1, 3, true],
     ['shared, four chunks, at offset 5', 30, 4, 5, true],
     ['not shared, three chunks, at offset 1', 30, 3, 1, false],
-  ])('%s', (_, count, chunkCount, offset, shared) => {
-    const { cities, storage } = storageOf(count, chunkCount, offset, shared);
+    ['shared, one joined chunk, at offset 0', 30, 1, 0, true, 1],
+    ['shared, one joined chunk, at offset 3', 30, 1, 3, true, 1],
+    ['shared, four chunks, the first two joined (runs end at a chunk), at offset 5', 30, 4, 5, true, 2],
+    ['not shared, three joined chunks, at offset 1', 30, 3, 1, false, 3],
+  ])('%s', (_, count, chunkCount, offset, shared, joined = 0) => {
+    const { cities, storage } = storageOf(count, chunkCount, offset, shared, joined);
     expect(storage.shared).toBe(shared);
-    for (const positions of [[], [0], [29, 0, 17, 3, 3, 12, 28], Array.from({ length: 30 }, (_, i) => 29 - i)]) {
+    for (const positions of [
+      [],
+      [0],
+      [29, 0, 17, 3, 3, 12, 28],
+      Array.from({ length: 30 }, (_, i) => 29 - i),
+      Array.from({ length: 30 }, (_, i) => i),
+      [5, 6, 7, 8, 20, 21, 2, 3, 4, 4, 5, 29],
+      [6, 7, 8, 9, 10],
+    ]) {
       // Each output starts at another place of the slab (its alignment against the chunk's varies).
       for (let skew = 0; skew < 8; skew++) {
         allocBytes(skew + 1);

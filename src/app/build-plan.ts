@@ -82,7 +82,7 @@ async function planFromDataset(
   pending: PendingCheck | null,
 ): Promise<PlannedBuild> {
   let digest: Uint8Array | undefined;
-  const table = await readDataset(options.data, {
+  const read = await readDataset(options.data, {
     shownAs: options.dataName,
     strict: options.strict,
     onWarning: options.onWarning,
@@ -90,9 +90,10 @@ async function planFromDataset(
     signal: options.signal,
     onDigest: (d) => (digest = d),
   });
+  const index = new CityIndex(read, asked.collation).inDefaultOrder();
+  const { table } = index;
   const { count } = table;
   const cityBytes = table.jsonBytes();
-  const index = new CityIndex(table, asked.collation);
   const settings = asked.host ? budgeted(asked, hostBudget(asked.host, { ...asked, count }, index)) : asked;
   const spec = siteSpec(settings, count);
   checkMaxFiles(spec, options);

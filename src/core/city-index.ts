@@ -36,6 +36,23 @@ export class CityIndex implements OrderSource {
   }
 
   /**
+   * This index with its table's cities reordered by the default ordering (CityTable.permuted), the
+   * ranks made so far carried over: the same answers, and a site's dataset file written from it
+   * holds them in that order, so that a server copies a default-order page as one run.
+   */
+  inDefaultOrder(): CityIndex {
+    const order = this.single([]);
+    const index = new CityIndex(this.table.permuted(order), this.collation);
+    const moved = new Uint32Array(order.length);
+    for (let k = 0; k < order.length; k++) moved[order[k]!] = k;
+    // By id still, in the new positions: its ids are no longer in order, which a sort would cost.
+    index.byId = this.byId?.map((position) => moved[position]!);
+    for (const [field, { ranks, distinct }] of this.rankings)
+      index.rankings.set(field, { ranks: ranks.map((_, k) => ranks[order[k]!]!), distinct });
+    return index;
+  }
+
+  /**
    * Makes every field's ranks and every one-term and the default order, so that no request
    * computes them: `pause()` is awaited after each field (a server loading a site while answering
    * from another one keeps answering).

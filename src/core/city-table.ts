@@ -17,6 +17,8 @@ export class CityTable {
     private readonly chunks: readonly Bytes[],
     /** Per city: chunk index, start, end. */
     private readonly spans: Uint32Array,
+    /** How many of the first chunks hold their cities one after another with one comma between (a loaded dataset file: table-parts.ts). */
+    private readonly joined = 0,
   ) {}
 
   /**
@@ -28,13 +30,32 @@ export class CityTable {
   }
 
   /** A table made again from its parts (parts(), after they crossed to another thread). */
-  static of({ count, ids, top, chunks, spans }: TableParts): CityTable {
-    return new CityTable(count, ids, top, chunks, spans);
+  static of({ count, ids, top, chunks, spans, joined }: TableParts): CityTable {
+    return new CityTable(count, ids, top, chunks, spans, joined);
   }
 
   /** What the table is made of, as plain data: typed arrays a thread can hand over without copying. */
   parts(): TableParts {
-    return { count: this.count, ids: this.ids, top: this.top, chunks: this.chunks, spans: this.spans };
+    const { count, ids, top, chunks, spans, joined } = this;
+    return { count, ids, top, chunks, spans, joined };
+  }
+
+  /**
+   * This table with its cities in `order` (every position once): city `k` is this table's
+   * `order[k]`. Nothing is copied but the per-city arrays; the bytes stay where they are.
+   */
+  permuted(order: Uint32Array): CityTable {
+    const { count } = this;
+    const ids = new Float64Array(count);
+    const top = new Uint8Array(count);
+    const spans = new Uint32Array(count * 3);
+    for (let k = 0; k < count; k++) {
+      const p = order[k]!;
+      ids[k] = this.ids[p]!;
+      top[k] = this.top[p]!;
+      spans.set(this.spans.subarray(p * 3, p * 3 + 3), k * 3);
+    }
+    return new CityTable(count, ids, top, this.chunks, spans, this.joined);
   }
 
   /** With `sized`, its storage is allocated to the cities' size (a POST's few), not in 4 MiB chunks. */
@@ -58,7 +79,7 @@ export class CityTable {
 
   /** Where the cities' bytes lie, for copying pages from (page-assembly.ts). */
   storage(): CityStorage {
-    return (this.stored ??= cityStorage(this.chunks, this.spans));
+    return (this.stored ??= cityStorage(this.chunks, this.spans, this.joined));
   }
 
   /** The city at a position, serialized (a view, not a copy). */
@@ -108,7 +129,7 @@ export class CityTable {
     spans.set(this.spans);
     for (let i = 0; i < more.spans.length; i += 3)
       spans.set([more.spans[i]! + this.chunks.length, more.spans[i + 1]!, more.spans[i + 2]!], this.spans.length + i);
-    return new CityTable(count, ids, top, [...this.chunks, ...more.chunks], spans);
+    return new CityTable(count, ids, top, [...this.chunks, ...more.chunks], spans, this.joined);
   }
 
   /** The values of one name field, in dataset order, read back from the serialized cities. */

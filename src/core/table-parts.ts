@@ -15,11 +15,15 @@ export interface TableParts {
   readonly top: Uint8Array;
   readonly chunks: readonly Bytes[];
   readonly spans: Uint32Array;
+  /** How many of the first chunks are comma-joined (CityTable.laidOut); none when absent. */
+  readonly joined?: number;
 }
 
 /**
  * The parts of a site's dataset file (`datasetParts()` output: one city per line), without
- * copying it: the file's buffer becomes the table's storage.
+ * copying it: the file's buffer becomes the table's storage. Each line is moved back over the
+ * line break before it, so that the cities lie one after another with one comma between (`joined`:
+ * the cities of a page that follow one another in the file are copied as one run, page-assembly.ts).
  */
 export function datasetFileParts(file: Bytes): TableParts {
   const lines: number[] = [];
@@ -33,15 +37,19 @@ export function datasetFileParts(file: Bytes): TableParts {
   const ids = new Float64Array(count);
   const top = new Uint8Array(count);
   const spans = new Uint32Array(count * 3);
+  let to = lines[0] ?? 0;
   for (let i = 0; i < count; i++) {
     const start = lines[2 * i]!,
       end = lines[2 * i + 1]!;
     ids[i] = Number(fromUtf8(file, start + ID_PREFIX.length, file.indexOf(0x2c, start)));
     // Quotes inside values are escaped, so the first `,"top":` after the city's start is its key.
     top[i] = file[indexOfBytes(file, TOP_KEY, start) + TOP_KEY.length] === 0x74 ? 1 : 0;
-    spans.set([0, start, end], i * 3);
+    // The city and the comma after it (the last city has none: nothing is joined after it).
+    if (to !== start) file.copyWithin(to, start, end + 1);
+    spans.set([0, to, to + end - start], i * 3);
+    to += end - start + 1;
   }
-  return { count, ids, top, chunks: [file], spans };
+  return { count, ids, top, chunks: [file], spans, joined: 1 };
 }
 
 const ID_PREFIX = utf8('{"id":');
