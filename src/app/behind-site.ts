@@ -1,8 +1,10 @@
 import { rm } from 'node:fs/promises';
 import { exists } from '../fs/file-output.js';
 import { join } from 'node:path';
-import { datasetState, foldLogged, ifUnchanged } from '../dataset/log-fold.js';
+import { CitiesApiError } from '../core/errors.js';
+import { DatasetMoved, datasetState, foldLogged, ifAsRead, ifUnchanged, readState } from '../dataset/log-fold.js';
 import { BEHIND_PATH } from '../site/behind.js';
+import type { SwapCheck } from './build-options.js';
 
 /** How long a POST, a build or a fold waits for a lock another process holds (the dataset's, the site's), in ms. */
 export const DEFAULT_LOCK_WAIT = 10_000;
@@ -20,16 +22,34 @@ export async function buildCurrent<T>(
   data: string,
   dir: string,
   options: { readonly lockWait: number; readonly log: (line: string) => void; readonly dataName?: string | undefined },
-  build: () => Promise<T>,
+  build: (swapCheck: SwapCheck | undefined) => Promise<T>,
 ): Promise<T> {
   const { lockWait, log } = options;
   const name = options.dataName ?? data;
-  await foldLogged(data, lockWait, log);
   const marker = join(dir, BEHIND_PATH);
-  // Only a marker there before the build: one put there meanwhile is a writable server's, starting.
-  const before = (await exists(marker)) ? await datasetState(data).catch(() => null) : null;
-  const result = await build();
-  if (before === null) return result;
+  let result: T;
+  let before: string | null;
+  for (let tries = 1; ; tries++) {
+    await foldLogged(data, lockWait, log);
+    // Only a marker there before the build: one put there meanwhile is a writable server's, starting.
+    before = (await exists(marker)) ? await datasetState(data).catch(() => null) : null;
+    // Taken before the build reads the dataset: its files are swapped in only if it is still so (swapIfAsRead).
+    const state = await readState(data).catch(() => null);
+    try {
+      result = await build(state === null ? undefined : { dataset: data, state, lockWait });
+    } catch (error) {
+      if (!(error instanceof DatasetMoved)) throw error;
+      if (tries === MOVED_TRIES)
+        throw new CitiesApiError(
+          `${name} kept changing while ${dir} was built from it (${tries} times: a writable server adding cities?): ` +
+            `the site was left as it was; build again once it is quiet`,
+        );
+      log(`${name} changed while ${dir} was built from it: building again from the dataset as it is now`);
+      continue;
+    }
+    if (before === null) return result;
+    break;
+  }
   const kept = (why: string) => log(`warning: ${dir} stays marked behind its dataset (${BEHIND_PATH}): ${why}`);
   await ifUnchanged(data, before, lockWait, async () => {
     await rm(marker, { force: true });
@@ -40,6 +60,20 @@ export async function buildCurrent<T>(
     (error: Error) => kept(error.message),
   );
   return result;
+}
+
+/** How many builds buildCurrent starts while the dataset changes under each before its swap. */
+const MOVED_TRIES = 3;
+
+/**
+ * A build's swap (site-writer.ts's atSwap), run under the dataset's lock only if the dataset, its
+ * file and its log, is still what the build read: else DatasetMoved, nothing swapped in. Whatever
+ * build of the site finishes last, its files are then never older than the dataset: one from an
+ * older snapshot (a `build` started before a writable server's catch-up folded cities in) is
+ * refused, where it would have replaced the newer files with the marker already gone.
+ */
+export async function swapIfAsRead(check: SwapCheck, swap: () => Promise<void>): Promise<void> {
+  if (!(await ifAsRead(check.dataset, check.state, check.lockWait, swap))) throw new DatasetMoved(check.dataset);
 }
 
 /** What a server of `dir` without a dataset says at start when the site is marked behind (it cannot build), else null. */

@@ -73,8 +73,23 @@ export interface BuildOptions {
   readonly onProgress?: (pagesDone: number, pages: number) => void;
 }
 
-/** build()'s options, its site directory given or defaulted; and serve's: a preview's first build (preview-guard.ts). */
-export type SiteBuildOptions = BuildOptions & { readonly out: string; readonly preview?: Preview | undefined };
+/**
+ * What a build's swap checks (behind-site.ts): `dataset` (file and log) is still as `state`
+ * (readState, taken before the build read it) says, under its lock, waited for up to `lockWait` ms.
+ * Plain data: it crosses to a build's thread.
+ */
+export interface SwapCheck {
+  readonly dataset: string;
+  readonly state: string;
+  readonly lockWait: number;
+}
+
+/** build()'s options, its site directory given or defaulted; and serve's: a preview's first build (preview-guard.ts), the swap's check. */
+export type SiteBuildOptions = BuildOptions & {
+  readonly out: string;
+  readonly preview?: Preview | undefined;
+  readonly swapCheck?: SwapCheck | undefined;
+};
 
 export interface BuildPlan {
   readonly cities: number;

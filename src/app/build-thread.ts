@@ -3,6 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import { CitiesApiError, type Problem } from '../core/errors.js';
 import type { Silent } from '../proc/channel.js';
 import { claimSite, LockBusyError } from '../fs/lock.js';
+import { DatasetMoved } from '../dataset/log-fold.js';
 import { startThread, WorkerEnded } from '../proc/workers.js';
 import { resolveSiteDir } from '../store/site-path.js';
 import { tidySite } from '../store/site-recovery.js';
@@ -83,7 +84,7 @@ export async function buildInThread<Plan, Result>(
   const thread = startThread<BuildProtocol<Plan, Result>>('app/build-worker', {
     name: `the build of ${options.out}`,
     resourceLimits: hooks.resourceLimits ?? LIMITS,
-    errors: [LockBusyError],
+    errors: [LockBusyError, DatasetMoved],
   });
   hooks.onThread?.(thread.worker.thread!);
   // The caller's signal, or a callback that threw: the thread hears it as a signal.

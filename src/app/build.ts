@@ -15,7 +15,7 @@ import type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './b
 import { planBuild, type PendingWrite } from './build-plan.js';
 import { buildInThread } from './build-thread.js';
 import { previewRefusal } from './preview-guard.js';
-import { buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
+import { buildCurrent, DEFAULT_LOCK_WAIT, swapIfAsRead } from './behind-site.js';
 import { siteEntries } from './site-entries.js';
 import { buildOptionsOf } from './library-options.js';
 
@@ -35,7 +35,7 @@ export async function build(asked: BuildOptions): Promise<BuildResult> {
   const options: SiteBuildOptions = { ...rest, out: given.out ?? DEFAULT_OUT };
   // The dataset is the file plus the cities a writable server logged beside it (behind-site.ts).
   const around = { lockWait: DEFAULT_LOCK_WAIT, log, dataName: options.dataName };
-  return buildCurrent(options.data, options.out, around, () => runBuild(options));
+  return buildCurrent(options.data, options.out, around, (swapCheck) => runBuild({ ...options, swapCheck }));
 }
 
 /**
@@ -91,6 +91,8 @@ async function writePlanned(plan: BuildPlan, write: PendingWrite, options: SiteB
     dataset: digest && { digest, cityBytes },
     // A preview replaces no site built for deployment, checked again holding the site's lock.
     refuse: options.preview && ((old) => previewRefusal(options.preview!, old.settings)),
+    // Swapped in only if the dataset is still what was read, under its lock (behind-site.ts).
+    atSwap: options.swapCheck && ((swap) => swapIfAsRead(options.swapCheck!, swap)),
     onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - notPages.seen, pages)), pages),
   });
 }

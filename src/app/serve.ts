@@ -15,6 +15,7 @@ import { markPreview } from './preview-marker.js';
 import { guardedCallback, serveOptionsOf } from './library-options.js';
 import { behindWarning, buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
 import type { ServeOptions } from './serve-options.js';
+import type { SwapCheck } from './build-options.js';
 
 export type { ServeOptions } from './serve-options.js';
 
@@ -71,7 +72,7 @@ export async function serve(asked: ServeOptions = {}): Promise<RunningServer> {
       writable = await openWritable({ data: options.data!, dir: options.dir, builder, answer, lockWait, log });
     }
     if (options.data) {
-      const first = () => builder.first(options.data!, firstBuild);
+      const first = (swapCheck?: SwapCheck) => builder.first(options.data!, firstBuild, swapCheck);
       // Without --writable, the log a writable server left is folded in as build does (behind-site.ts).
       const around = { lockWait, log, dataName: options.dataName };
       await (writable ? first() : buildCurrent(options.data, options.dir, around, first));

@@ -1,4 +1,5 @@
-import { runBuild, type BuildOptions } from './build.js';
+import { runBuild, type BuildOptions, type SiteBuildOptions } from './build.js';
+import type { SwapCheck } from './build-options.js';
 import { previewRefusal, previewUrl } from './preview-guard.js';
 import type { Collation } from '../core/collation.js';
 import { readDatasetBytes } from '../dataset/read-dataset.js';
@@ -41,8 +42,12 @@ export class SiteBuilder {
   constructor(private readonly options: SiteBuilderOptions) {}
 
   /** Builds the site before it is served, telling `progress` how it goes. */
-  async first(data: string, progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress'>): Promise<void> {
-    await this.build(data, progress);
+  async first(
+    data: string,
+    progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress'>,
+    swapCheck?: SwapCheck,
+  ): Promise<void> {
+    await this.build(data, { ...progress, swapCheck });
   }
 
   /** From now on, builds replace what `live` serves. */
@@ -50,11 +55,11 @@ export class SiteBuilder {
     this.live = live;
   }
 
-  /** Rebuilds from `data` and makes the server answer from the new site. */
-  publish(data: string): Promise<void> {
+  /** Rebuilds from `data` and makes the server answer from the new site; swapped in only if `swapCheck` holds then (DatasetMoved). */
+  publish(data: string, swapCheck?: SwapCheck): Promise<void> {
     const live = this.live;
     // Rebuilds run at the lowest priority: the old site answers meanwhile.
-    const rebuild = () => this.build(data, { background: true });
+    const rebuild = () => this.build(data, { background: true, swapCheck });
     const run = this.queue.then(() => (live ? live.replace(rebuild) : rebuild()));
     this.queue = run.catch(() => undefined);
     return run;
@@ -68,7 +73,7 @@ export class SiteBuilder {
 
   private build(
     data: string,
-    progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress' | 'background'>,
+    progress?: Pick<SiteBuildOptions, 'onRead' | 'onStart' | 'onProgress' | 'background' | 'swapCheck'>,
   ): Promise<void> {
     const { options } = this;
     const served: SiteSettings | undefined = this.live?.settings;

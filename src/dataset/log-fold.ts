@@ -96,6 +96,34 @@ export async function ifUnchanged(
   });
 }
 
+/** What the dataset is now, its real file and its log (each by ino, size and times): taken before a build reads it, checked at its swap (ifAsRead). */
+export async function readState(file: string): Promise<string> {
+  const target = await realpath(file);
+  return `${await datasetSignature(target)} ${await CityLog.of(target).signature()}`;
+}
+
+/**
+ * Under the dataset's lock: runs `task` (a build's swap) if the dataset, file and log, is still
+ * as `state` (readState) says, so that the files swapped in hold what it holds: a writable server
+ * logs its cities and folds them into the file under this lock, so none comes between the check
+ * and the swap. Returns whether it ran.
+ */
+export async function ifAsRead(file: string, state: string, wait: number, task: () => Promise<void>): Promise<boolean> {
+  const target = await realpath(file);
+  return underLock(target, wait, async () => {
+    const same = (await readState(target)) === state;
+    if (same) await task();
+    return same;
+  });
+}
+
+/** A build's files not swapped in: the dataset changed after the build read it (a writable server folding or logging cities, an edit). */
+export class DatasetMoved extends CitiesApiError {
+  constructor(readonly file: string) {
+    super(`${file} changed while the site was built from it: its files were not swapped in (they lacked the change)`);
+  }
+}
+
 /** `task` run holding the lock of the dataset whose real file is `target` (waited for up to `wait` ms). */
 async function underLock<T>(target: string, wait: number, task: () => Promise<T>): Promise<T> {
   const release = await whileBusy(() => lockDataset(target), wait);

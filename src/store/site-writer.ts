@@ -48,6 +48,11 @@ export interface WriteOptions {
   readonly dataset?: DatasetRecord | undefined;
   /** Why the site found in place (read holding its lock) must not be replaced, if it must not: thrown, nothing written. */
   readonly refuse?: ((old: SiteFiles) => Error | undefined) | undefined;
+  /**
+   * Runs the swap (the two renames), or refuses it by throwing (nothing swapped in, the new tree
+   * removed): a build's check, under its dataset's lock, that the dataset is still what it read.
+   */
+  readonly atSwap?: ((swap: () => Promise<void>) => Promise<void>) | undefined;
 }
 
 /**
@@ -136,7 +141,9 @@ async function writeSiteLocked(
         files,
         options.force ? 'no' : cache ? 'as built' : 'if same bytes',
       );
-      const hadOld = await swapIn(outDir, staging, previous);
+      let hadOld = false;
+      const swap = async () => void (hadOld = await swapIn(outDir, staging, previous));
+      await (options.atSwap ? options.atSwap(swap) : swap());
       // The new site is in place: what follows only tidies, and cannot fail the build.
       const retired = hadOld
         ? await retireTree(previous, outDir, { owner, inSite: inNewSite, carried }).catch((error: Error) => ({
