@@ -2,6 +2,8 @@ import { watch } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { LockBusyError } from '../fs/lock.js';
+import { CityLog } from '../dataset/city-log.js';
+import { DatasetMoved, withLogged } from '../dataset/log-fold.js';
 import type { SiteBuilder } from './site-builder.js';
 
 /** How long the dataset must stay quiet before a change is reported (editors write in steps). */
@@ -15,8 +17,11 @@ const SETTLE_MS = 150;
 export async function watchDataset(
   file: string,
   changed: () => void,
+  withLog = false,
 ): Promise<{ close: () => void; again: (ms: number) => void }> {
-  const watched = new Set([resolve(file), await realpath(file)]);
+  const target = await realpath(file);
+  // withLog: its write-ahead log too, which another process (a writable server) appends to and rewrites.
+  const watched = new Set([resolve(file), target, ...(withLog ? [CityLog.of(target).path] : [])]);
   let timer: NodeJS.Timeout | undefined;
   const again = (ms: number) => {
     clearTimeout(timer);
@@ -36,7 +41,11 @@ export async function watchDataset(
   };
 }
 
-/** --watch: a changed dataset is built and served; one that fails is reported and the site kept. */
+/**
+ * --watch: a changed dataset is built and served; one that fails is reported and the site kept.
+ * `withLog` (a server that does not write the dataset): the dataset is the file plus what its
+ * log holds (withLogged), built from a staged copy and swapped in only while both are as read.
+ */
 export async function rebuildOnChange(
   data: string,
   builder: SiteBuilder,
@@ -44,14 +53,40 @@ export async function rebuildOnChange(
   log: (line: string) => void,
   retry: (ms: number) => void,
   lockWait: number,
+  withLog = false,
 ): Promise<void> {
-  if (!(await builder.changed(data))) return;
-  await builder.publish(data).then(
-    () => log(`${data} changed: rebuilt, now ${describe()}`),
-    (error) => {
-      log(`${data} changed but was not used: ${(error as Error).message}`);
-      // Another build held the site: try again once it may be done.
-      if (error instanceof LockBusyError) retry(lockWait);
-    },
-  );
+  // Unreadable or invalid: the build from the file says why.
+  const source = withLog ? await withLogged(data).catch(() => null) : null;
+  try {
+    const file = source?.path ?? data;
+    if (!(await builder.changed(file))) return;
+    const check = source ? { dataset: data, state: source.state, lockWait } : undefined;
+    await builder.publish(file, check).then(
+      () => log(`${data} changed: rebuilt, now ${describe()}`),
+      (error) => {
+        log(`${data} changed but was not used: ${(error as Error).message}`);
+        // Another build held the site: try again once it may be done. The dataset moved on: from it as it is now.
+        if (error instanceof LockBusyError) retry(lockWait);
+        else if (error instanceof DatasetMoved) retry(SETTLE_MS);
+      },
+    );
+  } finally {
+    await source?.discard();
+  }
+}
+
+/** `task` run one at a time: asked again while it runs, it runs once more after (a burst of changes, one rebuild). */
+export function coalesced(task: () => Promise<void>): () => void {
+  let running: Promise<void> | null = null;
+  let again = false;
+  const run = async () => {
+    do {
+      again = false;
+      await task().catch(() => undefined);
+    } while (again);
+  };
+  return () => {
+    if (running) again = true;
+    else running = run().finally(() => (running = null));
+  };
 }

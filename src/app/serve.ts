@@ -3,7 +3,7 @@ import { CitiesApiError } from '../core/errors.js';
 import { resolveLimits } from '../http/limits.js';
 import { DEFAULT_OUT } from '../site/spec.js';
 import { SiteBuilder } from './site-builder.js';
-import { rebuildOnChange, watchDataset } from './dataset-watch.js';
+import { coalesced, rebuildOnChange, watchDataset } from './dataset-watch.js';
 import { checkWritable } from '../dataset/append-cities.js';
 import { tokenProblems } from '../http/token-auth.js';
 import type { RunningServer } from './front.js';
@@ -84,19 +84,22 @@ export async function serve(asked: ServeOptions = {}): Promise<RunningServer> {
     // Without a dataset nothing can bring a site marked behind up to date: said, and served as it is.
     const behind = options.data ? null : await behindWarning(options.dir);
     if (behind) log(behind);
-    if (options.watch)
-      watching = await watchDataset(
-        options.data!,
-        () =>
-          void rebuildOnChange(
-            options.data!,
-            builder,
-            () => servers.describe(),
-            log,
-            (ms) => watching?.again(ms),
-            lockWait,
-          ),
+    if (options.watch) {
+      // Without --writable, the log another process (a writable server) keeps beside the dataset is followed too.
+      const withLog = !options.writable;
+      const follow = coalesced(() =>
+        rebuildOnChange(
+          options.data!,
+          builder,
+          () => servers.describe(),
+          log,
+          (ms) => watching?.again(ms),
+          lockWait,
+          withLog,
+        ),
       );
+      watching = await watchDataset(options.data!, follow, withLog);
+    }
     log(`serving ${options.dir} at ${apiUrl}${workers > 1 ? ` with ${workers} workers` : ''} (${summary})`);
     return {
       url: servers.url,

@@ -2,7 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { CitiesApiError } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { lockDataset, whileBusy } from '../fs/lock.js';
-import { commitStaged, stageAppend } from './append-cities.js';
+import { commitStaged, discardStaged, stageAppend } from './append-cities.js';
 import { CityLog } from './city-log.js';
 import { datasetSignature } from './known-ids.js';
 import { readDataset } from './read-dataset.js';
@@ -115,6 +115,23 @@ export async function ifAsRead(file: string, state: string, wait: number, task: 
     if (same) await task();
     return same;
   });
+}
+
+/**
+ * The dataset as a server that does not write it reads it (serve --watch without --writable,
+ * following a writable server of another site): the file plus the cities its log holds that the
+ * file lacks, staged beside it, never written over it (folding is the writable server's, and a
+ * fold reads the whole file under the lock its POSTs wait for). `state` is readState's, taken
+ * before reading; `discard` removes what was staged. One at a time per process (the staged file is named by pid).
+ */
+export async function withLogged(file: string): Promise<{ path: string; state: string; discard: () => Promise<void> }> {
+  const state = await readState(file);
+  const { cities } = await CityLog.of(await realpath(file)).read();
+  const inFile = new Set(cities.length ? (await readDataset(file)).ids : []);
+  const missing = cities.filter((city) => !inFile.has(city.id));
+  if (!missing.length) return { path: file, state, discard: async () => {} };
+  const staged = await stageAppend(file, missing);
+  return { path: staged.temp, state, discard: () => discardStaged(staged) };
 }
 
 /** A build's files not swapped in: the dataset changed after the build read it (a writable server folding or logging cities, an edit). */
