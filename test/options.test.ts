@@ -203,6 +203,23 @@ describe('every config file key changes what the command does', () => {
       async (dir) => expect(await built(dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--min-free/) }),
     ],
     [
+      'lockWait',
+      { lockWait: 1 },
+      async (dir) => {
+        // Held by another live process: the build waits a second for it at its swap, then says what to do.
+        const holder = spawn('sleep', ['60']);
+        try {
+          await writeFile(join(dir, 'data/.cities.csv.lock'), `${holder.pid}\n`);
+          expect(await built(dir)).toMatchObject({
+            code: 1,
+            stderr: expect.stringMatching(/\(pid \d+\) holds the lock .*--lock-wait.*\(waited 1 s\)/),
+          });
+        } finally {
+          holder.kill();
+        }
+      },
+    ],
+    [
       'port',
       { port: 18_000 + (process.pid % 1000) },
       async (dir) => {

@@ -6,7 +6,9 @@ import { build } from '../src/app/build.js';
 import { CityLog } from '../src/dataset/city-log.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { BEHIND_PATH } from '../src/site/behind.js';
+import { spawnCli } from './crash-helpers.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
+import { SMALL_SITE } from './serve-helpers.js';
 
 // Two builders on one site: a build that read the dataset before another process changed it (a
 // writable server folding or logging the cities it acknowledged) must not swap its older files in
@@ -96,5 +98,27 @@ describe('a build whose dataset changed after it read it, before its swap', () =
     });
     // The invariant, whatever the case: never older than the dataset without the marker, but for an edit by hand.
     if (!expected.error) expect(holdsAll || marked).toBe(true);
+  });
+});
+
+describe("a build that cannot take the dataset's lock (a writable server adding cities holds it)", () => {
+  it.each<[string, string[], RegExp]>([
+    ['--lock-wait 0: gives up at once', ['--lock-wait', '0'], /^(?!.*waited)/],
+    ['--lock-wait 1: gives up after a second, saying so', ['--lock-wait', '1'], /\(waited 1 s\)/],
+  ])('%s; the message names the lock file, its holder and what to do', async (label, args, waited) => {
+    const dir = join(root, `lock-${label.slice(12, 13)}`);
+    await mkdir(dir);
+    const data = join(dir, 'cities.csv');
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    const lock = join(dir, '.cities.csv.lock');
+    // This process: alive, and not the build's.
+    writeFileSync(lock, `${process.pid}\n`);
+    const site = join(dir, 'site');
+    const { code, stderr } = await spawnCli(['build', '--data', data, '--site', site, ...SMALL_SITE, ...args]).exited;
+    expect({ code, stderr }).toEqual({ code: 1, stderr: expect.stringMatching(waited) });
+    for (const part of [lock, `pid ${process.pid}`, '--lock-wait SECONDS', `delete ${lock}`])
+      expect(stderr).toContain(part);
+    // The site was left as it was: none.
+    expect(lstatSync(site, { throwIfNoEntry: false })).toBeUndefined();
   });
 });

@@ -34,7 +34,7 @@ export async function build(asked: BuildOptions): Promise<BuildResult> {
   const { log = () => {}, ...rest } = given;
   const options: SiteBuildOptions = { ...rest, out: given.out ?? DEFAULT_OUT };
   // The dataset is the file plus the cities a writable server logged beside it (behind-site.ts).
-  const around = { lockWait: DEFAULT_LOCK_WAIT, log, dataName: options.dataName };
+  const around = { lockWait: options.lockWait ?? DEFAULT_LOCK_WAIT, log, dataName: options.dataName };
   return buildCurrent(options.data, options.out, around, (swapCheck) => runBuild({ ...options, swapCheck }));
 }
 

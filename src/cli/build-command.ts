@@ -50,6 +50,7 @@ export function registerBuildCommand(program: Command, context: CommandContext):
       host: o.builtFor,
       maxFiles: o.maxFiles!,
       minFree: o.minFree,
+      lockWait: o.lockWait! * 1000,
       force: o.force ?? false,
       cwd,
       signal: stop.signal,

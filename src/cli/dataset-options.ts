@@ -1,5 +1,14 @@
 import { DEFAULT_DATA, DEFAULT_OUT } from '../site/spec.js';
-import { BUILDING, type OptionSpec, SITE_CONFIGS } from './option-spec.js';
+import { CitiesApiError } from '../core/errors.js';
+import { BUILDING, BUILDS, type OptionSpec, SITE_CONFIGS } from './option-spec.js';
+
+/** --lock-wait's seconds: a whole number from 0 to 3600. */
+function parseLockWait(value: string | number): number {
+  const text = String(value).trim();
+  if (!/^\d{1,4}$/.test(text) || Number(text) > 3600)
+    throw new CitiesApiError(`invalid --lock-wait "${text}": expected a whole number of seconds from 0 to 3600`, 2);
+  return Number(text);
+}
 
 // Rows of the option table (options.ts): the dataset a command reads and the site directory it
 // writes or reads.
@@ -23,6 +32,19 @@ export const DATASET_OPTIONS: readonly OptionSpec[] = [
     help: 'refuse dataset columns (CSV) or keys (JSON) that are not city fields; without it they are ignored, with one warning naming them',
     commands: ['build', 'validate', 'serve'],
     config: 'boolean',
+  },
+  {
+    key: 'lockWait',
+    flag: '--lock-wait <seconds>',
+    help: "how long to wait for the dataset's lock another process holds (a writable server adding cities) before giving up",
+    helpIn: {
+      serve:
+        "how long a POST or a build waits for the dataset's or the site's lock another process holds before giving up",
+    },
+    commands: BUILDS,
+    config: 'integer',
+    default: 10,
+    parse: parseLockWait,
   },
   // The site directory is --site in every command (the site is what build writes, what serve,
   // config and edge read); build's --out and serve's positional [dir] are its older spellings.

@@ -60,6 +60,7 @@ export interface OptionValues {
   builtFor: Host;
   maxFiles: number;
   minFree: number;
+  lockWait: number;
   force: boolean;
   port: number;
   host: string;

@@ -39,6 +39,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
       watch: o.watch,
       failoverOrigin: o.failoverOrigin,
       workers: o.workers,
+      lockWait: o.lockWait! * 1000,
       log: say,
       requestLog: o.quiet ? undefined : streamLog(stdout),
       previewPages: o.previewPages,

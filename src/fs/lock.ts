@@ -71,7 +71,9 @@ export function lockDataset(file: string): Promise<Release> {
   // A POST's caller names no file: every failure to write the draft (ENOSPC, EACCES, EROFS...) is said with the lock's path.
   return takeLock(
     lock,
-    (holder) => `another process (pid ${holder}) is adding cities to ${file}; wait for it to finish (lock: ${lock})`,
+    (holder) =>
+      `another process (pid ${holder}) holds the lock of ${file} (${lock}): a writable server adding cities, or a build folding them in; ` +
+      `try again once it is done, or wait longer (--lock-wait SECONDS); if pid ${holder} is no cities-api process (the lock outlived its own), delete ${lock}`,
     (error) => fileSystemError(error, LOCK_ROLE, lock),
   );
 }
@@ -92,7 +94,10 @@ export async function whileBusy<T>(task: () => Promise<T>, wait: number, lock?: 
     try {
       return await task();
     } catch (error) {
-      if (!(error instanceof LockBusyError) || performance.now() + delay > deadline) throw error;
+      if (!(error instanceof LockBusyError)) throw error;
+      // Given up: said with how long it was waited for.
+      if (performance.now() + delay > deadline)
+        throw wait ? new LockBusyError(`${error.message} (waited ${wait / 1000} s)`, error.holder, error.lock) : error;
     }
     await pause(delay);
   }
