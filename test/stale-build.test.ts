@@ -2,11 +2,12 @@ import { appendFileSync, lstatSync, readFileSync, realpathSync, writeFileSync } 
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../src/app/build.js';
+import { build, runBuild } from '../src/app/build.js';
 import { CityLog } from '../src/dataset/city-log.js';
+import { DatasetMoved, readState } from '../src/dataset/log-fold.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { BEHIND_PATH } from '../src/site/behind.js';
-import { spawnCli } from './crash-helpers.js';
+import { manyCities, spawnCli, writeDataset } from './crash-helpers.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
 import { SMALL_SITE } from './serve-helpers.js';
 
@@ -121,4 +122,29 @@ describe("a build that cannot take the dataset's lock (a writable server adding 
     // The site was left as it was: none.
     expect(lstatSync(site, { throwIfNoEntry: false })).toBeUndefined();
   });
+});
+
+describe('a build in a thread of its own (a dataset of 1 MB or more)', () => {
+  it('its swap is refused the same when the dataset is no longer what it read: DatasetMoved, of its class, the site as it was', async () => {
+    const dir = join(root, 'threaded');
+    await mkdir(dir);
+    const data = join(dir, 'cities.csv');
+    await writeDataset(data, manyCities(6000, 'Thread'));
+    expect(lstatSync(data).size).toBeGreaterThanOrEqual(1024 * 1024);
+    const site = join(dir, 'site');
+    // The state taken, then the file changed before the build reads it: as if changed before its swap.
+    const state = await readState(data);
+    addRow(data, 9999);
+    const error = await runBuild({
+      data,
+      out: site,
+      ...SETTINGS,
+      swapCheck: { dataset: data, state, lockWait: 1000 },
+    }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(error).toBeInstanceOf(DatasetMoved);
+    expect(lstatSync(site, { throwIfNoEntry: false })).toBeUndefined();
+  }, 60_000);
 });
