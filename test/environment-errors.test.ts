@@ -285,6 +285,19 @@ describe('a site up to date needs nothing written beside it', () => {
   );
 });
 
+describe('a dataset in a directory the user cannot write', () => {
+  it.skipIf(!PERMISSIONS || !isRoot)(
+    'builds: no lock is put beside it (none can be, and no writable server of this user logs there)',
+    async () => {
+      const out = join(dir, 'nobodys/from-read-only-data');
+      const result = await run(true, 'build', '--data', at('cities.csv')(), '--out', out, ...SMALL);
+      expect(result, result.stderr).toMatchObject({ code: 0 });
+      expect(existsSync(join(out, '_cities-api/manifest.json'))).toBe(true);
+    },
+    60_000,
+  );
+});
+
 describe('edge cloudflare on a site it cannot write in', () => {
   it.skipIf(!PERMISSIONS)(
     'blames the site directory and --site, not --out, and leaves no deployable project without .assetsignore',

@@ -1,4 +1,6 @@
-import { realpath } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, realpath } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { lockDataset, whileBusy } from '../fs/lock.js';
@@ -110,11 +112,18 @@ export async function readState(file: string): Promise<string> {
  */
 export async function ifAsRead(file: string, state: string, wait: number, task: () => Promise<void>): Promise<boolean> {
   const target = await realpath(file);
-  return underLock(target, wait, async () => {
+  const check = async () => {
     const same = (await readState(target)) === state;
     if (same) await task();
     return same;
-  });
+  };
+  // A dataset in a directory this process cannot write (read-only, another user's): no lock can be
+  // put beside it, and no writable server of this user logs there; checked without one.
+  const writable = await access(dirname(target), constants.W_OK).then(
+    () => true,
+    () => false,
+  );
+  return writable ? underLock(target, wait, check) : check();
 }
 
 /**
