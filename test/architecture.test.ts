@@ -129,6 +129,40 @@ describe('src/ is layered', () => {
   });
 });
 
+describe("the package's runtime dependencies are what src/ imports, each for a job node: does not do", () => {
+  const declared = Object.keys(
+    (JSON.parse(readFileSync(join(SRC, '../package.json'), 'utf8')) as { dependencies?: object }).dependencies ?? {},
+  ).sort();
+  /** A package an import names (its scope kept); `cloudfront` is the CloudFront Function's own import, in a string of hosts/cloudfront.ts. */
+  const packageOf = (spec: string) =>
+    spec
+      .split('/')
+      .slice(0, spec.startsWith('@') ? 2 : 1)
+      .join('/');
+  const imported = [
+    ...new Set(
+      edges
+        .filter((e) => !e.target && !e.spec.startsWith('node:') && e.spec !== 'cloudfront')
+        .map((e) => packageOf(e.spec)),
+    ),
+  ].sort();
+
+  // A new runtime dependency goes in this table with what it does that node: cannot: every user installs it.
+  it.each([
+    ['commander', 'the command line: options, commands, --help'],
+    ['csv-parse', 'CSV datasets read as RFC 4180 and streamed'],
+    ['sirv', "the site's files served: ranges, ETags, precompressed variants"],
+  ])('%s is a runtime dependency, imported by src/ (%s)', (name) => {
+    expect(declared).toContain(name);
+    expect(imported).toContain(name);
+  });
+
+  it('there are no others: a directory listed is node:fs readdir, not a glob package', () => {
+    expect(declared).toEqual(['commander', 'csv-parse', 'sirv']);
+    expect(imported).toEqual(declared);
+  });
+});
+
 /** Each cycle of a graph of modules, as `a -> b -> a`. */
 function cyclesOf(next: ReadonlyMap<string, readonly string[]>): string[] {
   const cycles: string[] = [];

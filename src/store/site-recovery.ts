@@ -1,6 +1,5 @@
-import { lstat, rename } from 'node:fs/promises';
+import { lstat, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import fg from 'fast-glob';
 import { lockSite, siteSiblings } from '../fs/lock.js';
 import { isAlive, isOther, readHolder } from '../fs/lock-holder.js';
 import { removeTree } from '../fs/remove-tree.js';
@@ -25,16 +24,21 @@ export async function tidySite(outDir: string): Promise<void> {
   }
 }
 
+/** The siblings a build names `.NAME.KIND-PID`: its staging and previous trees, lock and stat cache drafts. */
+const KINDS = ['staging', 'previous', 'lock', 'stat-cache'] as const;
+
+/** The names in the site's parent directory (none when it is gone). */
+async function entriesOf(parent: string): Promise<string[]> {
+  return readdir(parent).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return [];
+    throw error;
+  });
+}
+
 /** What killed builds (dead processes, or this one) left beside the site: names in its parent directory. */
 async function leftovers(outDir: string): Promise<string[]> {
   const { parent, prefix } = siteSiblings(outDir);
-  const names = await fg(`${fg.escapePath(prefix)}{staging,previous,lock,stat-cache}-*`, {
-    cwd: parent,
-    dot: true,
-    onlyFiles: false,
-    deep: 1,
-    followSymbolicLinks: false,
-  });
+  const names = (await entriesOf(parent)).filter((name) => KINDS.some((kind) => name.startsWith(`${prefix}${kind}-`)));
   return names.filter((name) => {
     // Only names a build gives (`-PID`, a kept previous tree `-PID.N`): a user's `.site.staging-old` is not ours.
     const tail = /-([1-9]\d*)(\.[1-9]\d*)?$/.exec(name);
