@@ -110,11 +110,12 @@ function build(shape, data, site, execArgv) {
 // The raw writer: the built tree's files read beforehand (untimed, 256 MB at a time), then written anew.
 const rawWriter = (site, copy) =>
   runStep(`${report}
-    import fg from 'fast-glob';
-    import { mkdir, readFile, writeFile } from 'node:fs/promises';
-    import { dirname, join } from 'node:path';
+    import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+    import { dirname, join, relative } from 'node:path';
     const src = ${JSON.stringify(site)}, dst = ${JSON.stringify(copy)};
-    const files = await fg('**/*', { cwd: src, dot: true });
+    const files = (await readdir(src, { recursive: true, withFileTypes: true }))
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(src, join(entry.parentPath ?? entry.path, entry.name)));
     let seconds = 0, bytes = 0, user = 0, sys = 0;
     const timed = async (work) => { const t = performance.now(), c = process.cpuUsage(); await work(); const d = process.cpuUsage(c); seconds += (performance.now() - t) / 1000; user += d.user / 1e6; sys += d.system / 1e6; };
     await timed(async () => { for (const dir of new Set(files.map((f) => dirname(join(dst, f))))) await mkdir(dir, { recursive: true }); });
