@@ -171,12 +171,6 @@ describe('a symbolic link as --out or on the way to it: the link survives, nothi
       () => at('mine/passwd'),
       true,
     ],
-    [
-      'a stat cache that is a link to someone’s file',
-      (out: string) => `.${out}.stat-cache`,
-      () => at('mine/passwd'),
-      true,
-    ],
   ])('%s: unlinked or replaced, never followed', async (_, name, target, siteFirst) => {
     const out = `sibling-${name('x').replace(/\W/g, '')}`;
     if (siteFirst) await builtOk(out);
@@ -190,6 +184,50 @@ describe('a symbolic link as --out or on the way to it: the link survives, nothi
     await wholeSite(at(out));
     expect(await siteLeftovers(at(out))).toEqual([]);
     expect(counts(await builtOk(out, '--page-sizes', '50'))[1]).toBe(0);
+  });
+});
+
+describe('what has the stat cache’s name but is no stat cache (.NAME.stat-cache) is left as it is, and said', () => {
+  /** The entry at `path` as a build would change it: its type, its link's target, its bytes or its listing. */
+  const snapshot = async (path: string) => {
+    const stats = await lstat(path);
+    if (stats.isSymbolicLink()) return { link: await readlink(path), mtime: stats.mtimeMs };
+    if (stats.isDirectory()) return { dir: await readTree(path), mtime: stats.mtimeMs };
+    return { file: await readFile(path, 'utf8'), mtime: stats.mtimeMs };
+  };
+  it.each<[string, (cache: string) => Promise<unknown>, string]>([
+    [
+      'a directory holding someone’s file',
+      (c) => mkdir(c).then(() => writeFile(join(c, 'notes.txt'), 'mine')),
+      'a directory',
+    ],
+    ['an empty directory', (c) => mkdir(c), 'a directory'],
+    ['a symbolic link to someone’s file', (c) => symlink(at('mine/passwd'), c), 'a symbolic link'],
+    ['a dangling symbolic link', (c) => symlink(at('nowhere'), c), 'a symbolic link'],
+    ['someone’s file of that name', (c) => writeFile(c, 'my notes\n'), 'a file no build wrote'],
+    ['an empty file', (c) => writeFile(c, ''), 'a file no build wrote'],
+  ])('%s: kept through two builds, no draft left beside the site, one warning line each', async (_, make, what) => {
+    const out = `foreign-cache-${_.replace(/\W/g, '-')}`;
+    const cache = at(`.${out}.stat-cache`);
+    await make(cache);
+    const before = await snapshot(cache);
+    const passwd = await mine();
+    for (const round of [1, 2]) {
+      const run = await build(out, '--page-sizes', String(10 * round));
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toBe(
+        `cities-api: warning: ${cache}: ${what} where a build keeps its stat cache (its record of the site's files): left as it is, so every build reads all the site's files again; move it aside or delete it\n`,
+      );
+      expect(await snapshot(cache)).toEqual(before);
+      expect(await siteLeftovers(at(out))).toEqual([]);
+      await wholeSite(at(out));
+    }
+    expect(await mine()).toEqual(passwd);
+    // Moved aside, as the warning says: the next build keeps its record again, and says nothing.
+    await rename(cache, at(`${out}-moved-aside`));
+    await builtOk(out);
+    expect(counts(await builtOk(out))[1]).toBe(0);
+    expect((await lstat(cache)).isFile()).toBe(true);
   });
 });
 

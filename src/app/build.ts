@@ -89,6 +89,7 @@ async function writePlanned(plan: BuildPlan, write: PendingWrite, options: SiteB
     guard: new SpaceGuard(dir, minFree),
     directories: siteDirectories(spec),
     dataset: digest && { digest, cityBytes },
+    onWarning: options.onWarning,
     // A preview replaces no site built for deployment, checked again holding the site's lock.
     refuse: options.preview && ((old) => previewRefusal(options.preview!, old.settings)),
     // Swapped in only if the dataset is still what was read, under its lock (behind-site.ts).

@@ -1,7 +1,7 @@
-import { chmod, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, type Problem } from '../core/errors.js';
 import { VARIANTS } from './compression.js';
 import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
 import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
@@ -12,6 +12,7 @@ import { assemble, type SiteEntry } from './site-assembler.js';
 import { retireTree } from './retire-tree.js';
 import { lockSite, siteSiblings } from '../fs/lock.js';
 import { StatCache } from './stat-cache.js';
+import { writeStatCache } from './stat-records.js';
 import type { DatasetRecord, Slot } from './stat-cache-format.js';
 import { fileSystemError, isErrno } from '../fs/fs-error.js';
 import { SITE_ROLE } from './site-path.js';
@@ -46,6 +47,8 @@ export interface WriteOptions {
   readonly directories?: readonly string[];
   /** What the stat cache records of the dataset file the site is built from. */
   readonly dataset?: DatasetRecord | undefined;
+  /** Told what the build left as it found it and why (what has the stat cache's name but is not one). */
+  readonly onWarning?: ((warning: Problem) => void) | undefined;
   /** Why the site found in place (read holding its lock) must not be replaced, if it must not: thrown, nothing written. */
   readonly refuse?: ((old: SiteFiles) => Error | undefined) | undefined;
   /**
@@ -155,9 +158,10 @@ async function writeSiteLocked(
       // Linked files' ctimes, moved by the links and by the old tree's removal, are taken again.
       const name = (i: number, slot: Slot) => files.path(i) + (slot ? VARIANTS[slot - 1] : '');
       site.records.settle(outDir, name);
-      await site.records
-        .write(outDir, files.sorted(), await settledStats(outDir, manifestStats.stats), options.dataset)
-        .catch(() => rm(siteSiblings(outDir).statCache, { force: true }).catch(() => undefined));
+      const settled = await settledStats(outDir, manifestStats.stats);
+      await writeStatCache(outDir, options.onWarning, () =>
+        site.records.write(outDir, files.sorted(), settled, options.dataset),
+      );
       const written = site.written + (manifestStats.reused ? 0 : 1);
       const unchanged = site.unchanged + (manifestStats.reused ? 1 : 0);
       const stats = {

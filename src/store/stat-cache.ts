@@ -10,6 +10,7 @@ import {
   FIELDS,
   FORMAT,
   HEADER,
+  MAGIC,
   sameStat,
   SLOTS,
   TAIL,
@@ -109,4 +110,31 @@ export class StatCache {
 async function boundToManifest(siteDir: string, head: Float64Array): Promise<boolean> {
   const own = await lstat(join(siteDir, MANIFEST_PATH)).catch(() => null);
   return !!own?.isFile() && sameStat(own, head, 3);
+}
+
+/**
+ * Why what has the stat cache's name is not a cache a build wrote, which a build must leave as it
+ * is (a directory, a link, someone's file); null when the name is free or holds a cache of ours
+ * (a regular file that begins with the format's magic number).
+ */
+export async function foreignStatCache(siteDir: string): Promise<string | null> {
+  const path = siteSiblings(siteDir).statCache;
+  const stats = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  if (!stats) return null;
+  if (stats.isSymbolicLink()) return 'a symbolic link';
+  if (stats.isDirectory()) return 'a directory';
+  if (!stats.isFile()) return 'not a regular file';
+  const head = new Float64Array(1);
+  if (stats.size >= 8) {
+    const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      await file.read(new Uint8Array(head.buffer), 0, 8, 0);
+    } finally {
+      await file.close();
+    }
+  }
+  return head[0] === MAGIC ? null : 'a file no build wrote';
 }

@@ -1,5 +1,7 @@
 import { lstatSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Problem } from '../core/errors.js';
 import { draftName } from '../fs/dead-drafts.js';
 import { replaceThrough, writeParts, type FileStat } from '../fs/file-output.js';
 import { siteSiblings } from '../fs/lock.js';
@@ -15,6 +17,7 @@ import {
   type DatasetRecord,
   type Slot,
 } from './stat-cache-format.js';
+import { foreignStatCache } from './stat-cache.js';
 
 /** Records gathered while a site is assembled, by the file's ordinal (FileList), in blocks (never a doubled copy). */
 export class StatRecords {
@@ -92,4 +95,26 @@ export class StatRecords {
     const { statCache } = siteSiblings(siteDir);
     await replaceThrough(draftName(`${statCache}-`), statCache, (draft) => writeParts(draft, pieces));
   }
+}
+
+/**
+ * Writes the site's stat cache (`write`: StatRecords.write) unless its name holds what no build
+ * wrote (a directory, a link, someone's file): that is left as it is, nothing written beside it,
+ * and `onWarning` told what to do. A cache that cannot be written is removed (the old one would
+ * describe another build), never what is not a cache.
+ */
+export async function writeStatCache(
+  siteDir: string,
+  onWarning: ((warning: Problem) => void) | undefined,
+  write: () => Promise<void>,
+): Promise<void> {
+  const { statCache } = siteSiblings(siteDir);
+  const foreign = await foreignStatCache(siteDir).catch(
+    (error: NodeJS.ErrnoException) => `unreadable (${error.code ?? error.message})`,
+  );
+  if (foreign === null) return write().catch(() => rm(statCache, { force: true }).catch(() => undefined));
+  onWarning?.({
+    file: statCache,
+    reason: `${foreign} where a build keeps its stat cache (its record of the site's files): left as it is, so every build reads all the site's files again; move it aside or delete it`,
+  });
 }
