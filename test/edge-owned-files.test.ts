@@ -385,4 +385,23 @@ syncBuiltinESMExports();
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(await entries(dirname(site))).toEqual(await entries(dirname(clean.site)));
   });
+
+  // A draft is removed by the next run that writes its file: one whose file the user then made is never written again.
+  it.each([
+    ["a user's file created when missing, which the user then wrote themselves: the rerun keeps it", 'worker.js', 0],
+    ['a file of its own, which the user then replaced with theirs: the rerun refuses, keeping it', 'cities-site.js', 2],
+  ])('at %s; the dead run’s draft is removed all the same', async (_, file, code) => {
+    const { site, out } = await fresh('cloudflare');
+    const args = ['edge', 'cloudflare', '--site', site, '--project', out];
+    const killed = spawnNode(['--import', killer, join(ROOT, 'bin/cities-api.js'), ...args], { KILL_AT: file });
+    expect((await killed.exited).signal).toBe('SIGKILL');
+    const draft = `.${file}.${killed.child.pid}.draft`;
+    expect(await readdir(out)).toContain(draft);
+    await writeFile(join(out, file), '// mine\n');
+
+    const rerun = await cli(dirname(site), 'edge', 'cloudflare', '--site', site, '--project', out);
+    expect(rerun.code, rerun.stderr).toBe(code);
+    expect(await readFile(join(out, file), 'utf8')).toBe('// mine\n');
+    expect((await entries(dirname(site))).filter((entry) => entry.endsWith('.draft'))).toEqual([]);
+  });
 });

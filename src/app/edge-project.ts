@@ -8,7 +8,7 @@ import type { EdgeProjectData } from '../http/edge-site.js';
 import { specOf } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { fileSystemError } from '../fs/fs-error.js';
-import { createAtomically, writeOwnedFiles } from '../fs/owned-files.js';
+import { createAtomically, removeDeadDraftsOf, writeOwnedFiles } from '../fs/owned-files.js';
 import { checkLimits, limitOf, type LimitOverrides } from '../platforms/limits.js';
 import { BUNDLE_NAME, DATA_NAME, posixRelative, textFile, type ProjectFile } from '../platforms/recipe.js';
 import { PLATFORMS, RECIPES, type Platform } from '../platforms/recipes.js';
@@ -88,6 +88,8 @@ export async function writeEdgeProject(
   });
   const created: ProjectFile[] = [];
   await (async () => {
+    // Every path's, first: a killed run's draft of a file this run will not write (the user's now) would stay for good.
+    await removeDeadDraftsOf([join(out, OWNED_RECORD), ...[...plan.ours, ...plan.theirs].map((f) => f.path)]);
     const missing = await missingFiles(plan.theirs.map((f) => f.path));
     await writeOwnedFiles(out, OWNED_RECORD, 'cities-api edge', plan.ours);
     // Each whole or not at all: a half-written one would be taken for the user's by the next run, and kept.

@@ -1,7 +1,7 @@
 import { lstat, mkdir, readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
-import { type DraftName, draftName } from './dead-drafts.js';
+import { type DraftName, draftName, removeDeadDrafts } from './dead-drafts.js';
 import { createThrough, replaceThrough, sha256, writeNew } from './file-output.js';
 
 // Files a command writes into a directory the user owns (a project folder, often their repository's
@@ -151,6 +151,15 @@ async function writeAtomically(path: string, bytes: string | Uint8Array): Promis
  */
 export async function createAtomically(path: string, bytes: string | Uint8Array): Promise<boolean> {
   return createThrough(draftsOf(path), path, (draft) => writeNew(draft, bytes));
+}
+
+/**
+ * Removes the drafts that killed runs left of these files (`.NAME.PID.draft`, their writer gone),
+ * whether this run writes the files or not: a file written only when missing, which the user then
+ * made themselves, is never written again, and the draft of its name would otherwise stay for good.
+ */
+export async function removeDeadDraftsOf(paths: readonly string[]): Promise<void> {
+  await removeDeadDrafts(paths.map(draftsOf));
 }
 
 /** The temporary files beside `path` that become it: `.NAME.PID.draft`. */
