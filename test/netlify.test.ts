@@ -297,6 +297,65 @@ describe('netlifyRedirects', () => {
   });
 });
 
+// Netlify reads a `_redirects` or `_headers` path segment starting with `:` as a placeholder (any
+// segment) and `*` as a wildcard (in `_redirects` a splat at a segment's end; in `_headers`
+// anywhere in a segment, as @netlify/headers-parser's for_regexp.js builds it), and decodes no
+// escape: a base path holding either cannot be written in them, and is refused before a build reads anything.
+describe("a base path Netlify's files would misread is refused", () => {
+  it("why: Netlify's engine reads /:v1/ as any segment, and the escape /%3Av1/ as no path a browser sends", async () => {
+    const placeholder = await netlifyMatcher(
+      '/:v1/api/cities/  /one.json  200!\n',
+      join(root, 'placeholder._redirects'),
+    );
+    expect(placeholder('/v2/api/cities/', '')).toMatchObject({ to: '/one.json' });
+    const escaped = await netlifyMatcher('/%3Av1/api/cities/  /one.json  200!\n', join(root, 'escaped._redirects'));
+    expect(escaped('/:v1/api/cities/', '')).toBeNull();
+    const splat = await netlifyMatcher('/v1*/cities/  /one.json  200!\n', join(root, 'splat._redirects'));
+    expect(splat('/v1-other/cities/', '')).toMatchObject({ to: '/one.json' });
+  });
+
+  it.each([
+    ['a segment that is a placeholder', 'https://x.example/:v1/api', ':v1'],
+    ['a placeholder percent-encoded (decoded, as requests are matched)', 'https://x.example/%3Av1/api', ':v1'],
+    ['a wildcard ending a segment', 'https://x.example/api/v1*', 'v1*'],
+    ['a wildcard inside a segment', 'https://x.example/a*b', 'a*b'],
+    ['a lone wildcard', 'https://x.example/*/api', '*'],
+  ])('%s (%s): the build refuses it, exit 2, naming the segment, and writes nothing', async (_, baseUrl, segment) => {
+    const out = join(root, `refused-${segment.replace(/\W/g, '_')}-${_.length}`);
+    const said = `path segment "${segment}"`;
+    await expect(build({ data: join(KIT, 'cities11.csv'), out, baseUrl })).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining(said),
+    });
+    expect(existsSync(out)).toBe(false);
+    expect(() => netlifyRedirects(testSpec({ baseUrl }))).toThrow(said);
+    expect(() => netlifyHeaders(testSpec({ baseUrl }))).toThrow(said);
+  });
+
+  it.each([
+    ['a colon inside a segment', 'https://x.example/a:b/api', '/ax/api/cities/'],
+    ['a colon ending a segment', 'https://x.example/v1:/api', '/v1x/api/cities/'],
+  ])(
+    "%s (%s) is Netlify's literal text: its endpoint reaches the files, no other path does",
+    async (_, baseUrl, other) => {
+      const spec = testSpec({ baseUrl });
+      const route = await netlifyMatcher(netlifyRedirects(spec), join(root, 'colon._redirects'));
+      expect(route(`${spec.mount}/cities/`, 'page=2')).toMatchObject({
+        to: '/cities/default/default/2.json',
+        status: 200,
+      });
+      expect(route(other, 'page=2')).toBeNull();
+    },
+  );
+
+  it('a site built --for cloudflare, which holds no Netlify files, may have such a path', async () => {
+    const out = join(root, 'cloudflare-placeholder');
+    await build({ data: join(KIT, 'cities11.csv'), out, baseUrl: 'https://x.example/:v1/api', host: 'cloudflare' });
+    expect(existsSync(join(out, ROUTES.extras.netlifyRedirects))).toBe(false);
+    expect((await readManifest(out))?.settings.baseUrl).toBe('https://x.example/:v1/api');
+  });
+});
+
 describe('netlifyHeaders', () => {
   /** path → headers, read the way Netlify reads _headers: a path line, then indented `Name: value` lines. */
   function parseHeaders(text: string): Map<string, Record<string, string>> {

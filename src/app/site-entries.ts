@@ -82,16 +82,17 @@ export async function* siteEntries(data: HeldIndex, spec: SiteSpec, edgeTag: str
   }
   // Every other file of the route table's list but the manifest, which the writer writes last (and
   // but other hosts' files, for a site built for one).
-  const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest' | 'dataset'>, Body> = {
-    cloudfront: cloudFrontFunction(spec),
-    netlifyRedirects: netlifyRedirects(spec),
-    netlifyHeaders: netlifyHeaders(spec),
-    openapi: `${JSON.stringify(openApiDocument(spec), null, 2)}\n`,
-    notPrecomputed: notPrecomputedJson(spec.pageSizes),
+  // (Each made only for a site that holds it: one host's file may refuse what another host's site has.)
+  const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest' | 'dataset'>, () => Body> = {
+    cloudfront: () => cloudFrontFunction(spec),
+    netlifyRedirects: () => netlifyRedirects(spec),
+    netlifyHeaders: () => netlifyHeaders(spec),
+    openapi: () => `${JSON.stringify(openApiDocument(spec), null, 2)}\n`,
+    notPrecomputed: () => notPrecomputedJson(spec.pageSizes),
   };
   const hosted = new Set<string>(siteExtras(spec.host));
   for (const [name, body] of Object.entries(extras))
-    if (hosted.has(name)) yield { path: ROUTES.extras[name as keyof typeof extras], body };
+    if (hosted.has(name)) yield { path: ROUTES.extras[name as keyof typeof extras], body: body() };
 }
 
 /**
