@@ -32,7 +32,7 @@ describe('listen', () => {
       host,
     );
     expect(listening.url).toMatch(url);
-    await listening.close();
+    await listening.close(5_000);
   });
 
   it('a port in use is a clear error', async () => {
@@ -41,7 +41,7 @@ describe('listen', () => {
     await expect(listen(createServer(), port, '127.0.0.1')).rejects.toThrow(
       `port ${port} on 127.0.0.1 is already in use; choose another with --port`,
     );
-    await first.close();
+    await first.close(5_000);
   });
 
   it('close() ends kept-alive connections instead of waiting for them', async () => {
@@ -57,7 +57,7 @@ describe('listen', () => {
       }).end(),
     );
     const started = performance.now();
-    await listening.close();
+    await listening.close(5_000);
     expect(performance.now() - started).toBeLessThan(1000);
   });
 });

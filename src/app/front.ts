@@ -108,6 +108,15 @@ export async function startFront(options: FrontOptions): Promise<Front> {
       handling.writer = store;
       ready();
     },
-    close: () => listening.close().finally(() => requests?.flush()),
+    close: () =>
+      listening
+        .close(limits.closeGrace)
+        .then((cut) => {
+          if (cut)
+            log(
+              `closing: cut ${cut} ${cut === 1 ? 'connection' : 'connections'} still open ${limits.closeGrace / 1000} s after close began (answers their clients were not reading)`,
+            );
+        })
+        .finally(() => requests?.flush()),
   };
 }

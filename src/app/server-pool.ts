@@ -8,7 +8,7 @@ import { noSiteIn, readManifestHead } from '../store/manifest-file.js';
 import type { FrontOptions } from './front.js';
 import type { Opened, SiteServers } from './site-server.js';
 
-/** How long a worker may take to close before it is killed. */
+/** How long a worker may take to close, beyond the answers it lets finish (closeGrace), before it is killed. */
 const CLOSE_MS = 5000;
 
 /** What a worker needs to listen: the options of its HTTP front, as plain data (functions cannot cross). */
@@ -118,7 +118,7 @@ export class ServerPool implements SiteServers {
     this.closing = true;
     await Promise.all(
       [...this.workers].map(async (worker) => {
-        const kill = setTimeout(() => void worker.stop('SIGKILL'), CLOSE_MS);
+        const kill = setTimeout(() => void worker.stop('SIGKILL'), this.setup.limits.closeGrace + CLOSE_MS);
         worker.emit('close', null);
         await worker.ended;
         clearTimeout(kill);

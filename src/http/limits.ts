@@ -24,6 +24,8 @@ export interface ServerLimits {
   readonly firstBuildHold: number;
   /** Bytes of computed answers (compact JSON listings) kept per server process beside the route memo (see answer-cache.ts). */
   readonly answerCacheBytes: number;
+  /** How long close() lets the answers being sent finish before it cuts the connections still open, read or not (ms). */
+  readonly closeGrace: number;
 }
 
 /** Request targets (path and query) longer than this are answered 414, as nginx's default 8k buffer does. */
@@ -40,6 +42,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxBufferedBytes: 64 * 1024 * 1024,
   firstBuildHold: 2_000,
   answerCacheBytes: 16 * 1024 * 1024,
+  closeGrace: 5_000,
 };
 
 /** The defaults with some replaced, checked: positive integers, headers within the request time. */

@@ -1,13 +1,20 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { CitiesApiError } from '../core/errors.js';
 
 export interface Listening {
   /** `http://host:port`, where the server listens (IPv6 hosts in brackets). */
   readonly url: string;
-  /** Stops accepting, closes every connection, resolves once the server is closed. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting and closes each connection once its answers are sent; those still open after
+   * `grace` ms (a client that reads nothing, a download too slow to end in time) are cut. Resolves
+   * once the server is closed, with the number of connections cut.
+   */
+  close(grace: number): Promise<number>;
 }
+
+/** How often a closing server closes the connections whose answers have ended since. */
+const IDLE_CHECK_MS = 50;
 
 /** Listens on `port` (0: any free one) and `host`; a port in use is a clear error. */
 export async function listen(server: Server, port: number, host: string): Promise<Listening> {
@@ -16,12 +23,28 @@ export async function listen(server: Server, port: number, host: string): Promis
     server.listen(port, host, resolve);
   });
   const address = server.address() as AddressInfo;
+  // Every connection, CONNECT's and upgraded ones too, which node:http's own list no longer holds.
+  const open = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
+    close: (grace) =>
+      new Promise<number>((resolve) => {
+        let cut = 0;
+        const idle = setInterval(() => server.closeIdleConnections(), IDLE_CHECK_MS);
+        const deadline = setTimeout(() => {
+          cut = open.size;
+          for (const socket of open) socket.destroy();
+        }, grace);
+        server.close(() => {
+          clearInterval(idle);
+          clearTimeout(deadline);
+          resolve(cut);
+        });
+        server.closeIdleConnections();
       }),
   };
 }
