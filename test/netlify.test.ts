@@ -3,6 +3,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseAllRedirects } from 'netlify-redirect-parser';
+import { URLPattern } from 'urlpattern-polyfill';
+import { netlifyEdgeConfig } from '../src/platforms/netlify/adapter.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
 import { ROUTES } from '../src/core/route-table.js';
@@ -347,6 +349,23 @@ describe("a base path Netlify's files would misread is refused", () => {
       expect(route(other, 'page=2')).toBeNull();
     },
   );
+
+  // `edge netlify`'s function is routed by a URLPattern (@netlify/edge-bundler's manifest makes its
+  // regular expression with this polyfill), where more is syntax: `:name` anywhere, `*`, groups.
+  it.each([
+    ['a placeholder segment', 'https://x.example/:v1/api', '/:v1/api/cities/', '/v2/api/cities/'],
+    ['a colon inside a segment', 'https://x.example/a:b/api', '/a:b/api/cities/', '/ax/api/cities/'],
+    ['a wildcard', 'https://x.example/a*b', '/a*b/cities/', '/axyzb/cities/'],
+    ['a group', 'https://x.example/a(b)', '/a(b)/cities/', '/ab/cities/'],
+    ['braces (percent-encoded in requests)', 'https://x.example/a{b}', '/a%7Bb%7D/cities/', '/ab/cities/'],
+    ['a plus', 'https://x.example/a+b', '/a+b/cities/', '/aab/cities/'],
+  ])("the edge function's path with %s (%s) matches its endpoint, and no other path", (_, baseUrl, own, other) => {
+    const { path } = netlifyEdgeConfig({ settings: testSpec({ baseUrl }) });
+    const patterns = path.map((pathname) => new URLPattern({ pathname }));
+    expect(patterns.some((pattern) => pattern.test({ pathname: own }))).toBe(true);
+    expect(patterns.some((pattern) => pattern.test({ pathname: own.slice(0, -1) }))).toBe(true);
+    expect(patterns.some((pattern) => pattern.test({ pathname: other }))).toBe(false);
+  });
 
   it('a site built --for cloudflare, which holds no Netlify files, may have such a path', async () => {
     const out = join(root, 'cloudflare-placeholder');

@@ -81,8 +81,13 @@ function cdnCached(request: Request, response: Response): Response {
   return new Response(response.body, { status: response.status, headers });
 }
 
-/** The function's in-source config: the endpoint's path, with and without its slash (which redirects), its answers cacheable by the CDN. */
+/**
+ * The function's in-source config: the endpoint's path, with and without its slash (which
+ * redirects), its answers cacheable by the CDN. Netlify reads `path` as a URLPattern, where `:name`,
+ * `*`, `(...)`, `{...}`, `+` and `?` are syntax: each escaped, so a base path holding one
+ * (`/:v1`, `/a(b)`) is matched as written, not as a pattern matching other paths (or not its own).
+ */
 export function netlifyEdgeConfig(data: EdgeProjectData): { path: string[]; cache: 'manual' } {
-  const endpoint = endpointPath(mountOf(data.settings.baseUrl));
+  const endpoint = endpointPath(mountOf(data.settings.baseUrl)).replace(/[:*(){}+?\\]/g, '\\$&');
   return { path: [endpoint.slice(0, -1), endpoint], cache: 'manual' };
 }
