@@ -1,4 +1,5 @@
 import { CitiesApiError, shortText } from '../core/errors.js';
+import { type Callback, guardedCallback, ownCallback } from './caller-callbacks.js';
 import type { BuildOptions } from './build-options.js';
 import type { ServeOptions } from './serve-options.js';
 
@@ -22,6 +23,8 @@ const what = (value: unknown): string => {
 const string: Kind = (v) => (typeof v === 'string' ? undefined : 'a string');
 const boolean: Kind = (v) => (typeof v === 'boolean' ? undefined : 'true or false');
 const callback: Kind = (v) => (typeof v === 'function' ? undefined : 'a function');
+/** A callback serve() calls while it serves (its log, its request log): one that throws is not let take the server down. */
+const told: Kind = (v) => callback(v);
 const signal: Kind = (v) => (v instanceof AbortSignal ? undefined : 'an AbortSignal (AbortController().signal)');
 const whole =
   (expected: string, min: number, max = Number.MAX_SAFE_INTEGER): Kind =>
@@ -88,8 +91,8 @@ const SERVE: Record<keyof ServeOptions, Kind> = {
   lockWait: whole('a whole number of ms, 0 or more', 0),
   limits: plainObject,
   failoverOrigin: boolean,
-  log: callback,
-  requestLog: callback,
+  log: told,
+  requestLog: told,
   previewPages: boolean,
   workers: (v) => (v === 'auto' || typeof v === 'number' ? undefined : "a number of processes, or 'auto'"),
   firstBuild: plainObject,
@@ -102,9 +105,9 @@ export function buildOptionsOf(given: unknown): BuildOptions {
 
 /** serve()'s options checked (see above), nulls left out; none given is every default. */
 export function serveOptionsOf(given: unknown): ServeOptions {
-  const options = checked('serve', given ?? {}, SERVE) as ServeOptions;
-  if (options.firstBuild) checked('serve', options.firstBuild, FIRST_BUILD, 'firstBuild.');
-  return options;
+  const options = checked('serve', given ?? {}, SERVE);
+  if (options.firstBuild) options.firstBuild = checked('serve', options.firstBuild, FIRST_BUILD, 'firstBuild.');
+  return options as ServeOptions;
 }
 
 function checked(fn: string, given: unknown, kinds: Record<string, Kind>, prefix = ''): Record<string, unknown> {
@@ -121,7 +124,14 @@ function checked(fn: string, given: unknown, kinds: Record<string, Kind>, prefix
     const expected = kind(value);
     if (expected)
       throw new CitiesApiError(`${fn}() option \`${prefix}${name}\` must be ${expected}, not ${what(value)}`, 2);
-    options[name] = value;
+    // A callback is wrapped (caller-callbacks.ts): what it throws a CitiesApiError naming it, or a warning.
+    const called = `${fn}()'s \`${prefix}${name}\``;
+    options[name] =
+      kind === callback
+        ? ownCallback(called, value as Callback)
+        : kind === told
+          ? guardedCallback(called, value as Callback)
+          : value;
   }
   return options;
 }
@@ -140,23 +150,4 @@ function oneOff(a: string, b: string): boolean {
   while (i < a.length && a[i] === b[i]) i++;
   const tail = (x: string, y: string) => x.slice(i + 1) === y.slice(i + (a.length === b.length ? 1 : 0));
   return a.length >= b.length ? tail(a, b) : tail(b, a);
-}
-
-/**
- * A caller's callback (serve()'s log, requestLog) that cannot take the server down: called from
- * timers and request handlers, a throw would be an uncaught exception ending the caller's process.
- * What it throws is said once as a process warning; its lines are dropped.
- */
-export function guardedCallback<T>(name: string, callback: (value: T) => void): (value: T) => void {
-  let warned = false;
-  return (value) => {
-    try {
-      callback(value);
-    } catch (error) {
-      if (warned) return;
-      warned = true;
-      const reason = error instanceof Error ? error.message : String(error);
-      process.emitWarning(`cities-api: serve()'s ${name} callback threw (${reason}): its lines are dropped`);
-    }
-  };
 }

@@ -12,7 +12,7 @@ import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
 import { previewUrl } from './preview-guard.js';
 import { markPreview } from './preview-marker.js';
-import { guardedCallback, serveOptionsOf } from './library-options.js';
+import { serveOptionsOf } from './library-options.js';
 import { behindWarning, buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
 import type { ServeOptions } from './serve-options.js';
 import type { SwapCheck } from './build-options.js';
@@ -46,8 +46,9 @@ export async function serve(asked: ServeOptions = {}): Promise<RunningServer> {
   // Called from JavaScript too: what the types require is checked (library-options.ts), what they leave out defaulted.
   const given = serveOptionsOf(asked);
   const options = { ...given, dir: given.dir ?? DEFAULT_OUT };
-  const log = options.log ? guardedCallback('log', options.log) : () => {};
-  const requestLog = options.requestLog && guardedCallback('requestLog', options.requestLog);
+  // The caller's callbacks come checked and wrapped (library-options.ts): a log that throws cannot take the server down.
+  const log = options.log ?? (() => {});
+  const requestLog = options.requestLog;
   const workers = workerCount(options.workers);
   checkOptions(options, log);
   if (options.writable) for (const line of await checkWritable(options.data!)) log(line);

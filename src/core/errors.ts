@@ -11,15 +11,19 @@ export interface Problem {
   reason: string;
 }
 
-/** The one error class the library throws: a message for people, an exit code for the CLI. */
+/**
+ * The one error class the library throws: a message for people, an exit code for the CLI; `cause`,
+ * when another error led to it (a caller's callback that threw: that error as thrown).
+ */
 export class CitiesApiError extends Error {
   override readonly name = 'CitiesApiError';
   constructor(
     message: string,
     readonly exitCode: 1 | 2 = 1,
     readonly problems: readonly Problem[] = [],
+    options?: { readonly cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
