@@ -51,6 +51,7 @@ const UNIT = [
   'json-text',
   'lock-holder',
   'layout-doc',
+  'library-entries',
   'negotiate',
   'openapi',
   'ordering',

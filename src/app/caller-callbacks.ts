@@ -57,7 +57,7 @@ function unawaited(result: unknown, warning: (error: unknown) => void): unknown 
 }
 
 /** What a thrown value says: an Error's message, else the value as text (when it can be made text at all). */
-function reasonOf(error: unknown): string {
+export function reasonOf(error: unknown): string {
   try {
     return shortText(error instanceof Error ? String(error.message) : String(error), 200);
   } catch {

@@ -1,4 +1,5 @@
-import { CitiesApiError, shortText } from '../core/errors.js';
+import { CitiesApiError } from '../core/errors.js';
+import { boolean, callback, type Kind, list, plainObject, signal, string, what, whole } from './argument-kinds.js';
 import { type Callback, guardedCallback, ownCallback } from './caller-callbacks.js';
 import type { BuildOptions } from './build-options.js';
 import type { ServeOptions } from './serve-options.js';
@@ -10,33 +11,8 @@ import type { ServeOptions } from './serve-options.js';
 // knows. A null is an option left out. What each value may be beyond its type is the parsers'
 // (spec.ts: page sizes, orderings, collation...), which the CLI's values go through too.
 
-type Kind = (value: unknown) => string | undefined;
-
-const what = (value: unknown): string => {
-  if (value === undefined || value === null) return 'nothing';
-  if (typeof value === 'string') return `the string "${shortText(value, 40)}"`;
-  if (Array.isArray(value)) return shortText(JSON.stringify(value) ?? 'an array', 40);
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-};
-
-const string: Kind = (v) => (typeof v === 'string' ? undefined : 'a string');
-const boolean: Kind = (v) => (typeof v === 'boolean' ? undefined : 'true or false');
-const callback: Kind = (v) => (typeof v === 'function' ? undefined : 'a function');
 /** A callback serve() calls while it serves (its log, its request log): one that throws is not let take the server down. */
 const told: Kind = (v) => callback(v);
-const signal: Kind = (v) => (v instanceof AbortSignal ? undefined : 'an AbortSignal (AbortController().signal)');
-const whole =
-  (expected: string, min: number, max = Number.MAX_SAFE_INTEGER): Kind =>
-  (v) =>
-    Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max ? undefined : expected;
-const list =
-  (item: 'string' | 'number', example: string): Kind =>
-  (v) =>
-    typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === item || typeof x === 'string'))
-      ? undefined
-      : `an array such as ${example}, or a comma-separated string`;
-const plainObject: Kind = (v) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : 'an object');
 
 const BUILD: Record<keyof BuildOptions, Kind> = {
   data: string,
@@ -100,22 +76,27 @@ const SERVE: Record<keyof ServeOptions, Kind> = {
 
 /** build()'s options checked (see above), nulls left out. */
 export function buildOptionsOf(given: unknown): BuildOptions {
-  return checked('build', given, BUILD) as unknown as BuildOptions;
+  return checkedOptions('build', given, BUILD, 'BuildOptions') as unknown as BuildOptions;
 }
 
 /** serve()'s options checked (see above), nulls left out; none given is every default. */
 export function serveOptionsOf(given: unknown): ServeOptions {
-  const options = checked('serve', given ?? {}, SERVE);
-  if (options.firstBuild) options.firstBuild = checked('serve', options.firstBuild, FIRST_BUILD, 'firstBuild.');
+  const options = checkedOptions('serve', given ?? {}, SERVE, 'ServeOptions');
+  if (options.firstBuild)
+    options.firstBuild = checkedOptions('serve', options.firstBuild, FIRST_BUILD, 'ServeOptions', 'firstBuild.');
   return options as ServeOptions;
 }
 
-function checked(fn: string, given: unknown, kinds: Record<string, Kind>, prefix = ''): Record<string, unknown> {
+/** The options `given` to `fn`, each checked by its kind, a callback wrapped (caller-callbacks.ts), nulls left out. */
+export function checkedOptions(
+  fn: string,
+  given: unknown,
+  kinds: Record<string, Kind>,
+  type: string,
+  prefix = '',
+): Record<string, unknown> {
   if (typeof given !== 'object' || given === null || Array.isArray(given))
-    throw new CitiesApiError(
-      `${fn}() takes an object of options (see its type, ${fn === 'build' ? 'BuildOptions' : 'ServeOptions'}), not ${what(given)}`,
-      2,
-    );
+    throw new CitiesApiError(`${fn}() takes an object of options (see its type, ${type}), not ${what(given)}`, 2);
   const options: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(given)) {
     const kind = kinds[name];
