@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultMinFree, diskSpace, spaceShortage, SpaceGuard, type DiskSpace } from '../src/store/disk-space.js';
 import { parseMinFree } from '../src/site/spec.js';
+import { inFlags } from '../src/cli/options.js';
+import { CitiesApiError } from '../src/core/errors.js';
 import { bytesOnDisk, reusableShape, type Reusable } from '../src/site/size.js';
 import { writeSite } from '../src/store/site-writer.js';
 import { cli } from './cli-helpers.js';
@@ -85,7 +87,9 @@ describe('spaceShortage: a build must fit beside the old site and leave the marg
     const reusable = name.startsWith('what the old site')
       ? { files: 400_000, jsonBytes: 1.4 * GB, compressedBytes: 0.45 * GB }
       : null;
-    const shortage = spaceShortage(space, site ?? big, reusable, keep);
+    // In the CLI's words (the message names its options by their keys: core/errors.ts).
+    const marked = spaceShortage(space, site ?? big, reusable, keep);
+    const shortage = marked && inFlags(new CitiesApiError(marked));
     if (message) expect(shortage).toMatch(message);
     else expect(shortage).toBeNull();
     if (shortage)
@@ -153,7 +157,7 @@ describe('--min-free', () => {
     expect(() => parseMinFree(text)).toThrow(
       expect.objectContaining({
         exitCode: 2,
-        message: expect.stringMatching(/invalid --min-free .*expected a size such as 500MB, 2GB or 0/),
+        message: expect.stringMatching(/invalid `minFree` .*expected a size such as 500MB, 2GB or 0/),
       }),
     );
   });
@@ -232,7 +236,7 @@ describe('a build that cannot fit is refused, and one that runs out of room stop
       exitCode: 2,
       message: expect.stringMatching(
         new RegExp(
-          `^stopped building ${out}: the filesystem of ${out} has [\\d.]+ [KMGT]?B free, below the [\\d.]+ TB a build leaves free \\(--min-free\\); the site was left as it was`,
+          `^stopped building ${out}: the filesystem of ${out} has [\\d.]+ [KMGT]?B free, below the [\\d.]+ TB a build leaves free \\(\`minFree\`\\); the site was left as it was`,
         ),
       ),
     });

@@ -39,7 +39,7 @@ describe('listen', () => {
     const first = await listen(createServer(), 0, '127.0.0.1');
     const port = Number(new URL(first.url).port);
     await expect(listen(createServer(), port, '127.0.0.1')).rejects.toThrow(
-      `port ${port} on 127.0.0.1 is already in use; choose another with --port`,
+      `port ${port} on 127.0.0.1 is already in use; choose another with \`port\``,
     );
     await first.close(5_000);
   });

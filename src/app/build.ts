@@ -17,7 +17,7 @@ import { buildInThread } from './build-thread.js';
 import { previewRefusal } from './preview-guard.js';
 import { buildCurrent, DEFAULT_LOCK_WAIT, swapIfAsRead } from './behind-site.js';
 import { siteEntries } from './site-entries.js';
-import { buildOptionsOf } from './library-options.js';
+import { buildOptionsOf, inLibraryWords } from './library-options.js';
 
 export type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './build-options.js';
 
@@ -26,6 +26,10 @@ export type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './b
  * failure (no permission, a file where a directory should be...) is a CitiesApiError naming the path.
  */
 export async function build(asked: BuildOptions): Promise<BuildResult> {
+  return buildChecked(asked).catch((error: unknown) => Promise.reject(inLibraryWords('build', error)));
+}
+
+async function buildChecked(asked: BuildOptions): Promise<BuildResult> {
   // Called from JavaScript too: what the types require is checked, what they leave out defaulted.
   const given = buildOptionsOf(asked);
   if (typeof given?.data !== 'string' || given.data === '')

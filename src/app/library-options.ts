@@ -1,4 +1,4 @@
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionsSaid } from '../core/errors.js';
 import { boolean, callback, type Kind, list, plainObject, signal, string, what, whole } from './argument-kinds.js';
 import { type Callback, guardedCallback, ownCallback } from './caller-callbacks.js';
 import type { BuildOptions } from './build-options.js';
@@ -131,4 +131,20 @@ function oneOff(a: string, b: string): boolean {
   while (i < a.length && a[i] === b[i]) i++;
   const tail = (x: string, y: string) => x.slice(i + 1) === y.slice(i + (a.length === b.length ? 1 : 0));
   return a.length >= b.length ? tail(a, b) : tail(b, a);
+}
+
+/**
+ * The options an error of build() or serve() names, said as that function's own options name them
+ * (a message names them by the CLI's keys: core/errors.ts): where a name differs from the key.
+ */
+const LIBRARY_NAMES: Record<'build' | 'serve', Readonly<Record<string, string>>> = {
+  build: { site: 'out', builtFor: 'host' },
+  serve: { site: 'dir' },
+};
+
+/** An error of build() or serve(), the options its message names said as that function's options name them. */
+export function inLibraryWords(fn: 'build' | 'serve', error: unknown): unknown {
+  if (error instanceof CitiesApiError && error.wording)
+    error.message = optionsSaid(error.wording, (key) => `\`${LIBRARY_NAMES[fn][key] ?? key}\``);
+  return error;
 }

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { resolveLimits } from '../http/limits.js';
 import { DEFAULT_OUT } from '../site/spec.js';
 import { SiteBuilder } from './site-builder.js';
@@ -12,7 +12,7 @@ import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
 import { previewUrl } from './preview-guard.js';
 import { markPreview } from './preview-marker.js';
-import { serveOptionsOf } from './library-options.js';
+import { inLibraryWords, serveOptionsOf } from './library-options.js';
 import { behindWarning, buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
 import type { ServeOptions } from './serve-options.js';
 import type { SwapCheck } from './build-options.js';
@@ -24,9 +24,12 @@ export type { RunningServer } from './front.js';
 /** Checks the options that need no I/O, and the token's strength (a warning when weak). */
 function checkOptions(options: ServeOptions, log: (line: string) => void): void {
   if ((options.writable || options.watch) && !options.data)
-    throw new CitiesApiError(`--${options.writable ? 'writable' : 'watch'} needs a dataset file (--data)`, 2);
+    throw new CitiesApiError(
+      `${optionNamed(options.writable ? 'writable' : 'watch')} needs a dataset file (${optionNamed('data')})`,
+      2,
+    );
   if (options.writable && !options.token)
-    throw new CitiesApiError('--writable needs a token: set CITIES_API_TOKEN in the environment', 2);
+    throw new CitiesApiError(`${optionNamed('writable')} needs a token: set CITIES_API_TOKEN in the environment`, 2);
   if (options.writable) {
     const { error, warning } = tokenProblems(options.token!);
     if (error) throw new CitiesApiError(`CITIES_API_TOKEN ${error}`, 2);
@@ -43,6 +46,10 @@ function checkOptions(options: ServeOptions, log: (line: string) => void): void 
  * everything else computed live from the same page function.
  */
 export async function serve(asked: ServeOptions = {}): Promise<RunningServer> {
+  return serveChecked(asked).catch((error: unknown) => Promise.reject(inLibraryWords('serve', error)));
+}
+
+async function serveChecked(asked: ServeOptions): Promise<RunningServer> {
   // Called from JavaScript too: what the types require is checked (library-options.ts), what they leave out defaulted.
   const given = serveOptionsOf(asked);
   const options = { ...given, dir: given.dir ?? DEFAULT_OUT };
@@ -126,6 +133,9 @@ export function workerCount(workers: ServeOptions['workers']): number {
   if (workers === undefined) return 1;
   if (workers === 'auto') return availableParallelism();
   if (!Number.isSafeInteger(workers) || workers < 1 || workers > 1024)
-    throw new CitiesApiError(`--workers must be a whole number from 1 to 1024, or auto; not ${String(workers)}`, 2);
+    throw new CitiesApiError(
+      `${optionNamed('workers')} must be a whole number from 1 to 1024, or auto; not ${String(workers)}`,
+      2,
+    );
   return workers;
 }

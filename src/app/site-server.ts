@@ -1,4 +1,4 @@
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { endpointPath } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
 import type { City } from '../core/fields.js';
@@ -92,7 +92,7 @@ export class SiteServer implements SiteServers {
 function checkBaseUrl(dir: string, baseUrl: string | undefined, settings: SiteSettings): void {
   if (baseUrl && normalizeBaseUrl(baseUrl) !== settings.baseUrl)
     throw new CitiesApiError(
-      `${dir} was built for ${settings.baseUrl}; rebuild it with --base-url ${baseUrl}, or pass --data to build it now`,
+      `${dir} was built for ${settings.baseUrl}; rebuild it with ${optionNamed('baseUrl')} ${baseUrl}, or pass ${optionNamed('data')} to build it now`,
       2,
     );
 }

@@ -9,6 +9,7 @@ import { registerBuildCommand } from './build-command.js';
 import type { CommandContext, Output } from './command.js';
 import { registerConfigCommand } from './config-command.js';
 import { CONFIG_FILE } from './config-file.js';
+import { inFlags } from './options.js';
 import { registerEdgeCommand } from './edge-command.js';
 import { watchOutputs } from './output-watch.js';
 import { registerServeCommand } from './serve-command.js';
@@ -78,7 +79,7 @@ async function run(
     // An errno no step named more precisely: still one line, with its path, or its system call when it names none.
     const error = isErrno(thrown) ? await fileSystemError(thrown, { what: 'path' }) : thrown;
     if (error instanceof CitiesApiError) {
-      stderr.write(`cities-api: ${error.message}\n`);
+      stderr.write(`cities-api: ${inFlags(error)}\n`);
       if (inGitHubActions())
         for (const problem of error.problems.slice(0, MAX_ANNOTATIONS))
           stderr.write(`${problemAnnotation('error', problem, 'cities-api: invalid dataset')}\n`);

@@ -1,4 +1,5 @@
 import { Option } from 'commander';
+import { type CitiesApiError, optionsSaid } from '../core/errors.js';
 import { BUILD_OPTIONS } from './build-options.js';
 import { DATASET_OPTIONS } from './dataset-options.js';
 import { DEPLOY_OPTIONS } from './deploy-options.js';
@@ -77,4 +78,13 @@ export function optionsMarkdown(): string {
     return `| ${flags} | ${o.config ? `${keys} (${o.config})` : ''} | ${commands} | ${shown ? cell(shown) : ''} | ${cell(o.help)} |`;
   });
   return ['| flag | config key | commands | default | what it does |', '|---|---|---|---|---|', ...rows].join('\n');
+}
+
+/** A CitiesApiError's message as the CLI says it: each option it names (core/errors.ts) as the table's flag for it, `--min-free`. */
+export function inFlags(error: CitiesApiError): string {
+  if (!error.wording) return error.message;
+  return optionsSaid(error.wording, (key) => {
+    const row = OPTIONS.find((option) => option.key === key);
+    return row ? spellingName(row.flag) : `--${key}`;
+  });
 }

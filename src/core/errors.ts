@@ -17,14 +17,37 @@ export interface Problem {
  */
 export class CitiesApiError extends Error {
   override readonly name = 'CitiesApiError';
+  /** The message with the options it names as optionNamed() put them, when it names any: the CLI says them as its flags. */
+  declare readonly wording?: string;
   constructor(
     message: string,
     readonly exitCode: 1 | 2 = 1,
     readonly problems: readonly Problem[] = [],
     options?: { readonly cause?: unknown },
   ) {
-    super(message, options);
+    super(
+      optionsSaid(message, (key) => `\`${key}\``),
+      options,
+    );
+    if (this.message !== message) Object.assign(this, { wording: message });
   }
+}
+
+// An option a message names is named by its key in the CLI's option table (`port`, `minFree`,
+// `site`): the CLI says it as that row's flag (`--port`, `--min-free`, `--site`), a library caller
+// reads the name its own options give it (`port`, `minFree`; build()'s `out`, serve()'s `dir`).
+// Each says it from its own table; the message is written once, with the key in a marker.
+const MARK = '\u0000';
+const MARKED = /\u0000(\w+)\u0000/g;
+
+/** An option named in a CitiesApiError's message: said as `key` to a library caller (or its own name for it), as its flag by the CLI. */
+export function optionNamed(key: string): string {
+  return `${MARK}${key}${MARK}`;
+}
+
+/** A message (a CitiesApiError's `wording`) with each option it names said by `name`. */
+export function optionsSaid(wording: string, name: (key: string) => string): string {
+  return wording.includes(MARK) ? wording.replace(MARKED, (_, key: string) => name(key)) : wording;
 }
 
 /** `file:line: field F, value V: reason`, or `file: record N (id X): ...` for JSON records. */

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 
 export interface Listening {
   /** `http://host:port`, where the server listens (IPv6 hosts in brackets). */
@@ -54,20 +54,20 @@ function listenError(error: NodeJS.ErrnoException, port: number, host: string): 
   const where = `port ${port} on ${host}`;
   switch (error.code) {
     case 'EADDRINUSE':
-      return new CitiesApiError(`${where} is already in use; choose another with --port`);
+      return new CitiesApiError(`${where} is already in use; choose another with ${optionNamed('port')}`);
     case 'EACCES':
       return new CitiesApiError(
-        `${where} needs privileges this process lacks (ports below 1024); choose another with --port, e.g. 8080`,
+        `${where} needs privileges this process lacks (ports below 1024); choose another with ${optionNamed('port')}, e.g. 8080`,
       );
     case 'EADDRNOTAVAIL':
       return new CitiesApiError(
-        `cannot listen on ${host}: it is no address of this machine; choose one it has with --host, e.g. 127.0.0.1 or 0.0.0.0 (${error.code})`,
+        `cannot listen on ${host}: it is no address of this machine; choose one it has with ${optionNamed('host')}, e.g. 127.0.0.1 or 0.0.0.0 (${error.code})`,
       );
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EAI_FAIL':
       return new CitiesApiError(
-        `cannot listen on ${host}: no such host name; give an address with --host, e.g. 127.0.0.1 or 0.0.0.0 (${error.code})`,
+        `cannot listen on ${host}: no such host name; give an address with ${optionNamed('host')}, e.g. 127.0.0.1 or 0.0.0.0 (${error.code})`,
       );
     default:
       return new CitiesApiError(`cannot listen on ${where}: ${error.message}`);

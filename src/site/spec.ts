@@ -1,5 +1,5 @@
 import { isCollation, type Collation } from '../core/collation.js';
-import { CitiesApiError, shortText } from '../core/errors.js';
+import { CitiesApiError, optionNamed, shortText } from '../core/errors.js';
 import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
 import { canonicalPath, mountOf } from '../core/url-path.js';
 
@@ -60,7 +60,10 @@ export type Host = (typeof HOSTS)[number];
 
 export function parseHost(value: string): Host {
   if (!(HOSTS as readonly string[]).includes(value))
-    throw new CitiesApiError(`invalid --for "${shortText(String(value))}": use ${HOSTS.join(', ')}`, 2);
+    throw new CitiesApiError(
+      `invalid ${optionNamed('builtFor')} "${shortText(String(value))}": use ${HOSTS.join(', ')}`,
+      2,
+    );
   return value as Host;
 }
 
@@ -146,7 +149,7 @@ export function parseMaxFiles(value: string | number): number {
   const text = String(value);
   if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(Number(text))) {
     throw new CitiesApiError(
-      `invalid --max-files "${shortText(text)}": expected a positive integer such as 1000000`,
+      `invalid ${optionNamed('maxFiles')} "${shortText(text)}": expected a positive integer such as 1000000`,
       2,
     );
   }
@@ -161,6 +164,6 @@ export function parseMinFree(value: string | number): number {
   const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?b)?$/i.exec(text);
   const bytes = match ? Math.round(Number(match[1]) * SIZE_UNITS[(match[2] ?? '').toLowerCase()]!) : NaN;
   if (!Number.isSafeInteger(bytes))
-    throw new CitiesApiError(`invalid --min-free "${text}": expected a size such as 500MB, 2GB or 0`, 2);
+    throw new CitiesApiError(`invalid ${optionNamed('minFree')} "${text}": expected a size such as 500MB, 2GB or 0`, 2);
   return bytes;
 }

@@ -1,6 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { bytesOnDisk, ESTIMATE_SLACK, formatBytes } from '../site/size.js';
 
 // Free space on the filesystem a site is written to: checked before a build (refusing a site
@@ -70,7 +70,7 @@ export class SpaceGuard {
     const space = await diskSpace(this.dir);
     if (space.free < this.minFree) {
       throw new CitiesApiError(
-        `stopped building ${this.dir}: the filesystem of ${space.path} has ${formatBytes(space.free)} free, below the ${formatBytes(this.minFree)} a build leaves free (--min-free); ` +
+        `stopped building ${this.dir}: the filesystem of ${space.path} has ${formatBytes(space.free)} free, below the ${formatBytes(this.minFree)} a build leaves free (${optionNamed('minFree')}); ` +
           'the site was left as it was. Free some space, or precompute fewer orderings or page sizes',
         2,
       );
@@ -129,7 +129,7 @@ export function spaceShortage(
     : '';
   return (
     `the site needs about ${formatBytes(bytes)}${beyond} (${files.toLocaleString('en')} files; the estimate + ${Math.round((ESTIMATE_SLACK - 1) * 100)} %) ` +
-    `and a build leaves ${formatBytes(keep)} free (--min-free), but the filesystem of ${space.path} has ${formatBytes(space.free)} free${inodes}. ` +
-    'To fit: free some space, build on another filesystem (--site), precompute fewer orderings or page sizes, or lower --min-free (0 keeps no margin). Nothing was written.'
+    `and a build leaves ${formatBytes(keep)} free (${optionNamed('minFree')}), but the filesystem of ${space.path} has ${formatBytes(space.free)} free${inodes}. ` +
+    `To fit: free some space, build on another filesystem (${optionNamed('site')}), precompute fewer orderings or page sizes, or lower ${optionNamed('minFree')} (0 keeps no margin). Nothing was written.`
   );
 }
