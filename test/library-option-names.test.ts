@@ -42,6 +42,11 @@ describe('serve(): a message names each option as serve() takes it', () => {
       '`writable` needs a dataset file (`data`)',
     ],
     ['watch without data', () => ({ dir: site, watch: true, port: 0 }), '`watch` needs a dataset file (`data`)'],
+    [
+      'writable on a dataset that is a directory',
+      () => ({ dir: site, data: root, writable: true, token: 'a-token-long-enough-0123456789', port: 0 }),
+      '`writable` needs the dataset',
+    ],
     ['writable without a token', () => ({ dir: site, data, writable: true, port: 0 }), '`writable` needs a token'],
     ['workers 0', () => ({ dir: site, workers: 0, port: 0 }), '`workers` must be a whole number from 1 to 1024'],
     [
@@ -82,6 +87,16 @@ describe('build(): a message names each option as build() takes it', () => {
       () => ({ data, out: join(root, 'no-host'), host: 'nowhere' as never }),
       'invalid `host` "nowhere"',
     ],
+    [
+      'a host that compresses by itself, and a compression',
+      () => ({ data, out: join(root, 'for-host'), host: 'cloudflare', compression: 'best' }),
+      '`host` cloudflare builds no .gz/.br (cloudflare compresses by itself), and `compression` best asks for them: drop `compression`',
+    ],
+    [
+      'compress false, and a compression',
+      () => ({ data, out: join(root, 'no-compress'), compress: false, compression: 'best' }),
+      'give only `compression` (none, fast or best)',
+    ],
   ])('%s', async (_, options, message) => {
     const error = await build(options()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CitiesApiError);
@@ -111,6 +126,11 @@ describe('the CLI: the same messages name the flags, from its option table', () 
       'build with --min-free beyond the disk',
       () => ['build', '--data', data, '--site', join(root, 'cli-no-room'), '--min-free', '1000TB'],
       'build on another filesystem (--site), precompute fewer orderings or page sizes, or lower --min-free',
+    ],
+    [
+      'build --for cloudflare --compression best',
+      () => ['build', '--data', data, '--site', join(root, 'cli-for'), '--for', 'cloudflare', '--compression', 'best'],
+      '--for cloudflare builds no .gz/.br (cloudflare compresses by itself), and --compression best asks for them: drop --compression',
     ],
     ['build --max-files x', () => ['build', '--data', data, '--max-files', 'x'], 'invalid --max-files "x"'],
   ])('%s', async (_, args, message) => {

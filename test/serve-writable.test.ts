@@ -663,7 +663,7 @@ describe('a symlinked dataset is written through its link; links beside it are n
         await mkdir(join(dir, 'folder.csv'));
         await symlink('folder.csv', join(dir, 'cities.csv'));
       },
-      /--writable needs the dataset .*cities\.csv \(a link to .*folder\.csv\) to be a regular file/,
+      /`writable` needs the dataset .*cities\.csv \(a link to .*folder\.csv\) to be a regular file/,
     ],
     [
       'a .bak that is a directory',

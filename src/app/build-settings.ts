@@ -1,4 +1,4 @@
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { checkLiveUrl } from '../hosts/live-url.js';
 import { checkNetlifyMount } from '../hosts/netlify.js';
@@ -65,7 +65,7 @@ function hostCompression(host: Host, options: Pick<BuildOptions, 'compression' |
   const level = compressionOf(options);
   if (options.compression !== undefined && level !== 'none')
     throw new CitiesApiError(
-      `--for ${host} builds no .gz/.br (${host} compresses by itself), and --compression ${level} asks for them: drop --compression`,
+      `${optionNamed('builtFor')} ${host} builds no .gz/.br (${host} compresses by itself), and ${optionNamed('compression')} ${level} asks for them: drop ${optionNamed('compression')}`,
       2,
     );
   return 'none';
@@ -92,7 +92,7 @@ function compressionOf(options: Pick<BuildOptions, 'compression' | 'compress'>):
   if (options.compress !== false) return level ?? DEFAULT_COMPRESSION;
   if (level !== undefined && level !== 'none') {
     throw new CitiesApiError(
-      `--no-compress (compress: false) asks for no .gz/.br, --compression ${level} for them: give only --compression (none, fast or best)`,
+      `${optionNamed('compress')} (compress: false) asks for no .gz/.br, ${optionNamed('compression')} ${level} for them: give only ${optionNamed('compression')} (none, fast or best)`,
       2,
     );
   }

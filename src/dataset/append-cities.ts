@@ -4,7 +4,7 @@ import { constants } from 'node:fs';
 import { access, copyFile, link, lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { appendCsv, appendJson, checkStorable } from './appended-text.js';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { isAlive } from '../fs/lock-holder.js';
 import { syncDirectory } from '../fs/file-output.js';
@@ -120,16 +120,17 @@ export async function checkWritable(file: string): Promise<string[]> {
   });
   const via = target === resolve(file) ? '' : ` (a link to ${target})`;
   const stats = await stat(target);
-  if (!stats.isFile()) throw new CitiesApiError(`--writable needs the dataset ${file}${via} to be a regular file`, 2);
+  if (!stats.isFile())
+    throw new CitiesApiError(`${optionNamed('writable')} needs the dataset ${file}${via} to be a regular file`, 2);
   await access(dirname(target), constants.W_OK).catch(() => {
     throw new CitiesApiError(
-      `--writable: cannot create files in ${dirname(target)}, where new versions of ${file}${via} are written before they replace it; make that directory writable`,
+      `${optionNamed('writable')}: cannot create files in ${dirname(target)}, where new versions of ${file}${via} are written before they replace it; make that directory writable`,
       2,
     );
   });
   if ((await lstat(`${target}.bak`).catch(() => null))?.isDirectory()) {
     throw new CitiesApiError(
-      `--writable: ${target}.bak is a directory; the previous version of the dataset is kept under that name: move the directory away`,
+      `${optionNamed('writable')}: ${target}.bak is a directory; the previous version of the dataset is kept under that name: move the directory away`,
       2,
     );
   }
