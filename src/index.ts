@@ -1,6 +1,5 @@
 export { build, type BuildOptions, type BuildPlan, type BuildResult } from './app/build.js';
 export { VERSION } from './site/version.js';
-export { CityTable } from './core/city-table.js';
 export { runMain, type RunOptions } from './cli/main.js';
 export { COLLATIONS, type Collation } from './core/collation.js';
 export { CitiesApiError, type Problem } from './core/errors.js';
@@ -27,7 +26,6 @@ export { SAMPLE_DATASET } from './dataset/sample.js';
 export {
   answerListing,
   bodyBytes,
-  CityIndex,
   cloudFrontFunction,
   formatProblem,
   listingUrl,
@@ -46,3 +44,4 @@ export {
   specOf,
   staticPathFor,
 } from './app/library-entries.js';
+export { CityIndex, CityTable } from './app/library-classes.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as api from '../src/index.js';
 import { CitiesApiError } from '../src/index.js';
-import { testSpec } from './helpers.js';
+import { makeCity, testSpec } from './helpers.js';
 
 // The package's pure exports as a JavaScript caller may call them, no type checking its arguments:
 // a wrong one (a wrong type, a missing field, NaN, a negative number, an object whose getter
@@ -38,6 +38,36 @@ describe('an export called with a wrong argument: a CitiesApiError naming it', (
       'new CityIndex() with an unknown collation',
       () => new api.CityIndex(api.CityTable.fromCities([]), 'xx' as never),
       /argument `collation` must be locale or codepoint, not the string "xx"/,
+    ],
+    [
+      'CityTable.fromCities() of nothing',
+      () => loose(api.CityTable.fromCities)(),
+      /CityTable.fromCities\(\)'s argument `cities` must be an array of cities, not nothing/,
+    ],
+    [
+      'CityTable.fromCities() of a city missing its names',
+      () => api.CityTable.fromCities([{ id: 1 }] as never),
+      /invalid dataset cities \(21 problems.*\n {2}cities: record 0 \(id 1\): field name_ar, value missing: is missing/,
+    ],
+    [
+      'CityTable.fromCities() of a null',
+      () => api.CityTable.fromCities([null] as never),
+      /cities: record 0: field \(city\), value null: is not an object of city fields/,
+    ],
+    [
+      'CityTable.fromCities() of two cities of one id',
+      () => api.CityTable.fromCities([makeCity(1), makeCity(1)]),
+      /record 1 \(id 1\): field id, value 1: duplicates the id of record 0/,
+    ],
+    [
+      'CityTable.fromDatasetFile() of a string',
+      () => loose(api.CityTable.fromDatasetFile)('x'),
+      /CityTable.fromDatasetFile\(\)'s argument `file` must be the bytes of a site's dataset file/,
+    ],
+    [
+      'new CityTable() of nothing',
+      () => new (api.CityTable as never as new () => unknown)(),
+      /new CityTable\(\)'s argument `count` must be a whole number of cities/,
     ],
     [
       'answerListing() of no index',
@@ -245,6 +275,12 @@ describe('an export called with a wrong argument: a CitiesApiError naming it', (
 
 describe('an export called rightly: answered as before the checks', () => {
   it.each<[string, () => unknown, unknown]>([
+    [
+      'a table readDataset() made is a CityTable',
+      async () => (await api.readDataset(api.SAMPLE_DATASET)) instanceof api.CityTable,
+      true,
+    ],
+    ['CityTable.fromCities() of valid cities', () => api.CityTable.fromCities([makeCity(1), makeCity(2)]).count, 2],
     ['answerListing() of an empty index', () => api.answerListing(index, [], 'https://example.org').status, 200],
     [
       'paginate() of a BigInt page size',
@@ -271,7 +307,7 @@ describe('an export called rightly: answered as before the checks', () => {
       'https://example.org/cities/?page=2',
     ],
     ['formatProblem() of a reason only', () => api.formatProblem({ reason: 'bad' }), 'bad'],
-  ])('%s', (_, call, expected) => {
-    expect(call()).toEqual(expected);
+  ])('%s', async (_, call, expected) => {
+    expect(await call()).toEqual(expected);
   });
 });

@@ -1,6 +1,3 @@
-import { CityIndex as IndexOfCities } from '../core/city-index.js';
-import { CityTable } from '../core/city-table.js';
-import type { Collation } from '../core/collation.js';
 import { CitiesApiError, formatProblem as problemText } from '../core/errors.js';
 import { orderingKey as keyOf, parseOrdering as orderingOf } from '../core/ordering.js';
 import { answerListing as pageAnswer, bodyBytes as joined, listingUrl as urlOf } from '../core/page.js';
@@ -42,7 +39,7 @@ function entry<F extends Fn>(name: string, kinds: Record<string, is.Kind>, fn: F
 }
 
 /** Each argument checked by its kind, in order: the first refused a CitiesApiError naming it (a getter that throws too). */
-function checkArguments(name: string, kinds: Record<string, is.Kind>, args: readonly unknown[]): void {
+export function checkArguments(name: string, kinds: Record<string, is.Kind>, args: readonly unknown[]): void {
   let refusal: CitiesApiError | undefined;
   try {
     Object.entries(kinds).find(
@@ -152,17 +149,3 @@ export const formatProblem = entry(
   { problem: is.fieldsOf('a Problem', { reason: is.string }) },
   problemText,
 );
-
-const INDEX_ARGUMENTS: Record<string, is.Kind> = {
-  table: (v) =>
-    v instanceof CityTable ? undefined : 'a CityTable (await readDataset(file), or CityTable.fromCities(cities))',
-  collation: is.optional(is.SETTINGS_FIELDS.collation!),
-};
-
-/** The dataset prepared for answering (core/city-index.ts), its table and collation checked when it is made. */
-export class CityIndex extends IndexOfCities {
-  constructor(table: CityTable, collation?: Collation) {
-    checkArguments('new CityIndex', INDEX_ARGUMENTS, [table, collation]);
-    super(table, collation);
-  }
-}
