@@ -273,6 +273,59 @@ describe('an export called with a wrong argument: a CitiesApiError naming it', (
   });
 });
 
+describe('build(), serve() and runMain() of options JavaScript may pass: a CitiesApiError naming what is wrong', () => {
+  const failingGetter = {
+    get data() {
+      throw new Error('getter failed');
+    },
+  };
+  const failingKeys = new Proxy(
+    {},
+    {
+      ownKeys() {
+        throw new Error('keys failed');
+      },
+    },
+  );
+  it.each<[string, () => Promise<unknown>, RegExp]>([
+    [
+      'build() of options whose getter throws',
+      () => api.build(failingGetter as never),
+      /^build\(\) could not read its options: getter failed$/,
+    ],
+    [
+      'build() of a Proxy whose keys throw',
+      () => api.build(failingKeys as never),
+      /^build\(\) could not read its options: keys failed$/,
+    ],
+    [
+      'serve() of options whose getter throws',
+      () => api.serve(failingGetter as never),
+      /^serve\(\) could not read its options: getter failed$/,
+    ],
+    [
+      'runMain() of nothing',
+      () => loose(api.runMain)() as Promise<unknown>,
+      /^runMain\(\) takes an object of options \(see its type, RunOptions\), not nothing$/,
+    ],
+    ['runMain() without rawArgs', () => loose(api.runMain)({}) as Promise<unknown>, /runMain\(\) needs `rawArgs`/],
+    [
+      'runMain() of rawArgs a string',
+      () => api.runMain({ rawArgs: 'build' as never }),
+      /option `rawArgs` must be an array of strings/,
+    ],
+    [
+      'runMain() with stderr not a stream',
+      () => api.runMain({ rawArgs: [], stderr: {} as never }),
+      /option `stderr` must be a Writable stream/,
+    ],
+  ])('%s', async (_, call, message) => {
+    const error = await call().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CitiesApiError);
+    expect((error as Error).message).toMatch(message);
+  });
+});
+
 describe('an export called rightly: answered as before the checks', () => {
   it.each<[string, () => unknown, unknown]>([
     [

@@ -1,6 +1,6 @@
 import { CitiesApiError, optionsSaid } from '../core/errors.js';
 import { boolean, callback, type Kind, list, plainObject, signal, string, what, whole } from './argument-kinds.js';
-import { type Callback, guardedCallback, ownCallback } from './caller-callbacks.js';
+import { type Callback, guardedCallback, ownCallback, reasonOf } from './caller-callbacks.js';
 import type { BuildOptions } from './build-options.js';
 import type { ServeOptions } from './serve-options.js';
 
@@ -98,7 +98,7 @@ export function checkedOptions(
   if (typeof given !== 'object' || given === null || Array.isArray(given))
     throw new CitiesApiError(`${fn}() takes an object of options (see its type, ${type}), not ${what(given)}`, 2);
   const options: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(given)) {
+  for (const [name, value] of entriesOf(fn, given)) {
     const kind = kinds[name];
     if (!kind) throw new CitiesApiError(`${fn}() has no option \`${prefix}${name}\`${nearest(name, kinds)}`, 2);
     if (value == null) continue;
@@ -115,6 +115,15 @@ export function checkedOptions(
           : value;
   }
   return options;
+}
+
+/** An options object's entries, each getter read once; one that throws (or a Proxy's trap) a CitiesApiError. */
+function entriesOf(fn: string, given: object): [string, unknown][] {
+  try {
+    return Object.entries(given);
+  } catch (error) {
+    throw new CitiesApiError(`${fn}() could not read its options: ${reasonOf(error)}`, 2, [], { cause: error });
+  }
 }
 
 /** `(did you mean pageSizes?)` for a name spelt in another case or with a letter off, else the names there are. */

@@ -1,5 +1,8 @@
 import { relative } from 'node:path';
+import { Writable } from 'node:stream';
 import { Command, CommanderError } from 'commander';
+import { type Kind, string } from '../app/argument-kinds.js';
+import { checkedOptions } from '../app/library-options.js';
 import { CitiesApiError } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
 import { fileSystemError, isErrno } from '../fs/fs-error.js';
@@ -22,6 +25,17 @@ export interface RunOptions {
   readonly stderr?: Output;
 }
 
+const output: Kind = (v) => (v instanceof Writable ? undefined : 'a Writable stream, as process.stdout is');
+const RUN_OPTIONS: Record<keyof RunOptions, Kind> = {
+  rawArgs: (v) =>
+    Array.isArray(v) && v.every((arg) => typeof arg === 'string')
+      ? undefined
+      : "an array of strings, e.g. ['build', '--data', 'cities.csv']",
+  cwd: string,
+  stdout: output,
+  stderr: output,
+};
+
 /** The commands, in --help's order: each module adds its own. */
 const COMMANDS = [
   registerBuildCommand,
@@ -35,7 +49,11 @@ const COMMANDS = [
 const MAX_ANNOTATIONS = 10;
 
 /** Runs the command line and resolves to its exit code: 0 ok, 1 bad input, 2 bad usage. */
-export async function runMain(options: RunOptions): Promise<number> {
+export async function runMain(asked: RunOptions): Promise<number> {
+  // Called from JavaScript too: its options checked as build()'s are (library-options.ts).
+  const options = checkedOptions('runMain', asked, RUN_OPTIONS, 'RunOptions') as unknown as RunOptions;
+  if (!options.rawArgs)
+    throw new CitiesApiError('runMain() needs `rawArgs`: the arguments, e.g. process.argv.slice(2)', 2);
   const cwd = options.cwd ?? process.cwd();
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
