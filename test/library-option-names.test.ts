@@ -88,6 +88,11 @@ describe('build(): a message names each option as build() takes it', () => {
       'invalid `host` "nowhere"',
     ],
     [
+      'a site directory under a regular file',
+      () => ({ data, out: join(data, 'site') }),
+      'is a file, not a directory; move it away, or choose another with `out`',
+    ],
+    [
       'a host that compresses by itself, and a compression',
       () => ({ data, out: join(root, 'for-host'), host: 'cloudflare', compression: 'best' }),
       '`host` cloudflare builds no .gz/.br (cloudflare compresses by itself), and `compression` best asks for them: drop `compression`',
@@ -131,6 +136,11 @@ describe('the CLI: the same messages name the flags, from its option table', () 
       'build --for cloudflare --compression best',
       () => ['build', '--data', data, '--site', join(root, 'cli-for'), '--for', 'cloudflare', '--compression', 'best'],
       '--for cloudflare builds no .gz/.br (cloudflare compresses by itself), and --compression best asks for them: drop --compression',
+    ],
+    [
+      'build --site under a regular file',
+      () => ['build', '--data', data, '--site', join(data, 'site')],
+      'is a file, not a directory; move it away, or choose another with --site',
     ],
     ['build --max-files x', () => ['build', '--data', data, '--max-files', 'x'], 'invalid --max-files "x"'],
   ])('%s', async (_, args, message) => {

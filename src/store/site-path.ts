@@ -1,7 +1,7 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { fileSystemError, isErrno, type PathRole } from '../fs/fs-error.js';
 
 // Where a build may write: the site directory with every symbolic link resolved (a build works
@@ -11,7 +11,11 @@ import { fileSystemError, isErrno, type PathRole } from '../fs/fs-error.js';
 const MAX_LINKS = 40;
 
 /** The site directory, as file system errors name it. */
-export const SITE_ROLE: PathRole = { what: 'site directory', option: '--site', note: 'the site was left as it was' };
+export const SITE_ROLE: PathRole = {
+  what: 'site directory',
+  option: optionNamed('site'),
+  note: 'the site was left as it was',
+};
 
 /**
  * The real path of a site directory that may not exist yet: symbolic links anywhere in it are
