@@ -334,6 +334,16 @@ describe('an export called rightly: answered as before the checks', () => {
       true,
     ],
     ['CityTable.fromCities() of valid cities', () => api.CityTable.fromCities([makeCity(1), makeCity(2)]).count, 2],
+    [
+      "CityTable.fromDatasetFile() leaves the caller's bytes as they were (the core moves a file's lines in place)",
+      () => {
+        const file = new TextEncoder().encode('[\n{"id":1,"top":true},\n{"id":2,"top":false}\n]\n');
+        const before = file.slice();
+        const table = api.CityTable.fromDatasetFile(file);
+        return [table.count, Buffer.from(file).equals(before)];
+      },
+      [2, true],
+    ],
     ['answerListing() of an empty index', () => api.answerListing(index, [], 'https://example.org').status, 200],
     [
       'paginate() of a BigInt page size',

@@ -49,7 +49,8 @@ export class CityTable extends TableOfCities {
       { file: (v) => (v instanceof Uint8Array ? undefined : "the bytes of a site's dataset file") },
       [file],
     );
-    return TableOfCities.fromDatasetFile(file);
+    // A copy: the core class moves the file's lines in place, and these bytes are the caller's.
+    return TableOfCities.fromDatasetFile(file.slice());
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {

@@ -23,7 +23,7 @@ export class CityTable {
 
   /**
    * The table of a site's dataset file (`datasetParts()` output: one city per line), without
-   * copying it: the file's buffer becomes the table's storage.
+   * copying it: the file's buffer becomes the table's storage, its lines moved in place (datasetFileParts).
    */
   static fromDatasetFile(file: Bytes): CityTable {
     return CityTable.of(datasetFileParts(file));
