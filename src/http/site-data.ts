@@ -67,8 +67,8 @@ export async function readSiteData(root: string, collation: Collation, reads: Si
  * counts shared memory as no thread's, so neither happens.
  */
 export function sharedData(data: SiteData): SiteData {
-  const { count, ids, top, chunks, spans } = data.table;
-  const table = { count, ids: shared(ids), top: shared(top), chunks: chunks.map(shared), spans: shared(spans) };
+  const { count, ids, top, chunks, spans, joined } = data.table;
+  const table = { count, ids: shared(ids), top: shared(top), chunks: chunks.map(shared), spans: shared(spans), joined };
   return { ...data, table };
 }
 
