@@ -1,6 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
-import { CitiesApiError, type Problem } from '../core/errors.js';
+import { CitiesApiError, type Problem, wordingOf } from '../core/errors.js';
 import type { Silent } from '../proc/channel.js';
 import { claimSite, LockBusyError } from '../fs/lock.js';
 import { DatasetMoved } from '../dataset/log-fold.js';
@@ -118,6 +118,6 @@ export async function buildInThread<Plan, Result>(
   // Its draft tree and lock are this process's: the next build would remove them, but now is better.
   if (out) await tidySite(out).catch(() => undefined);
   throw new CitiesApiError(
-    `${ended.error.message}; nothing half-written was left (the site is as it was, or whole if it was already in place): build again`,
+    `${wordingOf(ended.error)}; nothing half-written was left (the site is as it was, or whole if it was already in place): build again`,
   );
 }

@@ -50,6 +50,15 @@ export function optionsSaid(wording: string, name: (key: string) => string): str
   return wording.includes(MARK) ? wording.replace(MARKED, (_, key: string) => name(key)) : wording;
 }
 
+/**
+ * What an error says, the options it names still marked (a CitiesApiError's `wording`): for a message
+ * built from it, a log line or a new error, which the caller's side then says in its own names.
+ */
+export function wordingOf(error: unknown): string {
+  if (error instanceof CitiesApiError) return error.wording ?? error.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** `file:line: field F, value V: reason`, or `file: record N (id X): ...` for JSON records. */
 export function formatProblem(p: Problem): string {
   const place: string[] = [];

@@ -1,6 +1,6 @@
 import { linkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, wordingOf } from '../core/errors.js';
 import { fileSystemError, isErrno, type PathRole } from './fs-error.js';
 import { holderNow, isOther, readHolder } from './lock-holder.js';
 
@@ -97,7 +97,9 @@ export async function whileBusy<T>(task: () => Promise<T>, wait: number, lock?: 
       if (!(error instanceof LockBusyError)) throw error;
       // Given up: said with how long it was waited for.
       if (performance.now() + delay > deadline)
-        throw wait ? new LockBusyError(`${error.message} (waited ${wait / 1000} s)`, error.holder, error.lock) : error;
+        throw wait
+          ? new LockBusyError(`${wordingOf(error)} (waited ${wait / 1000} s)`, error.holder, error.lock)
+          : error;
     }
     await pause(delay);
   }

@@ -1,4 +1,4 @@
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, wordingOf } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
 import { RangeIgnored, type ReadRange } from '../site/edge-ranges.js';
 import { EdgeSource, type EdgeSourceOptions, type ReadSiteFile } from '../site/edge-source.js';
@@ -95,7 +95,7 @@ function explained<T>(path: string, reading: Promise<T>): Promise<T> {
       if (error instanceof RangeIgnored) throw error;
       // A file system's error code rather than its message, which would tell clients the function's paths.
       const code = (error as { code?: unknown } | null)?.code;
-      const why = typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
+      const why = typeof code === 'string' ? code : wordingOf(error);
       throw new CitiesApiError(
         `the edge file ${path} could not be read (${why}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`,
       );

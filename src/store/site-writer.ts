@@ -1,7 +1,7 @@
 import { chmod, lstat, mkdir, readdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
-import { CitiesApiError, type Problem } from '../core/errors.js';
+import { CitiesApiError, type Problem, wordingOf } from '../core/errors.js';
 import { VARIANTS } from './compression.js';
 import { keepForeignFiles, SiteOwnership } from './foreign-files.js';
 import { MANIFEST_PATH, type Manifest } from '../site/manifest.js';
@@ -91,7 +91,7 @@ function environmentError(error: Error, outDir: string): Error {
   const advice = code && ENVIRONMENT[code];
   return advice
     ? new CitiesApiError(
-        `cannot build ${outDir}: ${error.message}; ${advice} and build again (the site was left as it was)`,
+        `cannot build ${outDir}: ${wordingOf(error)}; ${advice} and build again (the site was left as it was)`,
         1,
       )
     : error;

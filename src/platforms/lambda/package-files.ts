@@ -1,6 +1,6 @@
 import { lstat, readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CitiesApiError } from '../../core/errors.js';
+import { CitiesApiError, wordingOf } from '../../core/errors.js';
 import { ROUTES } from '../../core/route-table.js';
 import { LAYOUTS, rankPath, type EdgeIndex } from '../../site/edge-files.js';
 import { decodeBlock, decodeRanks, tagBytes } from '../../site/edge-format.js';
@@ -57,7 +57,7 @@ export async function packageBytes(
       } catch (error) {
         if (!(error instanceof CitiesApiError)) throw error;
         throw rebuild(
-          `the site's edge data cannot be packaged: ${error.message.replace(/[:;] (deploy|rebuild) .*$/, '')}`,
+          `the site's edge data cannot be packaged: ${wordingOf(error).replace(/[:;] (deploy|rebuild) .*$/, '')}`,
         );
       }
       return bytes;
