@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { exists } from '../fs/file-output.js';
 import { join } from 'node:path';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, wordingOf } from '../core/errors.js';
 import { DatasetMoved, datasetState, foldLogged, ifAsRead, ifUnchanged, readState } from '../dataset/log-fold.js';
 import { BEHIND_PATH } from '../site/behind.js';
 import type { SwapCheck } from './build-options.js';
@@ -57,7 +57,7 @@ export async function buildCurrent<T>(
   }).then(
     (removed) =>
       removed || kept(`${name} changed while the site was built (a writable server adding cities?): build again`),
-    (error: Error) => kept(error.message),
+    (error: unknown) => kept(wordingOf(error)),
   );
   return result;
 }

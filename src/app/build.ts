@@ -17,7 +17,7 @@ import { buildInThread } from './build-thread.js';
 import { previewRefusal } from './preview-guard.js';
 import { buildCurrent, DEFAULT_LOCK_WAIT, swapIfAsRead } from './behind-site.js';
 import { siteEntries } from './site-entries.js';
-import { buildOptionsOf, inLibraryWords } from './library-options.js';
+import { buildOptionsOf, inLibraryWords, type Reader } from './library-options.js';
 
 export type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './build-options.js';
 
@@ -26,12 +26,21 @@ export type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './b
  * failure (no permission, a file where a directory should be...) is a CitiesApiError naming the path.
  */
 export async function build(asked: BuildOptions): Promise<BuildResult> {
-  return buildChecked(asked).catch((error: unknown) => Promise.reject(inLibraryWords('build', error)));
+  return built(asked, 'library');
 }
 
-async function buildChecked(asked: BuildOptions): Promise<BuildResult> {
+/** build() as the CLI calls it: its log lines and warnings name options marked, for the CLI to say as its flags (library-options.ts). */
+export async function buildForCli(asked: BuildOptions): Promise<BuildResult> {
+  return built(asked, 'cli');
+}
+
+function built(asked: BuildOptions, reader: Reader): Promise<BuildResult> {
+  return buildChecked(asked, reader).catch((error: unknown) => Promise.reject(inLibraryWords('build', error)));
+}
+
+async function buildChecked(asked: BuildOptions, reader: Reader): Promise<BuildResult> {
   // Called from JavaScript too: what the types require is checked, what they leave out defaulted.
-  const given = buildOptionsOf(asked);
+  const given = buildOptionsOf(asked, reader);
   if (typeof given?.data !== 'string' || given.data === '')
     throw new CitiesApiError('build() needs `data`: the path of the dataset file (.csv or .json)', 2);
   // The log: a function, which cannot cross to a build's thread.

@@ -1,4 +1,5 @@
 import { watch } from 'node:fs';
+import { wordingOf } from '../core/errors.js';
 import { realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { LockBusyError } from '../fs/lock.js';
@@ -64,7 +65,7 @@ export async function rebuildOnChange(
     await builder.publish(file, check).then(
       () => log(`${data} changed: rebuilt, now ${describe()}`),
       (error) => {
-        log(`${data} changed but was not used: ${(error as Error).message}`);
+        log(`${data} changed but was not used: ${wordingOf(error)}`);
         // Another build held the site: try again once it may be done. The dataset moved on: from it as it is now.
         if (error instanceof LockBusyError) retry(lockWait);
         else if (error instanceof DatasetMoved) retry(SETTLE_MS);

@@ -1,4 +1,4 @@
-import { CitiesApiError, optionsSaid } from '../core/errors.js';
+import { CitiesApiError, optionsSaid, type Problem } from '../core/errors.js';
 import { boolean, callback, type Kind, list, plainObject, signal, string, what, whole } from './argument-kinds.js';
 import { type Callback, guardedCallback, ownCallback, reasonOf } from './caller-callbacks.js';
 import type { BuildOptions } from './build-options.js';
@@ -74,17 +74,41 @@ const SERVE: Record<keyof ServeOptions, Kind> = {
   firstBuild: plainObject,
 };
 
+/**
+ * Who reads the lines and warnings build() or serve() gives its `log` and `onWarning`: a library
+ * caller, the options they name (core/errors.ts) said in its own names; or the CLI, which is given
+ * them marked and says them as its flags (cli/main.ts), as it says a thrown error's `wording`.
+ */
+export type Reader = 'library' | 'cli';
+
 /** build()'s options checked (see above), nulls left out. */
-export function buildOptionsOf(given: unknown): BuildOptions {
-  return checkedOptions('build', given, BUILD, 'BuildOptions') as unknown as BuildOptions;
+export function buildOptionsOf(given: unknown, reader: Reader = 'library'): BuildOptions {
+  const options = checkedOptions('build', given, BUILD, 'BuildOptions');
+  return (reader === 'library' ? inCallerNames('build', options) : options) as unknown as BuildOptions;
 }
 
 /** serve()'s options checked (see above), nulls left out; none given is every default. */
-export function serveOptionsOf(given: unknown): ServeOptions {
+export function serveOptionsOf(given: unknown, reader: Reader = 'library'): ServeOptions {
   const options = checkedOptions('serve', given ?? {}, SERVE, 'ServeOptions');
   if (options.firstBuild)
     options.firstBuild = checkedOptions('serve', options.firstBuild, FIRST_BUILD, 'ServeOptions', 'firstBuild.');
-  return options as ServeOptions;
+  return (reader === 'library' ? inCallerNames('serve', options) : options) as ServeOptions;
+}
+
+/** The options with their `log` and `onWarning` given each line (a warning's reason) with the options it names said as `fn` names them. */
+function inCallerNames(fn: 'build' | 'serve', options: Record<string, unknown>): Record<string, unknown> {
+  const said = (text: string) => optionsSaid(text, libraryName(fn));
+  const told = (value: unknown) =>
+    typeof value === 'string'
+      ? said(value)
+      : typeof (value as Problem | null)?.reason === 'string'
+        ? { ...(value as Problem), reason: said((value as Problem).reason) }
+        : value;
+  for (const key of ['log', 'onWarning']) {
+    const callback = options[key] as ((value: unknown) => unknown) | undefined;
+    if (callback) options[key] = (value: unknown) => callback(told(value));
+  }
+  return options;
 }
 
 /** The options `given` to `fn`, each checked by its kind, a callback wrapped (caller-callbacks.ts), nulls left out. */
@@ -151,9 +175,13 @@ const LIBRARY_NAMES: Record<'build' | 'serve', Readonly<Record<string, string>>>
   serve: { site: 'dir' },
 };
 
+/** An option as `fn`'s options name it, `` `out` `` for the key `site` of build(). */
+function libraryName(fn: 'build' | 'serve'): (key: string) => string {
+  return (key) => `\`${LIBRARY_NAMES[fn][key] ?? key}\``;
+}
+
 /** An error of build() or serve(), the options its message names said as that function's options name them. */
 export function inLibraryWords(fn: 'build' | 'serve', error: unknown): unknown {
-  if (error instanceof CitiesApiError && error.wording)
-    error.message = optionsSaid(error.wording, (key) => `\`${LIBRARY_NAMES[fn][key] ?? key}\``);
+  if (error instanceof CitiesApiError && error.wording) error.message = optionsSaid(error.wording, libraryName(fn));
   return error;
 }

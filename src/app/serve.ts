@@ -12,7 +12,7 @@ import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
 import { previewUrl } from './preview-guard.js';
 import { markPreview } from './preview-marker.js';
-import { inLibraryWords, serveOptionsOf } from './library-options.js';
+import { inLibraryWords, type Reader, serveOptionsOf } from './library-options.js';
 import { behindWarning, buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
 import type { ServeOptions } from './serve-options.js';
 import type { SwapCheck } from './build-options.js';
@@ -46,12 +46,21 @@ function checkOptions(options: ServeOptions, log: (line: string) => void): void 
  * everything else computed live from the same page function.
  */
 export async function serve(asked: ServeOptions = {}): Promise<RunningServer> {
-  return serveChecked(asked).catch((error: unknown) => Promise.reject(inLibraryWords('serve', error)));
+  return served(asked, 'library');
 }
 
-async function serveChecked(asked: ServeOptions): Promise<RunningServer> {
+/** serve() as the CLI calls it: its log lines and warnings name options marked, for the CLI to say as its flags (library-options.ts). */
+export async function serveForCli(asked: ServeOptions): Promise<RunningServer> {
+  return served(asked, 'cli');
+}
+
+function served(asked: ServeOptions, reader: Reader): Promise<RunningServer> {
+  return serveChecked(asked, reader).catch((error: unknown) => Promise.reject(inLibraryWords('serve', error)));
+}
+
+async function serveChecked(asked: ServeOptions, reader: Reader): Promise<RunningServer> {
   // Called from JavaScript too: what the types require is checked (library-options.ts), what they leave out defaulted.
-  const given = serveOptionsOf(asked);
+  const given = serveOptionsOf(asked, reader);
   const options = { ...given, dir: given.dir ?? DEFAULT_OUT };
   // The caller's callbacks come checked and wrapped (library-options.ts): a log that throws cannot take the server down.
   const log = options.log ?? (() => {});

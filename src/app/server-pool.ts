@@ -1,4 +1,4 @@
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, wordingOf } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { type CatchingUpStore, CreateRefused } from '../post/city-store.js';
 import type { NewCity } from '../post/create-city.js';
@@ -139,7 +139,7 @@ export class ServerPool implements SiteServers {
       this.listening.delete(worker);
       if (this.closing || !this.opened) return;
       this.log(`worker ${worker.worker.pid} exited (${signal ?? code}): starting another`);
-      this.startWorker().catch((error) => this.log(`error: a worker could not start: ${(error as Error).message}`));
+      this.startWorker().catch((error) => this.log(`error: a worker could not start: ${wordingOf(error)}`));
     });
     const url = await answered(worker.call('setup', this.setup));
     // Past each wait, one that ended meanwhile is not added back to what its end removed it from.

@@ -31,8 +31,8 @@ export function registerBuildCommand(program: Command, context: CommandContext):
       stderr.write('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)\n');
     });
     // Loaded here, not at start-up: a command line that builds nothing (--help, validate, config) runs without it.
-    const { build } = await import('../app/build.js');
-    const result = await build({
+    const { buildForCli } = await import('../app/build.js');
+    const result = await buildForCli({
       data: data.path,
       dataName: data.name,
       strict: o.strict,

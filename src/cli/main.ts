@@ -12,7 +12,7 @@ import { registerBuildCommand } from './build-command.js';
 import type { CommandContext, Output } from './command.js';
 import { registerConfigCommand } from './config-command.js';
 import { CONFIG_FILE } from './config-file.js';
-import { inFlags } from './options.js';
+import { flagsSaid, inFlags } from './options.js';
 import { registerEdgeCommand } from './edge-command.js';
 import { watchOutputs } from './output-watch.js';
 import { registerServeCommand } from './serve-command.js';
@@ -71,11 +71,12 @@ export async function runMain(asked: RunOptions): Promise<number> {
     cwd,
     stdout,
     stderr,
-    say: (line) => void stdout.write(`${line}\n`),
+    // What the library gives the CLI's log and warnings names options marked (core/errors.ts): said as its flags.
+    say: (line) => void stdout.write(`${flagsSaid(line)}\n`),
     shown: (path) => (relative(cwd, path).startsWith('..') ? path : relative(cwd, path)),
     configFile: () => program.opts<{ config?: string }>().config,
     onInterrupt: () => (interrupted = true),
-    warn: (warning) => void stderr.write(`${warningLine(warning)}\n`),
+    warn: (warning) => void stderr.write(`${warningLine({ ...warning, reason: flagsSaid(warning.reason) })}\n`),
     runsOn: outputs.runsOn,
   };
   for (const register of COMMANDS) register(program, context);

@@ -82,8 +82,12 @@ export function optionsMarkdown(): string {
 
 /** A CitiesApiError's message as the CLI says it: each option it names (core/errors.ts) as the table's flag for it, `--min-free`. */
 export function inFlags(error: CitiesApiError): string {
-  if (!error.wording) return error.message;
-  return optionsSaid(error.wording, (key) => {
+  return flagsSaid(error.wording ?? error.message);
+}
+
+/** Text as the CLI says it (an error's wording, a line or warning the library gave it): each option it names as the table's flag. */
+export function flagsSaid(text: string): string {
+  return optionsSaid(text, (key) => {
     const row = OPTIONS.find((option) => option.key === key);
     return row ? spellingName(row.flag) : `--${key}`;
   });

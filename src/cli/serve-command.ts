@@ -21,8 +21,8 @@ export function registerServeCommand(program: Command, context: CommandContext):
     // The first build (serve --data) shows its progress as build does; requests meanwhile get a 503.
     const progress = data && buildProgress(stderr, data.name);
     // Loaded here, not at start-up: the other commands run without the server.
-    const { serve } = await import('../app/serve.js');
-    const server = await serve({
+    const { serveForCli } = await import('../app/serve.js');
+    const server = await serveForCli({
       dir: resolve(cwd, o.site!),
       data: data?.path,
       dataName: data?.name,

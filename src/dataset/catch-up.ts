@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { wordingOf } from '../core/errors.js';
 import { DatasetChanged } from './append-cities.js';
 
 /**
@@ -79,7 +80,7 @@ export class CatchUp {
       this.failures = 0;
     } catch (error) {
       const delay = retryDelay(++this.failures);
-      this.log(`error: the site is behind the data (retrying in ${delay / 1000} s): ${(error as Error).message}`);
+      this.log(`error: the site is behind the data (retrying in ${delay / 1000} s): ${wordingOf(error)}`);
       this.retry = setTimeout(() => this.start(), delay);
       this.retry.unref();
     }

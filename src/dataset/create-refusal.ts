@@ -1,3 +1,4 @@
+import { wordingOf } from '../core/errors.js';
 import { CreateRefused } from '../post/city-store.js';
 import { DatasetChanged } from './append-cities.js';
 import { LockBusyError } from '../fs/lock.js';
@@ -11,7 +12,7 @@ export function createRefusal(error: unknown, lockWait: number, log: (line: stri
   if (error instanceof CreateRefused) return error;
   const retryAfter = Math.max(1, Math.ceil(lockWait / 1000));
   if (error instanceof LockBusyError) {
-    log(`POST refused (503): ${error.message}`);
+    log(`POST refused (503): ${wordingOf(error)}`);
     return new CreateRefused(
       503,
       `Another process is updating this data; nothing was written. Try again in ${retryAfter} s.`,
@@ -19,13 +20,13 @@ export function createRefusal(error: unknown, lockWait: number, log: (line: stri
     );
   }
   if (error instanceof DatasetChanged) {
-    log(`POST refused (503): ${error.message}`);
+    log(`POST refused (503): ${wordingOf(error)}`);
     return new CreateRefused(
       503,
       'The data changed while the city was being added; nothing was written. Try again.',
       1,
     );
   }
-  log(`POST failed (500): ${(error as Error).message}`);
+  log(`POST failed (500): ${wordingOf(error)}`);
   return new CreateRefused(500, 'A server error occurred.');
 }

@@ -1,3 +1,4 @@
+import { wordingOf } from '../core/errors.js';
 import { lockDataset, type Release, whileBusy } from '../fs/lock.js';
 
 /** Longest the lock is kept from one turn to the next while creations keep coming (ms). */
@@ -40,7 +41,7 @@ export class KeptLock {
     const release = this.release;
     this.release = null;
     await release?.().catch((error: Error) =>
-      this.log(`error: could not release the lock of ${this.target}: ${error.message}`),
+      this.log(`error: could not release the lock of ${this.target}: ${wordingOf(error)}`),
     );
   }
 }

@@ -1,4 +1,5 @@
 import { realpath } from 'node:fs/promises';
+import { wordingOf } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
 import type { CatchingUpStore } from '../post/city-store.js';
@@ -102,7 +103,7 @@ export class LoggedCityWriter implements CatchingUpStore {
     this.catchUp.stop();
     await this.idle();
     await this.fold().catch((error: Error) =>
-      this.options.log(`error: logged cities not folded into ${this.file} (they are next time): ${error.message}`),
+      this.options.log(`error: logged cities not folded into ${this.file} (they are next time): ${wordingOf(error)}`),
     );
   }
 

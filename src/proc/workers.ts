@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { type ResourceLimits, Worker, parentPort, workerData } from 'node:worker_threads';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, wordingOf } from '../core/errors.js';
 import { Channel, type Port, type Protocol } from './channel.js';
 import type { ErrorClass } from './error-data.js';
 
@@ -147,6 +147,6 @@ export function parentChannel<P extends Protocol>(
 
 function why(crash: Error | undefined, code: number | null, signal: NodeJS.Signals | null): string {
   if ((crash as NodeJS.ErrnoException | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY') return 'ran out of memory';
-  if (crash) return `failed: ${crash.message}`;
+  if (crash) return `failed: ${wordingOf(crash)}`;
   return `stopped (${signal ?? `exit code ${code}`})`;
 }
