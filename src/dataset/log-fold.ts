@@ -6,8 +6,8 @@ import type { City } from '../core/fields.js';
 import { lockDataset, whileBusy } from '../fs/lock.js';
 import { commitStaged, discardStaged, stageAppend } from './append-cities.js';
 import { CityLog } from './city-log.js';
+import { fileIds } from './file-ids.js';
 import { datasetSignature } from './known-ids.js';
-import { readDataset } from './read-dataset.js';
 
 // The write-ahead log and the dataset file it belongs to, as the writer (logged-writer.ts) folds
 // one into the other: the fold without a site build (at start, what a killed server logged; on
@@ -33,7 +33,7 @@ export async function foldLog(file: string, target: string, log: CityLog, say: (
   await checkTarget(file, target, log);
   const { cities, bytes } = await log.read();
   if (!bytes) return log.cut(0);
-  const inFile = new Set((await readDataset(file)).ids);
+  const inFile = new Set(await fileIds(file));
   const missing = cities.filter((city) => !inFile.has(city.id));
   if (missing.length) {
     await commitStaged(await stageAppend(file, missing));
@@ -136,8 +136,10 @@ export async function ifAsRead(file: string, state: string, wait: number, task: 
 export async function withLogged(file: string): Promise<{ path: string; state: string; discard: () => Promise<void> }> {
   const state = await readState(file);
   const { cities } = await CityLog.of(await realpath(file)).read();
-  const inFile = new Set(cities.length ? (await readDataset(file)).ids : []);
-  const missing = cities.filter((city) => !inFile.has(city.id));
+  // The file's ids read off this thread when it is large (fileIds): this server answers meanwhile.
+  const logged = new Set(cities.map((city) => city.id));
+  if (logged.size) for (const id of await fileIds(file)) logged.delete(id);
+  const missing = cities.filter((city) => logged.has(city.id));
   if (!missing.length) return { path: file, state, discard: async () => {} };
   const staged = await stageAppend(file, missing);
   return { path: staged.temp, state, discard: () => discardStaged(staged) };
