@@ -2,9 +2,8 @@ import { runBuild, type BuildOptions, type SiteBuildOptions } from './build.js';
 import type { SwapCheck } from './build-options.js';
 import { previewRefusal, previewUrl } from './preview-guard.js';
 import type { Collation } from '../core/collation.js';
-import { readDatasetBytes } from '../dataset/read-dataset.js';
+import { datasetDigest } from '../dataset/read-dataset.js';
 import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
-import { sha256 } from '../fs/file-output.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { siteSiblings, whileBusy } from '../fs/lock.js';
 
@@ -36,7 +35,10 @@ export interface SiteBuilderOptions extends Pick<BuildOptions, 'dataName' | 'str
 export class SiteBuilder {
   private live: Served | undefined;
   private queue: Promise<unknown> = Promise.resolve();
-  /** The SHA-256 of the dataset bytes the site was last built from. */
+  /**
+   * The digest (datasetDigest) of the dataset bytes the site was last built from: hashed a chunk at
+   * a time as read, never the whole file at once on the thread that answers (70 MB at 140,000 cities).
+   */
   private builtHash = '';
 
   constructor(private readonly options: SiteBuilderOptions) {}
@@ -67,8 +69,8 @@ export class SiteBuilder {
 
   /** Whether `data` holds bytes other than those the site was built from (unreadable: no). */
   async changed(data: string): Promise<boolean> {
-    const bytes = await readDatasetBytes(data).catch(() => null);
-    return bytes !== null && sha256(bytes) !== this.builtHash;
+    const digest = await datasetDigest(data).catch(() => null);
+    return digest !== null && digest.toString('hex') !== this.builtHash;
   }
 
   private build(
@@ -89,7 +91,7 @@ export class SiteBuilder {
         const preview = options.baseUrl ? undefined : { dir: options.dir, data, url: serverUrl };
         const refusal = preview && previewRefusal(preview, settings);
         if (refusal) throw refusal;
-        const bytes = await readDatasetBytes(data);
+        const digest = await datasetDigest(data);
         await runBuild({
           data,
           dataName: options.dataName,
@@ -106,7 +108,7 @@ export class SiteBuilder {
           preview,
           ...progress,
         });
-        this.builtHash = sha256(bytes);
+        this.builtHash = digest.toString('hex');
       },
       options.lockWait,
       siteSiblings(options.dir).lock,
