@@ -35,18 +35,37 @@ export interface RawResponse {
  */
 export function rawRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; fresh?: boolean } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    fresh?: boolean;
+    /** Fails with RequestTimeout once the answer has not ended within this many ms (none: waits). */
+    timeoutMs?: number;
+  } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const agent = options.fresh ? { agent: false } : {};
     const req = request(url, { method: options.method ?? 'GET', headers: options.headers, ...agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
     });
+    if (options.timeoutMs !== undefined) {
+      const timer = setTimeout(() => req.destroy(new RequestTimeout(options.timeoutMs!)), options.timeoutMs);
+      req.on('close', () => clearTimeout(timer));
+    }
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+/** rawRequest's answer did not end in time. */
+export class RequestTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`no complete answer within ${ms / 1000} s`);
+  }
 }
 
 /** A writable server of one ordering and one page size: each catch-up build is a few files. */
