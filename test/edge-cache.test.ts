@@ -54,7 +54,15 @@ const get = async (base: string, query: string, headers: Record<string, string>)
 describe.skipIf(!available)('computed answers: ETag, 304 and the Workers cache', () => {
   it.each(CASES)('$what ($query)', async ({ query, accept, computed }) => {
     const first = await get(worker.url, query, { accept });
-    const again = await get(worker.url, query, { accept });
+    let again = await get(worker.url, query, { accept });
+    // The cache's copy is written beside the client's (ctx.waitUntil) and may end after it: a repeat
+    // asked at once can come first (seen in CI for the 600 KB page of every city). Asked again until
+    // it is a HIT, 5 s at most; the first answer must still be the miss, every repeat the same bytes.
+    for (let tries = 0; computed && again.headers.get('cf-cache-status') !== 'HIT' && tries < 50; tries++) {
+      expect(again.body.equals(first.body)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      again = await get(worker.url, query, { accept });
+    }
     const served = await get(serve.url, query, { accept });
     expect([first.status, again.status, served.status]).toEqual([200, 200, 200]);
     expect(first.body.equals(served.body)).toBe(true);
