@@ -67,8 +67,9 @@ export async function readSiteData(root: string, collation: Collation, reads: Si
  * counts shared memory as no thread's, so neither happens.
  */
 export function sharedData(data: SiteData): SiteData {
-  const { count, ids, top, chunks, spans, joined } = data.table;
-  const table = { count, ids: shared(ids), top: shared(top), chunks: chunks.map(shared), spans: shared(spans), joined };
+  const { ids, top, chunks, spans } = data.table;
+  // The table's other fields as they are: a field listed one by one here was lost (`joined`, 2f3cd30).
+  const table = { ...data.table, ids: shared(ids), top: shared(top), chunks: chunks.map(shared), spans: shared(spans) };
   return { ...data, table };
 }
 
