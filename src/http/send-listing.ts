@@ -39,9 +39,8 @@ export function sendListing(
   const cache = answers && compact && sighting !== 'first' ? answers.owner(site.index, site.spec) : undefined;
   // The memo holds the decision: its ETag and key are kept by its pairs, made once.
   const remember = sighting === 'remembered' || sighting === 'again';
-  // The pairs' JSON is both the cache key and part of what the ETag hashes: made once.
   const key = cache && AnswerCache.key(decision.pairs, remember);
-  const etag = listingETag(decision, site, remember, key);
+  const etag = listingETag(decision, site, remember);
   // A conditional request naming the answer's ETag: nothing computed.
   const unchanged = notModified(req, etag);
   if (unchanged) return send(res, 304, unchanged, undefined, gate);

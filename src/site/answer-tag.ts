@@ -1,5 +1,5 @@
 import type { Negotiation } from '../core/negotiate.js';
-import { plainPairs, type QueryPair } from '../core/query-string.js';
+import type { QueryPair } from '../core/query-string.js';
 import type { SiteSpec } from './spec.js';
 
 // The ETag of a computed JSON answer, the same wherever it is computed (`cities-api serve`, every
@@ -17,13 +17,18 @@ export function answerETag(
   dataTag: string,
   negotiation: Negotiation,
   pairs: readonly QueryPair[],
-  pairsJson?: string,
 ): string | undefined {
   if (!('renderer' in negotiation) || negotiation.renderer !== 'json') return undefined;
-  // The hash of JSON.stringify([dataTag, count, baseUrl, defaultPageSize, indent, pairs]); the
-  // pairs' JSON hashed as given (an answer cache's key is the same text), else as it is written.
-  const head = headOf(spec, dataTag, negotiation.indent);
-  return pairsJson === undefined ? hashPairs(head, pairs) : hash128(head, pairsJson);
+  // The hash of JSON.stringify([dataTag, count, baseUrl, defaultPageSize, indent]), then of the
+  // pairs: their number, each name and value after its length (no two lists of pairs read alike).
+  let at = afterHead(headOf(spec, dataTag, negotiation.indent));
+  at = mixUnit(at, pairs.length);
+  for (let i = 0; i < pairs.length; i++) {
+    const pair = pairs[i]!;
+    at = mixText(mixUnit(at, pair[0].length), pair[0]);
+    at = mixText(mixUnit(at, pair[1].length), pair[1]);
+  }
+  return digest(at);
 }
 
 /** The last head made, and what it was made of: a server asks for the same site's, request after request. */
@@ -31,7 +36,7 @@ let lastHead:
   | { dataTag: string; count: number; baseUrl: string; defaultPageSize: number; indent: number | null; text: string }
   | undefined;
 
-/** `[dataTag, count, baseUrl, defaultPageSize, indent` (a JSON array, its end left open). */
+/** JSON.stringify([dataTag, count, baseUrl, defaultPageSize, indent]). */
 function headOf(spec: Pick<SiteSpec, 'baseUrl' | 'defaultPageSize' | 'count'>, dataTag: string, indent: number | null) {
   const { count, baseUrl, defaultPageSize } = spec;
   const last = lastHead;
@@ -43,7 +48,7 @@ function headOf(spec: Pick<SiteSpec, 'baseUrl' | 'defaultPageSize' | 'count'>, d
     last.indent === indent
   )
     return last.text;
-  const text = JSON.stringify([dataTag, count, baseUrl, defaultPageSize, indent]).slice(0, -1);
+  const text = JSON.stringify([dataTag, count, baseUrl, defaultPageSize, indent]);
   lastHead = { dataTag, count, baseUrl, defaultPageSize, indent, text };
   return text;
 }
@@ -63,99 +68,68 @@ export function matchesETag(ifNoneMatch: string | undefined, etag: string): bool
 }
 
 /**
- * Four 32-bit MurmurHash3-style lanes over the UTF-16 code units of `${head},${pairsJson}]` (pure,
- * synchronous, the same on every runtime), as the tag `W/"c…"` of 32 hex digits. The lanes are
- * independent, computed side by side in one pass; the text is never made, only its parts read in turn.
- */
-function hash128(head: string, pairsJson: string): string {
-  const lanes = afterHead(head, head.length + pairsJson.length + 2);
-  mix(lanes, [pairsJson, ']']);
-  return digest(lanes);
-}
-
-/** hash128(head, JSON.stringify(pairs)), the pairs' JSON read part by part, never made whole. */
-function hashPairs(head: string, pairs: readonly QueryPair[]): string {
-  // Its length first (the lanes start from it): `${head},[` and `]]`, each pair's `["name","value"]`, commas between.
-  let length = head.length + 4 + Math.max(0, pairs.length - 1);
-  const checked = plainPairs(pairs);
-  for (const [name, value] of pairs) {
-    if (!checked && (!plain(name) || !plain(value))) return hash128(head, JSON.stringify(pairs)); // escapes: as JSON writes them
-    length += 7 + name.length + value.length;
-  }
-  const lanes = afterHead(head, length);
-  // The JSON's pieces, mixed in one call (a call per piece cost more than its few characters).
-  const texts = ['['];
-  for (let i = 0; i < pairs.length; i++) texts.push(i ? ',["' : '["', pairs[i]![0], '","', pairs[i]![1], '"]');
-  texts.push(']]');
-  mix(lanes, texts);
-  return digest(lanes);
-}
-
-/** Whether JSON.stringify writes `text` as it is between its quotes: no `"`, `\`, control character or surrogate. */
-function plain(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
-  }
-  return true;
-}
-
-/**
- * The lanes after `${head},` for a text of `length` units (they start from it): kept for the last
- * head, by length, so that a server's requests hash only their own pairs (a few hundred lengths).
+ * Four 32-bit FNV-1a lanes over a sequence of 16-bit units (UTF-16 code units and lengths), unit
+ * `i` mixed into lane `i % 4` (pure, synchronous, the same on every runtime), then the lanes mixed
+ * together and finished as MurmurHash3 finishes, as the tag `W/"c…"` of 32 hex digits. The lanes
+ * after the head are kept for the last head: a server's requests hash only their own pairs.
  */
 let keptHead: string | undefined;
-const byLength = new Map<number, Int32Array>();
-
-function afterHead(head: string, length: number): Int32Array {
-  if (head !== keptHead || byLength.size >= 256) {
-    keptHead = head;
-    byLength.clear();
-  }
-  let kept = byLength.get(length);
-  if (!kept) {
-    kept = Int32Array.of(0x9747b28c ^ length, 0x85ebca6b ^ length, 0xc2b2ae35 ^ length, 0x27d4eb2f ^ length);
-    mix(kept, [head, ',']);
-    byLength.set(length, kept);
-  }
-  LANES.set(kept);
-  return LANES;
-}
-
-/** The lanes a hash is computed in (afterHead's copy of the kept ones): hashing is synchronous, one at a time. */
+const KEPT = new Int32Array(4);
+let keptAt = 0;
+/** The lanes a hash is computed in: hashing is synchronous, one at a time. */
 const LANES = new Int32Array(4);
 
-/** The code units of the texts, one after another, mixed into the four lanes. */
-function mix(lanes: Int32Array, texts: readonly string[]): void {
-  let a = lanes[0]!;
-  let b = lanes[1]!;
-  let c = lanes[2]!;
-  let d = lanes[3]!;
-  for (const text of texts)
-    for (let i = 0; i < text.length; i++) {
-      let k = Math.imul(text.charCodeAt(i), 0xcc9e2d51);
-      k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
-      a ^= k;
-      a = (Math.imul((a << 13) | (a >>> 19), 5) + 0xe6546b64) | 0;
-      b ^= k;
-      b = (Math.imul((b << 13) | (b >>> 19), 5) + 0xe6546b64) | 0;
-      c ^= k;
-      c = (Math.imul((c << 13) | (c >>> 19), 5) + 0xe6546b64) | 0;
-      d ^= k;
-      d = (Math.imul((d << 13) | (d >>> 19), 5) + 0xe6546b64) | 0;
-    }
-  lanes[0] = a;
-  lanes[1] = b;
-  lanes[2] = c;
-  lanes[3] = d;
+/** The lanes (LANES) after `head`; returns how many units they have mixed. */
+function afterHead(head: string): number {
+  if (head !== keptHead) {
+    LANES[0] = 0x9747b28c;
+    LANES[1] = 0x85ebca6b;
+    LANES[2] = 0xc2b2ae35;
+    LANES[3] = 0x27d4eb2f;
+    keptAt = mixText(0, head);
+    KEPT.set(LANES);
+    keptHead = head;
+    return keptAt;
+  }
+  LANES[0] = KEPT[0]!;
+  LANES[1] = KEPT[1]!;
+  LANES[2] = KEPT[2]!;
+  LANES[3] = KEPT[3]!;
+  return keptAt;
 }
 
-/** The tag `W/"c` + the four lanes finished, as 32 hex digits + `"`, made by one call (it was 4 calls and 5 joins). */
-function digest(lanes: Int32Array): string {
-  const a = finish(lanes[0]!);
-  const b = finish(lanes[1]!);
-  const c = finish(lanes[2]!);
-  const d = finish(lanes[3]!);
+/** `text`'s code units mixed in, the first as unit `at`; returns the units mixed so far. */
+function mixText(at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) at = mixUnit(at, text.charCodeAt(i));
+  return at;
+}
+
+/** Unit `at` (`unit`) mixed into its lane (an FNV-1a step: digest() mixes the lanes well); returns at + 1. */
+function mixUnit(at: number, unit: number): number {
+  const lane = at & 3;
+  LANES[lane] = Math.imul(LANES[lane]! ^ unit, 0x01000193);
+  return at + 1;
+}
+
+/** The tag `W/"c` + the lanes, after `units` units, mixed together and finished as 32 hex digits + `"`, made by one call. */
+function digest(units: number): string {
+  let a = LANES[0]! ^ units;
+  let b = LANES[1]! ^ units;
+  let c = LANES[2]! ^ units;
+  let d = LANES[3]! ^ units;
+  // As MurmurHash3's x86_128 ends: each lane made to depend on all four.
+  a = (a + b + c + d) | 0;
+  b = (b + a) | 0;
+  c = (c + a) | 0;
+  d = (d + a) | 0;
+  a = finish(a);
+  b = finish(b);
+  c = finish(c);
+  d = finish(d);
+  a = (a + b + c + d) | 0;
+  b = (b + a) | 0;
+  c = (c + a) | 0;
+  d = (d + a) | 0;
   const hex = (h: number, shift: number) => HEX[(h >>> shift) & 15]!;
   // biome-ignore format: a row per lane
   return String.fromCharCode(
@@ -177,5 +151,5 @@ function finish(lane: number): number {
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
+  return h ^ (h >>> 16);
 }
