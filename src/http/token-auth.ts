@@ -12,9 +12,14 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * DRF's TokenAuthentication on `Authorization: Token <key>`. Django hands DRF the header as the
  * bytes received (node gives them as latin-1 text): split on ASCII whitespace only (so U+00A0 is
  * part of the key), the key decoded as UTF-8. The key is compared in constant time (both sides
- * hashed first, so neither length nor content leaks through timing). Null when authenticated.
+ * hashed first, so neither length nor content leaks through timing; `equal`, the comparison, is
+ * a test's to watch). Null when authenticated.
  */
-export function checkToken(header: string | undefined, token: string): AuthFailure | null {
+export function checkToken(
+  header: string | undefined,
+  token: string,
+  equal: (a: Uint8Array, b: Uint8Array) => boolean = timingSafeEqual,
+): AuthFailure | null {
   const parts = splitAsciiSpace(Buffer.from(header ?? '', 'latin1'));
   if (!parts.length || parts[0]!.toString('latin1').replace(/[A-Z]/g, (c) => c.toLowerCase()) !== 'token')
     return { status: 401, detail: NOT_PROVIDED };
@@ -26,7 +31,7 @@ export function checkToken(header: string | undefined, token: string): AuthFailu
   } catch {
     return { status: 401, detail: 'Invalid token header. Token string should not contain invalid characters.' };
   }
-  return timingSafeEqual(digest(key), tokenDigest(token)) ? null : { status: 401, detail: 'Invalid token.' };
+  return equal(digest(key), tokenDigest(token)) ? null : { status: 401, detail: 'Invalid token.' };
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
