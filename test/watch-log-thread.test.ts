@@ -1,16 +1,21 @@
 import { realpathSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { wordingOf } from '../src/core/errors.js';
 import { CityLog } from '../src/dataset/city-log.js';
 import { IDS_THREAD_FROM } from '../src/dataset/file-ids.js';
 import { foldLogged, withLogged } from '../src/dataset/log-fold.js';
+import { LoggedCityWriter } from '../src/dataset/logged-writer.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
+import type { CreateRefused } from '../src/post/city-store.js';
+import type { NewCity } from '../src/post/create-city.js';
 import { makeCity, tempDir } from './helpers.js';
 
 // serve --watch (not writable) learns which logged cities the dataset file lacks on each change of
-// its log: a large file (140,000 cities: seconds) is read in a thread, never on the thread that
-// answers requests (issue #26); the thread runs lib/, so this thread's readDataset is never called.
+// its log, and serve --writable its ids whenever another process changed the file: a large file
+// (140,000 cities: seconds) is read in a thread, never on the thread that answers requests (issue
+// #26); the thread runs lib/, so this thread's readDataset is never called.
 
 vi.mock('../src/dataset/read-dataset.js', async (original) => {
   const actual = await original<typeof import('../src/dataset/read-dataset.js')>();
@@ -22,11 +27,15 @@ let cleanup: () => Promise<void>;
 beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-watch-log-thread-')));
 afterAll(() => cleanup());
 
+/** A JSON dataset of cities 1 to `count`, then `more`. */
+async function dataset(data: string, count: number, ...more: ReturnType<typeof makeCity>[]): Promise<void> {
+  await writeFile(data, JSON.stringify([...Array.from({ length: count }, (_, i) => makeCity(i + 1)), ...more]));
+}
+
 /** A JSON dataset of `count` cities, and the same with one more city (id 99999) logged beside it. */
 async function logged(name: string, count: number): Promise<string> {
   const data = join(root, `${name}.json`);
-  const cities = Array.from({ length: count }, (_, i) => makeCity(i + 1));
-  await writeFile(data, JSON.stringify(cities));
+  await dataset(data, count);
   await CityLog.of(realpathSync(data)).append([makeCity(99999, { name: 'Logged' })]);
   return data;
 }
@@ -62,6 +71,85 @@ describe('the logged cities a dataset file lacks, learned off the answering thre
       logged: true,
       readHere,
     });
+    await rm(data);
+  });
+});
+
+describe('serve --writable: its dataset file changed by another process, the ids read off the answering thread when it is large', () => {
+  const city = (name: string): NewCity => {
+    const { id: _, created_at: __, updated_at: ___, ...rest } = makeCity(0, { name });
+    return rest;
+  };
+  /** How the file is changed: before the POST (KnownIds.look reads it), or once it is logged and answered, before its fold (datasetNow reads it). */
+  type Change = { before?: (data: string, count: number) => Promise<void>; applied?: typeof dataset };
+  const added: Change['before'] = (data, count) => dataset(data, count, makeCity(9000));
+  const invalid: Change['before'] = (data, count) => dataset(data, count, makeCity(9000, { latitude: 200 }));
+
+  it.each<[string, number, Change, (data: string) => Promise<Record<string, unknown>>, boolean]>([
+    [
+      'look(): a larger id added before a POST: the city gets the id past it, folded in after it',
+      3000,
+      { before: added },
+      async () => ({ created: 9001, last: [9000, 9001] }),
+      false,
+    ],
+    [
+      'datasetNow(): a city added between a POST and its fold: the logged city folded in after it',
+      3000,
+      { applied: (data, count) => dataset(data, count, makeCity(9000)) },
+      async () => ({ created: 3001, last: [9000, 3001] }),
+      false,
+    ],
+    [
+      "look(): the file made invalid: the POST refused (500), readDataset's own error (file, record, field, value, why) in the log",
+      3000,
+      { before: invalid },
+      async (data) => ({
+        refused: 500,
+        detail: 'A server error occurred.',
+        logged: `POST failed (500): ${wordingOf(await readDataset(data).catch((e) => e))}`,
+      }),
+      false,
+    ],
+    [
+      'look(), a small file: read here (a thread would cost more than the read)',
+      10,
+      { before: added },
+      async () => ({ created: 9001, last: [9000, 9001] }),
+      true,
+    ],
+  ])('%s', async (label, count, change, expected, readHere) => {
+    const data = join(root, `${label.replace(/\W+/g, '-').slice(0, 60)}.json`);
+    await dataset(data, count);
+    const told: string[] = [];
+    let applied = change.applied;
+    const writer = await LoggedCityWriter.open(data, {
+      lockWait: 1000,
+      mark: async () => {},
+      publish: async () => {},
+      caughtUp: async () => {},
+      log: (line) => told.push(line),
+      // Once only: the next batch's look() must not be the read that is checked.
+      apply: async () => void (await applied?.(data, count), (applied = undefined)),
+    });
+    await change.before?.(data, count);
+    expect((await stat(data)).size >= IDS_THREAD_FROM).toBe(!readHere);
+    const wanted = await expected(data);
+    vi.mocked(readDataset).mockClear();
+    const seen: Record<string, unknown> = await writer.create(city('Created')).then(
+      ({ id }) => ({ created: id }),
+      (error: CreateRefused) => ({ refused: error.status, detail: error.detail }),
+    );
+    await writer.idle();
+    const calledHere = vi.mocked(readDataset).mock.calls.length > 0;
+    await writer.close();
+    if ('created' in seen)
+      seen.last = (await readDataset(data))
+        .toCities()
+        .map((c) => c.id)
+        .slice(-2);
+    else seen.logged = told.find((line) => line.startsWith('POST failed'));
+    expect({ ...seen, readHere: calledHere }).toEqual({ ...wanted, readHere });
     await rm(data);
   });
 });

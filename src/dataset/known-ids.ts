@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
 import type { City } from '../core/fields.js';
 import type { CityLog } from './city-log.js';
-import { readDataset, readDatasetBytes } from './read-dataset.js';
+import { fileIds } from './file-ids.js';
+import { readDatasetBytes } from './read-dataset.js';
 
 /**
  * Which ids a dataset file and its log hold, as this process last saw them: their signatures,
@@ -27,7 +28,8 @@ export class KnownIds {
   async look(): Promise<void> {
     const [dataset, log] = [await datasetSignature(this.target), await this.logFile.signature()];
     if (dataset === this.seen.dataset && log === this.seen.log) return;
-    const { ids } = await readDataset(this.file);
+    // Read and validated off this thread when large (fileIds): the server answers meanwhile.
+    const ids = await fileIds(this.file);
     const { cities, bytes } = await this.logFile.read();
     await this.logFile.cut(bytes);
     let fileLastId = 0;
@@ -62,7 +64,7 @@ export class KnownIds {
    * process last saw it (its signature, ctime included, before and after the read): a logged id is
    * in it only if not past its largest id, since ids are chosen past it and only our commits add them
    * (not so once someone else added larger ids while cities were logged: `trusted` is false then).
-   * Changed by another process: read and validated whole (seconds on the main thread, but rare).
+   * Changed by another process: read and validated whole, in a thread of its own when large (fileIds).
    */
   async datasetNow(): Promise<{ before: Buffer; fileLastId: number; inFile: (id: number) => boolean }> {
     const { dataset, fileLastId, trusted } = this.seen;
@@ -70,7 +72,7 @@ export class KnownIds {
     const before = await readDatasetBytes(this.target);
     if (known && (await datasetSignature(this.target)) === dataset)
       return { before, fileLastId, inFile: (id) => id <= fileLastId };
-    const ids = new Set((await readDataset(this.file)).ids);
+    const ids = new Set(await fileIds(this.file));
     let last = 0;
     for (const id of ids) last = Math.max(last, id);
     return { before, fileLastId: last, inFile: (id) => ids.has(id) };
