@@ -1,12 +1,12 @@
 import { fileSystemError } from '../fs/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
 import { constants } from 'node:fs';
-import { access, copyFile, link, lstat, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import { access, copyFile, link, lstat, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { appendCsv, appendJson, checkStorable } from './appended-text.js';
+import { writeTemp } from './dataset-temp.js';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import type { City } from '../core/fields.js';
-import { isAlive } from '../fs/lock-holder.js';
 import { syncDirectory } from '../fs/file-output.js';
 
 /**
@@ -71,41 +71,6 @@ export async function discardStaged({ temp }: Pick<StagedDataset, 'temp'>): Prom
 export class DatasetChanged extends CitiesApiError {
   constructor(file: string) {
     super(`${file} changed while cities were being added to it; nothing was written`);
-  }
-}
-
-/** The new text in a file created beside `target` (never through a link: O_EXCL), with its mode and owner, fsynced. */
-async function writeTemp(target: string, extension: string, content: readonly Buffer[]): Promise<string> {
-  const dir = dirname(target);
-  const name = basename(target);
-  await removeDeadTemps(dir, name);
-  const temp = join(dir, `.${name}.tmp-${process.pid}${extension}`);
-  await rm(temp, { force: true });
-  const { mode, uid, gid } = await lstat(target);
-  const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode & 0o7777);
-  try {
-    for (const piece of content)
-      for (let done = 0; done < piece.length; ) done += (await handle.write(piece, done)).bytesWritten;
-    await handle.chmod(mode & 0o7777);
-    await handle.chown(uid, gid).catch(() => undefined); // only root may give a file away
-    await handle.sync();
-  } catch (error) {
-    await handle.close();
-    await rm(temp, { force: true });
-    // A full disk's ENOSPC (from write or fsync) carries no path: said with the dataset's.
-    throw await fileSystemError(error, DATASET_ROLE, target);
-  }
-  await handle.close();
-  return temp;
-}
-
-/** Temporary files and lock drafts left beside the dataset by writers that were killed. */
-async function removeDeadTemps(dir: string, name: string): Promise<void> {
-  for (const entry of await readdir(dir)) {
-    const match = entry.startsWith(`.${name}.`) ? /\.(?:tmp|bak|lock)-(\d+)(?:\.[^.]*)?$/.exec(entry) : null;
-    if (!match || Number(match[1]) === process.pid || isAlive(Number(match[1]))) continue;
-    const stats = await lstat(join(dir, entry)).catch(() => null);
-    if (stats && !stats.isDirectory()) await rm(join(dir, entry), { force: true });
   }
 }
 
