@@ -7,7 +7,17 @@ import { CityLog } from '../src/dataset/city-log.js';
 import { KeptLock } from '../src/dataset/kept-lock.js';
 import { LoggedCityWriter } from '../src/dataset/logged-writer.js';
 import type { NewCity } from '../src/post/create-city.js';
-import { appendCities, commitStaged, DatasetChanged, stageAppend } from '../src/dataset/append-cities.js';
+import {
+  appendCities,
+  commitStaged,
+  DatasetChanged,
+  discardStaged,
+  stageAppend,
+  stageCopyAppend,
+} from '../src/dataset/append-cities.js';
+import { SCAN_BYTES } from '../src/dataset/appended-text.js';
+import { cityJson } from '../src/core/json-text.js';
+import { CITY_FIELDS, type City } from '../src/core/fields.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { makeCity, tempDir } from './helpers.js';
 
@@ -99,6 +109,98 @@ describe('a staged dataset replaces the file only if the reader reads it back, a
     await chmod(file, 0o640);
     await appendCities(file, [makeCity(2)]);
     expect((await stat(file)).mode & 0o777).toBe(0o640);
+  });
+});
+
+const CSV_HEADER = Object.keys(makeCity(1)).join(',');
+/** A city as a CSV row of `header`'s columns. */
+const csvRow = (city: City, header = CSV_HEADER) =>
+  header
+    .split(',')
+    .map((field) => String(city[field as keyof City]))
+    .join(',');
+const CSV_CITY = csvRow(makeCity(1));
+const NEW_ROW = csvRow(makeCity(2));
+const JSON_CITY = JSON.stringify(makeCity(1));
+const NEW_LINE = `  ${cityJson(makeCity(2))}`;
+const OTHER_ORDER = `id,name_en,${CSV_HEADER.replace(/^id,|name_en,/g, '')}`;
+const FILLER = 'x'.repeat(SCAN_BYTES - CSV_HEADER.length - 2);
+const CRLF_AT_CHUNK = `${CSV_HEADER}\n${FILLER}\r\n${CSV_CITY}\n`;
+const WHITESPACE = ' '.repeat(200_000);
+/** A text with each run of 100 or more of one character said in a few (a failure's diff of 200 KB texts took minutes). */
+const shown = (text: string) =>
+  text.replace(/(.)\1{99,}/gs, (run, c: string) => `<${run.length} x ${JSON.stringify(c)}>`);
+
+// serve --watch (not writable) stages the file plus the logged cities it lacks from a copy of the
+// file (stageCopyAppend), never reading it whole: the same bytes and mode as stageAppend writes.
+describe('a dataset staged with a city appended, from its bytes (stageAppend) or a copy of its file (stageCopyAppend)', () => {
+  it.each<[string, 'json' | 'csv', string, string]>([
+    ['JSON, a record a line', 'json', ONE_CITY_JSON, `[\n  ${JSON_CITY},\n${NEW_LINE}\n]\n`],
+    ['JSON on one line', 'json', `[${JSON_CITY}]`, `[${JSON_CITY},\n${NEW_LINE}\n]`],
+    ['JSON, an empty array', 'json', '[]\n', `[\n${NEW_LINE}\n]\n`],
+    [
+      'JSON, CRLF line ends and whitespace after its bracket: kept',
+      'json',
+      `[\r\n  ${JSON_CITY}\r\n]\r\n \t\n`,
+      `[\r\n  ${JSON_CITY},\n${NEW_LINE}\n]\r\n \t\n`,
+    ],
+    [
+      'JSON, 200 KB of whitespace before its bracket (its end read further back): dropped',
+      'json',
+      `[${JSON_CITY}${WHITESPACE}]`,
+      `[${JSON_CITY},\n${NEW_LINE}\n]`,
+    ],
+    [
+      'JSON, 200 KB of whitespace after its bracket: kept',
+      'json',
+      `[${JSON_CITY}]${WHITESPACE}`,
+      `[${JSON_CITY},\n${NEW_LINE}\n]${WHITESPACE}`,
+    ],
+    [
+      'JSON without a closing bracket (not a dataset: refused once read)',
+      'json',
+      `[${JSON_CITY}`,
+      `[${JSON_CITY.slice(0, -1)},\n${NEW_LINE}\n}`,
+    ],
+    ['an empty JSON file', 'json', '', `,\n${NEW_LINE}\n`],
+    ['CSV, LF line ends', 'csv', `${CSV_HEADER}\n${CSV_CITY}\n`, `${CSV_HEADER}\n${CSV_CITY}\n${NEW_ROW}\n`],
+    [
+      'CSV, CRLF line ends',
+      'csv',
+      `${CSV_HEADER}\r\n${CSV_CITY}\r\n`,
+      `${CSV_HEADER}\r\n${CSV_CITY}\r\n${NEW_ROW}\r\n`,
+    ],
+    ['CSV without a last line end', 'csv', `${CSV_HEADER}\n${CSV_CITY}`, `${CSV_HEADER}\n${CSV_CITY}\n${NEW_ROW}\n`],
+    [
+      'CSV, its columns in another order',
+      'csv',
+      `${OTHER_ORDER}\n`,
+      `${OTHER_ORDER}\n${csvRow(makeCity(2), OTHER_ORDER)}\n`,
+    ],
+    ['CSV, its one CRLF where two scanned chunks meet', 'csv', CRLF_AT_CHUNK, `${CRLF_AT_CHUNK}${NEW_ROW}\r\n`],
+    ['CSV, a header without a line end', 'csv', CSV_HEADER, `${CSV_HEADER}\n${NEW_ROW}\n`],
+    [
+      "an empty CSV file: the cities in the fields' order",
+      'csv',
+      '',
+      `${csvRow(makeCity(2), CITY_FIELDS.join(','))}\n`,
+    ],
+  ])('%s', async (label, ext, text, expected) => {
+    const file = join(root, `staged-${label.replace(/\W+/g, '-')}.${ext}`);
+    await writeFile(file, text);
+    await chmod(file, 0o640);
+    const staged = async (stage: typeof stageCopyAppend) => {
+      const { temp } = await stage(file, [makeCity(2)]);
+      const seen = { text: shown(await readFile(temp, 'utf8')), mode: (await stat(temp)).mode & 0o777 };
+      await discardStaged({ temp });
+      return seen;
+    };
+    const wanted = { text: shown(expected), mode: 0o640 };
+    expect({ copied: await staged(stageCopyAppend), read: await staged(stageAppend) }).toEqual({
+      copied: wanted,
+      read: wanted,
+    });
+    expect(shown(await readFile(file, 'utf8'))).toBe(shown(text));
   });
 });
 

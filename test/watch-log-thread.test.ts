@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -15,11 +15,16 @@ import { makeCity, tempDir } from './helpers.js';
 // serve --watch (not writable) learns which logged cities the dataset file lacks on each change of
 // its log, and serve --writable its ids whenever another process changed the file: a large file
 // (140,000 cities: seconds) is read in a thread, never on the thread that answers requests (issue
-// #26); the thread runs lib/, so this thread's readDataset is never called.
+// #26); the thread runs lib/, so this thread's readDataset is never called. Nor does serve --watch
+// read the file whole (readFile) to stage it with the logged cities: it copies it.
 
 vi.mock('../src/dataset/read-dataset.js', async (original) => {
   const actual = await original<typeof import('../src/dataset/read-dataset.js')>();
   return { ...actual, readDataset: vi.fn(actual.readDataset) };
+});
+vi.mock('node:fs/promises', async (original) => {
+  const actual = await original<typeof import('node:fs/promises')>();
+  return { ...actual, readFile: vi.fn(actual.readFile) };
 });
 
 let root: string;
@@ -40,37 +45,50 @@ async function logged(name: string, count: number): Promise<string> {
   return data;
 }
 
-/** What withLogged stages for a server that does not write the dataset (removed once read). */
+/** What withLogged stages for a server that does not write the dataset (removed once read; read here by readFileSync, not spied on). */
 async function staged(data: string): Promise<string> {
   const source = await withLogged(data);
-  const text = await readFile(source.path, 'utf8');
+  const text = readFileSync(source.path, 'utf8');
   await source.discard();
   return text;
 }
 
 describe('the logged cities a dataset file lacks, learned off the answering thread when it is large', () => {
-  it.each<[string, number, (data: string) => Promise<string>, boolean]>([
-    ['withLogged (serve --watch), a large file: staged with the logged city', 3000, staged, false],
+  // readHere: readDataset called on this thread; readWhole: the file read whole into its memory (readFile).
+  it.each<[string, number, (data: string) => Promise<string>, { readHere: boolean; readWhole: boolean }]>([
     [
-      'foldLogged (before a build or a server reads the file), a large file: folded in',
+      'withLogged (serve --watch), a large file: staged with the logged city, from a copy of the file',
+      3000,
+      staged,
+      { readHere: false, readWhole: false },
+    ],
+    [
+      'foldLogged (before a build or a server reads the file), a large file: folded in (read whole: its commit checks the file is still what it read)',
       3000,
       async (data) => {
         await foldLogged(data, 1000, () => {});
-        return readFile(data, 'utf8');
+        return readFileSync(data, 'utf8');
       },
-      false,
+      { readHere: false, readWhole: true },
     ],
-    ['withLogged, a small file: read here (a thread would cost more than the read)', 10, staged, true],
-  ])('%s', async (label, count, run, readHere) => {
-    const data = await logged(label.replace(/\W+/g, '-'), count);
-    const size = (await readFile(data)).length;
-    expect(size >= IDS_THREAD_FROM).toBe(!readHere);
+    [
+      'withLogged, a small file: its ids read here (a thread would cost more than the read)',
+      10,
+      staged,
+      { readHere: true, readWhole: false },
+    ],
+  ])('%s', async (label, count, run, expected) => {
+    const data = await logged(label.replace(/\W+/g, '-').slice(0, 60), count);
+    const size = (await stat(data)).size;
+    expect(size >= IDS_THREAD_FROM).toBe(!expected.readHere);
     vi.mocked(readDataset).mockClear();
+    vi.mocked(readFile).mockClear();
     const text = await run(data);
-    expect({ logged: text.includes('"Logged"'), readHere: vi.mocked(readDataset).mock.calls.length > 0 }).toEqual({
-      logged: true,
-      readHere,
-    });
+    expect({
+      logged: text.includes('"Logged"'),
+      readHere: vi.mocked(readDataset).mock.calls.length > 0,
+      readWhole: vi.mocked(readFile).mock.calls.some(([path]) => path === realpathSync(data)),
+    }).toEqual({ logged: true, ...expected });
     await rm(data);
   });
 });

@@ -1,9 +1,9 @@
 import { fileSystemError } from '../fs/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
 import { constants } from 'node:fs';
-import { access, copyFile, link, lstat, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import { access, copyFile, type FileHandle, link, lstat, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { appendCsv, appendJson, checkStorable } from './appended-text.js';
+import { appendTo, bufferBytes, checkStorable, type DatasetBytes } from './appended-text.js';
 import { writeTemp } from './dataset-temp.js';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import type { City } from '../core/fields.js';
@@ -37,9 +37,27 @@ export async function stageAppend(file: string, cities: readonly City[], before?
   const json = extname(file).toLowerCase() === '.json';
   await checkStorable(cities, json);
   // Pieces of bytes, never the whole text decoded and encoded again (70 MB at 140,000 cities).
-  const next = json ? appendJson(text, cities) : await appendCsv(text, cities);
-  const temp = await writeTemp(target, extname(file), next);
+  const { keep, pieces } = await appendTo(bufferBytes(text), cities, json);
+  const temp = await writeTemp(target, extname(file), false, async () => ({
+    keep: 0,
+    pieces: [text.subarray(0, keep), ...pieces],
+  }));
   return { target, temp, before: text };
+}
+
+/**
+ * The same staged file as stageAppend's, for a reader that commits nothing (no `before` to check
+ * it against): the real file copied to it (in libuv's thread pool), then the cities written in,
+ * only what that needs of it read (its end, or a chunk at a time): this thread never holds it whole.
+ */
+export async function stageCopyAppend(file: string, cities: readonly City[]): Promise<Omit<StagedDataset, 'before'>> {
+  const target = await realpath(file);
+  const json = extname(file).toLowerCase() === '.json';
+  await checkStorable(cities, json);
+  const temp = await writeTemp(target, extname(file), true, async (copy) =>
+    appendTo(fileBytes(copy, (await copy.stat()).size), cities, json),
+  );
+  return { target, temp };
 }
 
 /** Replaces the file with the staged dataset, keeping the old one as FILE.bak. Throws, changing nothing, if the file changed meanwhile. */
@@ -72,6 +90,22 @@ export class DatasetChanged extends CitiesApiError {
   constructor(file: string) {
     super(`${file} changed while cities were being added to it; nothing was written`);
   }
+}
+
+/** A file's `size` bytes as appending reads them, a part at a time. */
+function fileBytes(handle: FileHandle, size: number): DatasetBytes {
+  return {
+    size,
+    read: async (from, to) => {
+      const bytes = Buffer.alloc(to - from);
+      for (let done = 0; done < bytes.length; ) {
+        const { bytesRead } = await handle.read(bytes, done, bytes.length - done, from + done);
+        if (!bytesRead) return bytes.subarray(0, done);
+        done += bytesRead;
+      }
+      return bytes;
+    },
+  };
 }
 
 /**

@@ -5,8 +5,9 @@ import { validateRecord } from '../core/validate-record.js';
 import { readCsvRows } from './csv-rows.js';
 
 // Created cities as a dataset file holds them: appended to the file's bytes as CSV rows (in its
-// header's order, with its line ends) or JSON lines, in pieces (the file is never decoded whole),
-// and refused first when the reader would not read them back as they are.
+// header's order, with its line ends) or JSON lines, in pieces (the file is never decoded whole,
+// nor read whole when it is a file: only its end, or a chunk at a time), and refused first when
+// the reader would not read them back as they are.
 
 /**
  * Refuses cities the dataset reader would not read back as they are: each record is written
@@ -46,19 +47,61 @@ function sameCity(a: City, b: City): boolean {
   return CITY_FIELDS.every((field) => Object.is(a[field], b[field]));
 }
 
+/** A dataset's bytes as appending reads them: in memory (bufferBytes) or in a file (a staged copy), a part at a time. */
+export interface DatasetBytes {
+  readonly size: number;
+  /** Its bytes from `from` to `to` (both within size). */
+  read(from: number, to: number): Promise<Buffer>;
+}
+
+/** What the dataset with cities appended holds: its first `keep` bytes, then `pieces`. */
+export interface Appended {
+  readonly keep: number;
+  readonly pieces: readonly Buffer[];
+}
+
+/** How much of a JSON dataset's end is read first (its closing bracket is there), four times more while that is not enough. */
+const TAIL_BYTES = 64 * 1024;
+/** A CSV dataset is scanned (for its first line end and a CRLF) this much at a time. */
+export const SCAN_BYTES = 256 * 1024;
+
+export function bufferBytes(text: Buffer): DatasetBytes {
+  return { size: text.length, read: async (from, to) => text.subarray(from, to) };
+}
+
+/** The dataset `bytes` with `cities` appended: CSV rows, or (`json`) JSON lines. */
+export function appendTo(bytes: DatasetBytes, cities: readonly City[], json: boolean): Promise<Appended> {
+  return json ? appendJson(bytes, cities) : appendCsv(bytes, cities);
+}
+
 /** A CSV dataset's bytes, then the cities as rows of its header's columns. */
-export async function appendCsv(text: Buffer, cities: readonly City[]): Promise<Buffer[]> {
-  const newline = text.indexOf(10);
-  const firstLine = text.subarray(
-    0,
-    newline < 0 ? text.length : newline > 0 && text[newline - 1] === 13 ? newline - 1 : newline,
-  );
+async function appendCsv(bytes: DatasetBytes, cities: readonly City[]): Promise<Appended> {
+  const { newline, crlf } = await scanCsv(bytes);
+  const line = await bytes.read(0, newline < 0 ? bytes.size : newline);
+  const firstLine = newline > 0 && line.at(-1) === 13 ? line.subarray(0, -1) : line;
   let header: readonly string[] = CITY_FIELDS;
   await readCsvRows([firstLine], ({ values }) => void (header = values));
-  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const eol = crlf ? '\r\n' : '\n';
   const rows = cities.map((city) => csvRow(city, header));
-  const separator = text.length && text.at(-1) !== 10 ? eol : '';
-  return [text, Buffer.from(`${separator}${rows.join(eol)}${eol}`)];
+  const last = bytes.size ? (await bytes.read(bytes.size - 1, bytes.size))[0] : undefined;
+  const separator = bytes.size && last !== 10 ? eol : '';
+  return { keep: bytes.size, pieces: [Buffer.from(`${separator}${rows.join(eol)}${eol}`)] };
+}
+
+/** Where a CSV dataset's first line ends (-1: nowhere) and whether it holds a CRLF anywhere. */
+async function scanCsv(bytes: DatasetBytes): Promise<{ newline: number; crlf: boolean }> {
+  let newline = -1;
+  let crlf = false;
+  let previous: number | undefined;
+  for (let at = 0; at < bytes.size && !(crlf && newline >= 0); at += SCAN_BYTES) {
+    const chunk = await bytes.read(at, Math.min(at + SCAN_BYTES, bytes.size));
+    const found = newline < 0 ? chunk.indexOf(10) : -1;
+    if (found >= 0) newline = at + found;
+    // A CRLF may straddle two chunks.
+    crlf ||= chunk.includes('\r\n') || (previous === 13 && chunk[0] === 10);
+    previous = chunk.at(-1);
+  }
+  return { newline, crlf };
 }
 
 function csvRow(city: City, header: readonly string[]): string {
@@ -75,12 +118,20 @@ function csvField(value: string): string {
 }
 
 /** A JSON dataset's bytes with the cities before its closing bracket, a line each. */
-export function appendJson(source: Buffer, cities: readonly City[]): Buffer[] {
-  const end = source.lastIndexOf(']');
-  let last = end;
-  // What String.prototype.trimEnd() drops that a JSON file may hold: ASCII whitespace.
-  while (last > 0 && [0x20, 0x09, 0x0a, 0x0d].includes(source[last - 1]!)) last--;
-  const empty = source[last - 1] === 0x5b;
-  const items = cities.map((city) => `  ${cityJson(city)}`).join(',\n');
-  return [source.subarray(0, last), Buffer.from(`${empty ? '' : ','}\n${items}\n`), source.subarray(end)];
+async function appendJson(bytes: DatasetBytes, cities: readonly City[]): Promise<Appended> {
+  for (let span = TAIL_BYTES; ; span *= 4) {
+    const start = Math.max(0, bytes.size - span);
+    const tail = await bytes.read(start, bytes.size);
+    const end = tail.lastIndexOf(']');
+    let last = end;
+    // What String.prototype.trimEnd() drops that a JSON file may hold: ASCII whitespace.
+    while (last > 0 && [0x20, 0x09, 0x0a, 0x0d].includes(tail[last - 1]!)) last--;
+    // Enough read: the whole file, or its last bracket and the byte before the whitespace ahead of it.
+    if (start > 0 && (end < 0 || last === 0)) continue;
+    const empty = tail[last - 1] === 0x5b;
+    const items = cities.map((city) => `  ${cityJson(city)}`).join(',\n');
+    // No bracket (not a dataset: refused once read): `last` is -1, all but the last byte kept, as subarray reads it.
+    const keep = start + tail.subarray(0, last).length;
+    return { keep, pieces: [Buffer.from(`${empty ? '' : ','}\n${items}\n`), tail.subarray(end)] };
+  }
 }
