@@ -1,21 +1,15 @@
-import { utf8, type Bytes } from '../core/bytes.js';
+import { utf8 } from '../core/bytes.js';
 import { CitiesApiError } from '../core/errors.js';
-import { detailJson, type Parts } from '../core/json-text.js';
+import { detailJson } from '../core/json-text.js';
 import { ROUTES } from '../core/route-table.js';
 import type { SiteSpec } from '../site/spec.js';
 import { answerListingRoute, decideRoute, READ_ONLY_DETAIL, listingETag, notModified } from './route.js';
-import {
-  type ApiRequest,
-  type HeaderFields,
-  type LazySiteContext,
-  type ListingRoute,
-  jsonHeaders,
-  withFields,
-} from './route-types.js';
+import { type ApiRequest, type LazySiteContext, type ListingRoute, jsonHeaders, withFields } from './route-types.js';
 import { render } from './render.js';
 import { matchesETag } from '../site/answer-tag.js';
 import { cacheKey, fromCache, keptWhileSent, type PlatformCache } from './edge-cache.js';
-import { readable, streamedResponse, type BodySink, type StreamedAnswer } from './body-sink.js';
+import { streamedResponse, type BodySink, type StreamedAnswer } from './body-sink.js';
+import { apiRequestOf, respond } from './fetch-messages.js';
 import { PartPool } from '../core/envelope-stream.js';
 
 interface Live {
@@ -71,21 +65,6 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
         headers: { [header.contentType]: ROUTES.contentType.json },
       });
     }
-  };
-}
-
-/** The request as route() reads it: path and query exactly as sent (the URL's href without its origin). */
-export function apiRequestOf(request: Request): ApiRequest {
-  const url = new URL(request.url);
-  const fragment = url.href.indexOf('#');
-  const target = url.href.slice(url.origin.length, fragment < 0 ? undefined : fragment);
-  const preflight = request.method === 'OPTIONS' && request.headers.has(header.requestMethod);
-  return {
-    method: request.method,
-    target,
-    accept: request.headers.get(header.accept) ?? undefined,
-    ifNoneMatch: request.headers.get(header.ifNoneMatch) ?? undefined,
-    preflightHeaders: preflight ? (request.headers.get(header.requestHeaders) ?? '') : undefined,
   };
 }
 
@@ -185,20 +164,4 @@ async function computedAnswer(
   }
   const answer = answerListingRoute(req, listing, { spec, tag, index: await site.index(listing.pairs) });
   return respond(req, answer.status, answer.headers, answer.body);
-}
-
-/** An answer as a Response: one array, or a large page streamed part by part as the client reads. */
-function respond(
-  req: ApiRequest,
-  status: number,
-  headers: HeaderFields,
-  body: Bytes | Iterable<Bytes> | Parts,
-): Response {
-  const parts = body instanceof Uint8Array ? [body] : body;
-  const whole = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Bytes) : null;
-  const length = whole ? whole.length : 'byteLength' in parts ? parts.byteLength : null;
-  const sent = length === null ? headers : withFields(headers, { [header.contentLength]: String(length) });
-  if (req.method === 'HEAD') return new Response(null, { status, headers: sent });
-  if (whole) return new Response(whole, { status, headers: sent });
-  return new Response(readable(parts[Symbol.iterator]()), { status, headers: sent });
 }
