@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { draftName } from '../src/fs/dead-drafts.js';
-import { createThrough, linkEntry, reuse, writeNew } from '../src/fs/file-output.js';
+import { linkEntry, reuse, writeNew } from '../src/fs/file-output.js';
+import { createThrough } from '../src/fs/through-draft.js';
 import { tempDir } from './helpers.js';
 
 // linkSync fails as on another filesystem while `crossDevice` is set: the copy that replaces the link.

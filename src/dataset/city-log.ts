@@ -17,7 +17,7 @@ import { crc32 } from 'node:zlib';
 import type { City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
 import { type DraftName, draftName } from '../fs/dead-drafts.js';
-import { replaceThrough } from '../fs/file-output.js';
+import { replaceThrough } from '../fs/through-draft.js';
 import { fileSystemError, type PathRole } from '../fs/fs-error.js';
 
 /**

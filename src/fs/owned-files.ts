@@ -2,7 +2,8 @@ import { lstat, mkdir, readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
 import { type DraftName, draftName, removeDeadDrafts } from './dead-drafts.js';
-import { createThrough, replaceThrough, sha256, writeNew } from './file-output.js';
+import { sha256, writeNew } from './file-output.js';
+import { createThrough, replaceThrough } from './through-draft.js';
 
 // Files a command writes into a directory the user owns (a project folder, often their repository's
 // root): it replaces only files it wrote itself and nobody changed since, known by a record of their

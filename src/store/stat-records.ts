@@ -3,7 +3,8 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Problem } from '../core/errors.js';
 import { draftName } from '../fs/dead-drafts.js';
-import { replaceThrough, writeParts, type FileStat } from '../fs/file-output.js';
+import { writeParts, type FileStat } from '../fs/file-output.js';
+import { replaceThrough } from '../fs/through-draft.js';
 import { siteSiblings } from '../fs/lock.js';
 import {
   DIGEST_BYTES,

@@ -1,0 +1,70 @@
+import { link, rename, rm } from 'node:fs/promises';
+import { type DraftName, draftOf, removeDeadDrafts } from './dead-drafts.js';
+import { exists } from './file-output.js';
+
+// A file written whole or not at all, through this process's draft: renamed over the file it
+// replaces, or linked where nothing has its name yet.
+
+/** Writes this process's draft, given its path. */
+type WriteDraft = (draft: string) => Promise<unknown>;
+
+/**
+ * Writes a file through a temporary one: `write` makes this process's draft (named by `drafts`),
+ * which is then renamed over `path`. On failure the draft is removed (half-written on a full disk,
+ * it would hold the space it took) and `path` is left as it was.
+ */
+export function replaceThrough(drafts: DraftName, path: string, write: WriteDraft): Promise<void> {
+  return throughDraft(drafts, write, (draft) => rename(draft, path));
+}
+
+/**
+ * Creates a file that must not exist, whole or not at all: `write` makes this process's draft,
+ * which is then linked at `path`, never replacing what has that name (made meanwhile, say): false
+ * then, and nothing written. On failure, as on success, the draft is removed: nothing is left at `path`.
+ */
+export async function createThrough(drafts: DraftName, path: string, write: WriteDraft): Promise<boolean> {
+  let created = true;
+  await throughDraft(drafts, write, async (draft) => {
+    created = await linkNew(draft, path);
+    await rm(draft, { force: true });
+  });
+  return created;
+}
+
+/** Where hard links are refused (FAT, some network file systems), though the directory is writable. */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'ENOSYS']);
+
+/** `from` linked at `path` (false when something has that name); renamed there if links are refused and nothing does. */
+async function linkNew(from: string, path: string): Promise<boolean> {
+  try {
+    await link(from, path);
+    return true;
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'EEXIST') return false;
+    if (!NO_LINKS.has(code!)) throw error;
+  }
+  if (await exists(path)) return false;
+  await rename(from, path);
+  return true;
+}
+
+/**
+ * `write` makes this process's draft, `place` puts it where it goes; on failure the draft is
+ * removed. First the drafts of writers killed before they placed theirs (see dead-drafts.ts).
+ */
+async function throughDraft(
+  drafts: DraftName,
+  write: WriteDraft,
+  place: (draft: string) => Promise<void>,
+): Promise<void> {
+  await removeDeadDrafts([drafts]);
+  const draft = draftOf(drafts);
+  try {
+    await write(draft);
+    await place(draft);
+  } catch (error) {
+    await rm(draft, { force: true }).catch(() => undefined);
+    throw error;
+  }
+}
