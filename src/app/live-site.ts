@@ -1,20 +1,16 @@
-import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { MANIFEST_PATH } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
-import { siteSiblings } from '../fs/lock.js';
-import { isAlive, readHolder } from '../fs/lock-holder.js';
 import { loadSite, type LoadedSite, type ReadSite } from '../http/site-state.js';
 import { readSiteDataInThread } from '../http/site-data-thread.js';
 import { startComposing } from '../http/compose-thread.js';
 import { loadedHas, withCities } from '../http/state-append.js';
 import type { City } from '../core/fields.js';
 import type { SiteSettings } from '../site/spec.js';
+import { BuildFollower } from './build-follower.js';
 
-/** How often a held build lock is looked at again (its holder may have died). */
-const POLL_MS = 250;
 /** How long a replaced site's directory stays open for reads already under way (its descriptor number is then reused). */
 const RELEASE_MS = 30_000;
 
@@ -31,10 +27,8 @@ export class LiveSite {
   private state: LoadedSite;
   private replacing = 0;
   private readonly sending = new Set<ServerResponse>();
-  private watcher: FSWatcher | undefined;
-  /** Another process's build holds the lock: counted once in `replacing`. */
-  private external = false;
-  private followTimer: NodeJS.Timeout | undefined;
+  /** Another process's builds, followed through the lock (each counted once in `replacing` while it runs). */
+  private builds: BuildFollower | undefined;
   private closed = false;
   /** Which site the state was loaded from (see manifestId). */
   private manifestId = '';
@@ -118,22 +112,20 @@ export class LiveSite {
   }
 
   /**
-   * Follows builds made by other processes: files unused while a live process holds the build
-   * lock (already at start, or from when it appears), the site reloaded once the lock is released.
-   * A lock whose holder is dead (a build killed with SIGKILL leaves it) is ignored: it is looked
-   * at again every POLL_MS while held, since the holder's death changes no file.
+   * Follows builds made by other processes (build-follower.ts): files unused while a live process
+   * holds the build lock, the site reloaded once the lock is released.
    */
   async watchBuilds(): Promise<void> {
-    const names = [basename(siteSiblings(this.dir).lock), basename(this.dir)];
-    this.watcher = watch(dirname(this.dir), (_, name) => {
-      if (names.includes(name as string)) this.followBuild(50);
+    this.builds = new BuildFollower(this.dir, {
+      held: () => void this.replacing++,
+      free: () => this.reload().catch(() => undefined),
+      released: () => void this.replacing--,
     });
-    await this.checkBuild();
+    await this.builds.start();
   }
 
   close(): void {
-    this.watcher?.close();
-    clearTimeout(this.followTimer);
+    this.builds?.close();
     this.closed = true;
     for (const [timer, old] of this.releasing) {
       clearTimeout(timer);
@@ -141,28 +133,6 @@ export class LiveSite {
     }
     this.releasing.clear();
     this.state.release();
-  }
-
-  private followBuild(delay: number): void {
-    clearTimeout(this.followTimer);
-    if (this.closed) return;
-    this.followTimer = setTimeout(() => void this.checkBuild(), delay).unref();
-  }
-
-  private async checkBuild(): Promise<void> {
-    const holder = await readHolder(siteSiblings(this.dir).lock).catch(() => null);
-    if (holder !== null && isAlive(holder)) {
-      if (!this.external) {
-        this.external = true;
-        this.replacing++;
-      }
-      return this.followBuild(POLL_MS);
-    }
-    await this.reload().catch(() => undefined);
-    if (this.external) {
-      this.external = false;
-      this.replacing--;
-    }
   }
 
   /** Loads the site as it is now, if it changed since the last load (after any load under way). */
