@@ -31,6 +31,18 @@ afterAll(async () => {
   await cleanup();
 });
 
+/** `run` with CITIES_API_TOKEN set to `token` (unset: as it is), then as it was. */
+async function withToken<T>(token: string | undefined, run: () => Promise<T>): Promise<T> {
+  const was = process.env.CITIES_API_TOKEN;
+  if (token !== undefined) process.env.CITIES_API_TOKEN = token;
+  try {
+    return await run();
+  } finally {
+    if (was === undefined) delete process.env.CITIES_API_TOKEN;
+    else process.env.CITIES_API_TOKEN = was;
+  }
+}
+
 /** More bytes than any disk has free (1 PB). */
 const NO_SPACE = 10 ** 15;
 
@@ -47,7 +59,16 @@ describe('serve(): a message names each option as serve() takes it', () => {
       () => ({ dir: site, data: root, writable: true, token: 'a-token-long-enough-0123456789', port: 0 }),
       '`writable` needs the dataset',
     ],
-    ['writable without a token', () => ({ dir: site, data, writable: true, port: 0 }), '`writable` needs a token'],
+    [
+      'writable without a token',
+      () => ({ dir: site, data, writable: true, port: 0 }),
+      '`writable` needs a token: set `token`',
+    ],
+    [
+      'a token no client could send',
+      () => ({ dir: site, data, writable: true, token: 'two words', port: 0 }),
+      '`token` contains " "',
+    ],
     ['workers 0', () => ({ dir: site, workers: 0, port: 0 }), '`workers` must be a whole number from 1 to 1024'],
     [
       'a port in use',
@@ -111,7 +132,7 @@ describe('build(): a message names each option as build() takes it', () => {
 });
 
 describe('the CLI: the same messages name the flags, from its option table', () => {
-  it.each<[string, () => string[], string]>([
+  it.each<[string, () => string[], string, string?]>([
     [
       'serve --watch without --data',
       () => ['serve', '--site', site, '--watch', '--port', '0'],
@@ -143,8 +164,20 @@ describe('the CLI: the same messages name the flags, from its option table', () 
       'is a file, not a directory; move it away, or choose another with --site',
     ],
     ['build --max-files x', () => ['build', '--data', data, '--max-files', 'x'], 'invalid --max-files "x"'],
-  ])('%s', async (_, args, message) => {
-    const run = await cli(root, ...args());
+    [
+      'serve --writable without CITIES_API_TOKEN',
+      () => ['serve', '--site', site, '--data', data, '--writable', '--port', '0'],
+      '--writable needs a token: set CITIES_API_TOKEN',
+      '',
+    ],
+    [
+      'serve --writable with a CITIES_API_TOKEN no client could send',
+      () => ['serve', '--site', site, '--data', data, '--writable', '--port', '0'],
+      'CITIES_API_TOKEN contains " "',
+      'two words',
+    ],
+  ])('%s', async (_, args, message, token) => {
+    const run = await withToken(token, () => cli(root, ...args()));
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain(message);
     expect(run.stderr).not.toMatch(/`|\u0000/);

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_KEYS } from '../src/cli/option-values.js';
 import type { CommandName } from '../src/cli/option-spec.js';
-import { OPTIONS, optionsMarkdown, optionsOf } from '../src/cli/options.js';
+import { OPTIONS, optionsMarkdown, optionsOf, spellingName } from '../src/cli/options.js';
 import { cli } from './cli-helpers.js';
 import { compressPage } from '../src/store/compression.js';
 import { LOG_FLUSH_MS } from '../src/http/request-log.js';
@@ -324,7 +324,7 @@ describe('the option table makes --help and the README', () => {
     '%s --help lists each of its options',
     async (command) => {
       const run = await cli(root, ...command.split(' '), '--help');
-      for (const option of optionsOf(command)) expect(run.stdout).toContain(option.flag.split(' ')[0]);
+      for (const option of optionsOf(command)) expect(run.stdout).toContain(spellingName(option.flag));
     },
   );
 

@@ -63,7 +63,7 @@ describe('POST needs the token', () => {
 
   it('a writable server will not start without a token', async () => {
     await expect(serve({ dir: join(root, 'site2'), data: datasets.csv, port: 0, writable: true })).rejects.toThrow(
-      /CITIES_API_TOKEN/,
+      '`writable` needs a token: set `token`',
     );
   });
 });
@@ -687,7 +687,7 @@ describe('the token is checked at start', () => {
   it('a token no client could send is refused', async () => {
     await expect(
       serve({ dir: join(root, 'site-bad-token'), data: datasets.csv, port: 0, writable: true, token: 'two words' }),
-    ).rejects.toThrow(/^CITIES_API_TOKEN contains " " \(U\+0020\)/);
+    ).rejects.toThrow(/^`token` contains " " \(U\+0020\)/);
   });
 
   it('a non-ASCII token is warned about, and matches a client that sends its UTF-8 bytes (as DRF reads them)', async () => {
@@ -708,7 +708,7 @@ describe('the token is checked at start', () => {
       log: (l) => logs.push(l),
     });
     try {
-      expect(logs.some((l) => l.startsWith('warning: CITIES_API_TOKEN is not ASCII'))).toBe(true);
+      expect(logs.some((l) => l.startsWith('warning: `token` is not ASCII'))).toBe(true);
       // Header bytes as latin-1 text, the body a Buffer: node then sends the header bytes as they are.
       const as = (key: Buffer) =>
         rawRequest(server.apiUrl, {

@@ -29,11 +29,11 @@ function checkOptions(options: ServeOptions, log: (line: string) => void): void 
       2,
     );
   if (options.writable && !options.token)
-    throw new CitiesApiError(`${optionNamed('writable')} needs a token: set CITIES_API_TOKEN in the environment`, 2);
+    throw new CitiesApiError(`${optionNamed('writable')} needs a token: set ${optionNamed('token')}`, 2);
   if (options.writable) {
     const { error, warning } = tokenProblems(options.token!);
-    if (error) throw new CitiesApiError(`CITIES_API_TOKEN ${error}`, 2);
-    if (warning) log(`warning: CITIES_API_TOKEN ${warning}`);
+    if (error) throw new CitiesApiError(`${optionNamed('token')} ${error}`, 2);
+    if (warning) log(`warning: ${optionNamed('token')} ${warning}`);
   }
 }
 

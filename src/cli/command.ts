@@ -3,7 +3,16 @@ import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import type { Problem } from '../core/errors.js';
 import { loadConfig, type ProjectConfig } from './config-file.js';
-import { aliasHelp, aliasOptions, attributeOf, commanderOption, isArgument, optionsOf } from './options.js';
+import {
+  aliasHelp,
+  aliasOptions,
+  attributeOf,
+  commanderOption,
+  isArgument,
+  isEnvironment,
+  optionsOf,
+  spellingName,
+} from './options.js';
 import type { CommandName, OptionValues } from './option-spec.js';
 import { type CommandLine, resolveOptions } from './option-values.js';
 
@@ -45,7 +54,14 @@ export function tableCommand(
   context: CommandContext,
 ): TableCommand {
   const cmd = parent.command(name.split(' ').at(-1)!).description(description);
+  const environment = optionsOf(name).filter((option) => isEnvironment(option.flag));
+  if (environment.length)
+    cmd.addHelpText(
+      'after',
+      `\nEnvironment:\n${environment.map((option) => `  ${spellingName(option.flag)}  ${option.help}`).join('\n')}`,
+    );
   for (const option of optionsOf(name)) {
+    if (isEnvironment(option.flag)) continue;
     cmd.addOption(commanderOption(option, name));
     for (const alias of aliasOptions(option)) cmd.addOption(alias);
     for (const argument of (option.aliases ?? []).filter(isArgument)) cmd.argument(argument, aliasHelp(option));
@@ -59,10 +75,11 @@ export function tableCommand(
   };
 }
 
-/** What commander parsed, by spelling: a flag's value when given on the command line, a positional argument's when given. */
+/** What commander parsed, by spelling: a flag's value when given on the command line, a positional argument's when given; an environment variable's when set. */
 function commandLine(cmd: Command): CommandLine {
   return {
     given: (spelling) => {
+      if (isEnvironment(spelling)) return process.env[spellingName(spelling)];
       if (isArgument(spelling)) {
         const index = cmd.registeredArguments.findIndex((a) => `[${a.name()}]` === spelling);
         return index < 0 ? undefined : cmd.processedArgs[index];

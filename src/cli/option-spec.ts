@@ -20,7 +20,11 @@ export type ConfigType =
 export interface OptionSpec {
   /** The name the value goes by in the resolved options, and its key in the config file. */
   readonly key: keyof OptionValues;
-  /** As commander reads it: `--page-sizes <list>`, `--force`, `--no-compress`. */
+  /**
+   * As commander reads it: `--page-sizes <list>`, `--force`, `--no-compress`. Or `$NAME`: a value read
+   * from that environment variable alone, never a flag (ps shows a command line to every user) nor
+   * a config key (a config file is committed): a secret, the token.
+   */
   readonly flag: string;
   /**
    * Older spellings of the same option, still accepted and listed in --help as aliases: flags
@@ -65,6 +69,7 @@ export interface OptionValues {
   port: number;
   host: string;
   writable: boolean;
+  token: string;
   watch: boolean;
   failoverOrigin: boolean;
   workers: number | 'auto';

@@ -35,7 +35,7 @@ export const CONFIG_ALIASES: ReadonlyMap<string, string> = new Map(
   OPTIONS.flatMap((o) => (o.configAliases ?? []).map((alias) => [alias, o.key] as const)),
 );
 
-/** A command line as resolveOptions reads it: the value given under one spelling (a flag or a positional argument), else undefined. */
+/** A command line as resolveOptions reads it: the value given under one spelling (a flag, a positional argument or an environment variable), else undefined. */
 export interface CommandLine {
   given(spelling: string): unknown;
 }

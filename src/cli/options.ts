@@ -51,8 +51,14 @@ export function isArgument(spelling: string): boolean {
   return spelling.startsWith('[');
 }
 
-/** A spelling as messages name it: `--out`, `[dir]`. */
+/** Whether a spelling is an environment variable (`$CITIES_API_TOKEN`) rather than a flag. */
+export function isEnvironment(spelling: string): boolean {
+  return spelling.startsWith('$');
+}
+
+/** A spelling as messages name it: `--out`, `[dir]`, `CITIES_API_TOKEN`. */
 export function spellingName(spelling: string): string {
+  if (isEnvironment(spelling)) return spelling.slice(1);
   return isArgument(spelling) ? spelling : spelling.split(' ')[0]!;
 }
 
@@ -73,7 +79,9 @@ export function optionsMarkdown(): string {
     const shown = defaultText(o);
     const commands =
       o.commands.join(', ') + (o.defaultIn && shown && !o.defaultText ? ` (default in ${o.defaultIn.join(', ')})` : '');
-    const flags = [o.flag, ...(o.aliases ?? [])].map((f) => `\`${f}\``).join(', alias ');
+    const flags = [o.flag, ...(o.aliases ?? [])]
+      .map((f) => (isEnvironment(f) ? `\`${spellingName(f)}\` (environment)` : `\`${f}\``))
+      .join(', alias ');
     const keys = [o.key, ...(o.configAliases ?? [])].map((k) => `\`${k}\``).join(', alias ');
     return `| ${flags} | ${o.config ? `${keys} (${o.config})` : ''} | ${commands} | ${shown ? cell(shown) : ''} | ${cell(o.help)} |`;
   });

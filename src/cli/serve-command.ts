@@ -35,7 +35,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
       port: o.port!,
       host: o.host!,
       writable: o.writable,
-      token: process.env.CITIES_API_TOKEN,
+      token: o.token,
       watch: o.watch,
       failoverOrigin: o.failoverOrigin,
       workers: o.workers,

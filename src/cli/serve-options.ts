@@ -52,6 +52,12 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
     commands: ['serve'],
   },
   {
+    key: 'token',
+    flag: '$CITIES_API_TOKEN',
+    help: 'the key a POST must send with --writable; from the environment only (a flag would show in ps, a config key in the repository)',
+    commands: ['serve'],
+  },
+  {
     key: 'watch',
     flag: '--watch',
     help: 'rebuild and answer from the new data when the dataset file changes',
