@@ -295,7 +295,7 @@ describe('files in the site directory that are not the site’s are kept', () =>
     [
       'the working directory (.)',
       ['--out', '.'],
-      /it is or contains the working directory .*\/proj, and a build replaces the whole directory; choose a directory of its own, e.g. --site dist/,
+      /it is or contains the working directory .*\/proj, and a build replaces the whole directory; choose a directory of its own with --site, e.g. dist/,
     ],
     [
       'the working directory, the dataset elsewhere',

@@ -176,7 +176,7 @@ const CASES: Case[] = [
     () => ['build', '--data', at('nowhere.csv')(), '--out', at('out-2')()],
     () =>
       new RegExp(
-        `the dataset ${path('nowhere.csv')} does not exist; check the path, or choose another with --data FILE; to try cities-api, a sample of 48 cities ships with it: --data ${escape(SAMPLE)} \\(ENOENT\\)$`,
+        `the dataset ${path('nowhere.csv')} does not exist; check the path, or choose another with --data; to try cities-api, a sample of 48 cities ships with it: --data ${escape(SAMPLE)} \\(ENOENT\\)$`,
       ),
   ],
   [
@@ -201,7 +201,7 @@ const CASES: Case[] = [
     () => ['validate', '--data', at('secret.csv')()],
     () =>
       new RegExp(
-        `permission denied: cannot open the dataset ${path('secret.csv')}; give this user access to it \\(chmod/chown\\), or choose another with --data FILE \\(EACCES\\)$`,
+        `permission denied: cannot open the dataset ${path('secret.csv')}; give this user access to it \\(chmod/chown\\), or choose another with --data \\(EACCES\\)$`,
       ),
   ],
   [

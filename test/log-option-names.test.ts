@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { cp, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CitiesApiError, SAMPLE_DATASET, serve } from '../src/index.js';
+import { build, CitiesApiError, formatProblem, readDataset, SAMPLE_DATASET, serve } from '../src/index.js';
 import { optionNamed, wordingOf } from '../src/core/errors.js';
 import { inFlags } from '../src/cli/options.js';
+import { BEHIND_PATH } from '../src/site/behind.js';
+import { cli } from './cli-helpers.js';
 import { startCli, SMALL_SITE } from './serve-helpers.js';
 import { tempDir } from './helpers.js';
 
@@ -111,6 +113,77 @@ describe.skipIf(!canFreeze)('a --watch rebuild that failed: its log line names o
     const { line, all } = await failedRebuild(name.replace(/\W+/g, '-'), start);
     expect(line).toContain(said);
     expect(all).not.toContain('\u0000');
+  });
+});
+
+describe('a warning, or a line a server logs at start, names options as its reader gave them', () => {
+  /** A dataset with a column that is not a city field: read with a warning naming the option that refuses it. */
+  let extra: string;
+  /** A site marked behind its dataset: a server of it without a dataset says how to catch up. */
+  let behind: string;
+  const SMALL = { orderings: ['default'], pageSizes: [10], collation: 'codepoint', compression: 'none' } as const;
+  beforeAll(async () => {
+    extra = join(root, 'extra.csv');
+    const [header, ...rows] = (await readFile(SAMPLE_DATASET, 'utf8')).trimEnd().split('\n');
+    await writeFile(extra, `${header},population\n${rows.map((row) => `${row},5`).join('\n')}\n`);
+    behind = join(root, 'behind');
+    await build({ data: SAMPLE_DATASET, out: behind, ...SMALL });
+    await mkdir(dirname(join(behind, BEHIND_PATH)), { recursive: true });
+    await writeFile(join(behind, BEHIND_PATH), '');
+  });
+
+  it.each<[string, () => Promise<string>, string]>([
+    [
+      "the CLI (validate) says the flag in an unknown column's warning",
+      async () => (await cli(root, 'validate', '--data', extra)).stderr,
+      '(not a city field; --strict refuses it)',
+    ],
+    [
+      "build({ onWarning }) gives the caller's name",
+      async () => {
+        const warnings: string[] = [];
+        await build({
+          data: extra,
+          out: join(root, 'extra-site'),
+          ...SMALL,
+          onWarning: (w) => warnings.push(formatProblem(w)),
+        });
+        return warnings.join('\n');
+      },
+      '(not a city field; `strict` refuses it)',
+    ],
+    [
+      "readDataset(file, { onWarning }) gives the caller's name",
+      async () => {
+        const warnings: string[] = [];
+        await readDataset(extra, { onWarning: (w) => warnings.push(w.reason) });
+        return warnings.join('\n');
+      },
+      '(not a city field; `strict` refuses it)',
+    ],
+    [
+      'the CLI (serve --site of a site marked behind) says the flags',
+      async () => {
+        const server = await startCli([behind, '--port', '0', '--quiet']);
+        await server.stop();
+        return server.output();
+      },
+      'build it again from its dataset (cities-api build), or serve it with --data (and --writable)',
+    ],
+    [
+      "serve({ dir, log }) of a site marked behind gives its log the caller's names",
+      async () => {
+        const lines: string[] = [];
+        const server = await serve({ dir: behind, port: 0, log: (line) => lines.push(line) });
+        await server.close();
+        return lines.join('\n');
+      },
+      'build it again from its dataset (cities-api build), or serve it with `data` (and `writable`)',
+    ],
+  ])('%s', async (_, said, expected) => {
+    const text = await said();
+    expect(text).toContain(expected);
+    expect(text).not.toContain('\u0000');
   });
 });
 

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CitiesApiError, formatProblem } from '../src/core/errors.js';
+import { CitiesApiError, formatProblem, optionNamed } from '../src/core/errors.js';
 import { CITY_FIELDS } from '../src/core/fields.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { KIT, tempDir } from './helpers.js';
@@ -189,7 +189,7 @@ describe('problems name the physical line, field and reason', () => {
     expect(table.count).toBe(2);
     expect(table.toCities().every((c) => !('population' in c) && !('area' in c))).toBe(true);
     expect(warnings).toEqual([
-      `${name}:${kind === 'JSON' ? 2 : 1}: ignored unknown ${noun}s "population", "area" (not city fields; --strict refuses them)`,
+      `${name}:${kind === 'JSON' ? 2 : 1}: ignored unknown ${noun}s "population", "area" (not city fields; ${optionNamed('strict')} refuses them)`,
     ]);
   });
 
@@ -265,7 +265,7 @@ describe('problems name the physical line, field and reason', () => {
 
   it('a missing file is refused', async () => {
     await expect(readDataset(join(dir, 'nope.csv'))).rejects.toThrow(
-      /the dataset .*nope.csv does not exist; check the path, or choose another with --data FILE/,
+      /the dataset .*nope.csv does not exist; check the path, or choose another with `data`/,
     );
   });
 });

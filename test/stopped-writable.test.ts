@@ -140,7 +140,7 @@ describe('every other command reads the dataset as the file plus its log', () =>
       try {
         expect(server.output()).toMatch(
           new RegExp(
-            `^warning: ${site} is marked behind its dataset .*: answers lack the cities created since its last build.*run cities-api build --data FILE --site ${site}`,
+            `^warning: ${site} is marked behind its dataset .*: answers lack the cities created since its last build.*to catch up, build it again from its dataset \\(cities-api build\\), or serve it with --data \\(and --writable\\)`,
             'm',
           ),
         );

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { exists } from '../fs/file-output.js';
 import { join } from 'node:path';
-import { CitiesApiError, wordingOf } from '../core/errors.js';
+import { CitiesApiError, optionNamed, wordingOf } from '../core/errors.js';
 import { DatasetMoved, datasetState, foldLogged, ifAsRead, ifUnchanged, readState } from '../dataset/log-fold.js';
 import { BEHIND_PATH } from '../site/behind.js';
 import type { SwapCheck } from './build-options.js';
@@ -82,6 +82,6 @@ export async function behindWarning(dir: string): Promise<string | null> {
   return (
     `warning: ${dir} is marked behind its dataset (${BEHIND_PATH}: a writable server stopped before its files held every city it created): ` +
     `answers lack the cities created since its last build, and nginx sends every request here; to catch up, ` +
-    `run cities-api build --data FILE --site ${dir}, or serve it with --data FILE (and --writable)`
+    `build it again from its dataset (cities-api build), or serve it with ${optionNamed('data')} (and ${optionNamed('writable')})`
   );
 }

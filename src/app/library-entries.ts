@@ -14,7 +14,7 @@ import { normalizeBaseUrl, siteSpec as specOfSettings } from '../site/spec.js';
 import { readManifest as manifestOf } from '../store/manifest-file.js';
 import * as is from './argument-kinds.js';
 import { reasonOf } from './caller-callbacks.js';
-import { checkedOptions } from './library-options.js';
+import { checkedOptions, inCallerNames, inLibraryWords } from './library-options.js';
 
 // The package's pure exports (src/index.ts) as a JavaScript caller may call them: each argument
 // checked by its kind before the function runs, so that a wrong one is a CitiesApiError naming it
@@ -61,9 +61,9 @@ function asyncEntry<A extends unknown[], R>(
   return async (...args) => checked(...args);
 }
 
-/** An error as the library throws it: ours as it is, another (a caller's getter that threw) said as a CitiesApiError. */
+/** An error as the library throws it: ours naming options as `name` does, another (a caller's getter that threw) said as a CitiesApiError. */
 function ours(name: string, error: unknown): CitiesApiError {
-  if (error instanceof CitiesApiError) return error;
+  if (error instanceof CitiesApiError) return inLibraryWords(name, error) as CitiesApiError;
   return new CitiesApiError(`${name}() could not read its arguments: ${reasonOf(error)}`, 2, [], { cause: error });
 }
 
@@ -106,6 +106,10 @@ const READ_OPTIONS: Record<string, is.Kind> = {
   onWarning: is.callback,
 };
 
+/** readDataset()'s options checked, the warnings it gives naming options as readDataset() does. */
+const readOptionsOf = (options: ReadOptions) =>
+  inCallerNames('readDataset', checkedOptions('readDataset', options, READ_OPTIONS, 'ReadOptions')) as ReadOptions;
+
 export const answerListing = entry(
   'answerListing',
   { index, pairs, baseUrl: is.url },
@@ -141,8 +145,7 @@ export const readManifest = asyncEntry('readManifest', { siteDir: is.string }, m
 export const readDataset = asyncEntry(
   'readDataset',
   { file: is.string, options: is.optional(is.plainObject) },
-  (file: string, options?: ReadOptions) =>
-    readCities(file, options && checkedOptions('readDataset', options, READ_OPTIONS, 'ReadOptions')),
+  (file: string, options?: ReadOptions) => readCities(file, options && readOptionsOf(options)),
 );
 export const formatProblem = entry(
   'formatProblem',

@@ -96,7 +96,7 @@ export function serveOptionsOf(given: unknown, reader: Reader = 'library'): Serv
 }
 
 /** The options with their `log` and `onWarning` given each line (a warning's reason) with the options it names said as `fn` names them. */
-function inCallerNames(fn: 'build' | 'serve', options: Record<string, unknown>): Record<string, unknown> {
+export function inCallerNames(fn: string, options: Record<string, unknown>): Record<string, unknown> {
   const said = (text: string) => optionsSaid(text, libraryName(fn));
   const told = (value: unknown) =>
     typeof value === 'string'
@@ -167,21 +167,25 @@ function oneOff(a: string, b: string): boolean {
 }
 
 /**
- * The options an error of build() or serve() names, said as that function's own options name them
+ * The options an error of an export names, said as that function's own options name them
  * (a message names them by the CLI's keys: core/errors.ts): where a name differs from the key.
  */
-const LIBRARY_NAMES: Record<'build' | 'serve', Readonly<Record<string, string>>> = {
+const LIBRARY_NAMES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   build: { site: 'out', builtFor: 'host' },
   serve: { site: 'dir' },
+  // readDataset(file): the dataset is its argument; a SiteSpec names the one host a site is built for `host`.
+  readDataset: { data: 'file' },
+  netlifyHeaders: { builtFor: 'host' },
+  netlifyRedirects: { builtFor: 'host' },
 };
 
 /** An option as `fn`'s options name it, `` `out` `` for the key `site` of build(). */
-function libraryName(fn: 'build' | 'serve'): (key: string) => string {
-  return (key) => `\`${LIBRARY_NAMES[fn][key] ?? key}\``;
+function libraryName(fn: string): (key: string) => string {
+  return (key) => `\`${LIBRARY_NAMES[fn]?.[key] ?? key}\``;
 }
 
-/** An error of build() or serve(), the options its message names said as that function's options name them. */
-export function inLibraryWords(fn: 'build' | 'serve', error: unknown): unknown {
+/** An error of an export (build(), serve(), readDataset()...), the options its message names said as that function's options name them. */
+export function inLibraryWords(fn: string, error: unknown): unknown {
   if (error instanceof CitiesApiError && error.wording) error.message = optionsSaid(error.wording, libraryName(fn));
   return error;
 }

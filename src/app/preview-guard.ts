@@ -1,4 +1,4 @@
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import type { SiteSettings } from '../site/spec.js';
 import { normalizeBaseUrl } from '../site/spec.js';
 
@@ -34,8 +34,8 @@ export function previewRefusal(preview: Preview, settings: SiteSettings | undefi
   if (!settings || settings.baseUrl === normalizeBaseUrl(url) || isLocal(settings.baseUrl)) return undefined;
   return new CitiesApiError(
     `${dir} holds a site built for ${settings.baseUrl}: a preview would rewrite its links to ${url}. ` +
-      `Serve it as built (cities-api serve ${dir}), preview into another directory (cities-api serve DIR --data ${data}), ` +
-      `or pass --base-url ${settings.baseUrl} to rebuild it for that URL (nothing was written)`,
+      `Serve it as built (without ${optionNamed('data')}), preview ${data} into another directory (${optionNamed('site')}), ` +
+      `or pass ${optionNamed('baseUrl')} ${settings.baseUrl} to rebuild it for that URL (nothing was written)`,
     2,
   );
 }

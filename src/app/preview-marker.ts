@@ -1,6 +1,6 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { isAlive } from '../fs/lock-holder.js';
 import { siteSiblings } from '../fs/lock.js';
 import { resolveSiteDir } from '../store/site-path.js';
@@ -30,7 +30,7 @@ export async function markPreview(dir: string, url: string): Promise<() => Promi
   if (other && other.url !== url && (other.pid === process.pid ? running.has(file) : isAlive(other.pid)))
     throw new CitiesApiError(
       `${dir} is the site of another preview, running at ${other.url} (pid ${other.pid}): this one would rewrite its links to ${url}. ` +
-        `Stop that one, or preview into another directory (cities-api serve DIR --data FILE) (nothing was written)`,
+        `Stop that one, or preview into another directory (${optionNamed('site')}) (nothing was written)`,
       2,
     );
   running.set(file, url);

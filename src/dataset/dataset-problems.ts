@@ -1,5 +1,5 @@
 import { CityTableBuilder } from '../core/table-parts.js';
-import { CitiesApiError, formatProblem, showValue, type Problem } from '../core/errors.js';
+import { CitiesApiError, formatProblem, optionNamed, showValue, type Problem } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import type { RecordResult } from '../core/validate-record.js';
 
@@ -60,7 +60,7 @@ export class Collector {
         .map((n) => showValue(n))
         .join(
           ', ',
-        )}${names.length > 10 ? ` and ${names.length - 10} more` : ''} (${plural ? 'not city fields' : 'not a city field'}; --strict refuses ${plural ? 'them' : 'it'})`,
+        )}${names.length > 10 ? ` and ${names.length - 10} more` : ''} (${plural ? 'not city fields' : 'not a city field'}; ${optionNamed('strict')} refuses ${plural ? 'them' : 'it'})`,
     };
   }
 

@@ -1,4 +1,4 @@
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { endpointPath, fill, ROUTES } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
 import { checkLivePath, checkLiveUrl } from './live-url.js';
@@ -40,7 +40,7 @@ export function checkNetlifyMount(mount: string, baseUrl: string): void {
   if (segment === undefined) return;
   const how = segment.startsWith(':') ? 'a placeholder, matching any segment' : 'a wildcard, matching any text';
   throw new CitiesApiError(
-    `invalid base URL "${baseUrl}" for the site's Netlify files (_redirects, _headers): Netlify reads its path segment "${segment}" as ${how}, and has no escape for it; choose a path whose segments neither start with ":" nor hold "*" (or build --for cloudflare, whose site has no Netlify files)`,
+    `invalid base URL "${baseUrl}" for the site's Netlify files (_redirects, _headers): Netlify reads its path segment "${segment}" as ${how}, and has no escape for it; choose a path whose segments neither start with ":" nor hold "*" (or build for Cloudflare alone, ${optionNamed('builtFor')} cloudflare, whose site has no Netlify files)`,
     2,
   );
 }

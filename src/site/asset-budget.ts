@@ -1,5 +1,5 @@
 import type { CityIndex } from '../core/city-index.js';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { NAME_FIELDS } from '../core/fields.js';
 import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
 import { blockFileCount, distinctLayouts, hasLargeGroup } from './edge-cuts.js';
@@ -91,7 +91,7 @@ export function firstPagesFor(host: Host, shape: Omit<Sized, 'firstPages'>, city
   if (fits(undefined)) return undefined;
   if (!fits(0))
     throw new CitiesApiError(
-      `a site for ${host} holds at most ${files.toLocaleString('en')} files, and the edge data of ${shape.count.toLocaleString('en')} cities with the last page of each of its lists take ${countSiteFiles({ ...shape, host, firstPages: 0 }, cityBytes).toLocaleString('en')}: build with fewer --orderings or --page-sizes. Nothing was written.`,
+      `a site for ${host} holds at most ${files.toLocaleString('en')} files, and the edge data of ${shape.count.toLocaleString('en')} cities with the last page of each of its lists take ${countSiteFiles({ ...shape, host, firstPages: 0 }, cityBytes).toLocaleString('en')}: build with fewer ${optionNamed('orderings')} or ${optionNamed('pageSizes')}. Nothing was written.`,
       2,
     );
   // Binary search: the largest count of first pages that fits (0 fits, every page does not).

@@ -1,3 +1,4 @@
+import { optionNamed } from '../core/errors.js';
 import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
 import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
 import { ROUTES } from '../core/route-table.js';
@@ -138,24 +139,24 @@ export function tooManyFilesAdvice(shape: Sized, maxFiles: number): string {
   const orderingsThatFit = Math.floor((maxFiles - fixedFiles(shape)) / perOrdering);
   if (orderingsThatFit >= 1 && orderingsThatFit < shape.orderings.length) {
     ways.push(
-      `precompute at most ${orderingsThatFit} of the ${shape.orderings.length} orderings (e.g. --orderings ${exampleOrderings(orderingsThatFit)}); the others are answered live`,
+      `precompute at most ${orderingsThatFit} of the ${shape.orderings.length} orderings (e.g. ${optionNamed('orderings')} ${exampleOrderings(orderingsThatFit)}); the others are answered live`,
     );
   }
   const sizes = [...shape.pageSizes];
   while (sizes.length > 1 && countSiteFiles({ ...shape, pageSizes: sizes }) > maxFiles) sizes.shift();
   if (sizes.length < shape.pageSizes.length && countSiteFiles({ ...shape, pageSizes: sizes }) <= maxFiles) {
     ways.push(
-      `drop the smallest page sizes: --page-sizes ${sizes.join(',')} (${countSiteFiles({ ...shape, pageSizes: sizes }).toLocaleString('en')} files)`,
+      `drop the smallest page sizes: ${optionNamed('pageSizes')} ${sizes.join(',')} (${countSiteFiles({ ...shape, pageSizes: sizes }).toLocaleString('en')} files)`,
     );
   }
   if (shape.compression !== 'none' && countSiteFiles({ ...shape, compression: 'none' }) <= maxFiles)
-    ways.push('--compression none (one file per page instead of three)');
+    ways.push(`${optionNamed('compression')} none (one file per page instead of three)`);
   if (!shape.host)
     ways.push(
-      "--for cloudflare, for Cloudflare Workers (each list's first pages within its 20,000 asset files; the Worker computes the others)",
+      `${optionNamed('builtFor')} cloudflare, for Cloudflare Workers (each list's first pages within its 20,000 asset files; the Worker computes the others)`,
     );
-  ways.push(`raise --max-files to ${files.toLocaleString('en')} if the disk and the host can take it`);
-  return `the site would hold ${files.toLocaleString('en')} files, above --max-files ${maxFiles.toLocaleString('en')}. To fit: ${ways.join('; or ')}. Nothing was written.`;
+  ways.push(`raise ${optionNamed('maxFiles')} to ${files.toLocaleString('en')} if the disk and the host can take it`);
+  return `the site would hold ${files.toLocaleString('en')} files, above ${optionNamed('maxFiles')} ${maxFiles.toLocaleString('en')}. To fit: ${ways.join('; or ')}. Nothing was written.`;
 }
 
 function exampleOrderings(n: number): string {

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { CitiesApiError } from '../core/errors.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { MANIFEST_FILES_KEY, MANIFEST_PATH, type Manifest, type ManifestHead } from '../site/manifest.js';
 import { FileList } from '../fs/file-list.js';
 
@@ -17,14 +17,14 @@ const HEAD_BYTES = 64 * 1024;
 
 /**
  * What a server says of a directory that holds no site (readManifestHead() found none): a
- * dataset file given where the site goes is told to be given with --data instead.
+ * dataset file given where the site goes is told to be given as the dataset instead.
  */
 export function noSiteIn(dir: string, exitCode: 1 | 2): CitiesApiError {
   const file = statSync(dir, { throwIfNoEntry: false })?.isFile();
   return new CitiesApiError(
     file
-      ? `${dir} is a file, not a site directory: to serve a dataset, give it with --data (cities-api serve --data ${dir})`
-      : `${dir} holds no cities-api site: build it first (cities-api build --site ${dir}) or pass --data`,
+      ? `${dir} is a file, not a site directory: to serve a dataset, give it with ${optionNamed('data')} ${dir}`
+      : `${dir} holds no cities-api site: build it first (cities-api build), or pass ${optionNamed('data')} to build it now`,
     exitCode,
   );
 }

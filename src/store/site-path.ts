@@ -67,7 +67,8 @@ export interface SiteLocation {
  */
 export async function checkSiteLocation({ out, data, cwd }: SiteLocation): Promise<void> {
   const refuse = (why: string) => new CitiesApiError(`cannot build into ${out}: ${why} (nothing was written)`, 2);
-  if (dirname(out) === out) throw refuse('it is the filesystem root; choose a directory of its own, e.g. --site dist');
+  if (dirname(out) === out)
+    throw refuse(`it is the filesystem root; choose a directory of its own with ${optionNamed('site')}, e.g. dist`);
   for (const [name, dir] of [
     ['working directory', cwd],
     ['home directory', homedir()],
@@ -75,7 +76,7 @@ export async function checkSiteLocation({ out, data, cwd }: SiteLocation): Promi
     const real = await realpath(dir).catch(() => resolve(dir));
     if (isWithin(real, out))
       throw refuse(
-        `it is or contains the ${name} ${dir}, and a build replaces the whole directory; choose a directory of its own, e.g. --site dist`,
+        `it is or contains the ${name} ${dir}, and a build replaces the whole directory; choose a directory of its own with ${optionNamed('site')}, e.g. dist`,
       );
   }
   const dataset = await realpath(data).catch(() => resolve(data));
@@ -89,6 +90,6 @@ export async function checkSiteLocation({ out, data, cwd }: SiteLocation): Promi
   // A build renames the old tree aside and the new one into place, which a mount point refuses (EBUSY).
   if (stats && stats.dev !== (await lstat(dirname(out))).dev)
     throw refuse(
-      `it is a mount point (a volume), and a build swaps the whole directory by renaming it; mount its parent directory instead, or build into a directory inside it (e.g. --site ${join(out, 'site')})`,
+      `it is a mount point (a volume), and a build swaps the whole directory by renaming it; mount its parent directory instead, or build into a directory inside it (e.g. ${optionNamed('site')} ${join(out, 'site')})`,
     );
 }
