@@ -231,40 +231,53 @@ describe('two builds of one site at once never interleave', () => {
     expect(await readFile(lock, 'utf8').catch(() => 'no lock'), 'the first build holds the lock, stopped').toBe(
       `${holder.child.pid}\n`,
     );
-    // In this process: it refuses as a process would (the lock names a live process that is not this one).
-    const refused = await cli(root, ...buildArgs(other(first), out));
+    // In this process: it refuses as a process would (the lock names a live process that is not this one);
+    // --lock-wait 0: at once, not after waiting for the stopped build.
+    const refused = await cli(root, ...buildArgs(other(first), out), '--lock-wait', '0');
     holder.child.kill('SIGCONT');
     expect(await holder.exited).toMatchObject({ code: 0 });
     // Its last line (a slow read of the dataset prints its progress first).
     expect({ code: refused.code, said: refused.stderr.trimEnd().split('\n').at(-1) }).toEqual({
       code: 1,
-      said: `cities-api: another build of ${out} is running (pid ${holder.child.pid}); wait for it to finish (lock: ${lock})`,
+      said:
+        `cities-api: another build of ${out} is running (pid ${holder.child.pid}, lock ${lock}); try again once it is done, ` +
+        `or wait longer (--lock-wait SECONDS); if pid ${holder.child.pid} is no cities-api process (the lock outlived its own), delete ${lock}`,
     });
     expect(await wholeVersion(out)).toBe(first);
     expect(await siteLeftovers(out)).toEqual([]);
   });
 
-  it('two builds in one process: the second stops with the same message (they would share one staging tree)', async () => {
-    const out = join(root, 'race-in-process');
+  it.each<[string, number | undefined]>([
+    ['lockWait 0: the second stops at once with the same message', 0],
+    ['by default (10 s): the second waits for the first, then builds', undefined],
+  ])('two builds in one process (they would share one staging tree), %s', async (_, lockWait) => {
+    const out = join(root, `race-in-process-${lockWait ?? 'default'}`);
     const options = (data: string) => ({
       data,
       out,
       baseUrl: 'http://x',
       collation: 'codepoint' as const,
       pageSizes: [20],
+      lockWait,
     });
-    const results = await Promise.allSettled([
-      build(options(join(KIT, 'cities48.csv'))),
-      build(options(join(KIT, 'cities11.csv'))),
-    ]);
-    expect(results.map(({ status }) => status).sort()).toEqual(['fulfilled', 'rejected']);
-    const built = results.find((r): r is PromiseFulfilledResult<BuildResult> => r.status === 'fulfilled')!.value;
-    const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason as Error;
-    expect(refused.message).toBe(
-      `another build of ${out} is running (pid ${process.pid}); wait for it to finish (lock: ${join(root, '.race-in-process.lock')})`,
+    const ended: BuildResult[] = [];
+    const results = await Promise.allSettled(
+      [join(KIT, 'cities48.csv'), join(KIT, 'cities11.csv')].map((data) =>
+        build(options(data)).then((result) => (ended.push(result), result)),
+      ),
     );
+    if (lockWait === 0) {
+      expect(results.map(({ status }) => status).sort()).toEqual(['fulfilled', 'rejected']);
+      const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason as Error;
+      const lock = join(root, `.race-in-process-${lockWait}.lock`);
+      expect(refused.message).toBe(
+        `another build of ${out} is running (pid ${process.pid}, lock ${lock}); try again once it is done, ` +
+          `or wait longer (--lock-wait SECONDS); if pid ${process.pid} is no cities-api process (the lock outlived its own), delete ${lock}`,
+      );
+    } else expect(results.map(({ status }) => status)).toEqual(['fulfilled', 'fulfilled']);
+    // The site is the last build's, whole.
     expect((await checkSite(out)).problems).toEqual([]);
-    expect((await readManifest(out))!.dataset.count).toBe(built.cities);
+    expect((await readManifest(out))!.dataset.count).toBe(ended.at(-1)!.cities);
     expect(await siteLeftovers(out)).toEqual([]);
   });
 });

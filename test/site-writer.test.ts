@@ -348,7 +348,7 @@ describe('two builds never interleave', () => {
     try {
       await writeFile(join(root, '.locked.lock'), `${sleeper.pid}\n`);
       await expect(writeSite(out, entries(1), plain, {})).rejects.toThrow(
-        `another build of ${out} is running (pid ${sleeper.pid})`,
+        `another build of ${out} is running (pid ${sleeper.pid}, lock ${join(root, '.locked.lock')})`,
       );
     } finally {
       sleeper.kill();

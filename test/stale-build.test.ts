@@ -1,4 +1,4 @@
-import { appendFileSync, lstatSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { appendFileSync, lstatSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { CityLog } from '../src/dataset/city-log.js';
 import { DatasetMoved, readState } from '../src/dataset/log-fold.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { BEHIND_PATH } from '../src/site/behind.js';
+import { MANIFEST_PATH } from '../src/site/manifest.js';
 import { manyCities, spawnCli, writeDataset } from './crash-helpers.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
 import { SMALL_SITE } from './serve-helpers.js';
@@ -121,6 +122,50 @@ describe("a build that cannot take the dataset's lock (a writable server adding 
       expect(stderr).toContain(part);
     // The site was left as it was: none.
     expect(lstatSync(site, { throwIfNoEntry: false })).toBeUndefined();
+  });
+});
+
+describe("a build that cannot take the site's lock at once (another build of the site holds it)", () => {
+  it.each<[string, string[], { releasedAfter?: number; code: number; said: RegExp }]>([
+    ['--lock-wait 0: gives up at once', ['--lock-wait', '0'], { code: 1, said: /^(?![^]*waited)/ }],
+    ['--lock-wait 1: gives up after a second, saying so', ['--lock-wait', '1'], { code: 1, said: /\(waited 1 s\)/ }],
+    [
+      'by default (10 s): builds once the other build is done (2 s later)',
+      [],
+      { releasedAfter: 2000, code: 0, said: /^(?![^]*another build)/ },
+    ],
+  ])('%s', async (label, args, expected) => {
+    const dir = join(root, `site-lock-${label.split(':')[0]!.replace(/\W+/g, '-')}`);
+    await mkdir(dir);
+    const data = join(dir, 'cities.csv');
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    const site = join(dir, 'site');
+    const lock = join(dir, '.site.lock');
+    // This process: alive, and not the build's.
+    writeFileSync(lock, `${process.pid}\n`);
+    const started = performance.now();
+    if (expected.releasedAfter) setTimeout(() => rmSync(lock), expected.releasedAfter);
+    const { code, stderr } = await spawnCli(['build', '--data', data, '--site', site, ...SMALL_SITE, ...args]).exited;
+    expect({ code, stderr }).toEqual({
+      code: expected.code,
+      stderr: expect.stringMatching(expected.said),
+    });
+    if (expected.code === 0) {
+      expect(performance.now() - started).toBeGreaterThanOrEqual(expected.releasedAfter!);
+      expect(lstatSync(join(site, MANIFEST_PATH), { throwIfNoEntry: false })).toBeDefined();
+      return;
+    }
+    const parts = [
+      `another build of ${site} is running`,
+      `pid ${process.pid}`,
+      lock,
+      '--lock-wait SECONDS',
+      `delete ${lock}`,
+    ];
+    for (const part of parts) expect(stderr).toContain(part);
+    // The site was left as it was: none; the other build's lock is still its own.
+    expect(lstatSync(site, { throwIfNoEntry: false })).toBeUndefined();
+    expect(readFileSync(lock, 'utf8')).toBe(`${process.pid}\n`);
   });
 });
 

@@ -46,7 +46,7 @@ export interface BuildOptions {
   readonly force?: boolean;
   /** Bytes the build leaves free on the site's filesystem (default: 5 % of it, at most 1 GB). */
   readonly minFree?: number | undefined;
-  /** How long the build waits for the dataset's lock another process holds (a writable server adding cities), in ms; default 10 s. */
+  /** How long the build waits for the dataset's lock (a writable server adding cities) or the site's (another build of it), in ms; default 10 s. */
   readonly lockWait?: number | undefined;
   /** The working directory of whoever asked (default: the process's): a build never replaces it. */
   readonly cwd?: string;

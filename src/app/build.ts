@@ -2,11 +2,12 @@ import { stat } from 'node:fs/promises';
 import { CitiesApiError } from '../core/errors.js';
 import { sha256 } from '../fs/file-output.js';
 import { fileSystemError } from '../fs/fs-error.js';
+import { siteSiblings, whileBusy } from '../fs/lock.js';
 import { ROUTES } from '../core/route-table.js';
 import { siteDirectories } from '../site/layout.js';
 import { DEFAULT_OUT } from '../site/spec.js';
 import { SpaceGuard } from '../store/disk-space.js';
-import { SITE_ROLE } from '../store/site-path.js';
+import { resolveSiteDir, SITE_ROLE } from '../store/site-path.js';
 import { readSiteFiles } from '../store/manifest-file.js';
 import type { FileList } from '../fs/file-list.js';
 import { tidySite } from '../store/site-recovery.js';
@@ -48,7 +49,11 @@ async function buildChecked(asked: BuildOptions, reader: Reader): Promise<BuildR
   const options: SiteBuildOptions = { ...rest, out: given.out ?? DEFAULT_OUT };
   // The dataset is the file plus the cities a writable server logged beside it (behind-site.ts).
   const around = { lockWait: options.lockWait ?? DEFAULT_LOCK_WAIT, log, dataName: options.dataName };
-  return buildCurrent(options.data, options.out, around, (swapCheck) => runBuild({ ...options, swapCheck }));
+  // Another build of the site (another process's, or this one's) is waited for as long as the dataset's lock.
+  const { lock } = siteSiblings(await resolveSiteDir(options.out).catch(() => options.out));
+  return buildCurrent(options.data, options.out, around, (swapCheck) =>
+    whileBusy(() => runBuild({ ...options, swapCheck }), around.lockWait, lock),
+  );
 }
 
 /**

@@ -36,7 +36,7 @@ export const DATASET_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'lockWait',
     flag: '--lock-wait <seconds>',
-    help: "how long to wait for the dataset's lock another process holds (a writable server adding cities) before giving up",
+    help: "how long to wait for the dataset's lock (a writable server adding cities) or the site's (another build of it) before giving up",
     helpIn: {
       serve:
         "how long a POST or a build waits for the dataset's or the site's lock another process holds before giving up",

@@ -32,6 +32,8 @@ export class LockBusyError extends CitiesApiError {
     message: string,
     readonly holder: number,
     readonly lock: string,
+    /** How long it was waited for (ms) before giving up, when it was (whileBusy). */
+    readonly waited?: number,
   ) {
     super(message);
   }
@@ -51,7 +53,11 @@ export function lockSite(outDir: string): Promise<Release> {
 }
 
 const buildRunning = (outDir: string) => (holder: number, lock: string) =>
-  `another build of ${outDir} is running (pid ${holder}); wait for it to finish (lock: ${lock})`;
+  `another build of ${outDir} is running (pid ${holder}, lock ${lock}); ${whatToDo(holder, lock)}`;
+
+/** What to do about a lock a live holder has, said after who holds it. */
+const whatToDo = (holder: number, lock: string) =>
+  `try again once it is done, or wait longer (--lock-wait SECONDS); if pid ${holder} is no cities-api process (the lock outlived its own), delete ${lock}`;
 
 /**
  * Marks the site's lock as held in this thread while another thread of this process builds the
@@ -72,8 +78,7 @@ export function lockDataset(file: string): Promise<Release> {
   return takeLock(
     lock,
     (holder) =>
-      `another process (pid ${holder}) holds the lock of ${file} (${lock}): a writable server adding cities, or a build folding them in; ` +
-      `try again once it is done, or wait longer (--lock-wait SECONDS); if pid ${holder} is no cities-api process (the lock outlived its own), delete ${lock}`,
+      `another process (pid ${holder}) holds the lock of ${file} (${lock}): a writable server adding cities, or a build folding them in; ${whatToDo(holder, lock)}`,
     (error) => fileSystemError(error, LOCK_ROLE, lock),
   );
 }
@@ -81,7 +86,8 @@ export function lockDataset(file: string): Promise<Release> {
 /**
  * Runs `task` (which takes a lock), again and again while it finds the lock busy, for up to
  * `wait` ms; then its LockBusyError is thrown. With `lock`, each attempt first waits (cheaply,
- * reading the lock file) for that lock to be free, so a costly task is not run in vain.
+ * reading the lock file) for that lock to be free, so a costly task is not run in vain. A lock
+ * the task already waited for and gave up on (another whileBusy inside it) is not waited for again.
  */
 export async function whileBusy<T>(task: () => Promise<T>, wait: number, lock?: string): Promise<T> {
   const deadline = performance.now() + wait;
@@ -94,11 +100,11 @@ export async function whileBusy<T>(task: () => Promise<T>, wait: number, lock?: 
     try {
       return await task();
     } catch (error) {
-      if (!(error instanceof LockBusyError)) throw error;
+      if (!(error instanceof LockBusyError) || error.waited !== undefined) throw error;
       // Given up: said with how long it was waited for.
       if (performance.now() + delay > deadline)
         throw wait
-          ? new LockBusyError(`${wordingOf(error)} (waited ${wait / 1000} s)`, error.holder, error.lock)
+          ? new LockBusyError(`${wordingOf(error)} (waited ${wait / 1000} s)`, error.holder, error.lock, wait)
           : error;
     }
     await pause(delay);
