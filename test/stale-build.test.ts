@@ -6,6 +6,7 @@ import { build, runBuild } from '../src/app/build.js';
 import { CityLog } from '../src/dataset/city-log.js';
 import { DatasetMoved, readState } from '../src/dataset/log-fold.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
+import { LockBusyError, lockDataset, type Release } from '../src/fs/lock.js';
 import { BEHIND_PATH } from '../src/site/behind.js';
 import { MANIFEST_PATH } from '../src/site/manifest.js';
 import { manyCities, spawnCli, writeDataset } from './crash-helpers.js';
@@ -169,27 +170,56 @@ describe("a build that cannot take the site's lock at once (another build of the
   });
 });
 
+/**
+ * A build of a dataset of 1 MB or more (in a thread of its own), its swap checked against the
+ * dataset as it was before `meanwhile` ran: what it threw, if anything.
+ */
+async function threadedBuild(name: string, lockWait: number, meanwhile: (data: string) => unknown) {
+  const dir = join(root, name);
+  await mkdir(dir);
+  const data = join(dir, 'cities.csv');
+  await writeDataset(data, manyCities(6000, 'Thread'));
+  expect(lstatSync(data).size).toBeGreaterThanOrEqual(1024 * 1024);
+  const site = join(dir, 'site');
+  const state = await readState(data);
+  await meanwhile(data);
+  const swapCheck = { dataset: data, state, lockWait };
+  const error = await runBuild({ data, out: site, ...SETTINGS, swapCheck }).then(
+    () => null,
+    (e: Error) => e,
+  );
+  return { dir, site, error };
+}
+
 describe('a build in a thread of its own (a dataset of 1 MB or more)', () => {
   it('its swap is refused the same when the dataset is no longer what it read: DatasetMoved, of its class, the site as it was', async () => {
-    const dir = join(root, 'threaded');
-    await mkdir(dir);
-    const data = join(dir, 'cities.csv');
-    await writeDataset(data, manyCities(6000, 'Thread'));
-    expect(lstatSync(data).size).toBeGreaterThanOrEqual(1024 * 1024);
-    const site = join(dir, 'site');
-    // The state taken, then the file changed before the build reads it: as if changed before its swap.
-    const state = await readState(data);
-    addRow(data, 9999);
-    const error = await runBuild({
-      data,
-      out: site,
-      ...SETTINGS,
-      swapCheck: { dataset: data, state, lockWait: 1000 },
-    }).then(
-      () => null,
-      (e: Error) => e,
-    );
+    // The file changed after the state was taken, before the build reads it: as if changed before its swap.
+    const { site, error } = await threadedBuild('threaded', 1000, (data) => addRow(data, 9999));
     expect(error).toBeInstanceOf(DatasetMoved);
     expect(lstatSync(site, { throwIfNoEntry: false })).toBeUndefined();
+  }, 60_000);
+
+  it("its swap waits for the dataset's lock a holder in this thread has (serve({ writable })'s POSTs beside build() in one process), never taking it over", async () => {
+    // The writable server's turn: the lock is this process's (its pid), held in this thread.
+    let release: Release | undefined;
+    let lock = '';
+    try {
+      const { dir, site, error } = await threadedBuild('threaded-beside-writer', 300, async (data) => {
+        release = await lockDataset(data);
+      });
+      expect([error?.constructor, error?.message]).toEqual([
+        LockBusyError,
+        expect.stringMatching(
+          new RegExp(`^another holder in this process \\(pid ${process.pid}\\) .*\\(waited 0.3 s\\)$`),
+        ),
+      ]);
+      // Nothing swapped in, and the holder's lock is still there for it to release.
+      expect(lstatSync(site, { throwIfNoEntry: false })).toBeUndefined();
+      lock = join(dir, '.cities.csv.lock');
+      expect(readFileSync(lock, 'utf8')).toMatch(new RegExp(`^${process.pid}\\n`));
+    } finally {
+      await release?.();
+    }
+    expect(lstatSync(lock, { throwIfNoEntry: false })).toBeUndefined();
   }, 60_000);
 });

@@ -3,6 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import { CitiesApiError, type Problem, wordingOf } from '../core/errors.js';
 import type { Silent } from '../proc/channel.js';
 import { claimSite, LockBusyError } from '../fs/lock.js';
+import { forgetThread } from '../fs/lock-tokens.js';
 import { DatasetMoved } from '../dataset/log-fold.js';
 import { startThread, WorkerEnded } from '../proc/workers.js';
 import { resolveSiteDir } from '../store/site-path.js';
@@ -86,7 +87,10 @@ export async function buildInThread<Plan, Result>(
     resourceLimits: hooks.resourceLimits ?? LIMITS,
     errors: [LockBusyError, DatasetMoved],
   });
-  hooks.onThread?.(thread.worker.thread!);
+  const worker = thread.worker.thread!;
+  // Read now: once the thread has ended, it reads -1.
+  const { threadId } = worker;
+  hooks.onThread?.(worker);
   // The caller's signal, or a callback that threw: the thread hears it as a signal.
   const stop = new AbortController();
   const abort = () => stop.abort();
@@ -115,6 +119,8 @@ export async function buildInThread<Plan, Result>(
   if (callbackError) throw callbackError.error;
   if ('result' in ended) return ended.result;
   if (!(ended.error instanceof WorkerEnded)) throw ended.error;
+  // The locks it held are a dead holder's (where the OS cannot tell that its thread ended).
+  forgetThread(threadId);
   // Its draft tree and lock are this process's: the next build would remove them, but now is better.
   if (out) await tidySite(out).catch(() => undefined);
   throw new CitiesApiError(

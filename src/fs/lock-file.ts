@@ -1,11 +1,16 @@
 import { linkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { threadId } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
-import { holderNow, isOther } from './lock-holder.js';
+import { isLiveHolder, whoHoldsNow } from './lock-holder.js';
+import { dropToken, newToken } from './lock-tokens.js';
 
 // One lock file taken and released (lock.ts says which locks there are, and waits for them).
 
-/** Locks this process holds or is taking, so two holders in one process exclude each other too. */
+/** Locks this thread holds or is taking, so two holders in one thread exclude each other too. */
 export const claimed = new Set<string>();
+
+/** What this thread's drafts are named with: the pid, and a thread's id but the main thread's (threads of a process share its pid). */
+const OWN = threadId ? `${process.pid}.${threadId}` : `${process.pid}`;
 
 export type Release = () => Promise<void>;
 
@@ -23,9 +28,9 @@ export class LockBusyError extends CitiesApiError {
 }
 
 /**
- * A lock file holding its holder's pid. It appears with the pid already in it (a draft file
- * hard-linked into place), so it is never seen empty; a dead holder's lock is replaced (one
- * rename, so it never disappears) by one taker at a time, the one holding `LOCK.takeover`.
+ * A lock file holding its holder's pid and token (lock-holder.ts). It appears with both already in
+ * it (a draft file hard-linked into place), so it is never seen empty; a dead holder's lock is
+ * replaced (one rename, so it never disappears) by one taker at a time, the one holding `LOCK.takeover`.
  * Its steps are synchronous: a few metadata calls (tens of microseconds, no fsync), which queued
  * behind a build's writes in libuv's thread pool took milliseconds each (a POST takes this lock).
  * `named` says what a failure to write the draft is thrown as.
@@ -38,34 +43,37 @@ export async function takeLock(
   const busy = (holder: number) => new LockBusyError(describe(holder, lock), holder, lock);
   if (claimed.has(lock)) throw busy(process.pid);
   claimed.add(lock);
-  const draft = `${lock}-${process.pid}`;
+  const draft = `${lock}-${OWN}`;
   const takeover = `${lock}.takeover`;
+  const token = newToken();
   const release = async () => {
-    rmSync(lock, { force: true });
+    // Its own lock only: one deleted by hand and taken by another holder meanwhile is that one's.
+    if (whoHoldsNow(lock)?.token === token) rmSync(lock, { force: true });
+    dropToken(token);
     claimed.delete(lock);
   };
   try {
     rmSync(draft, { force: true });
     try {
-      writeFileSync(draft, `${process.pid}\n`, { flag: 'wx' });
+      writeFileSync(draft, `${process.pid}\n${token}\n`, { flag: 'wx' });
     } catch (error) {
       throw await named(error);
     }
     for (let attempt = 0; attempt < 5; attempt++) {
       if (linked(draft, lock)) return release;
-      const holder = holderNow(lock);
+      const holder = whoHoldsNow(lock);
       if (holder === null) continue;
-      if (isOther(holder)) throw busy(holder);
+      if (isLiveHolder(holder)) throw busy(holder.pid);
       if (!linked(draft, takeover)) {
-        const taker = holderNow(takeover);
-        if (taker !== null && isOther(taker)) throw busy(taker);
+        const taker = whoHoldsNow(takeover);
+        if (taker !== null && isLiveHolder(taker)) throw busy(taker.pid);
         if (taker !== null) removeStale(takeover);
         continue;
       }
       try {
-        const still = holderNow(lock);
+        const still = whoHoldsNow(lock);
         if (still === null) continue;
-        if (isOther(still)) throw busy(still);
+        if (isLiveHolder(still)) throw busy(still.pid);
         renameSync(draft, lock);
         return release;
       } finally {
@@ -74,6 +82,7 @@ export async function takeLock(
     }
     throw new CitiesApiError(`cannot take the lock ${lock}`);
   } catch (error) {
+    dropToken(token);
     claimed.delete(lock);
     throw error;
   } finally {
@@ -94,14 +103,14 @@ function linked(from: string, to: string): boolean {
 
 /** Deletes a dead taker's takeover file, unless a live one replaced it meanwhile (then it is put back). */
 function removeStale(file: string): void {
-  const aside = `${file}-${process.pid}`;
+  const aside = `${file}-${OWN}`;
   try {
     renameSync(file, aside);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
-  const taker = holderNow(aside);
-  if (taker !== null && isOther(taker)) linked(aside, file);
+  const taker = whoHoldsNow(aside);
+  if (taker !== null && isLiveHolder(taker)) linked(aside, file);
   rmSync(aside, { force: true });
 }

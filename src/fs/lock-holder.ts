@@ -1,36 +1,59 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { heldHere } from './lock-tokens.js';
 
-// Who holds a lock file: the pid written in it, and whether that process is alive. (lock.ts
-// takes and releases the locks; a build's leftovers and a served site's writer are told apart by
-// their pids too.)
+// Who holds a lock file: the pid written in it, the holder's token on the next line (lock-tokens.ts),
+// and whether that holder is alive. (lock.ts takes and releases the locks; a build's leftovers and
+// a served site's writer are told apart by their pids too.)
+
+/** A lock's holder: its process (0 when unreadable) and its token (none in a lock written by hand or by an older version). */
+export interface Holder {
+  readonly pid: number;
+  readonly token: string | undefined;
+}
 
 /** The pid in a lock file (0 when unreadable), or null when there is no such file. */
 export async function readHolder(file: string): Promise<number | null> {
+  return (await whoHolds(file))?.pid ?? null;
+}
+
+/** The holder of a lock file, or null when there is no such file. */
+export async function whoHolds(file: string): Promise<Holder | null> {
   try {
-    return pidIn(await readFile(file, 'utf8'));
+    return holderIn(await readFile(file, 'utf8'));
   } catch (error) {
     return noFile(error);
   }
 }
 
-/** readHolder(), synchronously (takeLock's steps). */
-export function holderNow(file: string): number | null {
+/** whoHolds(), synchronously (takeLock's steps). */
+export function whoHoldsNow(file: string): Holder | null {
   try {
-    return pidIn(readFileSync(file, 'utf8'));
+    return holderIn(readFileSync(file, 'utf8'));
   } catch (error) {
     return noFile(error);
   }
 }
 
-const pidIn = (text: string): number => Number(text.trim()) || 0;
+function holderIn(text: string): Holder {
+  const [pid = '', token] = text.split('\n');
+  return { pid: Number(pid.trim()) || 0, token: token?.trim() || undefined };
+}
 
 function noFile(error: unknown): null {
   if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
   throw error;
 }
 
-/** A live process other than this one (a lock holding this pid is a dead process's whose pid was reused). */
+/**
+ * A live holder other than the caller: another live process, or a holder in this process (another
+ * thread's, which has the same pid) that has not released it. A lock holding this pid without such
+ * a holder's token is a dead holder's: a thread that ended, or a dead process whose pid was reused.
+ */
+export const isLiveHolder = (holder: Holder) =>
+  holder.pid === process.pid ? heldHere(holder.token) : isAlive(holder.pid);
+
+/** A live process other than this one: the writer of a draft or tree named with its pid (a lock's holder is told by isLiveHolder). */
 export const isOther = (pid: number) => pid !== process.pid && isAlive(pid);
 
 /** Whether a process of this pid is alive (ours or another user's). */

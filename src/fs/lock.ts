@@ -1,7 +1,7 @@
 import { basename, dirname, join } from 'node:path';
 import { wordingOf } from '../core/errors.js';
 import { fileSystemError, isErrno, type PathRole } from './fs-error.js';
-import { isOther, readHolder } from './lock-holder.js';
+import { isLiveHolder, whoHolds } from './lock-holder.js';
 import { claimed, LockBusyError, type Release, takeLock } from './lock-file.js';
 
 export { LockBusyError, type Release } from './lock-file.js';
@@ -45,8 +45,8 @@ const whatToDo = (holder: number, lock: string) =>
 
 /**
  * Marks the site's lock as held in this thread while another thread of this process builds the
- * site (the lock file then holds this process's pid, which alone would not exclude a holder in
- * this thread); LockBusyError when a holder in this thread has it.
+ * site, from before that thread takes the lock file until it has ended; LockBusyError when a
+ * holder in this thread has it.
  */
 export function claimSite(outDir: string): () => void {
   const { lock } = siteSiblings(outDir);
@@ -62,7 +62,8 @@ export function lockDataset(file: string): Promise<Release> {
   return takeLock(
     lock,
     (holder) =>
-      `another process (pid ${holder}) holds the lock of ${file} (${lock}): a writable server adding cities, or a build folding them in; ${whatToDo(holder, lock)}`,
+      `${holder === process.pid ? 'another holder in this process' : 'another process'} (pid ${holder}) holds the lock of ${file} (${lock}): ` +
+      `a writable server adding cities, or a build folding them in; ${whatToDo(holder, lock)}`,
     (error) => fileSystemError(error, LOCK_ROLE, lock),
   );
 }
@@ -98,6 +99,6 @@ export async function whileBusy<T>(task: () => Promise<T>, wait: number, lock?: 
 /** Whether a live holder (another process, or a holder in this one) has the lock. */
 async function isHeld(lock: string): Promise<boolean> {
   if (claimed.has(lock)) return true;
-  const holder = await readHolder(lock);
-  return holder !== null && isOther(holder);
+  const holder = await whoHolds(lock);
+  return holder !== null && isLiveHolder(holder);
 }

@@ -1,7 +1,7 @@
 import { lstat, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lockSite, siteSiblings } from '../fs/lock.js';
-import { isAlive, isOther, readHolder } from '../fs/lock-holder.js';
+import { isAlive, isLiveHolder, whoHolds } from '../fs/lock-holder.js';
 import { removeTree } from '../fs/remove-tree.js';
 import { SiteOwnership } from './foreign-files.js';
 import { readSiteFiles } from './manifest-file.js';
@@ -14,8 +14,8 @@ import { retireTree } from './retire-tree.js';
  */
 export async function tidySite(outDir: string): Promise<void> {
   // (A dead builder's lock counts: taking the lock replaces it, and releasing it removes it.)
-  const holder = await readHolder(siteSiblings(outDir).lock).catch(() => null);
-  if (!(await leftovers(outDir)).length && (holder === null || isOther(holder))) return;
+  const holder = await whoHolds(siteSiblings(outDir).lock).catch(() => null);
+  if (!(await leftovers(outDir)).length && (holder === null || isLiveHolder(holder))) return;
   const release = await lockSite(outDir);
   try {
     await recoverSite(outDir);
@@ -40,9 +40,9 @@ async function leftovers(outDir: string): Promise<string[]> {
   const { parent, prefix } = siteSiblings(outDir);
   const names = (await entriesOf(parent)).filter((name) => KINDS.some((kind) => name.startsWith(`${prefix}${kind}-`)));
   return names.filter((name) => {
-    // Only names a build gives (`-PID`, a kept previous tree `-PID.N`): a user's `.site.staging-old` is not ours.
+    // Only names a build gives (`-PID`, a kept previous tree's or a thread's lock draft `-PID.N`): a user's `.site.staging-old` is not ours.
     const tail = /-([1-9]\d*)(\.[1-9]\d*)?$/.exec(name);
-    if (!tail || (tail[2] && !name.startsWith(`${prefix}previous-`))) return false;
+    if (!tail || (tail[2] && !/^(previous|lock)-/.test(name.slice(prefix.length)))) return false;
     const pid = Number(tail[1]);
     return pid === process.pid || !isAlive(pid);
   });
