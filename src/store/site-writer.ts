@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, readdir, rename } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
 import { CitiesApiError, type Problem, wordingOf } from '../core/errors.js';
@@ -17,6 +17,7 @@ import type { DatasetRecord, Slot } from './stat-cache-format.js';
 import { fileSystemError, isErrno } from '../fs/fs-error.js';
 import { SITE_ROLE } from './site-path.js';
 import { recoverSite } from './site-recovery.js';
+import { asidePath, swapIn } from './site-swap.js';
 
 export type { Placed, SiteEntry } from './site-assembler.js';
 
@@ -117,7 +118,7 @@ async function writeSiteLocked(
       );
     }
     const { staging } = siteSiblings(outDir);
-    const previous = await unused(siteSiblings(outDir).previous);
+    const previous = await asidePath(siteSiblings(outDir).previous);
     await removeTree(staging);
     try {
       await mkdir(staging);
@@ -182,36 +183,7 @@ async function writeSiteLocked(
   }
 }
 
-/**
- * The path the old tree is moved aside to: this process's, unless an old tree it kept (it could
- * not be deleted, or someone's file is stranded in it) is there: then `.1`, `.2`, ...
- */
-async function unused(path: string): Promise<string> {
-  for (let n = 0; ; n++) {
-    const name = n ? `${path}.${n}` : path;
-    if (!(await lstat(name).catch(() => null))) return name;
-  }
-}
-
 /** Whether a directory holds anything at all (a link or an empty directory counts). */
 async function hasEntries(dir: string): Promise<boolean> {
   return (await readdir(dir).catch(() => [])).length > 0;
-}
-
-/** Moves the old site aside and the new one in (the old one back if that fails); whether there was an old one. */
-async function swapIn(outDir: string, staging: string, previous: string): Promise<boolean> {
-  let hadOld = true;
-  try {
-    await rename(outDir, previous);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    hadOld = false;
-  }
-  try {
-    await rename(staging, outDir);
-  } catch (error) {
-    if (hadOld) await rename(previous, outDir);
-    throw error;
-  }
-  return hadOld;
 }
