@@ -242,7 +242,7 @@ describe('two builds of one site at once never interleave', () => {
       code: 1,
       said:
         `cities-api: another build of ${out} is running (pid ${holder.child.pid}, lock ${lock}); try again once it is done, ` +
-        `or wait longer (--lock-wait SECONDS); if pid ${holder.child.pid} is no cities-api process (the lock outlived its own), delete ${lock}`,
+        `or wait longer (--lock-wait); if pid ${holder.child.pid} is no cities-api process (the lock outlived its own), delete ${lock}`,
     });
     expect(await wholeVersion(out)).toBe(first);
     expect(await siteLeftovers(out)).toEqual([]);
@@ -273,7 +273,7 @@ describe('two builds of one site at once never interleave', () => {
       const lock = join(root, `.race-in-process-${lockWait}.lock`);
       expect(refused.message).toBe(
         `another build of ${out} is running (pid ${process.pid}, lock ${lock}); try again once it is done, ` +
-          `or wait longer (--lock-wait SECONDS); if pid ${process.pid} is no cities-api process (the lock outlived its own), delete ${lock}`,
+          `or wait longer (\`lockWait\`); if pid ${process.pid} is no cities-api process (the lock outlived its own), delete ${lock}`,
       );
     } else expect(results.map(({ status }) => status)).toEqual(['fulfilled', 'fulfilled']);
     // The site is the last build's, whole.

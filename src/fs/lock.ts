@@ -1,5 +1,5 @@
 import { basename, dirname, join } from 'node:path';
-import { wordingOf } from '../core/errors.js';
+import { optionNamed, wordingOf } from '../core/errors.js';
 import { fileSystemError, isErrno, type PathRole } from './fs-error.js';
 import { isLiveHolder, whoHolds } from './lock-holder.js';
 import { claimed, LockBusyError, type Release, takeLock } from './lock-file.js';
@@ -41,7 +41,7 @@ const buildRunning = (outDir: string) => (holder: number, lock: string) =>
 
 /** What to do about a lock a live holder has, said after who holds it. */
 const whatToDo = (holder: number, lock: string) =>
-  `try again once it is done, or wait longer (--lock-wait SECONDS); if pid ${holder} is no cities-api process (the lock outlived its own), delete ${lock}`;
+  `try again once it is done, or wait longer (${optionNamed('lockWait')}); if pid ${holder} is no cities-api process (the lock outlived its own), delete ${lock}`;
 
 /**
  * Marks the site's lock as held in this thread while another thread of this process builds the
