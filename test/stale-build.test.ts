@@ -119,8 +119,7 @@ describe("a build that cannot take the dataset's lock (a writable server adding 
     const site = join(dir, 'site');
     const { code, stderr } = await spawnCli(['build', '--data', data, '--site', site, ...SMALL_SITE, ...args]).exited;
     expect({ code, stderr }).toEqual({ code: 1, stderr: expect.stringMatching(waited) });
-    for (const part of [lock, `pid ${process.pid}`, '(--lock-wait)', `delete ${lock}`])
-      expect(stderr).toContain(part);
+    for (const part of [lock, `pid ${process.pid}`, '(--lock-wait)', `delete ${lock}`]) expect(stderr).toContain(part);
     // The site was left as it was: none.
     expect(lstatSync(site, { throwIfNoEntry: false })).toBeUndefined();
   });
