@@ -99,6 +99,7 @@ export async function whileBusy<T>(task: () => Promise<T>, wait: number, lock?: 
 /** Whether a live holder (another process, or a holder in this one) has the lock. */
 async function isHeld(lock: string): Promise<boolean> {
   if (claimed.has(lock)) return true;
-  const holder = await whoHolds(lock);
+  // A lock that cannot be read (its directory a file, unreadable) is the task's to take and say, in its own words.
+  const holder = await whoHolds(lock).catch(() => null);
   return holder !== null && isLiveHolder(holder);
 }
