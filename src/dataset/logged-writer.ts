@@ -13,6 +13,7 @@ import { KeptLock } from './kept-lock.js';
 import { KnownIds } from './known-ids.js';
 import { checkTarget, foldLog, lostLine } from './log-fold.js';
 import { idsExhausted, stampNew } from './new-cities.js';
+import { Turns } from './turns.js';
 
 export interface LoggedWriterOptions {
   /** Told under the dataset's lock before a batch is logged (the files are to fall behind); if it fails, the batch is refused, nothing written. */
@@ -50,7 +51,7 @@ export class LoggedCityWriter implements CatchingUpStore {
   private waiting: { city: NewCity; resolve: (c: City) => void; reject: (e: unknown) => void }[] = [];
   private writing: Promise<void> | null = null;
   /** Batches and the end of a catch-up (rename, log drop, caughtUp) run one at a time. */
-  private turn: Promise<unknown> = Promise.resolve();
+  private readonly turns = new Turns();
   /** Cities this process logged that the site's files do not hold yet. */
   private logged: City[] = [];
   /** Logged cities found in neither the file nor the log: never built, answered until the server stops. */
@@ -88,7 +89,7 @@ export class LoggedCityWriter implements CatchingUpStore {
 
   /** Runs `task` in turn with batches if every acknowledged city is in the site's files. */
   whenCurrent(task: () => Promise<void>): Promise<void> {
-    return this.inTurn(async () => {
+    return this.turns.run(async () => {
       if (!this.logged.length && !this.waiting.length) await task();
     });
   }
@@ -107,23 +108,13 @@ export class LoggedCityWriter implements CatchingUpStore {
     );
   }
 
-  private inTurn<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.turn.then(task);
-    // Settles to nothing: the turn never keeps the last batch's result alive.
-    this.turn = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
-  }
-
   private async drain(): Promise<void> {
     while (this.waiting.length) {
       const batch = this.waiting;
       this.waiting = [];
       let created: City[] = [];
       try {
-        created = await this.inTurn(() => this.logBatch(batch.map(({ city }) => city)));
+        created = await this.turns.run(() => this.logBatch(batch.map(({ city }) => city)));
         batch.forEach((p, i) =>
           i < created.length ? p.resolve(created[i]!) : p.reject(idsExhausted(this.ids.lastId)),
         );
@@ -178,7 +169,7 @@ export class LoggedCityWriter implements CatchingUpStore {
       if (staged) await discardStaged(staged);
       throw error;
     }
-    return this.inTurn(async () => {
+    return this.turns.run(async () => {
       await this.lock.run(async () => {
         if (staged) await commitStaged(staged);
         await this.logFile.dropFirst(bytes);
