@@ -476,7 +476,7 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
 
 describe("KeptLock: the dataset's lock kept from one batch to the next only while creations wait", () => {
   const lockOf = (name: string) => join(root, `.${name}.lock`);
-  // The pid a lock file holds (its first line; its holder's token follows).
+  // The pid a lock file holds (its first line).
   const held = async (name: string) => (await readFile(lockOf(name), 'utf8').catch(() => null))?.split('\n')[0] ?? null;
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   it.each([

@@ -44,6 +44,7 @@ function refuse({ refused }: DiskFaults, path: unknown): void {
 export function faultyFs(fs: typeof Fs, faults: DiskFaults): Record<string, unknown> {
   const { full } = faults;
   const openSync = ((path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
+    if (writes(flags)) refuse(faults, path);
     if (!full.has(String(path)) || !writes(flags)) return fs.openSync(path, flags ?? 'r', mode);
     fs.closeSync(fs.openSync(path, flags!, mode));
     return fs.openSync(DEV_FULL, 'w');

@@ -1,8 +1,9 @@
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Holder, isAlive, isLiveHolder, whoHolds } from '../src/fs/lock-holder.js';
+import { type Holder, isAlive, isLiveHolder, whoHolds, whoHoldsNow } from '../src/fs/lock-holder.js';
+import { lockDataset, lockSite } from '../src/fs/lock.js';
 import { dropToken, newToken } from '../src/fs/lock-tokens.js';
 
 const linux = process.platform === 'linux';
@@ -31,39 +32,64 @@ describe('isAlive: whether a lock file names a live process', () => {
 });
 
 describe('isLiveHolder: whether a lock file names a live holder other than the caller', () => {
-  const dropped = newToken();
-  dropToken(dropped);
-  const held = newToken();
+  // Identities no file here has (a device number no file system uses), and two this process's holders took.
+  const none = (ino: number) => ({ dev: 2 ** 31 - 7, ino });
+  const dropped = none(1);
+  dropToken(newToken(dropped));
+  const held = none(2 ** 40 + 3);
+  const token = newToken(held);
   it.each<[string, Holder, boolean]>([
-    ['another live process (the parent)', { pid: process.ppid, token: undefined }, true],
-    ['a dead process', { pid: 2 ** 22 + 1, token: 'x.1' }, false],
+    ['another live process (the parent)', { pid: process.ppid, file: none(5) }, true],
+    ['a dead process', { pid: 2 ** 22 + 1, file: held }, false],
     [
-      'this process, no token (written by hand, or a dead process whose pid this one reuses)',
-      { pid: process.pid, token: undefined },
+      'this process, a file no holder here took (written by hand, or by a dead process whose pid this one reuses)',
+      { pid: process.pid, file: none(7) },
       false,
     ],
-    ['this process, a token another process gave (its pid reused)', { pid: process.pid, token: 'zzzzzzzz.1' }, false],
-    ['this process, a token a holder here has (another thread)', { pid: process.pid, token: held }, true],
-    ['this process, a token its holder dropped (released)', { pid: process.pid, token: dropped }, false],
+    ['this process, a file a holder here has (another thread)', { pid: process.pid, file: held }, true],
+    ['this process, the same inode on another device', { pid: process.pid, file: { dev: 3, ino: held.ino } }, false],
+    ['this process, the same low 32 bits of the inode', { pid: process.pid, file: none(3) }, false],
+    ['this process, a file its holder dropped (released)', { pid: process.pid, file: dropped }, false],
   ])('%s', (_, holder, live) => {
     expect(isLiveHolder(holder)).toBe(live);
   });
-  afterAll(() => dropToken(held));
+  afterAll(() => dropToken(token));
 });
 
-describe('whoHolds: the pid and the token a lock file holds', () => {
-  it.each<[string, string, Holder]>([
-    ['pid and token', '4242\nab.7\n', { pid: 4242, token: 'ab.7' }],
-    ['a pid alone (a lock written by hand, or by an older version)', '4242\n', { pid: 4242, token: undefined }],
-    ['garbage', 'not a pid\n', { pid: 0, token: undefined }],
-    ['empty', '', { pid: 0, token: undefined }],
-  ])('%s', async (name, text, holder) => {
-    const file = join(tmpdir(), `.cities-lock-holder-${process.pid}-${name.split(' ')[0]}`);
+describe('whoHolds: the pid a lock file holds (its first line), and the file', () => {
+  it.each<[string, string, number]>([
+    ['a pid (as every version writes it)', '4242\n', 4242],
+    ['a pid, then another line (written by the version before this one)', '4242\nab.7\n', 4242],
+    ['garbage', 'not a pid\n', 0],
+    ['empty', '', 0],
+  ])('%s', async (name, text, pid) => {
+    const file = join(tmpdir(), `.cities-lock-holder-${process.pid}-${name.split(' ')[1]}`);
     writeFileSync(file, text);
     try {
-      expect(await whoHolds(file)).toEqual(holder);
+      const { dev, ino } = statSync(file);
+      expect(await whoHolds(file)).toEqual({ pid, file: { dev, ino } });
+      expect(whoHoldsNow(file)).toEqual({ pid, file: { dev, ino } });
     } finally {
       rmSync(file);
+    }
+  });
+});
+
+describe('a lock file as older versions read it', () => {
+  // cities-api before 9d27470 read a lock as `Number(text.trim()) || 0`: anything but the pid alone made it a dead holder's.
+  const olderReading = (text: string) => Number(text.trim()) || 0;
+  it.each([
+    ['the dataset lock', (dir: string) => lockDataset(join(dir, 'cities.csv'))],
+    ['the site lock', (dir: string) => lockSite(join(dir, 'dist'))],
+  ])('%s holds this pid alone while held', async (_, take) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cities-lock-older-'));
+    try {
+      const release = await take(dir);
+      const [lock] = readdirSync(dir).filter((name) => name.endsWith('.lock'));
+      expect(olderReading(readFileSync(join(dir, lock!), 'utf8'))).toBe(process.pid);
+      await release();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,8 +1,8 @@
-import { linkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
 import { isLiveHolder, whoHoldsNow } from './lock-holder.js';
-import { dropToken, newToken } from './lock-tokens.js';
+import { dropToken, type FileId, newToken } from './lock-tokens.js';
 
 // One lock file taken and released (lock.ts says which locks there are, and waits for them).
 
@@ -28,8 +28,9 @@ export class LockBusyError extends CitiesApiError {
 }
 
 /**
- * A lock file holding its holder's pid and token (lock-holder.ts). It appears with both already in
- * it (a draft file hard-linked into place), so it is never seen empty; a dead holder's lock is
+ * A lock file holding its holder's pid (lock-holder.ts; a holder in this process is known by the
+ * file's identity: lock-tokens.ts). It appears with the pid already in it (a draft file
+ * hard-linked into place, the same file), so it is never seen empty; a dead holder's lock is
  * replaced (one rename, so it never disappears) by one taker at a time, the one holding `LOCK.takeover`.
  * Its steps are synchronous: a few metadata calls (tens of microseconds, no fsync), which queued
  * behind a build's writes in libuv's thread pool took milliseconds each (a POST takes this lock).
@@ -45,20 +46,23 @@ export async function takeLock(
   claimed.add(lock);
   const draft = `${lock}-${OWN}`;
   const takeover = `${lock}.takeover`;
-  const token = newToken();
+  let token = 0;
+  let file: FileId;
   const release = async () => {
-    // Its own lock only: one deleted by hand and taken by another holder meanwhile is that one's.
-    if (whoHoldsNow(lock)?.token === token) rmSync(lock, { force: true });
+    // Its own lock only: one deleted by hand and taken by another holder meanwhile is another file.
+    if (sameFile(whoHoldsNow(lock)?.file, file)) rmSync(lock, { force: true });
     dropToken(token);
     claimed.delete(lock);
   };
   try {
     rmSync(draft, { force: true });
     try {
-      writeFileSync(draft, `${process.pid}\n${token}\n`, { flag: 'wx' });
+      file = writeDraft(draft);
     } catch (error) {
       throw await named(error);
     }
+    // Held before it is linked into place: a holder here reading the lock (or the takeover file) finds it live.
+    token = newToken(file);
     for (let attempt = 0; attempt < 5; attempt++) {
       if (linked(draft, lock)) return release;
       const holder = whoHoldsNow(lock);
@@ -89,6 +93,20 @@ export async function takeLock(
     rmSync(draft, { force: true });
   }
 }
+
+/** The draft of a lock: a new file holding this pid, and its identity. */
+function writeDraft(draft: string): FileId {
+  const fd = openSync(draft, 'wx');
+  try {
+    writeSync(fd, `${process.pid}\n`);
+    const { dev, ino } = fstatSync(fd);
+    return { dev, ino };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const sameFile = (a: FileId | undefined, b: FileId) => a !== undefined && a.dev === b.dev && a.ino === b.ino;
 
 /** Creates `to` as a hard link of `from`; false when `to` exists. */
 function linked(from: string, to: string): boolean {

@@ -1,15 +1,16 @@
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { heldHere } from './lock-tokens.js';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { type FileId, heldHere } from './lock-tokens.js';
 
-// Who holds a lock file: the pid written in it, the holder's token on the next line (lock-tokens.ts),
-// and whether that holder is alive. (lock.ts takes and releases the locks; a build's leftovers and
-// a served site's writer are told apart by their pids too.)
+// Who holds a lock file: the pid written in it (nothing else, as every version of cities-api reads
+// it), the file's identity (a holder in this process is told by it: lock-tokens.ts), and whether
+// that holder is alive. (lock.ts takes and releases the locks; a build's leftovers and a served
+// site's writer are told apart by their pids too.)
 
-/** A lock's holder: its process (0 when unreadable) and its token (none in a lock written by hand or by an older version). */
+/** A lock's holder: its process (0 when unreadable), and the lock file it wrote (its device and inode). */
 export interface Holder {
   readonly pid: number;
-  readonly token: string | undefined;
+  readonly file: FileId;
 }
 
 /** The pid in a lock file (0 when unreadable), or null when there is no such file. */
@@ -19,25 +20,40 @@ export async function readHolder(file: string): Promise<number | null> {
 
 /** The holder of a lock file, or null when there is no such file. */
 export async function whoHolds(file: string): Promise<Holder | null> {
+  let handle: FileHandle;
   try {
-    return holderIn(await readFile(file, 'utf8'));
+    handle = await open(file, 'r');
   } catch (error) {
     return noFile(error);
+  }
+  // Read through one descriptor: the pid and the identity of one file, however it is replaced meanwhile.
+  try {
+    const { dev, ino } = await handle.stat();
+    return holderIn(await handle.readFile('utf8'), { dev, ino });
+  } finally {
+    await handle.close();
   }
 }
 
 /** whoHolds(), synchronously (takeLock's steps). */
 export function whoHoldsNow(file: string): Holder | null {
+  let fd: number;
   try {
-    return holderIn(readFileSync(file, 'utf8'));
+    fd = openSync(file, 'r');
   } catch (error) {
     return noFile(error);
   }
+  try {
+    const { dev, ino } = fstatSync(fd);
+    return holderIn(readFileSync(fd, 'utf8'), { dev, ino });
+  } finally {
+    closeSync(fd);
+  }
 }
 
-function holderIn(text: string): Holder {
-  const [pid = '', token] = text.split('\n');
-  return { pid: Number(pid.trim()) || 0, token: token?.trim() || undefined };
+/** The pid a lock file names: its first line, as older versions wrote it (and read all of it). */
+function holderIn(text: string, file: FileId): Holder {
+  return { pid: Number(text.split('\n')[0]!.trim()) || 0, file };
 }
 
 function noFile(error: unknown): null {
@@ -47,11 +63,11 @@ function noFile(error: unknown): null {
 
 /**
  * A live holder other than the caller: another live process, or a holder in this process (another
- * thread's, which has the same pid) that has not released it. A lock holding this pid without such
- * a holder's token is a dead holder's: a thread that ended, or a dead process whose pid was reused.
+ * thread's, which has the same pid) that has not released it. A lock holding this pid that no
+ * holder here took is a dead holder's: a thread that ended, or a dead process whose pid was reused.
  */
 export const isLiveHolder = (holder: Holder) =>
-  holder.pid === process.pid ? heldHere(holder.token) : isAlive(holder.pid);
+  holder.pid === process.pid ? heldHere(holder.file) : isAlive(holder.pid);
 
 /** A live process other than this one: the writer of a draft or tree named with its pid (a lock's holder is told by isLiveHolder). */
 export const isOther = (pid: number) => pid !== process.pid && isAlive(pid);
