@@ -109,6 +109,7 @@ describe('reusableShape: at most the pages both sites precompute', () => {
   const site: Reusable = {
     count: 1000,
     baseUrl: 'http://x',
+    mount: '',
     collation: 'locale',
     defaultPageSize: 10,
     pageSizes: [20, 50],
@@ -117,21 +118,25 @@ describe('reusableShape: at most the pages both sites precompute', () => {
   };
   const both = ['default', 'name_en'];
   it.each<[string, Partial<Reusable>, ReturnType<typeof reusableShape>]>([
-    ['the same site: all of it', {}, { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'fast' }],
+    [
+      'the same site: all of it',
+      {},
+      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'fast', mount: '' },
+    ],
     [
       'fewer cities, another page size, one more ordering',
       { count: 800, pageSizes: [50, 100], orderings: ['default', 'name_en', 'name_fr'] },
-      { count: 800, pageSizes: [50], orderings: both, compression: 'fast' },
+      { count: 800, pageSizes: [50], orderings: both, compression: 'fast', mount: '' },
     ],
     [
       'an uncompressed old site: its pages only',
       { compression: 'none' },
-      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'none' },
+      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'none', mount: '' },
     ],
     [
       'an old site compressed at another level: its pages only (every .gz/.br is made anew)',
       { compression: 'best' },
-      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'none' },
+      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'none', mount: '' },
     ],
     ['another base URL: every link differs, nothing', { baseUrl: 'http://y' }, null],
     ['another collation: nothing', { collation: 'codepoint' }, null],

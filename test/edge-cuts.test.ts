@@ -120,6 +120,7 @@ const shape = (count: number, pageSizes: number[]): Omit<Sized, 'firstPages' | '
   // Every ordering unless the page sizes are many (a budget left tight, to the file).
   orderings: pageSizes.length > 4 ? PRECOMPUTABLE_ORDERINGS.slice(0, 1) : PRECOMPUTABLE_ORDERINGS,
   compression: 'none',
+  mount: '',
 });
 /** The files edgeFiles writes for `fine`, and the blocks its index lists. */
 const written = (idx: CityIndex, fine: number | undefined) => {

@@ -34,7 +34,13 @@ function sites() {
     // What `build --for cloudflare` decides for this dataset with every ordering at the default page sizes.
     const { fineBlockBytes: fine } = hostBudget(
       'cloudflare',
-      { count: CITIES, pageSizes: DEFAULT_PAGE_SIZES, orderings: PRECOMPUTABLE_ORDERINGS, compression: 'none' },
+      {
+        count: CITIES,
+        pageSizes: DEFAULT_PAGE_SIZES,
+        orderings: PRECOMPUTABLE_ORDERINGS,
+        compression: 'none',
+        mount: '',
+      },
       index,
     );
     made = { index, fine, coarse: memoryEdgeSite(index).files, cut: memoryEdgeSite(index, undefined, fine).files };

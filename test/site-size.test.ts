@@ -18,6 +18,7 @@ const shape = (count: number, pageSizes: number[], orderings: number, compressed
   pageSizes,
   orderings: PRECOMPUTABLE_ORDERINGS.slice(0, orderings),
   compression: compressed ? 'fast' : 'none',
+  mount: '',
 });
 
 /** The edge data: index, 17 rank files, 17 layouts of blocks of 240,000 bytes of cities (estimated at 600 bytes a city, 10% slack, at least one block). */
@@ -29,6 +30,21 @@ describe('countSiteFiles: pages (every page, last, all) × orderings × (page, .
   it.each<[string, Sized, number]>([
     ['the bundled 48 cities, defaults', shape(48, [10, 20, 50, 100], 33), 2086 + edge(48)],
     ['the bundled 48 cities, without compression', shape(48, [10, 20, 50, 100], 33, false), 700 + edge(48)],
+    [
+      "the bundled 48 cities, a base path Netlify's files would misread (/:v1/api): without _redirects and _headers",
+      { ...shape(48, [10, 20, 50, 100], 33), mount: '/:v1/api' },
+      2086 - 2 + edge(48),
+    ],
+    [
+      'the bundled 48 cities, a wildcard in the base path (/a*b): without them',
+      { ...shape(48, [10, 20, 50, 100], 33), mount: '/a*b' },
+      2086 - 2 + edge(48),
+    ],
+    [
+      "the bundled 48 cities, a colon inside a segment (/a:b), Netlify's literal text: with them",
+      { ...shape(48, [10, 20, 50, 100], 33), mount: '/a:b' },
+      2086 + edge(48),
+    ],
     ['an empty dataset still has page 1, last and all, and no block', shape(0, [10], 1, false), 5 + 7 + 18],
     [
       '140k cities, the benchmark shape',

@@ -94,7 +94,7 @@ async function planFromDataset(
   const { table } = index;
   const { count } = table;
   const cityBytes = table.jsonBytes();
-  const settings = asked.host ? budgeted(asked, hostBudget(asked.host, { ...asked, count }, index)) : asked;
+  const settings = asked.host ? budgeted(asked, hostBudget(asked.host, siteSpec(asked, count), index)) : asked;
   const spec = siteSpec(settings, count);
   checkMaxFiles(spec, options);
   const manifest = manifestHead(settings, { count, sha256: sha256(table.datasetParts()) });

@@ -2,7 +2,7 @@ import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { checkLiveUrl } from '../hosts/live-url.js';
 import { checkNetlifyMount } from '../hosts/netlify.js';
-import { siteExtras } from '../site/size.js';
+import { netlifyLeftOutBy } from '../site/extras.js';
 import { mountOf } from '../core/url-path.js';
 import type { ManifestHead } from '../site/manifest.js';
 import {
@@ -31,7 +31,7 @@ export function settingsOf(options: BuildOptions): SiteSettings {
   const host = options.host === undefined ? undefined : parseHost(options.host);
   const baseUrl = normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);
   // Refused before anything is read: a base path the site's Netlify files would misread.
-  if (siteExtras(host).includes('netlifyRedirects')) checkNetlifyMount(mountOf(baseUrl), baseUrl);
+  if (netlifyLeftOutBy({ host, mount: mountOf(baseUrl) }) !== undefined) checkNetlifyMount(mountOf(baseUrl), baseUrl);
   return {
     baseUrl,
     collation: parseCollation(options.collation ?? DEFAULT_COLLATION),

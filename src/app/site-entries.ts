@@ -9,7 +9,7 @@ import { openApiDocument } from '../hosts/openapi.js';
 import { edgeFiles } from '../site/edge-files.js';
 import { holdsEveryCityPage } from '../site/layout.js';
 import { allPageFiles, pageFiles, siteOrderings } from '../site/pages.js';
-import { siteExtras } from '../site/size.js';
+import { siteExtras } from '../site/extras.js';
 import type { SiteSpec } from '../site/spec.js';
 import { AllPageReader, type AllPageFile } from '../store/all-page-reader.js';
 import type { Body } from '../fs/file-output.js';
@@ -80,9 +80,10 @@ export async function* siteEntries(data: HeldIndex, spec: SiteSpec, edgeTag: str
     yield* firstRound(data.take(), spec, edgeTag, kept, track);
     for (const file of pageFiles(spec.count, () => index, spec)) yield { ...file, compress: true };
   }
-  // Every other file of the route table's list but the manifest, which the writer writes last (and
-  // but other hosts' files, for a site built for one).
-  // (Each made only for a site that holds it: one host's file may refuse what another host's site has.)
+  // Every other file of the route table's list but the manifest, which the writer writes last, and
+  // but those the site leaves out (site/extras.ts: other hosts' files, for a site built for one;
+  // Netlify's, which would misread its base path). Each is made only for a site that holds it:
+  // Netlify's refuse a base path that another host's site may have.
   const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest' | 'dataset'>, () => Body> = {
     cloudfront: () => cloudFrontFunction(spec),
     netlifyRedirects: () => netlifyRedirects(spec),
@@ -90,7 +91,7 @@ export async function* siteEntries(data: HeldIndex, spec: SiteSpec, edgeTag: str
     openapi: () => `${JSON.stringify(openApiDocument(spec), null, 2)}\n`,
     notPrecomputed: () => notPrecomputedJson(spec.pageSizes),
   };
-  const hosted = new Set<string>(siteExtras(spec.host));
+  const hosted = new Set<string>(siteExtras(spec));
   for (const [name, body] of Object.entries(extras))
     if (hosted.has(name)) yield { path: ROUTES.extras[name as keyof typeof extras], body: body() };
 }

@@ -2,6 +2,7 @@ import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { endpointPath, fill, ROUTES } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
 import { checkLivePath, checkLiveUrl } from './live-url.js';
+import { netlifySyntaxSegment } from '../site/extras.js';
 import type { SiteSpec } from '../site/spec.js';
 
 const { param, absent, file } = ROUTES;
@@ -29,14 +30,9 @@ type Target = Pick<Rule, 'to' | 'status'>;
 // Forced (`!`): the rules own the endpoint whatever files the publish directory holds.
 const REWRITE = '200!';
 
-/**
- * A base path Netlify's files can hold, or a clear refusal (exit 2): `_redirects` and `_headers`
- * read a segment starting with `:` as a placeholder (`/:v1/api` matches `/v2/api`) and `*` as a
- * splat, and decode no escape (a rule of `/%3Av1` matches only that spelling, where links and
- * browsers send `/:v1`). `mount` is the path as requests are matched: decoded.
- */
+/** A base path Netlify's files can hold (site/extras.ts netlifySyntaxSegment), or a clear refusal (exit 2). `mount` is the path as requests are matched: decoded. */
 export function checkNetlifyMount(mount: string, baseUrl: string): void {
-  const segment = mount.split('/').find((part) => part.startsWith(':') || part.includes('*'));
+  const segment = netlifySyntaxSegment(mount);
   if (segment === undefined) return;
   const how = segment.startsWith(':') ? 'a placeholder, matching any segment' : 'a wildcard, matching any text';
   throw new CitiesApiError(

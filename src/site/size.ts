@@ -3,8 +3,9 @@ import { PRECOMPUTABLE_ORDERINGS } from '../core/ordering.js';
 import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
 import { ROUTES } from '../core/route-table.js';
 import { edgeBytes, edgeFileCount } from './edge-files.js';
+import { siteExtras } from './extras.js';
 import { holdsEveryCityPage } from './layout.js';
-import type { Compression, Host, SiteSpec } from './spec.js';
+import type { Compression, SiteSpec } from './spec.js';
 
 // How big a site gets before it is built: files and bytes grow with orderings × page sizes ×
 // cities, so the build can say so up front and refuse what would swamp a disk or a host.
@@ -13,23 +14,13 @@ export const DEFAULT_MAX_FILES = 1_000_000;
 /** Files per page: the page, and its `.gz` and `.br` when compressed. */
 const filesPerPage = (compression: Compression) => (compression === 'none' ? 1 : 3);
 
-type Extra = keyof typeof ROUTES.extras;
 /** Files besides the pages of a site for any host (the route table's extras: manifest, dataset, host configs, ...). */
 export const OTHER_FILES = Object.keys(ROUTES.extras).length;
-/** Other hosts' files, which a site built for one host (`--for`) leaves out: wrangler reads a site's `_redirects` and `_headers` as Cloudflare's own. */
-const OTHER_HOSTS: Readonly<Record<Host, readonly Extra[]>> = {
-  cloudflare: ['cloudfront', 'netlifyRedirects', 'netlifyHeaders'],
-};
-
-/** The route table's extras a site holds besides its pages (manifest, dataset, host configs, ...). */
-export function siteExtras(host: Host | undefined): Extra[] {
-  return (Object.keys(ROUTES.extras) as Extra[]).filter((name) => !host || !OTHER_HOSTS[host].includes(name));
-}
 
 /** What decides a site's size. */
 export type Sized = Pick<
   SiteSpec,
-  'count' | 'pageSizes' | 'orderings' | 'compression' | 'host' | 'firstPages' | 'edgeFiles'
+  'count' | 'pageSizes' | 'orderings' | 'compression' | 'host' | 'mount' | 'firstPages' | 'edgeFiles'
 >;
 
 export interface SiteSize {
@@ -55,8 +46,8 @@ function pagesPerOrdering(site: Pick<Sized, 'count' | 'pageSizes' | 'firstPages'
 }
 
 /** Files of a site whatever it precomputes: the extras, and the edge data (as counted for a host, else at most, `cityBytes` when known). */
-const fixedFiles = (site: Pick<Sized, 'count' | 'host' | 'edgeFiles'>, cityBytes?: number) =>
-  siteExtras(site.host).length + (site.edgeFiles ?? edgeFileCount(site.count, cityBytes));
+const fixedFiles = (site: Pick<Sized, 'count' | 'host' | 'mount' | 'edgeFiles'>, cityBytes?: number) =>
+  siteExtras(site).length + (site.edgeFiles ?? edgeFileCount(site.count, cityBytes));
 
 export function countSiteFiles(site: Sized, cityBytes?: number): number {
   return pagesPerOrdering(site) * site.orderings.length * filesPerPage(site.compression) + fixedFiles(site, cityBytes);
@@ -128,6 +119,7 @@ export function reusableShape(old: Reusable, site: Reusable): Sized | null {
     pageSizes: site.pageSizes.filter((size) => old.pageSizes.includes(size)),
     orderings,
     compression: old.compression === site.compression ? site.compression : 'none',
+    mount: site.mount,
   };
 }
 

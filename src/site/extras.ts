@@ -1,0 +1,46 @@
+import { ROUTES } from '../core/route-table.js';
+import type { Host, SiteSpec } from './spec.js';
+
+// Which of the route table's extras (manifest, dataset, host configs, ...) a site holds besides its
+// pages: the build writes these (app/site-entries.ts) and counts them (size.ts), and the hosts
+// layer refuses to make Netlify's files for a base path that this says they cannot hold.
+
+export type Extra = keyof typeof ROUTES.extras;
+
+/** Other hosts' files, which a site built for one host (`--for`) leaves out: wrangler reads a site's `_redirects` and `_headers` as Cloudflare's own. */
+const OTHER_HOSTS: Readonly<Record<Host, readonly Extra[]>> = {
+  cloudflare: ['cloudfront', 'netlifyRedirects', 'netlifyHeaders'],
+};
+
+/** Netlify's files: rules written on the endpoint's path, base path included. */
+const NETLIFY: readonly Extra[] = ['netlifyRedirects', 'netlifyHeaders'];
+
+/**
+ * The first segment of a base path (`mount`, decoded as requests are matched) that Netlify's
+ * `_redirects` and `_headers` read as their syntax, or undefined: one that starts with `:` (a
+ * placeholder: `/:v1/api` matches `/v2/api`) or holds `*` (a wildcard). They decode no escape (a
+ * rule of `/%3Av1` matches only that spelling, where links and browsers send `/:v1`), so no rule
+ * of theirs can name such a path. A `:` inside a segment (`/a:b`) is their literal text.
+ */
+export function netlifySyntaxSegment(mount: string): string | undefined {
+  return mount.split('/').find((part) => part.startsWith(':') || part.includes('*'));
+}
+
+/** The extras of a site for `host` (absent: for every host) whatever its base path. */
+function hostExtras(host: Host | undefined): Extra[] {
+  return (Object.keys(ROUTES.extras) as Extra[]).filter((name) => !host || !OTHER_HOSTS[host].includes(name));
+}
+
+/**
+ * The route table's extras a site holds besides its pages: not another host's (a site for one
+ * host), nor Netlify's where they would misread its base path (netlifySyntaxSegment).
+ */
+export function siteExtras(site: Pick<SiteSpec, 'host' | 'mount'>): Extra[] {
+  const misread = netlifySyntaxSegment(site.mount) !== undefined;
+  return hostExtras(site.host).filter((name) => !(misread && NETLIFY.includes(name)));
+}
+
+/** The segment of its base path for which a site leaves out the Netlify files it would otherwise hold, or undefined. */
+export function netlifyLeftOutBy(site: Pick<SiteSpec, 'host' | 'mount'>): string | undefined {
+  return hostExtras(site.host).some((name) => NETLIFY.includes(name)) ? netlifySyntaxSegment(site.mount) : undefined;
+}
