@@ -122,6 +122,16 @@ describe('a warning, or a line a server logs at start, names options as its read
   /** A site marked behind its dataset: a server of it without a dataset says how to catch up. */
   let behind: string;
   const SMALL = { orderings: ['default'], pageSizes: [10], collation: 'codepoint', compression: 'none' } as const;
+  const SMALL_CLI = [
+    '--orderings',
+    'default',
+    '--page-sizes',
+    '10',
+    '--collation',
+    'codepoint',
+    '--compression',
+    'none',
+  ];
   beforeAll(async () => {
     extra = join(root, 'extra.csv');
     const [header, ...rows] = (await readFile(SAMPLE_DATASET, 'utf8')).trimEnd().split('\n');
@@ -151,6 +161,43 @@ describe('a warning, or a line a server logs at start, names options as its read
         return warnings.join('\n');
       },
       '(not a city field; `strict` refuses it)',
+    ],
+    [
+      "the CLI (build --base-url Netlify's files cannot hold) says the flag in the warning, once",
+      async () => {
+        const run = await cli(
+          root,
+          'build',
+          '--data',
+          SAMPLE_DATASET,
+          '--site',
+          join(root, 'netlify-cli'),
+          ...SMALL_CLI,
+          '--base-url',
+          'https://example.org/:v1/',
+        );
+        expect(run.code).toBe(0);
+        const said = run.stderr.split('\n').filter((line) => line.includes("Netlify's files"));
+        expect(said).toHaveLength(1);
+        return said.join('\n');
+      },
+      'the site leaves out Netlify\'s files (_redirects, _headers) for the base URL "https://example.org/:v1": Netlify reads its path segment ":v1" as a placeholder, matching any segment, and has no escape for it; to deploy to Netlify, answer the endpoint with cities-api edge netlify (its edge function routes the endpoint itself), or choose a --base-url whose path segments neither start with ":" nor hold "*"',
+    ],
+    [
+      "build({ baseUrl, onWarning }) of a base URL Netlify's files cannot hold gives the caller's name, once",
+      async () => {
+        const warnings: string[] = [];
+        await build({
+          data: SAMPLE_DATASET,
+          out: join(root, 'netlify-site'),
+          ...SMALL,
+          baseUrl: 'https://example.org/a*b',
+          onWarning: (w) => warnings.push(formatProblem(w)),
+        });
+        expect(warnings).toHaveLength(1);
+        return warnings.join('\n');
+      },
+      'Netlify reads its path segment "a*b" as a wildcard, matching any text, and has no escape for it; to deploy to Netlify, answer the endpoint with cities-api edge netlify (its edge function routes the endpoint itself), or choose a `baseUrl` whose',
     ],
     [
       "readDataset(file, { onWarning }) gives the caller's name",

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { parseAllRedirects } from 'netlify-redirect-parser';
 import { URLPattern } from 'urlpattern-polyfill';
 import { netlifyEdgeConfig } from '../src/platforms/netlify/adapter.js';
@@ -302,8 +302,25 @@ describe('netlifyRedirects', () => {
 // Netlify reads a `_redirects` or `_headers` path segment starting with `:` as a placeholder (any
 // segment) and `*` as a wildcard (in `_redirects` a splat at a segment's end; in `_headers`
 // anywhere in a segment, as @netlify/headers-parser's for_regexp.js builds it), and decodes no
-// escape: a base path holding either cannot be written in them, and is refused before a build reads anything.
-describe("a base path Netlify's files would misread is refused", () => {
+// escape: a base path holding either cannot be written in them. A site for every host leaves them
+// out and says so (another host, or `edge netlify`, needs neither); making them is refused.
+describe("a base path Netlify's files would misread: the site leaves them out, said once; making them is refused", () => {
+  const NETLIFY_FILES: readonly string[] = [ROUTES.extras.netlifyRedirects, ROUTES.extras.netlifyHeaders];
+  const data = join(KIT, 'cities11.csv');
+  /** A build of cities11 into `out` for `baseUrl`, and the warnings it gave. */
+  async function built(out: string, baseUrl: string, host?: 'cloudflare') {
+    const warnings: string[] = [];
+    const result = await build({ data, out, baseUrl, host, onWarning: (w) => warnings.push(w.reason) });
+    return { result, warnings };
+  }
+  const held = (out: string) => NETLIFY_FILES.filter((name) => existsSync(join(out, name)));
+  const listed = async (out: string) => Object.keys((await readManifest(out))!.files);
+  let plain: string;
+  beforeAll(async () => {
+    plain = join(root, 'misread-plain');
+    await built(plain, 'https://x.example/v1/api');
+  });
+
   it("why: Netlify's engine reads /:v1/ as any segment, and the escape /%3Av1/ as no path a browser sends", async () => {
     const placeholder = await netlifyMatcher(
       '/:v1/api/cities/  /one.json  200!\n',
@@ -317,21 +334,91 @@ describe("a base path Netlify's files would misread is refused", () => {
   });
 
   it.each([
-    ['a segment that is a placeholder', 'https://x.example/:v1/api', ':v1'],
-    ['a placeholder percent-encoded (decoded, as requests are matched)', 'https://x.example/%3Av1/api', ':v1'],
-    ['a wildcard ending a segment', 'https://x.example/api/v1*', 'v1*'],
-    ['a wildcard inside a segment', 'https://x.example/a*b', 'a*b'],
-    ['a lone wildcard', 'https://x.example/*/api', '*'],
-  ])('%s (%s): the build refuses it, exit 2, naming the segment, and writes nothing', async (_, baseUrl, segment) => {
-    const out = join(root, `refused-${segment.replace(/\W/g, '_')}-${_.length}`);
-    const said = `path segment "${segment}"`;
-    await expect(build({ data: join(KIT, 'cities11.csv'), out, baseUrl })).rejects.toMatchObject({
-      exitCode: 2,
-      message: expect.stringContaining(said),
-    });
-    expect(existsSync(out)).toBe(false);
-    expect(() => netlifyRedirects(testSpec({ baseUrl }))).toThrow(said);
-    expect(() => netlifyHeaders(testSpec({ baseUrl }))).toThrow(said);
+    ['a segment that is a placeholder', 'https://x.example/:v1/api', ':v1', 'a placeholder'],
+    [
+      'a placeholder percent-encoded (decoded, as requests are matched)',
+      'https://x.example/%3Av1/api',
+      ':v1',
+      'a placeholder',
+    ],
+    ['a wildcard ending a segment', 'https://x.example/api/v1*', 'v1*', 'a wildcard'],
+    ['a wildcard inside a segment, the URL ending in a slash', 'https://x.example/a*b/', 'a*b', 'a wildcard'],
+    ['a lone wildcard', 'https://x.example/*/api', '*', 'a wildcard'],
+  ])(
+    '%s (%s): a default build succeeds, leaves out _redirects and _headers, and says once which segment, why and what to do',
+    async (name, baseUrl, segment, as) => {
+      const out = join(root, `misread-${name.replace(/\W+/g, '-')}`);
+      const { warnings } = await built(out, baseUrl);
+      expect(held(out)).toEqual([]);
+      expect(warnings).toHaveLength(1);
+      for (const part of [`path segment "${segment}"`, `as ${as}`, 'no escape', 'cities-api edge netlify', '`baseUrl`'])
+        expect(warnings[0]).toContain(part);
+      // Everything else as a site of a base path Netlify can hold has it, and its manifest lists only what it holds.
+      expect(await listed(out)).toEqual((await listed(plain)).filter((path) => !NETLIFY_FILES.includes(path)));
+      expect(await listed(out)).toEqual(
+        (await readdir(out, { recursive: true, withFileTypes: true }))
+          .filter((e) => e.isFile() && !/\.(gz|br)$/.test(e.name) && !e.name.endsWith('.stat-cache'))
+          .map((e) => relative(out, join(e.parentPath, e.name)).split(sep).join('/'))
+          .filter((path) => path !== ROUTES.extras.manifest)
+          .sort(),
+      );
+      // Making them is still refused, saying the same.
+      for (const make of [netlifyRedirects, netlifyHeaders])
+        expect(() => make(testSpec({ baseUrl }))).toThrow(
+          expect.objectContaining({ exitCode: 2, message: expect.stringContaining(`path segment "${segment}"`) }),
+        );
+      expect(() => netlifyRedirects(testSpec({ baseUrl }))).toThrow('cities-api edge netlify');
+    },
+  );
+
+  it.each([
+    ['a default build of a base path Netlify can hold', NETLIFY_FILES, 'https://x.example/v1/api', undefined],
+    [
+      'a default build of a colon inside a segment (Netlify reads it as text)',
+      NETLIFY_FILES,
+      'https://x.example/a:b/api',
+      undefined,
+    ],
+    [
+      'a build --for cloudflare of a placeholder (it holds no Netlify files whatever its path)',
+      [],
+      'https://x.example/:v1/api',
+      'cloudflare',
+    ],
+  ] as const)('%s: the site holds %j, and nothing is said', async (name, files, baseUrl, host) => {
+    const out = join(root, `held-${name.replace(/\W+/g, '-')}`);
+    const { warnings } = await built(out, baseUrl, host);
+    expect(held(out)).toEqual(files);
+    expect(warnings).toEqual([]);
+    expect((await readManifest(out))?.settings.baseUrl).toBe(baseUrl);
+  });
+
+  it('a rebuild with the same settings is up to date: nothing rewritten, the same warning', async () => {
+    const out = join(root, 'misread-again');
+    const first = await built(out, 'https://x.example/:v1/api');
+    const again = await built(out, 'https://x.example/:v1/api');
+    expect(again.result).toMatchObject({ upToDate: true, written: 0, removed: 0, files: first.result.files });
+    expect(again.warnings).toEqual(first.warnings);
+    expect(held(out)).toEqual([]);
+  });
+
+  it('rebuilt with such a base path, a site loses its Netlify files; rebuilt with a plain one, it has them again', async () => {
+    const out = join(root, 'misread-switch');
+    const before = await built(out, 'https://x.example/v1/api');
+    expect(held(out)).toEqual(NETLIFY_FILES);
+    const without = await built(out, 'https://x.example/:v1/api');
+    expect(held(out)).toEqual([]);
+    expect(without.result.files).toBe(before.result.files - NETLIFY_FILES.length);
+    expect(await listed(out)).not.toContain(ROUTES.extras.netlifyRedirects);
+    await built(out, 'https://x.example/v1/api');
+    expect(held(out)).toEqual(NETLIFY_FILES);
+  });
+
+  it('built twice apart, such a site is the same: its manifest byte for byte', async () => {
+    const [a, b] = ['misread-a', 'misread-b'].map((name) => join(root, name));
+    for (const out of [a, b]) await built(out!, 'https://x.example/:v1/api');
+    const manifest = (out: string) => readFile(join(out, ROUTES.extras.manifest), 'utf8');
+    expect(await manifest(a!)).toBe(await manifest(b!));
   });
 
   it.each([
@@ -365,13 +452,6 @@ describe("a base path Netlify's files would misread is refused", () => {
     expect(patterns.some((pattern) => pattern.test({ pathname: own }))).toBe(true);
     expect(patterns.some((pattern) => pattern.test({ pathname: own.slice(0, -1) }))).toBe(true);
     expect(patterns.some((pattern) => pattern.test({ pathname: other }))).toBe(false);
-  });
-
-  it('a site built --for cloudflare, which holds no Netlify files, may have such a path', async () => {
-    const out = join(root, 'cloudflare-placeholder');
-    await build({ data: join(KIT, 'cities11.csv'), out, baseUrl: 'https://x.example/:v1/api', host: 'cloudflare' });
-    expect(existsSync(join(out, ROUTES.extras.netlifyRedirects))).toBe(false);
-    expect((await readManifest(out))?.settings.baseUrl).toBe('https://x.example/:v1/api');
   });
 });
 

@@ -1,6 +1,7 @@
 import { CityIndex } from '../core/city-index.js';
 import { datasetDigest, readDataset } from '../dataset/read-dataset.js';
 import { sha256 } from '../fs/file-output.js';
+import { netlifyLeftOut } from '../hosts/netlify.js';
 import { hostBudget } from '../site/asset-budget.js';
 import { specOf, type ManifestHead } from '../site/manifest.js';
 import { countSiteFiles, reusableShape } from '../site/size.js';
@@ -46,6 +47,9 @@ interface Previous {
 
 export async function planBuild(options: SiteBuildOptions): Promise<PlannedBuild> {
   const settings = settingsOf(options);
+  // Said before anything is read, by every build of such a site (an up-to-date one too).
+  const leftOut = netlifyLeftOut(settings);
+  if (leftOut) options.onWarning?.(leftOut);
   const out = await resolveSiteDir(options.out);
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
   const old = await readManifestHead(out).catch(() => null);

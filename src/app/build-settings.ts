@@ -1,9 +1,6 @@
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { checkLiveUrl } from '../hosts/live-url.js';
-import { checkNetlifyMount } from '../hosts/netlify.js';
-import { netlifyLeftOutBy } from '../site/extras.js';
-import { mountOf } from '../core/url-path.js';
 import type { ManifestHead } from '../site/manifest.js';
 import {
   DEFAULT_BASE_URL,
@@ -29,11 +26,8 @@ import type { BuildOptions } from './build-options.js';
 /** The settings the options ask for, defaults filled in (a site for one host: its first pages not yet known). */
 export function settingsOf(options: BuildOptions): SiteSettings {
   const host = options.host === undefined ? undefined : parseHost(options.host);
-  const baseUrl = normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);
-  // Refused before anything is read: a base path the site's Netlify files would misread.
-  if (netlifyLeftOutBy({ host, mount: mountOf(baseUrl) }) !== undefined) checkNetlifyMount(mountOf(baseUrl), baseUrl);
   return {
-    baseUrl,
+    baseUrl: normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL),
     collation: parseCollation(options.collation ?? DEFAULT_COLLATION),
     pageSizes: parsePageSizes(options.pageSizes ?? DEFAULT_PAGE_SIZES),
     orderings: parseOrderings(options.orderings ?? 'all'),

@@ -173,10 +173,8 @@ function oneOff(a: string, b: string): boolean {
 const LIBRARY_NAMES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   build: { site: 'out', builtFor: 'host' },
   serve: { site: 'dir' },
-  // readDataset(file): the dataset is its argument; a SiteSpec names the one host a site is built for `host`.
+  // readDataset(file): the dataset is its argument.
   readDataset: { data: 'file' },
-  netlifyHeaders: { builtFor: 'host' },
-  netlifyRedirects: { builtFor: 'host' },
 };
 
 /** An option as `fn`'s options name it, `` `out` `` for the key `site` of build(). */

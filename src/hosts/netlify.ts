@@ -1,9 +1,9 @@
-import { CitiesApiError, optionNamed } from '../core/errors.js';
+import { CitiesApiError, optionNamed, type Problem } from '../core/errors.js';
 import { endpointPath, fill, ROUTES } from '../core/route-table.js';
-import { escapeUriPath } from '../core/url-path.js';
+import { escapeUriPath, mountOf } from '../core/url-path.js';
 import { checkLivePath, checkLiveUrl } from './live-url.js';
-import { netlifySyntaxSegment } from '../site/extras.js';
-import type { SiteSpec } from '../site/spec.js';
+import { netlifyLeftOutBy, netlifySyntaxSegment } from '../site/extras.js';
+import type { SiteSettings, SiteSpec } from '../site/spec.js';
 
 const { param, absent, file } = ROUTES;
 
@@ -30,15 +30,29 @@ type Target = Pick<Rule, 'to' | 'status'>;
 // Forced (`!`): the rules own the endpoint whatever files the publish directory holds.
 const REWRITE = '200!';
 
-/** A base path Netlify's files can hold (site/extras.ts netlifySyntaxSegment), or a clear refusal (exit 2). `mount` is the path as requests are matched: decoded. */
-export function checkNetlifyMount(mount: string, baseUrl: string): void {
+/** What Netlify's files make of a base path's `segment` (site/extras.ts netlifySyntaxSegment), and what to do instead. */
+function misread(segment: string): string {
+  const how = segment.startsWith(':') ? 'a placeholder, matching any segment' : 'a wildcard, matching any text';
+  return `Netlify reads its path segment "${segment}" as ${how}, and has no escape for it; to deploy to Netlify, answer the endpoint with cities-api edge netlify (its edge function routes the endpoint itself), or choose a ${optionNamed('baseUrl')} whose path segments neither start with ":" nor hold "*"`;
+}
+
+/** A base path Netlify's files can hold, or a clear refusal (exit 2). `mount` is the path as requests are matched: decoded. */
+function checkNetlifyMount(mount: string, baseUrl: string): void {
   const segment = netlifySyntaxSegment(mount);
   if (segment === undefined) return;
-  const how = segment.startsWith(':') ? 'a placeholder, matching any segment' : 'a wildcard, matching any text';
   throw new CitiesApiError(
-    `invalid base URL "${baseUrl}" for the site's Netlify files (_redirects, _headers): Netlify reads its path segment "${segment}" as ${how}, and has no escape for it; choose a path whose segments neither start with ":" nor hold "*" (or build for Cloudflare alone, ${optionNamed('builtFor')} cloudflare, whose site has no Netlify files)`,
+    `invalid base URL "${baseUrl}" for Netlify's files (_redirects, _headers): ${misread(segment)}`,
     2,
   );
+}
+
+/** What a build says of a site that leaves out the Netlify files it would hold, their syntax in its base path; or undefined. */
+export function netlifyLeftOut(settings: Pick<SiteSettings, 'baseUrl' | 'host'>): Problem | undefined {
+  const segment = netlifyLeftOutBy({ host: settings.host, mount: mountOf(settings.baseUrl) });
+  if (segment === undefined) return undefined;
+  return {
+    reason: `the site leaves out Netlify's files (_redirects, _headers) for the base URL "${settings.baseUrl}": ${misread(segment)}`,
+  };
 }
 
 /** The `_redirects` file: rewrites per built (ordering, page size) to its files, the rest live or 404. */
