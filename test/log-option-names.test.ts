@@ -177,11 +177,11 @@ describe('a warning, or a line a server logs at start, names options as its read
           'https://example.org/:v1/',
         );
         expect(run.code).toBe(0);
-        const said = run.stderr.split('\n').filter((line) => line.includes("Netlify's files"));
+        const said = run.stderr.split('\n').filter((line) => line.includes("Netlify's rules"));
         expect(said).toHaveLength(1);
         return said.join('\n');
       },
-      'the site leaves out Netlify\'s files (_redirects, _headers) for the base URL "https://example.org/:v1": Netlify reads its path segment ":v1" as a placeholder, matching any segment, and has no escape for it; to deploy to Netlify, answer the endpoint with cities-api edge netlify (its edge function routes the endpoint itself), or choose a --base-url whose path segments neither start with ":" nor hold "*"',
+      'the site leaves out Netlify\'s rules for its endpoint (_headers, and _redirects but the rules hiding its own files under /_cities-api/) for the base URL "https://example.org/:v1": Netlify reads its path segment ":v1" as a placeholder, matching any segment, and has no escape for it; to deploy to Netlify, answer the endpoint with cities-api edge netlify (its edge function routes the endpoint itself), or choose a --base-url whose path segments neither start with ":" nor hold "*"',
     ],
     [
       "build({ baseUrl, onWarning }) of a base URL Netlify's files cannot hold gives the caller's name, once",

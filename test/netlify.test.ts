@@ -306,6 +306,8 @@ describe('netlifyRedirects', () => {
 // out and says so (another host, or `edge netlify`, needs neither); making them is refused.
 describe("a base path Netlify's files would misread: the site leaves them out, said once; making them is refused", () => {
   const NETLIFY_FILES: readonly string[] = [ROUTES.extras.netlifyRedirects, ROUTES.extras.netlifyHeaders];
+  /** What such a site holds of them: a _redirects that only hides the site's own files. */
+  const HIDING: readonly string[] = [ROUTES.extras.netlifyRedirects];
   const data = join(KIT, 'cities11.csv');
   /** A build of cities11 into `out` for `baseUrl`, and the warnings it gave. */
   async function built(out: string, baseUrl: string, host?: 'cloudflare') {
@@ -345,16 +347,26 @@ describe("a base path Netlify's files would misread: the site leaves them out, s
     ['a wildcard inside a segment, the URL ending in a slash', 'https://x.example/a*b/', 'a*b', 'a wildcard'],
     ['a lone wildcard', 'https://x.example/*/api', '*', 'a wildcard'],
   ])(
-    '%s (%s): a default build succeeds, leaves out _redirects and _headers, and says once which segment, why and what to do',
+    "%s (%s): a default build succeeds, leaves out _headers and the endpoint's rules (_redirects only hides the site's own files), and says once which segment, why and what to do",
     async (name, baseUrl, segment, as) => {
       const out = join(root, `misread-${name.replace(/\W+/g, '-')}`);
       const { warnings } = await built(out, baseUrl);
-      expect(held(out)).toEqual([]);
+      expect(held(out)).toEqual(HIDING);
+      // Through Netlify's own engine: the site's own files answered as absent, the edge data and the endpoint untouched.
+      const spec = testSpec({ baseUrl });
+      const route = await netlifyMatcher(
+        await readFile(join(out, ROUTES.extras.netlifyRedirects), 'utf8'),
+        join(root, `hiding-${name.replace(/\W+/g, '-')}._redirects`),
+      );
+      for (const hidden of [ROUTES.extras.manifest, ROUTES.extras.dataset, ROUTES.extras.cloudfront])
+        expect(route(`/${hidden}`, ''), hidden).toMatchObject({ status: 404 });
+      expect(route(`${spec.mount}/cities/`, 'page=2')).toBeNull();
+      expect(route(`/${ROUTES.edge.index}`, '')).toBeNull();
       expect(warnings).toHaveLength(1);
       for (const part of [`path segment "${segment}"`, `as ${as}`, 'no escape', 'cities-api edge netlify', '`baseUrl`'])
         expect(warnings[0]).toContain(part);
       // Everything else as a site of a base path Netlify can hold has it, and its manifest lists only what it holds.
-      expect(await listed(out)).toEqual((await listed(plain)).filter((path) => !NETLIFY_FILES.includes(path)));
+      expect(await listed(out)).toEqual((await listed(plain)).filter((path) => path !== ROUTES.extras.netlifyHeaders));
       expect(await listed(out)).toEqual(
         (await readdir(out, { recursive: true, withFileTypes: true }))
           .filter((e) => e.isFile() && !/\.(gz|br)$/.test(e.name) && !e.name.endsWith('.stat-cache'))
@@ -399,17 +411,22 @@ describe("a base path Netlify's files would misread: the site leaves them out, s
     const again = await built(out, 'https://x.example/:v1/api');
     expect(again.result).toMatchObject({ upToDate: true, written: 0, removed: 0, files: first.result.files });
     expect(again.warnings).toEqual(first.warnings);
-    expect(held(out)).toEqual([]);
+    expect(held(out)).toEqual(HIDING);
   });
 
-  it('rebuilt with such a base path, a site loses its Netlify files; rebuilt with a plain one, it has them again', async () => {
+  it('rebuilt with such a base path, a site loses its endpoint rules; rebuilt with a plain one, it has them again', async () => {
     const out = join(root, 'misread-switch');
     const before = await built(out, 'https://x.example/v1/api');
     expect(held(out)).toEqual(NETLIFY_FILES);
     const without = await built(out, 'https://x.example/:v1/api');
-    expect(held(out)).toEqual([]);
-    expect(without.result.files).toBe(before.result.files - NETLIFY_FILES.length);
-    expect(await listed(out)).not.toContain(ROUTES.extras.netlifyRedirects);
+    expect(held(out)).toEqual(HIDING);
+    expect(without.result.files).toBe(before.result.files - 1);
+    expect(await listed(out)).not.toContain(ROUTES.extras.netlifyHeaders);
+    // Its rules: only the three hiding the site's own files.
+    const rules = (await readFile(join(out, ROUTES.extras.netlifyRedirects), 'utf8')).split('\n');
+    expect(rules.filter((line) => line && !line.startsWith('#')).map((line) => line.split(/ +/)[0])).toEqual(
+      [ROUTES.extras.manifest, ROUTES.extras.dataset, ROUTES.extras.cloudfront].map((path) => `/${path}`),
+    );
     await built(out, 'https://x.example/v1/api');
     expect(held(out)).toEqual(NETLIFY_FILES);
   });

@@ -3,7 +3,7 @@ import type { CityIndex } from '../core/city-index.js';
 import { CitiesApiError } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
 import { cloudFrontFunction } from '../hosts/cloudfront.js';
-import { netlifyHeaders, netlifyRedirects } from '../hosts/netlify.js';
+import { netlifyHeaders, siteRedirects } from '../hosts/netlify.js';
 import { notPrecomputedJson } from '../hosts/not-precomputed.js';
 import { openApiDocument } from '../hosts/openapi.js';
 import { edgeFiles } from '../site/edge-files.js';
@@ -82,11 +82,11 @@ export async function* siteEntries(data: HeldIndex, spec: SiteSpec, edgeTag: str
   }
   // Every other file of the route table's list but the manifest, which the writer writes last, and
   // but those the site leaves out (site/extras.ts: other hosts' files, for a site built for one;
-  // Netlify's, which would misread its base path). Each is made only for a site that holds it:
-  // Netlify's refuse a base path that another host's site may have.
+  // Netlify's _headers, which would misread its base path, its _redirects then only hiding files).
+  // Each is made only for a site that holds it: Netlify's refuse a base path another host's site may have.
   const extras: Record<Exclude<keyof typeof ROUTES.extras, 'manifest' | 'dataset'>, () => Body> = {
     cloudfront: () => cloudFrontFunction(spec),
-    netlifyRedirects: () => netlifyRedirects(spec),
+    netlifyRedirects: () => siteRedirects(spec),
     netlifyHeaders: () => netlifyHeaders(spec),
     openapi: () => `${JSON.stringify(openApiDocument(spec), null, 2)}\n`,
     notPrecomputed: () => notPrecomputedJson(spec.pageSizes),

@@ -12,8 +12,12 @@ const OTHER_HOSTS: Readonly<Record<Host, readonly Extra[]>> = {
   cloudflare: ['cloudfront', 'netlifyRedirects', 'netlifyHeaders'],
 };
 
-/** Netlify's files: rules written on the endpoint's path, base path included. */
-const NETLIFY: readonly Extra[] = ['netlifyRedirects', 'netlifyHeaders'];
+/**
+ * Netlify's files written on the endpoint's path, base path included, which such a site leaves out.
+ * (Its `_redirects` stays, holding only the rules that hide the site's own files under
+ * `_cities-api/`: their paths hold no base path.)
+ */
+const NETLIFY: readonly Extra[] = ['netlifyHeaders'];
 
 /**
  * The first segment of a base path (`mount`, decoded as requests are matched) that Netlify's
@@ -40,7 +44,7 @@ export function siteExtras(site: Pick<SiteSpec, 'host' | 'mount'>): Extra[] {
   return hostExtras(site.host).filter((name) => !(misread && NETLIFY.includes(name)));
 }
 
-/** The segment of its base path for which a site leaves out the Netlify files it would otherwise hold, or undefined. */
+/** The segment of its base path for which a site leaves out the Netlify rules it would otherwise hold, or undefined. */
 export function netlifyLeftOutBy(site: Pick<SiteSpec, 'host' | 'mount'>): string | undefined {
   return hostExtras(site.host).some((name) => NETLIFY.includes(name)) ? netlifySyntaxSegment(site.mount) : undefined;
 }
