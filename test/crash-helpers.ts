@@ -124,7 +124,7 @@ export function appears(dir: string, name: string, until: Promise<unknown>): Pro
 
 /**
  * The entries a build leaves beside a site directory (`.NAME.lock`, `.NAME.staging-PID`,
- * `.NAME.previous-PID`, `.NAME.stat-cache-PID`), but its stat cache (`.NAME.stat-cache`), kept for good.
+ * `.NAME.previous-PID`, `.NAME.stat-cache-PID.TOKEN`), but its stat cache (`.NAME.stat-cache`), kept for good.
  */
 export async function siteLeftovers(outDir: string): Promise<string[]> {
   const prefix = `.${basename(outDir)}.`;

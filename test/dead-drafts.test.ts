@@ -1,16 +1,18 @@
 import { readdirSync } from 'node:fs';
-import { copyFile, lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CityLog } from '../src/dataset/city-log.js';
+import { dropToken, newToken } from '../src/fs/lock-tokens.js';
 import { createAtomically, writeOwnedFiles } from '../src/fs/owned-files.js';
 import { StatRecords } from '../src/store/stat-records.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
 
-// A file is written whole through a draft named with its writer's pid, then renamed or linked into
-// place. A writer killed in between (SIGKILL, a power loss) left its draft, and no later run removed
-// it: the next writer of the same file (or opener of the same dataset or site) now removes the
-// drafts of dead writers, and nothing else. The names are spelt out here, as a user finds them.
+// A file is written whole through a draft named with its writer's pid and token, then renamed or
+// linked into place. A writer killed in between (SIGKILL, a power loss) left its draft, and no later
+// run removed it: the next writer of the same file (or opener of the same dataset or site) now
+// removes the drafts of dead writers, and nothing else. The names are spelt out here, as a user
+// finds them. (Another thread's draft, being written: draft-threads.test.ts.)
 
 /** No process has it: Linux's pids stay below pid_max, at most 2^22; other systems' below 100,000. */
 const DEAD = 2 ** 22;
@@ -23,12 +25,14 @@ const THREAD =
     : undefined;
 /** A live process other than this one: the run that started this test's worker. */
 const LIVE = process.ppid;
+/** A token no process gives (their tags are 1 to 2^31 - 1 in base 36): another process's, that had this pid. */
+const NOT_OURS = '0.1';
 
 interface Kind {
   /** Each draft kind, by who writes it. */
   readonly what: string;
-  /** Its name for a writer's pid (a date, to make a look-alike). */
-  readonly draft: (pid: number | string) => string;
+  /** Its name for a writer: its pid, and a dot and its token but in an older version's names (a date, to make a look-alike). */
+  readonly draft: (writer: number | string) => string;
   /** Names a user may give files there that only look like it. */
   readonly lookAlikes: readonly string[];
   /** A build's tree (a directory), not a file. */
@@ -46,7 +50,13 @@ const KINDS: Kind[] = [
   {
     what: "an edge project's file of its own (writeOwnedFiles)",
     draft: (pid) => `.cities-site.js.${pid}.draft`,
-    lookAlikes: ['.cities-site.js.20240101.draft', '.cities-site.js.0123.draft', '.cities-site.js.draft'],
+    lookAlikes: [
+      '.cities-site.js.20240101.draft',
+      '.cities-site.js.0123.draft',
+      '.cities-site.js.draft',
+      '.cities-site.js.4194304.ab.draft',
+      '.cities-site.js.4194304.AB.1.draft',
+    ],
     run: (dir) => writeOwnedFiles(dir, '.record.json', 'test', [{ path: join(dir, 'cities-site.js'), bytes: B }]),
   },
   {
@@ -58,13 +68,17 @@ const KINDS: Kind[] = [
   {
     what: "an edge project's user file, created when missing (createAtomically)",
     draft: (pid) => `.wrangler.jsonc.${pid}.draft`,
-    lookAlikes: ['.wrangler.jsonc.20240101.draft', '.wrangler.jsonc.1.draft.txt'],
+    lookAlikes: [
+      '.wrangler.jsonc.20240101.draft',
+      '.wrangler.jsonc.1.draft.txt',
+      '.wrangler.jsonc.4194304.abcdefg.1.draft',
+    ],
     run: (dir) => createAtomically(join(dir, 'wrangler.jsonc'), '{}\n'),
   },
   {
     what: "the write-ahead log's rewrite (CityLog.dropFirst)",
     draft: (pid) => `.cities.csv.wal.tmp-${pid}`,
-    lookAlikes: ['.cities.csv.wal.tmp-20240101', '.cities.csv.wal.tmp-1.csv'],
+    lookAlikes: ['.cities.csv.wal.tmp-20240101', '.cities.csv.wal.tmp-1.csv', '.cities.csv.wal.tmp-4194304.x.1.bak'],
     run: async (dir) => {
       const log = CityLog.of(dataset(dir));
       await log.append([makeCity(101)]);
@@ -76,7 +90,12 @@ const KINDS: Kind[] = [
   {
     what: "the site's stat cache (StatRecords.write)",
     draft: (pid) => `.site.stat-cache-${pid}`,
-    lookAlikes: ['.site.stat-cache-20240101', '.site.stat-cache-old'],
+    lookAlikes: [
+      '.site.stat-cache-20240101',
+      '.site.stat-cache-old',
+      '.site.stat-cache-4194304.x.01',
+      '.site.stat-cache-4194304..1',
+    ],
     run: (dir) => new StatRecords().write(site(dir), new Uint32Array(0), { ino: 1, size: 0, mtimeMs: 0, ctimeMs: 0 }),
   },
 ];
@@ -114,6 +133,53 @@ const CASES: Case[] = [
     },
   ],
   [
+    "a dead writer's draft named with its token (no process has its pid) is removed",
+    async (kind, dir) => {
+      const path = join(dir, kind.draft(`${DEAD}.${NOT_OURS}`));
+      await plant(path, kind.tree);
+      return async () => expect(await exists(path)).toBe(false);
+    },
+  ],
+  [
+    "a dead process's draft that had this pid, named without a token (an older version's) is removed",
+    async (kind, dir) => {
+      const path = join(dir, kind.draft(process.pid));
+      await plant(path, kind.tree);
+      return async () => expect(await exists(path)).toBe(false);
+    },
+  ],
+  [
+    "a dead process's draft that had this pid, named with its token (not this process's) is removed",
+    async (kind, dir) => {
+      const path = join(dir, kind.draft(`${process.pid}.${NOT_OURS}`));
+      await plant(path, kind.tree);
+      return async () => expect(await exists(path)).toBe(false);
+    },
+  ],
+  [
+    "this process's draft whose writer is done with it (its token dropped, the draft left) is removed",
+    async (kind, dir) => {
+      const token = newToken();
+      dropToken(token);
+      const path = join(dir, kind.draft(`${process.pid}.${token}`));
+      await plant(path, kind.tree);
+      return async () => expect(await exists(path)).toBe(false);
+    },
+  ],
+  [
+    "this process's draft whose writer still has it (its token held, in a thread still running) is kept",
+    async (kind, dir) => {
+      const token = newToken();
+      const path = join(dir, kind.draft(`${process.pid}.${token}`));
+      await plant(path, kind.tree);
+      return async () => {
+        expect(await readFile(kind.tree ? join(path, 'page.json') : path, 'utf8')).toBe('half written');
+        dropToken(token);
+        await rm(path, { recursive: true });
+      };
+    },
+  ],
+  [
     "a dead writer's draft whose pid is a thread's now (Linux) is removed",
     async (kind, dir) => {
       const path = join(dir, kind.draft(THREAD ?? DEAD));
@@ -122,9 +188,18 @@ const CASES: Case[] = [
     },
   ],
   [
-    "a live process's draft (a concurrent run) is kept",
+    "a live process's draft (a concurrent run, of an older version) is kept",
     async (kind, dir) => {
       const path = join(dir, kind.draft(LIVE));
+      await plant(path, kind.tree);
+      return async () =>
+        expect(await readFile(kind.tree ? join(path, 'page.json') : path, 'utf8')).toBe('half written');
+    },
+  ],
+  [
+    "a live process's draft named with its token (a concurrent run) is kept",
+    async (kind, dir) => {
+      const path = join(dir, kind.draft(`${LIVE}.${NOT_OURS}`));
       await plant(path, kind.tree);
       return async () =>
         expect(await readFile(kind.tree ? join(path, 'page.json') : path, 'utf8')).toBe('half written');
@@ -138,6 +213,15 @@ const CASES: Case[] = [
       return async () => {
         for (const name of names) expect(await readFile(join(dir, name), 'utf8'), name).toBe('mine');
       };
+    },
+  ],
+  [
+    "a directory named as a dead writer's draft of a file (someone's, holding their file) is kept",
+    async (kind, dir) => {
+      const path = join(dir, kind.draft(`${DEAD}.${NOT_OURS}`));
+      await mkdir(path);
+      await writeFile(join(path, 'mine.txt'), 'mine');
+      return async () => expect(await readFile(join(path, 'mine.txt'), 'utf8')).toBe('mine');
     },
   ],
   [

@@ -16,11 +16,25 @@ import type * as FsPromises from 'node:fs/promises';
 export const DEV_FULL = '/dev/full';
 
 export interface DiskFaults {
-  /** Paths whose writes fail with ENOSPC. */
+  /** Paths whose writes fail with ENOSPC (as they are, or patterns: see listed). */
   readonly full: ReadonlySet<string>;
   /** Paths the file system refuses to write. */
   readonly refused?: ReadonlyMap<string, 'EACCES' | 'EROFS'>;
 }
+
+/**
+ * Whether `path` matches `pattern`: the same path, or one where each `*` of the pattern stands for
+ * any characters but `/` (a draft's name holds its writer's token, which no test knows ahead:
+ * `.x.${process.pid}.*.draft`).
+ */
+export function matches(pattern: string, path: string): boolean {
+  if (!pattern.includes('*')) return pattern === path;
+  const escaped = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${escaped.join('[^/]*')}$`).test(path);
+}
+
+/** Whether `path` is one of `paths` (matches). */
+const listed = (paths: ReadonlySet<string>, path: unknown) => [...paths].some((entry) => matches(entry, String(path)));
 
 /** The error Node throws when the system refuses to open `path` for writing. */
 function refusal(code: 'EACCES' | 'EROFS', path: unknown): Error {
@@ -45,13 +59,13 @@ export function faultyFs(fs: typeof Fs, faults: DiskFaults): Record<string, unkn
   const { full } = faults;
   const openSync = ((path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
     if (writes(flags)) refuse(faults, path);
-    if (!full.has(String(path)) || !writes(flags)) return fs.openSync(path, flags ?? 'r', mode);
+    if (!listed(full, path) || !writes(flags)) return fs.openSync(path, flags ?? 'r', mode);
     fs.closeSync(fs.openSync(path, flags!, mode));
     return fs.openSync(DEV_FULL, 'w');
   }) as typeof fs.openSync;
   const writeFileSync: typeof fs.writeFileSync = (path, data, options) => {
     refuse(faults, path);
-    if (!full.has(String(path))) return fs.writeFileSync(path, data, options);
+    if (!listed(full, path)) return fs.writeFileSync(path, data, options);
     fs.closeSync(fs.openSync(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w'));
     fs.writeFileSync(DEV_FULL, data);
   };
@@ -63,7 +77,7 @@ export function faultyFs(fs: typeof Fs, faults: DiskFaults): Record<string, unkn
 export function faultyFsPromises(fs: typeof FsPromises, faults: DiskFaults): Record<string, unknown> {
   const { full } = faults;
   const open = (async (path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
-    if (!full.has(String(path)) || !writes(flags)) return fs.open(path, flags, mode);
+    if (!listed(full, path) || !writes(flags)) return fs.open(path, flags, mode);
     await (await fs.open(path, flags, mode)).close();
     const handle = await fs.open(DEV_FULL, 'w');
     const refuse = () => Promise.reject(new Error(`the test never changes ${DEV_FULL}`));
@@ -82,7 +96,7 @@ export function faultyFsPromises(fs: typeof FsPromises, faults: DiskFaults): Rec
   }) as typeof fs.open;
   const writeFile: typeof fs.writeFile = async (path, data, options) => {
     refuse(faults, path);
-    if (!full.has(String(path))) return fs.writeFile(path, data, options);
+    if (!listed(full, path)) return fs.writeFile(path, data, options);
     await (await fs.open(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w')).close();
     await fs.writeFile(DEV_FULL, data);
   };

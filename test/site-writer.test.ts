@@ -163,7 +163,9 @@ describe('writeSite keeps the previous site whole whatever happens', () => {
     const deadPid = 2 ** 22 + 7;
     await rename(out, join(root, `.killed.previous-${deadPid}`));
     await mkdir(join(root, `.killed.staging-${deadPid}`));
-    await writeFile(join(root, `.killed.stat-cache-${deadPid}`), 'half a cache');
+    // (A draft's pid is one a system gives: at most 2^22, which Linux's pids stay below; dead-drafts.ts.)
+    await writeFile(join(root, `.killed.stat-cache-${2 ** 22}`), 'half a cache');
+    await writeFile(join(root, `.killed.stat-cache-${2 ** 22}.k3j2h.17`), 'half a cache, named with its token');
     await recoverSite(out);
     expect([...(await readTree(out)).keys()].sort()).toContain('cities/p/0.json');
     expect(await siteLeftovers(out)).toEqual([]);
@@ -192,6 +194,7 @@ describe('a killed build’s recovery removes only names a build gives', () => {
     ['a previous tree named by a word', '.lookalike.previous-backup'],
     ['a stat cache copy', '.lookalike.stat-cache-copy'],
     ['a lock draft with an extension', '.lookalike.lock-1.bak'],
+    ["a directory named as a dead builder's stat cache draft (a file)", `.lookalike.stat-cache-${2 ** 22}`],
     ['a staging tree with a numbered suffix (only previous trees get one)', `.lookalike.staging-${2 ** 22 + 7}.1`],
   ])('%s (%s) is kept', async (_, name) => {
     const out = join(root, 'lookalike');

@@ -30,7 +30,7 @@ import { fileSystemError, type PathRole } from '../fs/fs-error.js';
  * acknowledged, it is dropped, and the file cut back to its whole lines before the next append.
  */
 export class CityLog {
-  /** Its rewrites on their way (dropFirst): `.NAME.wal.tmp-PID`. */
+  /** Its rewrites on their way (dropFirst): `.NAME.wal.tmp-PID.TOKEN` (dead-drafts.ts). */
   readonly drafts: DraftName;
 
   constructor(readonly path: string) {

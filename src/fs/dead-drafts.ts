@@ -1,14 +1,16 @@
 import { lstat, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { isOther } from './lock-holder.js';
+import { isAlive } from './lock-holder.js';
+import { dropToken, heldHere, newToken } from './lock-tokens.js';
 import { removeTree } from './remove-tree.js';
 
-// A file (or a site's tree) is written whole through a draft beside it, named with its writer's
-// pid, then renamed or linked into place. A writer killed in between (SIGKILL, a power loss) left
-// its draft for good: no later run has its pid, and each removed only its own. Each writer names
-// its drafts with a DraftName and, as it writes, removes those of that name whose writer is gone.
+// A file (or a site's tree) is written whole through a draft beside it, then renamed or linked
+// into place. A writer killed in between (SIGKILL, a power loss) left its draft for good. Each
+// writer names its drafts with a DraftName and, as it writes, removes those of that name whose
+// writer is gone. A draft's name holds its writer's pid and token (lock-tokens.ts): the threads of
+// a process share its pid, so the token tells whether a writer in this process still has it.
 
-/** The drafts of one kind: in `dir`, `head` + the writer's pid + `tail`. */
+/** The drafts of one kind: in `dir`, `head` + the writer's pid, a dot and its token + `tail`. */
 export interface DraftName {
   readonly dir: string;
   readonly head: string;
@@ -17,35 +19,47 @@ export interface DraftName {
   readonly tree: boolean;
 }
 
-/** Drafts named `${before}${pid}${tail}` (`before` a path: the directory and the name's head). */
+/** Drafts named `${before}${pid}.${token}${tail}` (`before` a path: the directory and the name's head). */
 export function draftName(before: string, tail = '', tree = false): DraftName {
   return { dir: dirname(before), head: basename(before), tail, tree };
 }
 
-/** The path of this process's draft (or `pid`'s). */
-export function draftOf(name: DraftName, pid = process.pid): string {
-  return join(name.dir, `${name.head}${pid}${name.tail}`);
+/** A new draft of this thread's: its path, in use until `done()` (call it once the draft is placed or removed). */
+export function newDraft(name: DraftName): { path: string; done: () => void } {
+  const token = newToken();
+  return { path: join(name.dir, `${name.head}${process.pid}.${token}${name.tail}`), done: () => dropToken(token) };
 }
 
 /** No system gives a larger pid (Linux's PID_MAX_LIMIT; macOS's and the BSDs' stay under 100,000). */
 const MAX_PID = 2 ** 22;
 
 /**
- * The pid in `entry` if it is a name `name` gives, else null: a name only alike is a user's
- * (`.x.draft`, `.x.12ab.draft`, `.x.007.draft`, a dated copy `.cities.csv.bak-20240101`).
+ * The writer named in `entry` if it is a name `name` gives, else null: a name only alike is a
+ * user's (`.x.draft`, `.x.12ab.draft`, `.x.007.draft`, a dated copy `.cities.csv.bak-20240101`).
+ * A token is a process's tag (base 36) and a number (lock-tokens.ts); a name of the pid alone is
+ * an older version's.
  */
-function writerOf(name: DraftName, entry: string): number | null {
+function writerOf(name: DraftName, entry: string): { pid: number; token?: string } | null {
   if (!entry.startsWith(name.head) || !entry.endsWith(name.tail)) return null;
-  const pid = entry.slice(name.head.length, entry.length - name.tail.length);
-  return /^[1-9]\d{0,6}$/.test(pid) && Number(pid) <= MAX_PID ? Number(pid) : null;
+  const writer = entry.slice(name.head.length, entry.length - name.tail.length);
+  const [, pid, token] = /^([1-9]\d{0,6})(?:\.([0-9a-z]{1,6}\.[1-9]\d{0,9}))?$/.exec(writer) ?? [];
+  return pid && Number(pid) <= MAX_PID ? { pid: Number(pid), ...(token && { token }) } : null;
 }
 
 /**
- * The drafts of these names whose writer is gone, sorted by path: its pid names no live process
- * but this one (none, a thread's id, or this process's own: a dead writer's pid reused, as
- * lock-holder.ts tells a lock's holder). A live writer's are left alone, and so is every entry
- * whose name the writer would not give (another file's drafts, a user's look-alike). A directory
- * that cannot be read (gone, not ours to read) has none.
+ * Whether a draft's writer is gone. Another pid's: no live process has it (none, or a thread's
+ * id: lock-holder.ts). This process's pid: no writer in it holds the token (dropped, or its
+ * thread ended); a name without a token of this process's is a dead process's, whose pid this one
+ * reuses. So a draft another thread of this process is writing is never taken for a dead one's.
+ */
+const writerGone = ({ pid, token }: { pid: number; token?: string }) =>
+  pid === process.pid ? !heldHere(token) : !isAlive(pid);
+
+/**
+ * The drafts of these names whose writer is gone (writerGone), sorted by path. A live writer's are
+ * left alone, and so is every entry whose name the writer would not give (another file's drafts, a
+ * user's look-alike) or a file's draft name that is a directory. A directory that cannot be read
+ * (gone, not ours to read) has none.
  */
 export async function deadDrafts(names: readonly DraftName[]): Promise<{ path: string; name: DraftName }[]> {
   const found: { path: string; name: DraftName }[] = [];
@@ -53,8 +67,11 @@ export async function deadDrafts(names: readonly DraftName[]): Promise<{ path: s
     const entries = await readdir(dir).catch(() => []);
     for (const name of names.filter((name) => name.dir === dir))
       for (const entry of entries) {
-        const pid = writerOf(name, entry);
-        if (pid !== null && !isOther(pid)) found.push({ path: join(dir, entry), name });
+        const writer = writerOf(name, entry);
+        if (!writer || !writerGone(writer)) continue;
+        // A directory of a file's draft name is someone's (lstat: a link's name is the draft's).
+        const stats = name.tree ? null : await lstat(join(dir, entry)).catch(() => null);
+        if (name.tree || (stats && !stats.isDirectory())) found.push({ path: join(dir, entry), name });
       }
   }
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -68,7 +85,7 @@ export async function removeDeadDrafts(names: readonly DraftName[]): Promise<voi
 /**
  * Removes one dead writer's draft, never through a link: a link of its name is unlinked itself,
  * what it points to left alone. What cannot be removed (permissions, gone meanwhile) stays: it is
- * in no writer's way (each writes its own pid's), and the next run tries again.
+ * in no writer's way (each writes a name of its own token), and the next run tries again.
  */
 export async function removeDraft(path: string, name: DraftName): Promise<void> {
   if (name.tree) return removeTree(path).catch(() => undefined);

@@ -46,7 +46,7 @@ export async function takeLock(
   claimed.add(lock);
   const draft = `${lock}-${OWN}`;
   const takeover = `${lock}.takeover`;
-  let token = 0;
+  let token = '';
   let file: FileId;
   const release = async () => {
     // Its own lock only: one deleted by hand and taken by another holder meanwhile is another file.

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { type FileId, heldHere } from './lock-tokens.js';
+import { type FileId, holdsFile } from './lock-tokens.js';
 
 // Who holds a lock file: the pid written in it (nothing else, as every version of cities-api reads
 // it), the file's identity (a holder in this process is told by it: lock-tokens.ts), and whether
@@ -67,10 +67,7 @@ function noFile(error: unknown): null {
  * holder here took is a dead holder's: a thread that ended, or a dead process whose pid was reused.
  */
 export const isLiveHolder = (holder: Holder) =>
-  holder.pid === process.pid ? heldHere(holder.file) : isAlive(holder.pid);
-
-/** A live process other than this one: the writer of a draft or tree named with its pid (a lock's holder is told by isLiveHolder). */
-export const isOther = (pid: number) => pid !== process.pid && isAlive(pid);
+  holder.pid === process.pid ? holdsFile(holder.file) : isAlive(holder.pid);
 
 /** Whether a process of this pid is alive (ours or another user's). */
 export function isAlive(pid: number): boolean {

@@ -155,7 +155,7 @@ export async function createAtomically(path: string, bytes: string | Uint8Array)
 }
 
 /**
- * Removes the drafts that killed runs left of these files (`.NAME.PID.draft`, their writer gone),
+ * Removes the drafts that killed runs left of these files (`.NAME.PID.TOKEN.draft`, their writer gone),
  * whether this run writes the files or not: a file written only when missing, which the user then
  * made themselves, is never written again, and the draft of its name would otherwise stay for good.
  */
@@ -163,7 +163,7 @@ export async function removeDeadDraftsOf(paths: readonly string[]): Promise<void
   await removeDeadDrafts(paths.map(draftsOf));
 }
 
-/** The temporary files beside `path` that become it: `.NAME.PID.draft`. */
+/** The temporary files beside `path` that become it: `.NAME.PID.TOKEN.draft` (dead-drafts.ts). */
 function draftsOf(path: string): DraftName {
   return draftName(join(dirname(path), `.${basename(path)}.`), '.draft');
 }

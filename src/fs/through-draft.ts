@@ -1,15 +1,15 @@
 import { link, rename, rm } from 'node:fs/promises';
-import { type DraftName, draftOf, removeDeadDrafts } from './dead-drafts.js';
+import { type DraftName, newDraft, removeDeadDrafts } from './dead-drafts.js';
 import { exists } from './file-output.js';
 
-// A file written whole or not at all, through this process's draft: renamed over the file it
+// A file written whole or not at all, through a draft of its writer's: renamed over the file it
 // replaces, or linked where nothing has its name yet.
 
-/** Writes this process's draft, given its path. */
+/** Writes the writer's draft, given its path. */
 type WriteDraft = (draft: string) => Promise<unknown>;
 
 /**
- * Writes a file through a temporary one: `write` makes this process's draft (named by `drafts`),
+ * Writes a file through a temporary one: `write` makes the writer's draft (named by `drafts`),
  * which is then renamed over `path`. On failure the draft is removed (half-written on a full disk,
  * it would hold the space it took) and `path` is left as it was.
  */
@@ -18,7 +18,7 @@ export function replaceThrough(drafts: DraftName, path: string, write: WriteDraf
 }
 
 /**
- * Creates a file that must not exist, whole or not at all: `write` makes this process's draft,
+ * Creates a file that must not exist, whole or not at all: `write` makes the writer's draft,
  * which is then linked at `path`, never replacing what has that name (made meanwhile, say): false
  * then, and nothing written. On failure, as on success, the draft is removed: nothing is left at `path`.
  */
@@ -50,8 +50,9 @@ async function linkNew(from: string, path: string): Promise<boolean> {
 }
 
 /**
- * `write` makes this process's draft, `place` puts it where it goes; on failure the draft is
+ * `write` makes the writer's draft, `place` puts it where it goes; on failure the draft is
  * removed. First the drafts of writers killed before they placed theirs (see dead-drafts.ts).
+ * The draft is in use (no other writer removes it) until it is placed or removed.
  */
 async function throughDraft(
   drafts: DraftName,
@@ -59,12 +60,14 @@ async function throughDraft(
   place: (draft: string) => Promise<void>,
 ): Promise<void> {
   await removeDeadDrafts([drafts]);
-  const draft = draftOf(drafts);
+  const draft = newDraft(drafts);
   try {
-    await write(draft);
-    await place(draft);
+    await write(draft.path);
+    await place(draft.path);
   } catch (error) {
-    await rm(draft, { force: true }).catch(() => undefined);
+    await rm(draft.path, { force: true }).catch(() => undefined);
     throw error;
+  } finally {
+    draft.done();
   }
 }

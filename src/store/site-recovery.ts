@@ -1,11 +1,13 @@
 import { lstat, readdir, rename } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { deadDrafts, removeDraft } from '../fs/dead-drafts.js';
 import { lockSite, siteSiblings } from '../fs/lock.js';
 import { isAlive, isLiveHolder, whoHolds } from '../fs/lock-holder.js';
 import { removeTree } from '../fs/remove-tree.js';
 import { SiteOwnership } from './foreign-files.js';
 import { readSiteFiles } from './manifest-file.js';
 import { retireTree } from './retire-tree.js';
+import { statCacheDrafts } from './stat-records.js';
 
 /**
  * Holding the build lock, repairs what killed builds left beside a site that needs no writing.
@@ -24,8 +26,8 @@ export async function tidySite(outDir: string): Promise<void> {
   }
 }
 
-/** The siblings a build names `.NAME.KIND-PID`: its staging and previous trees, lock and stat cache drafts. */
-const KINDS = ['staging', 'previous', 'lock', 'stat-cache'] as const;
+/** The siblings a build names `.NAME.KIND-PID`: its staging and previous trees, and lock drafts (its stat cache's drafts: statCacheDrafts). */
+const KINDS = ['staging', 'previous', 'lock'] as const;
 
 /** The names in the site's parent directory (none when it is gone). */
 async function entriesOf(parent: string): Promise<string[]> {
@@ -35,17 +37,24 @@ async function entriesOf(parent: string): Promise<string[]> {
   });
 }
 
-/** What killed builds (dead processes, or this one) left beside the site: names in its parent directory. */
+/**
+ * What killed builds (dead processes, or this one) left beside the site: names in its parent
+ * directory, and the stat cache's drafts whose writer is gone (dead-drafts.ts).
+ */
 async function leftovers(outDir: string): Promise<string[]> {
   const { parent, prefix } = siteSiblings(outDir);
   const names = (await entriesOf(parent)).filter((name) => KINDS.some((kind) => name.startsWith(`${prefix}${kind}-`)));
-  return names.filter((name) => {
-    // Only names a build gives (`-PID`, a kept previous tree's or a thread's lock draft `-PID.N`): a user's `.site.staging-old` is not ours.
-    const tail = /-([1-9]\d*)(\.[1-9]\d*)?$/.exec(name);
-    if (!tail || (tail[2] && !/^(previous|lock)-/.test(name.slice(prefix.length)))) return false;
-    const pid = Number(tail[1]);
-    return pid === process.pid || !isAlive(pid);
-  });
+  const drafts = await deadDrafts([statCacheDrafts(outDir)]);
+  return [
+    ...names.filter((name) => {
+      // Only names a build gives (`-PID`, a kept previous tree's or a thread's lock draft `-PID.N`): a user's `.site.staging-old` is not ours.
+      const tail = /-([1-9]\d*)(\.[1-9]\d*)?$/.exec(name);
+      if (!tail || (tail[2] && !/^(previous|lock)-/.test(name.slice(prefix.length)))) return false;
+      const pid = Number(tail[1]);
+      return pid === process.pid || !isAlive(pid);
+    }),
+    ...drafts.map(({ path }) => basename(path)),
+  ];
 }
 
 /**
@@ -57,7 +66,7 @@ async function leftovers(outDir: string): Promise<string[]> {
  * Call it holding the build lock.
  */
 export async function recoverSite(outDir: string): Promise<void> {
-  const { parent } = siteSiblings(outDir);
+  const { parent, statCache } = siteSiblings(outDir);
   const ours = await leftovers(outDir);
   const found = await Promise.all(
     ours.map(async (name) => ({ name, stats: await lstat(join(parent, name)).catch(() => null) })),
@@ -73,7 +82,9 @@ export async function recoverSite(outDir: string): Promise<void> {
     const path = join(parent, name);
     if (name === restored) continue;
     if (previous.some((tree) => tree.name === name)) await retirePrevious(path, outDir);
-    // What cannot be deleted (permissions) stays: it is in no build's way, and the next one tries again.
+    // A file's draft, never a directory of its name (someone's); what cannot be deleted (permissions)
+    // stays: it is in no build's way, and the next one tries again.
+    else if (name.startsWith(`${basename(statCache)}-`)) await removeDraft(path, statCacheDrafts(outDir));
     else await removeTree(path).catch(() => undefined);
   }
 }

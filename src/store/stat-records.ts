@@ -94,9 +94,12 @@ export class StatRecords {
       },
     };
     const { statCache } = siteSiblings(siteDir);
-    await replaceThrough(draftName(`${statCache}-`), statCache, (draft) => writeParts(draft, pieces));
+    await replaceThrough(statCacheDrafts(siteDir), statCache, (draft) => writeParts(draft, pieces));
   }
 }
+
+/** The drafts of a site's stat cache (`.NAME.stat-cache-PID.TOKEN`: dead-drafts.ts). */
+export const statCacheDrafts = (siteDir: string) => draftName(`${siteSiblings(siteDir).statCache}-`);
 
 /**
  * Writes the site's stat cache (`write`: StatRecords.write) unless its name holds what no build
