@@ -35,8 +35,6 @@ interface Kind {
   readonly draft: (writer: number | string) => string;
   /** Names a user may give files there that only look like it. */
   readonly lookAlikes: readonly string[];
-  /** A build's tree (a directory), not a file. */
-  readonly tree?: boolean;
   /** The run that writes the same file or opens the same dataset or site, in `dir`. */
   readonly run: (dir: string) => Promise<unknown>;
 }
@@ -113,12 +111,8 @@ async function folder(): Promise<string> {
   return dir;
 }
 
-/** A draft as its writer leaves it: a file, or a build's tree. */
-async function plant(path: string, tree?: boolean): Promise<void> {
-  if (!tree) return writeFile(path, 'half written');
-  await mkdir(path);
-  await writeFile(join(path, 'page.json'), 'half written');
-}
+/** A draft as its writer leaves it. */
+const plant = (path: string) => writeFile(path, 'half written');
 
 const exists = (path: string) => lstat(path).then(Boolean, () => false);
 
@@ -128,7 +122,7 @@ const CASES: Case[] = [
   [
     "a dead writer's draft (no process has its pid) is removed",
     async (kind, dir) => {
-      await plant(join(dir, kind.draft(DEAD)), kind.tree);
+      await plant(join(dir, kind.draft(DEAD)));
       return async () => expect(await exists(join(dir, kind.draft(DEAD)))).toBe(false);
     },
   ],
@@ -136,7 +130,7 @@ const CASES: Case[] = [
     "a dead writer's draft named with its token (no process has its pid) is removed",
     async (kind, dir) => {
       const path = join(dir, kind.draft(`${DEAD}.${NOT_OURS}`));
-      await plant(path, kind.tree);
+      await plant(path);
       return async () => expect(await exists(path)).toBe(false);
     },
   ],
@@ -144,7 +138,7 @@ const CASES: Case[] = [
     "a dead process's draft that had this pid, named without a token (an older version's) is removed",
     async (kind, dir) => {
       const path = join(dir, kind.draft(process.pid));
-      await plant(path, kind.tree);
+      await plant(path);
       return async () => expect(await exists(path)).toBe(false);
     },
   ],
@@ -152,7 +146,7 @@ const CASES: Case[] = [
     "a dead process's draft that had this pid, named with its token (not this process's) is removed",
     async (kind, dir) => {
       const path = join(dir, kind.draft(`${process.pid}.${NOT_OURS}`));
-      await plant(path, kind.tree);
+      await plant(path);
       return async () => expect(await exists(path)).toBe(false);
     },
   ],
@@ -162,7 +156,7 @@ const CASES: Case[] = [
       const token = newToken();
       dropToken(token);
       const path = join(dir, kind.draft(`${process.pid}.${token}`));
-      await plant(path, kind.tree);
+      await plant(path);
       return async () => expect(await exists(path)).toBe(false);
     },
   ],
@@ -171,11 +165,11 @@ const CASES: Case[] = [
     async (kind, dir) => {
       const token = newToken();
       const path = join(dir, kind.draft(`${process.pid}.${token}`));
-      await plant(path, kind.tree);
+      await plant(path);
       return async () => {
-        expect(await readFile(kind.tree ? join(path, 'page.json') : path, 'utf8')).toBe('half written');
+        expect(await readFile(path, 'utf8')).toBe('half written');
         dropToken(token);
-        await rm(path, { recursive: true });
+        await rm(path);
       };
     },
   ],
@@ -183,7 +177,7 @@ const CASES: Case[] = [
     "a dead writer's draft whose pid is a thread's now (Linux) is removed",
     async (kind, dir) => {
       const path = join(dir, kind.draft(THREAD ?? DEAD));
-      await plant(path, kind.tree);
+      await plant(path);
       return async () => expect(await exists(path)).toBe(false);
     },
   ],
@@ -191,18 +185,16 @@ const CASES: Case[] = [
     "a live process's draft (a concurrent run, of an older version) is kept",
     async (kind, dir) => {
       const path = join(dir, kind.draft(LIVE));
-      await plant(path, kind.tree);
-      return async () =>
-        expect(await readFile(kind.tree ? join(path, 'page.json') : path, 'utf8')).toBe('half written');
+      await plant(path);
+      return async () => expect(await readFile(path, 'utf8')).toBe('half written');
     },
   ],
   [
     "a live process's draft named with its token (a concurrent run) is kept",
     async (kind, dir) => {
       const path = join(dir, kind.draft(`${LIVE}.${NOT_OURS}`));
-      await plant(path, kind.tree);
-      return async () =>
-        expect(await readFile(kind.tree ? join(path, 'page.json') : path, 'utf8')).toBe('half written');
+      await plant(path);
+      return async () => expect(await readFile(path, 'utf8')).toBe('half written');
     },
   ],
   [
@@ -228,10 +220,10 @@ const CASES: Case[] = [
     "a dead writer's draft name that is a link: never followed (the link alone goes)",
     async (kind, dir) => {
       const victim = join(dir, 'victim');
-      await plant(victim, kind.tree);
+      await plant(victim);
       await symlink(victim, join(dir, kind.draft(DEAD)));
       return async () => {
-        expect(await readFile(kind.tree ? join(victim, 'page.json') : victim, 'utf8')).toBe('half written');
+        expect(await readFile(victim, 'utf8')).toBe('half written');
         expect(await exists(join(dir, kind.draft(DEAD)))).toBe(false);
       };
     },

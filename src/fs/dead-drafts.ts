@@ -2,10 +2,8 @@ import { lstat, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isAlive } from './lock-holder.js';
 import { dropToken, heldHere, newToken } from './lock-tokens.js';
-import { removeTree } from './remove-tree.js';
 
-// A file (or a site's tree) is written whole through a draft beside it, then renamed or linked
-// into place. A writer killed in between (SIGKILL, a power loss) left its draft for good. Each
+// A file is written whole through a draft beside it, then renamed or linked into place. A writer killed in between (SIGKILL, a power loss) left its draft for good. Each
 // writer names its drafts with a DraftName and, as it writes, removes those of that name whose
 // writer is gone. A draft's name holds its writer's pid and token (lock-tokens.ts): the threads of
 // a process share its pid, so the token tells whether a writer in this process still has it.
@@ -15,13 +13,11 @@ export interface DraftName {
   readonly dir: string;
   readonly head: string;
   readonly tail: string;
-  /** A directory tree (a build's staging site), else a file: a directory of its name is not ours. */
-  readonly tree: boolean;
 }
 
 /** Drafts named `${before}${pid}.${token}${tail}` (`before` a path: the directory and the name's head). */
-export function draftName(before: string, tail = '', tree = false): DraftName {
-  return { dir: dirname(before), head: basename(before), tail, tree };
+export function draftName(before: string, tail = ''): DraftName {
+  return { dir: dirname(before), head: basename(before), tail };
 }
 
 /** A new draft of this thread's: its path, in use until `done()` (call it once the draft is placed or removed). */
@@ -69,9 +65,9 @@ export async function deadDrafts(names: readonly DraftName[]): Promise<{ path: s
       for (const entry of entries) {
         const writer = writerOf(name, entry);
         if (!writer || !writerGone(writer)) continue;
-        // A directory of a file's draft name is someone's (lstat: a link's name is the draft's).
-        const stats = name.tree ? null : await lstat(join(dir, entry)).catch(() => null);
-        if (name.tree || (stats && !stats.isDirectory())) found.push({ path: join(dir, entry), name });
+        // A draft is a file: a directory of its name is someone's (lstat: a link's name is the draft's).
+        const stats = await lstat(join(dir, entry)).catch(() => null);
+        if (stats && !stats.isDirectory()) found.push({ path: join(dir, entry), name });
       }
   }
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -79,7 +75,7 @@ export async function deadDrafts(names: readonly DraftName[]): Promise<{ path: s
 
 /** Removes the drafts of these names whose writer is gone (see deadDrafts). */
 export async function removeDeadDrafts(names: readonly DraftName[]): Promise<void> {
-  for (const { path, name } of await deadDrafts(names)) await removeDraft(path, name);
+  for (const { path } of await deadDrafts(names)) await removeDraft(path);
 }
 
 /**
@@ -87,8 +83,7 @@ export async function removeDeadDrafts(names: readonly DraftName[]): Promise<voi
  * what it points to left alone. What cannot be removed (permissions, gone meanwhile) stays: it is
  * in no writer's way (each writes a name of its own token), and the next run tries again.
  */
-export async function removeDraft(path: string, name: DraftName): Promise<void> {
-  if (name.tree) return removeTree(path).catch(() => undefined);
+export async function removeDraft(path: string): Promise<void> {
   const stats = await lstat(path).catch(() => null);
   if (stats && !stats.isDirectory()) await unlink(path).catch(() => undefined);
 }

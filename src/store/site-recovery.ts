@@ -84,7 +84,7 @@ export async function recoverSite(outDir: string): Promise<void> {
     if (previous.some((tree) => tree.name === name)) await retirePrevious(path, outDir);
     // A file's draft, never a directory of its name (someone's); what cannot be deleted (permissions)
     // stays: it is in no build's way, and the next one tries again.
-    else if (name.startsWith(`${basename(statCache)}-`)) await removeDraft(path, statCacheDrafts(outDir));
+    else if (name.startsWith(`${basename(statCache)}-`)) await removeDraft(path);
     else await removeTree(path).catch(() => undefined);
   }
 }
