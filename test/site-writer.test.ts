@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { cp, link, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { dropToken, newToken } from '../src/fs/lock-tokens.js';
 import { recoverSite } from '../src/store/site-recovery.js';
 import { writeSite, type SiteEntry } from '../src/store/site-writer.js';
 import { checkSite, siteLeftovers, treeDifferences } from './crash-helpers.js';
@@ -207,6 +208,40 @@ describe('a killed build’s recovery removes only names a build gives', () => {
     await rm(join(root, name), { recursive: true });
   });
 });
+
+// The threads of a process share its pid: a lock draft of this pid may be another thread's, taking
+// the site's lock right now (between its draft and its link), whose link then failed (ENOENT) when
+// a recovery removed the draft. Its taker removes it, always; a dead process's that had this pid is
+// in no taker's way (each removes its own draft's name before writing it).
+describe('a recovery holding the lock, and the lock drafts beside the site', () => {
+  const held = newToken();
+  afterAll(() => dropToken(held));
+  it.each<[string, 'kept' | 'removed', (out: string) => string]>([
+    ["another thread's of this process, taking the lock (-PID.N)", 'kept', (out) => `.${out}.lock-${process.pid}.7`],
+    ["this process's main thread's, taking the lock (-PID)", 'kept', (out) => `.${out}.lock-${process.pid}`],
+    ["a dead process's (no process has its pid)", 'removed', (out) => `.${out}.lock-${2 ** 22 + 7}`],
+    ["a dead process's thread's (-PID.N)", 'removed', (out) => `.${out}.lock-${2 ** 22 + 7}.3`],
+  ])('%s: %s', async (_, kept, name) => {
+    const out = join(root, `lock-drafts-${++lockDrafts}`);
+    await writeSite(out, entries(3), plain, {});
+    const draft = join(root, name(`lock-drafts-${lockDrafts}`));
+    await writeFile(draft, `${process.pid}\n${held}\n`);
+    await recoverSite(out);
+    expect(await stat(draft).then(Boolean, () => false)).toBe(kept === 'kept');
+    await rm(draft, { force: true });
+  });
+
+  it("a directory named as a dead process's lock draft (a file), holding someone's file, is kept", async () => {
+    const out = join(root, 'lock-draft-directory');
+    await writeSite(out, entries(3), plain, {});
+    const directory = join(root, `.lock-draft-directory.lock-${2 ** 22 + 7}`);
+    await mkdir(directory);
+    await writeFile(join(directory, 'mine.txt'), 'mine');
+    await recoverSite(out);
+    expect(await readFile(join(directory, 'mine.txt'), 'utf8')).toBe('mine');
+  });
+});
+let lockDrafts = 0;
 
 describe('what someone puts in the site directory while a build runs is never deleted with the old tree', () => {
   // Each site holds entries(5) and someone's notes.txt; the build writes entries(6), whose 5.json is new.

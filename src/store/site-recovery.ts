@@ -39,23 +39,34 @@ async function entriesOf(parent: string): Promise<string[]> {
 
 /**
  * What killed builds (dead processes, or this one) left beside the site: names in its parent
- * directory, and the stat cache's drafts whose writer is gone (dead-drafts.ts).
+ * directory, and the stat cache's drafts whose writer is gone (dead-drafts.ts). Trees of this
+ * process's pid are a killed build's (the caller holds the lock no other thread of it can hold); a
+ * lock draft of this pid may be another thread's, taking the lock right now, and is only its
+ * taker's to remove (lock-file.ts, always): one a dead process of this pid left is in no taker's
+ * way (each removes its own draft's name before writing it), and a process of another pid removes it.
  */
 async function leftovers(outDir: string): Promise<string[]> {
   const { parent, prefix } = siteSiblings(outDir);
   const names = (await entriesOf(parent)).filter((name) => KINDS.some((kind) => name.startsWith(`${prefix}${kind}-`)));
   const drafts = await deadDrafts([statCacheDrafts(outDir)]);
-  return [
-    ...names.filter((name) => {
-      // Only names a build gives (`-PID`, a kept previous tree's or a thread's lock draft `-PID.N`): a user's `.site.staging-old` is not ours.
-      const tail = /-([1-9]\d*)(\.[1-9]\d*)?$/.exec(name);
-      if (!tail || (tail[2] && !/^(previous|lock)-/.test(name.slice(prefix.length)))) return false;
-      const pid = Number(tail[1]);
-      return pid === process.pid || !isAlive(pid);
-    }),
-    ...drafts.map(({ path }) => basename(path)),
-  ];
+  const ours = names.filter((name) => {
+    // Only names a build gives (`-PID`, a kept previous tree's or a thread's lock draft `-PID.N`): a user's `.site.staging-old` is not ours.
+    const tail = /-([1-9]\d*)(\.[1-9]\d*)?$/.exec(name);
+    if (!tail || (tail[2] && !/^(previous|lock)-/.test(name.slice(prefix.length)))) return false;
+    const pid = Number(tail[1]);
+    return pid === process.pid ? !isLockDraft(outDir, name) : !isAlive(pid);
+  });
+  // A lock draft is a file: a directory of its name is someone's.
+  const files = await Promise.all(
+    ours.map(
+      async (name) => !isLockDraft(outDir, name) || !(await lstat(join(parent, name)).catch(() => null))?.isDirectory(),
+    ),
+  );
+  return [...ours.filter((_, i) => files[i]), ...drafts.map(({ path }) => basename(path))];
 }
+
+/** Whether `name` (of a leftover) is a lock draft's (`.NAME.lock-PID`, `.NAME.lock-PID.N`). */
+const isLockDraft = (outDir: string, name: string) => name.startsWith(`${siteSiblings(outDir).prefix}lock-`);
 
 /**
  * Repairs what a killed build can leave: if the site was moved aside but the new one never
@@ -84,7 +95,7 @@ export async function recoverSite(outDir: string): Promise<void> {
     if (previous.some((tree) => tree.name === name)) await retirePrevious(path, outDir);
     // A file's draft, never a directory of its name (someone's); what cannot be deleted (permissions)
     // stays: it is in no build's way, and the next one tries again.
-    else if (name.startsWith(`${basename(statCache)}-`)) await removeDraft(path);
+    else if (name.startsWith(`${basename(statCache)}-`) || isLockDraft(outDir, name)) await removeDraft(path);
     else await removeTree(path).catch(() => undefined);
   }
 }
