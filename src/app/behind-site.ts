@@ -6,9 +6,6 @@ import { DatasetMoved, datasetState, foldLogged, ifAsRead, ifUnchanged, readStat
 import { BEHIND_PATH } from '../site/behind.js';
 import type { SwapCheck } from './build-options.js';
 
-/** How long a POST, a build or a fold waits for a lock another process holds (the dataset's, the site's), in ms. */
-export const DEFAULT_LOCK_WAIT = 10_000;
-
 /**
  * A site a writable server left marked behind its dataset (BEHIND_PATH: killed, or stopped, before
  * its files held every city it acknowledged; nginx then sends every request to the live server), as

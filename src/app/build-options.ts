@@ -8,6 +8,12 @@ import type { Preview } from './preview-guard.js';
 // What build() is given, what it plans once the dataset is read, and what it returns: the
 // library's contract, also what crosses to the thread a large build runs in (build-thread.ts).
 
+/**
+ * How long a POST, a build or a fold waits for a lock another process holds (the dataset's, the
+ * site's) when `lockWait` is not given, in ms; the CLI's --lock-wait default (in seconds) is this.
+ */
+export const DEFAULT_LOCK_WAIT = 10_000;
+
 export interface BuildOptions {
   /** Dataset file, `.csv` or `.json`. */
   readonly data: string;
@@ -46,7 +52,7 @@ export interface BuildOptions {
   readonly force?: boolean;
   /** Bytes the build leaves free on the site's filesystem (default: 5 % of it, at most 1 GB). */
   readonly minFree?: number | undefined;
-  /** How long the build waits for the dataset's lock (a writable server adding cities) or the site's (another build of it), in ms; default 10 s. */
+  /** How long the build waits for the dataset's lock (a writable server adding cities) or the site's (another build of it), in ms; default DEFAULT_LOCK_WAIT (10 s). */
   readonly lockWait?: number | undefined;
   /** The working directory of whoever asked (default: the process's): a build never replaces it. */
   readonly cwd?: string;

@@ -12,11 +12,17 @@ import { readSiteFiles } from '../store/manifest-file.js';
 import type { FileList } from '../fs/file-list.js';
 import { tidySite } from '../store/site-recovery.js';
 import { writeSite, type WriteStats } from '../store/site-writer.js';
-import type { BuildOptions, BuildPlan, BuildResult, SiteBuildOptions } from './build-options.js';
+import {
+  type BuildOptions,
+  type BuildPlan,
+  type BuildResult,
+  DEFAULT_LOCK_WAIT,
+  type SiteBuildOptions,
+} from './build-options.js';
 import { planBuild, type PendingWrite } from './build-plan.js';
 import { buildInThread } from './build-thread.js';
 import { previewRefusal } from './preview-guard.js';
-import { buildCurrent, DEFAULT_LOCK_WAIT, swapIfAsRead } from './behind-site.js';
+import { buildCurrent, swapIfAsRead } from './behind-site.js';
 import { siteEntries } from './site-entries.js';
 import { buildOptionsOf, inLibraryWords, type Reader } from './library-options.js';
 

@@ -16,7 +16,7 @@ export interface ServeOptions
   readonly token?: string | undefined;
   /** Rebuild when the dataset file changes (needs `data`). */
   readonly watch?: boolean | undefined;
-  /** How long a POST or a rebuild waits for a lock another process holds (the site's build lock, the dataset's), in ms; default 10 s. */
+  /** How long a POST or a rebuild waits for a lock another process holds (the site's build lock, the dataset's), in ms; default DEFAULT_LOCK_WAIT (10 s, build-options.ts). */
   readonly lockWait?: number | undefined;
   /** Timeouts, header size and memory for answers; each defaults to DEFAULT_LIMITS' (see server-limits.ts). */
   readonly limits?: Partial<ServerLimits> | undefined;

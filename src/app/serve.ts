@@ -13,9 +13,9 @@ import { openWritable } from './writable.js';
 import { previewUrl } from './preview-guard.js';
 import { markPreview } from './preview-marker.js';
 import { inLibraryWords, type Reader, serveOptionsOf } from './library-options.js';
-import { behindWarning, buildCurrent, DEFAULT_LOCK_WAIT } from './behind-site.js';
+import { behindWarning, buildCurrent } from './behind-site.js';
 import type { ServeOptions } from './serve-options.js';
-import type { SwapCheck } from './build-options.js';
+import { DEFAULT_LOCK_WAIT, type SwapCheck } from './build-options.js';
 
 export type { ServeOptions } from './serve-options.js';
 

@@ -1,3 +1,4 @@
+import { DEFAULT_LOCK_WAIT } from '../app/build-options.js';
 import { DEFAULT_DATA, DEFAULT_OUT } from '../site/spec.js';
 import { CitiesApiError } from '../core/errors.js';
 import { BUILDING, BUILDS, type OptionSpec, SITE_CONFIGS } from './option-spec.js';
@@ -43,7 +44,8 @@ export const DATASET_OPTIONS: readonly OptionSpec[] = [
     },
     commands: BUILDS,
     config: 'integer',
-    default: 10,
+    // The library's, in seconds: build() and serve() are always given the CLI's.
+    default: DEFAULT_LOCK_WAIT / 1000,
     parse: parseLockWait,
   },
   // The site directory is --site in every command (the site is what build writes, what serve,
