@@ -46,7 +46,8 @@ function shared(): Int32Array {
 const table = shared();
 const tag = table[0]!.toString(36);
 /** A file's identity as three int32s (a device number's low 32 bits: two devices alike there would only make a lock wait). */
-const words = ({ dev, ino }: FileId) => [dev % 2 ** 32 | 0, Math.floor(ino / 2 ** 32) | 0, ino % 2 ** 32 | 0] as const;
+const words = ({ dev, ino }: FileId) =>
+  [(dev % 2 ** 32) | 0, Math.floor(ino / 2 ** 32) | 0, (ino % 2 ** 32) | 0] as const;
 const NO_FILE = [0, -1, 0] as const;
 
 /** This thread's id as the OS knows it (Linux: /proc/thread-self), 0 where it cannot be told. */
