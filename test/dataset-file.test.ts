@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { chmod, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CityLog } from '../src/dataset/city-log.js';
 import { KeptLock } from '../src/dataset/kept-lock.js';
+import { datasetSignature } from '../src/dataset/known-ids.js';
 import { LoggedCityWriter } from '../src/dataset/logged-writer.js';
 import type { NewCity } from '../src/post/create-city.js';
 import {
@@ -13,7 +14,6 @@ import {
   DatasetChanged,
   discardStaged,
   stageAppend,
-  stageCopyAppend,
 } from '../src/dataset/append-cities.js';
 import { SCAN_BYTES } from '../src/dataset/appended-text.js';
 import { cityJson } from '../src/core/json-text.js';
@@ -95,13 +95,37 @@ describe('a staged dataset replaces the file only if the reader reads it back, a
     }
   });
 
-  it('the file changed after staging: the commit refuses, keeps that change, and drops the staged file', async () => {
-    const file = await jsonDataset('changed.json');
-    const staged = await stageAppend(file, [makeCity(2)]);
-    await writeFile(file, `[\n  ${JSON.stringify(makeCity(7))}\n]\n`);
+  // The commit knows the file by its signature (inode, size, times), never reads it: any of these is a change.
+  const SEVEN = `[\n  ${JSON.stringify(makeCity(7))}\n]\n`;
+  const ONE_AND_SEVEN = `[\n  ${JSON.stringify(makeCity(1))},\n  ${JSON.stringify(makeCity(7))}\n]\n`;
+  it.each<[string, (file: string) => Promise<void>, 'after' | 'before', number[]]>([
+    ['rewritten with other bytes after staging', (file) => writeFile(file, SEVEN), 'after', [7]],
+    ['a city appended in place after staging', (file) => writeFile(file, ONE_AND_SEVEN), 'after', [1, 7]],
+    [
+      'replaced by a file of the same bytes after staging (another inode)',
+      async (file) => {
+        await writeFile(`${file}.new`, ONE_CITY_JSON);
+        await rename(`${file}.new`, file);
+      },
+      'after',
+      [1],
+    ],
+    [
+      'changed after the caller read it (its signature given), before it was copied: staged from the change, refused all the same',
+      (file) => writeFile(file, ONE_AND_SEVEN),
+      'before',
+      [1, 7],
+    ],
+  ])('%s: the commit refuses, keeps that change, and drops the staged file', async (label, change, when, ids) => {
+    const name = `changed-${label.replace(/\W+/g, '-').slice(0, 40)}.json`;
+    const file = await jsonDataset(name);
+    const read = await datasetSignature(file);
+    if (when === 'before') await change(file);
+    const staged = await stageAppend(file, [makeCity(2)], read);
+    if (when === 'after') await change(file);
     await expect(commitStaged(staged)).rejects.toBeInstanceOf(DatasetChanged);
-    expect((await readDataset(file)).toCities().map((c) => c.id)).toEqual([7]);
-    expect((await readdir(root)).filter((n) => n.startsWith('.changed.json.') || n === 'changed.json.bak')).toEqual([]);
+    expect((await readDataset(file)).toCities().map((c) => c.id)).toEqual(ids);
+    expect((await readdir(root)).filter((n) => n.startsWith(`.${name}.`) || n === `${name}.bak`)).toEqual([]);
   });
 
   it("the new file keeps the old one's permissions", async () => {
@@ -131,9 +155,10 @@ const WHITESPACE = ' '.repeat(200_000);
 const shown = (text: string) =>
   text.replace(/(.)\1{99,}/gs, (run, c: string) => `<${run.length} x ${JSON.stringify(c)}>`);
 
-// serve --watch (not writable) stages the file plus the logged cities it lacks from a copy of the
-// file (stageCopyAppend), never reading it whole: the same bytes and mode as stageAppend writes.
-describe('a dataset staged with a city appended, from its bytes (stageAppend) or a copy of its file (stageCopyAppend)', () => {
+// A fold (serve --writable's, foldLog's) and serve --watch (not writable) stage the file plus the
+// logged cities it lacks from a copy of the file, never reading it whole: the bytes the file read
+// whole and written out again gave (the code before 2866848), and its mode.
+describe('a dataset staged with a city appended, from a copy of its file', () => {
   it.each<[string, 'json' | 'csv', string, string]>([
     ['JSON, a record a line', 'json', ONE_CITY_JSON, `[\n  ${JSON_CITY},\n${NEW_LINE}\n]\n`],
     ['JSON on one line', 'json', `[${JSON_CITY}]`, `[${JSON_CITY},\n${NEW_LINE}\n]`],
@@ -189,17 +214,10 @@ describe('a dataset staged with a city appended, from its bytes (stageAppend) or
     const file = join(root, `staged-${label.replace(/\W+/g, '-')}.${ext}`);
     await writeFile(file, text);
     await chmod(file, 0o640);
-    const staged = async (stage: typeof stageCopyAppend) => {
-      const { temp } = await stage(file, [makeCity(2)]);
-      const seen = { text: shown(await readFile(temp, 'utf8')), mode: (await stat(temp)).mode & 0o777 };
-      await discardStaged({ temp });
-      return seen;
-    };
-    const wanted = { text: shown(expected), mode: 0o640 };
-    expect({ copied: await staged(stageCopyAppend), read: await staged(stageAppend) }).toEqual({
-      copied: wanted,
-      read: wanted,
-    });
+    const { temp } = await stageAppend(file, [makeCity(2)]);
+    const seen = { text: shown(await readFile(temp, 'utf8')), mode: (await stat(temp)).mode & 0o777 };
+    await discardStaged({ temp });
+    expect(seen).toEqual({ text: shown(expected), mode: 0o640 });
     expect(shown(await readFile(file, 'utf8'))).toBe(shown(text));
   });
 });

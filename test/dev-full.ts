@@ -6,7 +6,8 @@ import type * as FsPromises from 'node:fs/promises';
 // still does, and what is written to it goes to /dev/full instead, whose writes fail with ENOSPC and
 // no path (as write, fsync and ftruncate on a file handle do). /dev/full itself is only opened and
 // written: a handle to it refuses to change its mode, owner or size, and nothing removes it (the
-// tests may run as root). And a file system that refuses a path listed in `refused` (read-only,
+// tests may run as root). A copy to such a path (copyFile) fails with ENOSPC naming both files, and
+// leaves no file, as libuv's does on a full disk. And a file system that refuses a path listed in `refused` (read-only,
 // no permission), written whole (writeFile): the error Node throws, with the path; as root no chmod
 // makes one. Only types are imported here: the modules are the ones being mocked.
 //
@@ -73,7 +74,18 @@ export function faultyFs(fs: typeof Fs, faults: DiskFaults): Record<string, unkn
   return { ...fs, ...mocked, default: { ...fs, ...mocked } };
 }
 
-/** node:fs/promises with `faults`: open and writeFile. */
+/** The error Node's copyFile throws when the disk fills while `src` is copied to `dest`. */
+function copyFull(src: unknown, dest: unknown): Error {
+  return Object.assign(new Error(`ENOSPC: no space left on device, copyfile '${src}' -> '${dest}'`), {
+    errno: -28,
+    code: 'ENOSPC',
+    syscall: 'copyfile',
+    path: String(src),
+    dest: String(dest),
+  });
+}
+
+/** node:fs/promises with `faults`: open, writeFile and copyFile. */
 export function faultyFsPromises(fs: typeof FsPromises, faults: DiskFaults): Record<string, unknown> {
   const { full } = faults;
   const open = (async (path: Fs.PathLike, flags?: Fs.OpenMode, mode?: Fs.Mode) => {
@@ -100,6 +112,12 @@ export function faultyFsPromises(fs: typeof FsPromises, faults: DiskFaults): Rec
     await (await fs.open(path as Fs.PathLike, (typeof options === 'object' && options?.flag) || 'w')).close();
     await fs.writeFile(DEV_FULL, data);
   };
-  const mocked = { open, writeFile };
+  const copyFile: typeof fs.copyFile = async (src, dest, mode) => {
+    await fs.copyFile(src, dest, mode);
+    if (!full.has(String(dest))) return;
+    await fs.rm(dest, { force: true });
+    throw copyFull(src, dest);
+  };
+  const mocked = { open, writeFile, copyFile };
   return { ...fs, ...mocked, default: { ...fs, ...mocked } };
 }

@@ -16,7 +16,9 @@ import { makeCity, tempDir } from './helpers.js';
 // its log, and serve --writable its ids whenever another process changed the file: a large file
 // (140,000 cities: seconds) is read in a thread, never on the thread that answers requests (issue
 // #26); the thread runs lib/, so this thread's readDataset is never called. Nor does serve --watch
-// read the file whole (readFile) to stage it with the logged cities: it copies it.
+// read the file whole (readFile) to stage it with the logged cities, nor a fold (serve --writable's
+// catch-up, its start and close, a build's foldLogged) to fold them in: each copies it, and a
+// commit checks the file's signature (inode, size, times), not its bytes.
 
 vi.mock('../src/dataset/read-dataset.js', async (original) => {
   const actual = await original<typeof import('../src/dataset/read-dataset.js')>();
@@ -45,6 +47,22 @@ async function logged(name: string, count: number): Promise<string> {
   return data;
 }
 
+/** A city as a POST creates it. */
+const newCity = (name: string): NewCity => {
+  const { id: _, created_at: __, updated_at: ___, ...rest } = makeCity(0, { name });
+  return rest;
+};
+
+/** A writable server's writer, nothing built nor answered. */
+const quietWriter = {
+  lockWait: 1000,
+  mark: async () => {},
+  apply: async () => {},
+  publish: async () => {},
+  caughtUp: async () => {},
+  log: () => {},
+};
+
 /** What withLogged stages for a server that does not write the dataset (removed once read; read here by readFileSync, not spied on). */
 async function staged(data: string): Promise<string> {
   const source = await withLogged(data);
@@ -63,13 +81,40 @@ describe('the logged cities a dataset file lacks, learned off the answering thre
       { readHere: false, readWhole: false },
     ],
     [
-      'foldLogged (before a build or a server reads the file), a large file: folded in (read whole: its commit checks the file is still what it read)',
+      'foldLogged (before a build or a server reads the file), a large file: folded in from a copy of the file',
       3000,
       async (data) => {
         await foldLogged(data, 1000, () => {});
         return readFileSync(data, 'utf8');
       },
-      { readHere: false, readWhole: true },
+      { readHere: false, readWhole: false },
+    ],
+    [
+      'LoggedCityWriter.open (serve --writable starting), a large file: the logged city folded in from a copy of the file',
+      3000,
+      async (data) => {
+        const writer = await LoggedCityWriter.open(data, quietWriter);
+        const text = readFileSync(data, 'utf8');
+        await writer.close();
+        return text;
+      },
+      { readHere: false, readWhole: false },
+    ],
+    [
+      "serve --writable's catch-up, a large file: a POSTed city folded in from a copy of the file, then the file's signature checked",
+      3000,
+      async (data) => {
+        await foldLogged(data, 1000, () => {});
+        const writer = await LoggedCityWriter.open(data, quietWriter);
+        vi.mocked(readFile).mockClear();
+        await writer.create(newCity('Posted'));
+        await writer.idle();
+        // Read before close(), whose own fold would add it.
+        const text = readFileSync(data, 'utf8');
+        await writer.close();
+        return text.includes('"Posted"') ? text : 'the POSTed city not folded in';
+      },
+      { readHere: false, readWhole: false },
     ],
     [
       'withLogged, a small file: its ids read here (a thread would cost more than the read)',
@@ -94,10 +139,6 @@ describe('the logged cities a dataset file lacks, learned off the answering thre
 });
 
 describe('serve --writable: its dataset file changed by another process, the ids read off the answering thread when it is large', () => {
-  const city = (name: string): NewCity => {
-    const { id: _, created_at: __, updated_at: ___, ...rest } = makeCity(0, { name });
-    return rest;
-  };
   /** How the file is changed: before the POST (KnownIds.look reads it), or once it is logged and answered, before its fold (datasetNow reads it). */
   type Change = { before?: (data: string, count: number) => Promise<void>; applied?: typeof dataset };
   const added: Change['before'] = (data, count) => dataset(data, count, makeCity(9000));
@@ -154,7 +195,7 @@ describe('serve --writable: its dataset file changed by another process, the ids
     expect((await stat(data)).size >= IDS_THREAD_FROM).toBe(!readHere);
     const wanted = await expected(data);
     vi.mocked(readDataset).mockClear();
-    const seen: Record<string, unknown> = await writer.create(city('Created')).then(
+    const seen: Record<string, unknown> = await writer.create(newCity('Created')).then(
       ({ id }) => ({ created: id }),
       (error: CreateRefused) => ({ refused: error.status, detail: error.detail }),
     );

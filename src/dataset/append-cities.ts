@@ -1,9 +1,10 @@
 import { fileSystemError } from '../fs/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
 import { constants } from 'node:fs';
-import { access, copyFile, type FileHandle, link, lstat, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import { access, copyFile, type FileHandle, link, lstat, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { appendTo, bufferBytes, checkStorable, type DatasetBytes } from './appended-text.js';
+import { appendTo, checkStorable, type DatasetBytes } from './appended-text.js';
+import { datasetSignature } from './known-ids.js';
 import { writeTemp } from './dataset-temp.js';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import type { City } from '../core/fields.js';
@@ -21,8 +22,8 @@ export interface StagedDataset {
   readonly target: string;
   /** The new dataset, beside the target, named with the dataset's extension so it reads as one. */
   readonly temp: string;
-  /** The bytes it replaces: the commit refuses if the file no longer holds them. */
-  readonly before: Buffer;
+  /** The file it replaces as it was staged from (datasetSignature: inode, size, times): the commit refuses unless it still is. */
+  readonly signature: string;
 }
 
 /** Appends cities in one step (stage, then commit). */
@@ -30,42 +31,32 @@ export async function appendCities(file: string, cities: readonly City[]): Promi
   await commitStaged(await stageAppend(file, cities));
 }
 
-/** Writes the dataset `file` plus `cities` to a temporary file beside its real file; `before`, when given, is what it must hold. */
-export async function stageAppend(file: string, cities: readonly City[], before?: Buffer): Promise<StagedDataset> {
-  const target = await realpath(file);
-  const text = before ?? (await readFile(target));
-  const json = extname(file).toLowerCase() === '.json';
-  await checkStorable(cities, json);
-  // Pieces of bytes, never the whole text decoded and encoded again (70 MB at 140,000 cities).
-  const { keep, pieces } = await appendTo(bufferBytes(text), cities, json);
-  const temp = await writeTemp(target, extname(file), false, async () => ({
-    keep: 0,
-    pieces: [text.subarray(0, keep), ...pieces],
-  }));
-  return { target, temp, before: text };
-}
-
 /**
- * The same staged file as stageAppend's, for a reader that commits nothing (no `before` to check
- * it against): the real file copied to it (in libuv's thread pool), then the cities written in,
- * only what that needs of it read (its end, or a chunk at a time): this thread never holds it whole.
+ * Writes the dataset `file` plus `cities` to a temporary file beside its real file: the file
+ * copied to it (in libuv's thread pool), then the cities written in, only what that needs of it
+ * read (its end, or a chunk at a time): this thread never holds it whole (70 MB at 140,000
+ * cities). `signature`: the file as the caller read it (which ids it holds); by default, as it
+ * is before the copy.
  */
-export async function stageCopyAppend(file: string, cities: readonly City[]): Promise<Omit<StagedDataset, 'before'>> {
+export async function stageAppend(file: string, cities: readonly City[], signature?: string): Promise<StagedDataset> {
   const target = await realpath(file);
   const json = extname(file).toLowerCase() === '.json';
   await checkStorable(cities, json);
+  // Taken before the copy: a change made while it is copied changes it too.
+  const copied = signature ?? (await datasetSignature(target));
   const temp = await writeTemp(target, extname(file), true, async (copy) =>
     appendTo(fileBytes(copy, (await copy.stat()).size), cities, json),
   );
-  return { target, temp };
+  return { target, temp, signature: copied };
 }
 
 /** Replaces the file with the staged dataset, keeping the old one as FILE.bak. Throws, changing nothing, if the file changed meanwhile. */
-export async function commitStaged({ target, temp, before }: StagedDataset): Promise<void> {
+export async function commitStaged({ target, temp, signature }: StagedDataset): Promise<void> {
   const dir = dirname(target);
   const backup = join(dir, `.${basename(target)}.bak-${process.pid}`);
   try {
-    if (!(await readFile(target)).equals(before)) throw new DatasetChanged(target);
+    // Its inode, size and times, not its bytes: nothing of it read here.
+    if ((await datasetSignature(target)) !== signature) throw new DatasetChanged(target);
     await rm(backup, { force: true });
     await link(target, backup).catch(() => copyFile(target, backup, constants.COPYFILE_EXCL));
     // rename() replaces a `.bak` that is a symlink itself, never the file it points to.

@@ -5,9 +5,9 @@ import { validateRecord } from '../core/validate-record.js';
 import { readCsvRows } from './csv-rows.js';
 
 // Created cities as a dataset file holds them: appended to the file's bytes as CSV rows (in its
-// header's order, with its line ends) or JSON lines, in pieces (the file is never decoded whole,
-// nor read whole when it is a file: only its end, or a chunk at a time), and refused first when
-// the reader would not read them back as they are.
+// header's order, with its line ends) or JSON lines, in pieces (the file is never read whole, nor
+// decoded: only its end, or a chunk at a time), and refused first when the reader would not read
+// them back as they are.
 
 /**
  * Refuses cities the dataset reader would not read back as they are: each record is written
@@ -47,7 +47,7 @@ function sameCity(a: City, b: City): boolean {
   return CITY_FIELDS.every((field) => Object.is(a[field], b[field]));
 }
 
-/** A dataset's bytes as appending reads them: in memory (bufferBytes) or in a file (a staged copy), a part at a time. */
+/** A dataset's bytes as appending reads them (a staged copy of its file), a part at a time. */
 export interface DatasetBytes {
   readonly size: number;
   /** Its bytes from `from` to `to` (both within size). */
@@ -64,10 +64,6 @@ export interface Appended {
 const TAIL_BYTES = 64 * 1024;
 /** A CSV dataset is scanned (for its first line end and a CRLF) this much at a time. */
 export const SCAN_BYTES = 256 * 1024;
-
-export function bufferBytes(text: Buffer): DatasetBytes {
-  return { size: text.length, read: async (from, to) => text.subarray(from, to) };
-}
 
 /** The dataset `bytes` with `cities` appended: CSV rows, or (`json`) JSON lines. */
 export function appendTo(bytes: DatasetBytes, cities: readonly City[], json: boolean): Promise<Appended> {

@@ -2,7 +2,6 @@ import { statSync } from 'node:fs';
 import type { City } from '../core/fields.js';
 import type { CityLog } from './city-log.js';
 import { fileIds } from './file-ids.js';
-import { readDatasetBytes } from './read-dataset.js';
 
 /**
  * Which ids a dataset file and its log hold, as this process last saw them: their signatures,
@@ -60,22 +59,21 @@ export class KnownIds {
   }
 
   /**
-   * The dataset's bytes, its largest id, and which logged ids it holds. Unchanged since this
-   * process last saw it (its signature, ctime included, before and after the read): a logged id is
-   * in it only if not past its largest id, since ids are chosen past it and only our commits add them
+   * The dataset file's signature (datasetSignature), its largest id, and which logged ids it
+   * holds; nothing of it read here. Unchanged since this process last saw it: a logged id is in it
+   * only if not past its largest id, since ids are chosen past it and only our commits add them
    * (not so once someone else added larger ids while cities were logged: `trusted` is false then).
-   * Changed by another process: read and validated whole, in a thread of its own when large (fileIds).
+   * Changed by another process: read and validated whole, in a thread of its own when large
+   * (fileIds); the signature is taken first, so that a change made while it is read is one too.
    */
-  async datasetNow(): Promise<{ before: Buffer; fileLastId: number; inFile: (id: number) => boolean }> {
+  async datasetNow(): Promise<{ signature: string; fileLastId: number; inFile: (id: number) => boolean }> {
     const { dataset, fileLastId, trusted } = this.seen;
-    const known = trusted && (await datasetSignature(this.target)) === dataset;
-    const before = await readDatasetBytes(this.target);
-    if (known && (await datasetSignature(this.target)) === dataset)
-      return { before, fileLastId, inFile: (id) => id <= fileLastId };
+    const signature = await datasetSignature(this.target);
+    if (trusted && signature === dataset) return { signature, fileLastId, inFile: (id) => id <= fileLastId };
     const ids = new Set(await fileIds(this.file));
     let last = 0;
     for (const id of ids) last = Math.max(last, id);
-    return { before, fileLastId: last, inFile: (id) => ids.has(id) };
+    return { signature, fileLastId: last, inFile: (id) => ids.has(id) };
   }
 }
 

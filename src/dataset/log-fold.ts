@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { lockDataset, whileBusy } from '../fs/lock.js';
-import { commitStaged, discardStaged, stageAppend, stageCopyAppend } from './append-cities.js';
+import { commitStaged, discardStaged, stageAppend } from './append-cities.js';
 import { CityLog } from './city-log.js';
 import { fileIds } from './file-ids.js';
 import { datasetSignature } from './known-ids.js';
@@ -33,10 +33,12 @@ export async function foldLog(file: string, target: string, log: CityLog, say: (
   await checkTarget(file, target, log);
   const { cities, bytes } = await log.read();
   if (!bytes) return log.cut(0);
+  // Taken before its ids are read: the commit refuses if the file changed since (staged from a copy, never read here).
+  const signature = await datasetSignature(target);
   const inFile = new Set(await fileIds(file));
   const missing = cities.filter((city) => !inFile.has(city.id));
   if (missing.length) {
-    await commitStaged(await stageAppend(file, missing));
+    await commitStaged(await stageAppend(file, missing, signature));
     say(
       `${file}: ${missing.length === 1 ? '1 city' : `${missing.length} cities`} a writable server logged (${log.path}) folded in`,
     );
@@ -129,9 +131,9 @@ export async function ifAsRead(file: string, state: string, wait: number, task: 
 /**
  * The dataset as a server that does not write it reads it (serve --watch without --writable,
  * following a writable server of another site): the file plus the cities its log holds that the
- * file lacks, staged beside it, never written over it (folding is the writable server's, and a
- * fold reads the whole file under the lock its POSTs wait for). `state` is readState's, taken
- * before reading; `discard` removes what was staged. One at a time per process (the staged file is named by pid).
+ * file lacks, staged beside it, never written over it (folding is the writable server's, under
+ * the lock its POSTs wait for). `state` is readState's, taken before reading; `discard` removes
+ * what was staged. One at a time per process (the staged file is named by pid).
  */
 export async function withLogged(file: string): Promise<{ path: string; state: string; discard: () => Promise<void> }> {
   const state = await readState(file);
@@ -142,7 +144,7 @@ export async function withLogged(file: string): Promise<{ path: string; state: s
   const missing = cities.filter((city) => logged.has(city.id));
   if (!missing.length) return { path: file, state, discard: async () => {} };
   // A copy of the file, then the cities: this thread never holds the whole dataset (70 MB at 140,000 cities).
-  const staged = await stageCopyAppend(file, missing);
+  const staged = await stageAppend(file, missing);
   return { path: staged.temp, state, discard: () => discardStaged(staged) };
 }
 

@@ -155,13 +155,14 @@ export class LoggedCityWriter implements CatchingUpStore {
     // Logged before the log is read: each is in it or in the file, unless the log was deleted (or cut) meanwhile.
     const loggedBefore = this.logged.slice();
     const { cities, bytes } = await this.logFile.read();
-    const { before, fileLastId, inFile } = await this.ids.datasetNow();
+    const { signature, fileLastId, inFile } = await this.ids.datasetNow();
     const missing = cities.filter((city) => !inFile(city.id));
     const inLog = new Set(cities.map((city) => city.id));
     const lost = loggedBefore.filter((city) => !inLog.has(city.id) && !inFile(city.id));
     // Cities this process logged that another process (a second server on the file) folded in: in the file, not in this site.
     const foldedElsewhere = this.logged.filter((city) => inFile(city.id));
-    const staged = missing.length ? await stageAppend(this.file, missing, before) : null;
+    // A copy of the file with the cities written in; its commit refuses if the file changed since `signature`.
+    const staged = missing.length ? await stageAppend(this.file, missing, signature) : null;
     try {
       if (staged) await this.options.publish(staged.temp);
       else if (foldedElsewhere.length) await this.options.publish(this.file);

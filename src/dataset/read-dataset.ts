@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { fileSystemError } from '../fs/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
@@ -109,12 +109,4 @@ export async function checkDatasetFile(file: string, name = file): Promise<'.csv
     );
   }
   return format as '.csv' | '.json';
-}
-
-/** The bytes of a dataset file (to hash it), refused as readDataset refuses it. */
-export async function readDatasetBytes(file: string): Promise<Buffer> {
-  await checkDatasetFile(file);
-  return readFile(file).catch(async (error: unknown) => {
-    throw await fileSystemError(error, DATASET_ROLE, file);
-  });
 }
