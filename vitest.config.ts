@@ -47,6 +47,7 @@ const UNIT = [
   'edge-cuts',
   'edge-ranges',
   'fetch-handler',
+  'file-ids',
   'full-disk',
   'json-text',
   'lock-holder',

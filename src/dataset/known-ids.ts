@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import type { City } from '../core/fields.js';
 import type { CityLog } from './city-log.js';
-import { fileIds } from './file-ids.js';
+import { type FileIds, fileIds } from './file-ids.js';
 
 /**
  * Which ids a dataset file and its log hold, as this process last saw them: their signatures,
@@ -31,11 +31,10 @@ export class KnownIds {
     const ids = await fileIds(this.file);
     const { cities, bytes } = await this.logFile.read();
     await this.logFile.cut(bytes);
-    let fileLastId = 0;
-    for (const id of ids) fileLastId = Math.max(fileLastId, id);
+    const fileLastId = ids.last;
     let lastId = fileLastId;
     for (const city of cities) lastId = Math.max(lastId, city.id);
-    const trusted = loggedPastFile(cities, new Set(ids), fileLastId);
+    const trusted = loggedPastFile(cities, ids);
     this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId, trusted };
   }
 
@@ -70,16 +69,14 @@ export class KnownIds {
     const { dataset, fileLastId, trusted } = this.seen;
     const signature = await datasetSignature(this.target);
     if (trusted && signature === dataset) return { signature, fileLastId, inFile: (id) => id <= fileLastId };
-    const ids = new Set(await fileIds(this.file));
-    let last = 0;
-    for (const id of ids) last = Math.max(last, id);
-    return { signature, fileLastId: last, inFile: (id) => ids.has(id) };
+    const ids = await fileIds(this.file);
+    return { signature, fileLastId: ids.last, inFile: (id) => ids.has(id) };
   }
 }
 
 /** Whether every logged city is either in the file or past its largest id (so that `id <= fileLastId` says which are in it). */
-function loggedPastFile(logged: readonly City[], inFile: ReadonlySet<number>, fileLastId: number): boolean {
-  return logged.every((city) => city.id > fileLastId || inFile.has(city.id));
+function loggedPastFile(logged: readonly City[], inFile: FileIds): boolean {
+  return logged.every((city) => city.id > inFile.last || inFile.has(city.id));
 }
 
 /** What identifies the real dataset file's content now. Synchronous: a POST reads it, and libuv's thread pool may be busy with a build's writes. */

@@ -35,7 +35,7 @@ export async function foldLog(file: string, target: string, log: CityLog, say: (
   if (!bytes) return log.cut(0);
   // Taken before its ids are read: the commit refuses if the file changed since (staged from a copy, never read here).
   const signature = await datasetSignature(target);
-  const inFile = new Set(await fileIds(file));
+  const inFile = await fileIds(file);
   const missing = cities.filter((city) => !inFile.has(city.id));
   if (missing.length) {
     await commitStaged(await stageAppend(file, missing, signature));
@@ -139,9 +139,8 @@ export async function withLogged(file: string): Promise<{ path: string; state: s
   const state = await readState(file);
   const { cities } = await CityLog.of(await realpath(file)).read();
   // The file's ids read off this thread when it is large (fileIds): this server answers meanwhile.
-  const logged = new Set(cities.map((city) => city.id));
-  if (logged.size) for (const id of await fileIds(file)) logged.delete(id);
-  const missing = cities.filter((city) => logged.has(city.id));
+  const inFile = cities.length ? await fileIds(file) : null;
+  const missing = inFile ? cities.filter((city) => !inFile.has(city.id)) : [];
   if (!missing.length) return { path: file, state, discard: async () => {} };
   // A copy of the file, then the cities: this thread never holds the whole dataset (70 MB at 140,000 cities).
   const staged = await stageAppend(file, missing);
