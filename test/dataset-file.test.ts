@@ -150,6 +150,8 @@ const NEW_LINE = `  ${cityJson(makeCity(2))}`;
 const OTHER_ORDER = `id,name_en,${CSV_HEADER.replace(/^id,|name_en,/g, '')}`;
 const FILLER = 'x'.repeat(SCAN_BYTES - CSV_HEADER.length - 2);
 const CRLF_AT_CHUNK = `${CSV_HEADER}\n${FILLER}\r\n${CSV_CITY}\n`;
+/** A last line (no line end) that puts the CRLF before it across the first two chunks read back from the end. */
+const LONG_LAST = 'y'.repeat(SCAN_BYTES - 1);
 const WHITESPACE = ' '.repeat(200_000);
 /** A text with each run of 100 or more of one character said in a few (a failure's diff of 200 KB texts took minutes). */
 const shown = (text: string) =>
@@ -157,7 +159,8 @@ const shown = (text: string) =>
 
 // A fold (serve --writable's, foldLog's) and serve --watch (not writable) stage the file plus the
 // logged cities it lacks from a copy of the file, never reading it whole: the bytes the file read
-// whole and written out again gave (the code before 2866848), and its mode.
+// whole and written out again gave (the code before 2866848), and its mode; a CSV file's rows end
+// as its first or last line does (that code looked for a CRLF anywhere in it).
 describe('a dataset staged with a city appended, from a copy of its file', () => {
   it.each<[string, 'json' | 'csv', string, string]>([
     ['JSON, a record a line', 'json', ONE_CITY_JSON, `[\n  ${JSON_CITY},\n${NEW_LINE}\n]\n`],
@@ -202,7 +205,30 @@ describe('a dataset staged with a city appended, from a copy of its file', () =>
       `${OTHER_ORDER}\n`,
       `${OTHER_ORDER}\n${csvRow(makeCity(2), OTHER_ORDER)}\n`,
     ],
-    ['CSV, its one CRLF where two scanned chunks meet', 'csv', CRLF_AT_CHUNK, `${CRLF_AT_CHUNK}${NEW_ROW}\r\n`],
+    [
+      'CSV, a CRLF past its first chunk, its first and last lines ending LF: rows end LF (its start and end read, not the rest)',
+      'csv',
+      CRLF_AT_CHUNK,
+      `${CRLF_AT_CHUNK}${NEW_ROW}\n`,
+    ],
+    [
+      'CSV, its header ending LF and its last line CRLF: rows end CRLF',
+      'csv',
+      `${CSV_HEADER}\n${CSV_CITY}\r\n`,
+      `${CSV_HEADER}\n${CSV_CITY}\r\n${NEW_ROW}\r\n`,
+    ],
+    [
+      'CSV, its header ending CRLF and its last line LF (appended by another tool): rows end CRLF',
+      'csv',
+      `${CSV_HEADER}\r\n${CSV_CITY}\n`,
+      `${CSV_HEADER}\r\n${CSV_CITY}\n${NEW_ROW}\r\n`,
+    ],
+    [
+      'CSV, its CRLF where two chunks read back from its end meet, then a line longer than a chunk without a line end',
+      'csv',
+      `${CSV_HEADER}\n${CSV_CITY}\r\n${LONG_LAST}`,
+      `${CSV_HEADER}\n${CSV_CITY}\r\n${LONG_LAST}\r\n${NEW_ROW}\r\n`,
+    ],
     ['CSV, a header without a line end', 'csv', CSV_HEADER, `${CSV_HEADER}\n${NEW_ROW}\n`],
     [
       "an empty CSV file: the cities in the fields' order",

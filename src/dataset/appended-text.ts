@@ -6,8 +6,8 @@ import { readCsvRows } from './csv-rows.js';
 
 // Created cities as a dataset file holds them: appended to the file's bytes as CSV rows (in its
 // header's order, with its line ends) or JSON lines, in pieces (the file is never read whole, nor
-// decoded: only its end, or a chunk at a time), and refused first when the reader would not read
-// them back as they are.
+// decoded: only its end, and a CSV file's first line), and refused first when the reader would not
+// read them back as they are.
 
 /**
  * Refuses cities the dataset reader would not read back as they are: each record is written
@@ -62,7 +62,7 @@ export interface Appended {
 
 /** How much of a JSON dataset's end is read first (its closing bracket is there), four times more while that is not enough. */
 const TAIL_BYTES = 64 * 1024;
-/** A CSV dataset is scanned (for its first line end and a CRLF) this much at a time. */
+/** A CSV dataset's start and end are scanned (for its first and last line ends) this much at a time. */
 export const SCAN_BYTES = 256 * 1024;
 
 /** The dataset `bytes` with `cities` appended: CSV rows, or (`json`) JSON lines. */
@@ -84,20 +84,26 @@ async function appendCsv(bytes: DatasetBytes, cities: readonly City[]): Promise<
   return { keep: bytes.size, pieces: [Buffer.from(`${separator}${rows.join(eol)}${eol}`)] };
 }
 
-/** Where a CSV dataset's first line ends (-1: nowhere) and whether it holds a CRLF anywhere. */
+/**
+ * Where a CSV dataset's first line ends (-1: nowhere) and whether its lines end with CRLF: its
+ * first's or its last's does. Only its start and its end are read, a chunk at a time: a CRLF
+ * between them is a quoted field's, or in lines written otherwise than the rest.
+ */
 async function scanCsv(bytes: DatasetBytes): Promise<{ newline: number; crlf: boolean }> {
   let newline = -1;
-  let crlf = false;
-  let previous: number | undefined;
-  for (let at = 0; at < bytes.size && !(crlf && newline >= 0); at += SCAN_BYTES) {
-    const chunk = await bytes.read(at, Math.min(at + SCAN_BYTES, bytes.size));
-    const found = newline < 0 ? chunk.indexOf(10) : -1;
+  for (let at = 0; at < bytes.size && newline < 0; at += SCAN_BYTES) {
+    const found = (await bytes.read(at, Math.min(at + SCAN_BYTES, bytes.size))).indexOf(10);
     if (found >= 0) newline = at + found;
-    // A CRLF may straddle two chunks.
-    crlf ||= chunk.includes('\r\n') || (previous === 13 && chunk[0] === 10);
-    previous = chunk.at(-1);
   }
-  return { newline, crlf };
+  // The last line end, looked for from the end back to the first (usually in the last chunk).
+  let last = newline;
+  for (let end = bytes.size; newline >= 0 && last === newline && end > newline + 1; end -= SCAN_BYTES) {
+    const from = Math.max(newline + 1, end - SCAN_BYTES);
+    const found = (await bytes.read(from, end)).lastIndexOf(10);
+    if (found >= 0) last = from + found;
+  }
+  const crlfAt = async (at: number) => at > 0 && (await bytes.read(at - 1, at))[0] === 13;
+  return { newline, crlf: (await crlfAt(newline)) || (await crlfAt(last)) };
 }
 
 function csvRow(city: City, header: readonly string[]): string {
