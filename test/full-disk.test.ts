@@ -93,22 +93,6 @@ async function refusedPost(at: Place, paths: string[], failure: Failure = 'ENOSP
   return at.told.find((line) => line.startsWith('POST failed'));
 }
 
-/** A build (serve --writable's) whose marking of the site behind fails: what it threw. */
-async function refusedBuild(at: Place, failure: Failure): Promise<string> {
-  const { writer, guard } = await writable(at);
-  failing(markerOf(at), failure);
-  const served = { settings: {} as never, replace: (build: () => Promise<void>) => build() };
-  const said = await guard(served)
-    .replace(async () => {})
-    .then(
-      () => 'built',
-      (error: Error) => error.message,
-    );
-  failingNoMore();
-  await writer.close();
-  return said;
-}
-
 const space = (what: string) => `no space left for the ${what}: free some space and try again (ENOSPC)`;
 /** The dataset's lock file; taking it writes a draft, `LOCK-PID`, linked into place. */
 const lockOf = (at: Place) => join(dirname(at.data), `.${basename(at.data)}.lock`);
@@ -132,11 +116,6 @@ describe('a write that finds the disk full (ENOSPC, no path in the error) names 
       'a POST marking the site behind',
       (at) => refusedPost(at, [markerOf(at)]),
       (at) => `POST failed (500): ${space(`site's behind marker ${markerOf(at)}`)}`,
-    ],
-    [
-      'a build marking the site behind first',
-      (at) => refusedBuild(at, 'ENOSPC'),
-      (at) => space(`site's behind marker ${markerOf(at)}`),
     ],
     [
       'the background fold writing the new dataset beside the old',
@@ -200,11 +179,6 @@ describe('a lock draft or behind marker the file system refuses (EACCES, EROFS) 
       (at) => refusedPost(at, [markerOf(at)], 'EROFS'),
       (at) =>
         `POST failed (500): cannot write the site's behind marker ${markerOf(at)}: it is on a read-only file system${readOnly}`,
-    ],
-    [
-      'a build marking the site behind first, on a read-only file system',
-      (at) => refusedBuild(at, 'EROFS'),
-      (at) => `cannot write the site's behind marker ${markerOf(at)}: it is on a read-only file system${readOnly}`,
     ],
   ])('%s', async (_, act, said) => {
     const at = await place();

@@ -3,15 +3,21 @@ import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, runBuild } from '../src/app/build.js';
+import type { SwapCheck } from '../src/app/build-options.js';
+import { SiteBuilder } from '../src/app/site-builder.js';
+import { openWritable } from '../src/app/writable.js';
 import { CityLog } from '../src/dataset/city-log.js';
-import { DatasetMoved, readState } from '../src/dataset/log-fold.js';
+import { readFileOnly } from '../src/dataset/as-read.js';
+import { DatasetMoved } from '../src/dataset/log-fold.js';
+import type { LoggedCityWriter } from '../src/dataset/logged-writer.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
+import type { NewCity } from '../src/post/create-city.js';
 import { LockBusyError, lockDataset, type Release } from '../src/fs/lock.js';
 import { BEHIND_PATH } from '../src/site/behind.js';
 import { MANIFEST_PATH } from '../src/site/manifest.js';
-import { manyCities, spawnCli, writeDataset } from './crash-helpers.js';
+import { caughtUp, manyCities, spawnCli, writeDataset } from './crash-helpers.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
-import { SMALL_SITE } from './serve-helpers.js';
+import { createAt, SMALL_SITE, startCli } from './serve-helpers.js';
 
 // Two builders on one site: a build that read the dataset before another process changed it (a
 // writable server folding or logging the cities it acknowledged) must not swap its older files in
@@ -180,9 +186,9 @@ async function threadedBuild(name: string, lockWait: number, meanwhile: (data: s
   await writeDataset(data, manyCities(6000, 'Thread'));
   expect(lstatSync(data).size).toBeGreaterThanOrEqual(1024 * 1024);
   const site = join(dir, 'site');
-  const state = await readState(data);
+  const read = await readFileOnly(data);
   await meanwhile(data);
-  const swapCheck = { dataset: data, state, lockWait };
+  const swapCheck = { dataset: data, read, site: null, lockWait };
   const error = await runBuild({ data, out: site, ...SETTINGS, swapCheck }).then(
     () => null,
     (e: Error) => e,
@@ -221,4 +227,180 @@ describe('a build in a thread of its own (a dataset of 1 MB or more)', () => {
     }
     expect(lstatSync(lock, { throwIfNoEntry: false })).toBeUndefined();
   }, 60_000);
+});
+
+/** A city as a POST creates it: what the writer is given (its id and times are the writer's). */
+const newCity = (name: string): NewCity => {
+  const { id: _, created_at: __, updated_at: ___, ...rest } = makeCity(0, { name });
+  return rest;
+};
+
+interface SiteState {
+  /** The site's files hold every city of the dataset (its file and its log). */
+  readonly holdsAll: boolean;
+  readonly marked: boolean;
+}
+
+/** Whether the site's files hold every city of the dataset (its file plus its log), and whether it is marked behind. */
+async function siteState(data: string, site: string): Promise<SiteState> {
+  const inDataset = [
+    ...(await readDataset(data)).ids,
+    ...(await CityLog.of(realpathSync(data)).read()).cities.map((c) => c.id),
+  ];
+  const inFiles = (
+    JSON.parse(await readFile(join(site, '_cities-api', 'cities.json'), 'utf8')) as { id: number }[]
+  ).map((c) => c.id);
+  return {
+    holdsAll: inDataset.every((id) => inFiles.includes(id)),
+    marked: lstatSync(join(site, BEHIND_PATH), { throwIfNoEntry: false }) !== undefined,
+  };
+}
+
+/**
+ * A writable server's site builder whose next catch-up build, once `hold()` asked for it, waits at
+ * the publish: the writer has read the dataset and staged it, its build not started. `held` says
+ * it is there; `release()` lets the build run; `after` is the site and dataset as the build left
+ * them (taken as soon as it settled, before the writer goes on: its commit, its `caughtUp`).
+ */
+class HeldBuilder extends SiteBuilder {
+  private gate: { reached: () => void; opened: Promise<void> } | null = null;
+  held: Promise<void> = Promise.resolve();
+  release: () => void = () => {};
+  after: Promise<SiteState> = new Promise(() => {});
+
+  constructor(
+    options: ConstructorParameters<typeof SiteBuilder>[0],
+    private readonly state: () => Promise<SiteState>,
+  ) {
+    super(options);
+  }
+
+  hold(): void {
+    let reached!: () => void;
+    let opened!: () => void;
+    this.held = new Promise<void>((resolve) => (reached = resolve));
+    this.gate = { reached, opened: new Promise<void>((resolve) => (opened = resolve)) };
+    this.release = opened;
+  }
+
+  override async publish(data: string, swapCheck?: SwapCheck): Promise<void> {
+    const gate = this.gate;
+    this.gate = null;
+    if (!gate) return super.publish(data, swapCheck);
+    let settled!: (state: SiteState) => void;
+    this.after = new Promise<SiteState>((resolve) => (settled = resolve));
+    gate.reached();
+    await gate.opened;
+    try {
+      return await super.publish(data, swapCheck);
+    } finally {
+      settled(await this.state());
+    }
+  }
+}
+
+const TOKEN = 'stale-build-token-0123456789';
+/** The site's settings as the CLI gives them, its base URL that of a deployment. */
+const CLI_SITE = [...SMALL_SITE, '--base-url', 'http://x'];
+
+/** Another writable server of the site, a process of its own (its staged dataset named by its pid, not this one's). */
+const otherWriter = (site: string, data: string) =>
+  startCli([site, '--data', data, '--port', '0', '--writable', ...CLI_SITE], { CITIES_API_TOKEN: TOKEN });
+
+/**
+ * What comes between the read of the dataset by `held`'s catch-up (a writable server in this
+ * process) and its build's swap; returns the state the invariant is checked in.
+ */
+type Between = (at: {
+  data: string;
+  site: string;
+  held: HeldBuilder;
+  writer: LoggedCityWriter;
+  other: Awaited<ReturnType<typeof otherWriter>>;
+}) => Promise<SiteState>;
+
+describe("a writable server's catch-up build, another builder of the site coming between its read of the dataset and its swap", () => {
+  it.each<[string, Between, SiteState]>([
+    [
+      'a city is logged, then a build (cities-api build) folds both in and swaps its site in: the held build does not replace it unmarked',
+      async ({ data, site, held, writer }) => {
+        await writer.create(newCity('Logged meanwhile'));
+        const { code } = await spawnCli(['build', '--data', data, '--site', site, ...CLI_SITE]).exited;
+        expect(code).toBe(0);
+        held.release();
+        return held.after;
+      },
+      { holdsAll: true, marked: false },
+    ],
+    [
+      'another writable server adds a city, folds it in with the logged one and swaps its site in: the held build does not replace it unmarked',
+      async ({ data, held, other }) => {
+        expect((await createAt(other.url, TOKEN, 'Other')).status).toBe(201);
+        await caughtUp(data);
+        held.release();
+        return held.after;
+      },
+      { holdsAll: true, marked: false },
+    ],
+    [
+      'another writable server adds a city (then stopped, SIGSTOP) while the held build runs: the held writer caught up, the site stays marked (its files lack that city)',
+      async ({ data, site, held, writer, other }) => {
+        expect((await createAt(other.url, TOKEN, 'Other')).status).toBe(201);
+        // Its own catch-up, a quarter of a second later, never comes while it is stopped.
+        other.child.kill('SIGSTOP');
+        try {
+          held.release();
+          await writer.idle();
+          return await siteState(data, site);
+        } finally {
+          other.child.kill('SIGCONT');
+        }
+      },
+      { holdsAll: false, marked: true },
+    ],
+  ])(
+    '%s',
+    async (label, between, expected) => {
+      const dir = join(root, `writers-${label.split(':')[0]!.replace(/\W+/g, '-')}`);
+      await mkdir(dir);
+      const data = join(dir, 'cities.csv');
+      const site = join(dir, 'site');
+      await copyFile(join(KIT, 'cities11.csv'), data);
+      await build({ data, out: site, baseUrl: 'http://x', ...SETTINGS });
+      const lines: string[] = [];
+      const held = new HeldBuilder(
+        { dir: site, serverUrl: 'http://x', baseUrl: 'http://x', lockWait: 10_000, ...SETTINGS },
+        () => siteState(data, site),
+      );
+      // Started first: its first build folds what is logged, as a build does.
+      const other = await otherWriter(site, data);
+      const { writer, started } = await openWritable({
+        data,
+        dir: site,
+        builder: held,
+        answer: async () => {},
+        lockWait: 10_000,
+        log: (line) => lines.push(line),
+      });
+      try {
+        await started();
+        held.hold();
+        await writer.create(newCity('Held'));
+        await held.held;
+        const state = await between({ data, site, held, writer, other });
+        // Never older than the dataset without the marker: nginx would serve pages lacking a city acknowledged.
+        expect(state.holdsAll || state.marked).toBe(true);
+        expect(state).toEqual(expected);
+        await writer.idle();
+        await caughtUp(data);
+        // Once every writer is caught up, the site holds every city and is no longer marked.
+        expect(await siteState(data, site)).toEqual({ holdsAll: true, marked: false });
+      } finally {
+        held.release();
+        await writer.close();
+        await other.stop();
+      }
+    },
+    120_000,
+  );
 });

@@ -1,19 +1,21 @@
+import { statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { exists } from '../fs/file-output.js';
 import { join } from 'node:path';
 import { CitiesApiError, optionNamed, wordingOf } from '../core/errors.js';
-import { DatasetMoved, datasetState, foldLogged, ifAsRead, ifUnchanged, readState } from '../dataset/log-fold.js';
+import { readFileOnly, sinceRead, underLock } from '../dataset/as-read.js';
+import { DatasetMoved, datasetState, foldLogged, ifUnchanged } from '../dataset/log-fold.js';
 import { BEHIND_PATH } from '../site/behind.js';
 import type { SwapCheck } from './build-options.js';
 
 /**
  * A site a writable server left marked behind its dataset (BEHIND_PATH: killed, or stopped, before
  * its files held every city it acknowledged; nginx then sends every request to the live server), as
- * every other command meets it. A build from the dataset (build, serve --data without --writable,
- * whose writer does the same its own way) reads the file plus its write-ahead log: the log is
- * folded into the file first; once built, the marker is removed if the site's files hold every city
- * of the dataset (nothing logged or changed meanwhile). A server without a dataset cannot build: it
- * says so (behindWarning).
+ * every other command meets it. A build from the dataset (build, serve --data's first build, a
+ * writable server's too, whose writer has folded its log at open) reads the file plus its
+ * write-ahead log: the log is folded into the file first; its swap is checked (swapIfAsRead); once
+ * built, the marker is removed if the site's files hold every city of the dataset (nothing logged
+ * or changed meanwhile). A server without a dataset cannot build: it says so (behindWarning).
  */
 export async function buildCurrent<T>(
   data: string,
@@ -31,9 +33,9 @@ export async function buildCurrent<T>(
     // Only a marker there before the build: one put there meanwhile is a writable server's, starting.
     before = (await exists(marker)) ? await datasetState(data).catch(() => null) : null;
     // Taken before the build reads the dataset: its files are swapped in only if it is still so (swapIfAsRead).
-    const state = await readState(data).catch(() => null);
+    const read = await readFileOnly(data).catch(() => null);
     try {
-      result = await build(state === null ? undefined : { dataset: data, state, lockWait });
+      result = await build(read === null ? undefined : { dataset: data, read, site: null, lockWait });
     } catch (error) {
       if (!(error instanceof DatasetMoved)) throw error;
       if (tries === MOVED_TRIES)
@@ -63,14 +65,41 @@ export async function buildCurrent<T>(
 const MOVED_TRIES = 3;
 
 /**
- * A build's swap (site-writer.ts's atSwap), run under the dataset's lock only if the dataset, its
- * file and its log, is still what the build read: else DatasetMoved, nothing swapped in. Whatever
- * build of the site finishes last, its files are then never older than the dataset: one from an
- * older snapshot (a `build` started before a writable server's catch-up folded cities in) is
- * refused, where it would have replaced the newer files with the marker already gone.
+ * A build's swap (site-writer.ts's atSwap) into the site `dir`, every build's (build, serve's
+ * first, --watch, a writable server's catch-up), run under the dataset's lock, under which a
+ * writable server logs and folds its cities, only if the dataset is still what the build read
+ * (as-read.ts), the site then marked behind or not as its files hold every city of it or not:
+ * - `current`: swapped in, not marked;
+ * - `grown` (cities logged since, past what it holds), if no other build was swapped in since it
+ *   read (check.site; that one may hold them): swapped in marked; the writable server that logged
+ *   them builds them in (its catch-up), nginx asking it meanwhile;
+ * - else DatasetMoved, nothing swapped in.
+ * Whatever build of the site finishes last, its files are then never older than the dataset
+ * without the marker, nor older than the files they replace: the marker is removed only where
+ * the files hold every city of the dataset, here or by a check as strict (ifUnchanged, writable.ts).
  */
-export async function swapIfAsRead(check: SwapCheck, swap: () => Promise<void>): Promise<void> {
-  if (!(await ifAsRead(check.dataset, check.state, check.lockWait, swap))) throw new DatasetMoved(check.dataset);
+export async function swapIfAsRead(
+  check: SwapCheck,
+  dir: string,
+  swap: (behind: boolean) => Promise<void>,
+): Promise<void> {
+  const swapped = await underLock(check.dataset, check.lockWait, async () => {
+    const since = await sinceRead(check.dataset, check.read);
+    if (since === 'moved' || (since === 'grown' && siteSignature(dir) !== check.site)) return false;
+    await swap(since === 'grown');
+    return true;
+  });
+  if (!swapped) throw new DatasetMoved(check.dataset);
+}
+
+/**
+ * What tells one build of the site `dir` from another: its directory, which each swap renames in
+ * anew (ino and birth time), 'none' while there is none. Synchronous: taken under the dataset's
+ * lock, which POSTs wait for, while libuv's thread pool may be busy with a build's writes.
+ */
+export function siteSignature(dir: string): string {
+  const stats = statSync(dir, { throwIfNoEntry: false });
+  return stats ? `${stats.ino}:${stats.birthtimeMs}` : 'none';
 }
 
 /** What a server of `dir` without a dataset says at start when the site is marked behind (it cannot build), else null. */

@@ -1,4 +1,5 @@
 import type { Collation } from '../core/collation.js';
+import type { DatasetRead } from '../dataset/as-read.js';
 import type { Problem } from '../core/errors.js';
 import type { Compression, Host } from '../site/spec.js';
 import type { SiteCheck } from '../store/site-check.js';
@@ -82,13 +83,15 @@ export interface BuildOptions {
 }
 
 /**
- * What a build's swap checks (behind-site.ts): `dataset` (file and log) is still as `state`
- * (readState, taken before the build read it) says, under its lock, waited for up to `lockWait` ms.
- * Plain data: it crosses to a build's thread.
+ * What a build's swap checks (behind-site.ts), under the lock of `dataset`, waited for up to
+ * `lockWait` ms: the dataset against what the build read (`read`, as-read.ts), and the site
+ * against what it was when the build read (`site`, siteSignature; null: not known, then only a
+ * build of the whole dataset as it is at the swap is swapped in). Plain data: it crosses to a build's thread.
  */
 export interface SwapCheck {
   readonly dataset: string;
-  readonly state: string;
+  readonly read: DatasetRead;
+  readonly site: string | null;
   readonly lockWait: number;
 }
 

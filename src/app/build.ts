@@ -117,7 +117,7 @@ async function writePlanned(plan: BuildPlan, write: PendingWrite, options: SiteB
     // A preview replaces no site built for deployment, checked again holding the site's lock.
     refuse: options.preview && ((old) => previewRefusal(options.preview!, old.settings)),
     // Swapped in only if the dataset is still what was read, under its lock (behind-site.ts).
-    atSwap: options.swapCheck && ((swap) => swapIfAsRead(options.swapCheck!, swap)),
+    atSwap: options.swapCheck && ((swap) => swapIfAsRead(options.swapCheck!, dir, swap)),
     onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - notPages.seen, pages)), pages),
   });
 }

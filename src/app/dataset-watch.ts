@@ -5,6 +5,8 @@ import { dirname, join, resolve } from 'node:path';
 import { LockBusyError } from '../fs/lock.js';
 import { CityLog } from '../dataset/city-log.js';
 import { DatasetMoved, withLogged } from '../dataset/log-fold.js';
+import { readFileOnly } from '../dataset/as-read.js';
+import { siteSignature } from './behind-site.js';
 import type { SiteBuilder } from './site-builder.js';
 
 /** How long the dataset must stay quiet before a change is reported (editors write in steps). */
@@ -45,7 +47,8 @@ export async function watchDataset(
 /**
  * --watch: a changed dataset is built and served; one that fails is reported and the site kept.
  * `withLog` (a server that does not write the dataset): the dataset is the file plus what its
- * log holds (withLogged), built from a staged copy and swapped in only while both are as read.
+ * log holds (withLogged), built from a staged copy; else the file alone (a writable server's
+ * logged cities are its catch-up's). Swapped in only while the dataset is as read (swapIfAsRead).
  */
 export async function rebuildOnChange(
   data: string,
@@ -56,12 +59,15 @@ export async function rebuildOnChange(
   lockWait: number,
   withLog = false,
 ): Promise<void> {
+  // The site, then the dataset, as they are before the build reads it: what its swap checks (behind-site.ts).
+  const site = siteSignature(builder.dir);
   // Unreadable or invalid: the build from the file says why.
   const source = withLog ? await withLogged(data).catch(() => null) : null;
   try {
     const file = source?.path ?? data;
+    const read = source?.read ?? (await readFileOnly(data).catch(() => null));
     if (!(await builder.changed(file))) return;
-    const check = source ? { dataset: data, state: source.state, lockWait } : undefined;
+    const check = read ? { dataset: data, read, site, lockWait } : undefined;
     await builder.publish(file, check).then(
       () => log(`${data} changed: rebuilt, now ${describe()}`),
       (error) => {

@@ -90,9 +90,10 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
     }
     if (options.data) {
       const first = (swapCheck?: SwapCheck) => builder.first(options.data!, firstBuild, swapCheck);
-      // Without --writable, the log a writable server left is folded in as build does (behind-site.ts).
+      // As build does (behind-site.ts): the log a writable server left folded in first (a writable
+      // server's own writer did at open), the swap checked, the site's marker kept or removed.
       const around = { lockWait, log, dataName: options.dataName };
-      await (writable ? first() : buildCurrent(options.data, options.dir, around, first));
+      await buildCurrent(options.data, options.dir, around, first);
     }
     // Builds replace what the servers answer from; none is asked for before they open (no POST, no watch yet).
     builder.serving(writable ? writable.guard(servers) : servers);

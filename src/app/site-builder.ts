@@ -43,6 +43,11 @@ export class SiteBuilder {
 
   constructor(private readonly options: SiteBuilderOptions) {}
 
+  /** The site directory it builds. */
+  get dir(): string {
+    return this.options.dir;
+  }
+
   /** Builds the site before it is served, telling `progress` how it goes. */
   async first(
     data: string,

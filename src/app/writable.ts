@@ -1,12 +1,16 @@
 import { lstatSync, writeFileSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { realpath, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { City } from '../core/fields.js';
+import { CityLog } from '../dataset/city-log.js';
+import { datasetSignature } from '../dataset/known-ids.js';
 import { LoggedCityWriter } from '../dataset/logged-writer.js';
-import { syncDirectory } from '../fs/file-output.js';
+import { exists, syncDirectory } from '../fs/file-output.js';
 import { fileSystemError, type PathRole } from '../fs/fs-error.js';
-import { BEHIND_PATH } from '../site/behind.js';
+import { lockDataset, whileBusy } from '../fs/lock.js';
+import { BEHIND_PATH, BEHIND_TEXT } from '../site/behind.js';
+import { siteSignature } from './behind-site.js';
 import type { Served, SiteBuilder } from './site-builder.js';
 
 /** A build's swap is two renames: waited for up to SWAP_TRIES × SWAP_WAIT_MS (1 s). */
@@ -26,39 +30,41 @@ export interface WritableOptions {
 
 /**
  * serve --writable: the writer (logged-writer.ts) and the site's "behind" marker (BEHIND_PATH),
- * in place before a POST is acknowledged and removed only once the files hold every city
- * acknowledged, in turn with the POSTs. Opened before the first build: cities a killed server
- * logged are folded into the dataset file first.
+ * in place before a POST is logged, under the dataset's lock. Each build swaps in marked or not
+ * as its files hold every city of the dataset or not, under the same lock (behind-site.ts); a
+ * marker a batch put there and then logged nothing into is taken back, when nothing has changed
+ * since (the site, the dataset file and its log): the files hold every city again. Opened before
+ * the first build: cities a killed server logged are folded into the dataset file first.
  */
 export async function openWritable(options: WritableOptions): Promise<{
   writer: LoggedCityWriter;
-  /** What builds replace, guarded: the marker is in place while any build runs, and stays if the files are still behind after it. */
+  /** What builds replace, guarded: the site's directory synced after each. */
   guard: (served: Served) => Served;
-  /** Once the first site is built: a marker a killed server left is removed. */
+  /** Once the first site is built (its marker kept or removed as build does: buildCurrent). */
   started: () => Promise<void>;
 }> {
   const marker = join(options.dir, BEHIND_PATH);
-  const text = 'the files are behind the data: ask the live server\n';
+  const target = await realpath(options.data);
+  const log = CityLog.of(target);
   // Said with the marker's path and what to do: a full disk's ENOSPC (from write) carries no path;
   // an EACCES or EROFS names the marker, but was logged as Node's bare message.
   const named = (error: unknown) => fileSystemError(error, MARKER_ROLE, marker);
-  // Before a build: the site directory may not be there yet.
-  const mark = async () => {
-    try {
-      await mkdir(dirname(marker), { recursive: true });
-      await writeFile(marker, text);
-    } catch (error) {
-      throw await named(error);
-    }
-  };
-  // For a POST, while a build may be swapping its new tree in (two renames: for a moment there is no
-  // site directory): waited for, never created here (the build's second rename would then fail).
+  // The site, the dataset file and its log, as they were when a batch found the site unmarked
+  // (its files then held every city of the dataset) and marked it.
+  let unmarkedAt: string | null = null;
+  const now = async () => `${siteSignature(options.dir)} ${await datasetSignature(target)} ${await log.signature()}`;
+  // For a POST, under the dataset's lock: every build's swap takes that lock too (never in the
+  // middle of its two renames), but one of another process's of the site, unchecked (an older
+  // cities-api), may be: waited for, never created here (its second rename would then fail).
   // Written only when absent: rewriting it (truncated, then written) costs ext4 a flush of its
   // blocks, 3 ms a POST batch. Synchronous: libuv's thread pool may be busy with the build's writes.
   const markBeside = async () => {
     for (let tries = 0; ; tries++) {
       try {
-        if (!lstatSync(marker, { throwIfNoEntry: false })) writeFileSync(marker, text);
+        if (lstatSync(marker, { throwIfNoEntry: false })) return;
+        const at = await now();
+        writeFileSync(marker, BEHIND_TEXT);
+        unmarkedAt = at;
         return;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || tries === SWAP_TRIES) throw await named(error);
@@ -66,17 +72,37 @@ export async function openWritable(options: WritableOptions): Promise<{
       }
     }
   };
-  const clear = () => rm(marker, { force: true });
+  // Told once a batch was refused, or a catch-up ended, with nothing of this writer's left unbuilt:
+  // the marker is taken back only if nothing changed since a batch put it there (its batch then
+  // logged nothing). Anything else is left to the next build's swap, which knows what its files hold.
+  const caughtUp = async () => {
+    if (unmarkedAt === null || !(await exists(marker))) return;
+    const release = await whileBusy(() => lockDataset(target), options.lockWait);
+    try {
+      if ((await now()) === unmarkedAt) await rm(marker, { force: true });
+    } finally {
+      await release();
+    }
+  };
   // After a build, before POSTs count on fsync again: the site's directory synced, which commits
   // the build's metadata (ext4's journal) now. Else the next POST's log fsync pays for it: a fsync
   // right after writing 20,000 files took 30-440 ms, 1-7 ms once they were committed (bench:post
   // at 140k cities, quiet machine: p99 280 ms before, 65 ms after).
   const settle = () => syncDirectory(options.dir);
+  // The site as last seen after this writer's build settled: a catch-up reads the dataset after
+  // it, so a site otherwise at its swap is another builder's, swapped in since (swapIfAsRead).
+  let seen: string | null = null;
   const writer = await LoggedCityWriter.open(options.data, {
     mark: markBeside,
     apply: options.answer,
-    publish: (file) => options.builder.publish(file),
-    caughtUp: clear,
+    publish: async (file, read) => {
+      try {
+        await options.builder.publish(file, { dataset: options.data, read, site: seen, lockWait: options.lockWait });
+      } finally {
+        seen = siteSignature(options.dir);
+      }
+    },
+    caughtUp,
     lockWait: options.lockWait,
     log: options.log,
   });
@@ -87,18 +113,16 @@ export async function openWritable(options: WritableOptions): Promise<{
         return served.settings;
       },
       replace: async (build) => {
-        await mark();
         try {
           await served.replace(build);
         } finally {
           await settle();
-          await writer.whenCurrent(clear);
         }
       },
     }),
     started: async () => {
       await settle();
-      await writer.whenCurrent(clear);
+      seen = siteSignature(options.dir);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { wordingOf } from '../core/errors.js';
 import { DatasetChanged } from './append-cities.js';
+import { DatasetMoved } from './log-fold.js';
 
 /**
  * How long a catch-up that failed `failures` times in a row (a busy site lock, an invalid dataset,
@@ -75,8 +76,9 @@ export class CatchUp {
 
   private async all(): Promise<void> {
     try {
-      // The file edited meanwhile (by hand, --watch): at once again, from the file as it is now.
-      while (!this.closed && !(await this.once().catch(againIf(DatasetChanged))));
+      // The file edited meanwhile (by hand, --watch), or the dataset or the site moved on before the
+      // swap (another builder of the site: build, another writable server): at once again, from them as they are now.
+      while (!this.closed && !(await this.once().catch(againIf(DatasetChanged, DatasetMoved))));
       this.failures = 0;
     } catch (error) {
       const delay = retryDelay(++this.failures);
@@ -88,8 +90,8 @@ export class CatchUp {
 }
 
 const againIf =
-  (kind: new (...args: never[]) => Error) =>
+  (...kinds: (new (...args: never[]) => Error)[]) =>
   (error: unknown): false => {
-    if (error instanceof kind) return false;
+    if (kinds.some((kind) => error instanceof kind)) return false;
     throw error;
   };

@@ -42,8 +42,8 @@ export class CityLog {
     return new CityLog(join(dirname(target), `.${basename(target)}.wal`));
   }
 
-  /** The whole records in the log, and the bytes they take (what follows them is a torn write). */
-  async read(): Promise<{ cities: City[]; bytes: number }> {
+  /** The whole records in the log, the bytes they take (what follows them is a torn write), and those bytes (`head`). */
+  async read(): Promise<{ cities: City[]; bytes: number; head: Buffer }> {
     const text = await this.bytes();
     const cities: City[] = [];
     let bytes = 0;
@@ -54,7 +54,12 @@ export class CityLog {
       cities.push(city);
       start = bytes = end + 1;
     }
-    return { cities, bytes };
+    return { cities, bytes, head: text.subarray(0, bytes) };
+  }
+
+  /** Every byte the log holds now (none when there is no log): torn writes too. */
+  contents(): Promise<Buffer> {
+    return this.bytes();
   }
 
   /** Cuts the log back to its first `bytes` (dropping a torn write). */

@@ -1,10 +1,9 @@
-import { constants } from 'node:fs';
-import { access, realpath } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { realpath } from 'node:fs/promises';
 import { CitiesApiError } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { lockDataset, whileBusy } from '../fs/lock.js';
 import { commitStaged, discardStaged, stageAppend } from './append-cities.js';
+import { type DatasetRead, readLogged } from './as-read.js';
 import { CityLog } from './city-log.js';
 import { fileIds } from './file-ids.js';
 import { datasetSignature } from './known-ids.js';
@@ -100,51 +99,25 @@ export async function ifUnchanged(
   });
 }
 
-/** What the dataset is now, its real file and its log (each by ino, size and times): taken before a build reads it, checked at its swap (ifAsRead). */
-export async function readState(file: string): Promise<string> {
-  const target = await realpath(file);
-  return `${await datasetSignature(target)} ${await CityLog.of(target).signature()}`;
-}
-
-/**
- * Under the dataset's lock: runs `task` (a build's swap) if the dataset, file and log, is still
- * as `state` (readState) says, so that the files swapped in hold what it holds: a writable server
- * logs its cities and folds them into the file under this lock, so none comes between the check
- * and the swap. Returns whether it ran.
- */
-export async function ifAsRead(file: string, state: string, wait: number, task: () => Promise<void>): Promise<boolean> {
-  const target = await realpath(file);
-  const check = async () => {
-    const same = (await readState(target)) === state;
-    if (same) await task();
-    return same;
-  };
-  // A dataset in a directory this process cannot write (read-only, another user's): no lock can be
-  // put beside it, and no writable server of this user logs there; checked without one.
-  const writable = await access(dirname(target), constants.W_OK).then(
-    () => true,
-    () => false,
-  );
-  return writable ? underLock(target, wait, check) : check();
-}
-
 /**
  * The dataset as a server that does not write it reads it (serve --watch without --writable,
  * following a writable server of another site): the file plus the cities its log holds that the
  * file lacks, staged beside it, never written over it (folding is the writable server's, under
- * the lock its POSTs wait for). `state` is readState's, taken before reading; `discard` removes
- * what was staged. One at a time per process (the staged file is named by pid).
+ * the lock its POSTs wait for). `read`: what a build of it holds (as-read.ts), taken as it is read;
+ * `discard` removes what was staged. One at a time per process (the staged file is named by pid).
  */
-export async function withLogged(file: string): Promise<{ path: string; state: string; discard: () => Promise<void> }> {
-  const state = await readState(file);
-  const { cities } = await CityLog.of(await realpath(file)).read();
+export async function withLogged(
+  file: string,
+): Promise<{ path: string; read: DatasetRead; discard: () => Promise<void> }> {
+  const target = await realpath(file);
+  const { cities, read } = await readLogged(target, CityLog.of(target));
   // The file's ids read off this thread when it is large (fileIds): this server answers meanwhile.
   const inFile = cities.length ? await fileIds(file) : null;
   const missing = inFile ? cities.filter((city) => !inFile.has(city.id)) : [];
-  if (!missing.length) return { path: file, state, discard: async () => {} };
+  if (!missing.length) return { path: file, read, discard: async () => {} };
   // A copy of the file, then the cities: this thread never holds the whole dataset (70 MB at 140,000 cities).
   const staged = await stageAppend(file, missing);
-  return { path: staged.temp, state, discard: () => discardStaged(staged) };
+  return { path: staged.temp, read, discard: () => discardStaged(staged) };
 }
 
 /** A build's files not swapped in: the dataset changed after the build read it (a writable server folding or logging cities, an edit). */

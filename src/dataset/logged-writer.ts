@@ -5,6 +5,7 @@ import { cityJson } from '../core/json-text.js';
 import type { CatchingUpStore } from '../post/city-store.js';
 import type { NewCity } from '../post/create-city.js';
 import { commitStaged, discardStaged, stageAppend } from './append-cities.js';
+import { type DatasetRead, readLogged } from './as-read.js';
 import { checkStorable } from './appended-text.js';
 import { CatchUp } from './catch-up.js';
 import { CityLog } from './city-log.js';
@@ -20,8 +21,8 @@ export interface LoggedWriterOptions {
   readonly mark: () => Promise<void>;
   /** Puts created cities in what every server process answers; a POST is acknowledged once it resolves. */
   readonly apply: (cities: readonly City[]) => Promise<void>;
-  /** Rebuilds the site from a dataset file and answers from it (the background catch-up). */
-  readonly publish: (file: string) => Promise<void>;
+  /** Rebuilds the site from a dataset file and answers from it (the background catch-up); `read`: what it holds of the dataset (as-read.ts), for its swap to check. */
+  readonly publish: (file: string, read: DatasetRead) => Promise<void>;
   /** Told, in turn with apply, once the site's files hold every acknowledged city again. */
   readonly caughtUp: () => Promise<void>;
   /** How long a creation waits for the dataset's lock while another process holds it (ms). */
@@ -154,7 +155,7 @@ export class LoggedCityWriter implements CatchingUpStore {
     await checkTarget(this.file, this.target, this.logFile);
     // Logged before the log is read: each is in it or in the file, unless the log was deleted (or cut) meanwhile.
     const loggedBefore = this.logged.slice();
-    const { cities, bytes } = await this.logFile.read();
+    const { cities, bytes, read } = await readLogged(this.target, this.logFile);
     const { signature, fileLastId, inFile } = await this.ids.datasetNow();
     const missing = cities.filter((city) => !inFile(city.id));
     const inLog = new Set(cities.map((city) => city.id));
@@ -164,8 +165,8 @@ export class LoggedCityWriter implements CatchingUpStore {
     // A copy of the file with the cities written in; its commit refuses if the file changed since `signature`.
     const staged = missing.length ? await stageAppend(this.file, missing, signature) : null;
     try {
-      if (staged) await this.options.publish(staged.temp);
-      else if (foldedElsewhere.length) await this.options.publish(this.file);
+      if (staged) await this.options.publish(staged.temp, read);
+      else if (foldedElsewhere.length) await this.options.publish(this.file, read);
     } catch (error) {
       if (staged) await discardStaged(staged);
       throw error;

@@ -6,3 +6,6 @@ import { ROUTES } from '../core/route-table.js';
  * request to the live server while it exists. Not the site's own file: no manifest lists it.
  */
 export const BEHIND_PATH = `${ROUTES.file.meta}/behind`;
+
+/** What the marker says to whoever opens it. */
+export const BEHIND_TEXT = 'the files are behind the data: ask the live server\n';

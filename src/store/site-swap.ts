@@ -1,4 +1,6 @@
-import { lstat, rename } from 'node:fs/promises';
+import { lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { BEHIND_PATH, BEHIND_TEXT } from '../site/behind.js';
 
 // A new site tree put in place of the old with two renames: the old one moved aside (retire-tree.ts
 // then deletes it), back in place if the new one cannot be moved in.
@@ -14,8 +16,30 @@ export async function asidePath(path: string): Promise<string> {
   }
 }
 
-/** Moves the old site aside and the new one in (the old one back if that fails); whether there was an old one. */
-export async function swapIn(outDir: string, staging: string, previous: string): Promise<boolean> {
+/**
+ * Moves the old site aside and the new one in (the old one back if that fails); whether there was
+ * an old one. `behind`, when given, is whether the new site comes in marked behind its dataset
+ * (BEHIND_PATH), as the build's check decided holding the dataset's lock: the marker is put in
+ * or taken out of the new tree first, and the old tree's (a POST may have put one there after the
+ * build carried its entries over) is dropped, never moved into the new site by its retirement.
+ */
+export async function swapIn(outDir: string, staging: string, previous: string, behind?: boolean): Promise<boolean> {
+  if (behind !== undefined) await markTree(staging, behind);
+  const hadOld = await renamed(outDir, staging, previous);
+  if (behind !== undefined && hadOld) await rm(join(previous, BEHIND_PATH), { force: true });
+  return hadOld;
+}
+
+/** The tree `dir` marked behind its dataset, or not. */
+async function markTree(dir: string, behind: boolean): Promise<void> {
+  const marker = join(dir, BEHIND_PATH);
+  if (!behind) return rm(marker, { force: true });
+  await mkdir(dirname(marker), { recursive: true });
+  await writeFile(marker, BEHIND_TEXT);
+}
+
+/** The two renames. */
+async function renamed(outDir: string, staging: string, previous: string): Promise<boolean> {
   let hadOld = true;
   try {
     await rename(outDir, previous);

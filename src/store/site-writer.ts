@@ -54,9 +54,10 @@ export interface WriteOptions {
   readonly refuse?: ((old: SiteFiles) => Error | undefined) | undefined;
   /**
    * Runs the swap (the two renames), or refuses it by throwing (nothing swapped in, the new tree
-   * removed): a build's check, under its dataset's lock, that the dataset is still what it read.
+   * removed): a build's check, under its dataset's lock, of the dataset against what it read,
+   * which says whether the new site comes in marked behind its dataset (site-swap.ts).
    */
-  readonly atSwap?: ((swap: () => Promise<void>) => Promise<void>) | undefined;
+  readonly atSwap?: ((swap: (behind: boolean) => Promise<void>) => Promise<void>) | undefined;
 }
 
 /**
@@ -146,7 +147,7 @@ async function writeSiteLocked(
         options.force ? 'no' : cache ? 'as built' : 'if same bytes',
       );
       let hadOld = false;
-      const swap = async () => void (hadOld = await swapIn(outDir, staging, previous));
+      const swap = async (behind?: boolean) => void (hadOld = await swapIn(outDir, staging, previous, behind));
       await (options.atSwap ? options.atSwap(swap) : swap());
       // The new site is in place: what follows only tidies, and cannot fail the build.
       const retired = hadOld

@@ -1,0 +1,82 @@
+import { constants } from 'node:fs';
+import { access, realpath } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { dirname } from 'node:path';
+import { lockDataset, whileBusy } from '../fs/lock.js';
+import type { City } from '../core/fields.js';
+import { CityLog } from './city-log.js';
+import { datasetSignature } from './known-ids.js';
+
+// What a build read of a dataset (its file, and the part of its write-ahead log the site built
+// from it holds), and, under the dataset's lock at the build's swap, how the dataset is now
+// against it: the one check every build that swaps files into a site makes (app/behind-site.ts).
+
+/**
+ * What a build read, taken before it read: the real file's signature (ino, size, times) and the
+ * first `bytes` of the log the build holds, their digest (none for a build of the file alone).
+ * Plain data: it crosses to a build's thread.
+ */
+export interface DatasetRead {
+  readonly file: string;
+  readonly log: { readonly bytes: number; readonly digest: string };
+}
+
+/**
+ * The dataset now, against what a build read: `current`, the build holds every city of it;
+ * `grown`, the file is as read and the log holds what the build holds plus cities logged since
+ * (a writable server's, whose catch-up builds them in: the site is to stay marked behind);
+ * `moved`, anything else (the file folded into, edited or replaced; the log folded or cut).
+ */
+export type SinceRead = 'current' | 'grown' | 'moved';
+
+const digestOf = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** What a build of the dataset file alone reads (it holds none of the log): taken before it reads the file. */
+export async function readFileOnly(file: string): Promise<DatasetRead> {
+  const signature = await datasetSignature(await realpath(file));
+  return { file: signature, log: { bytes: 0, digest: digestOf(Buffer.alloc(0)) } };
+}
+
+/**
+ * The log's records, and what a build holding the file plus those records read: the file's
+ * signature is taken first, so a change to the file after it is seen at the swap.
+ */
+export async function readLogged(
+  target: string,
+  log: CityLog,
+): Promise<{ cities: City[]; bytes: number; read: DatasetRead }> {
+  const file = await datasetSignature(target);
+  const { cities, bytes, head } = await log.read();
+  return { cities, bytes, read: { file, log: { bytes, digest: digestOf(head) } } };
+}
+
+/** How the dataset `file` is now against `read` (see SinceRead); to be called holding its lock (underLock). */
+export async function sinceRead(file: string, read: DatasetRead): Promise<SinceRead> {
+  const target = await realpath(file);
+  if ((await datasetSignature(target)) !== read.file) return 'moved';
+  const log = await CityLog.of(target).contents();
+  const held = read.log.bytes;
+  if (log.length < held || digestOf(log.subarray(0, held)) !== read.log.digest) return 'moved';
+  return log.length === held ? 'current' : 'grown';
+}
+
+/**
+ * `task` run holding the dataset's lock (waited for up to `wait` ms), under which a writable
+ * server logs and folds its cities: none comes between a check and what follows it. A dataset in
+ * a directory this process cannot write (read-only, another user's): no lock can be put beside
+ * it, and no writable server of this user logs there; run without one.
+ */
+export async function underLock<T>(file: string, wait: number, task: () => Promise<T>): Promise<T> {
+  const target = await realpath(file);
+  const writable = await access(dirname(target), constants.W_OK).then(
+    () => true,
+    () => false,
+  );
+  if (!writable) return task();
+  const release = await whileBusy(() => lockDataset(target), wait);
+  try {
+    return await task();
+  } finally {
+    await release();
+  }
+}
