@@ -1,4 +1,4 @@
-import { appendFileSync, lstatSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, lstatSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import type { NewCity } from '../src/post/create-city.js';
 import { LockBusyError, lockDataset, type Release } from '../src/fs/lock.js';
 import { BEHIND_PATH } from '../src/site/behind.js';
 import { MANIFEST_PATH } from '../src/site/manifest.js';
-import { caughtUp, manyCities, spawnCli, writeDataset } from './crash-helpers.js';
+import { caughtUp, type Exit, manyCities, sleep, spawnCli, writeDataset } from './crash-helpers.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
 import { createAt, SMALL_SITE, startCli } from './serve-helpers.js';
 
@@ -47,13 +47,13 @@ describe('a build whose dataset changed after it read it, before its swap', () =
       { holdsAll: true, marked: false },
     ],
     [
-      'a writable server logged a city (its site marked first): not swapped in; the log folded, built again, current, unmarked',
+      'a writable server logged a city (its site marked first): swapped in, left marked behind (its catch-up builds the city in)',
       ({ data, site, log }, n) => {
         if (n > 1) return;
         writeFileSync(join(site, BEHIND_PATH), 'behind\n');
         writeFileSync(CityLog.of(realpathSync(data)).path, log);
       },
-      { holdsAll: true, marked: false },
+      { holdsAll: false, marked: true },
     ],
     [
       'the file changed before every swap: refused after 3 builds, the site left as it was, said',
@@ -400,6 +400,102 @@ describe("a writable server's catch-up build, another builder of the site coming
         await writer.close();
         await other.stop();
       }
+    },
+    120_000,
+  );
+});
+
+/** What goes on beside a `cities-api build` of the site: started before it, stopped (the returned function) once it ended. */
+type Beside = (at: { data: string; site: string }) => Promise<() => Promise<void>>;
+
+/** Calls `step` again and again (every `ms`) until stopped: its stop waits for the step under way. */
+function again(step: () => Promise<void>, ms = 0): () => Promise<void> {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await step();
+      await sleep(ms);
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
+}
+
+describe('cities-api build while the dataset keeps changing beside it', () => {
+  it.each<[string, Beside, { code: number; said: RegExp; during?: SiteState; after: SiteState }]>([
+    [
+      'a writable server takes POSTs without pause: built and swapped in marked behind (said), never older than the dataset unmarked; the POSTs stopped, the server catches the site up and unmarks it',
+      async ({ data, site }) => {
+        const server = await otherWriter(site, data);
+        const statuses: number[] = [];
+        // Four clients, each POSTing as soon as its last POST was answered.
+        const clients = [0, 1, 2, 3].map((client) => {
+          let n = 0;
+          return again(async () => void statuses.push((await createAt(server.url, TOKEN, `C${client}-${n++}`)).status));
+        });
+        while (statuses.length < 20) await sleep(10);
+        return async () => {
+          await Promise.all(clients.map((stop) => stop()));
+          expect(statuses.filter((status) => status !== 201)).toEqual([]);
+          await caughtUp(data);
+          await server.stop();
+        };
+      },
+      {
+        code: 0,
+        said: /stays marked behind its dataset .*changed while the site was built \(a writable server adding cities\? its catch-up builds them in/,
+        after: { holdsAll: true, marked: false },
+      },
+    ],
+    [
+      'the dataset file rewritten without pause (edited, no city appended): refused after 3 builds, the site left as it was, said',
+      async ({ data }) => {
+        const text = await readFile(data, 'utf8');
+        let n = 0;
+        const edit = again(async () => {
+          // Replaced whole (a new file renamed over it, as editors save), a city's name edited each time.
+          writeFileSync(`${data}.edit`, text.replace(/^(\d+),[^,]*/m, `$1,Edited ${n++}`));
+          renameSync(`${data}.edit`, data);
+        }, 5);
+        return edit;
+      },
+      {
+        code: 1,
+        said: /kept changing while .* was built from it \(3 times.*left as it was; build again once it is quiet/,
+        during: { holdsAll: true, marked: false },
+        after: { holdsAll: true, marked: false },
+      },
+    ],
+  ])(
+    '%s',
+    async (label, beside, expected) => {
+      const dir = join(root, `beside-${label.split(':')[0]!.replace(/\W+/g, '-')}`);
+      await mkdir(dir);
+      const data = join(dir, 'cities.csv');
+      const site = join(dir, 'site');
+      await copyFile(join(KIT, 'cities11.csv'), data);
+      await build({ data, out: site, baseUrl: 'http://x', ...SETTINGS });
+      const manifest = await readFile(join(site, MANIFEST_PATH));
+      const stop = await beside({ data, site });
+      let during: SiteState;
+      let exit: Exit;
+      try {
+        exit = await spawnCli(['build', '--data', data, '--site', site, ...CLI_SITE]).exited;
+        during = await siteState(data, site);
+      } finally {
+        await stop();
+      }
+      expect({ code: exit.code, said: `${exit.stdout}${exit.stderr}` }).toEqual({
+        code: expected.code,
+        said: expect.stringMatching(expected.said),
+      });
+      // Never older than the dataset without the marker; refused, the site as it was.
+      expect(during.holdsAll || during.marked).toBe(true);
+      if (expected.during) expect(during).toEqual(expected.during);
+      if (expected.code) expect((await readFile(join(site, MANIFEST_PATH))).equals(manifest)).toBe(true);
+      expect(await siteState(data, site)).toEqual(expected.after);
     },
     120_000,
   );

@@ -1,11 +1,13 @@
 import { statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { exists } from '../fs/file-output.js';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CitiesApiError, optionNamed, wordingOf } from '../core/errors.js';
 import { readFileOnly, sinceRead, underLock } from '../dataset/as-read.js';
 import { DatasetMoved, datasetState, foldLogged, ifUnchanged } from '../dataset/log-fold.js';
 import { BEHIND_PATH } from '../site/behind.js';
+import { LockBusyError, lockSite, type Release, siteSiblings, whileBusy } from '../fs/lock.js';
+import { resolveSiteDir } from '../store/site-path.js';
 import type { SwapCheck } from './build-options.js';
 
 /**
@@ -16,49 +18,83 @@ import type { SwapCheck } from './build-options.js';
  * write-ahead log: the log is folded into the file first; its swap is checked (swapIfAsRead); once
  * built, the marker is removed if the site's files hold every city of the dataset (nothing logged
  * or changed meanwhile). A server without a dataset cannot build: it says so (behindWarning).
+ *
+ * The site's lock is held from before the fold until the swap (`build` is told it holds it): no
+ * other build of the site is swapped in between, nor can a writable server of the site fold its
+ * cities into the file (its fold follows its build's swap). So cities a writable server takes
+ * meanwhile only grow its log past what the build read: the build is swapped in marked behind
+ * them (its catch-up builds them in after it, nginx asking it meanwhile), never refused for them.
+ * A dataset otherwise changed meanwhile (edited, replaced, folded into by another site's server)
+ * refuses the swap: built again from it as it is now, MOVED_TRIES times at most.
  */
 export async function buildCurrent<T>(
   data: string,
   dir: string,
   options: { readonly lockWait: number; readonly log: (line: string) => void; readonly dataName?: string | undefined },
-  build: (swapCheck: SwapCheck | undefined) => Promise<T>,
+  build: (swapCheck: SwapCheck | undefined, siteLocked: boolean) => Promise<T>,
 ): Promise<T> {
   const { lockWait, log } = options;
   const name = options.dataName ?? data;
   const marker = join(dir, BEHIND_PATH);
   let result: T;
+  let markedBefore: boolean;
   let before: string | null;
   for (let tries = 1; ; tries++) {
-    await foldLogged(data, lockWait, log);
-    // Only a marker there before the build: one put there meanwhile is a writable server's, starting.
-    before = (await exists(marker)) ? await datasetState(data).catch(() => null) : null;
-    // Taken before the build reads the dataset: its files are swapped in only if it is still so (swapIfAsRead).
-    const read = await readFileOnly(data).catch(() => null);
+    const release = await lockSiteFirst(dir, lockWait);
     try {
-      result = await build(read === null ? undefined : { dataset: data, read, site: null, lockWait });
+      await foldLogged(data, lockWait, log);
+      // A marker there before the build (not one put meanwhile: a writable server's, starting) is removed once built.
+      markedBefore = await exists(marker);
+      before = await datasetState(data).catch(() => null);
+      // Taken before the build reads the dataset: its files are swapped in only if it is still so (swapIfAsRead).
+      const read = await readFileOnly(data).catch(() => null);
+      const site = release ? siteSignature(dir) : null;
+      result = await build(read === null ? undefined : { dataset: data, read, site, lockWait }, release !== null);
+      break;
     } catch (error) {
       if (!(error instanceof DatasetMoved)) throw error;
       if (tries === MOVED_TRIES)
         throw new CitiesApiError(
-          `${name} kept changing while ${dir} was built from it (${tries} times: a writable server adding cities?): ` +
+          `${name} kept changing while ${dir} was built from it (${tries} times: edited, or replaced?): ` +
             `the site was left as it was; build again once it is quiet`,
         );
       log(`${name} changed while ${dir} was built from it: building again from the dataset as it is now`);
-      continue;
+    } finally {
+      await release?.();
     }
-    if (before === null) return result;
-    break;
   }
+  if (before === null) return result;
   const kept = (why: string) => log(`warning: ${dir} stays marked behind its dataset (${BEHIND_PATH}): ${why}`);
+  const changed = `${name} changed while the site was built (a writable server adding cities? its catch-up builds them in, nginx asking it meanwhile; if none runs, build again)`;
+  // No marker before: one there now is this build's (its swap marked it: cities logged meanwhile), said, or a starting server's.
+  if (!markedBefore) {
+    const same = await ifUnchanged(data, before, lockWait, async () => {}).catch(() => true);
+    if (!same && (await exists(marker))) kept(changed);
+    return result;
+  }
   await ifUnchanged(data, before, lockWait, async () => {
     await rm(marker, { force: true });
     log(`${dir}: its files hold every city of ${name}: no longer marked behind (${BEHIND_PATH} removed)`);
   }).then(
-    (removed) =>
-      removed || kept(`${name} changed while the site was built (a writable server adding cities?): build again`),
+    (removed) => removed || kept(changed),
     (error: unknown) => kept(wordingOf(error)),
   );
   return result;
+}
+
+/**
+ * The site's lock, taken (waited for up to `wait` ms, looking again every few ms: a writable server
+ * taking POSTs without pause builds one catch-up after another, and leaves it free only between
+ * them) before the dataset is read; null where it cannot be taken but for another build holding it
+ * (no parent directory yet, a path the build says it cannot use): the build then takes it itself.
+ */
+async function lockSiteFirst(dir: string, wait: number): Promise<Release | null> {
+  const site = await resolveSiteDir(dir).catch(() => null);
+  if (site === null || !(await exists(dirname(site)))) return null;
+  return whileBusy(() => lockSite(site), wait, siteSiblings(site).lock, 5).catch((error: unknown) => {
+    if (error instanceof LockBusyError) throw error;
+    return null;
+  });
 }
 
 /** How many builds buildCurrent starts while the dataset changes under each before its swap. */

@@ -95,11 +95,16 @@ export interface SwapCheck {
   readonly lockWait: number;
 }
 
-/** build()'s options, its site directory given or defaulted; and serve's: a preview's first build (preview-guard.ts), the swap's check. */
+/**
+ * build()'s options, its site directory given or defaulted; and serve's: a preview's first build
+ * (preview-guard.ts), the swap's check, and whether the caller holds the site's lock already
+ * (buildCurrent: from before it read the dataset), which the build then does not take.
+ */
 export type SiteBuildOptions = BuildOptions & {
   readonly out: string;
   readonly preview?: Preview | undefined;
   readonly swapCheck?: SwapCheck | undefined;
+  readonly siteLocked?: boolean | undefined;
 };
 
 export interface BuildPlan {

@@ -28,6 +28,8 @@ const LIMITS = {
 /** What of build()'s options this module handles (build.ts's BuildOptions; not imported: build.ts imports this). */
 export interface ThreadedOptions<Plan> {
   readonly out: string;
+  /** The caller holds the site's lock already (the thread does not take it either). */
+  readonly siteLocked?: boolean | undefined;
   readonly background?: boolean | undefined;
   readonly signal?: AbortSignal | undefined;
   readonly onRead?: (bytesRead: number, bytes: number) => void;
@@ -77,7 +79,7 @@ export async function buildInThread<Plan, Result>(
   const { signal, onRead, onStart, onProgress, onWarning, ...plain } = options;
   signal?.throwIfAborted();
   const out = await resolveSiteDir(options.out).catch(() => null);
-  const release = out ? claimSite(out) : null;
+  const release = out && !options.siteLocked ? claimSite(out) : null;
   const data: BuildThreadData = {
     options: { cwd: process.cwd(), ...plain },
     callbacks: { onRead: !!onRead, onStart: !!onStart, onProgress: !!onProgress, onWarning: !!onWarning },
@@ -122,7 +124,7 @@ export async function buildInThread<Plan, Result>(
   // The locks it held are a dead holder's (where the OS cannot tell that its thread ended).
   forgetThread(threadId);
   // Its draft tree and lock are this process's: the next build would remove them, but now is better.
-  if (out) await tidySite(out).catch(() => undefined);
+  if (out) await tidySite(out, options.siteLocked).catch(() => undefined);
   throw new CitiesApiError(
     `${wordingOf(ended.error)}; nothing half-written was left (the site is as it was, or whole if it was already in place): build again`,
   );

@@ -57,8 +57,10 @@ async function buildChecked(asked: BuildOptions, reader: Reader): Promise<BuildR
   const around = { lockWait: options.lockWait ?? DEFAULT_LOCK_WAIT, log, dataName: options.dataName };
   // Another build of the site (another process's, or this one's) is waited for as long as the dataset's lock.
   const { lock } = siteSiblings(await resolveSiteDir(options.out).catch(() => options.out));
-  return buildCurrent(options.data, options.out, around, (swapCheck) =>
-    whileBusy(() => runBuild({ ...options, swapCheck }), around.lockWait, lock),
+  return buildCurrent(options.data, options.out, around, (swapCheck, siteLocked) =>
+    siteLocked
+      ? runBuild({ ...options, swapCheck, siteLocked })
+      : whileBusy(() => runBuild({ ...options, swapCheck }), around.lockWait, lock),
   );
 }
 
@@ -95,7 +97,7 @@ async function buildSite(options: SiteBuildOptions): Promise<BuildResult> {
   const started = performance.now();
   const { plan, write } = await planBuild(options);
   options.onStart?.(plan);
-  const stats = write ? await writePlanned(plan, write, options) : await tidyUpToDate(plan);
+  const stats = write ? await writePlanned(plan, write, options) : await tidyUpToDate(plan, options.siteLocked);
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
 }
 
@@ -110,6 +112,7 @@ async function writePlanned(plan: BuildPlan, write: PendingWrite, options: SiteB
   const entries = countNotPages(untilAborted(siteEntries(data, spec, tag), options.signal), notPages);
   return writeSite(dir, entries, manifest, {
     force: options.force,
+    locked: options.siteLocked,
     guard: new SpaceGuard(dir, minFree),
     directories: siteDirectories(spec),
     dataset: digest && { digest, cityBytes },
@@ -122,9 +125,9 @@ async function writePlanned(plan: BuildPlan, write: PendingWrite, options: SiteB
   });
 }
 
-/** A site with nothing to write: killed builds' leftovers tidied. */
-async function tidyUpToDate(plan: BuildPlan): Promise<WriteStats> {
-  await tidySite(plan.dir);
+/** A site with nothing to write: killed builds' leftovers tidied (`locked`: its lock held by the caller). */
+async function tidyUpToDate(plan: BuildPlan, locked: boolean | undefined): Promise<WriteStats> {
+  await tidySite(plan.dir, locked);
   // The files as the manifest lists them (the plan's count is an estimate: the edge data's blocks follow the cities).
   const site = await readSiteFiles(plan.dir);
   const files = site ? filesOnDisk(site.files, site.settings.compression !== 'none') : plan.files;

@@ -89,7 +89,8 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
       writable = await openWritable({ data: options.data!, dir: options.dir, builder, answer, lockWait, log });
     }
     if (options.data) {
-      const first = (swapCheck?: SwapCheck) => builder.first(options.data!, firstBuild, swapCheck);
+      const first = (swapCheck: SwapCheck | undefined, siteLocked: boolean) =>
+        builder.first(options.data!, firstBuild, swapCheck, siteLocked);
       // As build does (behind-site.ts): the log a writable server left folded in first (a writable
       // server's own writer did at open), the swap checked, the site's marker kept or removed.
       const around = { lockWait, log, dataName: options.dataName };

@@ -48,13 +48,14 @@ export class SiteBuilder {
     return this.options.dir;
   }
 
-  /** Builds the site before it is served, telling `progress` how it goes. */
+  /** Builds the site before it is served, telling `progress` how it goes; `siteLocked`: the caller holds the site's lock. */
   async first(
     data: string,
     progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress'>,
     swapCheck?: SwapCheck,
+    siteLocked?: boolean,
   ): Promise<void> {
-    await this.build(data, { ...progress, swapCheck });
+    await this.build(data, { ...progress, swapCheck, siteLocked });
   }
 
   /** From now on, builds replace what `live` serves. */
@@ -80,7 +81,7 @@ export class SiteBuilder {
 
   private build(
     data: string,
-    progress?: Pick<SiteBuildOptions, 'onRead' | 'onStart' | 'onProgress' | 'background' | 'swapCheck'>,
+    progress?: Pick<SiteBuildOptions, 'onRead' | 'onStart' | 'onProgress' | 'background' | 'swapCheck' | 'siteLocked'>,
   ): Promise<void> {
     const { options } = this;
     const served: SiteSettings | undefined = this.live?.settings;
@@ -116,7 +117,7 @@ export class SiteBuilder {
         this.builtHash = digest.toString('hex');
       },
       options.lockWait,
-      siteSiblings(options.dir).lock,
+      progress?.siteLocked ? undefined : siteSiblings(options.dir).lock,
     );
   }
 }

@@ -73,11 +73,12 @@ export function lockDataset(file: string): Promise<Release> {
  * `wait` ms; then its LockBusyError is thrown. With `lock`, each attempt first waits (cheaply,
  * reading the lock file) for that lock to be free, so a costly task is not run in vain. A lock
  * the task already waited for and gave up on (another whileBusy inside it) is not waited for again.
+ * Looks again after 5 ms, then twice as long each time up to `maxDelay` ms.
  */
-export async function whileBusy<T>(task: () => Promise<T>, wait: number, lock?: string): Promise<T> {
+export async function whileBusy<T>(task: () => Promise<T>, wait: number, lock?: string, maxDelay = 100): Promise<T> {
   const deadline = performance.now() + wait;
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
+  for (let delay = Math.min(5, maxDelay); ; delay = Math.min(delay * 2, maxDelay)) {
     if (lock && performance.now() + delay < deadline && (await isHeld(lock))) {
       await pause(delay);
       continue;

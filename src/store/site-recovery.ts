@@ -12,13 +12,13 @@ import { statCacheDrafts } from './stat-records.js';
 /**
  * Holding the build lock, repairs what killed builds left beside a site that needs no writing.
  * With nothing to repair (nearly always) it takes no lock: a site up to date on a read-only
- * filesystem, or a full disk, is up to date all the same.
+ * filesystem, or a full disk, is up to date all the same. `locked`: the caller holds it already.
  */
-export async function tidySite(outDir: string): Promise<void> {
+export async function tidySite(outDir: string, locked = false): Promise<void> {
   // (A dead builder's lock counts: taking the lock replaces it, and releasing it removes it.)
   const holder = await whoHolds(siteSiblings(outDir).lock).catch(() => null);
   if (!(await leftovers(outDir)).length && (holder === null || isLiveHolder(holder))) return;
-  const release = await lockSite(outDir);
+  const release = locked ? async () => {} : await lockSite(outDir);
   try {
     await recoverSite(outDir);
   } finally {

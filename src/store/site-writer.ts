@@ -41,6 +41,8 @@ export interface WriteStats {
 export interface WriteOptions {
   /** Reuse nothing of the old site: every file is written anew. */
   readonly force?: boolean;
+  /** The site's lock is held already, by this build's caller: not taken again. */
+  readonly locked?: boolean | undefined;
   /** Stops the build when free space runs low. */
   readonly guard?: SpaceGuard;
   readonly onProgress?: (entriesDone: number) => void;
@@ -106,7 +108,7 @@ async function writeSiteLocked(
   options: WriteOptions,
 ): Promise<WriteStats> {
   await mkdir(dirname(outDir), { recursive: true });
-  const release = await lockSite(outDir);
+  const release = options.locked ? async () => {} : await lockSite(outDir);
   try {
     await recoverSite(outDir);
     const old = await readSiteFiles(outDir);
