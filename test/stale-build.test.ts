@@ -61,19 +61,12 @@ describe('a build whose dataset changed after it read it, before its swap', () =
       { holdsAll: false, marked: false, error: /kept changing while .* was built from it \(3 times.*left as it was/ },
     ],
   ])('%s', async (label, meanwhile, expected) => {
-    const dir = join(
-      root,
-      label
-        .split(' ')
-        .slice(0, 4)
-        .join('-')
-        .replace(/[^\w-]/g, ''),
-    );
-    await mkdir(dir);
-    const data = join(dir, 'cities.csv');
-    const site = join(dir, 'site');
-    await copyFile(join(KIT, 'cities11.csv'), data);
-    await build({ data, out: site, ...SETTINGS });
+    const name = label
+      .split(' ')
+      .slice(0, 4)
+      .join('-')
+      .replace(/[^\w-]/g, '');
+    const { dir, data, site } = await kitPlace(name, {});
     // The dataset the build reads is not the site's: it writes and swaps.
     addRow(data, 97);
     // A log holding one city, as a writable server appends it.
@@ -92,15 +85,7 @@ describe('a build whose dataset changed after it read it, before its swap', () =
       () => undefined,
       (e: Error) => e,
     );
-    const inDataset = [
-      ...(await readDataset(data)).ids,
-      ...(await CityLog.of(realpathSync(data)).read()).cities.map((c) => c.id),
-    ];
-    const inFiles = (
-      JSON.parse(await readFile(join(site, '_cities-api', 'cities.json'), 'utf8')) as { id: number }[]
-    ).map((c) => c.id);
-    const marked = lstatSync(join(site, BEHIND_PATH), { throwIfNoEntry: false }) !== undefined;
-    const holdsAll = inDataset.every((id) => inFiles.includes(id));
+    const { holdsAll, marked } = await siteState(data, site);
     expect({ holdsAll, marked, ...(error && { error: error.message }) }).toEqual({
       ...expected,
       ...(expected.error && { error: expect.stringMatching(expected.error) }),
@@ -115,14 +100,10 @@ describe("a build that cannot take the dataset's lock (a writable server adding 
     ['--lock-wait 0: gives up at once', ['--lock-wait', '0'], /^(?!.*waited)/],
     ['--lock-wait 1: gives up after a second, saying so', ['--lock-wait', '1'], /\(waited 1 s\)/],
   ])('%s; the message names the lock file, its holder and what to do', async (label, args, waited) => {
-    const dir = join(root, `lock-${label.slice(12, 13)}`);
-    await mkdir(dir);
-    const data = join(dir, 'cities.csv');
-    await copyFile(join(KIT, 'cities11.csv'), data);
+    const { dir, data, site } = await kitPlace(`lock-${label.slice(12, 13)}`);
     const lock = join(dir, '.cities.csv.lock');
     // This process: alive, and not the build's.
     writeFileSync(lock, `${process.pid}\n`);
-    const site = join(dir, 'site');
     const { code, stderr } = await spawnCli(['build', '--data', data, '--site', site, ...SMALL_SITE, ...args]).exited;
     expect({ code, stderr }).toEqual({ code: 1, stderr: expect.stringMatching(waited) });
     for (const part of [lock, `pid ${process.pid}`, '(--lock-wait)', `delete ${lock}`]) expect(stderr).toContain(part);
@@ -141,11 +122,7 @@ describe("a build that cannot take the site's lock at once (another build of the
       { releasedAfter: 2000, code: 0, said: /^(?![^]*another build)/ },
     ],
   ])('%s', async (label, args, expected) => {
-    const dir = join(root, `site-lock-${label.split(':')[0]!.replace(/\W+/g, '-')}`);
-    await mkdir(dir);
-    const data = join(dir, 'cities.csv');
-    await copyFile(join(KIT, 'cities11.csv'), data);
-    const site = join(dir, 'site');
+    const { dir, data, site } = await kitPlace(`site-lock-${label.split(':')[0]!.replace(/\W+/g, '-')}`);
     const lock = join(dir, '.site.lock');
     // This process: alive, and not the build's.
     writeFileSync(lock, `${process.pid}\n`);
@@ -179,6 +156,17 @@ describe("a build that cannot take the site's lock at once (another build of the
  * A build of a dataset of 1 MB or more (in a thread of its own), its swap checked against the
  * dataset as it was before `meanwhile` ran: what it threw, if anything.
  */
+/** A directory of its own under root: the kit's cities11.csv as its dataset, and where its site goes (built first when `built`). */
+async function kitPlace(name: string, built?: { readonly baseUrl?: string }) {
+  const dir = join(root, name);
+  await mkdir(dir);
+  const data = join(dir, 'cities.csv');
+  const site = join(dir, 'site');
+  await copyFile(join(KIT, 'cities11.csv'), data);
+  if (built) await build({ data, out: site, ...built, ...SETTINGS });
+  return { dir, data, site };
+}
+
 async function threadedBuild(name: string, lockWait: number, meanwhile: (data: string) => unknown) {
   const dir = join(root, name);
   await mkdir(dir);
@@ -361,12 +349,9 @@ describe("a writable server's catch-up build, another builder of the site coming
   ])(
     '%s',
     async (label, between, expected) => {
-      const dir = join(root, `writers-${label.split(':')[0]!.replace(/\W+/g, '-')}`);
-      await mkdir(dir);
-      const data = join(dir, 'cities.csv');
-      const site = join(dir, 'site');
-      await copyFile(join(KIT, 'cities11.csv'), data);
-      await build({ data, out: site, baseUrl: 'http://x', ...SETTINGS });
+      const { data, site } = await kitPlace(`writers-${label.split(':')[0]!.replace(/\W+/g, '-')}`, {
+        baseUrl: 'http://x',
+      });
       const lines: string[] = [];
       const held = new HeldBuilder(
         { dir: site, serverUrl: 'http://x', baseUrl: 'http://x', lockWait: 10_000, ...SETTINGS },
@@ -471,12 +456,9 @@ describe('cities-api build while the dataset keeps changing beside it', () => {
   ])(
     '%s',
     async (label, beside, expected) => {
-      const dir = join(root, `beside-${label.split(':')[0]!.replace(/\W+/g, '-')}`);
-      await mkdir(dir);
-      const data = join(dir, 'cities.csv');
-      const site = join(dir, 'site');
-      await copyFile(join(KIT, 'cities11.csv'), data);
-      await build({ data, out: site, baseUrl: 'http://x', ...SETTINGS });
+      const { data, site } = await kitPlace(`beside-${label.split(':')[0]!.replace(/\W+/g, '-')}`, {
+        baseUrl: 'http://x',
+      });
       const manifest = await readFile(join(site, MANIFEST_PATH));
       const stop = await beside({ data, site });
       let during: SiteState;
