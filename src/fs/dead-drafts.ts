@@ -3,9 +3,9 @@ import { basename, dirname, join } from 'node:path';
 import { isAlive } from './lock-holder.js';
 import { dropToken, heldHere, newToken } from './lock-tokens.js';
 
-// A file is written whole through a draft beside it, then renamed or linked into place. A writer killed in between (SIGKILL, a power loss) left its draft for good. Each
-// writer names its drafts with a DraftName and, as it writes, removes those of that name whose
-// writer is gone. A draft's name holds its writer's pid and token (lock-tokens.ts): the threads of
+// A file is written whole through a draft beside it, then renamed or linked into place. A writer
+// killed in between (SIGKILL, a power loss) left its draft for good. Each writer names its drafts
+// with a DraftName and, as it writes, removes those of that name whose writer is gone. A draft's name holds its writer's pid and token (lock-tokens.ts): the threads of
 // a process share its pid, so the token tells whether a writer in this process still has it.
 
 /** The drafts of one kind: in `dir`, `head` + the writer's pid, a dot and its token + `tail`. */
