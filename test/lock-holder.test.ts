@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Holder, isAlive, isLiveHolder, whoHolds, whoHoldsNow } from '../src/fs/lock-holder.js';
 import { lockDataset, lockSite } from '../src/fs/lock.js';
+import { takeLock } from '../src/fs/lock-file.js';
 import { dropToken, newToken } from '../src/fs/lock-tokens.js';
 
 const linux = process.platform === 'linux';
@@ -88,6 +89,47 @@ describe('a lock file as older versions read it', () => {
       const [lock] = readdirSync(dir).filter((name) => name.endsWith('.lock'));
       expect(olderReading(readFileSync(join(dir, lock!), 'utf8'))).toBe(process.pid);
       await release();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a lock's release removes its own lock only", () => {
+  // A lock deleted by hand while held frees its inode, which ext4 hands straight back to the next
+  // file: the next holder's lock can have the very identity the first holder recorded.
+  it.each<[string, (lock: string) => (() => void) | undefined, boolean]>([
+    ['as taken: removed', () => undefined, false],
+    [
+      "another process's lock of the same identity (inode reused): kept",
+      (lock) => {
+        writeFileSync(lock, `${process.ppid}\n`);
+        return undefined;
+      },
+      true,
+    ],
+    [
+      'a holder in this process of the same identity (inode reused): kept',
+      (lock) => {
+        const { dev, ino } = statSync(lock);
+        const token = newToken({ dev, ino });
+        return () => dropToken(token);
+      },
+      true,
+    ],
+  ])('%s', async (_, meanwhile, kept) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cities-lock-release-'));
+    try {
+      const lock = join(dir, '.cities.csv.lock');
+      const release = await takeLock(
+        lock,
+        (holder) => `held by ${holder}`,
+        async (error) => error,
+      );
+      const after = meanwhile(lock);
+      await release();
+      expect(existsSync(lock)).toBe(kept);
+      after?.();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, linkSync, openSync, renameSync, rmSync, writeSync
 import { threadId } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
 import { isLiveHolder, whoHoldsNow } from './lock-holder.js';
-import { dropToken, type FileId, newToken } from './lock-tokens.js';
+import { dropToken, type FileId, holdsFile, newToken } from './lock-tokens.js';
 
 // One lock file taken and released (lock.ts says which locks there are, and waits for them).
 
@@ -49,8 +49,11 @@ export async function takeLock(
   let token = '';
   let file: FileId;
   const release = async () => {
-    // Its own lock only: one deleted by hand and taken by another holder meanwhile is another file.
-    if (sameFile(whoHoldsNow(lock)?.file, file)) rmSync(lock, { force: true });
+    // Its own lock only. One deleted by hand and taken by another holder meanwhile is another file,
+    // or, its inode reused (ext4 hands a freed one straight back), another process's pid or another
+    // holder's here, whose table slot holds that file too.
+    const now = whoHoldsNow(lock);
+    if (now?.pid === process.pid && sameFile(now.file, file) && !holdsFile(file, token)) rmSync(lock, { force: true });
     dropToken(token);
     claimed.delete(lock);
   };

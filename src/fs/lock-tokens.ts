@@ -125,15 +125,17 @@ export function heldHere(token: string | undefined): boolean {
 }
 
 /**
- * Whether a holder in this process holds the lock file `file` and has not released it, in a thread
- * still running. A file no holder here took (a lock written by hand, or by a dead process whose pid
- * this one reuses) is held by no one.
+ * Whether a holder in this process (but the one of `except`, a token) holds the lock file `file` and
+ * has not released it, in a thread still running. A file no holder here took (a lock written by
+ * hand, or by a dead process whose pid this one reuses) is held by no one.
  */
-export function holdsFile(file: FileId): boolean {
+export function holdsFile(file: FileId, except?: string): boolean {
   const [dev, high, low] = words(file);
+  const own = numberOf(except);
   for (let slot = HEAD; slot < table.length; slot += WIDTH) {
     const n = Atomics.load(table, slot);
-    if (n <= 0 || Atomics.load(table, slot + 3) !== dev || Atomics.load(table, slot + 4) !== high) continue;
+    if (n <= 0 || n === own || Atomics.load(table, slot + 3) !== dev || Atomics.load(table, slot + 4) !== high)
+      continue;
     if (Atomics.load(table, slot + 5) === low && running(slot, n)) return true;
   }
   return false;
