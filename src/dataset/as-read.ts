@@ -54,10 +54,11 @@ export async function readLogged(
 export async function sinceRead(file: string, read: DatasetRead): Promise<SinceRead> {
   const target = await realpath(file);
   if ((await datasetSignature(target)) !== read.file) return 'moved';
-  const log = await CityLog.of(target).contents();
+  // Whole records only: under this lock no writer is mid-append, so a torn write is a killed one's, never acknowledged.
+  const { bytes, head } = await CityLog.of(target).read();
   const held = read.log.bytes;
-  if (log.length < held || digestOf(log.subarray(0, held)) !== read.log.digest) return 'moved';
-  return log.length === held ? 'current' : 'grown';
+  if (bytes < held || digestOf(head.subarray(0, held)) !== read.log.digest) return 'moved';
+  return bytes === held ? 'current' : 'grown';
 }
 
 /**

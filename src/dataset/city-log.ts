@@ -57,11 +57,6 @@ export class CityLog {
     return { cities, bytes, head: text.subarray(0, bytes) };
   }
 
-  /** Every byte the log holds now (none when there is no log): torn writes too. */
-  contents(): Promise<Buffer> {
-    return this.bytes();
-  }
-
   /** Cuts the log back to its first `bytes` (dropping a torn write). */
   async cut(bytes: number): Promise<void> {
     if (!bytes) return rm(this.path, { force: true });
