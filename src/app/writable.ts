@@ -8,7 +8,7 @@ import { datasetSignature } from '../dataset/known-ids.js';
 import { LoggedCityWriter } from '../dataset/logged-writer.js';
 import { exists, syncDirectory } from '../fs/file-output.js';
 import { fileSystemError, type PathRole } from '../fs/fs-error.js';
-import { lockDataset, whileBusy } from '../fs/lock.js';
+import { underDatasetLock } from '../fs/lock.js';
 import { BEHIND_PATH, BEHIND_TEXT } from '../site/behind.js';
 import { siteSignature } from './behind-site.js';
 import type { Served, SiteBuilder } from './site-builder.js';
@@ -77,12 +77,9 @@ export async function openWritable(options: WritableOptions): Promise<{
   // logged nothing). Anything else is left to the next build's swap, which knows what its files hold.
   const caughtUp = async () => {
     if (unmarkedAt === null || !(await exists(marker))) return;
-    const release = await whileBusy(() => lockDataset(target), options.lockWait);
-    try {
+    await underDatasetLock(target, options.lockWait, async () => {
       if ((await now()) === unmarkedAt) await rm(marker, { force: true });
-    } finally {
-      await release();
-    }
+    });
   };
   // After a build, before POSTs count on fsync again: the site's directory synced, which commits
   // the build's metadata (ext4's journal) now. Else the next POST's log fsync pays for it: a fsync

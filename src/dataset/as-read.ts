@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access, realpath } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
-import { lockDataset, whileBusy } from '../fs/lock.js';
+import { underDatasetLock } from '../fs/lock.js';
 import type { City } from '../core/fields.js';
 import { CityLog } from './city-log.js';
 import { datasetSignature } from './known-ids.js';
@@ -73,11 +73,5 @@ export async function underLock<T>(file: string, wait: number, task: () => Promi
     () => true,
     () => false,
   );
-  if (!writable) return task();
-  const release = await whileBusy(() => lockDataset(target), wait);
-  try {
-    return await task();
-  } finally {
-    await release();
-  }
+  return writable ? underDatasetLock(target, wait, task) : task();
 }

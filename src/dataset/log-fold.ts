@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { CitiesApiError } from '../core/errors.js';
 import type { City } from '../core/fields.js';
-import { lockDataset, whileBusy } from '../fs/lock.js';
+import { underDatasetLock } from '../fs/lock.js';
 import { commitStaged, discardStaged, stageAppend } from './append-cities.js';
 import { type DatasetRead, readLogged } from './as-read.js';
 import { CityLog } from './city-log.js';
@@ -64,7 +64,7 @@ export async function foldLogged(file: string, wait: number, say: (line: string)
   const target = await realpath(file).catch(() => null);
   const log = target && CityLog.of(target);
   if (!log || !(await log.read()).bytes) return;
-  await underLock(target, wait, () => foldLog(file, target, log, say));
+  await underDatasetLock(target, wait, () => foldLog(file, target, log, say));
 }
 
 /** The cities `file`'s log holds that the file lacks (its ids: `inFile`), read without writing anything (validate); and the log's path. */
@@ -92,7 +92,7 @@ export async function ifUnchanged(
   task: () => Promise<void>,
 ): Promise<boolean> {
   const target = await realpath(file);
-  return underLock(target, wait, async () => {
+  return underDatasetLock(target, wait, async () => {
     const same = (await datasetSignature(target)) === state && !(await CityLog.of(target).read()).bytes;
     if (same) await task();
     return same;
@@ -124,15 +124,5 @@ export async function withLogged(
 export class DatasetMoved extends CitiesApiError {
   constructor(readonly file: string) {
     super(`${file} changed while the site was built from it: its files were not swapped in (they lacked the change)`);
-  }
-}
-
-/** `task` run holding the lock of the dataset whose real file is `target` (waited for up to `wait` ms). */
-async function underLock<T>(target: string, wait: number, task: () => Promise<T>): Promise<T> {
-  const release = await whileBusy(() => lockDataset(target), wait);
-  try {
-    return await task();
-  } finally {
-    await release();
   }
 }

@@ -55,6 +55,16 @@ export function claimSite(outDir: string): () => void {
   return () => void claimed.delete(lock);
 }
 
+/** `task` run holding the lock of the dataset whose real file is `target` (waited for up to `wait` ms). */
+export async function underDatasetLock<T>(target: string, wait: number, task: () => Promise<T>): Promise<T> {
+  const release = await whileBusy(() => lockDataset(target), wait);
+  try {
+    return await task();
+  } finally {
+    await release();
+  }
+}
+
 /** The lock writers of a dataset file hold while they choose ids and replace it (`.NAME.lock` beside it). */
 export function lockDataset(file: string): Promise<Release> {
   const lock = join(dirname(file), `.${basename(file)}.lock`);
