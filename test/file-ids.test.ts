@@ -33,3 +33,24 @@ describe("a dataset file's ids: the largest, and which of some ids it holds", ()
     });
   });
 });
+
+describe("a file's ids with those a fold appended (FileIds.with): the same as the file read again", () => {
+  it.each<[string, number[], number[]]>([
+    ['added past every id', [1, 2, 3], [7, 9]],
+    ['added between and before them, in no order', [2, 5, 9], [6, -1, 3]],
+    ['added to a file with no city', [], [4]],
+    ['nothing added', [5, 2], []],
+    ['ids past 2^32 among them', [3, 2 ** 40], [2 ** 40 + 1, 2 ** 33]],
+  ])('%s', async (label, ids, added) => {
+    const file = join(dir, `with-${label.replace(/\W+/g, '-')}.json`);
+    await writeFile(file, JSON.stringify(ids.map((id) => makeCity(id))));
+    const merged = (await fileIds(file)).with(added);
+    await writeFile(file, JSON.stringify([...ids, ...added].map((id) => makeCity(id))));
+    const reread = await fileIds(file);
+    const asked = [...ids, ...added].flatMap((id) => [id - 1, id, id + 1]);
+    expect({ last: merged.last, held: asked.filter((id) => merged.has(id)) }).toEqual({
+      last: reread.last,
+      held: asked.filter((id) => reread.has(id)),
+    });
+  });
+});

@@ -1,10 +1,10 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { wordingOf } from '../src/core/errors.js';
 import { CityLog } from '../src/dataset/city-log.js';
-import { IDS_THREAD_FROM } from '../src/dataset/file-ids.js';
+import { fileIds, IDS_THREAD_FROM } from '../src/dataset/file-ids.js';
 import { foldLogged, withLogged } from '../src/dataset/log-fold.js';
 import { LoggedCityWriter } from '../src/dataset/logged-writer.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
@@ -23,6 +23,11 @@ import { makeCity, tempDir } from './helpers.js';
 vi.mock('../src/dataset/read-dataset.js', async (original) => {
   const actual = await original<typeof import('../src/dataset/read-dataset.js')>();
   return { ...actual, readDataset: vi.fn(actual.readDataset) };
+});
+// Counted: each call is a read of the whole file (in a thread when large).
+vi.mock('../src/dataset/file-ids.js', async (original) => {
+  const actual = await original<typeof import('../src/dataset/file-ids.js')>();
+  return { ...actual, fileIds: vi.fn(actual.fileIds) };
 });
 vi.mock('node:fs/promises', async (original) => {
   const actual = await original<typeof import('node:fs/promises')>();
@@ -209,6 +214,50 @@ describe('serve --writable: its dataset file changed by another process, the ids
         .slice(-2);
     else seen.logged = told.find((line) => line.startsWith('POST failed'));
     expect({ ...seen, readHere: calledHere }).toEqual({ ...wanted, readHere });
+    await rm(data);
+  });
+});
+
+describe("serve --writable opening: one read of the file's ids serves the fold and the writer, unless the file changed in between", () => {
+  // What is in the log at open, and whether the file is changed (by someone else) once the fold has said its line.
+  it.each<[string, { log: 'none' | 'missing' | 'held'; editAfterFold?: boolean }, { reads: number; created: number }]>([
+    ['nothing logged: read once (the writer learns its ids)', { log: 'none' }, { reads: 1, created: 3001 }],
+    [
+      "a logged city the file lacks: read once, by the fold; the writer takes its ids as the fold's commit left them",
+      { log: 'missing' },
+      { reads: 1, created: 100000 },
+    ],
+    [
+      'a logged city the file holds (a server killed between its commit and the drop from its log): read once',
+      { log: 'held' },
+      { reads: 1, created: 100000 },
+    ],
+    [
+      'the file changed by someone else after the fold: read again, its larger id seen (a change is never hidden)',
+      { log: 'missing', editAfterFold: true },
+      { reads: 2, created: 200001 },
+    ],
+  ])('%s', async (label, { log, editAfterFold }, expected) => {
+    const data = join(root, `${label.replace(/\W+/g, '-').slice(0, 60)}.json`);
+    const count = 3000;
+    const loggedCity = makeCity(99999, { name: 'Logged' });
+    await dataset(data, count, ...(log === 'held' ? [loggedCity] : []));
+    expect((await stat(data)).size).toBeGreaterThanOrEqual(IDS_THREAD_FROM);
+    if (log !== 'none') await CityLog.of(realpathSync(data)).append([loggedCity]);
+    vi.mocked(fileIds).mockClear();
+    const edit = () =>
+      writeFileSync(
+        data,
+        JSON.stringify([...Array.from({ length: count }, (_, i) => makeCity(i + 1)), loggedCity, makeCity(200000)]),
+      );
+    const writer = await LoggedCityWriter.open(data, {
+      ...quietWriter,
+      log: (line) => void (editAfterFold && line.includes('folded in') && edit()),
+    });
+    const reads = vi.mocked(fileIds).mock.calls.length;
+    const { id } = await writer.create(newCity('Created'));
+    await writer.close();
+    expect({ reads, created: id }).toEqual(expected);
     await rm(data);
   });
 });

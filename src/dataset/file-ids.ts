@@ -39,6 +39,25 @@ export class FileIds {
     }
     return this.sorted[low] === id;
   }
+
+  /** These ids and `more` (none of them among these), sorted: the file's once `more` are appended, not read again. */
+  with(more: readonly number[]): FileIds {
+    const added = Float64Array.from(more).sort();
+    const all = new Float64Array(this.sorted.length + added.length);
+    // A merge of two sorted arrays: a few added to 140,000 take a pass, not a sort.
+    for (let i = 0, j = 0, k = 0; k < all.length; k++)
+      all[k] =
+        j === added.length || (i < this.sorted.length && this.sorted[i]! <= added[j]!)
+          ? this.sorted[i++]!
+          : added[j++]!;
+    return new FileIds(all);
+  }
+}
+
+/** A dataset file's ids, read or known while its real file had `signature` (datasetSignature): good while it still has it. */
+export interface SignedIds {
+  readonly signature: string;
+  readonly ids: FileIds;
 }
 
 /** A copy of a table's ids, in ascending order (a typed array sorts by value). */

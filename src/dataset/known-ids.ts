@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import type { City } from '../core/fields.js';
 import type { CityLog } from './city-log.js';
-import { type FileIds, fileIds } from './file-ids.js';
+import { type FileIds, fileIds, type SignedIds } from './file-ids.js';
 
 /**
  * Which ids a dataset file and its log hold, as this process last saw them: their signatures,
@@ -23,12 +23,16 @@ export class KnownIds {
     return this.seen.lastId;
   }
 
-  /** Under the dataset's lock: the largest id in the dataset and the log, read again only if another process changed either. */
-  async look(): Promise<void> {
+  /**
+   * Under the dataset's lock: the largest id in the dataset and the log, read again only if another
+   * process changed either. `read`: the file's ids a fold just read (foldLog), used instead of a
+   * read while the file still has the signature they were read at.
+   */
+  async look(read?: SignedIds | null): Promise<void> {
     const [dataset, log] = [await datasetSignature(this.target), await this.logFile.signature()];
     if (dataset === this.seen.dataset && log === this.seen.log) return;
     // Read and validated off this thread when large (fileIds): the server answers meanwhile.
-    const ids = await fileIds(this.file);
+    const ids = read?.signature === dataset ? read.ids : await fileIds(this.file);
     const { cities, bytes } = await this.logFile.read();
     await this.logFile.cut(bytes);
     const fileLastId = ids.last;

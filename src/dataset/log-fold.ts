@@ -5,7 +5,7 @@ import { underDatasetLock } from '../fs/lock.js';
 import { commitStaged, discardStaged, stageAppend } from './append-cities.js';
 import { type DatasetRead, readLogged } from './as-read.js';
 import { CityLog } from './city-log.js';
-import { fileIds } from './file-ids.js';
+import { fileIds, type SignedIds } from './file-ids.js';
 import { datasetSignature } from './known-ids.js';
 
 // The write-ahead log and the dataset file it belongs to, as the writer (logged-writer.ts) folds
@@ -27,22 +27,33 @@ export async function checkTarget(file: string, target: string, log: CityLog): P
  * Under the dataset's lock: the logged cities the dataset file lacks are appended to it (no
  * build), and the log emptied (only cut when it held no whole record). The site's files still lack
  * them: the writer keeps those it logged as unbuilt, and its site behind, for as long as it runs.
+ * Returns the file's ids as the fold leaves it, with its signature then (null when the log was
+ * empty: nothing read), so that the writer opening need not read the file again (KnownIds.look).
  */
-export async function foldLog(file: string, target: string, log: CityLog, say: (line: string) => void): Promise<void> {
+export async function foldLog(
+  file: string,
+  target: string,
+  log: CityLog,
+  say: (line: string) => void,
+): Promise<SignedIds | null> {
   await checkTarget(file, target, log);
   const { cities, bytes } = await log.read();
-  if (!bytes) return log.cut(0);
+  if (!bytes) return log.cut(0).then(() => null);
   // Taken before its ids are read: the commit refuses if the file changed since (staged from a copy, never read here).
   const signature = await datasetSignature(target);
   const inFile = await fileIds(file);
   const missing = cities.filter((city) => !inFile.has(city.id));
+  let now: SignedIds = { signature, ids: inFile };
   if (missing.length) {
     await commitStaged(await stageAppend(file, missing, signature));
+    // The file this commit put in place, its ids known (as KnownIds.folded takes them): a later change is seen.
+    now = { signature: await datasetSignature(target), ids: inFile.with(missing.map((city) => city.id)) };
     say(
       `${file}: ${missing.length === 1 ? '1 city' : `${missing.length} cities`} a writable server logged (${log.path}) folded in`,
     );
   }
   await log.dropFirst(Number.MAX_SAFE_INTEGER);
+  return now;
 }
 
 /** What is said of created cities found in neither the dataset file nor its log (the log deleted or cut). */

@@ -189,9 +189,9 @@ export class LoggedCityWriter implements CatchingUpStore {
 
   /** Under the dataset's lock: the logged cities the dataset file lacks are appended to it (no build), and the log emptied. */
   private fold(): Promise<void> {
-    return this.lock.run(async () => {
-      await foldLog(this.file, this.target, this.logFile, this.options.log);
-      await this.ids.look();
-    });
+    // One read of the file's ids serves both, the fold's, unless the file changed since (look).
+    return this.lock.run(async () =>
+      this.ids.look(await foldLog(this.file, this.target, this.logFile, this.options.log)),
+    );
   }
 }
