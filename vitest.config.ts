@@ -72,6 +72,7 @@ const UNIT = [
   'route-table',
   'run-bounded',
   'send-gate',
+  'settings-warnings',
   'site-entries',
   'site-layout',
   'site-path',

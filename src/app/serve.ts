@@ -3,6 +3,7 @@ import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { resolveLimits } from '../http/limits.js';
 import { DEFAULT_OUT } from '../site/spec.js';
 import { SiteBuilder } from './site-builder.js';
+import { settingsWarningsOnce } from './settings-warnings.js';
 import { coalesced, rebuildOnChange, watchDataset } from './dataset-watch.js';
 import { checkWritable } from '../dataset/append-cities.js';
 import { tokenProblems } from '../http/token-auth.js';
@@ -76,7 +77,9 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
     workers > 1
       ? await ServerPool.start({ ...front, writable: !!options.writable }, workers)
       : await SiteServer.start(front);
-  const builder = new SiteBuilder({ ...options, serverUrl: servers.url, lockWait });
+  // Its builds, one after another, say a warning of the settings once (each text), not at every rebuild.
+  const onWarning = settingsWarningsOnce(options.onWarning);
+  const builder = new SiteBuilder({ ...options, onWarning, serverUrl: servers.url, lockWait });
   let writable: Awaited<ReturnType<typeof openWritable>> | undefined;
   let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
   let unmark: (() => Promise<void>) | undefined;

@@ -9,6 +9,8 @@ export interface Problem {
   field?: string;
   value?: unknown;
   reason: string;
+  /** A warning of the settings alone, whatever the data (a base URL Netlify would misread): a server rebuilding says it once. */
+  ofSettings?: boolean;
 }
 
 /**

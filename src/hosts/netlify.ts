@@ -52,6 +52,7 @@ export function netlifyLeftOut(settings: Pick<SiteSettings, 'baseUrl' | 'host'>)
   if (segment === undefined) return undefined;
   return {
     reason: `the site leaves out Netlify's rules for its endpoint (_headers, and _redirects but the rules hiding its own files under /${file.meta}/) for the base URL "${settings.baseUrl}": ${misread(segment)}`,
+    ofSettings: true,
   };
 }
 
