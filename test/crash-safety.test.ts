@@ -273,7 +273,8 @@ describe('two builds of one site at once never interleave', () => {
       const lock = join(root, `.race-in-process-${lockWait}.lock`);
       expect(refused.message).toBe(
         `another build of ${out} is running (pid ${process.pid}, lock ${lock}); try again once it is done, ` +
-          `or wait longer (\`lockWait\`); if pid ${process.pid} is no cities-api process (the lock outlived its own), delete ${lock}`,
+          `or wait longer (\`lockWait\`); pid ${process.pid} is this process: if none of its threads holds it ` +
+          `(one ended holding it, or the lock is older than this process), delete ${lock}`,
       );
     } else expect(results.map(({ status }) => status)).toEqual(['fulfilled', 'fulfilled']);
     // The site is the last build's, whole.

@@ -1,9 +1,10 @@
 import { readdirSync } from 'node:fs';
-import { copyFile, lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CityLog } from '../src/dataset/city-log.js';
-import { dropToken, newToken } from '../src/fs/lock-tokens.js';
+import { threadId } from 'node:worker_threads';
+import { dropToken, forgetThread, newToken } from '../src/fs/lock-tokens.js';
 import { createAtomically, writeOwnedFiles } from '../src/fs/owned-files.js';
 import { StatRecords } from '../src/store/stat-records.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
@@ -111,8 +112,20 @@ async function folder(): Promise<string> {
   return dir;
 }
 
-/** A draft as its writer leaves it. */
-const plant = (path: string) => writeFile(path, 'half written');
+/** Long before this process started. */
+const BEFORE = new Date(Date.now() - process.uptime() * 1000 - 3_600_000);
+
+/** A draft as its writer leaves it; written at `time` (by default now). */
+async function plant(path: string, time?: Date): Promise<void> {
+  await writeFile(path, 'half written');
+  if (time) await utimes(path, time, time);
+}
+
+/** The check of a draft that is kept, then removed (it has this pid: the run must leave none). */
+const keptThenRemoved = (path: string) => async () => {
+  expect(await readFile(path, 'utf8')).toBe('half written');
+  await rm(path);
+};
 
 const exists = (path: string) => lstat(path).then(Boolean, () => false);
 
@@ -135,19 +148,48 @@ const CASES: Case[] = [
     },
   ],
   [
-    "a dead process's draft that had this pid, named without a token (an older version's) is removed",
+    "a dead process's draft that had this pid, named without a token (an older version's), written before this process started, is removed",
     async (kind, dir) => {
       const path = join(dir, kind.draft(process.pid));
-      await plant(path);
+      await plant(path, BEFORE);
       return async () => expect(await exists(path)).toBe(false);
     },
   ],
   [
-    "a dead process's draft that had this pid, named with its token (not this process's) is removed",
+    "a dead process's draft that had this pid, named with its token (not this process's), written before this process started, is removed",
+    async (kind, dir) => {
+      const path = join(dir, kind.draft(`${process.pid}.${NOT_OURS}`));
+      await plant(path, BEFORE);
+      return async () => expect(await exists(path)).toBe(false);
+    },
+  ],
+  [
+    "a draft of this pid named with a token this process's table does not know, written since it started (a writer here with a table of its own), is kept",
     async (kind, dir) => {
       const path = join(dir, kind.draft(`${process.pid}.${NOT_OURS}`));
       await plant(path);
-      return async () => expect(await exists(path)).toBe(false);
+      return keptThenRemoved(path);
+    },
+  ],
+  [
+    "a draft of this pid named without a token, written since this process started (it cannot be a dead process's), is kept",
+    async (kind, dir) => {
+      const path = join(dir, kind.draft(process.pid));
+      await plant(path);
+      return keptThenRemoved(path);
+    },
+  ],
+  [
+    "this process's draft whose writer's thread ended writing it (forgetThread) is removed",
+    async (kind, dir) => {
+      const token = newToken();
+      forgetThread(threadId);
+      const path = join(dir, kind.draft(`${process.pid}.${token}`));
+      await plant(path);
+      return async () => {
+        expect(await exists(path)).toBe(false);
+        dropToken(token);
+      };
     },
   ],
   [

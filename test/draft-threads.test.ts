@@ -1,4 +1,4 @@
-import { lstat, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -163,11 +163,13 @@ const CASES: Case[] = [
     },
   ],
   [
-    "a dead process's that had this pid (its name holds no writer's token): removed",
+    "a dead process's that had this pid (its name holds no writer's token), written before this process started: removed",
     async (kind, dir) => {
       const { before, tail } = kind.target(dir);
       const draft = `${before}${process.pid}${tail}`;
       await writeFile(draft, 'half written');
+      const long = new Date(Date.now() - process.uptime() * 1000 - 3_600_000);
+      await utimes(draft, long, long);
       await kind.here(dir);
       expect(await exists(draft)).toBe(false);
     },

@@ -1,11 +1,12 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Holder, isAlive, isLiveHolder, whoHolds, whoHoldsNow } from '../src/fs/lock-holder.js';
 import { lockDataset, lockSite } from '../src/fs/lock.js';
 import { takeLock } from '../src/fs/lock-file.js';
-import { dropToken, newToken } from '../src/fs/lock-tokens.js';
+import { threadId } from 'node:worker_threads';
+import { dropToken, type FileId, forgetThread, newToken } from '../src/fs/lock-tokens.js';
 
 const linux = process.platform === 'linux';
 // A thread of this process (V8's and libuv's are there from the start), as Linux lists them.
@@ -33,31 +34,80 @@ describe('isAlive: whether a lock file names a live process', () => {
 });
 
 describe('isLiveHolder: whether a lock file names a live holder other than the caller', () => {
-  // Identities no file here has (a device number no file system uses), and two this process's holders took.
+  // Identities no file here has (a device number no file system uses).
   const none = (ino: number) => ({ dev: 2 ** 31 - 7, ino });
-  const dropped = none(1);
-  dropToken(newToken(dropped));
-  const held = none(2 ** 40 + 3);
-  const token = newToken(held);
-  it.each<[string, Holder, boolean]>([
-    ['another live process (the parent)', { pid: process.ppid, file: none(5) }, true],
-    ['a dead process', { pid: 2 ** 22 + 1, file: held }, false],
+  /** When this process started, and times around it: what a lock no holder here knows of is judged by. */
+  const start = Date.now() - process.uptime() * 1000;
+  const BEFORE = start - 60_000;
+  const SINCE = Date.now();
+  type Case = [string, () => { holder: Holder; done?: () => void }, boolean];
+  /** A holder of this pid whose file a holder here took (a token for it), then `then` (drop it, or forget its thread). */
+  const taken = (file: FileId, mtimeMs: number, then?: (token: string) => void) => () => {
+    const token = newToken(file);
+    then?.(token);
+    return { holder: { pid: process.pid, file, mtimeMs }, done: () => dropToken(token) };
+  };
+  const ours = (file: FileId, mtimeMs: number) => () => ({ holder: { pid: process.pid, file, mtimeMs } });
+  it.each<Case>([
     [
-      'this process, a file no holder here took (written by hand, or by a dead process whose pid this one reuses)',
-      { pid: process.pid, file: none(7) },
+      'another live process (the parent)',
+      () => ({ holder: { pid: process.ppid, file: none(5), mtimeMs: BEFORE } }),
+      true,
+    ],
+    ['a dead process', () => ({ holder: { pid: 2 ** 22 + 1, file: none(5), mtimeMs: SINCE } }), false],
+    [
+      'this process, a file no holder here took, written before this process started (a dead process whose pid this one reuses)',
+      ours(none(7), BEFORE),
       false,
     ],
-    ['this process, a file a holder here has (another thread)', { pid: process.pid, file: held }, true],
-    ['this process, the same inode on another device', { pid: process.pid, file: { dev: 3, ino: held.ino } }, false],
-    ['this process, the same low 32 bits of the inode', { pid: process.pid, file: none(3) }, false],
-    ['this process, a file its holder dropped (released)', { pid: process.pid, file: dropped }, false],
-  ])('%s', (_, holder, live) => {
-    expect(isLiveHolder(holder)).toBe(live);
+    [
+      'this process, a file no holder here took, written since this process started (a holder here with a table of its own)',
+      ours(none(7), SINCE),
+      true,
+    ],
+    [
+      'this process, a file no holder here took, written a second before this process started (a coarse clock: still live)',
+      ours(none(7), start - 1000),
+      true,
+    ],
+    [
+      'this process, a file a holder here has (another thread), written before it started',
+      taken(none(2 ** 40 + 3), BEFORE),
+      true,
+    ],
+    [
+      'this process, a file its holder dropped (released), written since it started',
+      taken(none(1), SINCE, (token) => dropToken(token)),
+      true,
+    ],
+    [
+      'this process, a file whose holder here ended holding it (forgetThread), written since it started',
+      taken(none(9), SINCE, () => forgetThread(threadId)),
+      false,
+    ],
+  ])('%s', (_, make, live) => {
+    const { holder, done } = make();
+    try {
+      expect(isLiveHolder(holder)).toBe(live);
+    } finally {
+      done?.();
+    }
   });
-  afterAll(() => dropToken(token));
+
+  it.each<[string, FileId]>([
+    ['the same inode on another device', { dev: 3, ino: 2 ** 40 + 3 }],
+    ['the same low 32 bits of the inode', none(3)],
+  ])("this process, a file no holder here took, %s as one a holder here has: not that holder's", (_, file) => {
+    const token = newToken(none(2 ** 40 + 3));
+    try {
+      expect(isLiveHolder({ pid: process.pid, file, mtimeMs: BEFORE })).toBe(false);
+    } finally {
+      dropToken(token);
+    }
+  });
 });
 
-describe('whoHolds: the pid a lock file holds (its first line), and the file', () => {
+describe('whoHolds: the pid a lock file holds (its first line), and the file (its identity and mtime)', () => {
   it.each<[string, string, number]>([
     ['a pid (as every version writes it)', '4242\n', 4242],
     ['a pid, then another line (written by the version before this one)', '4242\nab.7\n', 4242],
@@ -67,9 +117,9 @@ describe('whoHolds: the pid a lock file holds (its first line), and the file', (
     const file = join(tmpdir(), `.cities-lock-holder-${process.pid}-${name.split(' ')[1]}`);
     writeFileSync(file, text);
     try {
-      const { dev, ino } = statSync(file);
-      expect(await whoHolds(file)).toEqual({ pid, file: { dev, ino } });
-      expect(whoHoldsNow(file)).toEqual({ pid, file: { dev, ino } });
+      const { dev, ino, mtimeMs } = statSync(file);
+      expect(await whoHolds(file)).toEqual({ pid, file: { dev, ino }, mtimeMs });
+      expect(whoHoldsNow(file)).toEqual({ pid, file: { dev, ino }, mtimeMs });
     } finally {
       rmSync(file);
     }

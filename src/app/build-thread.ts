@@ -121,7 +121,7 @@ export async function buildInThread<Plan, Result>(
   if (callbackError) throw callbackError.error;
   if ('result' in ended) return ended.result;
   if (!(ended.error instanceof WorkerEnded)) throw ended.error;
-  // The locks it held are a dead holder's (where the OS cannot tell that its thread ended).
+  // The locks it held are marked a dead holder's, so they are taken over (where the OS cannot tell that its thread ended).
   forgetThread(threadId);
   // Its draft tree and lock are this process's: the next build would remove them, but now is better.
   if (out) await tidySite(out, options.siteLocked).catch(() => undefined);

@@ -1,12 +1,16 @@
+import type { Stats } from 'node:fs';
 import { lstat, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isAlive } from './lock-holder.js';
-import { dropToken, heldHere, newToken } from './lock-tokens.js';
+import { dropToken, newToken, tokenState } from './lock-tokens.js';
+import { writtenBeforeStart } from './process-start.js';
 
 // A file is written whole through a draft beside it, then renamed or linked into place. A writer
 // killed in between (SIGKILL, a power loss) left its draft for good. Each writer names its drafts
-// with a DraftName and, as it writes, removes those of that name whose writer is gone. A draft's name holds its writer's pid and token (lock-tokens.ts): the threads of
-// a process share its pid, so the token tells whether a writer in this process still has it.
+// with a DraftName and, as it writes, removes those of that name whose writer is gone. A draft's
+// name holds its writer's pid and token (lock-tokens.ts): the threads of a process share its pid,
+// so the token tells whether a writer in this process still has it, and a token this process's
+// table does not know, the draft's mtime (process-start.ts).
 
 /** The drafts of one kind: in `dir`, `head` + the writer's pid, a dot and its token + `tail`. */
 export interface DraftName {
@@ -44,12 +48,16 @@ function writerOf(name: DraftName, entry: string): { pid: number; token?: string
 
 /**
  * Whether a draft's writer is gone. Another pid's: no live process has it (none, or a thread's
- * id: lock-holder.ts). This process's pid: no writer in it holds the token (dropped, or its
- * thread ended); a name without a token of this process's is a dead process's, whose pid this one
- * reuses. So a draft another thread of this process is writing is never taken for a dead one's.
+ * id: lock-holder.ts). This process's pid: its token is one this process's table gave and no
+ * writer holds (dropped, or its thread ended); or one it does not know (another table's, or a name
+ * an older version gave) on a draft written before this process started, a dead process's whose
+ * pid this one reuses. So a draft another thread of this process is writing is never taken for a dead one's.
  */
-const writerGone = ({ pid, token }: { pid: number; token?: string }) =>
-  pid === process.pid ? !heldHere(token) : !isAlive(pid);
+function writerGone({ pid, token }: { pid: number; token?: string }, draft: Stats): boolean {
+  if (pid !== process.pid) return !isAlive(pid);
+  const known = tokenState(token);
+  return known === 'unknown' ? writtenBeforeStart(draft) : known === 'dead';
+}
 
 /**
  * The drafts of these names whose writer is gone (writerGone), sorted by path. A live writer's are
@@ -64,10 +72,10 @@ export async function deadDrafts(names: readonly DraftName[]): Promise<{ path: s
     for (const name of names.filter((name) => name.dir === dir))
       for (const entry of entries) {
         const writer = writerOf(name, entry);
-        if (!writer || !writerGone(writer)) continue;
+        if (!writer) continue;
         // A draft is a file: a directory of its name is someone's (lstat: a link's name is the draft's).
         const stats = await lstat(join(dir, entry)).catch(() => null);
-        if (stats && !stats.isDirectory()) found.push({ path: join(dir, entry), name });
+        if (stats && !stats.isDirectory() && writerGone(writer, stats)) found.push({ path: join(dir, entry), name });
       }
   }
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, linkSync, openSync, renameSync, rmSync, writeSync
 import { threadId } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
 import { isLiveHolder, whoHoldsNow } from './lock-holder.js';
-import { dropToken, type FileId, holdsFile, newToken } from './lock-tokens.js';
+import { dropToken, type FileId, fileState, forgetFile, newToken } from './lock-tokens.js';
 
 // One lock file taken and released (lock.ts says which locks there are, and waits for them).
 
@@ -53,7 +53,8 @@ export async function takeLock(
     // or, its inode reused (ext4 hands a freed one straight back), another process's pid or another
     // holder's here, whose table slot holds that file too.
     const now = whoHoldsNow(lock);
-    if (now?.pid === process.pid && sameFile(now.file, file) && !holdsFile(file, token)) rmSync(lock, { force: true });
+    if (now?.pid === process.pid && sameFile(now.file, file) && fileState(file, token) !== 'live')
+      rmSync(lock, { force: true });
     dropToken(token);
     claimed.delete(lock);
   };
@@ -82,6 +83,7 @@ export async function takeLock(
         if (still === null) continue;
         if (isLiveHolder(still)) throw busy(still.pid);
         renameSync(draft, lock);
+        forgetFile(still.file);
         return release;
       } finally {
         rmSync(takeover, { force: true });
@@ -133,5 +135,6 @@ function removeStale(file: string): void {
   }
   const taker = whoHoldsNow(aside);
   if (taker !== null && isLiveHolder(taker)) linked(aside, file);
+  else if (taker !== null) forgetFile(taker.file);
   rmSync(aside, { force: true });
 }

@@ -1,16 +1,18 @@
-import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { type FileId, holdsFile } from './lock-tokens.js';
+import { type FileId, fileState } from './lock-tokens.js';
+import { writtenBeforeStart } from './process-start.js';
 
 // Who holds a lock file: the pid written in it (nothing else, as every version of cities-api reads
-// it), the file's identity (a holder in this process is told by it: lock-tokens.ts), and whether
-// that holder is alive. (lock.ts takes and releases the locks; a build's leftovers and a served
-// site's writer are told apart by their pids too.)
+// it), the file's identity and mtime (a holder in this process is told by them: lock-tokens.ts,
+// process-start.ts), and whether that holder is alive. (lock.ts takes and releases the locks; a
+// build's leftovers and a served site's writer are told apart by their pids too.)
 
-/** A lock's holder: its process (0 when unreadable), and the lock file it wrote (its device and inode). */
+/** A lock's holder: its process (0 when unreadable), and the lock file it wrote (its device and inode, and when). */
 export interface Holder {
   readonly pid: number;
   readonly file: FileId;
+  readonly mtimeMs: number;
 }
 
 /** The pid in a lock file (0 when unreadable), or null when there is no such file. */
@@ -28,8 +30,7 @@ export async function whoHolds(file: string): Promise<Holder | null> {
   }
   // Read through one descriptor: the pid and the identity of one file, however it is replaced meanwhile.
   try {
-    const { dev, ino } = await handle.stat();
-    return holderIn(await handle.readFile('utf8'), { dev, ino });
+    return holderIn(await handle.readFile('utf8'), await handle.stat());
   } finally {
     await handle.close();
   }
@@ -44,16 +45,15 @@ export function whoHoldsNow(file: string): Holder | null {
     return noFile(error);
   }
   try {
-    const { dev, ino } = fstatSync(fd);
-    return holderIn(readFileSync(fd, 'utf8'), { dev, ino });
+    return holderIn(readFileSync(fd, 'utf8'), fstatSync(fd));
   } finally {
     closeSync(fd);
   }
 }
 
 /** The pid a lock file names: its first line, as older versions wrote it (and read all of it). */
-function holderIn(text: string, file: FileId): Holder {
-  return { pid: Number(text.split('\n')[0]!.trim()) || 0, file };
+function holderIn(text: string, { dev, ino, mtimeMs }: Stats): Holder {
+  return { pid: Number(text.split('\n')[0]!.trim()) || 0, file: { dev, ino }, mtimeMs };
 }
 
 function noFile(error: unknown): null {
@@ -63,11 +63,15 @@ function noFile(error: unknown): null {
 
 /**
  * A live holder other than the caller: another live process, or a holder in this process (another
- * thread's, which has the same pid) that has not released it. A lock holding this pid that no
- * holder here took is a dead holder's: a thread that ended, or a dead process whose pid was reused.
+ * thread's, which has the same pid) that has not released it. A lock of this pid whose holder here
+ * ended holding it is a dead holder's; one no holder here knows of is a dead process's (its pid
+ * reused) if written before this process started, else a holder's here of another table: live.
  */
-export const isLiveHolder = (holder: Holder) =>
-  holder.pid === process.pid ? holdsFile(holder.file) : isAlive(holder.pid);
+export function isLiveHolder(holder: Holder): boolean {
+  if (holder.pid !== process.pid) return isAlive(holder.pid);
+  const known = fileState(holder.file);
+  return known === 'unknown' ? !writtenBeforeStart(holder) : known === 'live';
+}
 
 /** Whether a process of this pid is alive (ours or another user's). */
 export function isAlive(pid: number): boolean {

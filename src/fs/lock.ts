@@ -39,9 +39,15 @@ export function lockSite(outDir: string): Promise<Release> {
 const buildRunning = (outDir: string) => (holder: number, lock: string) =>
   `another build of ${outDir} is running (pid ${holder}, lock ${lock}); ${whatToDo(holder, lock)}`;
 
-/** What to do about a lock a live holder has, said after who holds it. */
+/**
+ * What to do about a lock a live holder has, said after who holds it. This pid's: another thread's
+ * here, or, where this process cannot tell (lock-holder.ts), one that ended holding it or a dead process's.
+ */
 const whatToDo = (holder: number, lock: string) =>
-  `try again once it is done, or wait longer (${optionNamed('lockWait')}); if pid ${holder} is no cities-api process (the lock outlived its own), delete ${lock}`;
+  `try again once it is done, or wait longer (${optionNamed('lockWait')}); ` +
+  (holder === process.pid
+    ? `pid ${holder} is this process: if none of its threads holds it (one ended holding it, or the lock is older than this process), delete ${lock}`
+    : `if pid ${holder} is no cities-api process (the lock outlived its own), delete ${lock}`);
 
 /**
  * Marks the site's lock as held in this thread while another thread of this process builds the
