@@ -1,4 +1,13 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -154,6 +163,15 @@ describe("a lock's release removes its own lock only", () => {
       "another process's lock of the same identity (inode reused): kept",
       (lock) => {
         writeFileSync(lock, `${process.ppid}\n`);
+        return undefined;
+      },
+      true,
+    ],
+    [
+      'a holder in this process with a table of its own, of the same identity (inode reused), written at another time: kept',
+      (lock) => {
+        const other = new Date(statSync(lock).mtimeMs - 5000);
+        utimesSync(lock, other, other);
         return undefined;
       },
       true,

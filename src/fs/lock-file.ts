@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, linkSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
 import { isLiveHolder, whoHoldsNow } from './lock-holder.js';
@@ -47,14 +47,15 @@ export async function takeLock(
   const draft = `${lock}-${OWN}`;
   const takeover = `${lock}.takeover`;
   let token = '';
-  let file: FileId;
+  let file: Written;
   const release = async () => {
     // Its own lock only. One deleted by hand and taken by another holder meanwhile is another file,
-    // or, its inode reused (ext4 hands a freed one straight back), another process's pid or another
-    // holder's here, whose table slot holds that file too.
+    // or, its inode reused (ext4 hands a freed one straight back), another process's pid, another
+    // holder's here, whose table slot holds that file too, or one's here with a table of its own,
+    // written at another time (a lock's mtime never changes: it is never written again).
     const now = whoHoldsNow(lock);
-    if (now?.pid === process.pid && sameFile(now.file, file) && fileState(file, token) !== 'live')
-      rmSync(lock, { force: true });
+    const mine = now?.pid === process.pid && sameFile(now.file, file) && now.mtimeMs === file.mtimeMs;
+    if (mine && fileState(file, token) !== 'live') rmSync(lock, { force: true });
     dropToken(token);
     claimed.delete(lock);
   };
@@ -99,16 +100,19 @@ export async function takeLock(
   }
 }
 
-/** The draft of a lock: a new file holding this pid, and its identity. */
-function writeDraft(draft: string): FileId {
+/** A lock file's identity, and when it was written. */
+type Written = FileId & { readonly mtimeMs: number };
+
+/** The draft of a lock: a new file holding this pid, its identity and mtime (read once closed: some servers stamp it then). */
+function writeDraft(draft: string): Written {
   const fd = openSync(draft, 'wx');
   try {
     writeSync(fd, `${process.pid}\n`);
-    const { dev, ino } = fstatSync(fd);
-    return { dev, ino };
   } finally {
     closeSync(fd);
   }
+  const { dev, ino, mtimeMs } = statSync(draft);
+  return { dev, ino, mtimeMs };
 }
 
 const sameFile = (a: FileId | undefined, b: FileId) => a !== undefined && a.dev === b.dev && a.ino === b.ino;
