@@ -15,7 +15,7 @@ import { type Holder, isAlive, isLiveHolder, whoHolds, whoHoldsNow } from '../sr
 import { lockDataset, lockSite } from '../src/fs/lock.js';
 import { takeLock } from '../src/fs/lock-file.js';
 import { threadId } from 'node:worker_threads';
-import { dropToken, type FileId, forgetThread, newToken } from '../src/fs/lock-tokens.js';
+import { dropToken, type FileId, fileState, forgetThread, newToken, tokenState } from '../src/fs/lock-tokens.js';
 
 const linux = process.platform === 'linux';
 // A thread of this process (V8's and libuv's are there from the start), as Linux lists them.
@@ -202,4 +202,61 @@ describe("a lock's release removes its own lock only", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('the holders this process knows of (lock-tokens.ts)', () => {
+  const none = (ino: number) => ({ dev: 2 ** 31 - 7, ino });
+  it.each<[string, () => Promise<void>]>([
+    [
+      "a lock whose holder here ended holding it is taken over, and that holder forgotten (the file's inode may become another's)",
+      async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'cities-lock-forgotten-'));
+        try {
+          const lock = join(dir, '.cities.csv.lock');
+          writeFileSync(lock, `${process.pid}\n`);
+          const { dev, ino } = statSync(lock);
+          const token = newToken({ dev, ino });
+          forgetThread(threadId);
+          expect(fileState({ dev, ino })).toBe('dead');
+          const release = await takeLock(
+            lock,
+            (holder) => `held by ${holder}`,
+            async (error) => error,
+          );
+          expect(fileState({ dev, ino })).toBe('unknown');
+          await release();
+          dropToken(token);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    ],
+    [
+      "a full table takes a dead holder's slot, draft writers' first (a lock holder's forgotten makes its lock look live)",
+      async () => {
+        const tokens: string[] = [];
+        try {
+          // Every slot taken: one lock holder, the rest draft writers, then all their threads ended.
+          tokens.push(newToken(none(11)));
+          for (;;) tokens.push(newToken());
+        } catch (error) {
+          expect((error as Error).message).toMatch(
+            /^cannot take a lock or write a draft: this process has 1024 under way/,
+          );
+        }
+        forgetThread(threadId);
+        const drafts = tokens.slice(1);
+        expect(drafts.map(tokenState).every((state) => state === 'dead')).toBe(true);
+        const taken = Array.from({ length: drafts.length }, () => newToken());
+        // The draft writers' slots first, then the lock holder's, then none.
+        expect(fileState(none(11))).toBe('dead');
+        taken.push(newToken());
+        expect(fileState(none(11))).toBe('unknown');
+        expect(() => newToken()).toThrow(/this process has 1024 under way/);
+        // A draft writer whose slot another took: its token a dropped one's, dead all the same.
+        expect(tokenState(drafts[0])).toBe('dead');
+        for (const token of [...tokens, ...taken]) dropToken(token);
+      },
+    ],
+  ])('%s', async (_, check) => check());
 });
