@@ -29,8 +29,9 @@ export class LockBusyError extends CitiesApiError {
 
 /**
  * A lock file holding its holder's pid (lock-holder.ts; a holder in this process is known by the
- * file's identity: lock-tokens.ts). It appears with the pid already in it (a draft file
- * hard-linked into place, the same file), so it is never seen empty; a dead holder's lock is
+ * file's identity: lock-tokens.ts, or where it is not, told from a dead process's by its mtime:
+ * process-start.ts). It appears with the pid already in it (a draft file hard-linked into place,
+ * the same file), never written again, so it is never seen empty; a dead holder's lock is
  * replaced (one rename, so it never disappears) by one taker at a time, the one holding `LOCK.takeover`.
  * Its steps are synchronous: a few metadata calls (tens of microseconds, no fsync), which queued
  * behind a build's writes in libuv's thread pool took milliseconds each (a POST takes this lock).

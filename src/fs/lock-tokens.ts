@@ -15,7 +15,7 @@ import { CitiesApiError } from '../core/errors.js';
 
 // (Named for its layout: two copies of cities-api in one process share only memory laid out alike.)
 const KEY = 'cities-api:lock-holders:file-ids';
-/** Locks held and drafts written at once in one process, at most (a build holds two locks; a writable server one per dataset). */
+/** Locks held and drafts written at once in one table, at most (a build holds two locks; a writable server one per dataset). */
 const SLOTS = 1024;
 /**
  * Int32s: this process's tag, the last number given, then per slot its state (0: free; -1: being
