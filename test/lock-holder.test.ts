@@ -11,6 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DISK_TMPDIR } from './helpers.js';
 import { type Holder, isAlive, isLiveHolder, whoHolds, whoHoldsNow } from '../src/fs/lock-holder.js';
 import { lockDataset, lockSite } from '../src/fs/lock.js';
 import { takeLock } from '../src/fs/lock-file.js';
@@ -116,7 +117,7 @@ describe('isLiveHolder: whether a lock file names a live holder other than the c
   });
 });
 
-describe('whoHolds: the pid a lock file holds (its first line), and the file (its identity and mtime)', () => {
+describe('whoHolds: the pid a lock file holds (its first line), and the file (its identity, mtime and birth time)', () => {
   it.each<[string, string, number]>([
     ['a pid (as every version writes it)', '4242\n', 4242],
     ['a pid, then another line (written by the version before this one)', '4242\nab.7\n', 4242],
@@ -126,9 +127,9 @@ describe('whoHolds: the pid a lock file holds (its first line), and the file (it
     const file = join(tmpdir(), `.cities-lock-holder-${process.pid}-${name.split(' ')[1]}`);
     writeFileSync(file, text);
     try {
-      const { dev, ino, mtimeMs } = statSync(file);
-      expect(await whoHolds(file)).toEqual({ pid, file: { dev, ino }, mtimeMs });
-      expect(whoHoldsNow(file)).toEqual({ pid, file: { dev, ino }, mtimeMs });
+      const { dev, ino, mtimeMs, birthtimeMs } = statSync(file);
+      expect(await whoHolds(file)).toEqual({ pid, file: { dev, ino }, mtimeMs, birthtimeMs });
+      expect(whoHoldsNow(file)).toEqual({ pid, file: { dev, ino }, mtimeMs, birthtimeMs });
     } finally {
       rmSync(file);
     }
@@ -155,6 +156,12 @@ describe('a lock file as older versions read it', () => {
 });
 
 describe("a lock's release removes its own lock only", () => {
+  /** The lock's mtime moved by `by` ms, as touch -d does. */
+  const touched = (by: number) => (lock: string) => {
+    const then = new Date(statSync(lock).mtimeMs + by);
+    utimesSync(lock, then, then);
+    return undefined;
+  };
   // A lock deleted by hand while held frees its inode, which ext4 hands straight back to the next
   // file: the next holder's lock can have the very identity the first holder recorded.
   it.each<[string, (lock: string) => (() => void) | undefined, boolean]>([
@@ -168,13 +175,25 @@ describe("a lock's release removes its own lock only", () => {
       true,
     ],
     [
-      'a holder in this process with a table of its own, of the same identity (inode reused), written at another time: kept',
+      'deleted by hand, then taken by a holder in this process with a table of its own (on ext4 the same identity, born later): kept',
       (lock) => {
-        const other = new Date(statSync(lock).mtimeMs - 5000);
-        utimesSync(lock, other, other);
+        rmSync(lock);
+        // A new tick of the file system's clock: a file made by hand later is born later.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30);
+        writeFileSync(lock, `${process.pid}\n`);
         return undefined;
       },
       true,
+    ],
+    [
+      'touched by hand while held (its mtime set forward; the file and its birth time unchanged): removed',
+      touched(5000),
+      false,
+    ],
+    [
+      'touched by hand while held (its mtime set back before this process started; the file and its birth time unchanged): removed',
+      touched(-600_000),
+      false,
     ],
     [
       'a holder in this process of the same identity (inode reused): kept',
@@ -186,7 +205,8 @@ describe("a lock's release removes its own lock only", () => {
       true,
     ],
   ])('%s', async (_, meanwhile, kept) => {
-    const dir = mkdtempSync(join(tmpdir(), 'cities-lock-release-'));
+    // On the disk's file system (ext4 here), which hands a freed inode straight back; tmpfs never does.
+    const dir = mkdtempSync(join(DISK_TMPDIR, 'cities-lock-release-'));
     try {
       const lock = join(dir, '.cities.csv.lock');
       const release = await takeLock(

@@ -1,7 +1,7 @@
 import { closeSync, linkSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { CitiesApiError } from '../core/errors.js';
-import { isLiveHolder, whoHoldsNow } from './lock-holder.js';
+import { type Holder, isLiveHolder, whoHoldsNow } from './lock-holder.js';
 import { dropToken, type FileId, fileState, forgetFile, newToken } from './lock-tokens.js';
 
 // One lock file taken and released (lock.ts says which locks there are, and waits for them).
@@ -53,10 +53,10 @@ export async function takeLock(
     // Its own lock only. One deleted by hand and taken by another holder meanwhile is another file,
     // or, its inode reused (ext4 hands a freed one straight back), another process's pid, another
     // holder's here, whose table slot holds that file too, or one's here with a table of its own,
-    // written at another time (a lock's mtime never changes: it is never written again).
+    // made at another time (wrote()).
     const now = whoHoldsNow(lock);
-    const mine = now?.pid === process.pid && sameFile(now.file, file) && now.mtimeMs === file.mtimeMs;
-    if (mine && fileState(file, token) !== 'live') rmSync(lock, { force: true });
+    if (now?.pid === process.pid && wrote(now, file) && fileState(file, token) !== 'live')
+      rmSync(lock, { force: true });
     dropToken(token);
     claimed.delete(lock);
   };
@@ -101,10 +101,10 @@ export async function takeLock(
   }
 }
 
-/** A lock file's identity, and when it was written. */
-type Written = FileId & { readonly mtimeMs: number };
+/** A lock file's identity, and when it was made and written (lock-holder.ts's Holder). */
+type Written = FileId & { readonly mtimeMs: number; readonly birthtimeMs: number };
 
-/** The draft of a lock: a new file holding this pid, its identity and mtime (read once closed: some servers stamp it then). */
+/** The draft of a lock: a new file holding this pid, its identity and times (read once closed: some servers stamp it then). */
 function writeDraft(draft: string): Written {
   const fd = openSync(draft, 'wx');
   try {
@@ -112,11 +112,21 @@ function writeDraft(draft: string): Written {
   } finally {
     closeSync(fd);
   }
-  const { dev, ino, mtimeMs } = statSync(draft);
-  return { dev, ino, mtimeMs };
+  const { dev, ino, mtimeMs, birthtimeMs } = statSync(draft);
+  return { dev, ino, mtimeMs, birthtimeMs };
 }
 
-const sameFile = (a: FileId | undefined, b: FileId) => a !== undefined && a.dev === b.dev && a.ino === b.ino;
+/**
+ * Whether the lock file read is the one written: its identity, and its birth time where the file
+ * system keeps one (nothing changes it) or else its mtime (never written again). Not the mtime
+ * alone: a lock touched by hand while held was then never removed, and looked live to this
+ * process for good. (Where Node cannot ask the OS for a birth time it gives the ctime, which a
+ * link moves: the mtime decides.)
+ */
+const wrote = (now: Holder, file: Written) =>
+  now.file.dev === file.dev &&
+  now.file.ino === file.ino &&
+  ((file.birthtimeMs !== 0 && now.birthtimeMs === file.birthtimeMs) || now.mtimeMs === file.mtimeMs);
 
 /** Creates `to` as a hard link of `from`; false when `to` exists. */
 function linked(from: string, to: string): boolean {

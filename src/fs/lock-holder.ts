@@ -13,6 +13,8 @@ export interface Holder {
   readonly pid: number;
   readonly file: FileId;
   readonly mtimeMs: number;
+  /** When the file was made, where the file system says (0 where not; where the OS cannot be asked, Node gives its ctime). */
+  readonly birthtimeMs?: number;
 }
 
 /** The pid in a lock file (0 when unreadable), or null when there is no such file. */
@@ -52,8 +54,8 @@ export function whoHoldsNow(file: string): Holder | null {
 }
 
 /** The pid a lock file names: its first line, as older versions wrote it (and read all of it). */
-function holderIn(text: string, { dev, ino, mtimeMs }: Stats): Holder {
-  return { pid: Number(text.split('\n')[0]!.trim()) || 0, file: { dev, ino }, mtimeMs };
+function holderIn(text: string, { dev, ino, mtimeMs, birthtimeMs }: Stats): Holder {
+  return { pid: Number(text.split('\n')[0]!.trim()) || 0, file: { dev, ino }, mtimeMs, birthtimeMs };
 }
 
 function noFile(error: unknown): null {
