@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -28,6 +28,12 @@ vi.mock('../src/dataset/read-dataset.js', async (original) => {
 vi.mock('../src/dataset/file-ids.js', async (original) => {
   const actual = await original<typeof import('../src/dataset/file-ids.js')>();
   return { ...actual, fileIds: vi.fn(actual.fileIds) };
+});
+// A hook run as a commit syncs its directory: right after its rename, before the fold takes the file's signature.
+const commit = vi.hoisted(() => ({ syncing: undefined as (() => void) | undefined }));
+vi.mock('../src/fs/file-output.js', async (original) => {
+  const actual = await original<typeof import('../src/fs/file-output.js')>();
+  return { ...actual, syncDirectory: async (dir: string) => (commit.syncing?.(), actual.syncDirectory(dir)) };
 });
 vi.mock('node:fs/promises', async (original) => {
   const actual = await original<typeof import('node:fs/promises')>();
@@ -219,8 +225,10 @@ describe('serve --writable: its dataset file changed by another process, the ids
 });
 
 describe("serve --writable opening: one read of the file's ids serves the fold and the writer, unless the file changed in between", () => {
-  // What is in the log at open, and whether the file is changed (by someone else) once the fold has said its line.
-  it.each<[string, { log: 'none' | 'missing' | 'held'; editAfterFold?: boolean }, { reads: number; created: number }]>([
+  // What is in the log at open, and whether the file is changed (by someone else) once the fold has said its line,
+  // or as its commit syncs its directory (the new file in place, its signature not taken yet).
+  type Edit = 'after the fold' | 'as the commit syncs';
+  it.each<[string, { log: 'none' | 'missing' | 'held'; edit?: Edit }, { reads: number; created: number }]>([
     ['nothing logged: read once (the writer learns its ids)', { log: 'none' }, { reads: 1, created: 3001 }],
     [
       "a logged city the file lacks: read once, by the fold; the writer takes its ids as the fold's commit left them",
@@ -234,10 +242,15 @@ describe("serve --writable opening: one read of the file's ids serves the fold a
     ],
     [
       'the file changed by someone else after the fold: read again, its larger id seen (a change is never hidden)',
-      { log: 'missing', editAfterFold: true },
+      { log: 'missing', edit: 'after the fold' },
       { reads: 2, created: 200001 },
     ],
-  ])('%s', async (label, { log, editAfterFold }, expected) => {
+    [
+      "the file changed by someone else between the fold's commit and the signature taken after it: read again, its larger id seen",
+      { log: 'missing', edit: 'as the commit syncs' },
+      { reads: 2, created: 200001 },
+    ],
+  ])('%s', async (label, { log, edit: when }, expected) => {
     const data = join(root, `${label.replace(/\W+/g, '-').slice(0, 60)}.json`);
     const count = 3000;
     const loggedCity = makeCity(99999, { name: 'Logged' });
@@ -250,14 +263,47 @@ describe("serve --writable opening: one read of the file's ids serves the fold a
         data,
         JSON.stringify([...Array.from({ length: count }, (_, i) => makeCity(i + 1)), loggedCity, makeCity(200000)]),
       );
+    commit.syncing = when === 'as the commit syncs' ? () => ((commit.syncing = undefined), edit()) : undefined;
     const writer = await LoggedCityWriter.open(data, {
       ...quietWriter,
-      log: (line) => void (editAfterFold && line.includes('folded in') && edit()),
+      log: (line) => void (when === 'after the fold' && line.includes('folded in') && edit()),
     });
     const reads = vi.mocked(fileIds).mock.calls.length;
     const { id } = await writer.create(newCity('Created'));
     await writer.close();
     expect({ reads, created: id }).toEqual(expected);
+    await rm(data);
+  });
+});
+
+describe("serve --writable's catch-up: the file changed by someone else between its commit and the signature taken after it", () => {
+  it.each<[string, { edit: boolean }, { next: number; reads: number }]>([
+    ['unchanged: the next city gets the next id, the file not read again', { edit: false }, { next: 3002, reads: 0 }],
+    [
+      'a larger id added as the commit syncs its directory: read again, the next city gets the id past it',
+      { edit: true },
+      { next: 200001, reads: 1 },
+    ],
+  ])('%s', async (label, { edit }, expected) => {
+    const data = join(root, `${label.replace(/\W+/g, '-').slice(0, 60)}.json`);
+    await dataset(data, 3000);
+    const writer = await LoggedCityWriter.open(data, quietWriter);
+    // The committed file, with one more city: as an editor saves it (a new file renamed over it).
+    const added = () => {
+      const cities = JSON.parse(readFileSync(data, 'utf8'));
+      writeFileSync(`${data}.saved`, JSON.stringify([...cities, makeCity(200000)]));
+      renameSync(`${data}.saved`, data);
+    };
+    commit.syncing = edit ? () => ((commit.syncing = undefined), added()) : undefined;
+    expect((await writer.create(newCity('First'))).id).toBe(3001);
+    await writer.idle();
+    vi.mocked(fileIds).mockClear();
+    const { id } = await writer.create(newCity('Second'));
+    const reads = vi.mocked(fileIds).mock.calls.length;
+    await writer.close();
+    // Every id once in the file: 3000, First, Second, and the one added.
+    const ids = (await readDataset(data)).ids;
+    expect({ next: id, reads, unique: new Set(ids).size === ids.length }).toEqual({ ...expected, unique: true });
     await rm(data);
   });
 });

@@ -1,10 +1,10 @@
 import { fileSystemError } from '../fs/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { access, copyFile, type FileHandle, link, lstat, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { appendTo, checkStorable, type DatasetBytes } from './appended-text.js';
-import { datasetSignature } from './known-ids.js';
+import { datasetSignature, signatureOf } from './known-ids.js';
 import { writeTemp } from './dataset-temp.js';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import type { City } from '../core/fields.js';
@@ -50,13 +50,21 @@ export async function stageAppend(file: string, cities: readonly City[], signatu
   return { target, temp, signature: copied };
 }
 
-/** Replaces the file with the staged dataset, keeping the old one as FILE.bak. Throws, changing nothing, if the file changed meanwhile. */
-export async function commitStaged({ target, temp, signature }: StagedDataset): Promise<void> {
+/**
+ * Replaces the file with the staged dataset, keeping the old one as FILE.bak. Throws, changing
+ * nothing, if the file changed meanwhile. Returns the new file's signature (datasetSignature) once
+ * in place, or '' if it is no longer the file staged (changed by someone else since the rename):
+ * what its caller knows of it must then be read again.
+ */
+export async function commitStaged({ target, temp, signature }: StagedDataset): Promise<string> {
   const dir = dirname(target);
   const backup = join(dir, `.${basename(target)}.bak-${process.pid}`);
+  let made: Stats;
   try {
     // Its inode, size and times, not its bytes: nothing of it read here.
     if ((await datasetSignature(target)) !== signature) throw new DatasetChanged(target);
+    // A rename keeps the staged file's inode, size and mtime (not its ctime: the signature is taken once it is in place).
+    made = await stat(temp);
     await rm(backup, { force: true });
     await link(target, backup).catch(() => copyFile(target, backup, constants.COPYFILE_EXCL));
     // rename() replaces a `.bak` that is a symlink itself, never the file it points to.
@@ -70,6 +78,8 @@ export async function commitStaged({ target, temp, signature }: StagedDataset): 
   // The new file is in place: syncing its directory only makes the rename durable sooner, and
   // some filesystems refuse to; a failure here must not report the commit as failed.
   await syncDirectory(dir);
+  const now = await stat(target).catch(() => null);
+  return now && now.ino === made.ino && now.size === made.size && now.mtimeMs === made.mtimeMs ? signatureOf(now) : '';
 }
 
 export async function discardStaged({ temp }: Pick<StagedDataset, 'temp'>): Promise<void> {

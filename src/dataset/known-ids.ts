@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { type Stats, statSync } from 'node:fs';
 import type { City } from '../core/fields.js';
 import type { CityLog } from './city-log.js';
 import { type FileIds, fileIds, type SignedIds } from './file-ids.js';
@@ -49,14 +49,15 @@ export class KnownIds {
 
   /**
    * Under the lock, after this process folded `missing` into a file whose largest id was
-   * `fileLastId` (`changed`: a new file was committed) and dropped them from the log.
+   * `fileLastId` and dropped them from the log. `committed`: the new file's signature as
+   * commitStaged put it in place ('' if someone changed it since: it is read again), null when none was.
    */
-  async folded(missing: readonly City[], fileLastId: number, changed: boolean): Promise<void> {
+  async folded(missing: readonly City[], fileLastId: number, committed: string | null): Promise<void> {
     // The file is what it was and the cities folded in: any id in it is known now.
     let newFileLastId = fileLastId;
     for (const city of missing) newFileLastId = Math.max(newFileLastId, city.id);
     const lastId = Math.max(this.seen.lastId, newFileLastId);
-    const dataset = changed ? await datasetSignature(this.target) : this.seen.dataset;
+    const dataset = committed ?? this.seen.dataset;
     // What was logged before the fold is in the file now; what was logged since is past every id in it.
     this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId: newFileLastId, trusted: true };
   }
@@ -85,6 +86,8 @@ function loggedPastFile(logged: readonly City[], inFile: FileIds): boolean {
 
 /** What identifies the real dataset file's content now. Synchronous: a POST reads it, and libuv's thread pool may be busy with a build's writes. */
 export async function datasetSignature(target: string): Promise<string> {
-  const { ino, size, mtimeMs, ctimeMs } = statSync(target);
-  return `${ino}:${size}:${mtimeMs}:${ctimeMs}`;
+  return signatureOf(statSync(target));
 }
+
+/** A dataset file's signature (datasetSignature) from its stats. */
+export const signatureOf = ({ ino, size, mtimeMs, ctimeMs }: Stats) => `${ino}:${size}:${mtimeMs}:${ctimeMs}`;

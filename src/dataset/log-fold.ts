@@ -45,9 +45,10 @@ export async function foldLog(
   const missing = cities.filter((city) => !inFile.has(city.id));
   let now: SignedIds = { signature, ids: inFile };
   if (missing.length) {
-    await commitStaged(await stageAppend(file, missing, signature));
-    // The file this commit put in place, its ids known (as KnownIds.folded takes them): a later change is seen.
-    now = { signature: await datasetSignature(target), ids: inFile.with(missing.map((city) => city.id)) };
+    // The file this commit put in place, its ids known (as KnownIds.folded takes them): a change since
+    // its rename is seen (its signature '' then: look() reads the file again).
+    const committed = await commitStaged(await stageAppend(file, missing, signature));
+    now = { signature: committed, ids: inFile.with(missing.map((city) => city.id)) };
     say(
       `${file}: ${missing.length === 1 ? '1 city' : `${missing.length} cities`} a writable server logged (${log.path}) folded in`,
     );

@@ -173,9 +173,9 @@ export class LoggedCityWriter implements CatchingUpStore {
     }
     return this.turns.run(async () => {
       await this.lock.run(async () => {
-        if (staged) await commitStaged(staged);
+        const committed = staged && (await commitStaged(staged));
         await this.logFile.dropFirst(bytes);
-        await this.ids.folded(missing, fileLastId, staged !== null);
+        await this.ids.folded(missing, fileLastId, committed);
       });
       if (lost.length) this.options.log(lostLine(lost, this.file, this.logFile.path));
       this.lost.push(...lost);
