@@ -349,6 +349,22 @@ describe('LoggedCityWriter: an acknowledged creation is in the log or the file, 
     });
   });
 
+  it("another server logs a city while this one's catch-up builds (its log read): this writer's next city gets the id past it", async () => {
+    const file = join(root, 'logged-elsewhere.json');
+    await writeFile(file, ONE_CITY_JSON);
+    let others = 0;
+    const writer = await writerOf(file, async () => {
+      // Once: the other server, having seen id 2 logged, logs id 3 (as it would, under the dataset's lock).
+      if (!others++) await CityLog.of(file).append([makeCity(3, { name: 'Theirs' })]);
+    });
+    expect(await writer.create(city('Mine'))).toMatchObject({ id: 2 });
+    await writer.idle();
+    const next = await writer.create(city('Then'));
+    await writer.idle();
+    await writer.close();
+    expect({ next: next.id, file: await ids(file) }).toEqual({ next: 4, file: [1, 2, 3, 4] });
+  });
+
   it('the dataset is a link pointed at another file while serving: nothing is folded into either file (no rebuild after rebuild), the log says why; pointed back, the city is folded in', async () => {
     const [v1, v2, link] = ['v1.json', 'v2.json', 'current.json'].map((name) => join(root, name)) as [
       string,

@@ -56,7 +56,10 @@ export class KnownIds {
     // The file is what it was and the cities folded in: any id in it is known now.
     let newFileLastId = fileLastId;
     for (const city of missing) newFileLastId = Math.max(newFileLastId, city.id);
-    const lastId = Math.max(this.seen.lastId, newFileLastId);
+    let lastId = Math.max(this.seen.lastId, newFileLastId);
+    // What the log holds now was logged since it was read for this fold, by this process or by
+    // another server on the file (while this one built): its ids count too, the log taken as known.
+    for (const city of (await this.logFile.read()).cities) lastId = Math.max(lastId, city.id);
     const dataset = committed ?? this.seen.dataset;
     // What was logged before the fold is in the file now; what was logged since is past every id in it.
     this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId: newFileLastId, trusted: true };
