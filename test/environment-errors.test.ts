@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CitiesApiError } from '../src/core/errors.js';
 import { fileSystemError } from '../src/fs/fs-error.js';
@@ -293,6 +294,46 @@ describe('a dataset in a directory the user cannot write', () => {
       const result = await run(true, 'build', '--data', at('cities.csv')(), '--out', out, ...SMALL);
       expect(result, result.stderr).toMatchObject({ code: 0 });
       expect(existsSync(join(out, '_cities-api/manifest.json'))).toBe(true);
+    },
+    60_000,
+  );
+});
+
+// A dataset file made read-only (0444) in a directory its user can write: a new version replaces it (a rename,
+// which the directory allows, as it does for root); the copy it is staged in was made 0444 too, and
+// opening it to write the cities in failed for any user but root, blamed on the directory.
+describe('a read-only dataset file in a directory this user can write', () => {
+  const CITY = {
+    id: 49,
+    ...Object.fromEntries(
+      ['ar', 'en', 'ch', 'fr', 'ur', 'fa', 'sp', 'de', 'it', 'uk', 'hi', 'id', 'ru', 'pt', 'ms', 'tr'].map((l) => [
+        `name_${l}`,
+        `Logged ${l}`,
+      ]),
+    ),
+    longitude: null,
+    latitude: null,
+    top: false,
+    created_at: '2026-11-30T16:49:37.367739Z',
+    updated_at: '2026-11-30T16:49:37.367739Z',
+  };
+  it.each([['build', ['build', '--out', 'site', ...SMALL]]])(
+    '%s folds the logged city into it, and the file stays read-only',
+    async (_, args) => {
+      if (!PERMISSIONS) return;
+      const own = join(dir, 'read-only-file');
+      await mkdir(own);
+      const data = join(own, 'cities.csv');
+      await copyFile(SAMPLE, data);
+      const json = JSON.stringify(CITY);
+      await writeFile(join(own, '.cities.csv.wal'), `${json}\t${crc32(json).toString(16).padStart(8, '0')}\n`);
+      if (isRoot) for (const path of [own, data, join(own, '.cities.csv.wal')]) await chown(path, NOBODY, NOBODY);
+      await chmod(data, 0o444);
+      const result = await run(true, ...args.map((arg) => (arg === 'site' ? join(own, 'site') : arg)), '--data', data);
+      expect(result, result.stderr).toMatchObject({ code: 0 });
+      expect(await readFile(data, 'utf8')).toMatch(/\n49,Logged ar,Logged en,/);
+      expect((await stat(data)).mode & 0o777).toBe(0o444);
+      expect(existsSync(join(own, '.cities.csv.wal'))).toBe(false);
     },
     60_000,
   );

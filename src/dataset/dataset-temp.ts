@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { copyFile, type FileHandle, lstat, open, readdir, rm } from 'node:fs/promises';
+import { chmod, copyFile, type FileHandle, lstat, open, readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileSystemError } from '../fs/fs-error.js';
 import { isAlive } from '../fs/lock-holder.js';
@@ -32,8 +32,10 @@ export async function writeTemp(
     return fileSystemError(error, DATASET_ROLE, target);
   };
   const handle = copied
-    ? // COPYFILE_EXCL creates it as O_EXCL does; copied in libuv's thread pool.
+    ? // COPYFILE_EXCL creates it as O_EXCL does; copied in libuv's thread pool. The copy has the file's
+      // mode: a read-only file's (0444) is made writable for its owner until the chmod below.
       await copyFile(target, temp, constants.COPYFILE_EXCL)
+        .then(() => chmod(temp, (mode & 0o7777) | 0o600))
         .then(() => open(temp, constants.O_RDWR | constants.O_NOFOLLOW))
         .catch(async (error: unknown) => {
           throw await failed(error);
