@@ -76,6 +76,7 @@ const UNIT = [
   'site-entries',
   'site-layout',
   'site-path',
+  'site-writers',
   'site-size',
   'token-auth',
   'validate-record',

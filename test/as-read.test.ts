@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLogged, type SinceRead, sinceRead } from '../src/dataset/as-read.js';
+import { readFileOnly, readLogged, type Since, sinceRead } from '../src/dataset/as-read.js';
 import { CityLog } from '../src/dataset/city-log.js';
 import { makeCity, tempDir } from './helpers.js';
 
@@ -17,37 +17,43 @@ afterAll(() => cleanup());
 describe('sinceRead: the dataset at a build swap against what the build read', () => {
   let n = 0;
   const TORN = '{"id": 9'; // a record cut short, no newline
-  it.each<[string, (data: string, log: CityLog) => Promise<void> | void, SinceRead]>([
-    ['nothing changed', () => {}, 'current'],
+  /** The log folded into the file as a writable server does (recorded), `say` told nothing. */
+  it.each<[string, 'file and log' | 'file alone', (data: string, log: CityLog) => Promise<void> | void, Since]>([
+    ['nothing changed', 'file and log', () => {}, { since: 'current', cities: 0 }],
     [
       'a torn write after the records the build read (a server killed mid-append)',
+      'file and log',
       (_, log) => appendFileSync(log.path, TORN),
-      'current',
+      { since: 'current', cities: 0 },
     ],
-    ['a city logged since', (_, log) => log.append([makeCity(7)]), 'grown'],
+    ['a city logged since', 'file and log', (_, log) => log.append([makeCity(7)]), { since: 'grown', cities: 1 }],
     [
       'a city logged since, then a torn write',
+      'file and log',
       async (_, log) => {
         await log.append([makeCity(7)]);
         appendFileSync(log.path, TORN);
       },
-      'grown',
+      { since: 'grown', cities: 1 },
     ],
-    ['the log cut (folded into the file elsewhere)', (_, log) => log.cut(0), 'moved'],
+    ['the log cut (folded into the file elsewhere)', 'file and log', (_, log) => log.cut(0), MOVED],
     [
       'a record the build read rewritten',
+      'file and log',
       (_, log) => writeFileSync(log.path, readFileSync(log.path, 'utf8').replace('"One"', '"Two"')),
-      'moved',
+      MOVED,
     ],
-    ['the dataset file changed', (data) => appendFileSync(data, '\n'), 'moved'],
-  ])('%s', async (_, change, since) => {
+    ['the dataset file changed', 'file and log', (data) => appendFileSync(data, '\n'), MOVED],
+  ])('%s (%s read)', async (_, reads, change, since) => {
     const data = join(root, `cities-${++n}.json`);
     writeFileSync(data, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);
     const target = await realpath(data);
     const log = CityLog.of(target);
     await log.append([makeCity(5, { name: 'One' })]);
-    const { read } = await readLogged(target, log);
+    const read = reads === 'file alone' ? await readFileOnly(data) : (await readLogged(target, log)).read;
     await change(data, log);
-    expect(await sinceRead(data, read)).toBe(since);
+    expect(await sinceRead(data, read)).toEqual(since);
   });
 });
+
+const MOVED: Since = { since: 'moved', cities: 0 };

@@ -1,6 +1,6 @@
 import { appendFileSync, lstatSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, runBuild } from '../src/app/build.js';
 import type { SwapCheck } from '../src/app/build-options.js';
@@ -15,7 +15,7 @@ import type { NewCity } from '../src/post/create-city.js';
 import { LockBusyError, lockDataset, type Release } from '../src/fs/lock.js';
 import { BEHIND_PATH } from '../src/site/behind.js';
 import { MANIFEST_PATH } from '../src/site/manifest.js';
-import { caughtUp, type Exit, manyCities, sleep, spawnCli, writeDataset } from './crash-helpers.js';
+import { caughtUp, type Exit, manyCities, sleep, spawnCli, spawnNode, writeDataset } from './crash-helpers.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
 import { createAt, SMALL_SITE, startCli } from './serve-helpers.js';
 
@@ -38,22 +38,54 @@ const addRow = (data: string, id: number) =>
 /** What another process does after the build read the dataset and before it writes (onStart), `n`: the how-many-th build. */
 type Meanwhile = (at: { data: string; site: string; log: Buffer }, n: number) => void;
 
+/** A writable server of the site `site` as site-writers.ts records it beside the site: the process `pid`. */
+const writerRecord = (site: string, pid: number) => {
+  const path = join(dirname(site), `.${basename(site)}.writer-${pid}-0badc0de`);
+  writeFileSync(path, `${pid}\n`);
+  return path;
+};
+
+/** A writable server of another site logs the city of `log`; one of this site too (recorded first, its marker put) when `ownWriter`. */
+const logged =
+  (ownWriter: boolean): Meanwhile =>
+  ({ data, site, log }, n) => {
+    if (n > 1) return;
+    if (ownWriter) {
+      writerRecord(site, process.pid);
+      writeFileSync(join(site, BEHIND_PATH), 'behind\n');
+    }
+    writeFileSync(CityLog.of(realpathSync(data)).path, log);
+  };
+
+const OWN_LOGGED = logged(true);
+
+interface Outcome extends SiteState {
+  readonly error?: RegExp;
+  /** A line the build logs. */
+  readonly said?: RegExp;
+}
+
 describe('a build whose dataset changed after it read it, before its swap', () => {
-  it.each<[string, Meanwhile, { holdsAll: boolean; marked: boolean; error?: RegExp }]>([
+  it.each<[string, Meanwhile, Outcome]>([
     ['nothing changed: swapped in, current, not marked', () => {}, { holdsAll: true, marked: false }],
     [
-      'a writable server folded a city into the file and caught its site up (its marker gone): not swapped in; built again, current',
+      'the file changed otherwise than by a recorded fold (a city added by hand): not swapped in; built again, current',
       ({ data }, n) => n === 1 && addRow(data, 98),
       { holdsAll: true, marked: false },
     ],
     [
-      'a writable server logged a city (its site marked first): swapped in, left marked behind (its catch-up builds the city in)',
-      ({ data, site, log }, n) => {
-        if (n > 1) return;
-        writeFileSync(join(site, BEHIND_PATH), 'behind\n');
-        writeFileSync(CityLog.of(realpathSync(data)).path, log);
+      'a writable server of the site (recorded, then its marker put) logged a city: swapped in, left marked behind (its catch-up builds the city in), said',
+      OWN_LOGGED,
+      { holdsAll: false, marked: true, said: /stays marked behind its dataset .*: 1 city logged since it was read$/ },
+    ],
+    [
+      'a writable server of another site logged a city, none of this site recorded: swapped in unmarked (its clients were promised none), said',
+      logged(false),
+      {
+        holdsAll: false,
+        marked: false,
+        said: /: 1 city logged into .* since it was read \(by a writable server of another site\) are not in its files: build again to include them/,
       },
-      { holdsAll: false, marked: true },
     ],
     [
       'the file changed before every swap: refused after 3 builds, the site left as it was, said',
@@ -63,7 +95,7 @@ describe('a build whose dataset changed after it read it, before its swap', () =
   ])('%s', async (label, meanwhile, expected) => {
     const name = label
       .split(' ')
-      .slice(0, 4)
+      .slice(0, 8)
       .join('-')
       .replace(/[^\w-]/g, '');
     const { dir, data, site } = await kitPlace(name, {});
@@ -86,14 +118,72 @@ describe('a build whose dataset changed after it read it, before its swap', () =
       (e: Error) => e,
     );
     const { holdsAll, marked } = await siteState(data, site);
+    const { said, ...outcome } = expected;
     expect({ holdsAll, marked, ...(error && { error: error.message }) }).toEqual({
-      ...expected,
+      ...outcome,
       ...(expected.error && { error: expect.stringMatching(expected.error) }),
     });
-    // The invariant, whatever the case: never older than the dataset without the marker, but for an edit by hand.
-    if (!expected.error) expect(holdsAll || marked).toBe(true);
+    if (said) expect(lines).toContainEqual(expect.stringMatching(said));
+    // The invariant: never older than a city the site's own writable server acknowledged without the marker.
+    if (meanwhile === OWN_LOGGED) expect(holdsAll || marked).toBe(true);
   });
 });
+
+describe('a writable server of the site killed (its record left beside the site) and a build of the site', () => {
+  it.each<[string, { killed: 'before the build' | 'after the build read'; marked: boolean; recordLeft: boolean }]>([
+    [
+      'killed before the build: what it logged folded in and built, its record removed; a city another site logged meanwhile leaves the site unmarked',
+      { killed: 'before the build', marked: false, recordLeft: false },
+    ],
+    [
+      'killed after the build read (it may have acknowledged what was logged meanwhile): the site marked behind, its record left for the next build',
+      { killed: 'after the build read', marked: true, recordLeft: true },
+    ],
+  ])('%s', async (_, { killed, marked, recordLeft }) => {
+    const { dir, data, site } = await kitPlace(`killed-${killed.replace(/\W+/g, '-')}`, {});
+    const pid = await deadPid();
+    const target = realpathSync(data);
+    // A log line of a city 99, as a writable server appends it.
+    const scratch = join(dir, 'scratch.csv');
+    await CityLog.of(scratch).append([makeCity(99)]);
+    const line = await readFile(CityLog.of(scratch).path);
+    // What the killed server logged: in the dataset once the build read it (folded in first).
+    await CityLog.of(target).append([makeCity(98)]);
+    let record = killed === 'before the build' ? writerRecord(site, pid) : '';
+    const error = await build({
+      data,
+      out: site,
+      ...SETTINGS,
+      onStart: () => {
+        if (killed === 'after the build read') record = writerRecord(site, pid);
+        // Logged after the read (another site's writable server, or the killed one before it died).
+        appendFileSync(CityLog.of(target).path, line);
+      },
+    }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error).toBeUndefined();
+    const inFiles = await filesIds(site);
+    expect({
+      folded: inFiles.includes(98),
+      loggedAfter: inFiles.includes(99),
+      marked: lstatSync(join(site, BEHIND_PATH), { throwIfNoEntry: false }) !== undefined,
+      recordLeft: lstatSync(record, { throwIfNoEntry: false }) !== undefined,
+    }).toEqual({ folded: true, loggedAfter: false, marked, recordLeft });
+  });
+});
+
+/** A pid no process has: a process's that has exited. */
+async function deadPid(): Promise<number> {
+  const { child, exited } = spawnNode(['-e', '']);
+  await exited;
+  return child.pid!;
+}
+
+/** The ids the site's files hold. */
+const filesIds = async (site: string) =>
+  (JSON.parse(await readFile(join(site, '_cities-api', 'cities.json'), 'utf8')) as { id: number }[]).map((c) => c.id);
 
 describe("a build that cannot take the dataset's lock (a writable server adding cities holds it)", () => {
   it.each<[string, string[], RegExp]>([
@@ -359,7 +449,7 @@ describe("a writable server's catch-up build, another builder of the site coming
       );
       // Started first: its first build folds what is logged, as a build does.
       const other = await otherWriter(site, data);
-      const { writer, started } = await openWritable({
+      const { writer, started, close } = await openWritable({
         data,
         dir: site,
         builder: held,
@@ -382,7 +472,7 @@ describe("a writable server's catch-up build, another builder of the site coming
         expect(await siteState(data, site)).toEqual({ holdsAll: true, marked: false });
       } finally {
         held.release();
-        await writer.close();
+        await close();
         await other.stop();
       }
     },
@@ -480,5 +570,64 @@ describe('cities-api build while the dataset keeps changing beside it', () => {
       expect(await siteState(data, site)).toEqual(expected.after);
     },
     120_000,
+  );
+});
+
+/** What runs beside `cities-api build` of site A: writable servers of other sites (and of A) on its dataset. */
+interface OtherSites {
+  /** Writable servers of these sites (A is `site`), clients POSTing to each without pause. */
+  readonly writers: readonly ('A' | 'B')[];
+}
+
+describe('cities-api build of a site A while a writable server of another site B (same dataset) takes POSTs without pause', () => {
+  it.each<[string, OtherSites, { said: RegExp; marked?: boolean }]>([
+    [
+      "no writable server serves A: built (never 'kept changing'), swapped in unmarked, saying how many cities logged since are not in its files",
+      { writers: ['B'] },
+      {
+        said: /\d+ cit(y|ies) logged into .* since it was read \(by a writable server of another site\) are not in its files: build again to include them/,
+        marked: false,
+      },
+    ],
+    [
+      "a writable server of A takes POSTs too: built (never 'kept changing'), swapped in marked behind, said",
+      { writers: ['A', 'B'] },
+      { said: /stays marked behind its dataset .*: \d+ cit(y|ies) logged since it was read/ },
+    ],
+  ])(
+    '%s',
+    async (label, other, expected) => {
+      const { dir, data, site } = await kitPlace(`other-site-${label.split(':')[0]!.replace(/\W+/g, '-')}`, {
+        baseUrl: 'http://x',
+      });
+      const sites = { A: site, B: join(dir, 'site-b') };
+      const servers = await Promise.all(other.writers.map((name) => otherWriter(sites[name], data)));
+      const statuses: number[] = [];
+      const clients = servers.flatMap((server) =>
+        [0, 1].map((client) => {
+          let n = 0;
+          return again(async () => void statuses.push((await createAt(server.url, TOKEN, `C${client}-${n++}`)).status));
+        }),
+      );
+      const exits: Exit[] = [];
+      let marked: boolean;
+      try {
+        while (statuses.length < 20) await sleep(10);
+        // Three builds one after the other: each must be built and swapped in.
+        for (let i = 0; i < 3; i++)
+          exits.push(await spawnCli(['build', '--data', data, '--site', site, ...CLI_SITE]).exited);
+        marked = lstatSync(join(site, BEHIND_PATH), { throwIfNoEntry: false }) !== undefined;
+      } finally {
+        await Promise.all(clients.map((stop) => stop()));
+        await caughtUp(data);
+        await Promise.all(servers.map((server) => server.stop()));
+      }
+      expect(statuses.filter((status) => status !== 201)).toEqual([]);
+      expect(exits.map(({ code, stdout, stderr }) => ({ code, said: `${stdout}${stderr}` }))).toEqual(
+        exits.map(() => ({ code: 0, said: expect.stringMatching(expected.said) })),
+      );
+      if (expected.marked !== undefined) expect(marked).toBe(expected.marked);
+    },
+    180_000,
   );
 });

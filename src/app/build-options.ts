@@ -127,4 +127,17 @@ export interface BuildPlan {
 
 export interface BuildResult extends WriteStats, BuildPlan {
   readonly seconds: number;
+  /**
+   * When the files were swapped in with the dataset's log checked (a dataset a writable server adds
+   * cities to): how many cities were logged since the build read it, which its files lack (build
+   * again to include them), and whether the site was marked behind them (`_cities-api/behind`: a
+   * writable server of this site serves them live).
+   */
+  readonly sinceRead?: SwapOutcome;
+}
+
+/** What a build's swap found (behind-site.ts): the cities logged since its read, not in its files, and whether the site was marked behind. */
+export interface SwapOutcome {
+  readonly cities: number;
+  readonly marked: boolean;
 }

@@ -18,6 +18,7 @@ import {
   type BuildResult,
   DEFAULT_LOCK_WAIT,
   type SiteBuildOptions,
+  type SwapOutcome,
 } from './build-options.js';
 import { planBuild, type PendingWrite } from './build-plan.js';
 import { buildInThread } from './build-thread.js';
@@ -101,8 +102,12 @@ async function buildSite(options: SiteBuildOptions): Promise<BuildResult> {
   return { ...plan, ...stats, seconds: (performance.now() - started) / 1000 };
 }
 
-/** The site's files written as planned: the edge files and the dataset first, then every page. */
-async function writePlanned(plan: BuildPlan, write: PendingWrite, options: SiteBuildOptions): Promise<WriteStats> {
+/** The site's files written as planned: the edge files and the dataset first, then every page; and what its swap found. */
+async function writePlanned(
+  plan: BuildPlan,
+  write: PendingWrite,
+  options: SiteBuildOptions,
+): Promise<WriteStats & Pick<BuildResult, 'sinceRead'>> {
   const { data, spec, manifest, digest, cityBytes, minFree } = write;
   const { dir, pages } = plan;
   // The edge data's tag: what its ranks and chunks follow from (the cities, the collation and ICU's data).
@@ -110,7 +115,8 @@ async function writePlanned(plan: BuildPlan, write: PendingWrite, options: SiteB
   // The edge files and the dataset come first: pages done are the entries done past those seen so far.
   const notPages = { seen: 0 };
   const entries = countNotPages(untilAborted(siteEntries(data, spec, tag), options.signal), notPages);
-  return writeSite(dir, entries, manifest, {
+  let sinceRead: SwapOutcome | undefined;
+  const stats = await writeSite(dir, entries, manifest, {
     force: options.force,
     locked: options.siteLocked,
     guard: new SpaceGuard(dir, minFree),
@@ -120,9 +126,10 @@ async function writePlanned(plan: BuildPlan, write: PendingWrite, options: SiteB
     // A preview replaces no site built for deployment, checked again holding the site's lock.
     refuse: options.preview && ((old) => previewRefusal(options.preview!, old.settings)),
     // Swapped in only if the dataset is still what was read, under its lock (behind-site.ts).
-    atSwap: options.swapCheck && ((swap) => swapIfAsRead(options.swapCheck!, dir, swap)),
+    atSwap: options.swapCheck && (async (swap) => void (sinceRead = await swapIfAsRead(options.swapCheck!, dir, swap))),
     onProgress: (done) => options.onProgress?.(Math.max(0, Math.min(done - notPages.seen, pages)), pages),
   });
+  return sinceRead ? { ...stats, sinceRead } : stats;
 }
 
 /** A site with nothing to write: killed builds' leftovers tidied (`locked`: its lock held by the caller). */

@@ -128,14 +128,14 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
       apiUrl,
       async close() {
         watching?.close();
-        await writable?.writer.close();
+        await writable?.close();
         await servers.close();
         await unmark?.();
       },
     };
   } catch (error) {
     watching?.close();
-    await writable?.writer.close().catch(() => undefined);
+    await writable?.close().catch(() => undefined);
     await servers.close();
     await unmark?.();
     throw error;

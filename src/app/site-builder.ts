@@ -1,4 +1,4 @@
-import { runBuild, type BuildOptions, type SiteBuildOptions } from './build.js';
+import { runBuild, type BuildOptions, type BuildResult, type SiteBuildOptions } from './build.js';
 import type { SwapCheck } from './build-options.js';
 import { previewRefusal, previewUrl } from './preview-guard.js';
 import type { Collation } from '../core/collation.js';
@@ -54,8 +54,8 @@ export class SiteBuilder {
     progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress'>,
     swapCheck?: SwapCheck,
     siteLocked?: boolean,
-  ): Promise<void> {
-    await this.build(data, { ...progress, swapCheck, siteLocked });
+  ): Promise<BuildResult> {
+    return this.build(data, { ...progress, swapCheck, siteLocked });
   }
 
   /** From now on, builds replace what `live` serves. */
@@ -67,7 +67,7 @@ export class SiteBuilder {
   publish(data: string, swapCheck?: SwapCheck): Promise<void> {
     const live = this.live;
     // Rebuilds run at the lowest priority: the old site answers meanwhile.
-    const rebuild = () => this.build(data, { background: true, swapCheck });
+    const rebuild = async () => void (await this.build(data, { background: true, swapCheck }));
     const run = this.queue.then(() => (live ? live.replace(rebuild) : rebuild()));
     this.queue = run.catch(() => undefined);
     return run;
@@ -82,7 +82,7 @@ export class SiteBuilder {
   private build(
     data: string,
     progress?: Pick<SiteBuildOptions, 'onRead' | 'onStart' | 'onProgress' | 'background' | 'swapCheck' | 'siteLocked'>,
-  ): Promise<void> {
+  ): Promise<BuildResult> {
     const { options } = this;
     const served: SiteSettings | undefined = this.live?.settings;
     return whileBusy(
@@ -98,7 +98,7 @@ export class SiteBuilder {
         const refusal = preview && previewRefusal(preview, settings);
         if (refusal) throw refusal;
         const digest = await datasetDigest(data);
-        await runBuild({
+        const result = await runBuild({
           data,
           dataName: options.dataName,
           strict: options.strict,
@@ -115,6 +115,7 @@ export class SiteBuilder {
           ...progress,
         });
         this.builtHash = digest.toString('hex');
+        return result;
       },
       options.lockWait,
       progress?.siteLocked ? undefined : siteSiblings(options.dir).lock,

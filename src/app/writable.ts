@@ -12,6 +12,7 @@ import { underDatasetLock } from '../fs/lock.js';
 import { BEHIND_PATH, BEHIND_TEXT } from '../site/behind.js';
 import { siteSignature } from './behind-site.js';
 import type { Served, SiteBuilder } from './site-builder.js';
+import { recordWriter } from './site-writers.js';
 
 /** A build's swap is two renames: waited for up to SWAP_TRIES × SWAP_WAIT_MS (1 s). */
 const SWAP_TRIES = 200;
@@ -38,6 +39,8 @@ export interface WritableOptions {
  */
 export async function openWritable(options: WritableOptions): Promise<{
   writer: LoggedCityWriter;
+  /** Stops the writer (its log folded into the dataset file), then its record as the site's writer. */
+  close: () => Promise<void>;
   /** What builds replace, guarded: the site's directory synced after each. */
   guard: (served: Served) => Served;
   /** Once the first site is built (its marker kept or removed as build does: buildCurrent). */
@@ -89,6 +92,8 @@ export async function openWritable(options: WritableOptions): Promise<{
   // The site as last seen after this writer's build settled: a catch-up reads the dataset after
   // it, so a site otherwise at its swap is another builder's, swapped in since (swapIfAsRead).
   let seen: string | null = null;
+  // Before anything is logged: a build of the site swapping in meanwhile keeps it marked behind what this writer logs.
+  const unrecord = await recordWriter(options.dir);
   const writer = await LoggedCityWriter.open(options.data, {
     mark: markBeside,
     apply: options.answer,
@@ -102,9 +107,14 @@ export async function openWritable(options: WritableOptions): Promise<{
     caughtUp,
     lockWait: options.lockWait,
     log: options.log,
+  }).catch(async (error: unknown) => {
+    await unrecord();
+    throw error;
   });
   return {
     writer,
+    // Kept where what it logged is not folded into the file (a build folds it, then forgets this record).
+    close: async () => void ((await writer.close()) && (await unrecord())),
     guard: (served) => ({
       get settings() {
         return served.settings;

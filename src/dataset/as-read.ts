@@ -24,17 +24,33 @@ export interface DatasetRead {
 /**
  * The dataset now, against what a build read: `current`, the build holds every city of it;
  * `grown`, the file is as read and the log holds what the build holds plus cities logged since
- * (a writable server's, whose catch-up builds them in: the site is to stay marked behind);
+ * (a writable server's, this site's or another's: behind-site.ts decides the marker);
  * `moved`, anything else (the file folded into, edited or replaced; the log folded or cut).
  */
 export type SinceRead = 'current' | 'grown' | 'moved';
 
+/** How the dataset is against what a build read, and how many cities it holds that the build lacks (grown). */
+export interface Since {
+  readonly since: SinceRead;
+  readonly cities: number;
+}
+
 const digestOf = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+const MOVED: Since = { since: 'moved', cities: 0 };
+const NONE = { bytes: 0, digest: digestOf(Buffer.alloc(0)) };
+
+/** The records in whole lines of a log. */
+const records = (lines: Buffer) => {
+  let count = 0;
+  for (let at = lines.indexOf(0x0a); at >= 0; at = lines.indexOf(0x0a, at + 1)) count++;
+  return count;
+};
 
 /** What a build of the dataset file alone reads (it holds none of the log): taken before it reads the file. */
 export async function readFileOnly(file: string): Promise<DatasetRead> {
   const signature = await datasetSignature(await realpath(file));
-  return { file: signature, log: { bytes: 0, digest: digestOf(Buffer.alloc(0)) } };
+  return { file: signature, log: NONE };
 }
 
 /**
@@ -51,14 +67,15 @@ export async function readLogged(
 }
 
 /** How the dataset `file` is now against `read` (see SinceRead); to be called holding its lock (underLock). */
-export async function sinceRead(file: string, read: DatasetRead): Promise<SinceRead> {
+export async function sinceRead(file: string, read: DatasetRead): Promise<Since> {
   const target = await realpath(file);
-  if ((await datasetSignature(target)) !== read.file) return 'moved';
+  if ((await datasetSignature(target)) !== read.file) return MOVED;
+  const held = read.log;
   // Whole records only: under this lock no writer is mid-append, so a torn write is a killed one's, never acknowledged.
   const { bytes, head } = await CityLog.of(target).read();
-  const held = read.log.bytes;
-  if (bytes < held || digestOf(head.subarray(0, held)) !== read.log.digest) return 'moved';
-  return bytes === held ? 'current' : 'grown';
+  if (bytes < held.bytes || digestOf(head.subarray(0, held.bytes)) !== held.digest) return MOVED;
+  const cities = records(head.subarray(held.bytes));
+  return { since: cities ? 'grown' : 'current', cities };
 }
 
 /**

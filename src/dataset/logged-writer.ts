@@ -100,13 +100,14 @@ export class LoggedCityWriter implements CatchingUpStore {
     while (this.writing || this.catchUp.current) await (this.writing ?? this.catchUp.current);
   }
 
-  /** Stops catching up; what is still logged is folded into the dataset file, not the site's: it stays unbuilt (the marker too). */
-  async close(): Promise<void> {
+  /** Stops catching up; what is still logged is folded into the dataset file, not the site's: it stays unbuilt (the marker too). Whether it was folded. */
+  async close(): Promise<boolean> {
     this.catchUp.stop();
     await this.idle();
-    await this.fold().catch((error: Error) =>
-      this.options.log(`error: logged cities not folded into ${this.file} (they are next time): ${wordingOf(error)}`),
-    );
+    const failed = await this.fold().catch((error: Error) => error);
+    if (failed)
+      this.options.log(`error: logged cities not folded into ${this.file} (they are next time): ${wordingOf(failed)}`);
+    return !failed;
   }
 
   private async drain(): Promise<void> {
