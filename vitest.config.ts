@@ -48,6 +48,7 @@ const UNIT = [
   'edge-ranges',
   'fetch-handler',
   'file-ids',
+  'fold-journal',
   'full-disk',
   'json-text',
   'lock-holder',

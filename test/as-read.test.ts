@@ -1,8 +1,9 @@
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileOnly, readLogged, type Since, sinceRead } from '../src/dataset/as-read.js';
+import { foldLog } from '../src/dataset/log-fold.js';
 import { CityLog } from '../src/dataset/city-log.js';
 import { makeCity, tempDir } from './helpers.js';
 
@@ -14,10 +15,13 @@ afterAll(() => cleanup());
 // What a build read of a dataset (its file and its log's whole records), against the dataset at
 // its swap, under the lock a writable server logs under: a record in the log is acknowledged only
 // once whole, so a torn write after the last whole one (a server killed mid-append) holds none.
+// A fold of the log into the file (another site's writable server's) is recorded beside it
+// (fold-journal.ts): the file the build meets is the one it read plus logged cities.
 describe('sinceRead: the dataset at a build swap against what the build read', () => {
   let n = 0;
   const TORN = '{"id": 9'; // a record cut short, no newline
   /** The log folded into the file as a writable server does (recorded), `say` told nothing. */
+  const fold = (data: string, log: CityLog) => foldLog(data, realpathSync(data), log, () => {});
   it.each<[string, 'file and log' | 'file alone', (data: string, log: CityLog) => Promise<void> | void, Since]>([
     ['nothing changed', 'file and log', () => {}, { since: 'current', cities: 0 }],
     [
@@ -44,6 +48,68 @@ describe('sinceRead: the dataset at a build swap against what the build read', (
       MOVED,
     ],
     ['the dataset file changed', 'file and log', (data) => appendFileSync(data, '\n'), MOVED],
+    [
+      'the log the build held folded into the file, recorded: the build holds the dataset',
+      'file and log',
+      fold,
+      { since: 'current', cities: 0 },
+    ],
+    [
+      'the log the build held folded in (recorded), then a city logged',
+      'file and log',
+      async (data, log) => {
+        await fold(data, log);
+        await log.append([makeCity(7)]);
+      },
+      { since: 'grown', cities: 1 },
+    ],
+    [
+      'a city logged, then folded in with the log the build held: no record says which part the build held',
+      'file and log',
+      async (data, log) => {
+        await log.append([makeCity(7)]);
+        await fold(data, log);
+      },
+      MOVED,
+    ],
+    [
+      'the file alone read; the log folded in (recorded), a city logged, folded in again: every logged city',
+      'file alone',
+      async (data, log) => {
+        await fold(data, log);
+        await log.append([makeCity(7)]);
+        await fold(data, log);
+        await log.append([makeCity(8)]);
+      },
+      { since: 'grown', cities: 3 },
+    ],
+    [
+      'the file alone read; the log folded in, its record lost',
+      'file alone',
+      async (data, log) => {
+        await fold(data, log);
+        rmSync(join(dirname(log.path), `.${basename(data)}.folds`));
+      },
+      MOVED,
+    ],
+    [
+      'the file alone read; the log folded in (recorded), then the file changed',
+      'file alone',
+      async (data, log) => {
+        await fold(data, log);
+        appendFileSync(data, '\n');
+      },
+      MOVED,
+    ],
+    [
+      'the file alone read; the file changed, then the log folded in (recorded from the changed file)',
+      'file alone',
+      async (data, log) => {
+        appendFileSync(data, '\n');
+        await fold(data, log);
+      },
+      MOVED,
+    ],
   ])('%s (%s read)', async (_, reads, change, since) => {
     const data = join(root, `cities-${++n}.json`);
     writeFileSync(data, `[\n  ${JSON.stringify(makeCity(1))}\n]\n`);

@@ -448,12 +448,13 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
       // The killed servers' dataset lock and staged files are taken over and removed by the next POST.
       expect((await post(last.url, 'After the kills')).status).toBe(201);
       await caughtUp(file);
-      // Beside them, the running server's record as the site's writer (site-writers.ts): the killed servers' were
-      // removed by the next one's first build.
+      // Beside them, the record of the folds (fold-journal.ts), and the running server's record as the site's writer
+      // (site-writers.ts): the killed servers' were removed by the next one's first build.
       const entries = (await entriesOf(dir)).map((name) =>
         name.replace(/^\.site\.writer-\d+-[0-9a-f]{8}$/, '.site.writer-PID-TAG'),
       );
       expect(entries).toEqual([
+        `.cities.${format}.folds`,
         '.site.writer-PID-TAG',
         `backup.${format}`,
         `cities.${format}`,

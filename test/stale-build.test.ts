@@ -3,8 +3,10 @@ import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, runBuild } from '../src/app/build.js';
-import type { SwapCheck } from '../src/app/build-options.js';
+import type { SwapCheck, SwapOutcome } from '../src/app/build-options.js';
+import { siteSignature } from '../src/app/behind-site.js';
 import { SiteBuilder } from '../src/app/site-builder.js';
+import { recordWriter } from '../src/app/site-writers.js';
 import { openWritable } from '../src/app/writable.js';
 import { CityLog } from '../src/dataset/city-log.js';
 import { readFileOnly } from '../src/dataset/as-read.js';
@@ -629,5 +631,45 @@ describe('cities-api build of a site A while a writable server of another site B
       if (expected.marked !== undefined) expect(marked).toBe(expected.marked);
     },
     180_000,
+  );
+});
+
+describe("a build that read the dataset before a writable server of another site folded cities into it (a real server's fold, recorded)", () => {
+  it.each<[string, { servedByWriter: boolean }, { sinceRead: SwapOutcome; holdsAll: boolean; marked: boolean }]>([
+    [
+      'no writable server serves the site: swapped in unmarked (never refused as changed), the city counted',
+      { servedByWriter: false },
+      { sinceRead: { cities: 1, marked: false }, holdsAll: false, marked: false },
+    ],
+    [
+      'a writable server serves the site (recorded): swapped in marked behind',
+      { servedByWriter: true },
+      { sinceRead: { cities: 1, marked: true }, holdsAll: false, marked: true },
+    ],
+  ])(
+    '%s',
+    async (label, { servedByWriter }, expected) => {
+      const { dir, data, site } = await kitPlace(`folded-${label.split(':')[0]!.replace(/\W+/g, '-')}`, {
+        baseUrl: 'http://x',
+      });
+      const server = await otherWriter(join(dir, 'site-b'), data);
+      const unrecord = servedByWriter ? await recordWriter(site) : async () => {};
+      try {
+        // What the build reads: the file as it is now, a city added since the site was built (a copy, so that the fold below does not change it).
+        addRow(data, 97);
+        const read = await readFileOnly(data);
+        const snapshot = join(dir, 'snapshot.csv');
+        await copyFile(data, snapshot);
+        expect((await createAt(server.url, TOKEN, 'Folded meanwhile')).status).toBe(201);
+        await caughtUp(data);
+        const swapCheck = { dataset: data, read, site: siteSignature(site), lockWait: 10_000 };
+        const result = await runBuild({ data: snapshot, out: site, ...SETTINGS, baseUrl: 'http://x', swapCheck });
+        expect({ sinceRead: result.sinceRead, ...(await siteState(data, site)) }).toEqual(expected);
+      } finally {
+        await unrecord();
+        await server.stop();
+      }
+    },
+    60_000,
   );
 });

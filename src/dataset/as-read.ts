@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { underDatasetLock } from '../fs/lock.js';
 import type { City } from '../core/fields.js';
 import { CityLog } from './city-log.js';
+import { foldsBetween } from './fold-journal.js';
 import { datasetSignature } from './known-ids.js';
 
 // What a build read of a dataset (its file, and the part of its write-ahead log the site built
@@ -23,9 +24,10 @@ export interface DatasetRead {
 
 /**
  * The dataset now, against what a build read: `current`, the build holds every city of it;
- * `grown`, the file is as read and the log holds what the build holds plus cities logged since
- * (a writable server's, this site's or another's: behind-site.ts decides the marker);
- * `moved`, anything else (the file folded into, edited or replaced; the log folded or cut).
+ * `grown`, it holds every city the build holds, and cities logged since: the log holds what the
+ * build holds plus more, or the file is the one read plus cities folded into it from the log
+ * (a writable server's folds, recorded: fold-journal.ts); `moved`, anything else (the file edited
+ * or replaced; the log cut, or folded where no record says so).
  */
 export type SinceRead = 'current' | 'grown' | 'moved';
 
@@ -35,7 +37,8 @@ export interface Since {
   readonly cities: number;
 }
 
-const digestOf = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+/** The digest of a log's head (its whole records' bytes), as a read and a fold record it. */
+export const digestOf = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 const MOVED: Since = { since: 'moved', cities: 0 };
 const NONE = { bytes: 0, digest: digestOf(Buffer.alloc(0)) };
@@ -69,12 +72,21 @@ export async function readLogged(
 /** How the dataset `file` is now against `read` (see SinceRead); to be called holding its lock (underLock). */
 export async function sinceRead(file: string, read: DatasetRead): Promise<Since> {
   const target = await realpath(file);
-  if ((await datasetSignature(target)) !== read.file) return MOVED;
-  const held = read.log;
+  const now = await datasetSignature(target);
+  let held = read.log;
+  let folded = 0;
+  if (now !== read.file) {
+    const folds = await foldsBetween(target, read.file, now);
+    // The part of the log the build holds went into the file with the first fold (those cities the build holds), or it held none.
+    const first = folds?.[0]?.log;
+    if (!folds || (held.bytes && (first?.bytes !== held.bytes || first.digest !== held.digest))) return MOVED;
+    folded = folds.slice(held.bytes ? 1 : 0).reduce((sum, fold) => sum + fold.cities, 0);
+    held = NONE;
+  }
   // Whole records only: under this lock no writer is mid-append, so a torn write is a killed one's, never acknowledged.
   const { bytes, head } = await CityLog.of(target).read();
   if (bytes < held.bytes || digestOf(head.subarray(0, held.bytes)) !== held.digest) return MOVED;
-  const cities = records(head.subarray(held.bytes));
+  const cities = folded + records(head.subarray(held.bytes));
   return { since: cities ? 'grown' : 'current', cities };
 }
 

@@ -2,10 +2,11 @@ import { realpath } from 'node:fs/promises';
 import { CitiesApiError } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { underDatasetLock } from '../fs/lock.js';
-import { commitStaged, discardStaged, stageAppend } from './append-cities.js';
-import { type DatasetRead, readLogged } from './as-read.js';
+import { discardStaged, stageAppend } from './append-cities.js';
+import { type DatasetRead, digestOf, readLogged } from './as-read.js';
 import { CityLog } from './city-log.js';
 import { fileIds, type SignedIds } from './file-ids.js';
+import { commitFold } from './fold-journal.js';
 import { datasetSignature } from './known-ids.js';
 
 // The write-ahead log and the dataset file it belongs to, as the writer (logged-writer.ts) folds
@@ -37,7 +38,7 @@ export async function foldLog(
   say: (line: string) => void,
 ): Promise<SignedIds | null> {
   await checkTarget(file, target, log);
-  const { cities, bytes } = await log.read();
+  const { cities, bytes, head } = await log.read();
   if (!bytes) return log.cut(0).then(() => null);
   // Taken before its ids are read: the commit refuses if the file changed since (staged from a copy, never read here).
   const signature = await datasetSignature(target);
@@ -47,7 +48,10 @@ export async function foldLog(
   if (missing.length) {
     // The file this commit put in place, its ids known (as KnownIds.folded takes them): a change since
     // its rename is seen (its signature '' then: look() reads the file again).
-    const committed = await commitStaged(await stageAppend(file, missing, signature));
+    const committed = await commitFold(await stageAppend(file, missing, signature), {
+      cities: missing.length,
+      log: { bytes, digest: digestOf(head) },
+    });
     now = { signature: committed, ids: inFile.with(missing.map((city) => city.id)) };
     say(
       `${file}: ${missing.length === 1 ? '1 city' : `${missing.length} cities`} a writable server logged (${log.path}) folded in`,

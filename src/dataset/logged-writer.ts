@@ -4,11 +4,12 @@ import type { City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
 import type { CatchingUpStore } from '../post/city-store.js';
 import type { NewCity } from '../post/create-city.js';
-import { commitStaged, discardStaged, stageAppend } from './append-cities.js';
+import { discardStaged, stageAppend } from './append-cities.js';
 import { type DatasetRead, readLogged } from './as-read.js';
 import { checkStorable } from './appended-text.js';
 import { CatchUp } from './catch-up.js';
 import { CityLog } from './city-log.js';
+import { commitFold } from './fold-journal.js';
 import { createRefusal } from './create-refusal.js';
 import { KeptLock } from './kept-lock.js';
 import { KnownIds } from './known-ids.js';
@@ -174,7 +175,7 @@ export class LoggedCityWriter implements CatchingUpStore {
     }
     return this.turns.run(async () => {
       await this.lock.run(async () => {
-        const committed = staged && (await commitStaged(staged));
+        const committed = staged && (await commitFold(staged, { cities: missing.length, log: read.log }));
         await this.logFile.dropFirst(bytes);
         await this.ids.folded(missing, fileLastId, committed);
       });
