@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { copyFile, lstat, mkdir, readFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -448,19 +448,9 @@ describe('a writable server killed at any moment keeps its dataset whole', () =>
       // The killed servers' dataset lock and staged files are taken over and removed by the next POST.
       expect((await post(last.url, 'After the kills')).status).toBe(201);
       await caughtUp(file);
-      // Beside them, the record of the folds (fold-journal.ts), and the running server's record as the site's writer
-      // (site-writers.ts): the killed servers' were removed by the next one's first build.
-      const entries = (await entriesOf(dir)).map((name) =>
-        name.replace(/^\.site\.writer-\d+-[0-9a-f]{8}$/, '.site.writer-PID-TAG'),
-      );
-      expect(entries).toEqual([
-        `.cities.${format}.folds`,
-        '.site.writer-PID-TAG',
-        `backup.${format}`,
-        `cities.${format}`,
-        `cities.${format}.bak`,
-        'site',
-      ]);
+      expect(await entriesOf(dir)).toEqual([`backup.${format}`, `cities.${format}`, `cities.${format}.bak`, 'site']);
+      // The killed servers' records as the site's writer were removed by the next one's first build: the running one's is left.
+      expect((await readdir(dir)).filter((name) => name.startsWith('.site.writer-'))).toHaveLength(1);
       await last.stop();
       console.log(
         `.${format} server killed ${WRITE_KILLS} times during 3 POSTs (answered in ~${Math.round(duration)} ms):`,

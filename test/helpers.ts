@@ -120,11 +120,14 @@ export async function expectWholeKit(
 }
 
 /**
- * The entries of a directory, sorted, without what a site keeps beside it: the stat caches builds
- * keep (`.NAME.stat-cache`), and a preview's marker while it runs (`.NAME.preview`).
+ * The entries of a directory, sorted, without what a site and a dataset keep beside them: the stat
+ * caches builds keep (`.NAME.stat-cache`), a preview's marker and a writable server's record while
+ * they run (`.NAME.preview`, `.NAME.writer-PID-TAG`), the record of a dataset's folds (`.NAME.folds`).
  */
 export async function entriesOf(dir: string): Promise<string[]> {
-  return (await readdir(dir)).filter((name) => !/^\..+\.(stat-cache|preview)$/.test(name)).sort();
+  return (await readdir(dir))
+    .filter((name) => !/^\..+\.(stat-cache|preview|writer-\d+-[0-9a-f]{8}|folds)$/.test(name))
+    .sort();
 }
 
 /** A site spec for tests: the kit's base URL, code-point collation, the default page sizes, all 33 orderings, 48 cities, unless overridden. */
