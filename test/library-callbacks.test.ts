@@ -80,8 +80,8 @@ describe('build(): a callback that throws is a CitiesApiError naming it, the sit
       cause: thrown,
     });
     expect(await readTree(out)).toEqual(site);
-    // A fold keeps the dataset's previous version (cities.csv.bak), as every fold does; the dataset is whole.
-    const folded = kind === 'logged city' ? ['cities.csv.bak'] : [];
+    // A fold keeps the dataset's previous version (cities.csv.bak) and records itself (.cities.csv.folds), as every fold does; the dataset is whole.
+    const folded = kind === 'logged city' ? ['.cities.csv.folds', 'cities.csv.bak'] : [];
     expect(await readdir(dir)).toEqual([...beside, ...folded].sort());
     // Nothing held or half-done: the next build builds (the logged city in it).
     const next = await build({ data, out, ...SETTINGS });
