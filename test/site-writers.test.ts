@@ -25,6 +25,15 @@ describe("a site's writable servers, as recorded beside it", () => {
       { served: true, afterForget: ['writer-self'] },
     ],
     [
+      'this process, recorded for a site whose parent is not there yet (made for the record, as its first build would)',
+      async (site) => {
+        const deeper = join(site, '..', 'new', 'site');
+        await recordWriter(deeper);
+        expect(await servedByWriter(deeper)).toBe(true);
+      },
+      { served: false, afterForget: ['new'] },
+    ],
+    [
       'this process, recorded then stopped (its removal called)',
       async (site) => (await recordWriter(site))(),
       { served: false, afterForget: [] },

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlive } from '../fs/lock-holder.js';
 import { siteSiblings } from '../fs/lock.js';
@@ -30,7 +30,10 @@ async function writersOf(dir: string): Promise<{ path: string; pid: number }[]> 
 export async function recordWriter(dir: string): Promise<() => Promise<void>> {
   const { parent, prefix } = siteSiblings(await resolveSiteDir(dir));
   const path = join(parent, `${prefix}writer-${process.pid}-${randomBytes(4).toString('hex')}`);
-  await writeFile(path, `${process.pid}\n`, { flag: 'wx' }).catch(() => undefined);
+  // The site's parent made first (its first build would): a server of a new site is recorded all the same.
+  await mkdir(parent, { recursive: true })
+    .then(() => writeFile(path, `${process.pid}\n`, { flag: 'wx' }))
+    .catch(() => undefined);
   return () => rm(path, { force: true });
 }
 
