@@ -29,7 +29,7 @@ describe("a site's writable servers, as recorded beside it", () => {
       async (site) => {
         const deeper = join(site, '..', 'new', 'site');
         await recordWriter(deeper);
-        expect(await servedByWriter(deeper)).toBe(true);
+        expect(servedByWriter(deeper)).toBe(true);
       },
       { served: false, afterForget: ['new'] },
     ],
@@ -56,7 +56,7 @@ describe("a site's writable servers, as recorded beside it", () => {
     const site = join(parent, 'site');
     mkdirSync(site, { recursive: true });
     await record(site);
-    const served = await servedByWriter(site);
+    const served = servedByWriter(site);
     await (await deadWriters(site))();
     const left = readdirSync(parent)
       .filter((name) => name !== 'site')

@@ -100,9 +100,10 @@ async function unmarkUpToDate(data: string, dir: string, read: DatasetRead, arou
   const { lockWait, log, dataName = data } = around;
   const marker = join(dir, BEHIND_PATH);
   const kept = (why: string) => log(`warning: ${dir} stays marked behind its dataset (${BEHIND_PATH}): ${why}`);
+  const site = await resolveSiteDir(dir).catch(() => dir);
   const outcome = await underLock(data, lockWait, async () => {
     const { since, cities } = await sinceRead(data, read);
-    const unmark = since === 'current' || (since === 'grown' && !(await servedByWriter(dir)));
+    const unmark = since === 'current' || (since === 'grown' && !servedByWriter(site));
     if (unmark) await rm(marker, { force: true });
     return { cities, unmark };
   }).catch((error: unknown) => void kept(wordingOf(error)));
@@ -162,7 +163,7 @@ export async function swapIfAsRead(
   const swapped = await underLock(check.dataset, check.lockWait, async () => {
     const { since, cities } = await sinceRead(check.dataset, check.read);
     if (since === 'moved' || (since === 'grown' && siteSignature(dir) !== check.site)) return null;
-    const marked = since === 'grown' && (await servedByWriter(dir));
+    const marked = since === 'grown' && servedByWriter(dir);
     await swap(marked);
     return { cities, marked };
   });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlive } from '../fs/lock-holder.js';
 import { siteSiblings } from '../fs/lock.js';
@@ -11,11 +12,18 @@ import { resolveSiteDir } from '../store/site-path.js';
 // own server acknowledged" (behind-site.ts): a build that meets cities logged since it read the
 // dataset keeps the site marked only where such a server may have acknowledged them.
 
-/** The records of the site `dir`'s writers: their paths, and their pids. */
-async function writersOf(dir: string): Promise<{ path: string; pid: number }[]> {
-  const { parent, prefix } = siteSiblings(await resolveSiteDir(dir));
+/**
+ * The records of the writers of the site whose real directory is `site`: their paths and pids.
+ * Synchronous: read at a swap under the dataset's lock, which POSTs wait for, while libuv's thread
+ * pool may be busy with a build's writes.
+ */
+function writersOf(site: string): { path: string; pid: number }[] {
+  const { parent, prefix } = siteSiblings(site);
   const head = `${prefix}writer-`;
-  const names = await readdir(parent).catch(() => [] as string[]);
+  let names: string[] = [];
+  try {
+    names = readdirSync(parent);
+  } catch {}
   return names.flatMap((name) => {
     const pid = name.startsWith(head) ? /^([1-9]\d{0,9})-[0-9a-f]{8}$/.exec(name.slice(head.length))?.[1] : undefined;
     return pid ? [{ path: join(parent, name), pid: Number(pid) }] : [];
@@ -38,12 +46,12 @@ export async function recordWriter(dir: string): Promise<() => Promise<void>> {
 }
 
 /**
- * Whether a writable server may serve the site `dir`: a record of a live process (this one's
- * included), or of a dead one (killed: what it logged may not be in a build that read the dataset
- * before it died), or none readable. To be asked holding the dataset's lock, under which writers log.
+ * Whether a writable server may serve the site whose real directory is `site`: a record of a live
+ * process (this one's included), or of a dead one (killed: what it logged may not be in a build
+ * that read the dataset before it died). To be asked holding the dataset's lock, under which writers log.
  */
-export async function servedByWriter(dir: string): Promise<boolean> {
-  return (await writersOf(dir).catch(() => null))?.length !== 0;
+export function servedByWriter(site: string): boolean {
+  return writersOf(site).length > 0;
 }
 
 /**
@@ -51,6 +59,7 @@ export async function servedByWriter(dir: string): Promise<boolean> {
  * once the dataset's log is folded into its file: then whatever they logged is in what is read.
  */
 export async function deadWriters(dir: string): Promise<() => Promise<void>> {
-  const dead = (await writersOf(dir).catch(() => [])).filter(({ pid }) => pid !== process.pid && !isAlive(pid));
+  const site = await resolveSiteDir(dir).catch(() => null);
+  const dead = site ? writersOf(site).filter(({ pid }) => pid !== process.pid && !isAlive(pid)) : [];
   return async () => void (await Promise.all(dead.map(({ path }) => rm(path, { force: true }).catch(() => undefined))));
 }
