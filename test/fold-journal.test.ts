@@ -1,4 +1,4 @@
-import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldsBetween, recordFold } from '../src/dataset/fold-journal.js';
@@ -57,5 +57,16 @@ describe('the fold journal', () => {
     expect(chain?.map((fold) => fold.cities) ?? null).toEqual(cities);
     const lines = readFileSync(join(root, `.cities-${n}.csv.folds`), 'utf8').split('\n').length - 1;
     expect(lines).toBeLessThanOrEqual(127);
+  });
+
+  it('a journal that is a link to a file of the user: that file left as it was, the fold not recorded', async () => {
+    const data = join(root, 'linked.csv');
+    const theirs = join(root, 'notes.txt');
+    writeFileSync(data, '');
+    writeFileSync(theirs, 'mine\n');
+    symlinkSync(theirs, join(root, '.linked.csv.folds'));
+    const signatures = await folded(data, 1);
+    expect(readFileSync(theirs, 'utf8')).toBe('mine\n');
+    expect(await foldsBetween(data, signatures[0]!, signatures[1]!)).toBeNull();
   });
 });

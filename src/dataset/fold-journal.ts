@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { appendFile, open, readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { draftName } from '../fs/dead-drafts.js';
 import { commitStaged, type StagedDataset } from './append-cities.js';
@@ -48,7 +48,7 @@ export async function recordFold(target: string, fold: Omit<Fold, 'to'>, to?: st
   try {
     const line = `${JSON.stringify({ ...fold, to: to ?? (await datasetSignature(target)) })}\n`;
     const kept = (await journalLines(path)).slice(1 - KEPT * 2);
-    if (kept.length < KEPT * 2 - 1) return await appendFile(path, line, { mode: 0o644 });
+    if (kept.length < KEPT * 2 - 1) return await appendLine(path, line);
     await replaceThrough(draftName(`${path}.tmp-`), path, async (draft) => {
       const handle = await open(draft, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
       try {
@@ -58,6 +58,20 @@ export async function recordFold(target: string, fold: Omit<Fold, 'to'>, to?: st
       }
     });
   } catch {}
+}
+
+/** `line` appended to the journal, never through a link planted in its place (O_NOFOLLOW): a file it names is not ours. */
+async function appendLine(path: string, line: string): Promise<void> {
+  const handle = await open(
+    path,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+    0o644,
+  );
+  try {
+    await handle.write(line);
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
