@@ -26,7 +26,8 @@ let cleanup: () => Promise<void>;
 beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-dataset-file-')));
 afterAll(() => cleanup());
 
-const DEAD_PID = 2 ** 22 + 7;
+/** No process has it: Linux's pids stay below pid_max, at most 2^22 (a larger number names no writer: a user's file). */
+const DEAD_PID = 2 ** 22;
 /** A JSON dataset of one city, id 1, as a user's file is written. */
 const ONE_CITY_JSON = `[\n  ${JSON.stringify(makeCity(1))}\n]\n`;
 
@@ -58,6 +59,57 @@ describe('appendCities keeps the dataset and its backup whole', () => {
       `.left.json.tmp-${process.ppid}`,
     ]);
   });
+});
+
+// Two writers of one dataset in one process (two servers on it, a server and a library build()'s
+// fold, a server and serve --watch's copy) each stage its new version. Both were named
+// `.NAME.tmp-PID.EXT`, and each staging first removed that path: the second replaced (or, at once,
+// removed: ENOENT) the first's staged file, whose commit then put the other's cities in place, its
+// own lost (after its writer dropped them from the log: acknowledged cities gone).
+describe('two stagings of one dataset in one process, each committed or discarded: each keeps its own staged file', () => {
+  type Ends = 'commit' | 'discard';
+  it.each<[string, 'in turn' | 'at once', 'first' | 'second', Ends, number[]]>([
+    ['staged in turn, the first committed first', 'in turn', 'first', 'commit', [1, 2, 3]],
+    ['staged in turn, the second committed first', 'in turn', 'second', 'commit', [1, 3, 2]],
+    ['staged at once, the first committed first', 'at once', 'first', 'commit', [1, 2, 3]],
+    ['staged at once, the second committed first', 'at once', 'second', 'commit', [1, 3, 2]],
+    [
+      'staged in turn, the other one discarded (serve --watch done with its copy), the first committed',
+      'in turn',
+      'first',
+      'discard',
+      [1, 2],
+    ],
+    ['staged in turn, the other one discarded, the second committed', 'in turn', 'second', 'discard', [1, 3]],
+    ['staged at once, the other one discarded, the first committed', 'at once', 'first', 'discard', [1, 2]],
+  ])(
+    "%s: the committed one's city is in place; the other one's, refused (the file changed) and staged again, is added unless discarded",
+    async (label, when, committed, other, ids) => {
+      const name = `two-${label.replace(/\W+/g, '-').slice(0, 60)}.json`;
+      const file = join(root, name);
+      await writeFile(file, ONE_CITY_JSON);
+      const [first, second] =
+        when === 'at once'
+          ? await Promise.all([stageAppend(file, [makeCity(2)]), stageAppend(file, [makeCity(3)])])
+          : [await stageAppend(file, [makeCity(2)]), await stageAppend(file, [makeCity(3)])];
+      // Each its own file, named for its writer: `.NAME.tmp-PID.TOKEN.EXT` (dead-drafts.ts).
+      for (const staged of [first, second])
+        expect(basename(staged.temp)).toMatch(
+          new RegExp(`^\\.${name.replaceAll('.', '\\.')}\\.tmp-${process.pid}\\.[0-9a-z]+\\.[1-9]\\d*\\.json$`),
+        );
+      expect(first.temp).not.toBe(second.temp);
+      const [mine, theirs] = committed === 'first' ? [first, second] : [second, first];
+      if (other === 'discard') await discardStaged(theirs);
+      await commitStaged(mine);
+      if (other === 'commit') {
+        await expect(commitStaged(theirs)).rejects.toBeInstanceOf(DatasetChanged);
+        const city = committed === 'first' ? makeCity(3) : makeCity(2);
+        await commitStaged(await stageAppend(file, [city]));
+      }
+      expect((await readDataset(file)).toCities().map((c) => c.id)).toEqual(ids);
+      expect((await readdir(root)).filter((n) => n.startsWith(`.${name}.`))).toEqual([]);
+    },
+  );
 });
 
 async function appendCitiesToNewCsv(file: string): Promise<void> {
@@ -245,7 +297,7 @@ describe('a dataset staged with a city appended, from a copy of its file', () =>
     await chmod(file, 0o640);
     const { temp } = await stageAppend(file, [makeCity(2)]);
     const seen = { text: shown(await readFile(temp, 'utf8')), mode: (await stat(temp)).mode & 0o777 };
-    await discardStaged({ temp });
+    await discardStaged({ temp, done: () => {} });
     expect(seen).toEqual({ text: shown(expected), mode: 0o640 });
     expect(shown(await readFile(file, 'utf8'))).toBe(shown(text));
   });

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { copyFile, lstat, mkdir, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendCities } from '../src/dataset/append-cities.js';
 import { CityLog } from '../src/dataset/city-log.js';
 import { threadId } from 'node:worker_threads';
 import { dropToken, forgetThread, newToken } from '../src/fs/lock-tokens.js';
@@ -85,6 +86,25 @@ const KINDS: Kind[] = [
       await log.append([makeCity(102)]);
       await log.dropFirst(bytes);
     },
+  },
+  {
+    what: "a dataset's new version, staged beside it (stageAppend; an older version's names had no token)",
+    draft: (pid) => `.cities.csv.tmp-${pid}.csv`,
+    lookAlikes: [
+      '.cities.csv.tmp-20240101.csv',
+      '.cities.csv.tmp-0123.csv',
+      '.cities.csv.tmp-old.csv',
+      '.cities.csv.tmp-4194304.csv.orig',
+      '.cities.csv.tmp-4194304.x.1.2.csv',
+      '.cities.csv.tmp-4194304.AB.1.csv',
+    ],
+    run: (dir) => appendCities(dataset(dir), [makeCity(101)]),
+  },
+  {
+    what: "a dataset's previous version on its way to FILE.bak (commitStaged)",
+    draft: (pid) => `.cities.csv.bak-${pid}`,
+    lookAlikes: ['.cities.csv.bak-20240101', '.cities.csv.bak-old', '.cities.csv.bak-4194304.x.01'],
+    run: (dir) => appendCities(dataset(dir), [makeCity(101)]),
   },
   {
     what: "the site's stat cache (StatRecords.write)",

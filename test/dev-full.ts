@@ -114,7 +114,7 @@ export function faultyFsPromises(fs: typeof FsPromises, faults: DiskFaults): Rec
   };
   const copyFile: typeof fs.copyFile = async (src, dest, mode) => {
     await fs.copyFile(src, dest, mode);
-    if (!full.has(String(dest))) return;
+    if (!listed(full, dest)) return;
     await fs.rm(dest, { force: true });
     throw copyFull(src, dest);
   };

@@ -1,13 +1,14 @@
-import { lstat, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { discardStaged, stageAppend } from '../src/dataset/append-cities.js';
 import { CityLog } from '../src/dataset/city-log.js';
 import { siteSiblings } from '../src/fs/lock.js';
 import { removeDeadDraftsOf, writeOwnedFiles } from '../src/fs/owned-files.js';
 import { StatRecords } from '../src/store/stat-records.js';
-import { makeCity, tempDir } from './helpers.js';
+import { KIT, makeCity, tempDir } from './helpers.js';
 import { ROOT } from './serve-helpers.js';
 
 // The threads of one process share its pid (a server's build, write and ids workers; a library
@@ -104,7 +105,22 @@ const statCache = (dir: string): Target => ({
   tail: '',
 });
 
+/** A dataset's staged new version: named as a stageAppend in that thread names it (`.NAME.tmp-PID.TOKEN.EXT`). */
+const staged = (dir: string): Target => ({
+  path: join(dir, 'cities.csv'),
+  before: join(dir, '.cities.csv.tmp-'),
+  tail: '.csv',
+});
+
 const KINDS: Kind[] = [
+  {
+    what: "a dataset's staged new version, staged here too (a second writer of it in this process: stageAppend)",
+    target: staged,
+    here: async (dir) => {
+      await copyFile(join(KIT, 'cities11.csv'), staged(dir).path);
+      await discardStaged(await stageAppend(staged(dir).path, [makeCity(101)]));
+    },
+  },
   {
     what: "an edge project's file, written here too (writeOwnedFiles)",
     target: owned,

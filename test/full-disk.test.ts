@@ -121,7 +121,7 @@ describe('a write that finds the disk full (ENOSPC, no path in the error) names 
       'the background fold writing the new dataset beside the old',
       async (at) => {
         const { writer } = await writable(at);
-        full.add(join(dirname(at.data), `.${basename(at.data)}.tmp-${process.pid}.json`));
+        full.add(join(dirname(at.data), `.${basename(at.data)}.tmp-${process.pid}.*.json`));
         await writer.create(NEW_CITY);
         await writer.idle();
         full.clear();
@@ -212,7 +212,7 @@ describe('a file rewritten through a temporary one, on a full disk: the temporar
       "the dataset's new version (a fold)",
       async (at) => ({
         file: at.data,
-        temp: join(dirname(at.data), `.${basename(at.data)}.tmp-${process.pid}.json`),
+        temp: join(dirname(at.data), `.${basename(at.data)}.tmp-${process.pid}.*.json`),
         act: () => stageAppend(at.data, [makeCity(2)]),
       }),
     ],

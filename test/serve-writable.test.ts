@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { copyFile, lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, lutimes, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -642,7 +642,11 @@ describe('a symlinked dataset is written through its link; links beside it are n
     const victim = join(dir, 'victim.txt');
     await writeFile(victim, 'not yours\n');
     await symlink(victim, `${data}.bak`);
+    // The names killed writers left (a staged file's is its writer's own, unknown ahead): a dead process's, one of this pid's from before it started.
+    await symlink(victim, join(dir, `.cities.csv.tmp-${2 ** 22}.csv`));
     await symlink(victim, join(dir, `.cities.csv.tmp-${process.pid}.csv`));
+    const long = new Date(Date.now() - process.uptime() * 1000 - 3_600_000);
+    await lutimes(join(dir, `.cities.csv.tmp-${process.pid}.csv`), long, long);
     const before = await readFile(data);
     const server = await smallWritable(join(dir, 'site'), data, TOKEN);
     try {

@@ -84,6 +84,7 @@ describe("the README's .gitignore advice leaves git nothing of cities-api's to s
       'data/.cities.csv.lock-4242',
       'data/.cities.csv.wal',
       'data/.cities.csv.tmp-4242.csv',
+      'data/.cities.csv.tmp-4242.1a2b3c.7.csv',
       'data/cities.csv.bak',
     ]) {
       await mkdir(join(dir, left, '..'), { recursive: true });

@@ -2,10 +2,10 @@ import { fileSystemError } from '../fs/fs-error.js';
 import { DATASET_ROLE } from './sample.js';
 import { constants, type Stats } from 'node:fs';
 import { access, copyFile, type FileHandle, link, lstat, realpath, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { dirname, extname, resolve } from 'node:path';
 import { appendTo, checkStorable, type DatasetBytes } from './appended-text.js';
 import { datasetSignature, signatureOf } from './known-ids.js';
-import { writeTemp } from './dataset-temp.js';
+import { datasetDraft, writeTemp } from './dataset-temp.js';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { syncDirectory } from '../fs/file-output.js';
@@ -20,8 +20,10 @@ import { syncDirectory } from '../fs/file-output.js';
 export interface StagedDataset {
   /** The real file: the dataset path with every symlink resolved. */
   readonly target: string;
-  /** The new dataset, beside the target, named with the dataset's extension so it reads as one. */
+  /** The new dataset, beside the target, named with the dataset's extension so it reads as one: its writer's own (dataset-temp.ts). */
   readonly temp: string;
+  /** Says the temp is no longer in use (no other writer removes it until then): commitStaged and discardStaged call it. */
+  readonly done: () => void;
   /** The file it replaces as it was staged from (datasetSignature: inode, size, times): the commit refuses unless it still is. */
   readonly signature: string;
 }
@@ -47,7 +49,7 @@ export async function stageAppend(file: string, cities: readonly City[], signatu
   const temp = await writeTemp(target, extname(file), true, async (copy) =>
     appendTo(fileBytes(copy, (await copy.stat()).size), cities, json),
   );
-  return { target, temp, signature: copied };
+  return { target, temp: temp.path, done: temp.done, signature: copied };
 }
 
 /**
@@ -56,25 +58,29 @@ export async function stageAppend(file: string, cities: readonly City[], signatu
  * in place, or '' if it is no longer the file staged (changed by someone else since the rename):
  * what its caller knows of it must then be read again.
  */
-export async function commitStaged({ target, temp, signature }: StagedDataset): Promise<string> {
+export async function commitStaged(staged: StagedDataset): Promise<string> {
+  const { target, temp, signature } = staged;
   const dir = dirname(target);
-  const backup = join(dir, `.${basename(target)}.bak-${process.pid}`);
+  // Named for its writer too: a commit holds the dataset's lock, but appendCities takes none.
+  const { path: backup, done } = datasetDraft(target, 'bak');
   let made: Stats;
   try {
     // Its inode, size and times, not its bytes: nothing of it read here.
     if ((await datasetSignature(target)) !== signature) throw new DatasetChanged(target);
     // A rename keeps the staged file's inode, size and mtime (not its ctime: the signature is taken once it is in place).
     made = await stat(temp);
-    await rm(backup, { force: true });
     await link(target, backup).catch(() => copyFile(target, backup, constants.COPYFILE_EXCL));
     // rename() replaces a `.bak` that is a symlink itself, never the file it points to.
     await rename(backup, `${target}.bak`);
     await rename(temp, target);
   } catch (error) {
     await rm(backup, { force: true });
-    await discardStaged({ temp });
+    await discardStaged(staged);
     throw error;
+  } finally {
+    done();
   }
+  staged.done();
   // The new file is in place: syncing its directory only makes the rename durable sooner, and
   // some filesystems refuse to; a failure here must not report the commit as failed.
   await syncDirectory(dir);
@@ -82,8 +88,13 @@ export async function commitStaged({ target, temp, signature }: StagedDataset): 
   return now && now.ino === made.ino && now.size === made.size && now.mtimeMs === made.mtimeMs ? signatureOf(now) : '';
 }
 
-export async function discardStaged({ temp }: Pick<StagedDataset, 'temp'>): Promise<void> {
-  await rm(temp, { force: true });
+/** Removes the staged file (once committed, nothing: its name is its writer's alone, never given again). */
+export async function discardStaged({ temp, done }: Pick<StagedDataset, 'temp' | 'done'>): Promise<void> {
+  try {
+    await rm(temp, { force: true });
+  } finally {
+    done();
+  }
 }
 
 /** The dataset was changed by someone else between reading it and replacing it. */

@@ -120,7 +120,7 @@ export async function ifUnchanged(
  * following a writable server of another site): the file plus the cities its log holds that the
  * file lacks, staged beside it, never written over it (folding is the writable server's, under
  * the lock its POSTs wait for). `read`: what a build of it holds (as-read.ts), taken as it is read;
- * `discard` removes what was staged. One at a time per process (the staged file is named by pid).
+ * `discard` removes what was staged (its own file, named for its writer: dataset-temp.ts).
  */
 export async function withLogged(
   file: string,

@@ -169,24 +169,24 @@ export class LoggedCityWriter implements CatchingUpStore {
     try {
       if (staged) await this.options.publish(staged.temp, read);
       else if (foldedElsewhere.length) await this.options.publish(this.file, read);
-    } catch (error) {
-      if (staged) await discardStaged(staged);
-      throw error;
-    }
-    return this.turns.run(async () => {
-      await this.lock.run(async () => {
-        const committed = staged && (await commitFold(staged, { cities: missing.length, log: read.log }));
-        await this.logFile.dropFirst(bytes);
-        await this.ids.folded(missing, fileLastId, committed);
+      return await this.turns.run(async () => {
+        await this.lock.run(async () => {
+          const committed = staged && (await commitFold(staged, { cities: missing.length, log: read.log }));
+          await this.logFile.dropFirst(bytes);
+          await this.ids.folded(missing, fileLastId, committed);
+        });
+        if (lost.length) this.options.log(lostLine(lost, this.file, this.logFile.path));
+        this.lost.push(...lost);
+        const folded = new Set([...cities, ...foldedElsewhere, ...lost].map((city) => city.id));
+        this.logged = this.logged.filter((city) => !folded.has(city.id));
+        if (this.logged.length) return false;
+        await this.options.caughtUp();
+        return true;
       });
-      if (lost.length) this.options.log(lostLine(lost, this.file, this.logFile.path));
-      this.lost.push(...lost);
-      const folded = new Set([...cities, ...foldedElsewhere, ...lost].map((city) => city.id));
-      this.logged = this.logged.filter((city) => !folded.has(city.id));
-      if (this.logged.length) return false;
-      await this.options.caughtUp();
-      return true;
-    });
+    } finally {
+      // Committed (its name then names nothing), or not (refused, or the lock not taken): the staged file is no longer in use.
+      if (staged) await discardStaged(staged);
+    }
   }
 
   /** Under the dataset's lock: the logged cities the dataset file lacks are appended to it (no build), and the log emptied. */

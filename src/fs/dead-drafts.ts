@@ -17,11 +17,13 @@ export interface DraftName {
   readonly dir: string;
   readonly head: string;
   readonly tail: string;
+  /** Swept whatever one extension (or none) ends them, not only `tail`: a dataset's are named with its path's (dataset-temp.ts). */
+  readonly anyExtension?: boolean;
 }
 
 /** Drafts named `${before}${pid}.${token}${tail}` (`before` a path: the directory and the name's head). */
-export function draftName(before: string, tail = ''): DraftName {
-  return { dir: dirname(before), head: basename(before), tail };
+export function draftName(before: string, tail = '', anyExtension = false): DraftName {
+  return { dir: dirname(before), head: basename(before), tail, ...(anyExtension && { anyExtension }) };
 }
 
 /** A new draft of this thread's: its path, in use until `done()` (call it once the draft is placed or removed). */
@@ -40,10 +42,15 @@ const MAX_PID = 2 ** 22;
  * an older version's.
  */
 function writerOf(name: DraftName, entry: string): { pid: number; token?: string } | null {
-  if (!entry.startsWith(name.head) || !entry.endsWith(name.tail)) return null;
-  const writer = entry.slice(name.head.length, entry.length - name.tail.length);
-  const [, pid, token] = /^([1-9]\d{0,6})(?:\.([0-9a-z]{1,6}\.[1-9]\d{0,9}))?$/.exec(writer) ?? [];
-  return pid && Number(pid) <= MAX_PID ? { pid: Number(pid), ...(token && { token }) } : null;
+  if (!entry.startsWith(name.head)) return null;
+  // A token has one dot and a pid none: each name is read one way at most.
+  for (const tail of name.anyExtension ? ['', /\.[^.]*$/.exec(entry)?.[0] ?? ''] : [name.tail]) {
+    if (!entry.endsWith(tail) || entry.length - tail.length < name.head.length) continue;
+    const writer = entry.slice(name.head.length, entry.length - tail.length);
+    const [, pid, token] = /^([1-9]\d{0,6})(?:\.([0-9a-z]{1,6}\.[1-9]\d{0,9}))?$/.exec(writer) ?? [];
+    if (pid && Number(pid) <= MAX_PID) return { pid: Number(pid), ...(token && { token }) };
+  }
+  return null;
 }
 
 /**
