@@ -59,6 +59,7 @@ const UNIT = [
   'ordering',
   'page',
   'page-assembly',
+  'preview-marker',
   'paginate',
   'pretty-json',
   'properties',

@@ -3,6 +3,8 @@ import { copyFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
 import { serve } from '../src/app/serve.js';
@@ -144,27 +146,41 @@ async function freePort(): Promise<number> {
 
 describe('two previews of one directory', () => {
   const settings = async (site: string) => (await readManifestHead(site))!.settings.baseUrl;
-  /** A preview of `site` started as `how` says: its URL, and how to stop it. */
-  async function firstPreview(how: string, site: string): Promise<{ url: string; stop: () => Promise<unknown> }> {
-    if (how !== 'in another process, then killed (SIGKILL: its marker left)') {
+  type Where = 'killed' | 'here' | 'thread';
+  /** A preview of `site` started `where` (a real worker thread of this process runs lib/'s serve()): its URL, and how to stop it. */
+  async function preview(where: Where, site: string): Promise<{ url: string; stop: () => Promise<unknown> }> {
+    if (where === 'here') {
       const server = await serve({ dir: site, data: SAMPLE, port: 0, ...small });
       return { url: server.url, stop: () => server.close() };
     }
+    if (where === 'thread') return inThread(site);
     // Killed, it leaves its marker: a dead preview's is no one's.
     const server = await startCli([site, '--data', SAMPLE, '--port', '0', ...SMALL_ARGS]);
     const killed = new Promise((done) => server.child.once('exit', done));
     return { url: server.url, stop: () => (server.child.kill('SIGKILL'), killed) };
   }
+  /** The error a second preview started `where` ends in: its message and exit code. */
+  async function refusal(where: Where, site: string): Promise<unknown> {
+    const error = await preview(where, site).then(
+      async (started) => (await started.stop(), new Error(`not refused: ${started.url}`)),
+      (e: unknown) => e,
+    );
+    if (where === 'here') expect(error).toBeInstanceOf(CitiesApiError);
+    return error;
+  }
 
-  it.each(['in another process, then killed (SIGKILL: its marker left)', 'in this process (the library), then closed'])(
+  it.each<[string, Where, Where]>([
+    ['in another process, then killed (SIGKILL: its marker left); the second here', 'killed', 'here'],
+    ['in this process (the library), then closed; the second in this thread too', 'here', 'here'],
+    ['in a worker thread of this process (the same pid), then closed; the second in the main thread', 'thread', 'here'],
+    ['in the main thread, then closed; the second in a worker thread of this process', 'here', 'thread'],
+  ])(
     'a second preview while the first (%s) runs is refused (exit 2): the first keeps its links; once it stopped, a preview works',
-    async (how) => {
+    async (how, first_, second) => {
       const site = join(dir, `two-previews-${how.length}`);
-      const first = await firstPreview(how, site);
+      const first = await preview(first_, site);
       try {
-        const error = await serve({ dir: site, data: SAMPLE, port: 0, ...small }).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(CitiesApiError);
-        expect(error).toMatchObject({
+        expect(await refusal(second, site)).toMatchObject({
           exitCode: 2,
           message: expect.stringContaining(`is the site of another preview, running at ${first.url} (pid `),
         });
@@ -181,6 +197,45 @@ describe('two previews of one directory', () => {
     },
   );
 });
+
+// lib/'s serve() in a worker thread: it says its URL (or its error), and closes when told.
+const THREAD = `
+  const { parentPort, workerData: { lib, options } } = require('node:worker_threads');
+  import(lib + '/index.js')
+    .then(({ serve }) => serve(options))
+    .then(
+      (server) => {
+        parentPort.once('message', () => server.close().then(() => parentPort.postMessage({ closed: true })));
+        parentPort.postMessage({ url: server.url });
+      },
+      (error) => parentPort.postMessage({ error: { message: error.message, exitCode: error.exitCode } }),
+    );`;
+
+/** A preview of `site` served by a worker thread of this process: its URL and how to stop it, or its error thrown. */
+async function inThread(site: string): Promise<{ url: string; stop: () => Promise<unknown> }> {
+  const lib = pathToFileURL(join(ROOT, 'lib')).href;
+  const options = { dir: site, data: SAMPLE, port: 0, ...small };
+  const worker = new Worker(THREAD, { eval: true, workerData: { lib, options } });
+  const next = () =>
+    new Promise<{ url?: string; error?: object }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+  const { url, error } = await next();
+  if (!url) {
+    await worker.terminate();
+    throw Object.assign(new Error(), error);
+  }
+  return {
+    url,
+    stop: async () => {
+      const closed = next();
+      worker.postMessage('close');
+      await closed;
+      return worker.terminate();
+    },
+  };
+}
 
 describe('while the first build runs', () => {
   it('a build longer than the hold (200 ms here): every request is answered 503 with Retry-After, then the site once built', async () => {

@@ -1,9 +1,7 @@
-import type { Stats } from 'node:fs';
 import { lstat, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { isAlive } from './lock-holder.js';
-import { dropToken, newToken, tokenState } from './lock-tokens.js';
-import { writtenBeforeStart } from './process-start.js';
+import { isLiveWriter } from './lock-holder.js';
+import { dropToken, newToken } from './lock-tokens.js';
 
 // A file is written whole through a draft beside it, then renamed or linked into place. A writer
 // killed in between (SIGKILL, a power loss) left its draft for good. Each writer names its drafts
@@ -54,20 +52,7 @@ function writerOf(name: DraftName, entry: string): { pid: number; token?: string
 }
 
 /**
- * Whether a draft's writer is gone. Another pid's: no live process has it (none, or a thread's
- * id: lock-holder.ts). This process's pid: its token is one this process's table gave and no
- * writer holds (dropped, or its thread ended); or one it does not know (another table's, or a name
- * an older version gave) on a draft written before this process started, a dead process's whose
- * pid this one reuses. So a draft another thread of this process is writing is never taken for a dead one's.
- */
-function writerGone({ pid, token }: { pid: number; token?: string }, draft: Stats): boolean {
-  if (pid !== process.pid) return !isAlive(pid);
-  const known = tokenState(token);
-  return known === 'unknown' ? writtenBeforeStart(draft) : known === 'dead';
-}
-
-/**
- * The drafts of these names whose writer is gone (writerGone), sorted by path. A live writer's are
+ * The drafts of these names whose writer is gone (isLiveWriter: lock-holder.ts), sorted by path. A live writer's are
  * left alone, and so is every entry whose name the writer would not give (another file's drafts, a
  * user's look-alike) or a file's draft name that is a directory. A directory that cannot be read
  * (gone, not ours to read) has none.
@@ -82,7 +67,7 @@ export async function deadDrafts(names: readonly DraftName[]): Promise<{ path: s
         if (!writer) continue;
         // A draft is a file: a directory of its name is someone's (lstat: a link's name is the draft's).
         const stats = await lstat(join(dir, entry)).catch(() => null);
-        if (stats && !stats.isDirectory() && writerGone(writer, stats)) found.push({ path: join(dir, entry), name });
+        if (stats && !stats.isDirectory() && !isLiveWriter(writer, stats)) found.push({ path: join(dir, entry), name });
       }
   }
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { type FileId, fileState } from './lock-tokens.js';
+import { type FileId, fileState, tokenState } from './lock-tokens.js';
 import { writtenBeforeStart } from './process-start.js';
 
 // Who holds a lock file: the pid written in it (nothing else, as every version of cities-api reads
@@ -73,6 +73,19 @@ export function isLiveHolder(holder: Holder): boolean {
   if (holder.pid !== process.pid) return isAlive(holder.pid);
   const known = fileState(holder.file);
   return known === 'unknown' ? !writtenBeforeStart(holder) : known === 'live';
+}
+
+/**
+ * Whether the writer a file names by its pid and token (newToken: a draft's name, a preview's
+ * marker) is alive. Another pid's: a live process has it. This pid's: its token is one this
+ * process's table gave and a holder still has (a thread of this process: they share the pid); one
+ * the table does not know (another table's, or none: a file an older version wrote) was written by
+ * a dead process whose pid this one reuses if written before this process started, else by a holder here.
+ */
+export function isLiveWriter({ pid, token }: { pid: number; token?: string }, file: { mtimeMs: number }): boolean {
+  if (pid !== process.pid) return isAlive(pid);
+  const known = tokenState(token);
+  return known === 'unknown' ? !writtenBeforeStart(file) : known === 'live';
 }
 
 /** Whether a process of this pid is alive (ours or another user's). */

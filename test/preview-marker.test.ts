@@ -1,0 +1,115 @@
+import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropToken, newToken } from '../src/fs/lock-tokens.js';
+import { markPreview } from '../src/app/preview-marker.js';
+import { tempDir } from './helpers.js';
+
+// A running preview says so in `.NAME.preview` beside its site; another one, on another URL, is
+// refused while it runs. A marker of this process's pid is told live or dead as a draft's writer
+// is (lock-holder.ts: isLiveWriter): by its token in the table the process's threads share, and a
+// marker an older version wrote (its pid and URL alone) by its mtime. (Two previews in two threads: preview-deploy.test.ts.)
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-preview-marker-')));
+afterAll(() => cleanup());
+
+/** No process has it: Linux's pids stay below pid_max, at most 2^22. */
+const DEAD = 2 ** 22;
+/** Before this process started (by more than process-start.ts's margin). */
+const BEFORE_START = () => new Date(Date.now() - process.uptime() * 1000 - 60_000);
+const OTHER = 'http://127.0.0.1:1';
+const HERE = 'http://127.0.0.1:2';
+
+let sites = 0;
+/** A new site directory (its marker beside it: `.N.preview`). */
+async function newSite(): Promise<string> {
+  const site = join(root, String(++sites));
+  await mkdir(site);
+  return site;
+}
+
+/** A token this process's table gave and no holder has any more. */
+const dropped = () => {
+  const token = newToken();
+  dropToken(token);
+  return token;
+};
+
+interface Left {
+  readonly what: string;
+  /** The marker's fields (made as the case runs: a token is taken then). */
+  readonly marker: () => object;
+  /** Its mtime, set back; else written now. */
+  readonly mtime?: Date;
+  readonly refused: boolean;
+}
+
+const older = (pid: number) => () => ({ pid, url: OTHER });
+const ours =
+  (token: () => string, url = OTHER) =>
+  () => ({ pid: process.pid, url, token: token() });
+
+it.each<Left>([
+  { what: "an older version's (pid and URL), another live process's", marker: older(process.ppid), refused: true },
+  { what: "an older version's, a dead process's", marker: older(DEAD), refused: false },
+  {
+    what: "an older version's, this pid, written since this process started (a holder here)",
+    marker: older(process.pid),
+    refused: true,
+  },
+  {
+    what: "an older version's, this pid, written before this process started (a dead process's, its pid reused)",
+    marker: older(process.pid),
+    mtime: BEFORE_START(),
+    refused: false,
+  },
+  { what: 'this pid, a token a thread here holds', marker: ours(() => newToken()), refused: true },
+  { what: 'this pid, a token released (its preview closed, its marker left)', marker: ours(dropped), refused: false },
+  {
+    what: 'this pid, a token of another table, written before this process started',
+    marker: ours(() => '0.1'),
+    mtime: BEFORE_START(),
+    refused: false,
+  },
+  { what: 'a live preview on the same URL: nothing to rewrite', marker: ours(() => newToken(), HERE), refused: false },
+])('a marker left beside the site, $what: refused $refused', async ({ marker, mtime, refused }) => {
+  const site = await newSite();
+  const file = join(root, `.${basename(site)}.preview`);
+  const text = `${JSON.stringify(marker())}\n`;
+  await writeFile(file, text);
+  if (mtime) await utimes(file, mtime, mtime);
+  const marking = markPreview(site, HERE);
+  if (refused) {
+    await expect(marking).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining(`running at ${OTHER}`),
+    });
+    expect(await readFile(file, 'utf8')).toBe(text);
+    return;
+  }
+  const unmark = await marking;
+  expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+    pid: process.pid,
+    url: HERE,
+    token: expect.any(String),
+  });
+  await unmark();
+  await expect(readFile(file, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+});
+
+describe('a preview of this thread', () => {
+  it.each([
+    ['running: a second on another URL is refused', false],
+    ['closed: a second on another URL marks it', true],
+  ])('%s', async (_, closed) => {
+    const site = await newSite();
+    const unmark = await markPreview(site, OTHER);
+    if (closed) await unmark();
+    const second = markPreview(site, HERE);
+    if (closed) await (await second)();
+    else await expect(second).rejects.toMatchObject({ exitCode: 2 });
+    await unmark();
+  });
+});
