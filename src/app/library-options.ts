@@ -41,7 +41,7 @@ const BUILD: Record<keyof BuildOptions, Kind> = {
   onProgress: callback,
 };
 
-const FIRST_BUILD = { onRead: callback, onStart: callback, onProgress: callback };
+const FIRST_BUILD = { onRead: callback, onStart: callback, onProgress: callback, signal };
 
 const SERVE: Record<keyof ServeOptions, Kind> = {
   dir: string,

@@ -37,6 +37,9 @@ export interface ServeOptions
    * --writable's commits) and every worker answers from the new site before a rebuild is reported.
    */
   readonly workers?: number | 'auto' | undefined;
-  /** Told the first build's progress (reading the dataset, then pages), as build() tells it: serve --data prints it while requests wait for the site. */
-  readonly firstBuild?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress'> | undefined;
+  /**
+   * Told the first build's progress (reading the dataset, then pages), as build() tells it: serve --data prints it while
+   * requests wait for the site. Its `signal` aborts that build as build()'s does (serve() then rejects, the site as it was).
+   */
+  readonly firstBuild?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress' | 'signal'> | undefined;
 }

@@ -51,7 +51,7 @@ export class SiteBuilder {
   /** Builds the site before it is served, telling `progress` how it goes; `siteLocked`: the caller holds the site's lock. */
   async first(
     data: string,
-    progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress'>,
+    progress?: Pick<BuildOptions, 'onRead' | 'onStart' | 'onProgress' | 'signal'>,
     swapCheck?: SwapCheck,
     siteLocked?: boolean,
   ): Promise<BuildResult> {
@@ -81,7 +81,10 @@ export class SiteBuilder {
 
   private build(
     data: string,
-    progress?: Pick<SiteBuildOptions, 'onRead' | 'onStart' | 'onProgress' | 'background' | 'swapCheck' | 'siteLocked'>,
+    progress?: Pick<
+      SiteBuildOptions,
+      'onRead' | 'onStart' | 'onProgress' | 'signal' | 'background' | 'swapCheck' | 'siteLocked'
+    >,
   ): Promise<BuildResult> {
     const { options } = this;
     const served: SiteSettings | undefined = this.live?.settings;

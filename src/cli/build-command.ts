@@ -8,6 +8,7 @@ import { datasetOf, tableCommand, type CommandContext } from './command.js';
 import { CONFIG_FILE } from './config-file.js';
 import { buildProgress } from './progress.js';
 import { warningLine } from './annotations.js';
+import { interruption } from './interruption.js';
 
 /** `cities-api build`: the site written, with a progress line on stderr and what was done on stdout. */
 export function registerBuildCommand(program: Command, context: CommandContext): void {
@@ -102,25 +103,6 @@ function defaultBaseUrlWarning(): string {
   return warningLine({
     reason: `no --base-url given: the site's next/previous links point at ${DEFAULT_BASE_URL}, which suits a local preview only; to deploy it, build with --base-url https://YOUR-HOST/PATH (or "baseUrl" in ${CONFIG_FILE})`,
   });
-}
-
-/**
- * Ctrl-C (SIGINT) or SIGTERM while building: the first aborts the build (which removes what it
- * wrote), the next one is left to Node's default, which ends the process at once.
- */
-function interruption(onInterrupt: () => void): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const signals = ['SIGINT', 'SIGTERM'] as const;
-  const handle = () => {
-    dispose();
-    onInterrupt();
-    controller.abort();
-  };
-  const dispose = () => {
-    for (const name of signals) process.off(name, handle);
-  };
-  for (const name of signals) process.on(name, handle);
-  return { signal: controller.signal, dispose };
 }
 
 /** A few names of a list, and how many more. */
