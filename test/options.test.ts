@@ -307,15 +307,35 @@ describe('--config FILE', () => {
   it.each([
     ['a file that does not exist', 'nowhere.json', /--config nowhere\.json: no such file/],
     ['an unknown key', 'unknown.json', /unknown setting "prot" \(known: /],
-    ['a key of the wrong type', 'wrong.json', /setting "port" has the wrong type \("8080"\), expected a integer/],
+    ['a key of the wrong type', 'wrong.json', /setting "port" has the wrong type \("8080"\), expected an integer$/m],
+    [
+      'a key of the wrong type, a list',
+      'list.json',
+      /setting "pageSizes" has the wrong type \(true\), expected a list of numbers$/m,
+    ],
   ])('refuses %s (exit 2)', async (_, file, message) => {
     const dir = await project(`refused-${file}`, {});
     await writeFile(join(dir, 'unknown.json'), '{"prot": 1}');
     await writeFile(join(dir, 'wrong.json'), '{"port": "8080"}');
+    await writeFile(join(dir, 'list.json'), '{"pageSizes": true}');
     expect(await cli(dir, 'build', '--config', file)).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(message),
     });
+  });
+});
+
+// A dataset may start with a byte order mark (UTF-8 with BOM, as Windows Notepad and Excel save it); so may the config
+// file beside it: it was refused, "Unexpected token '\ufeff'", quoting a character no editor shows.
+describe('a config file saved with a byte order mark', () => {
+  it.each([
+    ['UTF-8 with BOM', '\ufeff{"pageSizes": [20]}'],
+    ['without', '{"pageSizes": [20]}'],
+  ])('%s is read', async (name, text) => {
+    const dir = await project(`bom-${name.length}`, {});
+    await writeFile(join(dir, 'cities-api.config.json'), text);
+    const run = await cli(dir, 'validate');
+    expect(run, run.stderr).toMatchObject({ code: 0 });
   });
 });
 

@@ -31,7 +31,8 @@ export async function loadConfig(cwd: string, explicit?: string): Promise<Projec
   }
   let config: unknown;
   try {
-    config = JSON.parse(text);
+    // Saved as UTF-8 with a byte order mark (Notepad), as a dataset may be: the mark is not JSON.
+    config = JSON.parse(text.startsWith('\ufeff') ? text.slice(1) : text);
   } catch (error) {
     throw new CitiesApiError(`${file} is not valid JSON: ${(error as Error).message}`, 2);
   }
@@ -47,7 +48,7 @@ export async function loadConfig(cwd: string, explicit?: string): Promise<Projec
       );
     if (!configTypeAccepts(type, value))
       throw new CitiesApiError(
-        `${file}: setting "${shortText(key)}" has the wrong type (${showValue(value)}), expected a ${type}`,
+        `${file}: setting "${shortText(key)}" has the wrong type (${showValue(value)}), expected ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`,
         2,
       );
     // An older name (out) is read as the current one (site); both in one file contradict.
