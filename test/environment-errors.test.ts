@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
@@ -62,6 +62,11 @@ beforeAll(async () => {
   await mkdir(join(dir, 'read-only'));
   await run(false, 'build', '--data', join(dir, 'cities.csv'), '--out', join(dir, 'read-only/site'), ...SMALL);
   await chmod(join(dir, 'read-only'), 0o555);
+  // A directory where a file of cities-api's belongs: a site's manifest, an edge project's record of its files.
+  await run(false, 'build', '--data', join(dir, 'cities.csv'), '--out', join(dir, 'manifest-dir/site'), ...SMALL);
+  await rm(join(dir, 'manifest-dir/site/_cities-api/manifest.json'));
+  await mkdir(join(dir, 'manifest-dir/site/_cities-api/manifest.json'));
+  await mkdir(join(dir, 'edge-record/.cities-api-edge.json'), { recursive: true });
   await mkdir(join(dir, 'read-only-2'));
   await chmod(join(dir, 'read-only-2'), 0o555);
   // A site of nobody's holding root's unreadable file (e.g. a certificate challenge): a build carries it into
@@ -212,6 +217,26 @@ const CASES: Case[] = [
     () =>
       new RegExp(
         `permission denied: cannot enter ${path('closed')} \\(for the dataset ${path('closed/cities.csv')}\\)`,
+      ),
+  ],
+  // A read of a directory fails with EISDIR naming no path: it was said of the site or project directory itself,
+  // "the site directory DIR is a directory; give the path of a file".
+  [
+    'a site whose manifest is a directory names the manifest, to be moved aside',
+    false,
+    () => ['build', '--data', at('cities.csv')(), '--out', at('manifest-dir/site')(), ...SMALL],
+    () =>
+      new RegExp(
+        `^cities-api: ${path('manifest-dir/site/_cities-api/manifest.json')} \\(of the site directory ${path('manifest-dir/site')}\\) is a directory where a file belongs; move it aside or delete it \\(EISDIR`,
+      ),
+  ],
+  [
+    'an edge project whose record of its files is a directory names the record',
+    false,
+    () => ['edge', 'deno', '--site', at('read-only/site')(), '--project', at('edge-record')()],
+    () =>
+      new RegExp(
+        `^cities-api: ${path('edge-record/.cities-api-edge.json')} \\(of the edge project directory ${path('edge-record')}\\) is a directory where a file belongs; move it aside or delete it \\(EISDIR`,
       ),
   ],
   [

@@ -60,6 +60,15 @@ async function closedParent(path: string): Promise<string | undefined> {
   return undefined;
 }
 
+/**
+ * `error` (an errno's) naming `path` when it names none: a read of a directory fails with EISDIR and
+ * no path, which fileSystemError would then say of the directory the caller was working on.
+ */
+export function withPath(error: unknown, path: string): unknown {
+  if (isErrno(error) && error.path === undefined) error.path = path;
+  return error;
+}
+
 /** What to do, said alike whether the error names a file or not. */
 const ADVICE: Readonly<Record<string, string>> = {
   ENOSPC: 'free some space and try again',
@@ -133,7 +142,12 @@ export async function fileSystemError(
       );
     }
     case 'EISDIR':
-      return fail(`${at} is a directory; give the path of a file${choose}`);
+      // The path given is a directory, or one of cities-api's files in or beside it (a manifest, a record) is.
+      return fail(
+        path === target
+          ? `${at} is a directory; give the path of a file${choose}`
+          : `${at} is a directory where a file belongs; move it aside or delete it`,
+      );
     case 'EACCES':
     case 'EPERM': {
       const closed = await closedParent(path);

@@ -4,6 +4,7 @@ import { CitiesApiError } from '../core/errors.js';
 import { type DraftName, draftName, removeDeadDrafts } from './dead-drafts.js';
 import { sha256, writeNew } from './file-output.js';
 import { createThrough, replaceThrough } from './through-draft.js';
+import { withPath } from './fs-error.js';
 
 // Files a command writes into a directory the user owns (a project folder, often their repository's
 // root): it replaces only files it wrote itself and nobody changed since, known by a record of their
@@ -110,7 +111,7 @@ async function notOurs(
 async function readRecord(path: string, generator: string): Promise<OwnedRecord> {
   const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;
-    throw error;
+    throw withPath(error, path);
   });
   if (text === null) return { generator, files: {} };
   try {

@@ -5,6 +5,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { MANIFEST_FILES_KEY, MANIFEST_PATH, type Manifest, type ManifestHead } from '../site/manifest.js';
 import { FileList } from '../fs/file-list.js';
+import { withPath } from '../fs/fs-error.js';
 
 // Reading a built site's manifest: whole (the build, comparing files), or its head (a server).
 
@@ -46,7 +47,7 @@ export async function readManifestHead(siteDir: string): Promise<ManifestHead | 
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
       return null;
-    throw error;
+    throw withPath(error, join(siteDir, MANIFEST_PATH));
   }
   const end = head.indexOf(MANIFEST_FILES_KEY);
   const manifest =
@@ -66,7 +67,7 @@ export async function readManifest(siteDir: string): Promise<Manifest | null> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
       return null;
-    throw error;
+    throw withPath(error, join(siteDir, MANIFEST_PATH));
   }
   return parseManifest(text, siteDir);
 }
