@@ -329,6 +329,10 @@ describe('usage', () => {
     ['bad orderings', ['build', '--orderings', 'name_en,id'], /invalid ordering "id"/],
     ['bad base URL', ['build', '--base-url', 'example.org'], /invalid base URL "example.org"/],
     ['base URL with a query', ['build', '--base-url', 'http://x/?a=1'], /must not carry a query/],
+    // An empty --host listened on every address and printed http://:PORT, on which serve --data then built its links:
+    // 'invalid base URL "http://:PORT"', of a base URL the user never gave.
+    ['an empty host', ['serve', '--host', '', '--port', '0'], /^cities-api: invalid --host "": expected an address/],
+    ['a blank host', ['serve', '--host', ' ', '--port', '0'], /^cities-api: invalid --host " ": expected an address/],
   ])('%s exits 2', async (_, args, message) => {
     const run = await cli(cwd, ...args);
     expect(run.code).toBe(2);

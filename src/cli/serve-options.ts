@@ -10,6 +10,17 @@ function parsePort(value: string | number): number {
   return Number(text);
 }
 
+/** An address or host name: an empty one listened on every address and named the server http://:PORT. */
+function parseHost(value: string | number): string {
+  const text = String(value);
+  if (!text.trim())
+    throw new CitiesApiError(
+      `invalid --host "${text}": expected an address to listen on, e.g. 127.0.0.1, 0.0.0.0 or ::1`,
+      2,
+    );
+  return text;
+}
+
 function parseWorkers(value: string | number): number | 'auto' {
   const text = String(value);
   if (text === 'auto') return 'auto';
@@ -35,6 +46,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
     commands: ['serve'],
     config: 'string',
     default: '127.0.0.1',
+    parse: parseHost,
   },
   {
     key: 'workers',
