@@ -27,6 +27,19 @@ describe('cities-api serve as a process', () => {
     }
   });
 
+  // The serving line is printed as serve() resolves: a signal sent on it came between the handler of the start (which
+  // stops the first build) and the one of serving, and was lost (libuv had caught it): the server served on.
+  it.each(['SIGTERM', 'SIGINT'] as const)('stops on %s sent as soon as its URL is printed', async (signal) => {
+    const server = await startCli([join(root, 'site'), '--port', '0']);
+    const exited = new Promise<number | null>((resolve) => server.child.once('exit', resolve));
+    server.child.kill(signal);
+    const late = new Promise<string>((resolve) => setTimeout(() => resolve('still serving after 15 s'), 15_000));
+    const ended = await Promise.race([exited, late]);
+    if (ended !== 0) server.child.kill('SIGKILL');
+    expect(ended).toBe(0);
+    expect(server.output()).toMatch(/stopped\n$/);
+  });
+
   it('every request answered before SIGTERM has its line printed before it stops (none held back in the buffer)', async () => {
     const server = await startCli([join(root, 'site'), '--data', join(KIT, 'cities11.csv'), '--port', '0']);
     for (let i = 1; i <= 40; i++)

@@ -21,11 +21,19 @@ export function registerServeCommand(program: Command, context: CommandContext):
     const data = o.data === undefined ? undefined : datasetOf(command, o.data, context);
     // The first build (serve --data) shows its progress as build does; requests meanwhile get a 503.
     const progress = data && buildProgress(stderr, data.name);
-    // Until it serves, Ctrl-C stops its first build as build's does (minutes at 140,000 cities); then it closes the server.
+    // Ctrl-C (or SIGTERM) stops the first build as build's does (minutes at 140,000 cities), and once it serves closes
+    // the server. One handler from start to end: one removed and another added once serve() resolved lost a signal
+    // that came in between (libuv had caught it, no listener was left to be told).
+    let serving = false;
+    let stopServing = () => {};
+    const stopped = new Promise<void>((done) => (stopServing = done));
     const stop = interruption(() => {
-      context.onInterrupt();
-      progress?.end();
-      if (data) stderr.write('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)\n');
+      if (!serving) {
+        context.onInterrupt();
+        progress?.end();
+        if (data) stderr.write('cities-api: interrupted: stopping the build (Ctrl-C again to quit at once)\n');
+      }
+      stopServing();
     });
     // Loaded here, not at start-up: the other commands run without the server.
     const { serveForCli } = await import('../app/serve.js');
@@ -62,16 +70,15 @@ export function registerServeCommand(program: Command, context: CommandContext):
         onProgress: progress.onProgress,
         signal: stop.signal,
       },
-    }).finally(() => {
-      stop.dispose();
-      progress?.end();
-    });
-    // A signal that came while it started, and stopped no build (it had ended), stops it now.
-    if (!stop.signal.aborted)
-      await new Promise<void>((done) => {
-        process.once('SIGINT', done);
-        process.once('SIGTERM', done);
-      });
+    })
+      .catch((error: unknown) => {
+        stop.dispose();
+        throw error;
+      })
+      .finally(() => progress?.end());
+    serving = true;
+    // A signal that came while it started, and stopped no build (it had ended), stops it at once.
+    await stopped;
     await server.close();
     say('stopped');
   });
