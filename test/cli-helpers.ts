@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { runMain } from '../src/cli/main.js';
 
 /** The progress a phase logs once it lasts over a second (`reading data/cities.csv: …`, `building pages: …`). */
-const PROGRESS_LINES = /^(?:reading [^:\n]+|building pages): .*\n/gm;
+export const PROGRESS_LINES = /^(?:reading [^:\n]+|building pages): .*\n/gm;
 
 /** Runs the CLI in-process and captures what it prints; stderr without progress lines, which only a loaded machine's timing decides. */
 export async function cli(

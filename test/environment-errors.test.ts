@@ -9,6 +9,7 @@ import { CitiesApiError } from '../src/core/errors.js';
 import { fileSystemError } from '../src/fs/fs-error.js';
 import { readTree, tempDir } from './helpers.js';
 import { readableCopy } from './readable-copy.js';
+import { PROGRESS_LINES } from './cli-helpers.js';
 
 // Environment errors as a user meets them: the CLI run as a process (as root it drops to
 // `nobody` where permissions matter, running a copy of the package that `nobody` can read, since
@@ -67,6 +68,10 @@ beforeAll(async () => {
   await rm(join(dir, 'manifest-dir/site/_cities-api/manifest.json'));
   await mkdir(join(dir, 'manifest-dir/site/_cities-api/manifest.json'));
   await mkdir(join(dir, 'edge-record/.cities-api-edge.json'), { recursive: true });
+  // A directory where a lock belongs: the site's, the dataset's.
+  await mkdir(join(dir, 'lock-dir/.site.lock'), { recursive: true });
+  await mkdir(join(dir, 'lock-data/.cities.csv.lock'), { recursive: true });
+  await copyFile(SAMPLE, join(dir, 'lock-data/cities.csv'));
   await mkdir(join(dir, 'read-only-2'));
   await chmod(join(dir, 'read-only-2'), 0o555);
   // A site of nobody's holding root's unreadable file (e.g. a certificate challenge): a build carries it into
@@ -93,11 +98,12 @@ async function run(
       ? [RUNUSER, ['-u', 'nobody', '--', process.execPath, unprivilegedBin, ...args]]
       : [process.execPath, [BIN, ...args]];
   return promisify(execFile)(command, argv, { cwd: dir, env: { ...process.env, CI: '' } }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    // Without progress lines, which a loaded machine's timing decides (a phase over a second).
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr: stderr.replace(PROGRESS_LINES, '') }),
     (error: { code: number; stdout: string; stderr: string }) => ({
       code: error.code,
       stdout: error.stdout,
-      stderr: error.stderr,
+      stderr: error.stderr.replace(PROGRESS_LINES, ''),
     }),
   );
 }
@@ -239,6 +245,22 @@ const CASES: Case[] = [
         `^cities-api: ${path('edge-record/.cities-api-edge.json')} \\(of the edge project directory ${path('edge-record')}\\) is a directory where a file belongs; move it aside or delete it \\(EISDIR`,
       ),
   ],
+  ...(
+    [
+      ['the site', 'lock-dir/.site.lock', 'cities.csv', 'lock-dir/site'],
+      ['the dataset', 'lock-data/.cities.csv.lock', 'lock-data/cities.csv', 'lock-data/site'],
+    ] as const
+  ).map(
+    ([whose, lock, data, out]): Case => [
+      `${whose}'s lock a directory names the lock, to be moved aside`,
+      false,
+      () => ['build', '--data', at(data)(), '--out', at(out)(), ...SMALL],
+      () =>
+        new RegExp(
+          `^cities-api: ${path(lock)} .*is a directory where a file belongs; move it aside or delete it \\(EISDIR`,
+        ),
+    ],
+  ),
   [
     'config nginx --site with no site',
     false,

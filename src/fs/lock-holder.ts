@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
+import { withPath } from './fs-error.js';
 import { type FileId, fileState, tokenState } from './lock-tokens.js';
 import { writtenBeforeStart } from './process-start.js';
 
@@ -33,6 +34,8 @@ export async function whoHolds(file: string): Promise<Holder | null> {
   // Read through one descriptor: the pid and the identity of one file, however it is replaced meanwhile.
   try {
     return holderIn(await handle.readFile('utf8'), await handle.stat());
+  } catch (error) {
+    throw withPath(error, file); // a directory's EISDIR names no path
   } finally {
     await handle.close();
   }
@@ -48,6 +51,8 @@ export function whoHoldsNow(file: string): Holder | null {
   }
   try {
     return holderIn(readFileSync(fd, 'utf8'), fstatSync(fd));
+  } catch (error) {
+    throw withPath(error, file);
   } finally {
     closeSync(fd);
   }
