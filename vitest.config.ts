@@ -59,6 +59,7 @@ const UNIT = [
   'ordering',
   'page',
   'page-assembly',
+  'page-memory',
   'preview-marker',
   'paginate',
   'pretty-json',

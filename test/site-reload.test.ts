@@ -11,6 +11,7 @@ import { parseOrdering } from '../src/core/ordering.js';
 import { Orders, type OrderSource } from '../src/core/orders.js';
 import { readSiteDataInThread } from '../src/http/site-data-thread.js';
 import type { ReadSite } from '../src/http/site-state.js';
+import { assembleStored, cityStorage } from '../src/core/page-assembly.js';
 import { KIT, tempDir } from './helpers.js';
 
 // Issue #26 item 2: a served site is loaded (dataset parsed, fields ranked) in a thread while the
@@ -148,6 +149,24 @@ describe('readSiteDataInThread', () => {
       ...Object.values(there.singles),
     ];
     expect(views.filter((view) => !(view.buffer instanceof SharedArrayBuffer))).toEqual([]);
+  });
+
+  it('its data holds the dataset in a WebAssembly memory, where this thread assembles pages: the bytes JavaScript copies', async () => {
+    const site = await site1234();
+    const there = indexOf(await readSiteDataInThread(site, 'locale'), 'locale');
+    const { chunks, spans, joined, memory } = there.storage;
+    expect(memory?.chunks).toBe(chunks.length);
+    const copied = cityStorage(chunks, spans, joined);
+    const head = '{"results":[';
+    for (const positions of [
+      [0, 1, 2, 3, 4, 5, 6],
+      [1233, 7, 600, 601, 3],
+    ]) {
+      const page = Uint32Array.from(positions);
+      expect(Buffer.from(assembleStored(head, page, there.storage))).toEqual(
+        Buffer.from(assembleStored(head, page, copied)),
+      );
+    }
   });
 
   it.each([['a directory that holds no site', (d: string) => join(d, 'nothing-here')]])(

@@ -1,7 +1,7 @@
 import type { City, NameField } from './fields.js';
 import { concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, type Bytes } from './bytes.js';
 import { cityJson } from './json-text.js';
-import { cityStorage, storedCity, type CityStorage } from './page-assembly.js';
+import { cityStorage, storedCity, type CityStorage, type PageMemory } from './page-assembly.js';
 import { CityTableBuilder, datasetFileParts, type TableParts } from './table-parts.js';
 
 /**
@@ -19,6 +19,8 @@ export class CityTable {
     private readonly spans: Uint32Array,
     /** How many of the first chunks hold their cities one after another with one comma between (a loaded dataset file: table-parts.ts). */
     private readonly joined = 0,
+    /** The memory its chunks lie in, where pages are assembled (PageMemory: serve's). */
+    private readonly memory?: PageMemory,
   ) {}
 
   /**
@@ -29,9 +31,9 @@ export class CityTable {
     return CityTable.of(datasetFileParts(file));
   }
 
-  /** A table made again from its parts (parts(), after they crossed to another thread). */
-  static of({ count, ids, top, chunks, spans, joined }: TableParts): CityTable {
-    return new CityTable(count, ids, top, chunks, spans, joined);
+  /** A table made again from its parts (parts(), after they crossed to another thread), `memory`: where its chunks lie. */
+  static of({ count, ids, top, chunks, spans, joined }: TableParts, memory?: PageMemory): CityTable {
+    return new CityTable(count, ids, top, chunks, spans, joined, memory);
   }
 
   /** What the table is made of, as plain data: typed arrays a thread can hand over without copying. */
@@ -55,7 +57,7 @@ export class CityTable {
       top[k] = this.top[p]!;
       spans.set(this.spans.subarray(p * 3, p * 3 + 3), k * 3);
     }
-    return new CityTable(count, ids, top, this.chunks, spans, this.joined);
+    return new CityTable(count, ids, top, this.chunks, spans, this.joined, this.memory);
   }
 
   /** With `sized`, its storage is allocated to the cities' size (a POST's few), not in 4 MiB chunks. */
@@ -79,7 +81,7 @@ export class CityTable {
 
   /** Where the cities' bytes lie, for copying pages from (page-assembly.ts). */
   storage(): CityStorage {
-    return (this.stored ??= cityStorage(this.chunks, this.spans, this.joined));
+    return (this.stored ??= cityStorage(this.chunks, this.spans, this.joined, this.memory));
   }
 
   /** The city at a position, serialized (a view, not a copy). */
@@ -129,7 +131,8 @@ export class CityTable {
     spans.set(this.spans);
     for (let i = 0; i < more.spans.length; i += 3)
       spans.set([more.spans[i]! + this.chunks.length, more.spans[i + 1]!, more.spans[i + 2]!], this.spans.length + i);
-    return new CityTable(count, ids, top, [...this.chunks, ...more.chunks], spans, this.joined);
+    // The memory holds this table's chunks: the new ones, after them, lie outside it (PageMemory.chunks).
+    return new CityTable(count, ids, top, [...this.chunks, ...more.chunks], spans, this.joined, this.memory);
   }
 
   /** The values of one name field, in dataset order, read back from the serialized cities. */

@@ -13,6 +13,7 @@ import type { Ranks } from '../core/rank-order.js';
 import { DATASET_PATH } from '../site/manifest.js';
 import { siteRanks } from '../site/site-ranks.js';
 import { composeInThread } from './compose-thread.js';
+import { datasetMemory, pageMemory, type WasmMemory } from './page-memory.js';
 
 // The heavy part of loading a site (its dataset parsed, every field's ranks and one-field orders
 // read or computed) as plain typed arrays: made where it costs no request anything (a thread,
@@ -27,6 +28,8 @@ export interface SiteData {
   readonly singles: Readonly<Record<string, Uint32Array>>;
   /** The edge data's tag (computed answers' ETags name it); absent when the site holds none this version reads. */
   readonly tag: string | undefined;
+  /** The shared WebAssembly memory the table's chunks lie in (page-memory.ts), where WebAssembly runs. */
+  readonly memory?: WasmMemory | undefined;
 }
 
 /**
@@ -39,7 +42,8 @@ export type SiteReads = 'async' | 'sync';
 
 /** Reads the dataset of the site whose files are under `root`, and ranks every field (from its rank files, else with `collation`). */
 export async function readSiteData(root: string, collation: Collation, reads: SiteReads = 'async'): Promise<SiteData> {
-  const table = CityTable.fromDatasetFile(await readShared(join(root, DATASET_PATH), reads));
+  const { bytes, memory } = await readShared(join(root, DATASET_PATH), reads);
+  const table = CityTable.fromDatasetFile(bytes);
   const readFileOf = (path: string) =>
     reads === 'sync' ? Promise.resolve(readFileSync(join(root, path))) : readFile(join(root, path));
   const edge = await siteRanks(readFileOf, table.count);
@@ -56,7 +60,7 @@ export async function readSiteData(root: string, collation: Collation, reads: Si
       singles[orderingKey(ordering)] = shared(index.single(ordering));
     }
   }
-  return { table: table.parts(), ranks, singles, tag: edge?.tag };
+  return { table: table.parts(), ranks, singles, tag: edge?.tag, memory };
 }
 
 /**
@@ -74,14 +78,17 @@ export function sharedData(data: SiteData): SiteData {
 }
 
 /**
- * A file's bytes read straight into shared memory: the dataset file becomes the table's storage
- * (CityTable.fromDatasetFile), so sharedData() has nothing to copy. Copied from a Buffer, the
- * file was held twice while the site loaded: 68 MB more peak RSS at 140k cities.
+ * A file's bytes read straight into shared memory (a WebAssembly memory, where pages are assembled:
+ * page-memory.ts): the dataset file becomes the table's storage (CityTable.fromDatasetFile), so
+ * sharedData() has nothing to copy. Copied from a Buffer, the file was held twice while the site
+ * loaded: 68 MB more peak RSS at 140k cities.
  */
-async function readShared(path: string, reads: SiteReads): Promise<Uint8Array> {
+async function readShared(path: string, reads: SiteReads): Promise<{ bytes: Uint8Array; memory?: WasmMemory }> {
   const file = reads === 'sync' ? openSyncFile(path) : await open(path, 'r');
   try {
-    const bytes = new Uint8Array(new SharedArrayBuffer((await file.stat()).size));
+    const size = (await file.stat()).size;
+    const held = datasetMemory(size) ?? { bytes: new Uint8Array(new SharedArrayBuffer(size)) };
+    const { bytes } = held;
     for (let at = 0; at < bytes.length; ) {
       const { bytesRead } = await file.read(bytes, at, bytes.length - at, at);
       if (!bytesRead)
@@ -90,7 +97,7 @@ async function readShared(path: string, reads: SiteReads): Promise<Uint8Array> {
         );
       at += bytesRead;
     }
-    return bytes;
+    return held;
   } finally {
     await file.close();
   }
@@ -124,7 +131,8 @@ function shared<T extends Uint8Array | Uint32Array | Float64Array>(view: T): T {
 
 /** The index answering from `data`: nothing ranked or sorted again; multi-field orders composed in a thread (compose-thread.ts). */
 export function indexOf(data: SiteData, collation: Collation): CityIndex {
-  return new CityIndex(CityTable.of(data.table), collation, new DataRanks(data), composeInThread);
+  const memory = data.memory && pageMemory(data.memory, data.table.chunks.length);
+  return new CityIndex(CityTable.of(data.table, memory), collation, new DataRanks(data), composeInThread);
 }
 
 class DataRanks implements OrderSource {

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { assembleStored, cityStorage, type CityStorage } from '../src/core/page-assembly.js';
+import { CityTable } from '../src/core/city-table.js';
+import type { City } from '../src/core/fields.js';
+import { datasetMemory, pageMemory } from '../src/http/page-memory.js';
+import { makeCity } from './helpers.js';
+
+// A served site's dataset lies in a shared WebAssembly memory (http/page-memory.ts), where its
+// computed pages are assembled: byte for byte the page JavaScript copies from the same storage,
+// for any cities (runs of neighbours in the file, scattered, repeated), and copied by JavaScript
+// as before where the memory cannot hold the page (cities added after the load, a page larger
+// than the scratch, no room for another thread's scratch).
+
+const text = new TextEncoder();
+const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+const HEAD = '{"count":30,"next":"http://x/cities/?page=3","previous":"http://x/cities/?q=名","results":[';
+
+/** `count` cities as a site's dataset file, read into a new memory: the table, and the same storage without the memory. */
+function fileTable(count: number, padding = 0) {
+  const cities: City[] = Array.from({ length: count }, (_, i) =>
+    makeCity(i + 1, { name: `City ${'é'.repeat(i % 5)}${'x'.repeat(((i * 7) % 30) + padding)}` }),
+  );
+  const file = text.encode(`[\n${cities.map((city) => JSON.stringify(city)).join(',\n')}\n]\n`);
+  const held = datasetMemory(file.length)!;
+  held.bytes.set(file);
+  const parts = CityTable.fromDatasetFile(held.bytes).parts();
+  const memory = pageMemory(held.memory, parts.chunks.length);
+  const table = CityTable.of(parts, memory);
+  return { held, memory, table, copied: withoutMemory(table.storage()) };
+}
+
+const withoutMemory = ({ chunks, spans, joined }: CityStorage) => cityStorage(chunks, spans, joined);
+
+/** The page of `positions` from `storage`, and whether the memory's scratch holds it (it was assembled there). */
+function page(storage: CityStorage, positions: readonly number[]) {
+  const bytes = assembleStored(HEAD, Uint32Array.from(positions), storage);
+  const scratch = storage.memory?.scratch;
+  return { text: decode(bytes), inScratch: !!scratch && decode(scratch.subarray(0, bytes.length)) === decode(bytes) };
+}
+
+describe('pages assembled in the memory of the dataset', () => {
+  const { memory, table, copied } = fileTable(30);
+
+  it('a table made with a memory gives it to its storage', () => {
+    expect(memory).toBeDefined();
+    expect(table.storage().memory).toBe(memory);
+  });
+
+  it.each([
+    ['no city', []],
+    ['one city', [0]],
+    ['the first and last cities', [0, 29]],
+    ['a run of neighbours in the file (one copy)', [6, 7, 8, 9, 10]],
+    ['every city in file order', Array.from({ length: 30 }, (_, i) => i)],
+    ['every city backwards', Array.from({ length: 30 }, (_, i) => 29 - i)],
+    ['scattered, repeated and runs mixed', [29, 0, 17, 3, 3, 12, 28, 5, 6, 7, 8, 20, 21, 2, 3, 4, 4, 5]],
+  ])('%s: the page JavaScript copies', (_, positions) => {
+    const made = page(table.storage(), positions);
+    expect(made).toEqual({ text: page(copied, positions).text, inScratch: true });
+    expect(JSON.parse(made.text).results.map((city: City) => city.id)).toEqual(positions.map((p) => p + 1));
+  });
+
+  it('the page is a copy: the next page assembled leaves it as it was', () => {
+    const first = assembleStored(HEAD, Uint32Array.of(1, 2), table.storage());
+    const before = decode(first);
+    assembleStored(HEAD, Uint32Array.of(20, 4, 9), table.storage());
+    expect(decode(first)).toBe(before);
+    expect(first.buffer).not.toBeInstanceOf(SharedArrayBuffer);
+  });
+});
+
+describe('pages the memory cannot hold, copied by JavaScript', () => {
+  it.each([
+    [
+      'cities added after the load lie outside it',
+      () => {
+        const { table } = fileTable(12);
+        const more = table.appended([makeCity(500, { name: 'Added' })]);
+        return { storage: more.storage(), positions: [11, 12, 0, 1] };
+      },
+    ],
+    [
+      'a page larger than the scratch',
+      () => {
+        const { table } = fileTable(400, 200);
+        return { storage: table.storage(), positions: Array.from({ length: 400 }, (_, i) => (i * 7) % 400) };
+      },
+    ],
+  ])('%s: the same bytes', (_, make) => {
+    const { storage, positions } = make();
+    expect(storage.memory).toBeDefined();
+    const made = page(storage, positions);
+    expect(made.inScratch).toBe(false);
+    expect(made.text).toBe(page(withoutMemory(storage), positions).text);
+  });
+
+  it("a memory with no room for this thread's scratch: no PageMemory (the table copies by JavaScript)", () => {
+    const held = datasetMemory(100)!;
+    // Grown to its maximum, as by the threads that took every scratch it has room for.
+    for (let grown = true; grown; ) {
+      try {
+        held.memory.grow(1);
+      } catch {
+        grown = false;
+      }
+    }
+    expect(pageMemory(held.memory, 1)).toBeUndefined();
+  });
+});
