@@ -7,6 +7,7 @@ import {
   queryFieldCount,
   quotePlus,
   withParam,
+  paramPlace,
 } from '../src/core/query-string.js';
 
 // Expected values are what Python's urllib.parse (parse_qsl, quote_plus) returns.
@@ -115,46 +116,51 @@ describe('quotePlus encodes like Python quote_plus', () => {
   });
 });
 
+/** Queries with a parameter set or removed, as DRF's replace_query_param / remove_query_param write them. */
+const WITH_PARAM: [string, string, string, string | null, string][] = [
+  ['sets page and sorts by name', 'page=2&foo=a%20b&ordering=name_en', 'page', '3', 'foo=a+b&ordering=name_en&page=3'],
+  ['removes page', 'ordering=-name_ar&page=2&page_size=20', 'page', null, 'ordering=-name_ar&page_size=20'],
+  [
+    'more than eight names, sorted by code point',
+    'page=2&z=1&é=2&y=3&b=4&a=5&page_size=6&ordering=7&A=8&_=9&x=10',
+    'page',
+    '3',
+    'A=8&_=9&a=5&b=4&ordering=7&page=3&page_size=6&x=10&y=3&z=1&%C3%A9=2',
+  ],
+  [
+    'keeps repeated values in order',
+    'ordering=name_en&ordering=-name_ar&page=2',
+    'page',
+    '3',
+    'ordering=name_en&ordering=-name_ar&page=3',
+  ],
+  ['keeps blank values', 'page_size=&x', 'page', '2', 'page=2&page_size=&x='],
+  ['replaces repeated page by one value', 'page=1&page=2', 'page', '3', 'page=3'],
+  ['sorts by code point, not UTF-16', '%EF%BD%81=1&%F0%9D%92%9C=2', 'page', null, '%EF%BD%81=1&%F0%9D%92%9C=2'],
+  ['uppercase before lowercase', 'b=1&B=2&a=3', 'page', '2', 'B=2&a=3&b=1&page=2'],
+  ['a value holding = is quoted (the query is not plain)', '==x&a=b=c', 'page', '2', '=%3Dx&a=b%3Dc&page=2'],
+  // A few pairs are grouped by a scan, more by a Map: repeated names interleaved, in either case.
+  ['a few pairs, names repeated out of order', 'b=1&a=2&b=3&page=2&a=4', 'page', '5', 'a=2&a=4&b=1&b=3&page=5'],
+  [
+    'more than eight pairs, names repeated out of order',
+    'z=1&page=9&y=2&z=0&x=3&x=&w=4&v=5&u=6&t=7',
+    'page',
+    '2',
+    'page=2&t=7&u=6&v=5&w=4&x=3&x=&y=2&z=1&z=0',
+  ],
+];
+
 describe('withParam rebuilds the query as DRF replace_query_param / remove_query_param', () => {
-  it.each([
-    [
-      'sets page and sorts by name',
-      'page=2&foo=a%20b&ordering=name_en',
-      'page',
-      '3',
-      'foo=a+b&ordering=name_en&page=3',
-    ],
-    ['removes page', 'ordering=-name_ar&page=2&page_size=20', 'page', null, 'ordering=-name_ar&page_size=20'],
-    [
-      'more than eight names, sorted by code point',
-      'page=2&z=1&é=2&y=3&b=4&a=5&page_size=6&ordering=7&A=8&_=9&x=10',
-      'page',
-      '3',
-      'A=8&_=9&a=5&b=4&ordering=7&page=3&page_size=6&x=10&y=3&z=1&%C3%A9=2',
-    ],
-    [
-      'keeps repeated values in order',
-      'ordering=name_en&ordering=-name_ar&page=2',
-      'page',
-      '3',
-      'ordering=name_en&ordering=-name_ar&page=3',
-    ],
-    ['keeps blank values', 'page_size=&x', 'page', '2', 'page=2&page_size=&x='],
-    ['replaces repeated page by one value', 'page=1&page=2', 'page', '3', 'page=3'],
-    ['sorts by code point, not UTF-16', '%EF%BD%81=1&%F0%9D%92%9C=2', 'page', null, '%EF%BD%81=1&%F0%9D%92%9C=2'],
-    ['uppercase before lowercase', 'b=1&B=2&a=3', 'page', '2', 'B=2&a=3&b=1&page=2'],
-    ['a value holding = is quoted (the query is not plain)', '==x&a=b=c', 'page', '2', '=%3Dx&a=b%3Dc&page=2'],
-    // A few pairs are grouped by a scan, more by a Map: repeated names interleaved, in either case.
-    ['a few pairs, names repeated out of order', 'b=1&a=2&b=3&page=2&a=4', 'page', '5', 'a=2&a=4&b=1&b=3&page=5'],
-    [
-      'more than eight pairs, names repeated out of order',
-      'z=1&page=9&y=2&z=0&x=3&x=&w=4&v=5&u=6&t=7',
-      'page',
-      '2',
-      'page=2&t=7&u=6&v=5&w=4&x=3&x=&y=2&z=1&z=0',
-    ],
-  ])('%s', (_, qs, name, value, expected) => {
+  it.each(WITH_PARAM)('%s', (_, qs, name, value, expected) => {
     expect(withParam(parseQuery(qs), name, value)).toBe(expected);
+  });
+});
+
+describe("paramPlace: withParam's query cut where the parameter goes (a page's links are written around it)", () => {
+  it.each(WITH_PARAM)('%s', (_, qs, name, value, expected) => {
+    const { before, after } = paramPlace(parseQuery(qs), name);
+    const field = value === null ? '' : `${name}=${quotePlus(value)}`;
+    expect([before, field, after].filter(Boolean).join('&')).toBe(expected);
   });
 });
 

@@ -111,8 +111,12 @@ export function envelopeJson(
 }
 
 export function envelopeHead(count: number, next: string, previous: string): string {
-  return `{"count":${count},"next":${next},"previous":${previous},"results":[`;
+  if (count !== headCount) [headCount, headOpen] = [count, `{"count":${count},"next":`];
+  return `${headOpen}${next},"previous":${previous},"results":[`;
 }
+/** The last count an envelope was written for, and its head up to `next`'s value (made once, not per page). */
+let headCount = -1;
+let headOpen = '';
 
 /**
  * Where envelopeJson's cities lie in its bytes, given their lengths: city `i` is bytes

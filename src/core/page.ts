@@ -4,10 +4,12 @@ import { CitiesApiError } from './errors.js';
 import { orderingKey, parseOrdering, type Ordering } from './ordering.js';
 import { pageSizeOf, paginate, type PageSlice } from './paginate.js';
 import type { CityStorage } from './page-assembly.js';
-import { lastValue, paramSetter, type QueryPair } from './query-string.js';
+import { lastValue, paramPlace, quotePlus, type QueryPair } from './query-string.js';
 import { ROUTES } from './route-table.js';
 
 const { param } = ROUTES;
+/** The page parameter's field up to its value, as withParam() writes it. */
+const PAGE_KEY = `${quotePlus(param.page)}=`;
 
 export interface ListingAnswer {
   readonly status: 200 | 404;
@@ -69,10 +71,14 @@ export function listingFrame(
   const page = pageOf(count, pairs);
   if (!page) return null;
   const { slice } = page;
-  const query = paramSetter(pairs, param.page);
-  const link = (page: number | null) => listingUrlJson(baseUrl, query(page === null ? null : String(page)));
+  // The two links differ in the page number only: written around it, the rest made once.
+  const { before, after } = paramPlace(pairs, param.page);
+  const open = `${listingQueryJson(baseUrl)}${before ? `${before}&` : ''}${PAGE_KEY}`;
+  const close = after ? `&${after}"` : '"';
+  const link = (page: number) => `${open}${page}${close}`;
   const next = slice.number < slice.pages ? link(slice.number + 1) : 'null';
-  const previous = slice.number > 1 ? link(slice.number === 2 ? null : slice.number - 1) : 'null';
+  const first = () => listingUrlJson(baseUrl, before && after ? `${before}&${after}` : before || after);
+  const previous = slice.number > 2 ? link(slice.number - 1) : slice.number === 2 ? first() : 'null';
   return { page, next, previous };
 }
 
@@ -111,15 +117,28 @@ export function listingUrl(baseUrl: string, query: string): string {
   return `${baseUrl}${ROUTES.endpoint}${query ? `?${query}` : ''}`;
 }
 
-// The last base URL and its JSON literal without the closing quote (escaped once, not per link).
+// The last base URL and its JSON literal without the closing quote (escaped once, not per link), then with `?` too.
 let linkBase: string | undefined;
 let linkBaseJson = '';
+let linkQueryJson = '';
 
 /**
  * listingUrl() as a JSON string literal. A query made by paramSetter is percent-encoded
  * (letters, digits, `_.-~%+=&`): nothing in it needs escaping, so only the base is escaped.
  */
 export function listingUrlJson(baseUrl: string, query: string): string {
-  if (baseUrl !== linkBase) [linkBase, linkBaseJson] = [baseUrl, jsonString(listingUrl(baseUrl, '')).slice(0, -1)];
-  return `${linkBaseJson}${query ? `?${query}` : ''}"`;
+  if (baseUrl !== linkBase) linkBaseOf(baseUrl);
+  return query ? `${linkQueryJson}${query}"` : `${linkBaseJson}"`;
+}
+
+/** listingUrlJson() up to the query: the opening quote, the endpoint's URL and `?`. */
+function listingQueryJson(baseUrl: string): string {
+  if (baseUrl !== linkBase) linkBaseOf(baseUrl);
+  return linkQueryJson;
+}
+
+function linkBaseOf(baseUrl: string): void {
+  linkBase = baseUrl;
+  linkBaseJson = jsonString(listingUrl(baseUrl, '')).slice(0, -1);
+  linkQueryJson = `${linkBaseJson}?`;
 }

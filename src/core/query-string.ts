@@ -130,16 +130,7 @@ export function withParam(pairs: readonly QueryPair[], name: string, value: stri
 
 /** withParam() for one `pairs` and `name` and any value: the other pairs grouped, sorted and encoded once. */
 export function paramSetter(pairs: readonly QueryPair[], name: string): (value: string | null) => string {
-  // The fields before `name` and after it, as strings grown in place (no arrays joined).
-  let head = '';
-  let tail = '';
-  const plain = plainPairs(pairs);
-  // Plain names are ASCII: for them, code unit order (`<`) is code point order.
-  for (const [k, v] of otherPairs(pairs, name, plain)) {
-    const field = plain ? `${k}=${v}` : `${quotePlus(k)}=${quotePlus(v)}`;
-    if (plain ? k < name : compareCodePoints(k, name) < 0) head = head ? `${head}&${field}` : field;
-    else tail = tail ? `${tail}&${field}` : field;
-  }
+  const { before: head, after: tail } = paramPlace(pairs, name);
   const key = `${quotePlus(name)}=`;
   const without = head && tail ? `${head}&${tail}` : head || tail;
   return (value) => {
@@ -147,6 +138,24 @@ export function paramSetter(pairs: readonly QueryPair[], name: string): (value: 
     const set = key + quotePlus(value);
     return (head ? `${head}&` : '') + set + (tail ? `&${tail}` : '');
   };
+}
+
+/**
+ * The query withParam() writes for `pairs` with `name` set, cut where `name`'s field goes: the
+ * fields sorted before it and those after it, encoded and joined by `&` (each '' when none).
+ */
+export function paramPlace(pairs: readonly QueryPair[], name: string): { before: string; after: string } {
+  // The fields before `name` and after it, as strings grown in place (no arrays joined).
+  let before = '';
+  let after = '';
+  const plain = plainPairs(pairs);
+  // Plain names are ASCII: for them, code unit order (`<`) is code point order.
+  for (const [k, v] of otherPairs(pairs, name, plain)) {
+    const field = plain ? `${k}=${v}` : `${quotePlus(k)}=${quotePlus(v)}`;
+    if (plain ? k < name : compareCodePoints(k, name) < 0) before = before ? `${before}&${field}` : field;
+    else after = after ? `${after}&${field}` : field;
+  }
+  return { before, after };
 }
 
 /** Most pairs are sorted by an insertion sort in place (as most queries have); more by Array's sort. */
