@@ -1,15 +1,19 @@
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { assembleStored, cityStorage, type CityStorage } from '../src/core/page-assembly.js';
 import { CityTable } from '../src/core/city-table.js';
 import type { City } from '../src/core/fields.js';
-import { datasetMemory, pageMemory } from '../src/http/page-memory.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { datasetMemory, holdLent, pageMemory } from '../src/http/page-memory.js';
 import { makeCity } from './helpers.js';
 
 // A served site's dataset lies in a shared WebAssembly memory (http/page-memory.ts), where its
 // computed pages are assembled: byte for byte the page JavaScript copies from the same storage,
 // for any cities (runs of neighbours in the file, scattered, repeated), and copied by JavaScript
 // as before where the memory cannot hold the page (cities added after the load, a page larger
-// than the scratch, no room for another thread's scratch).
+// than the scratch, no room for another thread's scratch). A page sent at once is lent as it lies
+// in the scratch; one still being sent (holdLent) is never written over until its response closes.
 
 const text = new TextEncoder();
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
@@ -106,4 +110,76 @@ describe('pages the memory cannot hold, copied by JavaScript', () => {
     }
     expect(pageMemory(held.memory, 1)).toBeUndefined();
   });
+});
+
+describe('pages lent from the scratch (answerListing for a page sent at once)', () => {
+  /** A table in a memory, its index, and a page lent of `positions` (its bytes as lent, and where it lies). */
+  function lending() {
+    const { table, copied, memory } = fileTable(30);
+    const index = new CityIndex(table);
+    const lend = (positions: number[]) => {
+      const bytes = assembleStored(HEAD, Uint32Array.from(positions), table.storage(), true);
+      return { bytes, text: decode(bytes), at: bytes.byteOffset, shared: bytes.buffer instanceof SharedArrayBuffer };
+    };
+    const response = () => new EventEmitter() as unknown as ServerResponse;
+    return { index, memory: memory!, copied, lend, response };
+  }
+
+  it('a page is the scratch itself, the bytes JavaScript copies', () => {
+    const { lend, copied } = lending();
+    const page = lend([3, 4, 5, 29]);
+    expect(page.shared).toBe(true);
+    expect(page.text).toBe(decode(assembleStored(HEAD, Uint32Array.of(3, 4, 5, 29), copied)));
+  });
+
+  it.each([
+    [
+      'a page sent at once (not held): the next page is assembled in the same scratch',
+      ({ lend }: ReturnType<typeof lending>) => {
+        const first = lend([1, 2]);
+        expect(lend([7]).at).toBe(first.at);
+      },
+    ],
+    [
+      'a page held: the next ones go to another scratch, it is left as it was, and its scratch is free again once its response closes',
+      ({ lend, index, response }: ReturnType<typeof lending>) => {
+        const first = lend([1, 2]);
+        const res = response();
+        holdLent(index, first.bytes, res);
+        const second = lend([20, 21, 22]);
+        expect(second.at).not.toBe(first.at);
+        expect(lend([9]).at).toBe(second.at);
+        expect(decode(first.bytes)).toBe(first.text);
+        res.emit('close');
+        holdLent(index, lend([4]).bytes, response());
+        expect(lend([5]).at).toBe(first.at);
+      },
+    ],
+    [
+      'a page not lent last (an older one, a copy) is not held: nothing is set aside',
+      ({ lend, index, response, memory }: ReturnType<typeof lending>) => {
+        const first = lend([1, 2]);
+        lend([3]);
+        holdLent(index, first.bytes, response());
+        holdLent(index, assembleStored(HEAD, Uint32Array.of(6), index.storage), response());
+        expect(memory.scratchAt).toBe(first.at);
+      },
+    ],
+    [
+      'every scratch held: pages are copied by JavaScript (the same bytes) until one is free again',
+      ({ lend, index, response, memory, copied }: ReturnType<typeof lending>) => {
+        const responses: ServerResponse[] = [];
+        while (memory.scratch) {
+          const res = response();
+          responses.push(res);
+          holdLent(index, lend([0]).bytes, res);
+        }
+        const page = lend([8, 9, 25]);
+        expect(page.shared).toBe(false);
+        expect(page.text).toBe(decode(assembleStored(HEAD, Uint32Array.of(8, 9, 25), copied)));
+        responses[3]!.emit('close');
+        expect(lend([8, 9, 25]).shared).toBe(true);
+      },
+    ],
+  ])('%s', (_, check) => check(lending()));
 });

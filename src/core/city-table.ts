@@ -1,7 +1,8 @@
 import type { City, NameField } from './fields.js';
 import { concatBytes, fromUtf8, indexOfBytes, utf8, utf8Length, type Bytes } from './bytes.js';
 import { cityJson } from './json-text.js';
-import { cityStorage, storedCity, type CityStorage, type PageMemory } from './page-assembly.js';
+import type { PageMemory } from './memory-assembly.js';
+import { cityStorage, storedCity, type CityStorage } from './page-assembly.js';
 import { CityTableBuilder, datasetFileParts, type TableParts } from './table-parts.js';
 
 /**

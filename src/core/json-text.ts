@@ -59,6 +59,8 @@ export interface Parts extends Iterable<Bytes> {
 export interface StoredCities {
   readonly positions: Uint32Array;
   readonly storage: CityStorage;
+  /** The page may be lent from the storage's memory (assembleStored's `lent`). */
+  readonly lent?: boolean;
 }
 
 /**
@@ -79,7 +81,7 @@ export function envelopeJson(
   if (typeof cities === 'function') city = cities;
   else {
     const { positions, storage } = cities;
-    if (n <= EAGER_CITIES) return [assembleStored(head, positions, storage)];
+    if (n <= EAGER_CITIES) return [assembleStored(head, positions, storage, cities.lent)];
     city = (i) => storedCity(storage, positions[i]!);
   }
   if (n <= EAGER_CITIES) return [assemble(head, n, city)];

@@ -9,6 +9,7 @@ import {
   writeUtf8,
   type Bytes,
 } from './bytes.js';
+import { assembleInMemory, type PageMemory } from './memory-assembly.js';
 
 // An ordinary page's bytes as one buffer: the head, the cities with commas between, `]}`. Every
 // computed page of the server is made here, so each step is counted: sized first, then each city
@@ -28,24 +29,6 @@ export interface CityStorage {
   readonly joined: number;
   /** The memory the first chunks lie in, where a runtime has one to assemble pages in (serve's). */
   readonly memory?: PageMemory | undefined;
-}
-
-/**
- * A memory the storage's first `chunks` chunks lie in (each at its byteOffset), in which a page is
- * assembled by the memory's own copies and then copied out whole (serve's: http/page-memory.ts, a
- * WebAssembly memory). JavaScript copies out of shared memory with relaxed atomic word stores,
- * about 0.6 instructions a byte (3,000 of a page of 7 cities); a WebAssembly memory.copy is a memmove.
- */
-export interface PageMemory {
-  /** How many of the storage's first chunks lie in the memory. */
-  readonly chunks: number;
-  /** Where a page is assembled: a view of the memory, beginning at `scratchAt` in it. */
-  readonly scratch: Bytes;
-  readonly scratchAt: number;
-  /** Copies `length` bytes at `from` in the memory to `to` in it. */
-  move(to: number, from: number, length: number): void;
-  /** The scratch's first `size` bytes, copied into an array allocBytes() makes. */
-  copyOut(size: number): Bytes;
 }
 
 /** A storage's fields for `chunks` and `spans`. */
@@ -115,9 +98,11 @@ export function assemble(head: string, n: number, city: (i: number) => Bytes): B
  * generic load: 3.3k instructions of a page of 7). Cities that lie one after another in a joined
  * chunk, commas between, are copied as one run (a page in the order the storage is laid out in: one copy).
  */
-export function assembleStored(head: string, positions: Uint32Array, storage: CityStorage): Bytes {
+export function assembleStored(head: string, positions: Uint32Array, storage: CityStorage, lent = false): Bytes {
   return (
-    (storage.memory && assembleInMemory(head, positions, storage, storage.memory)) || copied(head, positions, storage)
+    (storage.memory &&
+      assembleInMemory(head, positions, storage.spans, storage.offsets, storage.joined, storage.memory, lent)) ||
+    copied(head, positions, storage)
   );
 }
 
@@ -154,42 +139,4 @@ function copied(head: string, positions: Uint32Array, { spans, buffers, offsets,
   }
   typedArrayCall.set(out, start, 0);
   return out;
-}
-
-/** assembleStored() in the storage's memory: undefined when a city lies outside it, or the page would not fit its scratch. */
-function assembleInMemory(
-  head: string,
-  positions: Uint32Array,
-  { spans, offsets, joined }: CityStorage,
-  memory: PageMemory,
-): Bytes | undefined {
-  const { scratch, scratchAt } = memory;
-  const n = positions.length;
-  // The head's UTF-8 is at most 3 bytes a UTF-16 unit: room for it is checked before it is written.
-  let room = head.length * 3 + Math.max(0, n - 1) + TAIL.length;
-  for (let i = 0; i < n; i++) {
-    const s = positions[i]! * 3;
-    if (spans[s]! >= memory.chunks) return undefined;
-    room += spans[s + 2]! - spans[s + 1]!;
-  }
-  if (room > scratch.length) return undefined;
-  let at = writeUtf8(head, scratch, 0);
-  for (let i = 0; i < n; i++) {
-    const s = positions[i]! * 3;
-    const chunk = spans[s]!;
-    const from = spans[s + 1]!;
-    let end = spans[s + 2]!;
-    if (chunk < joined)
-      for (; i + 1 < n; i++) {
-        const after = positions[i + 1]! * 3;
-        if (spans[after]! !== chunk || spans[after + 1]! !== end + 1) break;
-        end = spans[after + 2]!;
-      }
-    memory.move(scratchAt + at, offsets[chunk]! + from, end - from);
-    at += end - from;
-    if (i + 1 < n) scratch[at++] = COMMA[0]!;
-  }
-  scratch[at] = TAIL[0]!;
-  scratch[at + 1] = TAIL[1]!;
-  return memory.copyOut(at + TAIL.length);
 }

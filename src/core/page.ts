@@ -45,7 +45,16 @@ export interface PageIndex {
  * THE page function: the answer of the endpoint (on `baseUrl`) for decoded query pairs.
  * The static build, the live server and the edge all call it, so their bytes cannot drift.
  */
-export function answerListing(index: PageIndex, pairs: readonly QueryPair[], baseUrl: string): ListingAnswer {
+export function answerListing(
+  index: PageIndex,
+  pairs: readonly QueryPair[],
+  baseUrl: string,
+  /**
+   * The caller sends the body at once and reads it no more: an ordinary page may then be a view of
+   * the memory it was assembled in (PageMemory.lend), valid until the next page is answered here.
+   */
+  sentAtOnce = false,
+): ListingAnswer {
   const frame = listingFrame(index.count, pairs, baseUrl);
   if (!frame) return { status: 404, body: [INVALID_PAGE] };
   const { start, end } = frame.page.slice;
@@ -57,7 +66,7 @@ export function answerListing(index: PageIndex, pairs: readonly QueryPair[], bas
       frame.next,
       frame.previous,
       end - start,
-      index.storage ? { positions, storage: index.storage } : (i) => index.json(positions[i]!),
+      index.storage ? { positions, storage: index.storage, lent: sentAtOnce } : (i) => index.json(positions[i]!),
     ),
   };
 }

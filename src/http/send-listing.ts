@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { releaseBytes } from '../core/bytes.js';
 import { answerListing } from '../core/page.js';
 import { AnswerCache } from './answer-cache.js';
+import { holdLent } from './page-memory.js';
 import type { Offered } from './route-memo.js';
 import { answerListingRoute, listingETag, notModified } from './route.js';
 import { jsonHeadList, jsonHeaders, type ApiRequest, type ListingRoute, type SiteContext } from './route-types.js';
@@ -73,7 +74,8 @@ function sendComputed({ res, req, decision, site, gate, etag, compact, cache, ke
   }
   // Compact JSON is the page function's bytes as they are, with jsonHeaders() (what answerListingRoute
   // gives it) made straight as the header list, no header object between.
-  const { status, body } = answerListing(site.index, decision.pairs, site.spec.baseUrl);
+  // Sent at once, and read no more: the page may be lent from the memory it is assembled in (page-memory.ts).
+  const { status, body } = answerListing(site.index, decision.pairs, site.spec.baseUrl, true);
   const tag = status === 200 ? etag : undefined;
   const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : undefined;
   if (!whole) return send(res, status, jsonHeaders(tag), body, gate);
@@ -82,4 +84,5 @@ function sendComputed({ res, req, decision, site, gate, etag, compact, cache, ke
   sendBytes(res, status, head, whole, gate);
   // Handed to the kernel whole (nothing queued in node) and kept by nobody (the cache keeps a copy): its memory is reused.
   if (res.writableFinished) releaseBytes(whole);
+  else holdLent(site.index, whole, res);
 }
