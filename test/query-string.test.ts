@@ -9,6 +9,7 @@ import {
   withParam,
   paramPlace,
 } from '../src/core/query-string.js';
+import { splitTarget } from '../src/core/url-path.js';
 
 // Expected values are what Python's urllib.parse (parse_qsl, quote_plus) returns.
 describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)', () => {
@@ -99,6 +100,24 @@ describe('parseQuery splits and decodes like parse_qsl(keep_blank_values=True)',
   it('lastValue returns the last of repeated parameters, as QueryDict.get does', () => {
     expect(lastValue(parseQuery('ordering=name_en&ordering=-name_ar'), 'ordering')).toBe('-name_ar');
     expect(lastValue(parseQuery('a=1'), 'ordering')).toBeUndefined();
+  });
+});
+
+describe("parseQuery of a query read in place in a request's target (from, to): the pairs of the query sliced out", () => {
+  it.each([
+    ['a plain query', '/cities/?page_size=7&page=3&n=12'],
+    ['one to decode', '/cities/?q=a+b%20c&page=2'],
+    ['a fragment after it', '/cities/?page=2&x#frag&y=1'],
+    ['no query', '/cities/'],
+    ['an empty query', '/cities/?'],
+    ['a query of separators only', '/cities/?&&='],
+  ])('%s', (_, target) => {
+    const { query, queryAt } = splitTarget(target);
+    const sliced = parseQuery(query);
+    const slicedPlain = plainPairs(sliced);
+    const inPlace = parseQuery(target, queryAt, queryAt + query.length);
+    expect(inPlace).toEqual(sliced);
+    expect(plainPairs(inPlace)).toBe(slicedPlain);
   });
 });
 

@@ -9,19 +9,22 @@ const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 /**
  * Python's `urllib.parse.parse_qsl(qs, keep_blank_values=True)`, as Django reads `request.GET`:
  * split on `&`, skip empty fields, a name without `=` gets an empty value, `+` is a space,
- * percent-escapes are UTF-8 with invalid bytes replaced by U+FFFD.
+ * percent-escapes are UTF-8 with invalid bytes replaced by U+FFFD. The query is `qs`, or its
+ * characters [from, to).
  */
-export function parseQuery(qs: string): readonly QueryPair[] {
+export function parseQuery(qs: string, from = 0, to = qs.length): readonly QueryPair[] {
   const pairs: QueryPair[] = [];
   // One pass over the characters (every request with a query is read here): a field's `=`, and
   // whether its name or value holds a `+` or `%` to decode, are noted on the way, not searched for.
-  let start = 0;
+  // `from` and `to`: the query read in place in a request's target (a sliced string's characters
+  // and slices cost V8 more: 1,000 instructions of a query of 3 pairs).
+  let start = from;
   let eq = -1;
   let nameEncoded = false;
   let valueEncoded = false;
   let plain = true;
-  for (let i = 0; i <= qs.length; i++) {
-    const c = i < qs.length ? qs.charCodeAt(i) : AMPERSAND;
+  for (let i = from; i <= to; i++) {
+    const c = i < to ? qs.charCodeAt(i) : AMPERSAND;
     // Plain: every name and value of ALWAYS_SAFE characters (a second `=` is a value's, which quote() encodes).
     if (plain && !(c < 0x80 && ALWAYS_SAFE[c]) && c !== AMPERSAND && !(c === EQUALS && eq < 0)) plain = false;
     if (c === AMPERSAND) {

@@ -101,12 +101,17 @@ export function canonicalPath(url: URL): string {
   return escapeUriPath(pathInfo(url.pathname)).replace(/\/+$/, '');
 }
 
-/** A request target's path and query, as gunicorn splits it: a fragment off first, then the query. */
-export function splitTarget(target: string): { rawPath: string; query: string } {
+/**
+ * A request target's path and query, as gunicorn splits it: a fragment off first, then the query.
+ * `queryAt`: where the query begins in the target (its length when there is none).
+ */
+export function splitTarget(target: string): { rawPath: string; query: string; queryAt: number } {
   const hash = target.indexOf('#');
   const rest = hash < 0 ? target : target.slice(0, hash);
   const q = rest.indexOf('?');
-  return q < 0 ? { rawPath: rest, query: '' } : { rawPath: rest.slice(0, q), query: rest.slice(q + 1) };
+  return q < 0
+    ? { rawPath: rest, query: '', queryAt: rest.length }
+    : { rawPath: rest.slice(0, q), query: rest.slice(q + 1), queryAt: q + 1 };
 }
 
 /**

@@ -53,7 +53,7 @@ export function decideRoute(
 ): Route | ListingRoute {
   if (req.target.length > limits.targetBytes)
     return { kind: 'answer', status: 414, headers: JSON_HEADERS, body: URI_TOO_LONG };
-  const { rawPath, query } = splitTarget(req.target);
+  const { rawPath, query, queryAt } = splitTarget(req.target);
   const path = pathInfo(rawPath);
   const endpoint = endpointPath(site.spec.mount);
   // The endpoint without its slash: Django's redirect (compared in place, not sliced per request).
@@ -69,7 +69,7 @@ export function decideRoute(
   }
   if (path !== endpoint) return (filePaths ? fileRoute(req, path, query, site) : null) ?? notFound();
   if (moreFieldsThan(query, limits.fields)) return badRequest();
-  return answerEndpoint(req, parseQuery(query), site);
+  return answerEndpoint(req, parseQuery(req.target, queryAt, queryAt + query.length), site);
 }
 
 /**
