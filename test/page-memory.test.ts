@@ -156,6 +156,16 @@ describe('pages lent from the scratch (answerListing for a page sent at once)', 
       },
     ],
     [
+      'a page held by a response closed already (its client left): its scratch is free again at once',
+      ({ lend, index, response }: ReturnType<typeof lending>) => {
+        const first = lend([1, 2]);
+        const res = Object.assign(response(), { closed: true });
+        holdLent(index, first.bytes, res);
+        holdLent(index, lend([4]).bytes, response());
+        expect(lend([5]).at).toBe(first.at);
+      },
+    ],
+    [
       'a page not lent last (an older one, a copy) is not held: nothing is set aside',
       ({ lend, index, response, memory }: ReturnType<typeof lending>) => {
         const first = lend([1, 2]);

@@ -137,7 +137,10 @@ class ScratchPages implements PageMemory {
     const held: Scratch = { view: this.scratch!, at: this.scratchAt, buffer: this.scratchBuffer! };
     this.lent = undefined;
     this.use(this.free.pop() ?? this.grown());
-    res.once('close', () => (this.scratch ? this.free.push(held) : this.use(held)));
+    const release = () => (this.scratch ? this.free.push(held) : this.use(held));
+    // Closed already (its client left): node writes nothing more of it.
+    if (res.closed) release();
+    else res.once('close', release);
   }
 
   private use(scratch: Scratch | undefined): void {
