@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,8 @@ import { CityLog } from '../src/dataset/city-log.js';
 import { KeptLock } from '../src/dataset/kept-lock.js';
 import { datasetSignature } from '../src/dataset/known-ids.js';
 import { LoggedCityWriter } from '../src/dataset/logged-writer.js';
+import { foldLogged, unfolded } from '../src/dataset/log-fold.js';
+import { LoggedIdTaken } from '../src/dataset/logged-in-file.js';
 import type { NewCity } from '../src/post/create-city.js';
 import {
   appendCities,
@@ -643,5 +645,77 @@ describe("KeptLock: the dataset's lock kept from one batch to the next only whil
     // The next turn needs no lock taken again; after it, with none waiting, the lock is gone.
     expect(await lock.run(async () => held(basename(file)))).toBe(String(process.pid));
     expect(await held(basename(file))).toBe(null);
+  });
+});
+
+// A logged city whose id the file holds is folded in only if the file's record is that city: the
+// file edited by hand after a writable server was killed (a row of the user's given the logged id
+// 49) was taken for it, and the fold deleted the log: an acknowledged city lost, silently.
+describe("a logged city whose id the file holds: folded in only if the file's record is it", () => {
+  const theirs = (id: number) => makeCity(id, { name: 'Mine', longitude: 7 });
+  it.each<[string, City[], City[], number[]]>([
+    [
+      'the same record (a fold killed between its rename and the log drop): folded, log gone',
+      [makeCity(49)],
+      [makeCity(49)],
+      [],
+    ],
+    [
+      "a row of the user's with the logged id: refused, the log kept, the file unchanged",
+      [theirs(49)],
+      [makeCity(49)],
+      [49],
+    ],
+    [
+      'several logged (48 folded, 49 taken, 50 not in the file): refused whole, nothing written',
+      [makeCity(48), theirs(49)],
+      [makeCity(48), makeCity(49), makeCity(50)],
+      [49],
+    ],
+  ])('%s', async (name, inFile, logged, refused) => {
+    const dir = join(root, `taken-${name.length}`);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir);
+    const file = join(dir, 'cities.csv');
+    const text = `${CSV_HEADER}\n${[makeCity(1), ...inFile].map((city) => `${csvRow(city)}\n`).join('')}`;
+    await writeFile(file, text);
+    const log = CityLog.of(file);
+    await log.append(logged);
+    const folds = [
+      () => foldLogged(file, 1000, () => {}),
+      () =>
+        LoggedCityWriter.open(file, {
+          lockWait: 1000,
+          publish: async () => {},
+          mark: async () => {},
+          apply: async () => {},
+          caughtUp: async () => {},
+          log: () => {},
+        }).then((writer) => writer.close()),
+    ];
+    for (const fold of folds) {
+      if (!refused.length) {
+        await fold();
+        expect((await log.read()).bytes).toBe(0);
+        continue;
+      }
+      const error = await fold().then(
+        () => null,
+        (e: Error) => e,
+      );
+      expect(error).toBeInstanceOf(LoggedIdTaken);
+      expect(error?.message).toContain(file);
+      expect(error?.message).toContain(log.path);
+      expect(error?.message).toContain(`id ${refused[0]}`);
+      expect(error?.message).toContain('name_en "Mine" in the file, "City 49" logged');
+      expect(error?.message).toContain('Give the row of your own another id, or remove it, then run again');
+      expect((await log.read()).cities).toEqual(logged);
+      expect(await readFile(file, 'utf8')).toBe(text);
+    }
+    const ids = [1, ...new Set([...inFile, ...logged].map((city) => city.id))].sort((a, b) => a - b);
+    if (!refused.length) expect((await readDataset(file)).toCities().map((c) => c.id)).toEqual(ids);
+    // validate names them too (writing nothing).
+    const { taken } = await unfolded(file, await readDataset(file));
+    expect(taken.map((t) => t.logged.id)).toEqual(refused.length ? refused : []);
   });
 });

@@ -1,4 +1,6 @@
 import { stat } from 'node:fs/promises';
+import type { City } from '../core/fields.js';
+import type { CityTable } from '../core/city-table.js';
 import type { Silent } from '../proc/channel.js';
 import { startThread } from '../proc/workers.js';
 import { readDataset } from './read-dataset.js';
@@ -11,10 +13,19 @@ import { readDataset } from './read-dataset.js';
 /** Files from this size are read in a thread (as builds are: app/build.ts); below it, starting one costs more than the read. */
 export const IDS_THREAD_FROM = 1024 * 1024;
 
-/** fileIds()'s thread (ids-worker.ts): one call, the ids of a file. */
+/** What fileIds()'s thread is asked: the file, and the few ids whose records are wanted too (logged cities). */
+export interface IdsAsked {
+  readonly file: string;
+  readonly wanted: readonly number[];
+}
+
+/** fileIds()'s thread (ids-worker.ts): one call, the ids of a file, sorted, and its records of the ids asked for. */
 export interface IdsProtocol {
   readonly parent: Silent;
-  readonly worker: { readonly calls: { ids(file: string): Float64Array }; readonly events: Record<never, never> };
+  readonly worker: {
+    readonly calls: { ids(asked: IdsAsked): { sorted: Float64Array; records: City[] } };
+    readonly events: Record<never, never>;
+  };
 }
 
 /**
@@ -22,8 +33,21 @@ export interface IdsProtocol {
  * through them all (a Set of 140,000 ids took ~80 ms of this thread to build).
  */
 export class FileIds {
-  /** `sorted`: ascending (sortedIds). */
-  constructor(private readonly sorted: Float64Array) {}
+  /** `sorted`: ascending (sortedIds); `records`: the file's records of the ids asked for (fileIds' `wanted`) that it holds. */
+  constructor(
+    private readonly sorted: Float64Array,
+    readonly records: ReadonlyMap<number, City> = new Map(),
+  ) {}
+
+  /** The ids of a dataset as read (`table`), and its records of the ids `wanted`. */
+  static of(table: CityTable, wanted: readonly number[] = []): FileIds {
+    return FileIds.from(sortedIds(table.ids), recordsOf(table, wanted));
+  }
+
+  /** `sorted` ids and `records` of some of them. */
+  static from(sorted: Float64Array, records: readonly City[]): FileIds {
+    return new FileIds(sorted, new Map(records.map((city) => [city.id, city])));
+  }
 
   /** The largest id in the file, 0 if none is larger (ids are chosen past it: from 1 at least). */
   get last(): number {
@@ -65,10 +89,23 @@ export function sortedIds(ids: Float64Array): Float64Array {
   return ids.slice().sort();
 }
 
-/** The ids `file` holds (read and validated whole: an invalid file throws readDataset's error), off this thread when large. */
-export async function fileIds(file: string): Promise<FileIds> {
+/** The records `table` holds of the ids `wanted` (a few: gone through once, off the answering thread when large). */
+export function recordsOf(table: CityTable, wanted: readonly number[]): City[] {
+  if (!wanted.length) return [];
+  const asked = new Set(wanted);
+  const records: City[] = [];
+  for (let i = 0; i < table.count; i++) if (asked.has(table.ids[i]!)) records.push(table.city(i));
+  return records;
+}
+
+/**
+ * The ids `file` holds (read and validated whole: an invalid file throws readDataset's error), off
+ * this thread when large; and its records of the ids `wanted` (logged cities: is the file's record
+ * the city logged, or a row of someone else's with its id?), read in the same pass.
+ */
+export async function fileIds(file: string, wanted: readonly number[] = []): Promise<FileIds> {
   const { size } = await stat(file);
-  if (size < IDS_THREAD_FROM) return new FileIds(sortedIds((await readDataset(file)).ids));
+  if (size < IDS_THREAD_FROM) return FileIds.of(await readDataset(file), wanted);
   const thread = startThread<IdsProtocol>('dataset/ids-worker', {
     name: `the read of ${file}'s ids`,
     lowest: true,
@@ -76,7 +113,8 @@ export async function fileIds(file: string): Promise<FileIds> {
     resourceLimits: { maxYoungGenerationSizeMb: 4 },
   });
   try {
-    return new FileIds(await thread.call('ids', file));
+    const { sorted, records } = await thread.call('ids', { file, wanted });
+    return FileIds.from(sorted, records);
   } finally {
     await thread.stop();
   }

@@ -2,6 +2,7 @@ import { type Stats, statSync } from 'node:fs';
 import type { City } from '../core/fields.js';
 import type { CityLog } from './city-log.js';
 import { type FileIds, fileIds, type SignedIds } from './file-ids.js';
+import { checkLoggedInFile, takenIds } from './logged-in-file.js';
 
 /**
  * Which ids a dataset file and its log hold, as this process last saw them: their signatures,
@@ -31,14 +32,15 @@ export class KnownIds {
   async look(read?: SignedIds | null): Promise<void> {
     const [dataset, log] = [await datasetSignature(this.target), await this.logFile.signature()];
     if (dataset === this.seen.dataset && log === this.seen.log) return;
-    // Read and validated off this thread when large (fileIds): the server answers meanwhile.
-    const ids = read?.signature === dataset ? read.ids : await fileIds(this.file);
     const { cities, bytes } = await this.logFile.read();
+    // Read and validated off this thread when large (fileIds): the server answers meanwhile.
+    const ids = read?.signature === dataset ? read.ids : await fileIds(this.file, idsOf(cities));
     await this.logFile.cut(bytes);
     const fileLastId = ids.last;
     let lastId = fileLastId;
     for (const city of cities) lastId = Math.max(lastId, city.id);
-    const trusted = loggedPastFile(cities, ids);
+    // A logged id someone else's row took: not in the file as that city (datasetNow reads it again, and refuses).
+    const trusted = loggedPastFile(cities, ids) && !takenIds(cities, ids).length;
     this.seen = { dataset, log: await this.logFile.signature(), lastId, fileLastId, trusted };
   }
 
@@ -72,15 +74,22 @@ export class KnownIds {
    * (not so once someone else added larger ids while cities were logged: `trusted` is false then).
    * Changed by another process: read and validated whole, in a thread of its own when large
    * (fileIds); the signature is taken first, so that a change made while it is read is one too.
+   * `logged`: the log's cities; one whose id the file holds as another record is refused (LoggedIdTaken).
    */
-  async datasetNow(): Promise<{ signature: string; fileLastId: number; inFile: (id: number) => boolean }> {
+  async datasetNow(
+    logged: readonly City[],
+  ): Promise<{ signature: string; fileLastId: number; inFile: (id: number) => boolean }> {
     const { dataset, fileLastId, trusted } = this.seen;
     const signature = await datasetSignature(this.target);
     if (trusted && signature === dataset) return { signature, fileLastId, inFile: (id) => id <= fileLastId };
-    const ids = await fileIds(this.file);
+    const ids = await fileIds(this.file, idsOf(logged));
+    // A logged city is in the file only as itself: another record with its id is refused (the log kept).
+    checkLoggedInFile(this.file, this.logFile.path, logged, ids);
     return { signature, fileLastId: ids.last, inFile: (id) => ids.has(id) };
   }
 }
+
+const idsOf = (cities: readonly City[]) => cities.map((city) => city.id);
 
 /** Whether every logged city is either in the file or past its largest id (so that `id <= fileLastId` says which are in it). */
 function loggedPastFile(logged: readonly City[], inFile: FileIds): boolean {

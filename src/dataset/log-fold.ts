@@ -1,13 +1,15 @@
 import { realpath } from 'node:fs/promises';
 import { CitiesApiError } from '../core/errors.js';
+import type { CityTable } from '../core/city-table.js';
 import type { City } from '../core/fields.js';
 import { underDatasetLock } from '../fs/lock.js';
 import { discardStaged, stageAppend } from './append-cities.js';
 import { type DatasetRead, digestOf, readLogged } from './as-read.js';
 import { CityLog } from './city-log.js';
-import { fileIds, type SignedIds } from './file-ids.js';
+import { FileIds, fileIds, type SignedIds } from './file-ids.js';
 import { commitFold } from './fold-journal.js';
 import { datasetSignature } from './known-ids.js';
+import { checkLoggedInFile, takenIds } from './logged-in-file.js';
 
 // The write-ahead log and the dataset file it belongs to, as the writer (logged-writer.ts) folds
 // one into the other: the fold without a site build (at start, what a killed server logged; on
@@ -42,7 +44,12 @@ export async function foldLog(
   if (!bytes) return log.cut(0).then(() => null);
   // Taken before its ids are read: the commit refuses if the file changed since (staged from a copy, never read here).
   const signature = await datasetSignature(target);
-  const inFile = await fileIds(file);
+  const inFile = await fileIds(
+    file,
+    cities.map((city) => city.id),
+  );
+  // A logged city is folded in only if the file's record of its id is that city: else nothing is written, the log kept.
+  checkLoggedInFile(file, log.path, cities, inFile);
   const missing = cities.filter((city) => !inFile.has(city.id));
   let now: SignedIds = { signature, ids: inFile };
   if (missing.length) {
@@ -83,11 +90,23 @@ export async function foldLogged(file: string, wait: number, say: (line: string)
   await underDatasetLock(target, wait, () => foldLog(file, target, log, say));
 }
 
-/** The cities `file`'s log holds that the file lacks (its ids: `inFile`), read without writing anything (validate); and the log's path. */
-export async function unfolded(file: string, inFile: Iterable<number>): Promise<{ cities: City[]; log: string }> {
+/**
+ * The cities `file`'s log holds that the file lacks, read without writing anything (validate); the
+ * log's path; and those whose id the file holds as another record (takenIds: a fold refuses them).
+ * `table`: the file as read.
+ */
+export async function unfolded(
+  file: string,
+  table: CityTable,
+): Promise<{ cities: City[]; log: string; taken: ReturnType<typeof takenIds> }> {
   const log = CityLog.of(await realpath(file));
-  const ids = new Set(inFile);
-  return { cities: (await log.read()).cities.filter((city) => !ids.has(city.id)), log: log.path };
+  const logged = (await log.read()).cities;
+  if (!logged.length) return { cities: [], log: log.path, taken: [] };
+  const inFile = FileIds.of(
+    table,
+    logged.map((city) => city.id),
+  );
+  return { cities: logged.filter((city) => !inFile.has(city.id)), log: log.path, taken: takenIds(logged, inFile) };
 }
 
 /** What `file` (its real file) holds now, to tell after a build whether it changed meanwhile (ifUnchanged). */

@@ -158,7 +158,7 @@ export class LoggedCityWriter implements CatchingUpStore {
     // Logged before the log is read: each is in it or in the file, unless the log was deleted (or cut) meanwhile.
     const loggedBefore = this.logged.slice();
     const { cities, bytes, read } = await readLogged(this.target, this.logFile);
-    const { signature, fileLastId, inFile } = await this.ids.datasetNow();
+    const { signature, fileLastId, inFile } = await this.ids.datasetNow(cities);
     const missing = cities.filter((city) => !inFile(city.id));
     const inLog = new Set(cities.map((city) => city.id));
     const lost = loggedBefore.filter((city) => !inLog.has(city.id) && !inFile(city.id));
