@@ -48,7 +48,7 @@ const PIECES = [
   '\u202e',
   '\ufeff',
   '\u180e',
-  '\u0000',
+  '\u0002', // not U+0000: a dataset holding it is refused, as a POST of it is
   '\u0001',
   '\u001b',
   '\u001f',
@@ -84,7 +84,7 @@ const COMMON = [
   'paris',
   'PARIS',
   '\ufeffParis',
-  'Paris\u0000',
+  'Paris\u0001', // not U+0000 (refused in a dataset)
   'é',
   'e\u0301',
   'Ａ',

@@ -25,6 +25,11 @@ export function hasLoneSurrogate(s: string): boolean {
   return !s.isWellFormed();
 }
 
+/** True when the string holds U+0000, refused in a name (DRF's ProhibitNullCharactersValidator): a POST and a dataset alike. */
+export function hasNullCharacter(s: string): boolean {
+  return s.includes('\0');
+}
+
 /** Number of code points, as Python's `len()` counts them. */
 export function codePointLength(s: string): number {
   let n = s.length;

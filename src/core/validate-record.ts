@@ -1,4 +1,4 @@
-import { codePointLength, hasLoneSurrogate } from './codepoint.js';
+import { codePointLength, hasLoneSurrogate, hasNullCharacter } from './codepoint.js';
 import { CITY_FIELDS, MAX_NAME_LENGTH, NAME_FIELDS, type City } from './fields.js';
 
 /** A problem with one field of one record (the reader adds file and line). */
@@ -95,6 +95,8 @@ function readId(value: unknown, fromCsv: boolean, fail: Fail): number {
 function readName(field: string, value: unknown, fail: Fail): string {
   if (typeof value !== 'string') fail(field, value, 'must be a string');
   else if (value === '') fail(field, value, 'must not be empty');
+  else if (hasNullCharacter(value))
+    fail(field, value, 'contains a null character (U+0000): null characters are not allowed (a POST refuses them too)');
   else if (hasLoneSurrogate(value)) fail(field, value, 'contains an unpaired surrogate (not valid Unicode text)');
   else if (codePointLength(value) > MAX_NAME_LENGTH) fail(field, value, `is longer than ${MAX_NAME_LENGTH} characters`);
   else return value;

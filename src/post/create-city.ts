@@ -1,4 +1,4 @@
-import { codePointLength } from '../core/codepoint.js';
+import { codePointLength, hasNullCharacter } from '../core/codepoint.js';
 import { MAX_NAME_LENGTH, NAME_FIELDS, type City } from '../core/fields.js';
 import { UploadedFile } from './form-body.js';
 import { pyFloatRepr } from '../core/json-text.js';
@@ -102,7 +102,7 @@ function charField(value: unknown, present: boolean): string | { errors: string[
   const errors: string[] = [];
   if (codePointLength(text) > MAX_NAME_LENGTH)
     errors.push(`Ensure this field has no more than ${MAX_NAME_LENGTH} characters.`);
-  if (text.includes('\0')) errors.push('Null characters are not allowed.');
+  if (hasNullCharacter(text)) errors.push('Null characters are not allowed.');
   // Looked for only in text that has one (a POST's 16 names were each copied without their pairs).
   const surrogate = text.isWellFormed()
     ? null
