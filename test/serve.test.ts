@@ -1,4 +1,4 @@
-import { copyFile } from 'node:fs/promises';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,8 @@ import { parseQuery } from '../src/core/query-string.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { serve, type RunningServer } from '../src/app/serve.js';
 import { KIT, kitAnswers, tempDir } from './helpers.js';
-import { rawRequest } from './serve-helpers.js';
+import { rawRequest, SMALL_SITE, startCli } from './serve-helpers.js';
+import { whenReady } from './started-process.js';
 
 const BASE = 'http://api.example.com';
 let root: string;
@@ -249,6 +250,49 @@ describe('--watch', () => {
       expect(count).toBe(30);
     } finally {
       await watched.close();
+    }
+  });
+
+  // A save that was not used, then one back to the dataset served: no rebuild is needed, but the
+  // user is told the dataset is fine again (else "was not used" stayed the last word).
+  it.each([
+    [
+      'fixed back to the file served: said to be served as before',
+      'cities11.csv',
+      /watched-back\.csv changed: valid, and the same as the dataset served; serving it as before \(11 cities\)$/,
+      11,
+    ],
+    [
+      'fixed to another valid file: rebuilt as at any change',
+      'prefixed30.csv',
+      /watched-other\.csv changed: rebuilt, now 30 cities$/,
+      30,
+    ],
+  ])('serve --watch, an invalid save, then %s', async (label, fixed, last, count) => {
+    const file = join(root, label.startsWith('fixed back') ? 'watched-back.csv' : 'watched-other.csv');
+    await copyFile(join(KIT, 'cities11.csv'), file);
+    const served = await startCli([
+      join(root, `${file}.site`),
+      '--data',
+      file,
+      '--port',
+      '0',
+      '--watch',
+      ...SMALL_SITE,
+    ]);
+    try {
+      const good = await readFile(file, 'utf8');
+      await writeFile(file, `${good}1,broken\n`);
+      await whenReady(served, () => /changed but was not used: invalid dataset/.test(served.output()) || undefined, 50);
+      await copyFile(join(KIT, fixed), file);
+      const lastLine = () => served.output().trimEnd().split('\n').at(-1) ?? '';
+      // Bounded (10 s), so that a line never said fails here rather than at the test's timeout.
+      for (let i = 0; i < 100 && !last.test(lastLine()); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(lastLine()).toMatch(last);
+      const answered = await rawRequest(`${served.url}/cities/`);
+      expect(JSON.parse(answered.body.toString()).count).toBe(count);
+    } finally {
+      await served.stop();
     }
   });
 });

@@ -49,8 +49,9 @@ export async function watchDataset(
  * `withLog` (a server that does not write the dataset): the dataset is the file plus what its
  * log holds (withLogged), built from a staged copy; else the file alone (a writable server's
  * logged cities are its catch-up's). Swapped in only while the dataset is as read (swapIfAsRead).
+ * Returns the task run at each change (it remembers whether the last change was used).
  */
-export async function rebuildOnChange(
+export function rebuildOnChange(
   data: string,
   builder: SiteBuilder,
   describe: () => string,
@@ -58,28 +59,41 @@ export async function rebuildOnChange(
   retry: (ms: number) => void,
   lockWait: number,
   withLog = false,
-): Promise<void> {
-  // The site, then the dataset, as they are before the build reads it: what its swap checks (behind-site.ts).
-  const site = siteSignature(builder.dir);
-  // Unreadable or invalid: the build from the file says why.
-  const source = withLog ? await withLogged(data).catch(() => null) : null;
-  try {
-    const file = source?.path ?? data;
-    const read = source?.read ?? (await readFileOnly(data).catch(() => null));
-    if (!(await builder.changed(file))) return;
-    const check = read ? { dataset: data, read, site, lockWait } : undefined;
-    await builder.publish(file, check).then(
-      () => log(`${data} changed: rebuilt, now ${describe()}`),
-      (error) => {
-        log(`${data} changed but was not used: ${wordingOf(error)}`);
-        // Another build held the site: try again once it may be done. The dataset moved on: from it as it is now.
-        if (error instanceof LockBusyError) retry(lockWait);
-        else if (error instanceof DatasetMoved) retry(SETTLE_MS);
-      },
-    );
-  } finally {
-    await source?.discard();
-  }
+): () => Promise<void> {
+  // The last change was not used: a change back to the dataset served says so (else that stayed the last word).
+  let unused = false;
+  return async () => {
+    // The site, then the dataset, as they are before the build reads it: what its swap checks (behind-site.ts).
+    const site = siteSignature(builder.dir);
+    // Unreadable or invalid: the build from the file says why.
+    const source = withLog ? await withLogged(data).catch(() => null) : null;
+    try {
+      const file = source?.path ?? data;
+      const read = source?.read ?? (await readFileOnly(data).catch(() => null));
+      if (!(await builder.changed(file))) {
+        if (unused)
+          log(`${data} changed: valid, and the same as the dataset served; serving it as before (${describe()})`);
+        unused = false;
+        return;
+      }
+      const check = read ? { dataset: data, read, site, lockWait } : undefined;
+      await builder.publish(file, check).then(
+        () => {
+          unused = false;
+          log(`${data} changed: rebuilt, now ${describe()}`);
+        },
+        (error) => {
+          unused = true;
+          log(`${data} changed but was not used: ${wordingOf(error)}`);
+          // Another build held the site: try again once it may be done. The dataset moved on: from it as it is now.
+          if (error instanceof LockBusyError) retry(lockWait);
+          else if (error instanceof DatasetMoved) retry(SETTLE_MS);
+        },
+      );
+    } finally {
+      await source?.discard();
+    }
+  };
 }
 
 /** `task` run one at a time: asked again while it runs, it runs once more after (a burst of changes, one rebuild). */

@@ -109,7 +109,7 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
     if (options.watch) {
       // Without --writable, the log another process (a writable server) keeps beside the dataset is followed too.
       const withLog = !options.writable;
-      const follow = coalesced(() =>
+      const follow = coalesced(
         rebuildOnChange(
           options.data!,
           builder,
