@@ -283,7 +283,12 @@ describe('--watch', () => {
     try {
       const good = await readFile(file, 'utf8');
       await writeFile(file, `${good}1,broken\n`);
-      await whenReady(served, () => /changed but was not used: invalid dataset/.test(served.output()) || undefined, 50);
+      const following = { ...served, name: 'serve' };
+      await whenReady(
+        following,
+        () => /changed but was not used: invalid dataset/.test(served.output()) || undefined,
+        50,
+      );
       await copyFile(join(KIT, fixed), file);
       const lastLine = () => served.output().trimEnd().split('\n').at(-1) ?? '';
       // Bounded (10 s), so that a line never said fails here rather than at the test's timeout.
