@@ -55,9 +55,9 @@ function denoProject(name: string, baseUrl: string, take = false): Promise<DenoP
   else projects.set(key, project);
   return project;
 }
-async function copiedProject(name: string, baseUrl: string): Promise<DenoProject> {
+async function copiedProject(name: string, baseUrl: string, under = name): Promise<DenoProject> {
   const shared = await kitSite(name, baseUrl);
-  const site = join(root, name, 'site');
+  const site = join(root, under, 'site');
   await mkdir(join(site, ROUTES.file.meta), { recursive: true });
   const copies = [
     [ROUTES.edge.dir, ROUTES.file.meta],
@@ -67,7 +67,7 @@ async function copiedProject(name: string, baseUrl: string): Promise<DenoProject
   await Promise.all(
     copies.map(([from, into]) => promisify(execFile)('cp', ['-R', join(shared, from!), join(site, into!)])),
   );
-  return { shared, site, project: await writeEdgeProject('deno', site, join(root, name, 'deno')) };
+  return { shared, site, project: await writeEdgeProject('deno', site, join(root, under, 'deno')) };
 }
 
 describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through deno serve', ({ name, baseUrl, prefix }) => {
@@ -88,6 +88,29 @@ describe.skipIf(!available).each(KIT_DATASETS)('kit dataset $name through deno s
       await server.stop();
     }
   }, 600_000);
+});
+
+describe.skipIf(!available)('--project named from the site', () => {
+  it.each<[string, string, (site: string) => string]>([
+    ['a folder beside the site', '../site/', (site) => join(site, '..', 'deno-beside')],
+    ['the site directory itself', './', (site) => site],
+  ])(
+    '--project %s: --allow-read=%s (no doubled slash), and deno serves the site from there',
+    async (_, read, outOf) => {
+      // A copy of its own: the project's files written into the site would be foreign to a rebuild of a shared one.
+      const { site } = await copiedProject('cities11', 'http://api.example.com', `project-named-${read.length}`);
+      const project = await writeEdgeProject('deno', site, outOf(site));
+      expect(project.deploy).toBe(`deno serve --v8-flags=--max-semi-space-size=2 --allow-read=${read} main.js`);
+      const server = await denoServe(project.out, project.deploy);
+      try {
+        const answer = await fetch(`${server.url}/cities/?page_size=1`);
+        expect(((await answer.json()) as { count: number }).count).toBe(11);
+      } finally {
+        await server.stop();
+      }
+    },
+    120_000,
+  );
 });
 
 describe.skipIf(!available)('a site rebuilt under a running deno serve', () => {

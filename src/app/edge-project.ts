@@ -67,7 +67,9 @@ export async function writeEdgeProject(
   // to the site's real parent (the site itself may be a link, followed at run time: `current -> v1`).
   const [realOut, realParent] = await Promise.all([realDirectory(out), realDirectory(dirname(site))]);
   const code = (dir: string) => {
-    const siteDir = `${posixRelative(join(realOut, relative(out, dir)), join(realParent, basename(site)))}/`;
+    const path = posixRelative(join(realOut, relative(out, dir)), join(realParent, basename(site)));
+    // The site itself is `./` (not `.//`: the printed --allow-read must read clean).
+    const siteDir = path.endsWith('/') ? path : `${path}/`;
     const files = [
       { path: join(dir, BUNDLE_NAME), bytes: bundle },
       textFile(join(dir, DATA_NAME), settingsModule(data, siteDir)),
