@@ -106,6 +106,11 @@ describe('problems name the physical line, field and reason', () => {
       [expect.stringMatching(/; the header is one column holding "\\t": cities-api reads comma-separated values/)],
     ],
     [
+      'lines ending with CR alone (old Mac) are told so, not as unknown columns',
+      `${HEADER}\r${row(1)}\r${row(2)}\r`,
+      ['1|||lines end with CR alone (old Mac line endings); save it with LF or CRLF line endings'],
+    ],
+    [
       'a header without an id column makes no row a duplicate',
       `${HEADER.replace('id,', '')}\n${row(1).replace(/^1,/, '')}\n${row(2).replace(/^2,/, '')}\n`,
       ['1|||header: missing column "id"'],

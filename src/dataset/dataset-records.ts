@@ -16,6 +16,16 @@ export async function readCsvRecords(
   collector: Collector,
   strict: boolean,
 ): Promise<void> {
+  const reading = chunks[Symbol.asyncIterator]();
+  const first = await reading.next();
+  if (!first.done && crAloneEnds(first.value)) {
+    await reading.return?.();
+    return collector.problem({ line: 1, reason: CR_ALONE });
+  }
+  chunks = (async function* () {
+    if (!first.done) yield first.value;
+    for (let next = await reading.next(); !next.done; next = await reading.next()) yield next.value;
+  })();
   let header: readonly string[] | undefined;
   let absent: ReadonlySet<string> = new Set();
   let known: readonly number[] = [];
@@ -49,6 +59,26 @@ export async function readCsvRecords(
   }
   if (!header && !collector.total)
     collector.problem({ line: 1, reason: 'has no header row (expected id,name_ar,...,updated_at)' });
+}
+
+const CR_ALONE = 'lines end with CR alone (old Mac line endings); save it with LF or CRLF line endings';
+
+/**
+ * Old Mac line endings: the first line (up to an LF, if any) holds column names, then a CR that no
+ * LF follows. csv-parse would read the whole file as one header row (its values "unknown columns").
+ */
+function crAloneEnds(first: Buffer): boolean {
+  const lf = first.indexOf(10);
+  const line = first.subarray(0, lf < 0 ? first.length : lf).toString('utf8');
+  const cr = line.indexOf('\r');
+  if (cr < 0 || cr === line.length - 1) return false; // no CR, or a CRLF's (or the chunk ends on it)
+  return (
+    line
+      .slice(0, cr)
+      .replace(/^\ufeff/, '')
+      .split(',')
+      .filter(isCityField).length >= 2
+  );
 }
 
 const OTHER_SEPARATORS = [';', '\t', '|'];
