@@ -97,7 +97,8 @@ async function run(
     unprivileged && isRoot
       ? [RUNUSER, ['-u', 'nobody', '--', process.execPath, unprivilegedBin, ...args]]
       : [process.execPath, [BIN, ...args]];
-  return promisify(execFile)(command, argv, { cwd: dir, env: { ...process.env, CI: '' } }).then(
+  // A serve that listens instead of refusing is stopped, its case failed (no exit code 1).
+  return promisify(execFile)(command, argv, { cwd: dir, env: { ...process.env, CI: '' }, timeout: 30_000 }).then(
     // Without progress lines, which a loaded machine's timing decides (a phase over a second).
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr: stderr.replace(PROGRESS_LINES, '') }),
     (error: { code: number; stdout: string; stderr: string }) => ({
@@ -231,6 +232,15 @@ const CASES: Case[] = [
     'a site whose manifest is a directory names the manifest, to be moved aside',
     false,
     () => ['build', '--data', at('cities.csv')(), '--out', at('manifest-dir/site')(), ...SMALL],
+    () =>
+      new RegExp(
+        `^cities-api: ${path('manifest-dir/site/_cities-api/manifest.json')} \\(of the site directory ${path('manifest-dir/site')}\\) is a directory where a file belongs; move it aside or delete it \\(EISDIR`,
+      ),
+  ],
+  [
+    'serve on a site whose manifest is a directory names the manifest, not the /proc/self/fd path it read it through',
+    false,
+    () => ['serve', '--site', at('manifest-dir/site')(), '--port', '0'],
     () =>
       new RegExp(
         `^cities-api: ${path('manifest-dir/site/_cities-api/manifest.json')} \\(of the site directory ${path('manifest-dir/site')}\\) is a directory where a file belongs; move it aside or delete it \\(EISDIR`,

@@ -8,6 +8,8 @@ import { readSiteDataInThread } from '../http/site-data-thread.js';
 import { startComposing } from '../http/compose-thread.js';
 import { loadedHas, withCities } from '../http/state-append.js';
 import type { City } from '../core/fields.js';
+import { optionNamed } from '../core/errors.js';
+import { fileSystemError, type PathRole } from '../fs/fs-error.js';
 import type { SiteSettings } from '../site/spec.js';
 import { BuildFollower } from './build-follower.js';
 
@@ -55,7 +57,11 @@ export class LiveSite {
   static async open(dir: string, read: ReadSite = readSiteDataInThread): Promise<LiveSite> {
     // Taken before the load: a build swapped in meanwhile shows as another id, and is loaded again.
     const id = await manifestId(dir).catch(() => '');
-    const site = new LiveSite(dir, await loadSite(dir, read), read);
+    // A failure of the file system said of the site (a manifest that is a directory...), as build says it.
+    const loaded = await loadSite(dir, read).catch(async (error) => {
+      throw await fileSystemError(error, SERVED_ROLE, dir);
+    });
+    const site = new LiveSite(dir, loaded, read);
     site.manifestId = id;
     // Before the first request: one that composes a multi-field order would wait for it to start.
     startComposing();
@@ -161,6 +167,8 @@ export class LiveSite {
     this.releasing.set(timer, old);
   }
 }
+
+const SERVED_ROLE: PathRole = { what: 'site directory', option: optionNamed('site') };
 
 /**
  * What identifies a site's content: its manifest head (generator, settings, dataset hash) and the

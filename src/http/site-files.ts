@@ -21,6 +21,8 @@ export interface PinnedSiteFiles {
   readonly files: FileHandler;
   /** Lets the directory go (after the last read of this build). */
   release(): void;
+  /** A path under `root` as the user knows it: under the site directory (a message never names /proc/self/fd/N). */
+  named(path: string): string;
 }
 
 const PINNABLE = process.platform === 'linux' && existsSync('/proc/self/fd');
@@ -52,6 +54,7 @@ export function openSiteFiles(dir: string): PinnedSiteFiles {
       if (fd !== undefined && !released) closeSync(fd);
       released = true;
     },
+    named: (path) => (path === root || path.startsWith(`${root}/`) ? dir + path.slice(root.length) : path),
   };
 }
 

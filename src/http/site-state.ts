@@ -43,6 +43,8 @@ export async function loadSite(dir: string, read: ReadSite = readSiteData): Prom
     return { manifest, context, files, cache: new FileCache(files, JSON_HEADERS), release: () => pinned.release() };
   } catch (error) {
     pinned.release();
+    const path = (error as { path?: unknown }).path;
+    if (typeof path === 'string') (error as { path: string }).path = pinned.named(path);
     throw error;
   }
 }
