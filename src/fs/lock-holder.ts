@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { withPath } from './fs-error.js';
-import { type FileId, fileState, tokenState } from './lock-tokens.js';
+import { type FileId, fileState, type Known, tokenState } from './lock-tokens.js';
 import { writtenBeforeStart } from './process-start.js';
 
 // Who holds a lock file: the pid written in it (nothing else, as every version of cities-api reads
@@ -74,11 +74,7 @@ function noFile(error: unknown): null {
  * ended holding it is a dead holder's; one no holder here knows of is a dead process's (its pid
  * reused) if written before this process started, else a holder's here of another table: live.
  */
-export function isLiveHolder(holder: Holder): boolean {
-  if (holder.pid !== process.pid) return isAlive(holder.pid);
-  const known = fileState(holder.file);
-  return known === 'unknown' ? !writtenBeforeStart(holder) : known === 'live';
-}
+export const isLiveHolder = (holder: Holder) => liveBy(holder.pid, () => fileState(holder.file), holder);
 
 /**
  * Whether the writer a file names by its pid and token (newToken: a draft's name, a preview's
@@ -87,10 +83,14 @@ export function isLiveHolder(holder: Holder): boolean {
  * the table does not know (another table's, or none: a file an older version wrote) was written by
  * a dead process whose pid this one reuses if written before this process started, else by a holder here.
  */
-export function isLiveWriter({ pid, token }: { pid: number; token?: string }, file: { mtimeMs: number }): boolean {
+export const isLiveWriter = ({ pid, token }: { pid: number; token?: string }, file: { mtimeMs: number }) =>
+  liveBy(pid, () => tokenState(token), file);
+
+/** The one rule of both: another pid's by the OS; this pid's by the table (`known`), else by when `file` was written. */
+function liveBy(pid: number, known: () => Known, file: { mtimeMs: number }): boolean {
   if (pid !== process.pid) return isAlive(pid);
-  const known = tokenState(token);
-  return known === 'unknown' ? !writtenBeforeStart(file) : known === 'live';
+  const state = known();
+  return state === 'unknown' ? !writtenBeforeStart(file) : state === 'live';
 }
 
 /** Whether a process of this pid is alive (ours or another user's). */
