@@ -7,7 +7,8 @@
 //   2. bench-post.mjs       POST p50/p99 with 16 concurrent clients, and the time until the
 //                           files are current again, at 20k and 140k cities
 //   3. bench-orderings.mjs  a static page's p99 while 4 clients send never-seen multi-field
-//                           orderings, with 1 and 2 workers, and right after a rebuild (140k)
+//                           orderings, with 1 and 2 workers, and right after a rebuild (140k);
+//                           with Linux perf, what the answering threads waited for meanwhile
 //   4. bench-build.mjs      a no-change rebuild against the build (3,000 cities x 33 orderings)
 // The machine's load average is printed at the start and end of each: on a shared machine the
 // figures are only as good as that.
@@ -44,12 +45,15 @@ const STEPS = {
     args: [
       '--duration',
       opts.duration,
+      '--sched',
       ...(large ? [] : ['--data', join(ROOT, 'bench-data', 'cities-bundled-20k.json')]),
     ],
     figures: [
       /^goal: static p99/,
       /^\d+ workers?: flat out/,
       /new orderings\/s answered/,
+      /by perf sched/,
+      /while an answering thread waited/,
       /^profile of the answering thread/,
     ],
   },

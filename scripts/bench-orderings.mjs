@@ -15,17 +15,21 @@
 //      issue's figure), and at --rate new orderings per second each (wrk's delay(): a realistic
 //      load), each also right after a rebuild; prints the p99s against the goal (<= 5 ms, issue #26).
 //
-//   4. with --profile DIR: serve --workers 1 once more, under node --cpu-prof, for the flat-out
+//   4. with --sched (Linux perf, as root): during each flat-out window, where the answering threads'
+//      waits for a CPU come from (bench/sched.mjs): how long and what ran meanwhile.
+//
+//   5. with --profile DIR: serve --workers 1 once more, under node --cpu-prof, for the flat-out
 //      window: where the answering thread's time goes, ms per part of the request path
 //      (bench/cpu-profile.mjs), and how much of it the static page's requests were.
 //
-//   node scripts/bench-orderings.mjs [--data FILE] [--orderings N] [--duration SECONDS] [--connections N] [--rate N] [--workers 1,2] [--profile DIR]
+//   node scripts/bench-orderings.mjs [--data FILE] [--orderings N] [--duration SECONDS] [--connections N] [--rate N] [--workers 1,2] [--sched] [--profile DIR]
 // The dataset defaults to the 140k-city benchmark set (npm run bench:data derives it).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { analyze } from './bench/cpu-profile.mjs';
 import { chooseTool, loader } from './bench/load.mjs';
 import { mainThreadCpu, placement, schedOf, unwrittenMb } from './bench/machine.mjs';
+import { recordSched, schedLines, schedUnavailable, summarizeSched, threadsOf } from './bench/sched.mjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -41,6 +45,7 @@ const { values: opts } = parseArgs({
     static: { type: 'string', default: 'page=2' },
     workers: { type: 'string', default: '1,2' },
     profile: { type: 'string' },
+    sched: { type: 'boolean', default: false },
     // Internal: only measure what loading the site in DIR blocks (a process of its own, see loadBlocks).
     'blocks-of': { type: 'string' },
   },
@@ -118,6 +123,8 @@ const cli = join(ROOT, 'bin/cities-api.js');
 const summary = [];
 const cpus = placement('off');
 const generator = await loader(chooseTool(undefined), cpus.loader);
+const schedMissing = opts.sched ? schedUnavailable() : null;
+if (schedMissing) console.error(`\n!! --sched: ${schedMissing}; the waits are not attributed\n`);
 try {
   execFileSync(process.execPath, [cli, 'build', '--site', site, ...siteArgs], { stdio: 'ignore' });
   // In a process of its own: this one's heap (the index above) would be collected during the measurement.
@@ -132,7 +139,7 @@ try {
         execFileSync(process.execPath, [cli, 'build', '--site', site, ...siteArgs, '--force'], { stdio: 'ignore' });
       const rate = Number(opts.rate);
       const idle = await sample();
-      const loaded = await underLoad(1000);
+      const loaded = await underLoad(1000, undefined, opts.sched && !schedMissing);
       const paced = await underLoad(3000, rate);
       // Right after a rebuild: the server loads the new site while the clients send.
       rebuild();
@@ -149,6 +156,7 @@ try {
       console.log(line('alone', idle));
       console.log(line(`while ${opts.connections} connections send new orderings flat out`, loaded));
       console.log(`${''.padEnd(4)}${answered(loaded)}`);
+      for (const l of loaded.waits ?? []) console.log(`${''.padEnd(4)}${l}`);
       console.log(line('the same, right after a rebuild (build --force)', rebuilt));
       console.log(`${''.padEnd(4)}${answered(rebuilt)}${flushing(rebuilt)}`);
       console.log(line(`while they send ${rate} new orderings/s each`, paced));
@@ -218,18 +226,22 @@ function waits(sched) {
 function loads(url, pid) {
   const sample = () =>
     generator.load(`${url}/cities/?${opts.static}`, { duration: Number(opts.duration), connections: 1 });
-  const underLoad = async (seed, rate) => {
+  const underLoad = async (seed, rate, attribute) => {
     const orderings = generator.load(`${url}/cities/`, {
       duration: Number(opts.duration) + 1,
       connections: Number(opts.connections),
       lua: newOrderingsLua(seed, Math.ceil(table.count / 10), rate),
     });
     const [before, started, unwritten] = [schedOf(pid), performance.now(), unwrittenMb()];
+    const events = attribute && join(dir, 'sched.data');
+    const recorded = events && recordSched(events, Number(opts.duration));
     const figures = await sample();
     const [after, wall] = [schedOf(pid), performance.now() - started];
+    if (recorded) await recorded;
+    const waits = events && schedLines(summarizeSched(events, threadsOf(pid)), Number(opts.duration));
     const sched = before &&
       after && { wall, ...Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]])) };
-    return { ...figures, orderings: await orderings, sched, unwritten };
+    return { ...figures, orderings: await orderings, sched, unwritten, waits };
   };
   return { sample, underLoad };
 }

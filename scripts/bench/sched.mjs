@@ -1,0 +1,139 @@
+// Where the answering threads' waits for a CPU come from, by Linux's scheduler events (`perf sched`,
+// which needs root or kernel.perf_event_paranoid <= -1): each time an answering thread was put
+// back on a CPU, how long it had waited in the run queue (since it was woken, or since it was
+// preempted), and what the CPUs ran meanwhile, by kind of thread. A latency that the thread's own
+// work cannot explain is one of these waits.
+import { execFileSync, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { which } from './load.mjs';
+
+const KERNEL = /^(kworker|ksoftirqd|kdamond|kswapd|migration|rcu|jbd2|irq\/|writeback|khugepaged|kcompactd)/;
+
+/** Why scheduler events cannot be recorded here, or null when they can. */
+export function schedUnavailable() {
+  if (!which('perf')) return 'perf is not installed (apt-get install -y linux-perf)';
+  try {
+    execFileSync('perf', ['sched', 'record', '-o', '/dev/null', '--', 'true'], { stdio: 'ignore' });
+    return null;
+  } catch {
+    return 'perf cannot record scheduler events (run as root, or sysctl kernel.perf_event_paranoid=-1)';
+  }
+}
+
+/** Records every CPU's scheduler events into `file` for `seconds`; resolves when done. */
+export function recordSched(file, seconds) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('perf', ['sched', 'record', '-a', '-o', file, '--', 'sleep', String(seconds)], {
+      stdio: 'ignore',
+    });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`perf sched record exited with ${code}`))));
+  });
+}
+
+/** The thread ids of a process tree: `answering` (each process's main thread) and `all`. */
+export function threadsOf(pid) {
+  const answering = new Set();
+  const all = new Set();
+  const visit = (p) => {
+    let tasks;
+    try {
+      tasks = readdirSync(`/proc/${p}/task`);
+    } catch {
+      return;
+    }
+    for (const tid of tasks) {
+      all.add(tid);
+      let children = '';
+      try {
+        children = readFileSync(`/proc/${p}/task/${tid}/children`, 'latin1');
+      } catch {}
+      for (const child of children.split(' ').filter(Boolean)) visit(child);
+    }
+    answering.add(String(p));
+  };
+  visit(pid);
+  // With worker processes, the primary only hands out connections: its workers answer.
+  if (answering.size > 1) answering.delete(String(pid));
+  return { answering, all };
+}
+
+/**
+ * The answering threads' waits in `file`: { switches, over1, over5, max, p99, waitedMs, ranMs,
+ * cpu: ms run by kind over the window, during: ms run by kind while an answering thread waited over 1 ms }.
+ */
+export function summarizeSched(file, { answering, all }) {
+  const text = execFileSync('perf', ['sched', 'timehist', '--state', '-i', file], {
+    encoding: 'latin1',
+    maxBuffer: 1 << 30,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const kind = (name, tid) =>
+    answering.has(tid)
+      ? 'answering threads'
+      : all.has(tid)
+        ? "serve's other threads (V8's GC helpers, libuv)"
+        : name === 'wrk'
+          ? 'the load generator (wrk)'
+          : name === '<idle>'
+            ? 'idle'
+            : KERNEL.test(name)
+              ? 'the kernel (kworker, ksoftirqd, ...)'
+              : `other (${name})`;
+  const runs = [];
+  const waits = [];
+  const lastState = new Map();
+  for (const line of text.split('\n')) {
+    const m = /^\s*([\d.]+)\s+\[(\d+)\]\s+(.*?)\[([\d/]+)\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)/.exec(line);
+    if (!m) continue;
+    const [end, tid, ran] = [Number(m[1]) * 1000, m[4].split('/')[0], Number(m[7])];
+    runs.push({ start: end - ran, end, kind: kind(m[3].trim(), tid) });
+    if (!answering.has(tid)) continue;
+    // Preempted (state R at its last switch-out): its wait time was all in the run queue; else since its wakeup.
+    const waited = lastState.get(tid) === 'R' ? Number(m[5]) : Number(m[6]);
+    lastState.set(tid, m[8]);
+    waits.push({ from: end - ran - waited, to: end - ran, waited });
+  }
+  const cpu = {};
+  for (const r of runs) cpu[r.kind] = (cpu[r.kind] ?? 0) + (r.end - r.start);
+  const during = {};
+  const long = waits.filter((w) => w.waited > 1).sort((a, b) => a.from - b.from);
+  runs.sort((a, b) => a.start - b.start);
+  let first = 0;
+  for (const w of long) {
+    while (first < runs.length && runs[first].end < w.from - 1000) first++;
+    for (let i = first; i < runs.length && runs[i].start < w.to; i++) {
+      const overlap = Math.min(runs[i].end, w.to) - Math.max(runs[i].start, w.from);
+      if (overlap > 0) during[runs[i].kind] = (during[runs[i].kind] ?? 0) + overlap;
+    }
+  }
+  const sorted = waits.map((w) => w.waited).sort((a, b) => a - b);
+  return {
+    switches: sorted.length,
+    over1: long.length,
+    over5: sorted.filter((x) => x > 5).length,
+    max: sorted.at(-1) ?? 0,
+    p99: sorted[Math.floor(sorted.length * 0.99)] ?? 0,
+    waitedMs: sorted.reduce((a, b) => a + b, 0),
+    ranMs: cpu['answering threads'] ?? 0,
+    cpu,
+    during,
+  };
+}
+
+/** The summary as lines to print. */
+export function schedLines(s, seconds) {
+  const share = (table) => {
+    const total = Object.values(table).reduce((a, b) => a + b, 0) || 1;
+    return Object.entries(table)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${Math.round((100 * v) / total)}%`)
+      .join(', ');
+  };
+  return [
+    `the answering threads, by perf sched (${seconds} s, every CPU): ran ${(s.ranMs / 1000).toFixed(2)} s, waited ${(s.waitedMs / 1000).toFixed(2)} s for a CPU over ${s.switches} returns to one;` +
+      ` waits p99 ${s.p99.toFixed(2)} ms, ${s.over1} over 1 ms, ${s.over5} over 5 ms, the longest ${s.max.toFixed(2)} ms`,
+    `  the CPUs ran (the whole window): ${share(s.cpu)}`,
+    `  the CPUs ran while an answering thread waited over 1 ms: ${share(s.during)}`,
+  ];
+}
