@@ -134,6 +134,7 @@ describe('after a writable server was killed with a city logged, a row of the us
 describe('a row of the user given a logged id while a server runs', () => {
   it.each<[string, string[]]>([
     ['serve --writable', []],
+    ['serve --writable --watch', ['--watch']],
   ])(
     '%s: the catch-up refuses and says why (retrying), the rebuild (--watch) is not used, the city still answered; at stop not folded in, the log kept',
     async (name, more) => {
@@ -178,4 +179,42 @@ describe('a row of the user given a logged id while a server runs', () => {
     },
     120_000,
   );
+
+  it('serve --watch (not writable) beside a writable server of another site: the rebuild is not used (said why), the city still answered; the row given another id, both answered', async () => {
+    const { dir, data } = await dataset('watch-beside');
+    const reader = await startCli([join(dir, 'read-site'), '--data', data, '--watch', '--port', '0', ...SMALL_SITE]);
+    const writer = await writableCli(join(dir, 'write-site'), data, TOKEN);
+    try {
+      await siteHeld(dir, 'write-site', async () => {
+        const id = await logged(writer.url);
+        await until(async () => (await servedAt(reader.url)).includes('Logged'), 20_000);
+        const file = await readFile(data, 'utf8');
+        await writeFile(data, `${file}${mine(data, id)}`);
+        const rebuilt = new RegExp(`changed but was not used: .*${refusal(id).source}`);
+        await until(() => rebuilt.test(reader.output()), 30_000);
+        const names = await servedAt(reader.url);
+        expect({
+          said: rebuilt.test(reader.output()),
+          logged: names.includes('Logged'),
+          mine: names.includes('Mine'),
+        }).toEqual({
+          said: true,
+          logged: true,
+          mine: false,
+        });
+        // Fixed: the row of the user's given another id, the dataset is the file plus the logged city again.
+        await writeFile(data, `${file}${mine(data, id + 100)}`);
+        await until(async () => (await servedAt(reader.url)).includes('Mine'), 30_000);
+        const fixed = await servedAt(reader.url);
+        expect({ logged: fixed.includes('Logged'), mine: fixed.includes('Mine'), all: fixed.length }).toEqual({
+          logged: true,
+          mine: true,
+          all: 13,
+        });
+      });
+    } finally {
+      await writer.stop();
+      await reader.stop();
+    }
+  }, 120_000);
 });

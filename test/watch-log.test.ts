@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { readdirSync, realpathSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendCities } from '../src/dataset/append-cities.js';
 import { CityLog } from '../src/dataset/city-log.js';
 import { withLogged } from '../src/dataset/log-fold.js';
+import { LoggedIdTaken } from '../src/dataset/logged-in-file.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
 import { KIT, makeCity, tempDir } from './helpers.js';
 import { createAt, SMALL_SITE, servedAt, startCli, writableCli } from './serve-helpers.js';
@@ -30,7 +31,7 @@ async function dataset(name: string): Promise<string> {
 }
 
 describe('withLogged: the dataset a server that does not write it reads', () => {
-  it.each<[string, (data: string) => Promise<void>, { staged: boolean; ids: number[] }]>([
+  it.each<[string, (data: string) => Promise<void>, { staged: boolean; ids: number[] } | 'refused']>([
     ['no log: the file itself', async () => {}, { staged: false, ids: [] }],
     [
       'a city logged, not in the file: the file plus it, staged beside the file',
@@ -45,10 +46,28 @@ describe('withLogged: the dataset a server that does not write it reads', () => 
       },
       { staged: false, ids: [99] },
     ],
+    [
+      "a logged city whose id the file holds as another record (a row of the user's given it): refused, nothing staged",
+      async (data) => {
+        await appendCities(data, [makeCity(99, { name: 'Mine' })]);
+        await CityLog.of(realpathSync(data)).append([makeCity(99)]);
+      },
+      'refused',
+    ],
   ])('%s', async (label, prepare, expected) => {
     const data = await dataset(`with-${label.split(/[ :,]/)[0]}-${label.length}`);
     await prepare(data);
     const before = await readFile(data);
+    if (expected === 'refused') {
+      const entries = readdirSync(dirname(data));
+      // Taken as in the file, the logged city was left out of the answers, nothing said.
+      await expect(withLogged(data)).rejects.toThrow(LoggedIdTaken);
+      expect({ file: (await readFile(data)).equals(before), entries: readdirSync(dirname(data)) }).toEqual({
+        file: true,
+        entries,
+      });
+      return;
+    }
     const source = await withLogged(data);
     try {
       const ids = [...(await readDataset(source.path)).ids].filter((id) => id > 90);

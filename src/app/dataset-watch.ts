@@ -4,7 +4,8 @@ import { realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { LockBusyError } from '../fs/lock.js';
 import { CityLog } from '../dataset/city-log.js';
-import { DatasetMoved, withLogged } from '../dataset/log-fold.js';
+import { checkLogged, DatasetMoved, withLogged } from '../dataset/log-fold.js';
+import { LoggedIdTaken } from '../dataset/logged-in-file.js';
 import { readFileOnly } from '../dataset/as-read.js';
 import { siteSignature } from './behind-site.js';
 import type { SiteBuilder } from './site-builder.js';
@@ -49,6 +50,8 @@ export async function watchDataset(
  * `withLog` (a server that does not write the dataset): the dataset is the file plus what its
  * log holds (withLogged), built from a staged copy; else the file alone (a writable server's
  * logged cities are its catch-up's). Swapped in only while the dataset is as read (swapIfAsRead).
+ * A logged city whose id the file holds as another record (LoggedIdTaken: the file edited) is a
+ * bad save: said, not built, the site kept (built, the acknowledged city was gone from the answers).
  * Returns the task run at each change (it remembers whether the last change was used).
  */
 export function rebuildOnChange(
@@ -65,9 +68,10 @@ export function rebuildOnChange(
   return async () => {
     // The site, then the dataset, as they are before the build reads it: what its swap checks (behind-site.ts).
     const site = siteSignature(builder.dir);
-    // Unreadable or invalid: the build from the file says why.
-    const source = withLog ? await withLogged(data).catch(() => null) : null;
+    let source: Awaited<ReturnType<typeof withLogged>> | null = null;
     try {
+      // Unreadable or invalid: the build from the file says why. A logged city's id taken: said, nothing built.
+      source = withLog ? await withLogged(data).catch(unlessTaken) : null;
       const file = source?.path ?? data;
       const read = source?.read ?? (await readFileOnly(data).catch(() => null));
       if (!(await builder.changed(file))) {
@@ -76,24 +80,28 @@ export function rebuildOnChange(
         unused = false;
         return;
       }
+      // The file alone (a writable server's): its log's cities checked against it all the same.
+      if (!withLog) await checkLogged(data).catch(unlessTaken);
       const check = read ? { dataset: data, read, site, lockWait } : undefined;
-      await builder.publish(file, check).then(
-        () => {
-          unused = false;
-          log(`${data} changed: rebuilt, now ${describe()}`);
-        },
-        (error) => {
-          unused = true;
-          log(`${data} changed but was not used: ${wordingOf(error)}`);
-          // Another build held the site: try again once it may be done. The dataset moved on: from it as it is now.
-          if (error instanceof LockBusyError) retry(lockWait);
-          else if (error instanceof DatasetMoved) retry(SETTLE_MS);
-        },
-      );
+      await builder.publish(file, check);
+      unused = false;
+      log(`${data} changed: rebuilt, now ${describe()}`);
+    } catch (error) {
+      unused = true;
+      log(`${data} changed but was not used: ${wordingOf(error)}`);
+      // Another build held the site: try again once it may be done. The dataset moved on: from it as it is now.
+      if (error instanceof LockBusyError) retry(lockWait);
+      else if (error instanceof DatasetMoved) retry(SETTLE_MS);
     } finally {
       await source?.discard();
     }
   };
+}
+
+/** null for a failure the build from the file says too (unreadable, invalid); a logged city's id taken thrown on (the build would not say it). */
+function unlessTaken(error: unknown): null {
+  if (error instanceof LoggedIdTaken) throw error;
+  return null;
 }
 
 /** `task` run one at a time: asked again while it runs, it runs once more after (a burst of changes, one rebuild). */

@@ -44,12 +44,8 @@ export async function foldLog(
   if (!bytes) return log.cut(0).then(() => null);
   // Taken before its ids are read: the commit refuses if the file changed since (staged from a copy, never read here).
   const signature = await datasetSignature(target);
-  const inFile = await fileIds(
-    file,
-    cities.map((city) => city.id),
-  );
   // A logged city is folded in only if the file's record of its id is that city: else nothing is written, the log kept.
-  checkLoggedInFile(file, log.path, cities, inFile);
+  const inFile = await loggedAgainst(file, log.path, cities);
   const missing = cities.filter((city) => !inFile.has(city.id));
   let now: SignedIds = { signature, ids: inFile };
   if (missing.length) {
@@ -139,20 +135,45 @@ export async function ifUnchanged(
  * following a writable server of another site): the file plus the cities its log holds that the
  * file lacks, staged beside it, never written over it (folding is the writable server's, under
  * the lock its POSTs wait for). `read`: what a build of it holds (as-read.ts), taken as it is read;
- * `discard` removes what was staged (its own file, named for its writer: dataset-temp.ts).
+ * `discard` removes what was staged (its own file, named for its writer: dataset-temp.ts). A logged
+ * city whose id the file holds as another record is refused as a fold refuses it (LoggedIdTaken),
+ * nothing staged: taken as in the file, it was left out of the answers, unsaid.
  */
 export async function withLogged(
   file: string,
 ): Promise<{ path: string; read: DatasetRead; discard: () => Promise<void> }> {
   const target = await realpath(file);
-  const { cities, read } = await readLogged(target, CityLog.of(target));
-  // The file's ids read off this thread when it is large (fileIds): this server answers meanwhile.
-  const inFile = cities.length ? await fileIds(file) : null;
+  const log = CityLog.of(target);
+  const { cities, read } = await readLogged(target, log);
+  const inFile = cities.length ? await loggedAgainst(file, log.path, cities) : null;
   const missing = inFile ? cities.filter((city) => !inFile.has(city.id)) : [];
   if (!missing.length) return { path: file, read, discard: async () => {} };
   // A copy of the file, then the cities: this thread never holds the whole dataset (70 MB at 140,000 cities).
   const staged = await stageAppend(file, missing);
   return { path: staged.temp, read, discard: () => discardStaged(staged) };
+}
+
+/**
+ * Refuses (LoggedIdTaken) a dataset whose log holds a city whose id the file holds as another
+ * record, as a fold would; writes nothing, reads nothing of the file while the log is empty. For a
+ * build of the file alone beside a writable server's log (serve --writable --watch): a site holding
+ * that record in place of the logged city drops the city from the server's answers (its unbuilt
+ * cities go once a site holds their ids).
+ */
+export async function checkLogged(file: string): Promise<void> {
+  const log = CityLog.of(await realpath(file));
+  const { cities } = await log.read();
+  if (cities.length) await loggedAgainst(file, log.path, cities);
+}
+
+/** The file's ids (off this thread when it is large: fileIds), once its records of the logged ids are checked to be those cities (checkLoggedInFile). */
+async function loggedAgainst(file: string, log: string, logged: readonly City[]): Promise<FileIds> {
+  const inFile = await fileIds(
+    file,
+    logged.map((city) => city.id),
+  );
+  checkLoggedInFile(file, log, logged, inFile);
+  return inFile;
 }
 
 /** A build's files not swapped in: the dataset changed after the build read it (a writable server folding or logging cities, an edit). */
