@@ -22,6 +22,12 @@ describe('sinceRead: the dataset at a build swap against what the build read', (
   const TORN = '{"id": 9'; // a record cut short, no newline
   /** The log folded into the file as a writable server does (recorded), `say` told nothing. */
   const fold = (data: string, log: CityLog) => foldLog(data, realpathSync(data), log, () => {});
+  /** The same, killed (or failed) between its commit and its log's drop: the file holds the records the log still begins with. */
+  const killedFold = async (data: string, log: CityLog) => {
+    const { head } = await log.read();
+    await fold(data, log);
+    writeFileSync(log.path, head);
+  };
   it.each<[string, 'file and log' | 'file alone', (data: string, log: CityLog) => Promise<void> | void, Since]>([
     ['nothing changed', 'file and log', () => {}, { since: 'current', cities: 0 }],
     [
@@ -79,6 +85,31 @@ describe('sinceRead: the dataset at a build swap against what the build read', (
         await fold(data, log);
         await log.append([makeCity(7)]);
         await fold(data, log);
+        await log.append([makeCity(8)]);
+      },
+      { since: 'grown', cities: 3 },
+    ],
+    [
+      'the log the build held folded in (recorded), killed before it dropped them from the log: the build holds the dataset',
+      'file and log',
+      killedFold,
+      { since: 'current', cities: 0 },
+    ],
+    [
+      'the log the build held folded in (recorded), killed before the drop, then a city logged: that city alone',
+      'file and log',
+      async (data, log) => {
+        await killedFold(data, log);
+        await log.append([makeCity(7)]);
+      },
+      { since: 'grown', cities: 1 },
+    ],
+    [
+      'the file alone read; a city logged, the log folded in (recorded), killed before the drop, a city logged: every logged city once',
+      'file alone',
+      async (data, log) => {
+        await log.append([makeCity(7)]);
+        await killedFold(data, log);
         await log.append([makeCity(8)]);
       },
       { since: 'grown', cities: 3 },

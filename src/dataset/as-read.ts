@@ -50,6 +50,9 @@ const records = (lines: Buffer) => {
   return count;
 };
 
+/** Whether a log's `head` begins with the part `part` says (its bytes and digest). */
+const startsWith = (head: Buffer, part: DatasetRead['log']) => digestOf(head.subarray(0, part.bytes)) === part.digest;
+
 /** What a build of the dataset file alone reads (it holds none of the log): taken before it reads the file. */
 export async function readFileOnly(file: string): Promise<DatasetRead> {
   const signature = await datasetSignature(await realpath(file));
@@ -75,6 +78,8 @@ export async function sinceRead(file: string, read: DatasetRead): Promise<Since>
   const now = await datasetSignature(target);
   let held = read.log;
   let folded = 0;
+  // The head of the log the last fold since the read dropped: still there if it was killed (or failed) before the drop.
+  let foldedHead = NONE;
   if (now !== read.file) {
     const folds = await foldsBetween(target, read.file, now);
     // The part of the log the build holds went into the file with the first fold (those cities the build holds), or it held none.
@@ -82,11 +87,14 @@ export async function sinceRead(file: string, read: DatasetRead): Promise<Since>
     if (!folds || (held.bytes && (first?.bytes !== held.bytes || first.digest !== held.digest))) return MOVED;
     folded = folds.slice(held.bytes ? 1 : 0).reduce((sum, fold) => sum + fold.cities, 0);
     held = NONE;
+    foldedHead = folds.at(-1)!.log;
   }
   // Whole records only: under this lock no writer is mid-append, so a torn write is a killed one's, never acknowledged.
   const { bytes, head } = await CityLog.of(target).read();
-  if (bytes < held.bytes || digestOf(head.subarray(0, held.bytes)) !== held.digest) return MOVED;
-  const cities = folded + records(head.subarray(held.bytes));
+  if (bytes < held.bytes || !startsWith(head, held)) return MOVED;
+  // Those records are in the file (counted in `folded`, or held): not counted again. No record is logged twice (ids).
+  const dropped = foldedHead.bytes && bytes >= foldedHead.bytes && startsWith(head, foldedHead);
+  const cities = folded + records(head.subarray(dropped ? foldedHead.bytes : held.bytes));
   return { since: cities ? 'grown' : 'current', cities };
 }
 
