@@ -18,8 +18,9 @@ async function folded(data: string, folds: number): Promise<string[]> {
   for (let i = 1; i <= folds; i++) {
     writeFileSync(data, 'x'.repeat(i));
     utimesSync(data, i, i);
-    await recordFold(data, { from: signatures.at(-1)!, cities: i, log: LOG });
+    // The signature the fold's commit left, as commitFold passes it.
     signatures.push(await datasetSignature(data));
+    await recordFold(data, { from: signatures.at(-2)!, cities: i, log: LOG }, signatures.at(-1)!);
   }
   return signatures;
 }
@@ -57,6 +58,25 @@ describe('the fold journal', () => {
     expect(chain?.map((fold) => fold.cities) ?? null).toEqual(cities);
     const lines = readFileSync(join(root, `.cities-${n}.csv.folds`), 'utf8').split('\n').length - 1;
     expect(lines).toBeLessThanOrEqual(127);
+  });
+
+  // Its caller (commitFold) always has the signature its commit left: recordFold no longer reads the file
+  // again for one (it did when `to` was left out, and chained a file it had not seen a fold leave).
+  const FOLD = { from: '1:2:3:4', cities: 1, log: LOG };
+  it.each<[string, (data: string, to: string) => Promise<void>, number[] | null]>([
+    ['with the signature its commit left: chained to it', (data, to) => recordFold(data, FOLD, to), [1]],
+    [
+      'without it (a type error): no signature read for it, nothing chained',
+      // @ts-expect-error `to` is required
+      (data) => recordFold(data, FOLD),
+      null,
+    ],
+  ])('recordFold %s', async (label, record, cities) => {
+    const data = join(root, `record-${label.length}.csv`);
+    writeFileSync(data, '');
+    const now = await datasetSignature(data);
+    await record(data, now);
+    expect((await foldsBetween(data, FOLD.from, now))?.map((fold) => fold.cities) ?? null).toEqual(cities);
   });
 
   it('a journal that is a link to a file of the user: that file left as it was, the fold not recorded', async () => {

@@ -4,7 +4,6 @@ import { basename, dirname, join } from 'node:path';
 import { draftName } from '../fs/dead-drafts.js';
 import { commitStaged, type StagedDataset } from './append-cities.js';
 import { replaceThrough } from '../fs/through-draft.js';
-import { datasetSignature } from './known-ids.js';
 
 // What the folds of a dataset's log did to its file, `.NAME.folds` beside it: one line a fold,
 // appended holding the dataset's lock right after its commit. A build that read the file before a
@@ -39,14 +38,14 @@ export async function commitFold(staged: StagedDataset, moved: Omit<Fold, 'from'
 }
 
 /**
- * Records a fold just committed (`to`: the file's signature it left, else read now), holding the dataset's lock. The
+ * Records a fold just committed (`to`: the file's signature its commit left), holding the dataset's lock. The
  * journal is cut back to its last KEPT folds once it holds twice as many (rewritten through a
  * draft). Never fails the fold: a fold not recorded only refuses the swaps a record would let in.
  */
-export async function recordFold(target: string, fold: Omit<Fold, 'to'>, to?: string): Promise<void> {
+export async function recordFold(target: string, fold: Omit<Fold, 'to'>, to: string): Promise<void> {
   const path = journalOf(target);
   try {
-    const line = `${JSON.stringify({ ...fold, to: to ?? (await datasetSignature(target)) })}\n`;
+    const line = `${JSON.stringify({ ...fold, to })}\n`;
     const kept = (await journalLines(path)).slice(1 - KEPT * 2);
     if (kept.length < KEPT * 2 - 1) return await appendLine(path, line);
     await replaceThrough(draftName(`${path}.tmp-`), path, async (draft) => {
