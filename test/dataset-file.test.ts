@@ -1,9 +1,13 @@
-import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CitiesApiError } from '../src/core/errors.js';
 import { CityLog } from '../src/dataset/city-log.js';
+import { foldsBetween } from '../src/dataset/fold-journal.js';
+import { fileSystemError } from '../src/fs/fs-error.js';
+import { lockDataset } from '../src/fs/lock.js';
 import { KeptLock } from '../src/dataset/kept-lock.js';
 import { datasetSignature } from '../src/dataset/known-ids.js';
 import { LoggedCityWriter } from '../src/dataset/logged-writer.js';
@@ -302,6 +306,81 @@ describe('a dataset staged with a city appended, from a copy of its file', () =>
     await discardStaged({ temp, done: () => {} });
     expect(seen).toEqual({ text: shown(expected), mode: 0o640 });
     expect(shown(await readFile(file, 'utf8'))).toBe(shown(text));
+  });
+});
+
+// A file cities-api keeps beside a dataset (its lock, the lock's takeover file, its write-ahead log, its
+// backup, its fold journal, a staged draft) found a directory: said as the dataset's, where it was said as
+// whatever its caller named (a build's: "(of the site directory SITE)"), or not at all (a plain errno),
+// or with the advice for a path the user gives ("give the path of a file").
+describe('a file kept beside the dataset that is a directory: the error names it, the dataset it is of, and what to do', () => {
+  const beside = (data: string, tail: string) => join(root, `.${basename(data)}${tail}`);
+  const inTheWay = 'is a directory where a file belongs; move it aside or delete it (EISDIR)';
+  it.each<[string, string, (data: string) => Promise<unknown>, (data: string) => string]>([
+    [
+      'its lock',
+      '.lock',
+      (data) => lockDataset(data),
+      (data) => `${beside(data, '.lock')} (of the dataset ${data}) ${inTheWay}`,
+    ],
+    [
+      "its lock's takeover file, the lock a dead process's",
+      '.lock.takeover',
+      async (data) => {
+        await writeFile(beside(data, '.lock'), `${DEAD_PID}\n`);
+        return lockDataset(data);
+      },
+      (data) => `${beside(data, '.lock.takeover')} (of the dataset ${data}) ${inTheWay}`,
+    ],
+    [
+      'its write-ahead log, read',
+      '.wal',
+      (data) => CityLog.of(data).read(),
+      (data) => `${beside(data, '.wal')} (of the dataset ${data}) ${inTheWay}`,
+    ],
+    [
+      'its write-ahead log, appended to',
+      '.wal',
+      (data) => CityLog.of(data).append([makeCity(2)]),
+      (data) => `${beside(data, '.wal')} (of the dataset ${data}) ${inTheWay}`,
+    ],
+    [
+      'its backup, when a staged dataset is committed',
+      '-bak',
+      async (data) => commitStaged(await stageAppend(data, [makeCity(2)])),
+      (data) => `${data}.bak (of the dataset ${data}) ${inTheWay}`,
+    ],
+    [
+      "its fold journal, read at a build's swap",
+      '.folds',
+      (data) => foldsBetween(data, '1:2:3:4', '5:6:7:8'),
+      (data) => `${beside(data, '.folds')} (of the dataset ${data}) ${inTheWay}`,
+    ],
+    [
+      'a draft of it, copied to (an exclusive copy: the draft is in the way, not the dataset)',
+      '.tmp-draft',
+      async (data) => {
+        const error = await copyFile(data, beside(data, '.tmp-draft'), constants.COPYFILE_EXCL).catch(
+          (e: unknown) => e,
+        );
+        throw await fileSystemError(error, { what: 'dataset' }, data);
+      },
+      (data) =>
+        `${beside(data, '.tmp-draft')} (of the dataset ${data}) is in the way of a file written there; move it aside or delete it (EEXIST)`,
+    ],
+  ])('%s', async (label, tail, act, said) => {
+    const data = join(root, `beside-${label.replace(/\W+/g, '-')}.json`);
+    await writeFile(data, ONE_CITY_JSON);
+    await mkdir(tail === '-bak' ? `${data}.bak` : beside(data, tail));
+    const error = await Promise.resolve()
+      .then(() => act(data))
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(CitiesApiError);
+    expect((error as Error).message).toBe(said(data));
+    expect(await readFile(data, 'utf8')).toBe(ONE_CITY_JSON);
   });
 });
 

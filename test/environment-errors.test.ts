@@ -72,6 +72,8 @@ beforeAll(async () => {
   await mkdir(join(dir, 'lock-dir/.site.lock'), { recursive: true });
   await mkdir(join(dir, 'lock-data/.cities.csv.lock'), { recursive: true });
   await copyFile(SAMPLE, join(dir, 'lock-data/cities.csv'));
+  await mkdir(join(dir, 'wal-data/.cities.csv.wal'), { recursive: true });
+  await copyFile(SAMPLE, join(dir, 'wal-data/cities.csv'));
   await mkdir(join(dir, 'read-only-2'));
   await chmod(join(dir, 'read-only-2'), 0o555);
   // A site of nobody's holding root's unreadable file (e.g. a certificate challenge): a build carries it into
@@ -257,17 +259,34 @@ const CASES: Case[] = [
   ],
   ...(
     [
-      ['the site', 'lock-dir/.site.lock', 'cities.csv', 'lock-dir/site'],
-      ['the dataset', 'lock-data/.cities.csv.lock', 'lock-data/cities.csv', 'lock-data/site'],
+      ["the site's lock", 'lock-dir/.site.lock', 'cities.csv', 'lock-dir/site', 'site directory', 'lock-dir/site'],
+      // It was said "(of the site directory .../lock-data/site)": the build's own role, not the lock's owner.
+      [
+        "the dataset's lock",
+        'lock-data/.cities.csv.lock',
+        'lock-data/cities.csv',
+        'lock-data/site',
+        'dataset',
+        'lock-data/cities.csv',
+      ],
+      // It was said "the dataset's write-ahead log ... is a directory; give the path of a file": no option gives it.
+      [
+        "the dataset's write-ahead log",
+        'wal-data/.cities.csv.wal',
+        'wal-data/cities.csv',
+        'wal-data/site',
+        'dataset',
+        'wal-data/cities.csv',
+      ],
     ] as const
   ).map(
-    ([whose, lock, data, out]): Case => [
-      `${whose}'s lock a directory names the lock, to be moved aside`,
+    ([whose, file, data, out, what, owner]): Case => [
+      `${whose} a directory names it and whose it is, to be moved aside`,
       false,
       () => ['build', '--data', at(data)(), '--out', at(out)(), ...SMALL],
       () =>
         new RegExp(
-          `^cities-api: ${path(lock)} .*is a directory where a file belongs; move it aside or delete it \\(EISDIR`,
+          `^cities-api: ${path(file)} \\(of the ${what} ${path(owner)}\\) is a directory where a file belongs; move it aside or delete it \\(EISDIR`,
         ),
     ],
   ),

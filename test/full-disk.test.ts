@@ -105,12 +105,12 @@ describe('a write that finds the disk full (ENOSPC, no path in the error) names 
     [
       "a POST's city written to the write-ahead log",
       (at) => refusedPost(at, [at.log]),
-      (at) => `POST failed (500): ${space(`dataset's write-ahead log ${at.log}`)}`,
+      (at) => `POST failed (500): ${space(`dataset ${at.data}`)}`,
     ],
     [
       "a POST taking the dataset's lock (its draft written)",
       (at) => refusedPost(at, [draftOf(at)]),
-      (at) => `POST failed (500): ${space(`lock file ${lockOf(at)}`)}`,
+      (at) => `POST failed (500): ${space(`dataset ${at.data}`)}`,
     ],
     [
       'a POST marking the site behind',
@@ -140,7 +140,7 @@ describe('a write that finds the disk full (ENOSPC, no path in the error) names 
           (error: Error) => error.message,
         );
       },
-      (at) => space(`dataset's write-ahead log ${at.log}`),
+      (at) => space(`dataset ${at.data}`),
     ],
   ])('%s', async (_, act, said) => {
     const at = await place();
@@ -160,13 +160,13 @@ describe('a lock draft or behind marker the file system refuses (EACCES, EROFS) 
       "a POST taking the dataset's lock, its directory not writable",
       (at) => refusedPost(at, [draftOf(at)], 'EACCES'),
       (at) =>
-        `POST failed (500): permission denied: cannot write in ${dirname(at.data)} (for the lock file ${lockOf(at)}); make that directory writable for this user (EACCES)`,
+        `POST failed (500): permission denied: cannot write in ${dirname(at.data)} (for the dataset ${at.data}); make that directory writable for this user (EACCES)`,
     ],
     [
       "a POST taking the dataset's lock, on a read-only file system",
       (at) => refusedPost(at, [draftOf(at)], 'EROFS'),
       (at) =>
-        `POST failed (500): cannot write ${draftOf(at)} (of the lock file ${lockOf(at)}): it is on a read-only file system${readOnly}`,
+        `POST failed (500): cannot write ${draftOf(at)} (of the dataset ${at.data}): it is on a read-only file system${readOnly}`,
     ],
     [
       'a POST marking the site behind, its directory not writable',

@@ -9,6 +9,7 @@ import { datasetDraft, writeTemp } from './dataset-temp.js';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { syncDirectory } from '../fs/file-output.js';
+import { DATASET_SIDE_ROLE } from '../fs/lock.js';
 
 /**
  * A dataset file changed in two steps, so that nothing is replaced before the new data is known
@@ -76,7 +77,8 @@ export async function commitStaged(staged: StagedDataset): Promise<string> {
   } catch (error) {
     await rm(backup, { force: true });
     await discardStaged(staged);
-    throw error;
+    // Said as the dataset's (a build's caller names its site): its backup, `.bak` or the staged file in the way...
+    throw await fileSystemError(error, DATASET_SIDE_ROLE, target);
   } finally {
     done();
   }

@@ -18,7 +18,8 @@ import type { City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
 import { type DraftName, draftName } from '../fs/dead-drafts.js';
 import { replaceThrough } from '../fs/through-draft.js';
-import { fileSystemError, type PathRole } from '../fs/fs-error.js';
+import { fileSystemError, type PathRole, withPath } from '../fs/fs-error.js';
+import { DATASET_SIDE_ROLE } from '../fs/lock.js';
 
 /**
  * The write-ahead log of a writable server: the cities POSTs created that the dataset file does
@@ -60,9 +61,9 @@ export class CityLog {
   /** Cuts the log back to its first `bytes` (dropping a torn write). */
   async cut(bytes: number): Promise<void> {
     if (!bytes) return rm(this.path, { force: true });
-    const handle = await open(this.path, WRITE).catch((error: NodeJS.ErrnoException) => {
+    const handle = await open(this.path, WRITE).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return null;
-      throw error;
+      throw await this.named(error);
     });
     try {
       if (handle && (await handle.stat()).size > bytes) await handle.truncate(bytes);
@@ -86,7 +87,12 @@ export class CityLog {
     // All but the fsync synchronous: microseconds each, where libuv's thread pool, busy with a
     // build's writes, made each a millisecond or more (a POST waits for this append).
     // Never through a link planted under the log's name.
-    const fd = openSync(this.path, WRITE | constants.O_APPEND | constants.O_CREAT, 0o644);
+    let fd: number;
+    try {
+      fd = openSync(this.path, WRITE | constants.O_APPEND | constants.O_CREAT, 0o644);
+    } catch (error) {
+      throw await this.named(error);
+    }
     try {
       const { size } = fstatSync(fd);
       try {
@@ -133,9 +139,9 @@ export class CityLog {
 
   private async bytes(): Promise<Buffer> {
     const handle = await open(this.path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(
-      (error: NodeJS.ErrnoException) => {
+      async (error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') return null;
-        throw error;
+        throw await this.named(error);
       },
     );
     try {
@@ -148,11 +154,16 @@ export class CityLog {
   }
 
   /**
-   * An error of the log's file handle (ENOSPC, EIO, EDQUOT from write, fsync or ftruncate carry
-   * no path: logged as is, it named no file) said with the log's path and what to do.
+   * An error of the log (ENOSPC, EIO, EDQUOT from write, fsync or ftruncate carry no path: logged
+   * as is, it named no file; a directory in its place) said with the log's path, as its dataset's
+   * (`LOG (of the dataset FILE)`), and what to do. A log of no dataset's name (`.NAME.wal`) is said as a log.
    */
   private named(error: unknown): Promise<unknown> {
-    return fileSystemError(error, LOG_ROLE, this.path);
+    const name = basename(this.path);
+    const dataset = /^\..+\.wal$/.test(name) ? join(dirname(this.path), name.slice(1, -'.wal'.length)) : undefined;
+    return dataset
+      ? fileSystemError(withPath(error, this.path), DATASET_SIDE_ROLE, dataset)
+      : fileSystemError(error, LOG_ROLE, this.path);
   }
 
   /** What identifies the log's content now (another process appending changes it). */

@@ -2,6 +2,8 @@ import { constants } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { draftName } from '../fs/dead-drafts.js';
+import { fileSystemError, withPath } from '../fs/fs-error.js';
+import { DATASET_SIDE_ROLE } from '../fs/lock.js';
 import { commitStaged, type StagedDataset } from './append-cities.js';
 import { replaceThrough } from '../fs/through-draft.js';
 
@@ -46,7 +48,7 @@ export async function recordFold(target: string, fold: Omit<Fold, 'to'>, to: str
   const path = journalOf(target);
   try {
     const line = `${JSON.stringify({ ...fold, to })}\n`;
-    const kept = (await journalLines(path)).slice(1 - KEPT * 2);
+    const kept = (await journalLines(target)).slice(1 - KEPT * 2);
     if (kept.length < KEPT * 2 - 1) return await appendLine(path, line);
     await replaceThrough(draftName(`${path}.tmp-`), path, async (draft) => {
       const handle = await open(draft, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
@@ -81,7 +83,7 @@ async function appendLine(path: string, line: string): Promise<void> {
 export async function foldsBetween(target: string, from: string, now: string): Promise<Fold[] | null> {
   const folds: Fold[] = [];
   let at = from;
-  for (const line of await journalLines(journalOf(target))) {
+  for (const line of await journalLines(target)) {
     const fold = foldIn(line);
     if (fold?.from !== at) continue;
     folds.push(fold);
@@ -90,11 +92,12 @@ export async function foldsBetween(target: string, from: string, now: string): P
   return at === now && folds.length ? folds : null;
 }
 
-/** The journal's whole lines (none when there is none). */
-async function journalLines(path: string): Promise<string[]> {
-  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+/** The journal's whole lines (none when there is none); one it cannot read said as the dataset's (a build's caller names its site). */
+async function journalLines(target: string): Promise<string[]> {
+  const path = journalOf(target);
+  const text = await readFile(path, 'utf8').catch(async (error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return '';
-    throw error;
+    throw await fileSystemError(withPath(error, path), DATASET_SIDE_ROLE, target);
   });
   return text.split('\n').slice(0, -1);
 }

@@ -30,6 +30,9 @@ export function isErrno(error: unknown): error is Errno {
   );
 }
 
+/** A rename's or an exclusive copy's errors that its target is at fault for (something where the file goes). */
+const TARGET_AT_FAULT = new Set(['rename EISDIR', 'rename ENOTEMPTY', 'copyfile EEXIST']);
+
 /** System calls that create or remove an entry: a permission error there is the directory's. */
 const ENTRY_CALLS = new Set(['mkdir', 'link', 'rename', 'symlink', 'unlink', 'rmdir', 'mkdtemp']);
 
@@ -110,8 +113,9 @@ export async function fileSystemError(
 ): Promise<unknown> {
   if (!isErrno(error)) return error;
   if (error.path === undefined && fallback === undefined) return unnamedError(error, role.note);
-  // The path at fault (a lock file, a page...), and the one the user named, said as the subject.
-  const path = resolve(error.path ?? fallback!);
+  // The path at fault (a lock file, a page, a rename's or a copy's target in the way...), and the one the user named, said as the subject.
+  const inTheWay = TARGET_AT_FAULT.has(`${error.syscall} ${error.code}`) ? error.dest : undefined;
+  const path = resolve(inTheWay ?? error.path ?? fallback!);
   const target = resolve(fallback ?? path);
   const subject = shownAs ?? target;
   const at = path === target ? `the ${role.what} ${subject}` : `${path} (of the ${role.what} ${subject})`;
@@ -136,15 +140,17 @@ export async function fileSystemError(
     }
     case 'ENOTDIR':
     case 'EEXIST': {
+      // A copy's target there already: a directory (or a planted file) where cities-api's draft goes.
+      if (inTheWay) return fail(`${at} is in the way of a file written there; move it aside or delete it`);
       const way = (await fileInTheWay(error.code === 'EEXIST' ? path : dirname(path))) ?? path;
       return fail(
         `the ${role.what} ${subject} cannot be used: ${way} is a file, not a directory; move it away${choose}`,
       );
     }
     case 'EISDIR':
-      // The path given is a directory, or one of cities-api's files in or beside it (a manifest, a record) is.
+      // The path given (by an option) is a directory, or one of cities-api's files in or beside it (a manifest, a record, a lock) is.
       return fail(
-        path === target
+        path === target && role.option
           ? `${at} is a directory; give the path of a file${choose}`
           : `${at} is a directory where a file belongs; move it aside or delete it`,
       );

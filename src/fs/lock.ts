@@ -1,12 +1,18 @@
 import { basename, dirname, join } from 'node:path';
 import { optionNamed, wordingOf } from '../core/errors.js';
-import { fileSystemError, isErrno, type PathRole } from './fs-error.js';
+import { fileSystemError, isErrno, type PathRole, withPath } from './fs-error.js';
 import { isLiveHolder, whoHolds } from './lock-holder.js';
 import { claimed, LockBusyError, type Release, takeLock } from './lock-file.js';
 
 export { LockBusyError, type Release } from './lock-file.js';
 
 const LOCK_ROLE: PathRole = { what: 'lock file' };
+
+/**
+ * The dataset a file cities-api keeps beside it is of (its lock, its write-ahead log, drafts, its
+ * backup, the fold journal): a failure of such a file is said `PATH (of the dataset FILE)`.
+ */
+export const DATASET_SIDE_ROLE: PathRole = { what: 'dataset' };
 
 /** Sibling paths a build uses next to its site directory (same filesystem, so renames are atomic). */
 export function siteSiblings(outDir: string) {
@@ -74,14 +80,18 @@ export async function underDatasetLock<T>(target: string, wait: number, task: ()
 /** The lock writers of a dataset file hold while they choose ids and replace it (`.NAME.lock` beside it). */
 export function lockDataset(file: string): Promise<Release> {
   const lock = join(dirname(file), `.${basename(file)}.lock`);
-  // A POST's caller names no file: every failure to write the draft (ENOSPC, EACCES, EROFS...) is said with the lock's path.
+  // A POST's caller names no file, and a build's names its site: every failure (the draft not written: ENOSPC,
+  // EACCES, EROFS...; the lock or its takeover file a directory or unreadable) is said as the dataset's.
+  const named = (error: unknown) => fileSystemError(withPath(error, lock), DATASET_SIDE_ROLE, file);
   return takeLock(
     lock,
     (holder) =>
       `${holder === process.pid ? 'another holder in this process' : 'another process'} (pid ${holder}) holds the lock of ${file} (${lock}): ` +
       `a writable server adding cities, or a build folding them in; ${whatToDo(holder, lock)}`,
-    (error) => fileSystemError(error, LOCK_ROLE, lock),
-  );
+    named,
+  ).catch(async (error: unknown) => {
+    throw await named(error);
+  });
 }
 
 /**
