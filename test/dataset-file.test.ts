@@ -207,7 +207,15 @@ const csvRow = (city: City, header = CSV_HEADER) =>
 const CSV_CITY = csvRow(makeCity(1));
 const NEW_ROW = csvRow(makeCity(2));
 const JSON_CITY = JSON.stringify(makeCity(1));
-const NEW_LINE = `  ${cityJson(makeCity(2))}`;
+const NEW_JSON = cityJson(makeCity(2));
+/** The cities of these ids as JSON.stringify() pretty-prints them (makeCity's numbers are written alike by cityJson), with these line ends. */
+const pretty = (ids: number[], space: number | string, eol = '\n') =>
+  JSON.stringify(
+    ids.map((id) => makeCity(id)),
+    null,
+    space,
+  ).replaceAll('\n', eol);
+const NEW_LINE = `  ${NEW_JSON}`;
 const OTHER_ORDER = `id,name_en,${CSV_HEADER.replace(/^id,|name_en,/g, '')}`;
 const FILLER = 'x'.repeat(SCAN_BYTES - CSV_HEADER.length - 2);
 const CRLF_AT_CHUNK = `${CSV_HEADER}\n${FILLER}\r\n${CSV_CITY}\n`;
@@ -228,10 +236,41 @@ describe('a dataset staged with a city appended, from a copy of its file', () =>
     ['JSON on one line', 'json', `[${JSON_CITY}]`, `[${JSON_CITY},\n${NEW_LINE}\n]`],
     ['JSON, an empty array', 'json', '[]\n', `[\n${NEW_LINE}\n]\n`],
     [
-      'JSON, CRLF line ends and whitespace after its bracket: kept',
+      'JSON, CRLF line ends and whitespace after its bracket: kept, the new lines end CRLF',
       'json',
       `[\r\n  ${JSON_CITY}\r\n]\r\n \t\n`,
-      `[\r\n  ${JSON_CITY},\n${NEW_LINE}\n]\r\n \t\n`,
+      `[\r\n  ${JSON_CITY},\r\n${NEW_LINE}\r\n]\r\n \t\n`,
+    ],
+    // The file's own line ends and indentation (the code before wrote LF and two spaces whatever the file held).
+    ['JSON, CRLF, an empty array', 'json', '[]\r\n', `[\r\n${NEW_LINE}\r\n]\r\n`],
+    [
+      'JSON, CRLF, its bracket on its last line: the line ends of its first line',
+      'json',
+      `[\r\n  ${JSON_CITY}]\r\n`,
+      `[\r\n  ${JSON_CITY},\r\n${NEW_LINE}\r\n]\r\n`,
+    ],
+    ['JSON indented by tabs', 'json', `[\n\t${JSON_CITY}\n]\n`, `[\n\t${JSON_CITY},\n\t${NEW_JSON}\n]\n`],
+    [
+      'JSON indented by four spaces, CRLF',
+      'json',
+      `[\r\n    ${JSON_CITY},\r\n    ${JSON_CITY}\r\n]`,
+      `[\r\n    ${JSON_CITY},\r\n    ${JSON_CITY},\r\n    ${NEW_JSON}\r\n]`,
+    ],
+    [
+      'JSON not indented',
+      'json',
+      `[\n${JSON_CITY},\n${JSON_CITY}\n]\n`,
+      `[\n${JSON_CITY},\n${JSON_CITY},\n${NEW_JSON}\n]\n`,
+    ],
+    // Pretty-printed (a field a line): the new city too, its fields' indentation and the space after its keys the file's.
+    ['JSON pretty-printed by two spaces', 'json', `${pretty([1], 2)}\n`, `${pretty([1, 2], 2)}\n`],
+    ['JSON pretty-printed by four spaces, CRLF', 'json', pretty([1], 4, '\r\n'), pretty([1, 2], 4, '\r\n')],
+    ['JSON pretty-printed by tabs', 'json', `${pretty([1], '\t')}\n`, `${pretty([1, 2], '\t')}\n`],
+    [
+      'JSON pretty-printed without a space after its keys',
+      'json',
+      pretty([1], 2).replaceAll('": ', '":'),
+      pretty([1, 2], 2).replaceAll('": ', '":'),
     ],
     [
       'JSON, 200 KB of whitespace before its bracket (its end read further back): dropped',

@@ -3,9 +3,10 @@ import { CITY_FIELDS, type City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
 import { validateRecord } from '../core/validate-record.js';
 import { readCsvRows } from './csv-rows.js';
+import { jsonElement, jsonStyle } from './json-style.js';
 
 // Created cities as a dataset file holds them: appended to the file's bytes as CSV rows (in its
-// header's order, with its line ends) or JSON lines, in pieces (the file is never read whole, nor
+// header's order, with its line ends) or JSON elements (laid out as the file's: json-style.ts), in pieces (the file is never read whole, nor
 // decoded: only its end, and a CSV file's first line), and refused first when the reader would not
 // read them back as they are.
 
@@ -119,7 +120,7 @@ function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
-/** A JSON dataset's bytes with the cities before its closing bracket, a line each. */
+/** A JSON dataset's bytes with the cities before its closing bracket, laid out as its elements are (json-style.ts). */
 async function appendJson(bytes: DatasetBytes, cities: readonly City[]): Promise<Appended> {
   for (let span = TAIL_BYTES; ; span *= 4) {
     const start = Math.max(0, bytes.size - span);
@@ -131,9 +132,13 @@ async function appendJson(bytes: DatasetBytes, cities: readonly City[]): Promise
     // Enough read: the whole file, or its last bracket and the byte before the whitespace ahead of it.
     if (start > 0 && (end < 0 || last === 0)) continue;
     const empty = tail[last - 1] === 0x5b;
-    const items = cities.map((city) => `  ${cityJson(city)}`).join(',\n');
+    // The first chunk's bytes, where its line ends are read when none is near its end (a file on one line).
+    const head = () => bytes.read(0, Math.min(SCAN_BYTES, bytes.size));
+    const style = await jsonStyle(tail, start, empty ? -1 : last, end, head);
+    const { eol } = style;
+    const items = cities.map((city) => jsonElement(city, style)).join(`,${eol}`);
     // No bracket (not a dataset: refused once read): `last` is -1, all but the last byte kept, as subarray reads it.
     const keep = start + tail.subarray(0, last).length;
-    return { keep, pieces: [Buffer.from(`${empty ? '' : ','}\n${items}\n`), tail.subarray(end)] };
+    return { keep, pieces: [Buffer.from(`${empty ? '' : ','}${eol}${items}${eol}`), tail.subarray(end)] };
   }
 }
