@@ -294,19 +294,29 @@ describe('cities-api config', () => {
     expect(run.stdout).toBe(expected(specOf((await readManifest(join(cwd, 'dist')))!)));
   });
 
-  it.each([
+  // The function alone wrote an IP address as its origin (only --stack refused it): one rule for both.
+  it.each(
     [
-      'an IP address: CloudFront origins need a DNS name',
-      'http://127.0.0.1:8080',
-      /the live URL http:\/\/127\.0\.0\.1:8080 has no DNS name/,
-    ],
-    [
-      'a query',
-      'https://live.example.org/?a=1',
-      /invalid live URL "https:\/\/live\.example\.org\/\?a=1": it must not carry a query/,
-    ],
-  ])('config cloudfront --stack with a live URL on %s: exit 2, nothing on stdout', async (_, liveUrl, message) => {
-    const run = await cli(cwd, 'config', 'cloudfront', '--stack', '--live-url', liveUrl);
+      [
+        'an IP address: CloudFront origins need a DNS name',
+        'http://127.0.0.1:8080',
+        /the live URL http:\/\/127\.0\.0\.1:8080 has no DNS name \(127\.0\.0\.1\)/,
+      ],
+      [
+        'an IPv6 address: CloudFront origins need a DNS name',
+        'http://[::1]:8080',
+        /the live URL http:\/\/\[::1\]:8080 has no DNS name \(\[::1\]\)/,
+      ],
+      [
+        'a query',
+        'https://live.example.org/?a=1',
+        /invalid live URL "https:\/\/live\.example\.org\/\?a=1": it must not carry a query/,
+      ],
+    ].flatMap(([what, liveUrl, message]) =>
+      [[], ['--stack']].map((args) => [what, args, liveUrl, message] as [string, string[], string, RegExp]),
+    ),
+  )('config cloudfront %s (%j): exit 2, nothing on stdout', async (_, args, liveUrl, message) => {
+    const run = await cli(cwd, 'config', 'cloudfront', ...args, '--live-url', liveUrl);
     expect([run.code, run.stdout, run.stderr]).toEqual([2, '', expect.stringMatching(message)]);
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });

@@ -1,6 +1,7 @@
 import { CityIndex } from '../core/city-index.js';
 import { datasetDigest, readDataset } from '../dataset/read-dataset.js';
 import { sha256 } from '../fs/file-output.js';
+import { cloudFrontLeftOut } from '../hosts/cloudfront-origin.js';
 import { netlifyLeftOut } from '../hosts/netlify.js';
 import { hostBudget } from '../site/asset-budget.js';
 import { specOf, type ManifestHead } from '../site/manifest.js';
@@ -48,8 +49,8 @@ interface Previous {
 export async function planBuild(options: SiteBuildOptions): Promise<PlannedBuild> {
   const settings = settingsOf(options);
   // Said before anything is read, by every build of such a site (an up-to-date one too).
-  const leftOut = netlifyLeftOut(settings);
-  if (leftOut) options.onWarning?.(leftOut);
+  for (const leftOut of [netlifyLeftOut(settings), cloudFrontLeftOut(settings)])
+    if (leftOut) options.onWarning?.(leftOut);
   const out = await resolveSiteDir(options.out);
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
   const old = await readManifestHead(out).catch(() => null);

@@ -30,6 +30,26 @@ export function netlifySyntaxSegment(mount: string): string | undefined {
   return mount.split('/').find((part) => part.startsWith(':') || part.includes('*'));
 }
 
+/** A CloudFront origin's domain name, up to 253 characters (nothing that would end the function's string literal). */
+export const CLOUDFRONT_ORIGIN_NAME = '^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$';
+
+/**
+ * The host of a live URL that CloudFront cannot take as an origin, or undefined: its origins are
+ * domain names, never an IP address (CloudFront refuses `10.0.0.5` or `[::1]` as a domain name).
+ * The CloudFront Function a site holds (which such a site leaves out), `config cloudfront` and the
+ * stack all ask this.
+ */
+export function cloudFrontUnreachable(liveUrl: string | null | undefined): string | undefined {
+  if (!liveUrl) return undefined;
+  let hostname: string;
+  try {
+    ({ hostname } = new URL(liveUrl));
+  } catch {
+    return undefined; // not a URL: refused by checkLiveUrl, which every config calls first
+  }
+  return new RegExp(CLOUDFRONT_ORIGIN_NAME).test(hostname) && !/^[0-9.]+$/.test(hostname) ? undefined : hostname;
+}
+
 /** The extras of a site for `host` (absent: for every host) whatever its base path. */
 function hostExtras(host: Host | undefined): Extra[] {
   return (Object.keys(ROUTES.extras) as Extra[]).filter((name) => !host || !OTHER_HOSTS[host].includes(name));
@@ -37,11 +57,21 @@ function hostExtras(host: Host | undefined): Extra[] {
 
 /**
  * The route table's extras a site holds besides its pages: not another host's (a site for one
- * host), nor Netlify's where they would misread its base path (netlifySyntaxSegment).
+ * host), nor Netlify's where they would misread its base path (netlifySyntaxSegment), nor the
+ * CloudFront Function where its live URL cannot be a CloudFront origin (cloudFrontUnreachable).
  */
-export function siteExtras(site: Pick<SiteSpec, 'host' | 'mount'>): Extra[] {
+export function siteExtras(site: Pick<SiteSpec, 'host' | 'mount'> & Partial<Pick<SiteSpec, 'liveUrl'>>): Extra[] {
   const misread = netlifySyntaxSegment(site.mount) !== undefined;
-  return hostExtras(site.host).filter((name) => !(misread && NETLIFY.includes(name)));
+  // A site's size is estimated without its live URL: counted with the function, one file more at most.
+  const originless = cloudFrontUnreachable(site.liveUrl) !== undefined;
+  return hostExtras(site.host).filter(
+    (name) => !(misread && NETLIFY.includes(name)) && !(originless && name === 'cloudfront'),
+  );
+}
+
+/** The live URL's host for which a site leaves out the CloudFront Function it would otherwise hold, or undefined. */
+export function cloudFrontLeftOutBy(site: Pick<SiteSpec, 'host' | 'liveUrl'>): string | undefined {
+  return hostExtras(site.host).includes('cloudfront') ? cloudFrontUnreachable(site.liveUrl) : undefined;
 }
 
 /** The segment of its base path for which a site leaves out the Netlify rules it would otherwise hold, or undefined. */
