@@ -38,6 +38,7 @@ const UNIT = [
   'bytes',
   'catch-up',
   'city-table',
+  'compact-cities',
   'cloudfront-stack',
   'create-city',
   'dataset-file',

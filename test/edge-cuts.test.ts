@@ -76,6 +76,38 @@ describe('blockStarts: coarse blocks of at most BLOCK_BYTES, large tie groups in
     ['the default ordering grouped as a whole: every block fine', run(20, 4_000, 'a'), 16_000, [0, 4, 8, 12, 16]],
   ])('%s', (_, cities, fine, starts) => expect(cut(cities, fine)).toEqual(starts));
 
+  // Fine blocks hold their cities compact (edge-files.ts): a large group is told by its cities' JSON
+  // bytes, its fine blocks filled by their compact bytes, and numbered for the writer.
+  it.each<[string, number, number[], number[]]>([
+    [
+      'compact cities of 250 bytes: 16 a fine block of 4 KB',
+      250,
+      [0, 3, 19, 35, 51, 67, 83, 99, 103],
+      [1, 2, 3, 4, 5, 6, 7],
+    ],
+    [
+      'compact cities as large as their JSON: as without',
+      1_000,
+      [0, ...Array.from({ length: 25 }, (_, b) => 3 + 4 * b), 103],
+      Array.from({ length: 25 }, (_, b) => 1 + b),
+    ],
+  ])('%s', (_, compact, starts, fine) => {
+    const cities = [...run(3, 1_000, 'a'), ...run(100, 1_000, 'b'), ...run(3, 1_000, 'c')];
+    const blocks: number[] = [];
+    const group = (i: number) => cities[i]![1];
+    const got = blockStarts(
+      cities.length,
+      (i) => cities[i]![0],
+      (i) => i === 0 || group(i) !== group(i - 1),
+      4_000,
+      {
+        bytes: () => compact,
+        blocks,
+      },
+    );
+    expect({ starts: got, fine: blocks }).toEqual({ starts, fine });
+  });
+
   // 3,000 cities of 200-3,200 bytes in consecutive groups of 1 to 400 cities: large and small ones mixed.
   const GROUP_SIZES = [1, 400, 3, 40, 250, 1, 1, 120, 7, 300];
   const mixed: [number, string][] = [];
@@ -132,14 +164,22 @@ const written = (idx: CityIndex, fine: number | undefined) => {
 const sizes = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 describe('hostBudget: the smallest fine blocks that leave each list its first page, then the first pages that fit', () => {
-  // 10,000 cities of about 490 bytes: 60 edge files without fine blocks, 294 with 16 KB ones, 142 with 40 KB, 168 with 32 KB, 69 with 160 KB.
+  // 10,000 cities of about 490 bytes (about 115 compact, one name in 15 languages): 60 edge files without fine
+  // blocks, 273 with fine blocks of 4 KB, 159 with 8 KB, 135 with 10 KB, 63 with 48 KB, 50 with 160 KB (fewer
+  // than without: a fine block of compact cities holds more of them than a 240 KB block of JSON).
   it.each<[string, number, number, number[], number | undefined]>([
     ['no tie group over LARGE_GROUP_BYTES: nothing cut finer', 2_000, 100, [10, 20, 50, 100], undefined],
     ['a large group and room: the smallest fine blocks', 10_000, 8_000, [10, 20, 50, 100], FINE_BLOCKS[0]],
-    // One ordering of 9,926 lists, each its first page and its last: 143 files left, 40 KB blocks fit, 32 KB ones do not.
-    ['a large group and a tight budget: larger fine blocks', 10_000, 8_000, sizes(9_925), 40_000],
-    // 63 left: no fine size fits; the coarse blocks.
-    ['no fine size fits: coarse blocks', 10_000, 8_000, sizes(9_965), undefined],
+    // One ordering of 9,926 lists, each its first page and its last: 143 files left, 10 KB blocks fit, 8 KB ones do not.
+    ['a large group and a tight budget: larger fine blocks', 10_000, 8_000, sizes(9_925), 10_000],
+    // 63 left: 48 KB blocks, about as many files as the coarse blocks (which fit wherever these do).
+    [
+      'a budget the coarse blocks nearly fill: fine blocks of compact cities still fit',
+      10_000,
+      8_000,
+      sizes(9_965),
+      48_000,
+    ],
   ])('%s', (_, n, tied, pageSizes, fine) => {
     const idx = index(n, tied);
     const s = shape(n, pageSizes);

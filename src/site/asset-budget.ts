@@ -2,6 +2,7 @@ import type { CityIndex } from '../core/city-index.js';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { NAME_FIELDS } from '../core/fields.js';
 import { DEFAULT_PAGE_SIZE, pageCount } from '../core/paginate.js';
+import { compactLengths } from './compact-cities.js';
 import { blockFileCount, distinctLayouts, hasLargeGroup } from './edge-cuts.js';
 import { RANK_FILES } from './edge-files.js';
 import { countSiteFiles, type Sized } from './size.js';
@@ -35,11 +36,15 @@ export const CLOUDFLARE_FREE: AssetLimits = { files: 20_000, fileBytes: 25 * 102
 export const HOST_LIMITS: Readonly<Record<Host, AssetLimits>> = { cloudflare: CLOUDFLARE_FREE };
 
 /**
- * Sizes tried for the fine blocks of large tie groups, smallest first: 16 KB holds ~30 cities
- * (a page of 10 of them scattered reads ~160 KB), and keeps a page that runs through such a group
- * in one ordering to ~1 block fetched per 16 KB of its cities.
+ * Sizes tried for the fine blocks of large tie groups, smallest first, in bytes of their compact
+ * cities (compact-cities.ts: 120-250 bytes a city where names repeat, against 500 as JSON): 4 KB
+ * holds ~20-30 cities (a page of 10 of them scattered reads ~40 KB), and keeps a page that runs
+ * through such a group in one ordering to ~1 block fetched per 20-30 of its cities.
  */
-export const FINE_BLOCKS = [16_000, 20_000, 24_000, 32_000, 40_000, 48_000, 64_000, 80_000, 96_000, 120_000, 160_000];
+export const FINE_BLOCKS = [
+  4_000, 5_000, 6_000, 8_000, 10_000, 12_000, 16_000, 20_000, 24_000, 32_000, 40_000, 48_000, 64_000, 80_000, 96_000,
+  120_000, 160_000,
+];
 
 /** What a site for a host holds besides its pages: its edge files, its fine blocks' size if any, and its first pages. */
 export interface HostBudget {
@@ -58,12 +63,14 @@ export function hostBudget(host: Host, shape: Omit<Sized, 'firstPages' | 'edgeFi
   for (const field of NAME_FIELDS) index.ranks(field);
   const layouts = distinctLayouts(index);
   const lengths = index.table.jsonLengths();
-  const edgeFiles = (fine?: number) => 1 + RANK_FILES + blockFileCount(layouts, lengths, fine);
+  // No group large enough: nothing is cut finer.
+  const large = layouts.some((layout) => hasLargeGroup(layout, lengths));
+  // Fine blocks hold their cities compact (edge-files.ts): counted as written.
+  const compact = large ? compactLengths(index.count, (p) => index.json(p)) : lengths;
+  const edgeFiles = (fine?: number) => 1 + RANK_FILES + blockFileCount(layouts, lengths, fine, compact);
   const coarse = edgeFiles();
   const { files } = HOST_LIMITS[host];
   const lists = Math.min(1, pageCount(shape.count, Math.min(DEFAULT_PAGE_SIZE, ...shape.pageSizes)));
-  // No group large enough: nothing is cut finer.
-  const large = layouts.some((layout) => hasLargeGroup(layout, lengths));
   for (const fine of large ? FINE_BLOCKS : []) {
     const edge = edgeFiles(fine);
     if (countSiteFiles({ ...shape, host, firstPages: lists, edgeFiles: edge }) <= files)

@@ -8,8 +8,9 @@ import { ROUTES } from '../core/route-table.js';
 // multi-field ordering whose first field has a large tie group (many cities of one value, ordered
 // by id in that layout) finds its cities scattered over the group's blocks, and reads each whole:
 // there, a build for that host cuts every group over LARGE_GROUP_BYTES into fine blocks of its
-// own, as small as the host's file budget allows (site/asset-budget.ts), so that such a page
-// reads a small block for each few of its cities, not 240 KB. Smaller groups stay in the coarse
+// own, as small as the host's file budget allows (site/asset-budget.ts), their cities written
+// compact (compact-cities.ts: the values without the keys, so a file of the budget holds about
+// twice the cities), so that such a page reads a small block for each few of its cities, not 240 KB. Smaller groups stay in the coarse
 // blocks: a page ending inside one reads at most that group's bytes beyond its own.
 
 /** City bytes per block: two blocks (a page across a boundary) stay under 512 KB with their headers. */
@@ -50,30 +51,38 @@ export function* orderedLayouts(index: CityIndex): Generator<OrderedLayout> {
   yield { layout: ROUTES.absent, order, startsGroup: (i) => i === 0 || differs(order[i]!, order[i - 1]!) };
 }
 
+/** How fine blocks are measured: each city's bytes as written there (compact: compact-cities.ts), and the fine blocks' numbers, pushed as cut. */
+export interface FineCut {
+  readonly bytes: (i: number) => number;
+  readonly blocks?: number[];
+}
+
 /**
  * The first index of each block of a layout whose i-th city takes `bytes(i)`: coarse blocks of at
  * most BLOCK_BYTES (at least one city each); with `fine`, every group over LARGE_GROUP_BYTES in
- * blocks of its own of at most `fine` bytes (the coarse block before it ends there).
+ * blocks of its own of at most `fine` bytes (the coarse block before it ends there), of cities
+ * measured by `cut.bytes` where given.
  */
 export function blockStarts(
   count: number,
   bytes: (i: number) => number,
   startsGroup: (i: number) => boolean,
   fine?: number,
+  cut?: FineCut,
 ): number[] {
   const starts: number[] = [];
   // Bytes of the block being filled; Infinity: none is (the next city starts one).
   let filled = Number.POSITIVE_INFINITY;
-  const add = (i: number, most: number) => {
-    const size = bytes(i);
+  const add = (i: number, most: number, size: number) => {
     if (filled + size > most) {
+      if (most === fine) cut?.blocks?.push(starts.length);
       starts.push(i);
       filled = 0;
     }
     filled += size;
   };
   if (!fine) {
-    for (let i = 0; i < count; i++) add(i, BLOCK_BYTES);
+    for (let i = 0; i < count; i++) add(i, BLOCK_BYTES, bytes(i));
     return starts;
   }
   for (let start = 0; start < count; ) {
@@ -83,7 +92,8 @@ export function blockStarts(
     const most: number = group > LARGE_GROUP_BYTES ? fine : BLOCK_BYTES;
     // A large group starts a block of its own and ends its last one.
     if (most === fine) filled = Number.POSITIVE_INFINITY;
-    for (let i = start; i < end; i++) add(i, most);
+    const size = most === fine ? (cut?.bytes ?? bytes) : bytes;
+    for (let i = start; i < end; i++) add(i, most, size(i));
     if (most === fine) filled = Number.POSITIVE_INFINITY;
     start = end;
   }
@@ -108,11 +118,21 @@ export function hasLargeGroup({ order, startsGroup }: OrderedLayout, lengths: Ui
   return false;
 }
 
-/** Block files of these layouts of cities whose JSON takes `lengths` bytes, large groups in blocks of at most `fine` bytes. */
-export function blockFileCount(layouts: readonly OrderedLayout[], lengths: Uint32Array, fine?: number): number {
+/**
+ * Block files of these layouts of cities whose JSON takes `lengths` bytes, large groups in blocks
+ * of at most `fine` bytes of the cities as `fineLengths` says they take there (default `lengths`).
+ */
+export function blockFileCount(
+  layouts: readonly OrderedLayout[],
+  lengths: Uint32Array,
+  fine?: number,
+  fineLengths = lengths,
+): number {
   let files = 0;
-  for (const { order, startsGroup } of layouts)
-    files += blockStarts(order.length, (i) => lengths[order[i]!]!, startsGroup, fine).length;
+  for (const { order, startsGroup } of layouts) {
+    const bytes = (i: number) => fineLengths[order[i]!]!;
+    files += blockStarts(order.length, (i) => lengths[order[i]!]!, startsGroup, fine, { bytes }).length;
+  }
   return files;
 }
 

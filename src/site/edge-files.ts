@@ -2,6 +2,7 @@ import { utf8 } from '../core/bytes.js';
 import type { CityIndex } from '../core/city-index.js';
 import { NAME_FIELDS, type NameField } from '../core/fields.js';
 import { fill, ROUTES } from '../core/route-table.js';
+import { compactCity, compactLengths } from './compact-cities.js';
 import { BLOCK_BYTES, blockStarts, orderedLayouts, sameOrder } from './edge-cuts.js';
 import { blockParts, encodeRanks, tagBytes } from './edge-format.js';
 import type { SiteFile } from './pages.js';
@@ -9,7 +10,7 @@ import type { SiteFile } from './pages.js';
 // The files an edge function answers live queries from (see edge-source.ts): the collation done
 // here, at build time. Each ordering a page can start from (the default one, each field ascending)
 // has its cities laid out in its order, in blocks (edge-cuts.ts: of at most BLOCK_BYTES, and where
-// a host reads files whole, large tie groups in fine blocks), so that a page of it is a
+// a host reads files whole, large tie groups in fine blocks of compact cities), so that a page of it is a
 // contiguous read of one or a few blocks; a descending or multi-field page reads the same layout
 // (a descending one reverses its groups of equal values) with the rank files saying where its
 // cities are. Fields whose order is another's (a dataset with one name in every language) share
@@ -39,7 +40,8 @@ export const blockPath = (layout: Layout, block: number) => fill(ROUTES.edge.blo
 
 /**
  * Every edge file of a site, in a stable order; `tag` names the dataset and collation they come
- * from; `fine`, where given, the most bytes of a block of a large tie group (edge-cuts.ts).
+ * from; `fine`, where given, the most bytes of a block of a large tie group, its cities written
+ * compact (edge-cuts.ts, compact-cities.ts).
  */
 export function* edgeFiles(index: CityIndex, tag: string, fine?: number): Generator<SiteFile> {
   const tagged = tagBytes(tag);
@@ -47,6 +49,7 @@ export function* edgeFiles(index: CityIndex, tag: string, fine?: number): Genera
   const layouts = {} as Record<Layout, number[] | Layout>;
   const written: { layout: Layout; order: Uint32Array }[] = [];
   const lengths = index.table.jsonLengths();
+  const compact = fine ? compactLengths(index.count, (p) => index.json(p)) : undefined;
   // One layout at a time, a field's ranks dropped once written (its order is kept to share its layout).
   for (const { layout, order, startsGroup, distinct: values } of orderedLayouts(index)) {
     if (values !== undefined) distinct[layout as NameField] = values;
@@ -57,13 +60,21 @@ export function* edgeFiles(index: CityIndex, tag: string, fine?: number): Genera
       continue;
     }
     written.push({ layout, order });
-    const starts = blockStarts(order.length, (i) => lengths[order[i]!]!, startsGroup, fine);
+    // Fine blocks (where asked for) hold their cities compact, and are cut by those bytes.
+    const cut = { bytes: (i: number) => compact![order[i]!]!, blocks: [] as number[] };
+    const starts = blockStarts(order.length, (i) => lengths[order[i]!]!, startsGroup, fine, compact && cut);
+    const fineBlocks = new Set(cut.blocks);
     for (let b = 0; b < starts.length; b++) {
       const [start, end] = [starts[b]!, starts[b + 1] ?? order.length];
-      // Parts, not one buffer: the cities are the table's own bytes, written without a copy.
+      const isFine = fineBlocks.has(b);
+      // Parts, not one buffer: the cities are the table's own bytes, written without a copy (but compact ones).
       const parts = blockParts(
-        Array.from({ length: end - start }, (_, i) => index.json(order[start + i]!)),
+        Array.from({ length: end - start }, (_, i) => {
+          const json = index.json(order[start + i]!);
+          return isFine ? compactCity(json) : json;
+        }),
         tagged,
+        isFine,
       );
       yield { path: blockPath(layout, b), body: { [Symbol.iterator]: () => parts[Symbol.iterator]() } };
     }

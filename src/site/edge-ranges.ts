@@ -1,5 +1,6 @@
 import { checkHead, HEADER_BYTES, MixedBuilds, readU32s, type BlockFile } from './edge-format.js';
 import type { Into } from './byte-pool.js';
+import { expandCity } from './compact-cities.js';
 import { inTurn, lastAtMost, type Needed } from './edge-runs.js';
 
 // A block (edge-format.ts) of which a page needs only a few cities, read by byte range: its
@@ -107,8 +108,10 @@ export function partialBlock(
       const k = lastAtMost(starts, start);
       const range = ranges[k];
       if (!range || end > range.end) throw new Error(`city ${i} of ${path} was not read`);
-      const city = parts[k]!.subarray(start - range.start, end - range.start);
-      if (city[0] !== 0x7b || city[city.length - 1] !== 0x7d)
+      // A city's JSON, or a compact city expanded (the ends kept of a block do not say which:
+      // a compact city never starts with `{`).
+      const city = expandCity(parts[k]!, start - range.start, end - range.start);
+      if (!city)
         throw new MixedBuilds(`${path} changed while it was read: deploy the site's files of one build together`);
       return city;
     },
