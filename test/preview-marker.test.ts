@@ -1,4 +1,4 @@
-import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropToken, newToken } from '../src/fs/lock-tokens.js';
@@ -39,11 +39,15 @@ const dropped = () => {
 
 interface Left {
   readonly what: string;
-  /** The marker's fields (made as the case runs: a token is taken then). */
-  readonly marker: () => object;
+  /** The marker's fields (made as the case runs: a token is taken then), or the text of a file of its name. */
+  readonly marker: () => object | string;
   /** Its mtime, set back; else written now. */
   readonly mtime?: Date;
   readonly refused: boolean;
+  /** What has the marker's name is no marker: kept as it is, the preview unmarked. */
+  readonly kept?: true;
+  /** A directory has the marker's name, the text in a file inside. */
+  readonly directory?: true;
 }
 
 const older = (pid: number) => () => ({ pid, url: OTHER });
@@ -74,30 +78,46 @@ it.each<Left>([
     refused: false,
   },
   { what: 'a live preview on the same URL: nothing to rewrite', marker: ours(() => newToken(), HERE), refused: false },
-])('a marker left beside the site, $what: refused $refused', async ({ marker, mtime, refused }) => {
+  { what: "an empty one (an older version's, killed as it wrote it)", marker: () => '', refused: false },
+  { what: "a file of its name that is no marker (a user's)", marker: () => 'notes\n', refused: false, kept: true },
+  { what: 'JSON that is no marker', marker: () => '{"pid":"1"}\n', refused: false, kept: true },
+  { what: 'a directory', marker: () => 'mine', directory: true, refused: false, kept: true },
+])('a marker left beside the site, $what: refused $refused', async ({ marker, mtime, refused, kept, directory }) => {
   const site = await newSite();
   const file = join(root, `.${basename(site)}.preview`);
-  const text = `${JSON.stringify(marker())}\n`;
-  await writeFile(file, text);
+  const made = marker();
+  const text = typeof made === 'string' ? made : `${JSON.stringify(made)}\n`;
+  if (directory) await mkdir(file);
+  await writeFile(directory ? join(file, 'keep') : file, text);
   if (mtime) await utimes(file, mtime, mtime);
+  const read = () => readFile(directory ? join(file, 'keep') : file, 'utf8');
   const marking = markPreview(site, HERE);
   if (refused) {
     await expect(marking).rejects.toMatchObject({
       exitCode: 2,
       message: expect.stringContaining(`running at ${OTHER}`),
     });
-    expect(await readFile(file, 'utf8')).toBe(text);
+    expect(await read()).toBe(text);
+    expect(await besideSite(site)).toEqual([basename(file)]);
     return;
   }
   const unmark = await marking;
-  expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
-    pid: process.pid,
-    url: HERE,
-    token: expect.any(String),
-  });
+  if (kept) expect(await read()).toBe(text);
+  else
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      pid: process.pid,
+      url: HERE,
+      token: expect.any(String),
+    });
   await unmark();
-  await expect(readFile(file, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  // Nothing left beside the site: no draft, no lock; a file that is no marker as it was.
+  if (kept) expect(await read()).toBe(text);
+  expect(await besideSite(site)).toEqual(kept ? [basename(file)] : []);
 });
+
+/** The names beside `site` a preview could leave (`.N.*`). */
+const besideSite = async (site: string) =>
+  (await readdir(root)).filter((name) => name.startsWith(`.${basename(site)}.`)).sort();
 
 describe('a preview of this thread', () => {
   it.each([

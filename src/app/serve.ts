@@ -85,7 +85,7 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
   let unmark: (() => Promise<void>) | undefined;
   try {
     // A preview (links on its own URL) refuses a directory another preview is serving.
-    if (options.data && !options.baseUrl) unmark = await markPreview(options.dir, previewUrl(servers.url));
+    if (options.data && !options.baseUrl) unmark = await markPreview(options.dir, previewUrl(servers.url), lockWait);
     // Before the first build: cities a killed server logged are folded into the dataset first.
     if (options.writable) {
       const answer = (cities: Parameters<SiteServers['addCities']>[0]) => servers.addCities(cities);

@@ -77,6 +77,23 @@ export async function underDatasetLock<T>(target: string, wait: number, task: ()
   }
 }
 
+/**
+ * `task` run holding `lock`, the lock of one short step on files beside a site (`what`: what its
+ * holder does, as a busy lock's message says), waited for up to `wait` ms. A failure to write the
+ * lock's draft is thrown as the file system's error, for the caller to say or to do without.
+ */
+export async function underStepLock<T>(lock: string, what: string, wait: number, task: () => Promise<T>): Promise<T> {
+  const busy = (holder: number) =>
+    `${holder === process.pid ? 'another holder in this process' : 'another process'} (pid ${holder}) holds ${lock} ` +
+    `while it ${what}; ${whatToDo(holder, lock)}`;
+  const release = await whileBusy(() => takeLock(lock, busy, async (error) => error), wait);
+  try {
+    return await task();
+  } finally {
+    await release();
+  }
+}
+
 /** The lock writers of a dataset file hold while they choose ids and replace it (`.NAME.lock` beside it). */
 export function lockDataset(file: string): Promise<Release> {
   const lock = join(dirname(file), `.${basename(file)}.lock`);
