@@ -1,4 +1,4 @@
-import { renameSync } from 'node:fs';
+import { readdirSync, renameSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -39,6 +39,28 @@ describe("the README's preview next to a deployed site", () => {
     expect((error as CitiesApiError).exitCode).toBe(2);
     expect((error as Error).message).toContain(`holds a site built for ${baseUrl}: a preview would rewrite its links`);
     expect(await readTree(site)).toEqual(before);
+  });
+
+  it.each([
+    ['a new directory inside it', 'preview'],
+    ['a new directory deeper inside it', 'new/preview'],
+  ])('a preview into %s: refused (exit 2), the deployed site byte-identical', async (_, below) => {
+    const site = join(dir, `around-${below.length}`);
+    await build({ data: SAMPLE, out: site, baseUrl: 'https://cities.example.org', ...small });
+    const before = await readTree(site);
+    const names = () => readdirSync(site, { recursive: true }).sort();
+    const named = names();
+    const error = await serve({ dir: join(site, below), data: SAMPLE, port: 0, ...small }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CitiesApiError);
+    expect(error).toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining(
+        `, a site built for https://cities.example.org: a preview there would add its pages`,
+      ),
+    });
+    expect(await readTree(site)).toEqual(before);
+    // No directory added to it, no marker left in it.
+    expect(names()).toEqual(named);
   });
 
   it.each([

@@ -1,11 +1,15 @@
+import { dirname, resolve } from 'node:path';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import type { SiteSettings } from '../site/spec.js';
 import { normalizeBaseUrl } from '../site/spec.js';
+import { readManifestHead } from '../store/manifest-file.js';
+import { resolveSiteDir } from '../store/site-path.js';
 
 // A preview (serve --data without --base-url) builds its site with links on its own URL. A site
 // built for deployment (its base URL not on this machine) is never rewritten by one: checked
 // before the dataset is read (site-builder.ts), and again by the build holding the site's lock
 // (site-writer.ts), against the site then there (a build for deployment may have finished meanwhile).
+// Nor is one built inside such a site: its files would join the deployed tree, shipped with it.
 
 /** Whether a base URL is one a local preview gives its site (this machine's), not a deployment's. */
 function isLocal(baseUrl: string): boolean {
@@ -38,4 +42,24 @@ export function previewRefusal(preview: Preview, settings: SiteSettings | undefi
       `or pass ${optionNamed('baseUrl')} ${settings.baseUrl} to rebuild it for that URL (nothing was written)`,
     2,
   );
+}
+
+/**
+ * Why a preview must not build its site in `preview.dir` (exit 2, nothing written) when that
+ * directory lies inside a site built for deployment: its pages, linking to this machine, would be
+ * added to that site's tree (kept by its next build, uploaded with it). Or undefined.
+ */
+export async function insideDeployment(preview: Preview): Promise<CitiesApiError | undefined> {
+  const { dir, data } = preview;
+  const site = await resolveSiteDir(dir).catch(() => resolve(dir));
+  for (let above = dirname(site); ; above = dirname(above)) {
+    const settings = (await readManifestHead(above).catch(() => null))?.settings;
+    if (settings && !isLocal(settings.baseUrl))
+      return new CitiesApiError(
+        `${dir} is inside ${above}, a site built for ${settings.baseUrl}: a preview there would add its pages, ` +
+          `linking to this machine, to that site. Preview ${data} into a directory outside it (${optionNamed('site')}) (nothing was written)`,
+        2,
+      );
+    if (dirname(above) === above) return undefined;
+  }
 }

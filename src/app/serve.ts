@@ -11,7 +11,7 @@ import type { RunningServer } from './front.js';
 import { ServerPool } from './server-pool.js';
 import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
-import { previewUrl } from './preview-guard.js';
+import { insideDeployment, previewUrl } from './preview-guard.js';
 import { markPreview } from './preview-marker.js';
 import { inLibraryWords, type Reader, serveOptionsOf } from './library-options.js';
 import { behindWarning, buildCurrent } from './behind-site.js';
@@ -85,7 +85,12 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
   let unmark: (() => Promise<void>) | undefined;
   try {
     // A preview (links on its own URL) refuses a directory another preview is serving.
-    if (options.data && !options.baseUrl) unmark = await markPreview(options.dir, previewUrl(servers.url), lockWait);
+    if (options.data && !options.baseUrl) {
+      // Checked before the marker is written: inside a deployed site, it would be written in that site.
+      const inside = await insideDeployment({ dir: options.dir, data: options.data, url: servers.url });
+      if (inside) throw inside;
+      unmark = await markPreview(options.dir, previewUrl(servers.url), lockWait);
+    }
     // Before the first build: cities a killed server logged are folded into the dataset first.
     if (options.writable) {
       const answer = (cities: Parameters<SiteServers['addCities']>[0]) => servers.addCities(cities);

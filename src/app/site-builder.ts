@@ -1,6 +1,6 @@
 import { runBuild, type BuildOptions, type BuildResult, type SiteBuildOptions } from './build.js';
 import type { SwapCheck } from './build-options.js';
-import { previewRefusal, previewUrl } from './preview-guard.js';
+import { insideDeployment, previewRefusal, previewUrl } from './preview-guard.js';
 import type { Collation } from '../core/collation.js';
 import { datasetDigest } from '../dataset/read-dataset.js';
 import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
@@ -98,7 +98,7 @@ export class SiteBuilder {
         const settings = served ?? (await readManifestHead(options.dir).catch(() => null))?.settings;
         const serverUrl = previewUrl(options.serverUrl);
         const preview = options.baseUrl ? undefined : { dir: options.dir, data, url: serverUrl };
-        const refusal = preview && previewRefusal(preview, settings);
+        const refusal = preview && (previewRefusal(preview, settings) ?? (await insideDeployment(preview)));
         if (refusal) throw refusal;
         const digest = await datasetDigest(data);
         const result = await runBuild({
