@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
 import { serve } from '../src/app/serve.js';
 import { CitiesApiError } from '../src/core/errors.js';
+import { lockSite } from '../src/fs/lock.js';
 import { readManifestHead } from '../src/store/manifest-file.js';
 import { killStragglers, manyCities, spawnCli, writeDataset } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
@@ -258,6 +259,32 @@ async function inThread(site: string): Promise<{ url: string; stop: () => Promis
     },
   };
 }
+
+describe('Ctrl-C while another build of the site holds its lock', () => {
+  type Start = (site: string, signal: AbortSignal) => Promise<unknown>;
+  it.each<[string, Start]>([
+    [
+      'serve --data, before its first build',
+      (site, signal) => serve({ dir: site, data: SAMPLE, port: 0, lockWait: 20_000, ...small, firstBuild: { signal } }),
+    ],
+    ['build', (site, signal) => build({ data: SAMPLE, out: site, lockWait: 20_000, signal, ...small })],
+  ])('%s: the wait ends at once, saying the site was left as it was', async (what, start) => {
+    const site = join(dir, `waiting-${what.length}`);
+    // Another build: a holder of the lock in this thread.
+    const release = await lockSite(site);
+    try {
+      const controller = new AbortController();
+      const started = performance.now();
+      setTimeout(() => controller.abort(), 300);
+      const error = await start(site, controller.signal).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CitiesApiError);
+      expect((error as Error).message).toBe(`interrupted: the site ${site} was left as it was (nothing was written)`);
+      expect(performance.now() - started).toBeLessThan(10_000);
+    } finally {
+      await release();
+    }
+  });
+});
 
 describe('while the first build runs', () => {
   it('a build longer than the hold (200 ms here): every request is answered 503 with Retry-After, then the site once built', async () => {

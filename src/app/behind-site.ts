@@ -16,7 +16,13 @@ interface Around {
   readonly lockWait: number;
   readonly log: (line: string) => void;
   readonly dataName?: string | undefined;
+  /** Ctrl-C: ends the wait for another build's lock (serve's first build, build). */
+  readonly signal?: AbortSignal | undefined;
 }
+
+/** What a build stopped while it waited for another's lock says (exit 130 from the CLI). */
+export const interruptedWaiting = (dir: string) =>
+  new CitiesApiError(`interrupted: the site ${dir} was left as it was (nothing was written)`);
 
 /**
  * A site a writable server left marked behind its dataset (BEHIND_PATH: killed, or stopped, before
@@ -47,7 +53,7 @@ export async function buildCurrent<T extends { readonly sinceRead?: SwapOutcome 
   let read: DatasetRead | null;
   let markedBefore: boolean;
   for (let tries = 1; ; tries++) {
-    const release = await lockSiteFirst(dir, lockWait);
+    const release = await lockSiteFirst(dir, lockWait, options.signal);
     try {
       // Writers of the site that died: what they logged is folded in now, and read; their records go.
       const forget = await deadWriters(dir);
@@ -127,10 +133,11 @@ const changed = (name: string) =>
  * them) before the dataset is read; null where it cannot be taken but for another build holding it
  * (no parent directory yet, a path the build says it cannot use): the build then takes it itself.
  */
-async function lockSiteFirst(dir: string, wait: number): Promise<Release | null> {
+async function lockSiteFirst(dir: string, wait: number, signal?: AbortSignal): Promise<Release | null> {
   const site = await resolveSiteDir(dir).catch(() => null);
   if (site === null || !(await exists(dirname(site)))) return null;
-  return whileBusy(() => lockSite(site), wait, siteSiblings(site).lock, 5).catch((error: unknown) => {
+  return whileBusy(() => lockSite(site), wait, siteSiblings(site).lock, 5, signal).catch((error: unknown) => {
+    if (signal?.aborted) throw interruptedWaiting(dir);
     if (error instanceof LockBusyError) throw error;
     return null;
   });

@@ -23,7 +23,7 @@ import {
 import { planBuild, type PendingWrite } from './build-plan.js';
 import { buildInThread } from './build-thread.js';
 import { previewRefusal } from './preview-guard.js';
-import { buildCurrent, swapIfAsRead } from './behind-site.js';
+import { buildCurrent, interruptedWaiting, swapIfAsRead } from './behind-site.js';
 import { siteEntries } from './site-entries.js';
 import { buildOptionsOf, inLibraryWords, type Reader } from './library-options.js';
 
@@ -55,13 +55,24 @@ async function buildChecked(asked: BuildOptions, reader: Reader): Promise<BuildR
   const { log = () => {}, ...rest } = given;
   const options: SiteBuildOptions = { ...rest, out: given.out ?? DEFAULT_OUT };
   // The dataset is the file plus the cities a writable server logged beside it (behind-site.ts).
-  const around = { lockWait: options.lockWait ?? DEFAULT_LOCK_WAIT, log, dataName: options.dataName };
+  const around = {
+    lockWait: options.lockWait ?? DEFAULT_LOCK_WAIT,
+    log,
+    dataName: options.dataName,
+    signal: options.signal,
+  };
   // Another build of the site (another process's, or this one's) is waited for as long as the dataset's lock.
   const { lock } = siteSiblings(await resolveSiteDir(options.out).catch(() => options.out));
   return buildCurrent(options.data, options.out, around, (swapCheck, siteLocked) =>
     siteLocked
       ? runBuild({ ...options, swapCheck, siteLocked })
-      : whileBusy(() => runBuild({ ...options, swapCheck }), around.lockWait, lock),
+      : whileBusy(() => runBuild({ ...options, swapCheck }), around.lockWait, lock, undefined, options.signal).catch(
+          (error: unknown) => {
+            // Ctrl-C while another build was waited for: nothing was written.
+            if (!options.signal?.aborted || error instanceof CitiesApiError) throw error;
+            throw interruptedWaiting(options.out);
+          },
+        ),
   );
 }
 

@@ -101,7 +101,7 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
         builder.first(options.data!, firstBuild, swapCheck, siteLocked);
       // As build does (behind-site.ts): the log a writable server left folded in first (a writable
       // server's own writer did at open), the swap checked, the site's marker kept or removed.
-      const around = { lockWait, log, dataName: options.dataName };
+      const around = { lockWait, log, dataName: options.dataName, signal: firstBuild?.signal };
       await buildCurrent(options.data, options.dir, around, first);
     }
     // Builds replace what the servers answer from; none is asked for before they open (no POST, no watch yet).

@@ -1,7 +1,9 @@
 import { runBuild, type BuildOptions, type BuildResult, type SiteBuildOptions } from './build.js';
 import type { SwapCheck } from './build-options.js';
+import { interruptedWaiting } from './behind-site.js';
 import { insideDeployment, previewRefusal, previewUrl } from './preview-guard.js';
 import type { Collation } from '../core/collation.js';
+import { CitiesApiError } from '../core/errors.js';
 import { datasetDigest } from '../dataset/read-dataset.js';
 import { DEFAULT_PAGE_SIZES, type SiteSettings } from '../site/spec.js';
 import { readManifestHead } from '../store/manifest-file.js';
@@ -122,6 +124,12 @@ export class SiteBuilder {
       },
       options.lockWait,
       progress?.siteLocked ? undefined : siteSiblings(options.dir).lock,
-    );
+      undefined,
+      progress?.signal,
+    ).catch((error: unknown) => {
+      // Ctrl-C while another process's build was waited for: nothing was written.
+      if (!progress?.signal?.aborted || error instanceof CitiesApiError) throw error;
+      throw interruptedWaiting(options.dir);
+    });
   }
 }

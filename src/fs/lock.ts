@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { basename, dirname, join } from 'node:path';
 import { optionNamed, wordingOf } from '../core/errors.js';
 import { fileSystemError, isErrno, type PathRole, withPath } from './fs-error.js';
@@ -116,12 +117,20 @@ export function lockDataset(file: string): Promise<Release> {
  * `wait` ms; then its LockBusyError is thrown. With `lock`, each attempt first waits (cheaply,
  * reading the lock file) for that lock to be free, so a costly task is not run in vain. A lock
  * the task already waited for and gave up on (another whileBusy inside it) is not waited for again.
- * Looks again after 5 ms, then twice as long each time up to `maxDelay` ms.
+ * Looks again after 5 ms, then twice as long each time up to `maxDelay` ms; `signal` ends the wait.
  */
-export async function whileBusy<T>(task: () => Promise<T>, wait: number, lock?: string, maxDelay = 100): Promise<T> {
+export async function whileBusy<T>(
+  task: () => Promise<T>,
+  wait: number,
+  lock?: string,
+  maxDelay = 100,
+  signal?: AbortSignal,
+): Promise<T> {
   const deadline = performance.now() + wait;
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  // Aborted (Ctrl-C), the wait ends at once with the signal's reason: the caller says it.
+  const pause = (ms: number) => sleep(ms, undefined, { signal });
   for (let delay = Math.min(5, maxDelay); ; delay = Math.min(delay * 2, maxDelay)) {
+    signal?.throwIfAborted();
     if (lock && performance.now() + delay < deadline && (await isHeld(lock))) {
       await pause(delay);
       continue;
