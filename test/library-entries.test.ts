@@ -363,6 +363,25 @@ describe('an export called rightly: answered as before the checks', () => {
       () => api.staticPathFor(api.parseQuery('page=2'), spec),
       'cities/default/default/2.json',
     ],
+    [
+      "parseQuery() as Array#map's callback (given an index and the array after the query)",
+      () => ['page=2', 'ordering=name_en&page=3'].map(api.parseQuery),
+      [
+        [['page', '2']],
+        [
+          ['ordering', 'name_en'],
+          ['page', '3'],
+        ],
+      ],
+    ],
+    [
+      'parseQuery() given numbers after the query: the whole query read all the same',
+      () => loose(api.parseQuery)('page=2&page_size=5', 7, 3),
+      [
+        ['page', '2'],
+        ['page_size', '5'],
+      ],
+    ],
     ['specOf() of a manifest', () => api.specOf(manifest).count, spec.count],
     [
       'listingUrl() of a query',

@@ -124,7 +124,9 @@ export const paginate = entry('paginate', { count: is.cityCount, pageSize, pageP
 export const pageSizeFrom = entry('pageSizeFrom', { param, defaultSize: is.optional(positive) }, sizeOf);
 export const parseOrdering = entry('parseOrdering', { param }, orderingOf);
 export const orderingKey = entry('orderingKey', { ordering }, keyOf);
-export const parseQuery = entry('parseQuery', { qs: query }, pairsOf);
+// The query only: pairsOf's other parameters read a part of a request target (serve's), and a
+// caller's extra arguments (Array#map's index and array) made it read none of the query.
+export const parseQuery = entry('parseQuery', { qs: query }, (qs: string) => pairsOf(qs));
 export const staticPathFor = entry('staticPathFor', { pairs, layout }, pathOf);
 export const specOf = entry('specOf', { manifest: is.manifest }, specOfManifest);
 export const siteSpec = entry('siteSpec', { settings: is.settings, count: is.cityCount }, specOfSettings);
