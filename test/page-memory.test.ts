@@ -17,6 +17,8 @@ import { makeCity } from './helpers.js';
 
 const text = new TextEncoder();
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+/** A thread's scratch: 16 WebAssembly pages of 64 KiB (page-memory.ts). */
+const SCRATCH_BYTES = 16 * 64 * 1024;
 const HEAD = '{"count":30,"next":"http://x/cities/?page=3","previous":"http://x/cities/?q=名","results":[';
 
 /** `count` cities as a site's dataset file, read into a new memory: the table, and the same storage without the memory. */
@@ -96,6 +98,29 @@ describe('pages the memory cannot hold, copied by JavaScript', () => {
     const made = page(storage, positions);
     expect(made.inScratch).toBe(false);
     expect(made.text).toBe(page(withoutMemory(storage), positions).text);
+  });
+
+  it.each([
+    ['exactly the size of the scratch: assembled there', 0, true],
+    ['one byte larger than the scratch: copied', 1, false],
+  ])('a page of %s (its head of 3-byte characters: as large as counted)', (_, over, inScratch) => {
+    const { table, copied } = fileTable(400, 200);
+    const { spans } = table.storage();
+    // The first n cities (one run in the file) and a head that make the page 1 MiB (+ `over`) bytes.
+    const length = (p: number) => spans[p * 3 + 2]! - spans[p * 3 + 1]!;
+    let n = 0;
+    let cities = 0;
+    while (cities + length(n) + n < SCRATCH_BYTES - 30_000) cities += length(n++);
+    const headBytes = () => SCRATCH_BYTES + over - cities - (n - 1) - 2;
+    while (headBytes() % 3) cities += length(n++);
+    const head = '名'.repeat(headBytes() / 3);
+    const positions = Uint32Array.from({ length: n }, (_, i) => i);
+    const bytes = assembleStored(head, positions, table.storage());
+    expect(bytes.length).toBe(SCRATCH_BYTES + over);
+    expect(decode(bytes)).toBe(decode(assembleStored(head, positions, copied)));
+    const scratch = table.storage().memory!.scratch!;
+    expect(scratch.length).toBe(SCRATCH_BYTES);
+    expect(Buffer.from(scratch).equals(Buffer.from(bytes))).toBe(inScratch);
   });
 
   it("a memory with no room for this thread's scratch: no PageMemory (the table copies by JavaScript)", () => {

@@ -75,7 +75,8 @@ function sendComputed({ res, req, decision, site, gate, etag, compact, cache, ke
   // Compact JSON is the page function's bytes as they are, with jsonHeaders() (what answerListingRoute
   // gives it) made straight as the header list, no header object between.
   // Sent at once, and read no more: the page may be lent from the memory it is assembled in (page-memory.ts).
-  const { status, body } = answerListing(site.index, decision.pairs, site.spec.baseUrl, true);
+  // Not to a response queued behind another on its connection (no send gate): node never closes one whose connection closed first.
+  const { status, body } = answerListing(site.index, decision.pairs, site.spec.baseUrl, res.socket !== null);
   const tag = status === 200 ? etag : undefined;
   const whole = Array.isArray(body) && body.length === 1 ? (body[0] as Uint8Array) : undefined;
   if (!whole) return send(res, status, jsonHeaders(tag), body, gate);
