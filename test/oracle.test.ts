@@ -8,7 +8,8 @@ import { compareAnswers, ourAnswer, ourSite } from './oracle-compare.js';
 import { datasetFile, oracleDataset } from './oracle-datasets.js';
 import { oracleRequest } from './oracle-requests.js';
 import { Rng } from './oracle-rng.js';
-import { tempDir } from './helpers.js';
+import { makeCity, tempDir } from './helpers.js';
+import { MAX_TARGET_BYTES } from '../src/http/limits.js';
 
 // The real reference as a test oracle: seeded hostile datasets and queries, answered by the real
 // DRF (test/drf-reference, through Django's test client) and by route() in-process; every answer
@@ -162,6 +163,75 @@ describe.skipIf(missing !== null)('differences the oracle found, replayed agains
   });
 
   it.each(FOUND.map(([name, req], i) => [name, req, i] as const))('%s', (_, req, i) => {
+    expect(compareAnswers(req, ourAnswer(req, ours), theirs[i]!)).toEqual({ equal: true });
+  });
+});
+
+/** 1001 cities: pages of one city number 1 to 1001 (digit counts 1 to 4). */
+const MANY = Array.from({ length: 1001 }, (_, i) => makeCity(i + 1, { name: `C${String(i).padStart(4, '0')}` }));
+const MANY_BASE = 'https://x.example:8443/a/b';
+const M = '/a/b/cities/';
+/** `start` and as many `fill`s (then `y`s) after it as make a target of exactly MAX_TARGET_BYTES, the longest answered. */
+const atLimit = (start: string, fill: string) => {
+  const room = MAX_TARGET_BYTES - start.length;
+  return `${start}${fill.repeat(Math.floor(room / fill.length))}${'y'.repeat(room % fill.length)}`;
+};
+const boundaryPages = [1, 2, 3, 9, 10, 11, 99, 100, 101, 999, 1000, 1001].map((page) => `page=${page}`);
+
+/**
+ * Targets crafted against the query parsed in place in the request target (a4c053d: percent-escapes
+ * cut at the end, a character's UTF-8 split between escapes, a target at its length limit) and the
+ * links written around the page number (9780683: page numbers at digit-count boundaries, the last
+ * page, parameters sorted before and after it, a base URL with a port and a path), replayed against the real DRF.
+ */
+const CRAFTED: readonly [string, ReferenceRequest][] = [
+  ...boundaryPages.map((page): [string, ReferenceRequest] => [
+    `links of ${page} of pages of one city`,
+    { method: 'GET', target: `${M}?page_size=1&${page}` },
+  ]),
+  ['links of the last page, asked as last', { method: 'GET', target: `${M}?page_size=1&page=last` }],
+  [
+    'links around page 100 with fields sorted before and after it',
+    { method: 'GET', target: `${M}?z=1&page=100&a=2&page_size=1&page_size=1` },
+  ],
+  [
+    'links of page 10 with a field named like a prefix of page',
+    { method: 'GET', target: `${M}?pag=1&pagee=2&page=10&page_size=1` },
+  ],
+  ['a page number escaped (%31%30: page 10)', { method: 'GET', target: `${M}?page=%31%30&page_size=1` }],
+  ['a % at the very end of the query', { method: 'GET', target: `${M}?page_size=1&page=9%` }],
+  ['a % and one hex digit at the very end', { method: 'GET', target: `${M}?page_size=1&page=9&x=%4` }],
+  ['a % and one hex digit ending a field before page', { method: 'GET', target: `${M}?a=%4&page=9&page_size=1` }],
+  ['%% then an escape', { method: 'GET', target: `${M}?a=%%41&page=99&page_size=1` }],
+  ['a UTF-8 character split between two fields', { method: 'GET', target: `${M}?a=%E5%90&b=%8D&page=2&page_size=1` }],
+  ['a UTF-8 character cut by the end of the query', { method: 'GET', target: `${M}?page_size=1&page=2&a=%E5%90` }],
+  ['a UTF-8 character split by + and &', { method: 'GET', target: `${M}?a=%E5+%90&%8D=1&page=10&page_size=1` }],
+  ['an escape cut by the fragment', { method: 'GET', target: `${M}?page_size=1&page=1%30#0` }],
+  [
+    'a target of exactly the length limit, ending in %',
+    { method: 'GET', target: `${atLimit(`${M}?page_size=1&page=10&x=`, 'y').slice(0, -1)}%` },
+  ],
+  [
+    'a target of exactly the length limit, a long value sorted before page',
+    { method: 'GET', target: atLimit(`${M}?page=100&page_size=1&a=`, '%41') },
+  ],
+];
+
+describe.skipIf(missing !== null)('crafted targets and page links, against the real DRF', () => {
+  let ours: ReturnType<typeof ourSite>;
+  let theirs: RecordedAnswer[];
+  beforeAll(async () => {
+    ours = ourSite(CityTable.fromCities(MANY), { baseUrl: MANY_BASE, pageSizes: [], orderings: ['default'] });
+    const coordinates = MANY.map((c) => [String(c.longitude), String(c.latitude)] as const);
+    theirs = await drf.answer(
+      MANY,
+      coordinates,
+      MANY_BASE,
+      CRAFTED.map(([, req]) => req),
+    );
+  }, 120_000);
+
+  it.each(CRAFTED.map(([name, req], i) => [name, req, i] as const))('%s', (_, req, i) => {
     expect(compareAnswers(req, ourAnswer(req, ours), theirs[i]!)).toEqual({ equal: true });
   });
 });
