@@ -1,0 +1,115 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { answerListing, bodyBytes } from '../src/core/page.js';
+import { parseQuery } from '../src/core/query-string.js';
+import { loadSite, type LoadedSite } from '../src/http/site-state.js';
+import { makeCity, tempDir } from './helpers.js';
+import { pipelined, type PipelinedRequest } from './pipelined-client.js';
+import { createAt, rawRequest, SMALL_SITE, startCli, writableCli } from './serve-helpers.js';
+
+// A real serve process replaces the site it answers from (a POST to --writable, a --watch rebuild),
+// and with it the WebAssembly memory its pages are assembled in, while slow clients still hold pages
+// lent from the old memory's scratches: each client gets its pages as the old site made them, and
+// the pages of the new site are right. Clients are raw sockets that pipeline large pages and read late.
+
+const TOKEN = 'lent-token-0123456789';
+let dir: string;
+let cleanup: () => Promise<void>;
+let data: string;
+let site: string;
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+  data = join(dir, 'cities.json');
+  site = join(dir, 'site');
+  // Long names: a page of 400 cities is about 800 KB, more than a loopback socket takes at once.
+  const cities = Array.from({ length: 900 }, (_, i) => makeCity(i + 1, { name: `City ${i} ${'x'.repeat(90)}` }));
+  await writeFile(data, JSON.stringify(cities));
+});
+afterEach(async () => cleanup());
+
+/** The page `site` computes for `query` (copied: nothing lent). */
+const pageOf = (loaded: LoadedSite, query: string) =>
+  Buffer.from(bodyBytes(answerListing(loaded.context.index, parseQuery(query), loaded.context.spec.baseUrl).body));
+
+const larges = (tag: string) =>
+  Array.from(
+    { length: 4 },
+    (_, i): PipelinedRequest => ({ target: `/cities/?page_size=400&page=${(i % 2) + 1}&n=${tag}${i}` }),
+  );
+const query = (request: PipelinedRequest) => request.target.slice('/cities/?'.length);
+
+/** The site's dataset count as its manifest says (the build that holds a change has been swapped in). */
+const builtCount = async () =>
+  (JSON.parse(await readFile(join(site, '_cities-api', 'manifest.json'), 'utf8')) as { dataset: { count: number } })
+    .dataset.count;
+const until = async (done: () => Promise<boolean>, ms = 60_000) => {
+  for (const end = Date.now() + ms; !(await done().catch(() => false)) && Date.now() < end; )
+    await new Promise((r) => setTimeout(r, 50));
+};
+
+describe.each([
+  [
+    'a POST to serve --writable (the city folded in by a catch-up build)',
+    () => writableCli(site, data, TOKEN),
+    async (url: string) => expect((await createAt(url, TOKEN, 'Added')).status).toBe(201),
+  ],
+  [
+    'a --watch rebuild (the dataset file saved with one city renamed)',
+    () => startCli([site, '--data', data, '--port', '0', '--watch', ...SMALL_SITE]),
+    async () => {
+      const cities = JSON.parse(await readFile(data, 'utf8')) as ReturnType<typeof makeCity>[];
+      cities.push(makeCity(5000, { name: 'Added' }));
+      await writeFile(data, JSON.stringify(cities));
+    },
+  ],
+])('slow clients across a site reload by %s', (_, start, change) => {
+  it('each client gets the pages of the site it asked, the new site its own', async () => {
+    const served = await start();
+    try {
+      // It listens before its first build is served (503 meanwhile).
+      await until(async () => (await rawRequest(`${served.url}/cities/?page_size=1`)).status === 200);
+      const before = await loadSite(site);
+      // Clients reading nothing: a page of each is held by node (lent from the old memory).
+      const old = Array.from({ length: 3 }, (_, c) => larges(`old${c}-`));
+      const oldClients = old.map((requests) => pipelined(Number(new URL(served.url).port), requests));
+      expect((await rawRequest(`${served.url}/cities/?page_size=7&page=2&probe=1`)).status).toBe(200);
+      await change(served.url);
+      await until(async () => (await builtCount()) === 901);
+      // The reload follows the swap: the new site answers its count once it is loaded or overlaid.
+      await until(
+        async () => JSON.parse((await rawRequest(`${served.url}/cities/?page_size=1`)).body.toString()).count === 901,
+      );
+      const after = await loadSite(site);
+      const fresh = Array.from({ length: 3 }, (_, c) => larges(`new${c}-`));
+      const freshClients = fresh.map((requests) => pipelined(Number(new URL(served.url).port), requests));
+      for (const q of ['page_size=400&page=3&o=1', 'page_size=7&page=129&o=2', 'page_size=450&page=2&o=3']) {
+        const body = (await rawRequest(`${served.url}/cities/?${q}`)).body;
+        expect(body.equals(pageOf(after, q)), q).toBe(true);
+      }
+      // Behind the send gate, a client's next page is computed once it took the last: an old client's
+      // first pages are the old site's, the rest (computed after the reload) the new one's.
+      const sites = (requests: PipelinedRequest[], answers: { body: Buffer }[]) =>
+        answers.map(({ body }, i) =>
+          body.equals(pageOf(before, query(requests[i]!)))
+            ? 'old'
+            : body.equals(pageOf(after, query(requests[i]!)))
+              ? 'new'
+              : 'neither: a wrong byte',
+        );
+      for (const [c, client] of oldClients.entries()) {
+        const got = sites(old[c]!, await client.read());
+        expect(got).toHaveLength(4);
+        // Old pages, then new ones (how many of each: when node could write them, not known here).
+        const firstNew = got.indexOf('new') < 0 ? got.length : got.indexOf('new');
+        expect(got).toEqual(got.map((_, i) => (i < firstNew ? 'old' : 'new')));
+      }
+      for (const [c, client] of freshClients.entries())
+        expect(sites(fresh[c]!, await client.read())).toEqual(['new', 'new', 'new', 'new']);
+      before.release();
+      after.release();
+    } finally {
+      await served.stop();
+    }
+  });
+});
