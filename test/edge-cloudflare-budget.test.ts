@@ -19,12 +19,15 @@ import { requireTool } from './tool-check.js';
 // docs/cloudflare.md's commands at real size, as a user runs them: `cities-api build --for
 // cloudflare`, `cities-api edge cloudflare`, then `npx wrangler dev` in the project (a process,
 // its output read). About 21,000 cities (the kit's 1,234 real multilingual cities 17 times, every
-// name of each copy its own, so that every field has its layout): the site fits the Workers Free
-// plan's assets (at most 20,000 files, none over 25 MiB), wrangler starts without flooding
-// warnings, and its answers, covered or computed, are serve's bytes.
+// name of each copy its own, so that every field has its layout, but name_it, which takes one of
+// TIED values: tie groups of thousands, which a build for Cloudflare writes in fine blocks of
+// compact cities, edge-cuts.ts and compact-cities.ts): the site fits the Workers Free plan's
+// assets (at most 20,000 files, none over 25 MiB), wrangler starts without flooding warnings, and
+// its answers, covered or computed, are serve's bytes.
 
 const available = requireTool('wrangler (workerd)', WRANGLER_BIN, 'npm ci (wrangler is a dev dependency)');
 const COPIES = 17;
+const TIED = 5;
 /** How long one answer of wrangler dev is waited for before it is asked once more (the slowest seen alone: 2.1 s, the pages of every city). */
 const REQUEST_MS = 120_000;
 const BASE_URL = 'https://api.example.org';
@@ -35,7 +38,7 @@ let count: number;
 let serve: (query: string) => { status: number; body: string };
 beforeAll(async () => {
   ({ dir: root, cleanup } = await tempDir('cities-cf-budget-'));
-  const cities = await kitCopies(COPIES);
+  const cities = (await kitCopies(COPIES)).map((c, i) => ({ ...c, name_it: `Gruppo ${i % TIED}` }));
   count = cities.length;
   await writeFile(join(root, 'cities.json'), JSON.stringify(cities));
   const table = CityTable.fromCities(cities);
@@ -93,7 +96,16 @@ describe.skipIf(!available)(`${COPIES * 1234} cities: build --for cloudflare, ed
           f.path as never,
         ),
       ),
-    }).toEqual({ host: 'cloudflare', firstPagesSet: true, files: true, overSize: [], compressed: 0, otherHosts: [] });
+      fineBlocks: (settings.fineBlockBytes ?? 0) > 0,
+    }).toEqual({
+      host: 'cloudflare',
+      firstPagesSet: true,
+      files: true,
+      overSize: [],
+      compressed: 0,
+      otherHosts: [],
+      fineBlocks: true,
+    });
   });
 
   it("wrangler dev starts on the generated project, prints no warning, and answers serve's bytes, covered or computed", async () => {
@@ -108,6 +120,10 @@ describe.skipIf(!available)(`${COPIES * 1234} cities: build --for cloudflare, ed
       'ordering=-name_fr&page_size=20&page=last',
       'ordering=name_uk&page_size=7&page=2000',
       'ordering=name_en,-name_ar&page=3',
+      // Thin pages of the tie groups: their cities read from fine blocks, expanded from compact.
+      'ordering=name_it,name_en&page_size=100&page=7',
+      'ordering=-name_it,name_ar,-top&page=50',
+      'ordering=name_it&page_size=100&page=30',
       `page_size=${count}`,
       `ordering=-name_de&page_size=${count + 1}`,
       'page=99999',
