@@ -105,14 +105,21 @@ export function mainThreadCpu() {
  * shows here as waiting: a machine with more runnable threads than CPUs.
  */
 export function schedOf(pid) {
-  const read = (path) => {
-    try {
-      return readFileSync(path, 'latin1');
-    } catch {
-      return null;
-    }
-  };
+  if (readText(`/proc/${pid}/task/${pid}/schedstat`) === null) return null;
   const figures = { ran: 0, waited: 0, mainRan: 0, mainWaited: 0 };
+  for (const { process, tid } of treeThreads(pid)) {
+    const [ran, waited] = (readText(`/proc/${process}/task/${tid}/schedstat`) ?? '0 0').split(' ').map(Number);
+    figures.ran += ran / 1e6;
+    figures.waited += waited / 1e6;
+    if (tid === String(process))
+      [figures.mainRan, figures.mainWaited] = [figures.mainRan + ran / 1e6, figures.mainWaited + waited / 1e6];
+  }
+  return figures;
+}
+
+/** Every thread of a process and its descendants (Linux /proc): `{ process, tid }`, each process's main thread among them. */
+export function treeThreads(pid) {
+  const threads = [];
   const visit = (p) => {
     let tasks;
     try {
@@ -121,17 +128,20 @@ export function schedOf(pid) {
       return;
     }
     for (const tid of tasks) {
-      const [ran, waited] = (read(`/proc/${p}/task/${tid}/schedstat`) ?? '0 0').split(' ').map(Number);
-      figures.ran += ran / 1e6;
-      figures.waited += waited / 1e6;
-      if (tid === String(p))
-        [figures.mainRan, figures.mainWaited] = [figures.mainRan + ran / 1e6, figures.mainWaited + waited / 1e6];
-      for (const child of (read(`/proc/${p}/task/${tid}/children`) ?? '').split(' ').filter(Boolean)) visit(child);
+      threads.push({ process: String(p), tid });
+      for (const child of (readText(`/proc/${p}/task/${tid}/children`) ?? '').split(' ').filter(Boolean)) visit(child);
     }
   };
-  if (read(`/proc/${pid}/task/${pid}/schedstat`) === null) return null;
   visit(pid);
-  return figures;
+  return threads;
+}
+
+function readText(path) {
+  try {
+    return readFileSync(path, 'latin1');
+  } catch {
+    return null;
+  }
 }
 
 /** Megabytes written by any process that the kernel has not yet put on disk (Linux's Dirty + Writeback), or null. */

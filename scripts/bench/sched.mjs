@@ -4,8 +4,8 @@
 // preempted), and what the CPUs ran meanwhile, by kind of thread. A latency that the thread's own
 // work cannot explain is one of these waits.
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { which } from './load.mjs';
+import { treeThreads } from './machine.mjs';
 
 const KERNEL = /^(kworker|ksoftirqd|kdamond|kswapd|migration|rcu|jbd2|irq\/|writeback|khugepaged|kcompactd)/;
 
@@ -33,26 +33,9 @@ export function recordSched(file, seconds) {
 
 /** The thread ids of a process tree: `answering` (each process's main thread) and `all`. */
 export function threadsOf(pid) {
-  const answering = new Set();
-  const all = new Set();
-  const visit = (p) => {
-    let tasks;
-    try {
-      tasks = readdirSync(`/proc/${p}/task`);
-    } catch {
-      return;
-    }
-    for (const tid of tasks) {
-      all.add(tid);
-      let children = '';
-      try {
-        children = readFileSync(`/proc/${p}/task/${tid}/children`, 'latin1');
-      } catch {}
-      for (const child of children.split(' ').filter(Boolean)) visit(child);
-    }
-    answering.add(String(p));
-  };
-  visit(pid);
+  const threads = treeThreads(pid);
+  const all = new Set(threads.map((t) => t.tid));
+  const answering = new Set(threads.filter((t) => t.tid === t.process).map((t) => t.tid));
   // With worker processes, the primary only hands out connections: its workers answer.
   if (answering.size > 1) answering.delete(String(pid));
   return { answering, all };
