@@ -1,15 +1,13 @@
 import type { Collation } from '../core/collation.js';
 import type { Silent } from '../proc/channel.js';
 import { startThread } from '../proc/workers.js';
-import type { WasmMemory } from './page-memory.js';
 import type { SiteData } from './site-data.js';
 
 /** The site-data thread's one call: read the site under `root` and rank it. */
 export interface SiteDataProtocol {
   readonly parent: Silent;
   readonly worker: {
-    /** `inMemory`: the dataset read into a WebAssembly memory (page-memory.ts), else a SharedArrayBuffer. */
-    readonly calls: { read(site: { root: string; collation: Collation; inMemory: boolean }): SiteData };
+    readonly calls: { read(site: { root: string; collation: Collation }): SiteData };
     readonly events: Record<never, never>;
   };
 }
@@ -25,18 +23,8 @@ export async function readSiteDataInThread(root: string, collation: Collation): 
     lowest: true,
   });
   try {
-    const data = await thread.call('read', { root, collation, inMemory: !lastMemory?.deref() });
-    if (data.memory) lastMemory = new WeakRef(data.memory);
-    return data;
+    return await thread.call('read', { root, collation });
   } finally {
     await thread.stop();
   }
 }
-
-/**
- * The WebAssembly memory the last read here made: while it is alive (its site still answering,
- * or not yet collected), the next read goes to a SharedArrayBuffer. Only a full collection frees
- * such a memory, and its size does not prompt one: a memory a reload piled up, for good (a 20k
- * site reloaded 150 times: 1.5 GB of RSS).
- */
-let lastMemory: WeakRef<WasmMemory> | undefined;

@@ -41,13 +41,8 @@ export interface SiteData {
 export type SiteReads = 'async' | 'sync';
 
 /** Reads the dataset of the site whose files are under `root`, and ranks every field (from its rank files, else with `collation`). */
-export async function readSiteData(
-  root: string,
-  collation: Collation,
-  reads: SiteReads = 'async',
-  inMemory = true,
-): Promise<SiteData> {
-  const { bytes, memory } = await readShared(join(root, DATASET_PATH), reads, inMemory);
+export async function readSiteData(root: string, collation: Collation, reads: SiteReads = 'async'): Promise<SiteData> {
+  const { bytes, memory } = await readShared(join(root, DATASET_PATH), reads);
   const table = CityTable.fromDatasetFile(bytes);
   const readFileOf = (path: string) =>
     reads === 'sync' ? Promise.resolve(readFileSync(join(root, path))) : readFile(join(root, path));
@@ -88,15 +83,11 @@ export function sharedData(data: SiteData): SiteData {
  * sharedData() has nothing to copy. Copied from a Buffer, the file was held twice while the site
  * loaded: 68 MB more peak RSS at 140k cities.
  */
-async function readShared(
-  path: string,
-  reads: SiteReads,
-  inMemory: boolean,
-): Promise<{ bytes: Uint8Array; memory?: WasmMemory }> {
+async function readShared(path: string, reads: SiteReads): Promise<{ bytes: Uint8Array; memory?: WasmMemory }> {
   const file = reads === 'sync' ? openSyncFile(path) : await open(path, 'r');
   try {
     const size = (await file.stat()).size;
-    const held = (inMemory ? datasetMemory(size) : undefined) ?? { bytes: new Uint8Array(new SharedArrayBuffer(size)) };
+    const held = datasetMemory(size) ?? { bytes: new Uint8Array(new SharedArrayBuffer(size)) };
     const { bytes } = held;
     for (let at = 0; at < bytes.length; ) {
       const { bytesRead } = await file.read(bytes, at, bytes.length - at, at);
