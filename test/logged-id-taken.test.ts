@@ -136,7 +136,7 @@ describe('a row of the user given a logged id while a server runs', () => {
     ['serve --writable', []],
     ['serve --writable --watch', ['--watch']],
   ])(
-    '%s: the catch-up refuses and says why (retrying), the rebuild (--watch) is not used, the city still answered; at stop not folded in, the log kept',
+    '%s: the catch-up refuses and says why (retrying), the rebuild (--watch) is not used, the city still answered; at stop not folded in, the log kept, exit 1',
     async (name, more) => {
       const { dir, data } = await dataset(name.replaceAll(/[ -]+/g, '-'));
       const args = [join(dir, 'site'), '--data', data, '--port', '0', '--writable', ...more, ...SMALL_SITE];
@@ -166,9 +166,16 @@ describe('a row of the user given a logged id while a server runs', () => {
           mine: false,
         });
         await server.stop();
-        expect(server.output()).toMatch(
-          new RegExp(`error: logged cities not folded into .* \\(they are next time\\): .*${refusal(id).source}`),
-        );
+        // Refused as a start would be (exit 1), not a clean stop (0).
+        expect({ code: server.child.exitCode, said: server.output() }).toEqual({
+          code: 1,
+          said: expect.stringMatching(
+            new RegExp(
+              `cities-api: logged cities not folded into .* \\(they are next time\\): .*${refusal(id).source}`,
+            ),
+          ),
+        });
+        expect(server.output()).toMatch(/^stopped$/m);
         expect({ logged: await loggedNames(data), file: (await readFile(data)).equals(edited) }).toEqual({
           logged: ['Logged'],
           file: true,

@@ -212,7 +212,8 @@ describe('serve --writable: its dataset file changed by another process, the ids
     );
     await writer.idle();
     const calledHere = vi.mocked(readDataset).mock.calls.length > 0;
-    await writer.close();
+    // A file made invalid refuses close()'s fold too (it rejects): what is checked here is the POST's answer.
+    await writer.close().catch(() => undefined);
     if ('created' in seen)
       seen.last = (await readDataset(data))
         .toCities()

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { CitiesApiError, optionNamed } from '../core/errors.js';
+import { CitiesApiError, optionNamed, wordingOf } from '../core/errors.js';
 import { resolveLimits } from '../http/limits.js';
 import { DEFAULT_OUT } from '../site/spec.js';
 import { SiteBuilder } from './site-builder.js';
@@ -133,14 +133,19 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
       apiUrl,
       async close() {
         watching?.close();
-        await writable?.close();
+        // Refused (logged cities not folded in): the rest is closed all the same, then the refusal thrown.
+        const unfolded = await writable?.close().then(
+          () => null,
+          (error: unknown) => error,
+        );
         await servers.close();
         await unmark?.();
+        if (unfolded) throw inLibraryWords('serve', unfolded);
       },
     };
   } catch (error) {
     watching?.close();
-    await writable?.close().catch(() => undefined);
+    await writable?.close().catch((unfolded: unknown) => log(`error: ${wordingOf(unfolded)}`));
     await servers.close();
     await unmark?.();
     throw error;

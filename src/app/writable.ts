@@ -113,8 +113,11 @@ export async function openWritable(options: WritableOptions): Promise<{
   });
   return {
     writer,
-    // Kept where what it logged is not folded into the file (a build folds it, then forgets this record).
-    close: async () => void ((await writer.close()) && (await unrecord())),
+    // The record kept (close rejects) where what it logged is not folded into the file (a build folds it, then forgets this record).
+    close: async () => {
+      await writer.close();
+      await unrecord();
+    },
     guard: (served) => ({
       get settings() {
         return served.settings;

@@ -79,7 +79,11 @@ export function registerServeCommand(program: Command, context: CommandContext):
     serving = true;
     // A signal that came while it started, and stopped no build (it had ended), stops it at once.
     await stopped;
-    await server.close();
-    say('stopped');
+    // Stopped even when the close refuses (logged cities not folded in): that refusal is then the exit's.
+    try {
+      await server.close();
+    } finally {
+      say('stopped');
+    }
   });
 }

@@ -1,5 +1,5 @@
 import { realpath } from 'node:fs/promises';
-import { wordingOf } from '../core/errors.js';
+import { CitiesApiError, wordingOf } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
 import type { CatchingUpStore } from '../post/city-store.js';
@@ -101,14 +101,14 @@ export class LoggedCityWriter implements CatchingUpStore {
     while (this.writing || this.catchUp.current) await (this.writing ?? this.catchUp.current);
   }
 
-  /** Stops catching up; what is still logged is folded into the dataset file, not the site's: it stays unbuilt (the marker too). Whether it was folded. */
-  async close(): Promise<boolean> {
+  /** Stops catching up; what is still logged is folded into the dataset file, not the site's: it stays unbuilt (the marker too). A refused fold rejects (its exit code: the next start's). */
+  async close(): Promise<void> {
     this.catchUp.stop();
     await this.idle();
     const failed = await this.fold().catch((error: Error) => error);
-    if (failed)
-      this.options.log(`error: logged cities not folded into ${this.file} (they are next time): ${wordingOf(failed)}`);
-    return !failed;
+    const code = failed instanceof CitiesApiError ? failed.exitCode : 1;
+    const said = failed && `logged cities not folded into ${this.file} (they are next time): ${wordingOf(failed)}`;
+    if (said) throw new CitiesApiError(said, code, [], { cause: failed });
   }
 
   private async drain(): Promise<void> {
