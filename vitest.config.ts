@@ -84,6 +84,7 @@ const UNIT = [
   'site-size',
   'token-auth',
   'validate-record',
+  'written-user-text',
 ];
 
 /** Against a real engine or tool other than Node: nginx, Chromium, workerd, Deno, Netlify's, CPython and DRF, npm pack. */

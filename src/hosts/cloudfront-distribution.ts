@@ -1,5 +1,5 @@
 import { ROUTES } from '../core/route-table.js';
-import type { SiteSpec } from '../site/spec.js';
+import { normalizeBaseUrl, type SiteSpec } from '../site/spec.js';
 import type { YamlValue } from './yaml-text.js';
 
 // The distribution of the CloudFront stack (cloudfront-stack.ts) and its policies: every request
@@ -76,7 +76,7 @@ export function distributionResources(
       Type: 'AWS::CloudFront::Distribution',
       Properties: {
         DistributionConfig: {
-          Comment: `cities-api ${spec.baseUrl}${ROUTES.endpoint}`,
+          Comment: `cities-api ${normalizeBaseUrl(spec.baseUrl)}${ROUTES.endpoint}`,
           Enabled: true,
           HttpVersion: 'http2and3',
           IPV6Enabled: true,

@@ -1,7 +1,7 @@
 import { VERSION } from '../site/version.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
 import { ROUTES } from '../core/route-table.js';
-import type { SiteSpec } from '../site/spec.js';
+import { normalizeBaseUrl, type SiteSpec } from '../site/spec.js';
 import {
   cityListSchema,
   citySchema,
@@ -18,6 +18,8 @@ import { createOperation, headOperation, listOperation, optionsOperation, sizesT
 const { param, headers: REFERENCE_HEADERS } = ROUTES;
 
 export function openApiDocument(settings: SiteSpec): object {
+  // Written only as normalized: a library caller's text may hold what new URL() drops (a line end).
+  const baseUrl = normalizeBaseUrl(settings.baseUrl);
   return {
     openapi: '3.1.0',
     info: {
@@ -30,7 +32,7 @@ export function openApiDocument(settings: SiteSpec): object {
         'every other query (other page sizes, ordering lists, extra parameters) and POST are answered live by `cities-api serve`. ' +
         'Names are compared in the collation the site was built with: `locale` (an ICU collator of each language) or `codepoint` (Unicode code point order).',
     },
-    servers: [{ url: settings.baseUrl }],
+    servers: [{ url: baseUrl }],
     paths: {
       [ROUTES.endpoint]: {
         get: listOperation(settings),
@@ -42,7 +44,7 @@ export function openApiDocument(settings: SiteSpec): object {
     components: {
       schemas: {
         City: citySchema(),
-        CityList: cityListSchema(settings.baseUrl),
+        CityList: cityListSchema(baseUrl),
         NewCity: newCitySchema(),
         Error: errorSchema(),
         ValidationErrors: validationErrorsSchema(),
