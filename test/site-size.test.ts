@@ -9,6 +9,7 @@ import {
   estimateSiteSize,
   formatBytes,
   OTHER_FILES,
+  reusableShape,
   tooManyFilesAdvice,
   type Sized,
 } from '../src/site/size.js';
@@ -58,6 +59,27 @@ describe('countSiteFiles: pages (every page, last, all) × orderings × (page, .
     ],
   ])('%s', (_, s, files) => expect(countSiteFiles(s)).toBe(files));
   it('140k cities hold at most 6,324 blocks', () => expect(edge(135_233)).toBe(18 + 6_324));
+});
+
+describe('a live URL CloudFront cannot take as an origin: the site leaves out its CloudFront Function, and is counted without it', () => {
+  const site = {
+    ...shape(48, [10, 20, 50, 100], 33),
+    baseUrl: 'http://x',
+    collation: 'locale',
+    defaultPageSize: 10,
+  } as const;
+  const withLive = (liveUrl: string | null) => ({ ...site, liveUrl });
+  it.each<[string, () => number, number]>([
+    ['no live URL: with the function', () => countSiteFiles(withLive(null)), 2086 + edge(48)],
+    ['a DNS name: with the function', () => countSiteFiles(withLive('https://live.example.org')), 2086 + edge(48)],
+    ['an IPv4 address: without it', () => countSiteFiles(withLive('http://10.0.0.5:8080')), 2086 - 1 + edge(48)],
+    ['an IPv6 address: without it', () => countSiteFiles(withLive('http://[::1]:8080')), 2086 - 1 + edge(48)],
+    [
+      "an IPv4 address, the old site's reusable share: without it too",
+      () => countSiteFiles(reusableShape(withLive('http://10.0.0.5:8080'), withLive('http://10.0.0.5:8080'))!),
+      2086 - 1 + edge(48),
+    ],
+  ])('%s', (_, count, files) => expect(count()).toBe(files));
 });
 
 describe('estimateSiteSize', () => {

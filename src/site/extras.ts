@@ -62,7 +62,7 @@ function hostExtras(host: Host | undefined): Extra[] {
  */
 export function siteExtras(site: Pick<SiteSpec, 'host' | 'mount'> & Partial<Pick<SiteSpec, 'liveUrl'>>): Extra[] {
   const misread = netlifySyntaxSegment(site.mount) !== undefined;
-  // A site's size is estimated without its live URL: counted with the function, one file more at most.
+  // Sized (size.ts) carries the live URL: a site left without the function is counted without it.
   const originless = cloudFrontUnreachable(site.liveUrl) !== undefined;
   return hostExtras(site.host).filter(
     (name) => !(misread && NETLIFY.includes(name)) && !(originless && name === 'cloudfront'),

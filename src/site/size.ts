@@ -17,11 +17,12 @@ const filesPerPage = (compression: Compression) => (compression === 'none' ? 1 :
 /** Files besides the pages of a site for any host (the route table's extras: manifest, dataset, host configs, ...). */
 export const OTHER_FILES = Object.keys(ROUTES.extras).length;
 
-/** What decides a site's size. */
+/** What decides a site's size (its live URL: whether it holds the CloudFront Function, extras.ts). */
 export type Sized = Pick<
   SiteSpec,
   'count' | 'pageSizes' | 'orderings' | 'compression' | 'host' | 'mount' | 'firstPages' | 'edgeFiles'
->;
+> &
+  Partial<Pick<SiteSpec, 'liveUrl'>>;
 
 export interface SiteSize {
   readonly pages: number;
@@ -46,7 +47,7 @@ function pagesPerOrdering(site: Pick<Sized, 'count' | 'pageSizes' | 'firstPages'
 }
 
 /** Files of a site whatever it precomputes: the extras, and the edge data (as counted for a host, else at most, `cityBytes` when known). */
-const fixedFiles = (site: Pick<Sized, 'count' | 'host' | 'mount' | 'edgeFiles'>, cityBytes?: number) =>
+const fixedFiles = (site: Pick<Sized, 'count' | 'host' | 'mount' | 'edgeFiles' | 'liveUrl'>, cityBytes?: number) =>
   siteExtras(site).length + (site.edgeFiles ?? edgeFileCount(site.count, cityBytes));
 
 export function countSiteFiles(site: Sized, cityBytes?: number): number {
@@ -120,6 +121,7 @@ export function reusableShape(old: Reusable, site: Reusable): Sized | null {
     orderings,
     compression: old.compression === site.compression ? site.compression : 'none',
     mount: site.mount,
+    liveUrl: site.liveUrl,
   };
 }
 
