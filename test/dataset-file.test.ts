@@ -384,6 +384,27 @@ describe('a file kept beside the dataset that is a directory: the error names it
       (data) => `${beside(data, '.wal')} (of the dataset ${data}) ${inTheWay}`,
     ],
     [
+      'its write-ahead log, cut to nothing (no whole record: removed)',
+      '.wal',
+      (data) => CityLog.of(data).cut(0),
+      (data) => `${beside(data, '.wal')} (of the dataset ${data}) ${inTheWay}`,
+    ],
+    [
+      'its write-ahead log, every record dropped (folded in: removed)',
+      '.wal',
+      (data) => CityLog.of(data).dropFirst(0),
+      (data) => `${beside(data, '.wal')} (of the dataset ${data}) ${inTheWay}`,
+    ],
+    [
+      "Node's own ERR_FS_EISDIR (fs.rm of a directory) said as the errno it wraps",
+      '.wal',
+      async (data) => {
+        const error = await rm(beside(data, '.wal'), { force: true }).catch((e: unknown) => e);
+        throw await fileSystemError(error, { what: 'dataset' }, data);
+      },
+      (data) => `${beside(data, '.wal')} (of the dataset ${data}) ${inTheWay}`,
+    ],
+    [
       'its backup, when a staged dataset is committed',
       '-bak',
       async (data) => commitStaged(await stageAppend(data, [makeCity(2)])),

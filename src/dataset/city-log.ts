@@ -60,7 +60,7 @@ export class CityLog {
 
   /** Cuts the log back to its first `bytes` (dropping a torn write). */
   async cut(bytes: number): Promise<void> {
-    if (!bytes) return rm(this.path, { force: true });
+    if (!bytes) return this.remove();
     const handle = await open(this.path, WRITE).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return null;
       throw await this.named(error);
@@ -120,10 +120,7 @@ export class CityLog {
    */
   async dropFirst(bytes: number): Promise<void> {
     const rest = (await this.bytes()).subarray(bytes);
-    if (!rest.length) {
-      await rm(this.path, { force: true });
-      return;
-    }
+    if (!rest.length) return this.remove();
     await replaceThrough(this.drafts, this.path, async (temp) => {
       const handle = await open(temp, WRITE | constants.O_CREAT | constants.O_EXCL, 0o644);
       try {
@@ -135,6 +132,11 @@ export class CityLog {
     }).catch(async (error: unknown) => {
       throw await this.named(error);
     });
+  }
+
+  /** The log removed: a directory in its place (Node's ERR_FS_EISDIR) said as the dataset's, as any error of the log. */
+  private remove(): Promise<void> {
+    return rm(this.path, { force: true }).catch(async (error: unknown) => Promise.reject(await this.named(error)));
   }
 
   private async bytes(): Promise<Buffer> {

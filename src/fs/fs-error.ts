@@ -22,6 +22,9 @@ type Errno = NodeJS.ErrnoException & { path?: string; dest?: string };
 
 /** Whether a value is an error from the operating system (`code` and `syscall` set by Node). */
 export function isErrno(error: unknown): error is Errno {
+  // Node's own code for one it wraps (fs.rm of a directory: ERR_FS_EISDIR, its `info` EISDIR) set back to that errno.
+  const wrapped = error instanceof Error && /^ERR_FS_E/.test(String((error as Errno).code));
+  if (wrapped) (error as Errno).code = (error as { info?: Errno }).info?.code ?? (error as Errno).code;
   return (
     error instanceof Error &&
     typeof (error as Errno).code === 'string' &&
@@ -63,10 +66,7 @@ async function closedParent(path: string): Promise<string | undefined> {
   return undefined;
 }
 
-/**
- * `error` (an errno's) naming `path` when it names none: a read of a directory fails with EISDIR and
- * no path, which fileSystemError would then say of the directory the caller was working on.
- */
+/** `error` (an errno's) naming `path` when it names none (a read of a directory: EISDIR, no path, else said of the caller's directory). */
 export function withPath(error: unknown, path: string): unknown {
   if (isErrno(error) && error.path === undefined) error.path = path;
   return error;
