@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
+import { manifestHead, sameInput, settingsOf } from '../src/app/build-settings.js';
 import { manifestJson, manifestText, MANIFEST_PATH, sortedFiles, type ManifestHead } from '../src/site/manifest.js';
 import { READ_BYTES, readManifest, readManifestHead, readSiteFiles } from '../src/store/manifest-file.js';
 import { tempDir } from './helpers.js';
@@ -107,7 +108,7 @@ describe('readSiteFiles reads the files a manifest lists, in its order, compactl
   });
 });
 
-describe('the manifest records the ICU, CLDR and Unicode data the site was built with', () => {
+describe('the manifest records the ICU, CLDR and Unicode data the site was built with, and the format of its files', () => {
   let root: string;
   let done: () => Promise<void>;
   beforeAll(async () => ({ dir: root, cleanup: done } = await tempDir('cities-icu-')));
@@ -131,6 +132,11 @@ describe('the manifest records the ICU, CLDR and Unicode data the site was built
     });
   });
 
+  it("and the format of the site's files (SITE_FORMAT: 2, fine blocks of compact cities)", async () => {
+    await buildIt();
+    expect((await readManifest(site()))!.format).toBe(2);
+  });
+
   it.each([
     ['another ICU version', (m: Record<string, any>) => void (m.runtime.icu = '1.0')],
     ['another CLDR version', (m: Record<string, any>) => void (m.runtime.cldr = '1.0')],
@@ -148,4 +154,17 @@ describe('the manifest records the ICU, CLDR and Unicode data the site was built
     expect((await readManifest(site()))!.runtime!.icu).toBe(process.versions.icu);
     expect((await buildIt()).upToDate).toBe(true);
   });
+});
+
+describe('a site is built from the same input only in the same format (SITE_FORMAT): one of this version built before is rebuilt', () => {
+  const head = manifestHead(settingsOf({ data: 'cities.csv' }), { count: 48, sha256: 'a'.repeat(64) });
+  it.each<[string, (built: ManifestHead) => ManifestHead, boolean]>([
+    ['as this build would write it: the same', (built) => built, true],
+    [
+      'no format recorded (this version before fine blocks of compact cities, d4506b1): not the same',
+      ({ format: _, ...built }) => built,
+      false,
+    ],
+    ['format 1: not the same', (built) => ({ ...built, format: 1 }), false],
+  ])('%s', (_, old, same) => expect(sameInput(old(structuredClone(head)), head)).toBe(same));
 });

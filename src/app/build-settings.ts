@@ -17,7 +17,7 @@ import {
   type Host,
   type SiteSettings,
 } from '../site/spec.js';
-import { VERSION } from '../site/version.js';
+import { SITE_FORMAT, VERSION } from '../site/version.js';
 import type { BuildOptions } from './build-options.js';
 
 // What a build is asked for: its settings with defaults filled in, and the manifest they make, by
@@ -77,6 +77,7 @@ export function manifestHead(settings: SiteSettings, dataset: ManifestHead['data
       cldr: process.versions.cldr ?? 'none',
       unicode: process.versions.unicode ?? 'none',
     },
+    format: SITE_FORMAT,
   };
 }
 
@@ -93,7 +94,7 @@ function compressionOf(options: Pick<BuildOptions, 'compression' | 'compress'>):
   return 'none';
 }
 
-/** Whether a site was built from this very input (same generator version, settings, dataset bytes and ICU/Unicode data). */
+/** Whether a site was built from this very input (same generator version and format, settings, dataset bytes and ICU/Unicode data). */
 export function sameInput(site: ManifestHead | null, manifest: ManifestHead): boolean {
   return !!site && JSON.stringify(site) === JSON.stringify(manifest);
 }

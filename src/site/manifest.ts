@@ -17,6 +17,8 @@ export interface Manifest {
    * Absent in sites built before it was recorded (which are then rebuilt too).
    */
   readonly runtime?: { readonly icu: string; readonly cldr: string; readonly unicode: string };
+  /** The format of what the build wrote (SITE_FORMAT, version.ts); absent before 2 (such a site is rebuilt). */
+  readonly format?: number;
   /** Every file of the site but the manifest and the `.gz`/`.br` siblings of pages: path -> sha256 (hex) of its bytes. */
   readonly files: Readonly<Record<string, string>>;
 }
