@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
+import { NAME_FIELDS } from '../src/core/fields.js';
 import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { bodyBytes } from '../src/core/page.js';
 import { CLOUDFLARE_FREE, FINE_BLOCKS, firstPagesFor, hostBudget } from '../src/site/asset-budget.js';
@@ -134,13 +135,19 @@ describe('blockStarts: coarse blocks of at most BLOCK_BYTES, large tie groups in
   );
 });
 
-/** `n` cities of which those of `tied` names share name_de (the rest each their own): a tie group of ~tied x 500 bytes. */
-function index(n: number, tied: number): CityIndex {
+/**
+ * `n` cities of which those of `tied` names share name_de (the rest each their own): a tie group of
+ * ~tied x 500 bytes. `distinct`: each name of a city its own, ~60 characters (~1,300 bytes of JSON, ~1,000
+ * compact: no value repeats one of its city's, so compaction drops little more than the keys).
+ */
+function index(n: number, tied: number, distinct = false): CityIndex {
+  const names = (i: number) =>
+    distinct
+      ? Object.fromEntries(NAME_FIELDS.map((field) => [field, `${field} ${i} ${'x'.repeat(50)}`]))
+      : { name: `City ${(i * 7919) % n}` };
   return new CityIndex(
     CityTable.fromCities(
-      Array.from({ length: n }, (_, i) =>
-        makeCity(i + 1, { name: `City ${(i * 7919) % n}`, name_de: i < tied ? 'Same' : `City ${i}` }),
-      ),
+      Array.from({ length: n }, (_, i) => makeCity(i + 1, { ...names(i), name_de: i < tied ? 'Same' : `City ${i}` })),
     ),
     'codepoint',
   );
@@ -167,7 +174,7 @@ describe('hostBudget: the smallest fine blocks that leave each list its first pa
   // 10,000 cities of about 490 bytes (about 115 compact, one name in 15 languages): 60 edge files without fine
   // blocks, 273 with fine blocks of 4 KB, 159 with 8 KB, 135 with 10 KB, 63 with 48 KB, 50 with 160 KB (fewer
   // than without: a fine block of compact cities holds more of them than a 240 KB block of JSON).
-  it.each<[string, number, number, number[], number | undefined]>([
+  it.each<[string, number, number, number[], number | undefined, boolean?]>([
     ['no tie group over LARGE_GROUP_BYTES: nothing cut finer', 2_000, 100, [10, 20, 50, 100], undefined],
     ['a large group and room: the smallest fine blocks', 10_000, 8_000, [10, 20, 50, 100], FINE_BLOCKS[0]],
     // One ordering of 9,926 lists, each its first page and its last: 143 files left, 10 KB blocks fit, 8 KB ones do not.
@@ -180,8 +187,11 @@ describe('hostBudget: the smallest fine blocks that leave each list its first pa
       sizes(9_965),
       48_000,
     ],
-  ])('%s', (_, n, tied, pageSizes, fine) => {
-    const idx = index(n, tied);
+    // 3,000 cities of distinct names: 52 edge files without fine blocks, 56 with fine blocks of 160 KB (the
+    // fewest: compact, the cities take ~80 % of their JSON). 54 left: the coarse blocks fit, no fine size does.
+    ['no fine size fits: coarse blocks', 3_000, 2_400, sizes(9_970), undefined, true],
+  ])('%s', (_, n, tied, pageSizes, fine, distinct) => {
+    const idx = index(n, tied, distinct);
     const s = shape(n, pageSizes);
     const budget = hostBudget('cloudflare', s, idx);
     expect(budget.fineBlockBytes).toBe(fine);
