@@ -47,6 +47,7 @@ const UNIT = [
   'doorkeeper',
   'edge-cuts',
   'edge-ranges',
+  'page-reads',
   'fetch-handler',
   'file-ids',
   'fold-journal',

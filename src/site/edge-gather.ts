@@ -3,7 +3,7 @@ import { ByteArena } from './byte-pool.js';
 import { checkRun, type BlockReads } from './edge-blocks.js';
 import type { BlockFile } from './edge-format.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
-import { inTurn, lastAtMost, neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
+import { inTurn, lastAtMost, NeededIndices, runsOf, type LayoutBlocks } from './edge-runs.js';
 
 // The cities at given indices of a layout where they lie scattered over it: a page of another
 // ordering than the layout's, as every page but the default ordering's is where a platform
@@ -79,10 +79,10 @@ async function readWindow(
   } else cities = withinBlocks(runs, WHOLE_BLOCKS);
   const window = candidate.subarray(0, cities);
   if (cities < candidate.length) runs = runsOf(starts, window);
-  const needed = neededOf(runs, starts, window);
+  const needed = new NeededIndices(runs, starts, window);
   const files = new Map<number, BlockFile>();
-  await inTurn(needed.keys(), concurrency, async (b) => {
-    const [few, ranged] = [needed.get(b)!, reads.readRange];
+  await inTurn(needed.blocks, concurrency, async (b) => {
+    const [few, ranged] = [needed.of(b), reads.readRange];
     // A block kept whole, or of which the window needs a third or more, is read whole: kept for
     // later requests where the page is this one window, else into the arena (a page of every city
     // in an order close to the layout's read ~300 blocks whole: 72 MB of arrays to collect).
@@ -97,7 +97,7 @@ async function readWindow(
     files.set(b, await reads.ranged(path(b), citiesOf(b), few, share, read));
   });
   // Each run's block checked to hold its cities; city k is then read from its run's block when asked for.
-  const runFiles = runs.blocks.map((b) => files.get(b)!);
+  const runFiles = Array.from(runs.blocks, (b) => files.get(b)!);
   runs.blocks.forEach((b, r) =>
     checkRun(runFiles[r]!, { indices: window, from: runs.from[r]!, to: runs.from[r + 1]!, first: starts[b]! }, path(b)),
   );

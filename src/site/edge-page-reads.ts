@@ -3,7 +3,7 @@ import type { BlockFile } from './edge-format.js';
 import { type BlockReads, checkRun, type OpenedFile } from './edge-blocks.js';
 import { BLOCK_BYTES } from './edge-cuts.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
-import { neededOf, runsOf, type LayoutBlocks } from './edge-runs.js';
+import { NeededIndices, runsOf, type LayoutBlocks } from './edge-runs.js';
 
 // One page's reads of a layout's blocks (RowReader.cities, edge-rows.ts), in named steps: hold its
 // first files open, start the reads of the next runs' blocks, make a run's batch of cities, then
@@ -21,11 +21,14 @@ export interface PageReadLimits {
 }
 
 export class PageReads {
-  private readonly runs: { blocks: number[]; from: number[] };
-  private readonly needed: Map<number, Uint32Array>;
+  private readonly runs: { blocks: Uint32Array; from: Uint32Array };
+  private readonly needed: NeededIndices;
   private slack = RANGE_SLACK;
   private readonly pending = new Map<number, Promise<BlockFile>>();
-  private readonly uses = new Map<number, number>();
+  // Per block of the layout (typed arrays, not a Map entry each: ~300 for a page of every city,
+  // objects that lived through the answer): reads of it started and not yet used, its last run.
+  private readonly uses: Uint32Array;
+  private readonly lastRun: Int32Array;
   // Blocks this request has used and will use again, the most recent last: read again only once
   // out of it. A block no later run needs is let go at once: a page of every city holds its
   // read-ahead, not 16 blocks more.
@@ -33,14 +36,14 @@ export class PageReads {
   // The used blocks' shares of a full block (1 at most each), and their sum.
   private readonly shares = new Map<number, number>();
   private kept = 0;
-  private readonly lastRun = new Map<number, number>();
   private ahead = 0;
   private readonly held = new Map<string, OpenedFile>();
   // A scan's blocks read into the pool's arrays, by block; those let go, given back once the batch that used them is sent.
   private readonly scan: boolean;
   private readonly arrays = new Map<number, Uint8Array>();
   private readonly letGo: Uint8Array[] = [];
-  private readonly later = new Set<string>();
+  /** Per block of the layout, 1: its file is opened when its read starts (holdFirstFiles). */
+  private readonly later: Uint8Array;
 
   constructor(
     private readonly limits: PageReadLimits,
@@ -48,9 +51,11 @@ export class PageReads {
     private readonly indices: ArrayLike<number>,
   ) {
     this.runs = runsOf(layout.starts, indices);
-    this.needed = neededOf(this.runs, layout.starts, indices);
-    this.runs.blocks.forEach((b, r) => this.lastRun.set(b, r));
-    this.scan = new Set(this.runs.blocks).size > limits.scanBlocks;
+    this.needed = new NeededIndices(this.runs, layout.starts, indices);
+    const blocks = layout.starts.length;
+    [this.uses, this.lastRun, this.later] = [new Uint32Array(blocks), new Int32Array(blocks), new Uint8Array(blocks)];
+    this.runs.blocks.forEach((b, r) => (this.lastRun[b] = r));
+    this.scan = this.needed.blocks.length > limits.scanBlocks;
   }
 
   /** How many runs (batches) the page has. */
@@ -67,8 +72,13 @@ export class PageReads {
   async holdFirstFiles(): Promise<void> {
     if (!this.limits.holdsFiles) return;
     const { cache } = this.limits.blocks;
-    const first = [...new Set(this.runs.blocks.map(this.layout.path))].filter((p) => !cache.has(p));
-    for (const p of first.splice(this.limits.holdFiles)) this.later.add(p);
+    const first: string[] = [];
+    for (const b of this.needed.blocks) {
+      const path = this.layout.path(b);
+      if (cache.has(path)) continue;
+      if (first.length < this.limits.holdFiles) first.push(path);
+      else this.later[b] = 1;
+    }
     await this.limits.blocks.hold(first, this.held);
   }
 
@@ -83,14 +93,15 @@ export class PageReads {
         this.drop(b);
         const path = this.layout.path(b);
         if (reused) pending.set(b, reused);
-        else if (this.later.delete(path))
+        else if (this.later[b] === 1) {
+          this.later[b] = 0;
           pending.set(
             b,
             this.limits.blocks.hold([path], held).then(() => this.start(b, held.get(path))),
           );
-        else pending.set(b, this.start(b, held.get(path)));
+        } else pending.set(b, this.start(b, held.get(path)));
       }
-      this.uses.set(b, (this.uses.get(b) ?? 0) + 1);
+      this.uses[b]!++;
     }
   }
 
@@ -98,17 +109,16 @@ export class PageReads {
   private start(b: number, file: OpenedFile | undefined): Promise<BlockFile> {
     const { blocks } = this.limits;
     const { starts, path } = this.layout;
-    const few = this.needed.get(b)!;
     const cities = (starts[b + 1] ?? this.layout.count) - starts[b]!;
     const { readRange } = blocks;
     const range = file ? file.range.bind(file) : readRange && ((s: number, e: number) => readRange(path(b), s, e));
-    if (!range || 3 * few.length >= cities || blocks.cache.has(path(b)))
+    if (!range || 3 * this.needed.size(b) >= cities || blocks.cache.has(path(b)))
       return this.scan
         ? blocks.scanned(path(b), file, (bytes) => this.arrays.set(b, bytes))
         : blocks.block(path(b), file);
     const share = Math.min(this.slack, BLOCK_SLACK);
     this.slack -= share;
-    return blocks.ranged(path(b), cities, few, share, range);
+    return blocks.ranged(path(b), cities, this.needed.of(b), share, range);
   }
 
   /**
@@ -127,10 +137,8 @@ export class PageReads {
 
   /** Block b used by run r: if no read of it is still to be used, kept for a later run that needs it, else closed and let go. */
   private afterUse(b: number, r: number, block: BlockFile): void {
-    const left = this.uses.get(b)! - 1;
-    if (left) return void this.uses.set(b, left);
-    this.uses.delete(b);
-    if (this.lastRun.get(b)! > r) {
+    if (--this.uses[b]! > 0) return;
+    if (this.lastRun[b]! > r) {
       this.used.set(b, this.pending.get(b)!);
       // The memory it holds: a scan's array (rounded up to the pool's grain), else its bytes.
       this.shares.set(b, Math.min(1, (this.arrays.get(b)?.buffer.byteLength ?? block.bytes) / BLOCK_BYTES));

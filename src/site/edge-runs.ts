@@ -8,60 +8,113 @@ export interface LayoutBlocks {
   readonly path: (block: number) => string;
 }
 
-/** The indices cut into runs in one block each: run r is indices from[r]..from[r+1]-1, in block blocks[r]. */
-export function runsOf(starts: readonly number[], indices: ArrayLike<number>): { blocks: number[]; from: number[] } {
-  const blocks: number[] = [];
-  const from: number[] = [];
+/**
+ * The indices cut into runs in one block each: run r is indices from[r]..from[r+1]-1, in block
+ * blocks[r]. Typed arrays (counted first): JS arrays of a number a run lived through the answer on
+ * the JS heap, 48 KB for a page over 3,000 blocks.
+ */
+export function runsOf(
+  starts: readonly number[],
+  indices: ArrayLike<number>,
+): { blocks: Uint32Array; from: Uint32Array } {
+  let runs = 0;
+  forEachRun(starts, indices, () => runs++);
+  const [blocks, from] = [new Uint32Array(runs), new Uint32Array(runs + 1)];
+  let r = 0;
+  forEachRun(starts, indices, (block, i) => {
+    [blocks[r], from[r]] = [block, i];
+    r++;
+  });
+  from[runs] = indices.length;
+  return { blocks, from };
+}
+
+/** `run` called with the block and first index of each run of consecutive indices in one block. */
+function forEachRun(starts: readonly number[], indices: ArrayLike<number>, run: (block: number, i: number) => void) {
   let block = -1;
   for (let i = 0; i < indices.length; i++) {
     const x = indices[i]!;
     if (block >= 0 && x >= starts[block]! && (block + 1 >= starts.length || x < starts[block + 1]!)) continue;
     block = blockOf(starts, x);
-    blocks.push(block);
-    from.push(i);
+    run(block, i);
   }
-  from.push(indices.length);
-  return { blocks, from };
 }
 
 /** The indices of a block a page needs (edge-runs.ts neededOf), or any list of them. */
 export type Needed = readonly number[] | Uint32Array;
 
 /**
- * Per block of the runs, the indices within it the page needs, ascending and distinct: views of
- * one array of 4 bytes a city, no JS array per block (a page of every city made arrays of all its
- * indices, 1.1 MB and more of JS heap that lived through the answer and was promoted).
+ * Per block of the runs, the indices within it the page needs, ascending and distinct: counted
+ * in one slot per block of the layout, listed (into one array of 4 bytes a city) only once a
+ * block's list is asked for, as a block read by ranges needs it. A page of every city reads its
+ * blocks whole and asks for none; it made a view and a Map entry per block (~300 at 140k cities,
+ * ~100 KB of JS heap) and a 560 KB array, all alive through the answer: young objects that
+ * survived V8's scavenges, whose survivors grow its young generation (docs/deno.md).
  */
-export function neededOf(
-  runs: { blocks: number[]; from: number[] },
-  starts: readonly number[],
-  indices: ArrayLike<number>,
-): Map<number, Uint32Array> {
-  // Each block's share of the array: its place (blocks in the order they first come), then filled run by run.
-  const next = new Map<number, number>();
-  runs.blocks.forEach((b, r) => next.set(b, (next.get(b) ?? 0) + runs.from[r + 1]! - runs.from[r]!));
-  const shares: [number, number, number][] = [];
-  let offset = 0;
-  for (const [b, n] of next) {
-    shares.push([b, offset, offset + n]);
-    next.set(b, offset);
-    offset += n;
+export class NeededIndices {
+  /** The blocks the runs go through, each once, in the order they first come. */
+  readonly blocks: Uint32Array;
+  /** Per block of the layout: how many of the page's indices lie in it (a page's indices are distinct). */
+  private readonly count: Uint32Array;
+  private lists: { all: Uint32Array; at: Uint32Array; count: Uint32Array } | undefined;
+
+  constructor(
+    private readonly runs: Runs,
+    private readonly starts: readonly number[],
+    private readonly indices: ArrayLike<number>,
+  ) {
+    const count = new Uint32Array(starts.length);
+    let distinct = 0;
+    for (let r = 0; r < runs.blocks.length; r++) {
+      const b = runs.blocks[r]!;
+      if (count[b] === 0) distinct++;
+      count[b]! += runs.from[r + 1]! - runs.from[r]!;
+    }
+    const [blocks, seen] = [new Uint32Array(distinct), new Uint8Array(starts.length)];
+    let k = 0;
+    for (let r = 0; r < runs.blocks.length && k < distinct; r++) {
+      const b = runs.blocks[r]!;
+      if (seen[b] === 0) [seen[b], blocks[k++]] = [1, b];
+    }
+    [this.blocks, this.count] = [blocks, count];
   }
-  const all = new Uint32Array(offset);
-  runs.blocks.forEach((b, r) => {
-    let at = next.get(b)!;
-    for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++) all[at++] = indices[i]! - starts[b]!;
-    next.set(b, at);
-  });
-  const needed = new Map<number, Uint32Array>();
-  for (const [b, start, end] of shares) {
-    const list = all.subarray(start, end).sort();
-    let n = 0;
-    for (const x of list) if (!n || x !== list[n - 1]) list[n++] = x;
-    needed.set(b, list.subarray(0, n));
+
+  /** How many cities of block b the page needs. */
+  size(b: number): number {
+    return this.count[b] ?? 0;
   }
-  return needed;
+
+  /** The indices within block b the page needs, ascending and distinct (a view; every block's listed at the first call). */
+  of(b: number): Uint32Array {
+    const { all, at, count } = (this.lists ??= this.listed());
+    return all.subarray(at[b]!, at[b]! + (count[b] ?? 0));
+  }
+
+  private listed(): { all: Uint32Array; at: Uint32Array; count: Uint32Array } {
+    const { runs, starts, indices } = this;
+    const at = new Uint32Array(starts.length).fill(UNPLACED);
+    let offset = 0;
+    for (const b of this.blocks) [at[b], offset] = [offset, offset + this.count[b]!];
+    const all = new Uint32Array(offset);
+    const next = at.slice();
+    for (let r = 0; r < runs.blocks.length; r++) {
+      const b = runs.blocks[r]!;
+      for (let i = runs.from[r]!; i < runs.from[r + 1]!; i++) all[next[b]!++] = indices[i]! - starts[b]!;
+    }
+    const count = this.count.slice();
+    for (const b of this.blocks) {
+      const list = all.subarray(at[b]!, at[b]! + count[b]!).sort();
+      let n = 0;
+      for (let i = 0; i < list.length; i++) if (!n || list[i] !== list[n - 1]) list[n++] = list[i]!;
+      count[b] = n;
+    }
+    return { all, at, count };
+  }
 }
+
+const UNPLACED = 0xffffffff;
+
+type Runs = { readonly blocks: ArrayLike<number>; readonly from: ArrayLike<number> };
 
 /**
  * The cities of the distinct blocks holding these indices of a layout: what reading them whole
@@ -86,7 +139,7 @@ export function blockCities(
 const blockOf = (starts: readonly number[], x: number) => Math.max(0, lastAtMost(starts, x));
 
 /** The index of the last value at most x in ascending `values` (-1 if none). */
-export function lastAtMost(values: readonly number[], x: number): number {
+export function lastAtMost(values: ArrayLike<number>, x: number): number {
   let lo = -1;
   let hi = values.length - 1;
   while (lo < hi) {
