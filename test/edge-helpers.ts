@@ -18,6 +18,7 @@ import { newestInput, withLock } from './build-on-demand.js';
 import { KIT } from './helpers.js';
 import { following, printed, whenReady } from './started-process.js';
 import type { CityIndex } from '../src/core/city-index.js';
+import type { Into } from '../src/site/byte-pool.js';
 import { bodyBytes } from '../src/core/page.js';
 import { edgeFiles } from '../src/site/edge-files.js';
 import { NAME_FIELDS, type City } from '../src/core/fields.js';
@@ -197,6 +198,15 @@ export function countedEdgeSite(files: Map<string, Uint8Array>) {
       const bytes = file(path);
       read.bytes += bytes.length;
       return bytes;
+    },
+    /** As a platform's read over HTTP with a Content-Length (http/edge-site.ts httpRead): into the array `into` gives. */
+    readInto: async (path: string, into?: Into) => {
+      const bytes = file(path);
+      read.bytes += bytes.length;
+      if (!into) return bytes.slice();
+      const target = into(bytes.length).subarray(0, bytes.length);
+      target.set(bytes);
+      return target;
     },
     readRange: async (path: string, start: number, end: number) => {
       const bytes = file(path).subarray(start, end);

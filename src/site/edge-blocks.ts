@@ -47,6 +47,9 @@ export function checkRun(
     );
 }
 
+/** A block read for a scan that fills at most 1/SMALL of its pool array is copied out of it. */
+const SMALL = 4;
+
 export class BlockReads {
   readonly cache: ByteLru<BlockFile>;
   /** Block heads (city ends) read for ranged reads. */
@@ -154,8 +157,16 @@ export class BlockReads {
     // A BYOB read may hand the pool's memory back in a new ArrayBuffer: the pool adopts it (an arena's is not the pool's).
     let taken: Uint8Array | undefined;
     const take = (size: number) => (taken = into(size));
-    const bytes = await (file ? file.read(take) : this.read(path, take));
+    let bytes = await (file ? file.read(take) : this.read(path, take));
     if (taken) this.pool.adopt(taken, bytes);
+    if (this.pool.owns(bytes) && SMALL * bytes.length <= bytes.buffer.byteLength) {
+      // A small block (a tie group's fine block, ~4 KB) copied out and its array given back: kept
+      // in a pool array, it held 16 times its bytes, and a page scattered over fine blocks, kept
+      // by memory, kept a few, re-reading a block per city or two (16,355 reads for a page of 20,978).
+      const own = bytes.slice();
+      this.pool.give(bytes);
+      bytes = own;
+    }
     read(bytes);
     return decodeBlock(bytes, this.tag, path);
   }
