@@ -159,6 +159,46 @@ describe('a page spread thin over a large tie group, read in whole blocks (as on
     expect({ query, reads: rows.length }).toEqual({ query, reads: new Set(rows).size });
   });
 
+  // Reads of files at once for one answer, each read taking a millisecond: at most the reader's
+  // concurrency (6), by range or whole, from the page's layout or gathered from the default one
+  // (Lambda's package). Each of the 6 blocks read at once read its ranges 6 at a time too: 36, 24
+  // and 36 at once for the first, third and fifth here at f42c23a.
+  it.each<[string, { ranged: boolean; oneLayout: boolean }]>([
+    ['ordering=name_it,-name_en&page_size=1000&page=3', { ranged: true, oneLayout: false }],
+    ['ordering=name_it,name_en&page_size=100&page=17', { ranged: true, oneLayout: false }],
+    ['ordering=-name_it,name_ar,-top&page_size=500&page=7', { ranged: true, oneLayout: false }],
+    ['ordering=name_en,name_it&page_size=5000&page=2', { ranged: true, oneLayout: true }],
+    ['ordering=-name_it,name_fr&page_size=40000', { ranged: true, oneLayout: true }],
+    ['ordering=name_it,-name_en&page_size=40000', { ranged: false, oneLayout: false }],
+    ['ordering=name_it,-name_en&page_size=1000&page=3', { ranged: false, oneLayout: false }],
+  ])('%s (%o): at most 6 reads at once', async (query, { ranged, oneLayout }) => {
+    const { index, files } = tiedSite(4);
+    const site = countedEdgeSite(files);
+    const reads = { now: 0, most: 0 };
+    const timed =
+      <A extends unknown[]>(read: (...args: A) => Promise<Uint8Array>) =>
+      async (...args: A) => {
+        reads.most = Math.max(reads.most, ++reads.now);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          return await read(...args);
+        } finally {
+          reads.now--;
+        }
+      };
+    const source = new EdgeSource(timed(site.readInto), {
+      cacheBytes: 0,
+      oneLayout,
+      ...(ranged && { readRange: timed(site.readRange) }),
+    });
+    // The one-time reads (the index, the rank files) first.
+    await streamed(source, `${query.replace(/page_size=\d+/, 'page_size=10')}&page=2`);
+    reads.most = 0;
+    const answer = await streamed(source, query);
+    expect(answer.body.equals(bodyBytes(answerListing(index, parseQuery(query), BASE).body))).toBe(true);
+    expect({ query, most: reads.most }).toEqual({ query, most: Math.min(reads.most, 6) });
+  });
+
   it('the fine blocks (all of name_it, whose 20 groups are large) are compact, no other; without fine blocks (a build for another host) none', () => {
     const { index, files } = tiedSite();
     const magics = (site: Map<string, Uint8Array>) =>

@@ -3,7 +3,7 @@ import { ByteArena } from './byte-pool.js';
 import { checkRun, type BlockReads } from './edge-blocks.js';
 import type { BlockFile } from './edge-format.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
-import { inTurn, lastAtMost, NeededIndices, runsOf, type LayoutBlocks } from './edge-runs.js';
+import { inTurn, lastAtMost, NeededIndices, runsOf, Slots, type LayoutBlocks } from './edge-runs.js';
 
 // The cities at given indices of a layout where they lie scattered over it: a page of another
 // ordering than the layout's, as every page but the default ordering's is where a platform
@@ -35,6 +35,8 @@ export async function* gathered(
   concurrency: number,
 ): AsyncGenerator<CityBatch> {
   const slack = { left: RANGE_SLACK };
+  // The page's reads at once, of both windows read meanwhile and every range of their blocks: at most `concurrency`.
+  const slots = new Slots(concurrency);
   // Two windows' ranges read into two arenas in turn: a window is read while the one before is
   // sent, and its arena taken again once the consumer asks for the batch after that one.
   const arenas = [new ByteArena(), new ByteArena()];
@@ -43,7 +45,13 @@ export async function* gathered(
     const arena = arenas[windows++ % 2]!;
     arena.reset();
     const whole = indices.length <= WINDOW_CITIES;
-    return readWindow(reads, layout, indices.subarray(at, at + WINDOW_CITIES), { concurrency, slack, arena, whole });
+    return readWindow(reads, layout, indices.subarray(at, at + WINDOW_CITIES), {
+      concurrency,
+      slots,
+      slack,
+      arena,
+      whole,
+    });
   };
   let next = indices.length ? from(0) : undefined;
   for (let at = 0; next; ) {
@@ -61,7 +69,7 @@ async function readWindow(
   reads: BlockReads,
   layout: LayoutBlocks,
   candidate: Uint32Array,
-  { concurrency, slack, arena, whole }: Window,
+  { concurrency, slots, slack, arena, whole }: Window,
 ): Promise<CityBatch> {
   const { starts, path } = layout;
   const citiesOf = (b: number) => (starts[b + 1] ?? layout.count) - starts[b]!;
@@ -73,7 +81,11 @@ async function readWindow(
     await inTurn(new Set(runs.blocks), concurrency, async (b) => {
       // Unset once the platform is seen to send whole files for ranges: no more asked.
       const ranged = reads.readRange;
-      if (ranged) ends.set(b, await reads.head(path(b), citiesOf(b), (start, end) => ranged(path(b), start, end)));
+      if (ranged)
+        ends.set(
+          b,
+          await reads.head(path(b), citiesOf(b), (start, end) => slots.run(() => ranged(path(b), start, end))),
+        );
     });
     cities = reads.readRange ? withinBytes(runs, starts, candidate, ends) : withinBlocks(runs, WHOLE_BLOCKS);
   } else cities = withinBlocks(runs, WHOLE_BLOCKS);
@@ -89,11 +101,11 @@ async function readWindow(
     if (!ranged || reads.cache.has(path(b)) || 3 * few.length >= citiesOf(b))
       return void files.set(
         b,
-        await (whole ? reads.block(path(b)) : reads.scanned(path(b), undefined, noop, arena.take)),
+        await slots.run(() => (whole ? reads.block(path(b)) : reads.scanned(path(b), undefined, noop, arena.take))),
       );
     const share = Math.min(slack.left, BLOCK_SLACK);
     slack.left -= share;
-    const read = (start: number, end: number) => ranged(path(b), start, end, arena.take);
+    const read = (start: number, end: number) => slots.run(() => ranged(path(b), start, end, arena.take));
     files.set(b, await reads.ranged(path(b), citiesOf(b), few, share, read));
   });
   // Each run's block checked to hold its cities; city k is then read from its run's block when asked for.
@@ -114,6 +126,7 @@ type Runs = ReturnType<typeof runsOf>;
 
 interface Window {
   readonly concurrency: number;
+  readonly slots: Slots;
   /** What the page's ranges may read beyond 3 x their cities' bytes, left. */
   readonly slack: { left: number };
   /** Where the window's reads go, reused two windows later. */

@@ -3,7 +3,7 @@ import type { BlockFile } from './edge-format.js';
 import { type BlockReads, checkRun, type OpenedFile } from './edge-blocks.js';
 import { BLOCK_BYTES } from './edge-cuts.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
-import { NeededIndices, runsOf, type LayoutBlocks } from './edge-runs.js';
+import { NeededIndices, runsOf, Slots, type LayoutBlocks } from './edge-runs.js';
 
 // One page's reads of a layout's blocks (RowReader.cities, edge-rows.ts), in named steps: hold its
 // first files open, start the reads of the next runs' blocks, make a run's batch of cities, then
@@ -44,6 +44,8 @@ export class PageReads {
   private readonly letGo: Uint8Array[] = [];
   /** Per block of the layout, 1: its file is opened when its read starts (holdFirstFiles). */
   private readonly later: Uint8Array;
+  // The page's reads of files at once, whole blocks and ranges alike: at most `concurrency`.
+  private readonly slots: Slots;
 
   constructor(
     private readonly limits: PageReadLimits,
@@ -56,6 +58,7 @@ export class PageReads {
     [this.uses, this.lastRun, this.later] = [new Uint32Array(blocks), new Int32Array(blocks), new Uint8Array(blocks)];
     this.runs.blocks.forEach((b, r) => (this.lastRun[b] = r));
     this.scan = this.needed.blocks.length > limits.scanBlocks;
+    this.slots = new Slots(limits.concurrency);
   }
 
   /** How many runs (batches) the page has. */
@@ -113,12 +116,14 @@ export class PageReads {
     const { readRange } = blocks;
     const range = file ? file.range.bind(file) : readRange && ((s: number, e: number) => readRange(path(b), s, e));
     if (!range || 3 * this.needed.size(b) >= cities || blocks.cache.has(path(b)))
-      return this.scan
-        ? blocks.scanned(path(b), file, (bytes) => this.arrays.set(b, bytes))
-        : blocks.block(path(b), file);
+      return this.slots.run(() =>
+        this.scan ? blocks.scanned(path(b), file, (bytes) => this.arrays.set(b, bytes)) : blocks.block(path(b), file),
+      );
     const share = Math.min(this.slack, BLOCK_SLACK);
     this.slack -= share;
-    return blocks.ranged(path(b), cities, this.needed.of(b), share, range);
+    return blocks.ranged(path(b), cities, this.needed.of(b), share, (start, end) =>
+      this.slots.run(() => range(start, end)),
+    );
   }
 
   /**

@@ -1,5 +1,6 @@
 // Where a page's cities lie in a layout's blocks (edge-files.ts): the blocks holding given
-// indices of the layout, cut into runs of consecutive ones in one block.
+// indices of the layout, cut into runs of consecutive ones in one block; and how the page's reads
+// of them run, a few at a time.
 
 /** A layout's blocks: the first index of each, the cities of the layout, and each one's path. */
 export interface LayoutBlocks {
@@ -161,4 +162,31 @@ export async function inTurn<T>(
     for (let next = queue.next(); !next.done; next = queue.next()) await work(next.value);
   };
   await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+}
+
+/**
+ * At most `size` reads at once, the others waiting their turn in order: one page's reads of a
+ * platform's files (blocks whole, heads, ranges), wherever they start, so that the reads of the
+ * blocks read at once and the ranges of each do not multiply (6 blocks of 6 ranges each: 36).
+ * Only reads that start no other are run through it (a caller holding a slot and waiting for
+ * another would wait for ever).
+ */
+export class Slots {
+  private busy = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  async run<T>(read: () => Promise<T>): Promise<T> {
+    if (this.busy >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.busy++;
+    try {
+      return await read();
+    } finally {
+      // The slot handed on to the next waiting, else freed.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.busy--;
+    }
+  }
 }
