@@ -159,6 +159,31 @@ describe('a page spread thin over a large tie group, read in whole blocks (as on
     expect({ query, reads: rows.length }).toEqual({ query, reads: new Set(rows).size });
   });
 
+  // Pages of every city where a tie group of the first field is more than a page keeps (name_it
+  // in 4 groups of ~1 MB; keepBlocks 2, ~0.5 MB, as 16 at 140k cities where a field ties in 2
+  // groups of 19 MB): read from name_it's fine blocks, the page read a block per city or two
+  // (24,723 reads for 40,000 cities at f42c23a); the layout read is now chosen counting the blocks
+  // read again: name_en's, once per group (294 reads); with keepBlocks 16, name_it's, each of its
+  // 1,104 blocks once. At most name_it's blocks either way.
+  it.each<[string, number]>([
+    ['ordering=name_it,name_en&page_size=40000', 2],
+    ['ordering=-name_it,-name_ar&page_size=40001', 2],
+    ['ordering=name_it,name_en,-name_fr&page_size=40000', 2],
+    ['ordering=name_it,name_en&page_size=40000', 16],
+    ['ordering=name_it,name_en&page_size=20000&page=2', 4],
+  ])('%s, keepBlocks %i: no block read again and again', async (query, keepBlocks) => {
+    const { index, files } = tiedSite(4);
+    const site = countedEdgeSite(files);
+    const source = new EdgeSource(site.readInto, { cacheBytes: 0, keepBlocks });
+    await streamed(source, `${query.replace(/page_size=\d+(&page=\d+)?/, 'page_size=10')}&page=2`);
+    site.reads.length = 0;
+    const answer = await streamed(source, query);
+    expect(answer.body.equals(bodyBytes(answerListing(index, parseQuery(query), BASE).body))).toBe(true);
+    const rows = site.reads.filter((p) => p.includes('/rows/')).length;
+    const fine = [...files.keys()].filter((p) => p.includes('/rows/name_it-')).length;
+    expect({ query, rows, within: rows <= fine }).toEqual({ query, rows, within: true });
+  });
+
   // Reads of files at once for one answer, each read taking a millisecond: at most the reader's
   // concurrency (6), by range or whole, from the page's layout or gathered from the default one
   // (Lambda's package). Each of the 6 blocks read at once read its ranges 6 at a time too: 36, 24

@@ -56,6 +56,11 @@ export class RowReader {
     };
   }
 
+  /** Blocks' worth of memory a page keeps for its own later runs (RowOptions.keepBlocks). */
+  get keepBlocks(): number {
+    return this.limits.keepBlocks;
+  }
+
   /** The cities at these indices of a layout where they lie scattered over it: read in windows, by ranges (edge-gather.ts). */
   gathered(layout: LayoutBlocks, indices: Uint32Array): AsyncGenerator<CityBatch> {
     return gathered(this.blocks, layout, indices, this.concurrency);

@@ -118,22 +118,44 @@ const UNPLACED = 0xffffffff;
 type Runs = { readonly blocks: ArrayLike<number>; readonly from: ArrayLike<number> };
 
 /**
- * The cities of the distinct blocks holding these indices of a layout: what reading them whole
- * costs, as blocks differ in size (a large tie group's fine blocks, edge-cuts.ts).
+ * The cities of the blocks a page of these indices reads from a layout, a block counted again
+ * each time it is read again: what reading blocks whole costs, as blocks differ in size (a large
+ * tie group's fine blocks, edge-cuts.ts). As the page reads (edge-page-reads.ts), a block a later
+ * run needs is kept, up to `keep` blocks' worth of memory, the least recently used let go first
+ * and read again when needed: a page of every city whose cities take turns among more blocks
+ * than that reads a block per city or two. A block's share is its cities out of `full` (a full
+ * block's); one of under a quarter of that is taken for a fine block, whose cities are compact,
+ * and counted half again (a compact city is 290 of 530 bytes at 140k cities, less where its
+ * names repeat: a guess, on the low side there, so that a page goes to another layout only where
+ * its own would read blocks again and again).
  */
-export function blockCities(
+export function readCities(
   layout: Pick<LayoutBlocks, 'starts' | 'count'>,
   indices: ArrayLike<number>,
+  keep: number,
+  full: number,
 ): { blocks: number; cities: number } {
   const { starts, count } = layout;
-  const seen = new Set<number>();
-  let cities = 0;
-  for (const b of runsOf(starts, indices).blocks)
-    if (!seen.has(b)) {
-      seen.add(b);
-      cities += (starts[b + 1] ?? count) - starts[b]!;
+  const runs = runsOf(starts, indices).blocks;
+  const last = new Map<number, number>();
+  runs.forEach((b, r) => last.set(b, r));
+  const size = (b: number) => (starts[b + 1] ?? count) - starts[b]!;
+  // Blocks kept, least recently used first, and their shares' sum.
+  const kept = new Map<number, number>();
+  let [held, cities] = [0, 0];
+  runs.forEach((b, r) => {
+    const share = kept.get(b);
+    if (share === undefined) cities += size(b);
+    else [held] = [held - share, kept.delete(b)];
+    if (last.get(b)! <= r) return;
+    kept.set(b, Math.min(1, size(b) / (4 * size(b) < full ? 2 * full : full)));
+    held += kept.get(b)!;
+    for (const [old, its] of kept) {
+      if (held <= keep) break;
+      [held] = [held - its, kept.delete(old)];
     }
-  return { blocks: seen.size, cities };
+  });
+  return { blocks: last.size, cities };
 }
 
 /** The block holding index `x`: the last whose start (the first is 0) is at most x. */
