@@ -364,13 +364,24 @@ export async function wranglerDev(dir: string): Promise<{
   return { url, seconds: (performance.now() - started) / 1000, warnings, output, pid: child.pid!, stop };
 }
 
+/** A process and its descendants (Linux's /proc). */
+async function processTree(pid: number): Promise<number[]> {
+  const children = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  const ids = children.split(' ').filter(Boolean).map(Number);
+  return [pid, ...(await Promise.all(ids.map(processTree))).flat()];
+}
+
+/** Files (sockets included) open in a process and its descendants (Linux's /proc; null elsewhere). */
+export async function openFiles(pid: number): Promise<number | null> {
+  if (!existsSync(`/proc/${pid}`)) return null;
+  let files = 0;
+  for (const p of await processTree(pid)) files += (await readdir(`/proc/${p}/fd`).catch(() => [])).length;
+  return files;
+}
+
 /** Inotify watches held by a process and its descendants (Linux's /proc; null elsewhere). */
 export async function inotifyWatches(pid: number): Promise<number | null> {
-  const tree = async (p: number): Promise<number[]> => {
-    const children = await readFile(`/proc/${p}/task/${p}/children`, 'utf8').catch(() => '');
-    const ids = children.split(' ').filter(Boolean).map(Number);
-    return [p, ...(await Promise.all(ids.map(tree))).flat()];
-  };
+  const tree = processTree;
   try {
     let watches = 0;
     for (const p of await tree(pid))
