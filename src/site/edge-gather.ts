@@ -3,7 +3,8 @@ import { ByteArena } from './byte-pool.js';
 import { checkRun, type BlockReads } from './edge-blocks.js';
 import type { BlockFile } from './edge-format.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
-import { inTurn, lastAtMost, NeededIndices, runsOf, Slots, type LayoutBlocks } from './edge-runs.js';
+import { lastAtMost, NeededIndices, runsOf, type LayoutBlocks } from './edge-runs.js';
+import { inTurn, Slots } from './edge-turns.js';
 
 // The cities at given indices of a layout where they lie scattered over it: a page of another
 // ordering than the layout's, as every page but the default ordering's is where a platform

@@ -3,7 +3,8 @@ import type { BlockFile } from './edge-format.js';
 import { type BlockReads, checkRun, type OpenedFile } from './edge-blocks.js';
 import { BLOCK_BYTES } from './edge-cuts.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
-import { NeededIndices, runsOf, Slots, type LayoutBlocks } from './edge-runs.js';
+import { NeededIndices, runsOf, type LayoutBlocks } from './edge-runs.js';
+import { Slots } from './edge-turns.js';
 
 // One page's reads of a layout's blocks (RowReader.cities, edge-rows.ts), in named steps: hold its
 // first files open, start the reads of the next runs' blocks, make a run's batch of cities, then

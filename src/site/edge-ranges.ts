@@ -1,7 +1,8 @@
 import { checkHead, HEADER_BYTES, MixedBuilds, readU32s, type BlockFile } from './edge-format.js';
 import type { Into } from './byte-pool.js';
 import { expandCity } from './compact-cities.js';
-import { inTurn, lastAtMost, type Needed } from './edge-runs.js';
+import { lastAtMost, type Needed } from './edge-runs.js';
+import { inTurn } from './edge-turns.js';
 
 // A block (edge-format.ts) of which a page needs only a few cities, read by byte range: its
 // header and city ends (4 bytes a city), then the needed cities' bytes, neighbours read as one
