@@ -5,7 +5,7 @@ import { assembleStored, cityStorage, type CityStorage } from '../src/core/page-
 import { CityTable } from '../src/core/city-table.js';
 import type { City } from '../src/core/fields.js';
 import { CityIndex } from '../src/core/city-index.js';
-import { datasetMemory, holdLent, pageMemory } from '../src/http/page-memory.js';
+import { datasetMemory, holdLent, pageMemory, reclaim, type WasmMemory } from '../src/http/page-memory.js';
 import { makeCity } from './helpers.js';
 
 // A served site's dataset lies in a shared WebAssembly memory (http/page-memory.ts), where its
@@ -21,16 +21,19 @@ const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 const SCRATCH_BYTES = 16 * 64 * 1024;
 const HEAD = '{"count":30,"next":"http://x/cities/?page=3","previous":"http://x/cities/?q=名","results":[';
 
-/** `count` cities as a site's dataset file, read into a new memory: the table, and the same storage without the memory. */
-function fileTable(count: number, padding = 0) {
+/**
+ * `count` cities as a site's dataset file, read into a new memory (or `reused`, as the next load of
+ * a server reads it: reclaim()): the table, and the same storage without the memory.
+ */
+function fileTable(count: number, padding = 0, reused?: WasmMemory) {
   const cities: City[] = Array.from({ length: count }, (_, i) =>
     makeCity(i + 1, { name: `City ${'é'.repeat(i % 5)}${'x'.repeat(((i * 7) % 30) + padding)}` }),
   );
   const file = text.encode(`[\n${cities.map((city) => JSON.stringify(city)).join(',\n')}\n]\n`);
-  const held = datasetMemory(file.length)!;
+  const held = datasetMemory(file.length, reused)!;
   held.bytes.set(file);
   const parts = CityTable.fromDatasetFile(held.bytes).parts();
-  const memory = pageMemory(held.memory, parts.chunks.length);
+  const memory = pageMemory(held.memory, parts.chunks);
   const table = CityTable.of(parts, memory);
   return { held, memory, table, copied: withoutMemory(table.storage()) };
 }
@@ -125,15 +128,14 @@ describe('pages the memory cannot hold, copied by JavaScript', () => {
 
   it("a memory with no room for this thread's scratch: no PageMemory (the table copies by JavaScript)", () => {
     const held = datasetMemory(100)!;
-    // Grown to its maximum, as by the threads that took every scratch it has room for.
-    for (let grown = true; grown; ) {
+    // Grown to its maximum (as many pages at a time as it takes, then half as many...), as by threads that took its room.
+    for (let pages = 65536; pages >= 1; )
       try {
-        held.memory.grow(1);
+        held.memory.grow(pages);
       } catch {
-        grown = false;
+        pages >>= 1;
       }
-    }
-    expect(pageMemory(held.memory, 1)).toBeUndefined();
+    expect(pageMemory(held.memory, [held.bytes])).toBeUndefined();
   });
 });
 
@@ -217,4 +219,64 @@ describe('pages lent from the scratch (answerListing for a page sent at once)', 
       },
     ],
   ])('%s', (_, check) => check(lending()));
+});
+
+describe('a memory taken back from its site, for the next dataset (reclaim)', () => {
+  const positions = [3, 4, 5, 0, 29, 17];
+  const response = () => new EventEmitter() as unknown as ServerResponse;
+  /** A site's table in a memory, a page assembled in its scratch (where it is), and its memory's length. */
+  function used() {
+    const site = fileTable(30);
+    page(site.table.storage(), positions);
+    return { ...site, at: site.memory!.scratchAt, length: site.held.memory.buffer.byteLength };
+  }
+
+  it.each([
+    [
+      'no page held, the next dataset as large: read into it, not grown; its pages right, in the scratch the old site used, where the old one assembles nothing more',
+      () => {
+        const old = used();
+        expect(reclaim(old.held.memory)).toBe(true);
+        expect(old.memory!.scratch).toBeUndefined();
+        const next = fileTable(30, 1, old.held.memory);
+        expect(next.held.memory).toBe(old.held.memory);
+        expect(old.held.memory.buffer.byteLength).toBe(old.length);
+        expect(next.memory!.scratchAt).toBe(old.at);
+        expect(page(next.table.storage(), positions)).toEqual({
+          text: page(next.copied, positions).text,
+          inScratch: true,
+        });
+      },
+    ],
+    [
+      'a page lent from it still being sent: refused, nothing changed (the page as it was); once its response closes, taken back',
+      () => {
+        const old = used();
+        const index = new CityIndex(old.table);
+        const lent = assembleStored(HEAD, Uint32Array.of(1, 2), old.table.storage(), true);
+        const text = decode(lent);
+        const res = response();
+        holdLent(index, lent, res);
+        expect(reclaim(old.held.memory)).toBe(false);
+        expect(old.memory!.scratch).toBeDefined();
+        expect(decode(lent)).toBe(text);
+        res.emit('close');
+        expect(reclaim(old.held.memory)).toBe(true);
+      },
+    ],
+    [
+      'the next dataset larger than the memory: it grows to hold it, and its scratch lies past it (none the dataset covers)',
+      () => {
+        const old = used();
+        expect(reclaim(old.held.memory)).toBe(true);
+        const next = fileTable(3000, 300, old.held.memory);
+        const size = next.held.bytes.length;
+        expect(size).toBeGreaterThan(old.length);
+        expect(next.held.memory).toBe(old.held.memory);
+        expect(next.memory!.scratchAt).toBeGreaterThanOrEqual(size);
+        const some = [0, 2999, 1500, 1501, 7];
+        expect(page(next.table.storage(), some)).toEqual({ text: page(next.copied, some).text, inScratch: true });
+      },
+    ],
+  ])('%s', (_, check) => check());
 });

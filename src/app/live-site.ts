@@ -5,6 +5,7 @@ import { MANIFEST_PATH } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { loadSite, type LoadedSite, type ReadSite } from '../http/site-state.js';
 import { readSiteDataInThread } from '../http/site-data-thread.js';
+import { SiteMemories } from '../http/site-memories.js';
 import { startComposing } from '../http/compose-thread.js';
 import { loadedHas, withCities } from '../http/state-append.js';
 import type { City } from '../core/fields.js';
@@ -34,8 +35,8 @@ export class LiveSite {
   private closed = false;
   /** Which site the state was loaded from (see manifestId). */
   private manifestId = '';
-  /** Sites replaced by a newer one, each let go after RELEASE_MS. */
-  private readonly releasing = new Map<NodeJS.Timeout, LoadedSite>();
+  /** The directories of sites replaced by a newer one, each let go after RELEASE_MS (the site itself is not kept: its data is garbage once no answer holds it). */
+  private readonly releasing = new Map<NodeJS.Timeout, () => void>();
   /** Created cities answered that the loaded site's files do not hold (files unused while there are any). */
   private unbuilt: City[] = [];
   /** Their ids (a batch is checked against them city by city). */
@@ -49,6 +50,8 @@ export class LiveSite {
     private readonly dir: string,
     state: LoadedSite,
     private readonly read: ReadSite,
+    /** The memories its sites are read into: a replaced site's, once no answer reads it, is the next load's. */
+    private readonly memories: SiteMemories,
   ) {
     this.state = state;
   }
@@ -58,10 +61,11 @@ export class LiveSite {
     // Taken before the load: a build swapped in meanwhile shows as another id, and is loaded again.
     const id = await manifestId(dir).catch(() => '');
     // A failure of the file system said of the site (a manifest that is a directory...), as build says it.
-    const loaded = await loadSite(dir, read).catch(async (error) => {
+    const memories = new SiteMemories();
+    const loaded = await loadSite(dir, read, memories).catch(async (error) => {
       throw await fileSystemError(error, SERVED_ROLE, dir);
     });
-    const site = new LiveSite(dir, loaded, read);
+    const site = new LiveSite(dir, loaded, read, memories);
     site.manifestId = id;
     // Before the first request: one that composes a multi-field order would wait for it to start.
     startComposing();
@@ -133,12 +137,13 @@ export class LiveSite {
   close(): void {
     this.builds?.close();
     this.closed = true;
-    for (const [timer, old] of this.releasing) {
+    for (const [timer, release] of this.releasing) {
       clearTimeout(timer);
-      old.release();
+      release();
     }
     this.releasing.clear();
     this.state.release();
+    this.state.lease?.end();
   }
 
   /** Loads the site as it is now, if it changed since the last load (after any load under way). */
@@ -151,20 +156,23 @@ export class LiveSite {
   private async load(): Promise<void> {
     const id = await manifestId(this.dir);
     if (id === this.manifestId || this.closed) return;
-    const state = await loadSite(this.dir, this.read);
-    if (this.closed) return state.release();
+    const state = await loadSite(this.dir, this.read, this.memories);
+    if (this.closed) return void (state.release(), state.lease?.end());
     const old = this.state;
+    // Answered no more: its memory is the next load's once the answers that may still read it are over.
+    old.lease?.end();
     const has = this.unbuilt.length ? loadedHas(state) : undefined;
     this.unbuilt = this.unbuilt.filter((city) => !has!(city.id));
     this.unbuiltIds = new Set(this.unbuilt.map((city) => city.id));
     this.state = this.unbuilt.length ? withCities(state, this.unbuilt) : state;
     this.manifestId = id;
     this.loadedHas = has;
+    const { release } = old;
     const timer: NodeJS.Timeout = setTimeout(() => {
       this.releasing.delete(timer);
-      old.release();
+      release();
     }, RELEASE_MS).unref();
-    this.releasing.set(timer, old);
+    this.releasing.set(timer, release);
   }
 }
 

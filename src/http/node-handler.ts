@@ -56,8 +56,11 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
   };
   const answers = options.answerCacheBytes ? new AnswerCache(options.answerCacheBytes) : undefined;
   const answer = (req: IncomingMessage, res: ServerResponse) => {
+    const site = options.site();
     try {
-      handle(req, res, options, memoOf, answers, fail)?.catch((error) => fail(res, error));
+      const pending = handle(req, res, site, options, memoOf, answers, fail)?.catch((error) => fail(res, error));
+      // Not over yet (computed later, or still being sent): its site's memory is reused by no load meanwhile.
+      if (pending || !res.writableFinished) site.lease?.hold(res, pending);
     } catch (error) {
       fail(res, error);
     }
@@ -70,12 +73,12 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
 function handle(
   req: IncomingMessage,
   res: ServerResponse,
+  site: LoadedSite,
   options: HandlerOptions,
   memoOf: (site: LoadedSite) => RouteMemo | undefined,
   answers: AnswerCache | undefined,
   fail: (res: ServerResponse, error: unknown) => void,
 ): Promise<void> | void {
-  const site = options.site();
   const method = req.method ?? 'GET';
   const target = req.url ?? '/';
   const accept = joinedHeader(req, ACCEPT);
@@ -111,10 +114,16 @@ function handle(
     try {
       const context = { ...site.context, useFiles: false };
       const answer = decideRoute(request(), context, options.filePaths);
-      if (answer.kind === 'listing')
-        return void sendListing(res, request(), answer, context, options.gate, answers, 'never')?.catch((error) =>
-          fail(res, error),
-        );
+      if (answer.kind === 'listing') {
+        const pending = sendListing(res, request(), answer, context, options.gate, answers, 'never');
+        // Called once the handler returned (sirv's fallback): held here until computed, then sent.
+        if (pending)
+          site.lease?.hold(
+            res,
+            pending.catch((error) => fail(res, error)),
+          );
+        return;
+      }
       if (answer.kind !== 'answer') throw new Error(`${method} ${target} has no live answer`);
       send(res, answer.status, answer.headers, answer.body, options.gate);
     } catch (error) {

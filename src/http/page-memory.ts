@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import { allocBytes } from '../core/bytes.js';
 import type { PageMemory } from '../core/memory-assembly.js';
 import type { PageIndex } from '../core/page.js';
+import { PAGE, type Scratch, ScratchPages } from './scratch-pages.js';
 
 // A served site's dataset read into a shared WebAssembly memory, where each thread that answers
 // assembles its computed pages (core/memory-assembly.ts): the cities are copied by WebAssembly's
@@ -26,25 +26,32 @@ export interface WasmMemory {
 }
 
 const WASM = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
-const PAGE = 64 * 1024;
-/** Each answering thread's scratch, where its pages are assembled: larger pages are copied by JavaScript. */
-const SCRATCH_PAGES = 16;
 /**
- * Scratches a memory has room for, all threads together: each thread grows one, and another while
- * a page of its scratch is still being sent (a client reading slowly). Virtual memory: only what
- * pages were written in is ever resident.
+ * Pages a dataset's memory may grow to: WebAssembly's most. V8 reserves the same address space for
+ * any maximum (10 GiB), and a memory reused for a larger dataset grows (site-memories.ts).
  */
-const SCRATCHES = 32;
+const MAXIMUM_PAGES = 65536;
 
 /**
- * `size` bytes at the start of a new shared memory, with room for SCRATCHES scratches after them;
- * undefined where WebAssembly is missing (node --jitless) or the memory cannot be had.
+ * `size` bytes at the start of a shared memory, where scratches are grown after them: `reused` (a
+ * replaced site's, reclaim()) grown to hold them if it must, else a new one; undefined where
+ * WebAssembly is missing (node --jitless) or the memory cannot be had.
  */
-export function datasetMemory(size: number): { memory: WasmMemory; bytes: Uint8Array } | undefined {
+export function datasetMemory(
+  size: number,
+  reused?: WasmMemory,
+): { memory: WasmMemory; bytes: Uint8Array } | undefined {
   if (!WASM) return undefined;
-  const initial = Math.ceil(size / PAGE);
+  if (reused)
+    try {
+      const room = reused.buffer.byteLength;
+      if (size > room) reused.grow(Math.ceil((size - room) / PAGE));
+      return { memory: reused, bytes: new Uint8Array(reused.buffer, 0, size) };
+    } catch {
+      // At its maximum: a new memory.
+    }
   try {
-    const memory = new WASM.Memory({ initial, maximum: initial + SCRATCHES * SCRATCH_PAGES, shared: true });
+    const memory = new WASM.Memory({ initial: Math.ceil(size / PAGE), maximum: MAXIMUM_PAGES, shared: true });
     return { memory, bytes: new Uint8Array(memory.buffer, 0, size) };
   } catch {
     return undefined; // a RangeError: beyond WebAssembly's 4 GiB, or no address space left
@@ -66,23 +73,42 @@ const MOVE_MODULE = Uint8Array.of(
 );
 let moveModule: object | undefined;
 
-const { fill } = Buffer.prototype;
 /** This thread's PageMemory of each memory (a site's index made twice here shares its scratches). */
 const made = new WeakMap<WasmMemory, ScratchPages | null>();
+/** This thread's scratches of each memory reclaimed, for the PageMemory of the dataset read into it next. */
+const spare = new WeakMap<WasmMemory, Scratch[]>();
 
 /**
- * This thread's PageMemory of `memory`, whose first `chunks` chunks of a table lie in it, its
- * first scratch grown onto the memory. Undefined when the memory has no room left for one (pages
- * are then copied by JavaScript, as from any shared memory) or WebAssembly is missing.
+ * This thread's PageMemory of `memory`, in which a table's `chunks` lie, its first scratch after
+ * them. Undefined when this thread has no scratch left of it (pages are then copied by JavaScript,
+ * as from any shared memory) or WebAssembly is missing.
  */
-export function pageMemory(memory: WasmMemory, chunks: number): PageMemory | undefined {
+export function pageMemory(memory: WasmMemory, chunks: readonly Uint8Array[]): PageMemory | undefined {
   let pages = made.get(memory);
   if (pages === undefined) {
-    pages = WASM ? new ScratchPages(memory, chunks) : null;
+    const end = chunks.reduce((most, chunk) => Math.max(most, chunk.byteOffset + chunk.byteLength), 0);
+    moveModule ??= WASM && new WASM.Module(MOVE_MODULE);
+    const move = WASM && (new WASM.Instance(moveModule!, { m: { memory } }).exports.move as PageMemory['move']);
+    pages = move ? new ScratchPages(memory, chunks.length, move, end, spare.get(memory) ?? []) : null;
+    spare.delete(memory);
     if (!pages?.scratch) pages = null;
     made.set(memory, pages);
   }
   return pages ?? undefined;
+}
+
+/**
+ * `memory` taken back from the site whose dataset lay in it, for the next load to read its dataset
+ * into (site-memories.ts): the old site's PageMemory assembles nothing more there, and this thread's
+ * scratches of it go to the next one (those its dataset leaves free). False, and nothing changed,
+ * while a page lent from it is still being sent.
+ */
+export function reclaim(memory: WasmMemory): boolean {
+  const pages = made.get(memory);
+  if (pages?.sending) return false;
+  made.delete(memory);
+  if (pages) spare.set(memory, pages.retire());
+  return true;
 }
 
 /**
@@ -93,72 +119,4 @@ export function pageMemory(memory: WasmMemory, chunks: number): PageMemory | und
 export function holdLent(index: PageIndex, page: Uint8Array, res: ServerResponse): void {
   const memory = index.storage?.memory;
   if (memory instanceof ScratchPages && memory.lent === page) memory.hold(res);
-}
-
-/** A scratch of a memory: a view of it, where it begins in the memory, and the memory's buffer the view lies in. */
-interface Scratch {
-  readonly view: Uint8Array;
-  readonly at: number;
-  readonly buffer: SharedArrayBuffer;
-}
-
-/** A PageMemory: this thread's scratches of the memory, the one pages are assembled in, the others free or held. */
-class ScratchPages implements PageMemory {
-  scratch: Uint8Array | undefined;
-  scratchAt = 0;
-  /** The buffer the scratch lies in (a view's `buffer` read in optimized code went through V8's generic load). */
-  private scratchBuffer: SharedArrayBuffer | undefined;
-  /** The page lend() made last, while it may still be sent (holdLent). */
-  lent: Uint8Array | undefined;
-  readonly move: PageMemory['move'];
-  /** Scratches no page is being sent from, but the one in use. */
-  private readonly free: Scratch[] = [];
-
-  constructor(
-    private readonly memory: WasmMemory,
-    readonly chunks: number,
-  ) {
-    moveModule ??= new WASM!.Module(MOVE_MODULE);
-    this.move = new WASM!.Instance(moveModule, { m: { memory } }).exports.move as PageMemory['move'];
-    this.use(this.grown());
-  }
-
-  copyOut(size: number): Uint8Array {
-    return fill.call(allocBytes(size) as Buffer, this.scratch!, 0, size);
-  }
-
-  lend(size: number): Uint8Array {
-    // A view made by the constructor: subarray() would look its constructor up first (species).
-    return (this.lent = new Uint8Array(this.scratchBuffer!, this.scratchAt, size));
-  }
-
-  /** The page lent last is held until `res` closes: the scratch it lies in is set aside until then. */
-  hold(res: ServerResponse): void {
-    const held: Scratch = { view: this.scratch!, at: this.scratchAt, buffer: this.scratchBuffer! };
-    this.lent = undefined;
-    this.use(this.free.pop() ?? this.grown());
-    const release = () => (this.scratch ? this.free.push(held) : this.use(held));
-    // Closed already (its client left): node writes nothing more of it.
-    if (res.closed) release();
-    else res.once('close', release);
-  }
-
-  private use(scratch: Scratch | undefined): void {
-    this.scratch = scratch?.view;
-    this.scratchAt = scratch?.at ?? 0;
-    this.scratchBuffer = scratch?.buffer;
-  }
-
-  /** A new scratch grown onto the memory; undefined once it is at its maximum (SCRATCHES taken, by every thread). */
-  private grown(): Scratch | undefined {
-    let at: number;
-    try {
-      at = this.memory.grow(SCRATCH_PAGES) * PAGE;
-    } catch {
-      return undefined;
-    }
-    // After the growth: a view of the memory made before it ends where the memory then did.
-    const buffer = this.memory.buffer;
-    return { view: new Uint8Array(buffer, at, SCRATCH_PAGES * PAGE), at, buffer };
-  }
 }

@@ -7,6 +7,7 @@ import type { SiteDataProtocol } from './site-data-thread.js';
 // It reads the site's files on itself (`sync`), not through libuv's threads, which run at theirs.
 
 const parent = parentChannel<SiteDataProtocol>();
-parent.handle('read', async ({ root, collation }) => {
-  return sharedData(await readSiteData(root, collation, 'sync'));
+parent.handle('read', async ({ root, collation, into }) => {
+  const data = sharedData(await readSiteData(root, collation, 'sync', into));
+  return { data, into: into !== undefined && data.memory === into };
 });

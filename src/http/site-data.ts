@@ -40,9 +40,18 @@ export interface SiteData {
  */
 export type SiteReads = 'async' | 'sync';
 
-/** Reads the dataset of the site whose files are under `root`, and ranks every field (from its rank files, else with `collation`). */
-export async function readSiteData(root: string, collation: Collation, reads: SiteReads = 'async'): Promise<SiteData> {
-  const { bytes, memory } = await readShared(join(root, DATASET_PATH), reads);
+/**
+ * Reads the dataset of the site whose files are under `root`, and ranks every field (from its rank
+ * files, else with `collation`). `into`: a memory no site reads any more (site-memories.ts), where
+ * the dataset is read (the data's `memory` is then that one), else a new one.
+ */
+export async function readSiteData(
+  root: string,
+  collation: Collation,
+  reads: SiteReads = 'async',
+  into?: WasmMemory,
+): Promise<SiteData> {
+  const { bytes, memory } = await readShared(join(root, DATASET_PATH), reads, into);
   const table = CityTable.fromDatasetFile(bytes);
   const readFileOf = (path: string) =>
     reads === 'sync' ? Promise.resolve(readFileSync(join(root, path))) : readFile(join(root, path));
@@ -83,11 +92,15 @@ export function sharedData(data: SiteData): SiteData {
  * sharedData() has nothing to copy. Copied from a Buffer, the file was held twice while the site
  * loaded: 68 MB more peak RSS at 140k cities.
  */
-async function readShared(path: string, reads: SiteReads): Promise<{ bytes: Uint8Array; memory?: WasmMemory }> {
+async function readShared(
+  path: string,
+  reads: SiteReads,
+  into: WasmMemory | undefined,
+): Promise<{ bytes: Uint8Array; memory?: WasmMemory }> {
   const file = reads === 'sync' ? openSyncFile(path) : await open(path, 'r');
   try {
     const size = (await file.stat()).size;
-    const held = datasetMemory(size) ?? { bytes: new Uint8Array(new SharedArrayBuffer(size)) };
+    const held = datasetMemory(size, into) ?? { bytes: new Uint8Array(new SharedArrayBuffer(size)) };
     const { bytes } = held;
     for (let at = 0; at < bytes.length; ) {
       const { bytesRead } = await file.read(bytes, at, bytes.length - at, at);
@@ -131,7 +144,7 @@ function shared<T extends Uint8Array | Uint32Array | Float64Array>(view: T): T {
 
 /** The index answering from `data`: nothing ranked or sorted again; multi-field orders composed in a thread (compose-thread.ts). */
 export function indexOf(data: SiteData, collation: Collation): CityIndex {
-  const memory = data.memory && pageMemory(data.memory, data.table.chunks.length);
+  const memory = data.memory && pageMemory(data.memory, data.table.chunks);
   return new CityIndex(CityTable.of(data.table, memory), collation, new DataRanks(data), composeInThread);
 }
 
