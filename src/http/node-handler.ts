@@ -56,8 +56,8 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
   };
   const answers = options.answerCacheBytes ? new AnswerCache(options.answerCacheBytes) : undefined;
   const answer = (req: IncomingMessage, res: ServerResponse) => {
-    const site = options.site();
     try {
+      const site = options.site();
       const pending = handle(req, res, site, options, memoOf, answers, fail)?.catch((error) => fail(res, error));
       // Not over yet (computed later, or still being sent): its site's memory is reused by no load meanwhile.
       if (pending || !res.writableFinished) site.lease?.hold(res, pending);
