@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { PageMemory } from '../core/memory-assembly.js';
 import type { PageIndex } from '../core/page.js';
-import { PAGE, type Scratch, ScratchPages } from './scratch-pages.js';
+import { PAGE, type Scratch, ScratchPages, type WasmMemory } from './scratch-pages.js';
 
 // A served site's dataset read into a shared WebAssembly memory, where each thread that answers
 // assembles its computed pages (core/memory-assembly.ts): the cities are copied by WebAssembly's
@@ -19,11 +19,7 @@ interface WebAssemblyApi {
   Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
 }
 
-/** A shared WebAssembly.Memory. */
-export interface WasmMemory {
-  readonly buffer: SharedArrayBuffer;
-  grow(pages: number): number;
-}
+export type { WasmMemory } from './scratch-pages.js';
 
 const WASM = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
 /**

@@ -1,10 +1,15 @@
 import type { ServerResponse } from 'node:http';
 import { allocBytes } from '../core/bytes.js';
 import type { PageMemory } from '../core/memory-assembly.js';
-import type { WasmMemory } from './page-memory.js';
 
 // A thread's scratches of a shared WebAssembly memory (page-memory.ts): the one its pages are
 // assembled in, the others free or set aside while a page lent from them is still being sent.
+
+/** A shared WebAssembly.Memory. */
+export interface WasmMemory {
+  readonly buffer: SharedArrayBuffer;
+  grow(pages: number): number;
+}
 
 /** A WebAssembly page. */
 export const PAGE = 64 * 1024;
