@@ -7,7 +7,8 @@
 // wrangler dev` in the project, a process as a user starts it: seconds until it answers, the
 // inotify watches it holds (Linux), the warnings it prints (but the offline machine's `Request.cf`
 // one), and its first answers: covered (a file), computed (a deep page, a multi-field ordering) and
-// a page_size above the number of cities (every city on one page, streamed).
+// a page_size above the number of cities (every city on one page, streamed; also in a multi-field
+// ordering, whose first field the tied dataset ties in large groups: fine blocks).
 //
 //   node scripts/bench-cloudflare.mjs [--data FILE] [--dir DIR]
 import { execFileSync, spawn } from 'node:child_process';
@@ -108,6 +109,7 @@ try {
     ['computed, past the first pages', `ordering=name_en&page=${(manifest.settings.firstPages ?? 0) + 1}`],
     ['computed, multi-field', 'ordering=name_en,-name_ar&page=3'],
     ['page_size above count', `page_size=${count + 1}`],
+    ['page_size above count, multi-field', `ordering=name_it,-name_de&page_size=${count + 1}`],
   ];
   for (const [what, query] of queries) {
     const times = [];
