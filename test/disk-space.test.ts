@@ -5,7 +5,7 @@ import { defaultMinFree, diskSpace, spaceShortage, SpaceGuard, type DiskSpace } 
 import { parseMinFree } from '../src/site/spec.js';
 import { inFlags } from '../src/cli/options.js';
 import { CitiesApiError } from '../src/core/errors.js';
-import { bytesOnDisk, reusableShape, type Reusable } from '../src/site/size.js';
+import { bytesOnDisk, estimateSiteSize, reusableShape, type Reusable } from '../src/site/size.js';
 import { writeSite } from '../src/store/site-writer.js';
 import { cli } from './cli-helpers.js';
 import { siteLeftovers, treeDifferences } from './crash-helpers.js';
@@ -121,22 +121,22 @@ describe('reusableShape: at most the pages both sites precompute', () => {
     [
       'the same site: all of it',
       {},
-      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'fast', mount: '' },
+      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'fast', mount: '', pagesOnly: true },
     ],
     [
       'fewer cities, another page size, one more ordering',
       { count: 800, pageSizes: [50, 100], orderings: ['default', 'name_en', 'name_fr'] },
-      { count: 800, pageSizes: [50], orderings: both, compression: 'fast', mount: '' },
+      { count: 800, pageSizes: [50], orderings: both, compression: 'fast', mount: '', pagesOnly: true },
     ],
     [
       'an uncompressed old site: its pages only',
       { compression: 'none' },
-      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'none', mount: '' },
+      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'none', mount: '', pagesOnly: true },
     ],
     [
       'an old site compressed at another level: its pages only (every .gz/.br is made anew)',
       { compression: 'best' },
-      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'none', mount: '' },
+      { count: 1000, pageSizes: [20, 50], orderings: both, compression: 'none', mount: '', pagesOnly: true },
     ],
     ['another base URL: every link differs, nothing', { baseUrl: 'http://y' }, null],
     ['another collation: nothing', { collation: 'codepoint' }, null],
@@ -144,6 +144,25 @@ describe('reusableShape: at most the pages both sites precompute', () => {
   ])('%s', (_, old, expected) => {
     expect(reusableShape({ ...site, ...old }, site)).toEqual(expected);
   });
+
+  // A rebuild after a city changed rewrites the dataset file and every edge file: only pages can be
+  // reused (1000 cities; 101 + 51 + 21 pages and the page of all, 2 orderings, each with .gz and .br).
+  const reused = (old: Partial<Reusable>) =>
+    estimateSiteSize(reusableShape({ ...site, ...old }, site)!, 600_000, 8, 0.2);
+  it.each<[string, () => number, number]>([
+    ['its files: the pages alone, not the extras nor the edge files', () => reused({}).files, 174 * 2 * 3],
+    ['its bytes: no dataset file nor edge data', () => reused({}).dataBytes, 0],
+    [
+      'an old site built for Cloudflare: no page of all cities',
+      () => reused({ host: 'cloudflare' }).files,
+      173 * 2 * 3,
+    ],
+    [
+      "an old site holding each list's first 5 pages: those and the last",
+      () => reused({ host: 'cloudflare', firstPages: 5 }).files,
+      (6 + 6 + 6) * 2 * 3,
+    ],
+  ])("the old site's reusable share, %s", (_, value, expected) => expect(value()).toBe(expected));
 });
 
 describe('--min-free', () => {

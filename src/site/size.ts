@@ -17,12 +17,15 @@ const filesPerPage = (compression: Compression) => (compression === 'none' ? 1 :
 /** Files besides the pages of a site for any host (the route table's extras: manifest, dataset, host configs, ...). */
 export const OTHER_FILES = Object.keys(ROUTES.extras).length;
 
-/** What decides a site's size (its live URL: whether it holds the CloudFront Function, extras.ts). */
+/**
+ * What decides a site's size (its live URL: whether it holds the CloudFront Function, extras.ts).
+ * `pagesOnly`: its pages alone, without the extras and the data (the share of an old site a build can reuse).
+ */
 export type Sized = Pick<
   SiteSpec,
   'count' | 'pageSizes' | 'orderings' | 'compression' | 'host' | 'mount' | 'firstPages' | 'edgeFiles'
 > &
-  Partial<Pick<SiteSpec, 'liveUrl'>>;
+  Partial<Pick<SiteSpec, 'liveUrl'>> & { readonly pagesOnly?: boolean };
 
 export interface SiteSize {
   readonly pages: number;
@@ -47,8 +50,10 @@ function pagesPerOrdering(site: Pick<Sized, 'count' | 'pageSizes' | 'firstPages'
 }
 
 /** Files of a site whatever it precomputes: the extras, and the edge data (as counted for a host, else at most, `cityBytes` when known). */
-const fixedFiles = (site: Pick<Sized, 'count' | 'host' | 'mount' | 'edgeFiles' | 'liveUrl'>, cityBytes?: number) =>
-  siteExtras(site).length + (site.edgeFiles ?? edgeFileCount(site.count, cityBytes));
+const fixedFiles = (
+  site: Pick<Sized, 'count' | 'host' | 'mount' | 'edgeFiles' | 'liveUrl' | 'pagesOnly'>,
+  cityBytes?: number,
+) => (site.pagesOnly ? 0 : siteExtras(site).length + (site.edgeFiles ?? edgeFileCount(site.count, cityBytes)));
 
 export function countSiteFiles(site: Sized, cityBytes?: number): number {
   return pagesPerOrdering(site) * site.orderings.length * filesPerPage(site.compression) + fixedFiles(site, cityBytes);
@@ -75,7 +80,9 @@ export function estimateSiteSize(
     holdsEveryCityPage(site) ? site.count : 0,
   );
   const jsonBytes = Math.round(pages * envelope + perCity * listed * orderings);
-  const dataBytes = Math.round(site.count ? perCity * site.count + edgeBytes(site.count, cityBytes) : 0);
+  const dataBytes = Math.round(
+    site.count && !site.pagesOnly ? perCity * site.count + edgeBytes(site.count, cityBytes) : 0,
+  );
   return {
     pages,
     files: countSiteFiles(site, cityBytes),
@@ -109,19 +116,24 @@ export type Reusable = Sized & Pick<SiteSpec, 'baseUrl' | 'collation' | 'default
  * At most what a new site can reuse of an old one (hard links cost no space): the pages both
  * precompute (same base URL and collation, the orderings and page sizes of both, the cities of the
  * smaller, their `.gz`/`.br` when made at the same level), as if their bytes were all unchanged. Null when nothing can be.
+ * Pages only: the dataset file and the edge data change with any city, a host's extras are a few small files.
  */
 export function reusableShape(old: Reusable, site: Reusable): Sized | null {
   if (old.baseUrl !== site.baseUrl || old.collation !== site.collation || old.defaultPageSize !== site.defaultPageSize)
     return null;
   const orderings = site.orderings.filter((key) => old.orderings.includes(key));
   if (!orderings.length) return null;
+  const firstPages = Math.min(old.firstPages ?? Infinity, site.firstPages ?? Infinity);
   return {
     count: Math.min(old.count, site.count),
     pageSizes: site.pageSizes.filter((size) => old.pageSizes.includes(size)),
     orderings,
     compression: old.compression === site.compression ? site.compression : 'none',
     mount: site.mount,
-    liveUrl: site.liveUrl,
+    // The page of all cities where both hold it; each list's first pages that both hold.
+    ...(old.host || site.host ? { host: old.host ?? site.host } : {}),
+    ...(firstPages < Infinity ? { firstPages } : {}),
+    pagesOnly: true,
   };
 }
 
