@@ -1,4 +1,8 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { CitiesApiError } from '../src/core/errors.js';
 import {
   cloudFrontFunction,
   netlifyHeaders,
@@ -10,9 +14,13 @@ import {
 import { settingsModule } from '../src/app/edge-project.js';
 import { cloudFrontStack } from '../src/hosts/cloudfront-stack.js';
 import { siteRedirects } from '../src/hosts/netlify.js';
+import { readTomlString } from '../src/hosts/toml-text.js';
+import { yamlText } from '../src/hosts/yaml-text.js';
+import { wranglerConfig } from '../src/platforms/cloudflare/recipe.js';
+import { checkNetlifyToml, netlifyToml } from '../src/platforms/netlify/netlify-toml.js';
 import type { SiteSpec } from '../src/site/spec.js';
 import { normalizeBaseUrl } from '../src/site/spec.js';
-import { testSpec } from './helpers.js';
+import { tempDir, testSpec } from './helpers.js';
 
 // User text written into generated code and configs. A library caller's base URL goes into every config the package writes (comments of nginx's
 // config, the CloudFront Function's code and the stack, Netlify's _redirects, OpenAPI's servers):
@@ -87,5 +95,87 @@ describe("an edge project's cities-site.js, the site's directory named in its co
       lines: 4,
       siteDir,
     });
+  });
+});
+
+// TOML 1.0's basic string (its ABNF): unescaped tab, space, ! and every character from # up but
+// \ and DEL; or one of its escapes. Checked here, apart from the module that writes them.
+const TOML_BASIC =
+  /^"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e\u0080-\u{10ffff}]|\\[btnfr"\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"$/u;
+const publishLine = (toml: string) =>
+  toml
+    .split('\n')
+    .find((line) => line.startsWith('  publish = '))!
+    .slice(12);
+
+describe("netlify.toml's publish: the site's directory as a TOML basic string, read back as written", () => {
+  it.each([
+    ['a plain directory', 'dist'],
+    ['DEL (U+007F), which TOML forbids raw and JSON.stringify leaves so', 'di\x7fst'],
+    ['a line end and CR', 'di\nst\r'],
+    ['NUL, ESC and U+001F', 'a\0b\x1bc\x1f'],
+    ['a tab (TOML takes it raw)', 'a\tb'],
+    ['quotes and backslashes', 'a"b\\c'],
+    ['C1 controls, U+2028 and U+2029 (taken raw by TOML, escaped all the same)', 'a\u0085b\u2028c\u2029'],
+    ['a character beyond the BMP', 'cit\u{1F3D9}s'],
+  ])('%s', (_, dir) => {
+    const written = publishLine(netlifyToml(dir));
+    expect(written).toMatch(TOML_BASIC);
+    expect(readTomlString(written.slice(1, -1))).toBe(dir);
+  });
+  it('a lone surrogate, which no TOML string holds: refused, naming the directory', () =>
+    expect(() => netlifyToml('a\ud800b')).toThrow(/the site's directory a\ud800b holds a lone UTF-16 surrogate/));
+});
+
+describe("a netlify.toml's strings read as TOML reads them", () => {
+  it.each<[string, string, string | undefined]>([
+    ['\\U, which JSON has not', 'a\\U0001F3D9b', 'a\u{1F3D9}b'],
+    ['\\e and \\x (TOML 1.1)', '\\e\\x41', '\x1bA'],
+    ['a raw tab', 'a\tb', 'a\tb'],
+    ["\\/, JSON's and not TOML's: not a string", 'a\\/b', undefined],
+    ['a raw DEL: not a string', 'a\x7fb', undefined],
+    ['\\u naming a surrogate: not a string', '\\uD800', undefined],
+    ['\\U above U+10FFFF: not a string', '\\U00110000', undefined],
+    ['a backslash ending it: not a string', 'a\\', undefined],
+  ])('%s', (_, body, text) => expect(readTomlString(body)).toBe(text));
+});
+
+describe("edge netlify's check of the user's netlify.toml reads its publish as TOML does", () => {
+  it.each<[string, string, RegExp | null]>([
+    ['\\U escapes naming the site: accepted', 'publish = "\\U00000064ist"', null],
+    [
+      '\\e (TOML 1.1) naming another directory: refused, the site named',
+      'publish = "d\\eist"',
+      /publishes "d\x1bist", not the site/,
+    ],
+    [
+      'an escape TOML has not: refused, naming the file and the key',
+      'publish = "di\\qst"',
+      /netlify\.toml sets publish to a string TOML does not read \("di\\qst": a raw control character or an unknown escape\)/,
+    ],
+  ])('%s', async (_, line, refusal) => {
+    const { dir, cleanup } = await tempDir('cities-toml-');
+    try {
+      await writeFile(join(dir, 'netlify.toml'), `[build]\n  ${line}\n`);
+      const checked = checkNetlifyToml(join(dir, 'netlify.toml'), dir, join(dir, 'dist'));
+      await (refusal ? expect(checked).rejects.toThrow(refusal) : expect(checked).resolves.toBeUndefined());
+      if (refusal) await expect(checked).rejects.toBeInstanceOf(CitiesApiError);
+    } finally {
+      await cleanup();
+    }
+  });
+});
+
+// The other configs written with user text in strings: wrangler.jsonc (JSON, which takes DEL and
+// U+2028 raw) and the stack's YAML (yaml-text.ts: every control and non-ASCII character escaped).
+const AWKWARD = ['di\x7fst', 'a\nb\r\tc', 'a\0b\x1bc\x1f', 'a"b\\c', 'a\u0085b\u2028c\u2029', 'cit\u{1F3D9}s'];
+
+describe.each(AWKWARD.map((text) => [JSON.stringify(text), text]))('%s read back as written', (_, text) => {
+  it("wrangler.jsonc's assets directory", () =>
+    expect(JSON.parse(wranglerConfig(text, '/cities/').replace(/^\/\/.*\n/, '')).assets.directory).toBe(text));
+  it('a YAML string (YAML 1.2 and 1.1)', () => {
+    const yaml = yamlText({ key: text, list: [text] });
+    expect(parseYaml(yaml)).toEqual({ key: text, list: [text] });
+    expect(parseYaml(yaml, { version: '1.1' })).toEqual({ key: text, list: [text] });
   });
 });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import { CitiesApiError } from '../../core/errors.js';
+import { readTomlString, tomlString } from '../../hosts/toml-text.js';
 
 // netlify.toml is the user's: one file for both Netlify guides (docs/netlify.md's static site,
 // built by Netlify or deployed with the CLI, and `edge netlify`'s edge function), which `edge
@@ -13,7 +14,7 @@ export function netlifyToml(publish: string): string {
     '# Written once by cities-api edge netlify; yours to edit (it is never rewritten).',
     "# The edge function is found in netlify/edge-functions/, Netlify's default directory.",
     '[build]',
-    `  publish = ${JSON.stringify(publish)}`,
+    `  publish = ${tomlString(publish, `the site's directory ${publish}`)}`,
     '',
   ].join('\n');
 }
@@ -26,14 +27,14 @@ export async function checkNetlifyToml(path: string, out: string, site: string):
   });
   if (text === null) return;
   const build = buildSection(text);
-  const publish = stringKey(build, 'publish');
+  const publish = stringKey(path, build, 'publish');
   const wanted = relative(out, site) || '.';
   if (publish === undefined || resolve(dirname(path), publish) !== resolve(site))
     throw new CitiesApiError(
-      `${path} publishes ${publish === undefined ? 'no directory' : `"${publish}"`}, not the site ${site}: set publish = ${JSON.stringify(wanted)} under [build] (the function answers from the site's files)`,
+      `${path} publishes ${publish === undefined ? 'no directory' : `"${publish}"`}, not the site ${site}: set publish = ${tomlString(wanted, `the site's directory ${wanted}`)} under [build] (the function answers from the site's files)`,
       2,
     );
-  const functions = stringKey(build, 'edge_functions');
+  const functions = stringKey(path, build, 'edge_functions');
   if (functions !== undefined && resolve(dirname(path), functions) !== resolve(out, 'netlify/edge-functions'))
     throw new CitiesApiError(
       `${path} sets edge_functions = "${functions}", where cities-api's edge function is not: remove that line (Netlify's default, netlify/edge-functions, holds it)`,
@@ -50,9 +51,15 @@ function buildSection(text: string): string {
   return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
 }
 
-/** A key's basic or literal string value in a TOML table's lines. */
-function stringKey(lines: string, key: string): string | undefined {
+/** A key's basic or literal string value in a TOML table's lines (`path`: the file, named in a refusal of a string TOML does not read). */
+function stringKey(path: string, lines: string, key: string): string | undefined {
   const m = new RegExp(`^\\s*${key}\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|'([^']*)')`, 'm').exec(lines);
   if (!m) return undefined;
-  return m[2] ?? JSON.parse(`"${m[1]}"`);
+  const text = m[2] ?? readTomlString(m[1]!);
+  if (text === undefined)
+    throw new CitiesApiError(
+      `${path} sets ${key} to a string TOML does not read ("${m[1]}": a raw control character or an unknown escape): write it as TOML's basic strings allow, then run again`,
+      2,
+    );
+  return text;
 }
