@@ -464,6 +464,16 @@ describe("a base path Netlify's files would misread: the site leaves them out, s
     ['a group', 'https://x.example/a(b)', '/a(b)/cities/', '/ab/cities/'],
     ['braces (percent-encoded in requests)', 'https://x.example/a{b}', '/a%7Bb%7D/cities/', '/ab/cities/'],
     ['a plus', 'https://x.example/a+b', '/a+b/cities/', '/aab/cities/'],
+    ['brackets, escaped as links write them', 'https://x.example/a[b]', '/a%5Bb%5D/cities/', '/ab/cities/'],
+    ['brackets, raw as URL parsers leave them', 'https://x.example/a[b]', '/a[b]/cities/', '/ab/cities/'],
+    ['^ and |, escaped as links write them', 'https://x.example/a^b|c', '/a%5Eb%7Cc/cities/', '/abc/cities/'],
+    ['^ and |, raw as URL parsers leave them', 'https://x.example/a^b|c', '/a^b|c/cities/', '/abc/cities/'],
+    ['an escaped %, as links write it', 'https://x.example/50%25', '/50%25/cities/', '/50/cities/'],
+    ['an escaped backslash, as links write it', 'https://x.example/a%5Cb', '/a%5Cb/cities/', '/a/b/cities/'],
+    ['an escaped ?', 'https://x.example/a%3Fb', '/a%3Fb/cities/', '/ab/cities/'],
+    ['a space', 'https://x.example/a%20b', '/a%20b/cities/', '/ab/cities/'],
+    ['! at a segment start', 'https://x.example/!v1', '/!v1/cities/', '/v1/cities/'],
+    ['an escaped non-ASCII character', 'https://x.example/caf%C3%A9', '/caf%C3%A9/cities/', '/caf/cities/'],
   ])("the edge function's path with %s (%s) matches its endpoint, and no other path", (_, baseUrl, own, other) => {
     const { path } = netlifyEdgeConfig({ settings: testSpec({ baseUrl }) });
     const patterns = path.map((pathname) => new URLPattern({ pathname }));

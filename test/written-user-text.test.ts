@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { CitiesApiError } from '../src/core/errors.js';
+import { endpointPath } from '../src/core/route-table.js';
+import { escapeUriPath, mountOf } from '../src/core/url-path.js';
 import {
   cloudFrontFunction,
   netlifyHeaders,
@@ -177,5 +179,70 @@ describe.each(AWKWARD.map((text) => [JSON.stringify(text), text]))('%s read back
     const yaml = yamlText({ key: text, list: [text] });
     expect(parseYaml(yaml)).toEqual({ key: text, list: [text] });
     expect(parseYaml(yaml, { version: '1.1' })).toEqual({ key: text, list: [text] });
+  });
+});
+
+// Cloudflare's run_worker_first, matched as workers-shared matches it: the request URL's pathname,
+// undecoded, against each rule, `*` any text and every other character itself.
+const cloudflareMatches = (rules: string[], pathname: string) =>
+  rules.some((rule) =>
+    new RegExp(
+      `^${rule
+        .split('*')
+        .map((part) => part.replace(/[-/\\^$*+?.()|[\]{}]/g, '\\$&'))
+        .join('.*')}$`,
+    ).test(pathname),
+  );
+const workerFirst = (baseUrl: string) =>
+  (
+    JSON.parse(wranglerConfig('../site', escapeUriPath(endpointPath(mountOf(baseUrl)))).replace(/^\/\/.*\n/, '')) as {
+      assets: { run_worker_first: string[] };
+    }
+  ).assets.run_worker_first;
+
+describe("wrangler.jsonc's run_worker_first: a base path's own paths, as links and URL parsers spell them, and no other, or refused", () => {
+  it.each<[string, string, string[] | RegExp]>([
+    ['a plain base path', 'https://x/api/v1', ['/api/v1/cities/']],
+    [
+      '* (a wildcard, no escape): refused',
+      'https://x/a*b',
+      /endpoint's path \/a\*b\/cities\/ holds '\*', which Cloudflare's run_worker_first reads as any text.*--base-url/,
+    ],
+    ['*, written %2A: the same path, refused', 'https://x/a%2Ab', /holds '\*'/],
+    ['? (written %3F)', 'https://x/a%3Fb', ['/a%3Fb/cities/']],
+    ['[ and ], escaped in links, raw from a URL parser', 'https://x/a[b]', ['/a%5Bb%5D/cities/', '/a[b]/cities/']],
+    ['{ and }', 'https://x/a{b}', ['/a%7Bb%7D/cities/']],
+    ['^ and |, escaped in links, raw from a URL parser', 'https://x/a^b|c', ['/a%5Eb%7Cc/cities/', '/a^b|c/cities/']],
+    [': at a segment start', 'https://x/:v1/api', ['/:v1/api/cities/']],
+    ['! at a segment start', 'https://x/!v1', ['/!v1/cities/']],
+    ['a space', 'https://x/a%20b', ['/a%20b/cities/']],
+    ['an escaped non-ASCII character', 'https://x/caf%C3%A9', ['/caf%C3%A9/cities/']],
+    ['an escaped %', 'https://x/50%25', ['/50%25/cities/']],
+    ["dots and parentheses (a regular expression's syntax)", 'https://x/a.b(c)', ['/a.b(c)/cities/']],
+    [
+      'a base path whose rule is over 100 characters: refused',
+      `https://x/${'a'.repeat(95)}`,
+      /run_worker_first rule \/a{95}\/cities \(103 characters\), above the 100 wrangler takes/,
+    ],
+  ])('%s', (_, baseUrl, own) => {
+    if (own instanceof RegExp) {
+      expect(() => workerFirst(baseUrl)).toThrow(own);
+      expect(() => workerFirst(baseUrl)).toThrow(CitiesApiError);
+      return;
+    }
+    const rules = workerFirst(baseUrl);
+    expect(rules.every((rule) => rule.length <= 100)).toBe(true);
+    for (const endpoint of own)
+      for (const path of [endpoint.slice(0, -1), endpoint, `${endpoint}x/y`, `${endpoint}7`])
+        expect([path, cloudflareMatches(rules, path)]).toEqual([path, true]);
+    const mount = own[0]!.slice(0, -'/cities/'.length);
+    const others = [
+      '/cities/',
+      `${mount}x/cities/`,
+      `${mount}/citiesx`,
+      `${mount.replace(/[^/a-z0-9]/gi, 'x')}x/cities/`,
+      `${mount}/x/cities/`,
+    ];
+    for (const path of others) expect([path, cloudflareMatches(rules, path)]).toEqual([path, false]);
   });
 });

@@ -4,6 +4,7 @@ import { planAssets } from './assets.js';
 import { CLOUDFLARE_FREE } from '../../site/asset-budget.js';
 import type { PlatformLimit } from '../limits.js';
 import { entryModule, textFile, type EdgeRecipe } from '../recipe.js';
+import { workerFirstRules } from './worker-first.js';
 
 // `cities-api edge cloudflare`: a Worker with static assets. Ours: the bundle, the site's settings,
 // and the site's .assetsignore (what of the site the Worker publishes, ./assets.ts). The user's:
@@ -95,7 +96,7 @@ export function wranglerConfig(assets: string, endpoint: string): string {
     name: 'cities-api',
     main: 'worker.js',
     compatibility_date: COMPATIBILITY_DATE,
-    assets: { directory: assets, binding: 'ASSETS', run_worker_first: [endpoint.slice(0, -1), `${endpoint}*`] },
+    assets: { directory: assets, binding: 'ASSETS', run_worker_first: workerFirstRules(endpoint) },
   };
   return `// Written once by cities-api edge cloudflare; yours to edit (name, routes...: it is never rewritten). Deploy with npx wrangler deploy\n${JSON.stringify(config, null, 2)}\n`;
 }

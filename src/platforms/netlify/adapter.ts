@@ -1,6 +1,6 @@
 import { endpointPath, ROUTES } from '../../core/route-table.js';
 import { NETLIFY_CACHE_CONTROL, NETLIFY_CDN_CACHE_CONTROL } from '../../hosts/netlify.js';
-import { mountOf } from '../../core/url-path.js';
+import { escapeUriPath, mountOf } from '../../core/url-path.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import type { LazySiteContext } from '../../http/route-types.js';
 import { edgeSite, httpRange, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
@@ -86,8 +86,13 @@ function cdnCached(request: Request, response: Response): Response {
  * redirects), its answers cacheable by the CDN. Netlify reads `path` as a URLPattern, where `:name`,
  * `*`, `(...)`, `{...}`, `+` and `?` are syntax: each escaped, so a base path holding one
  * (`/:v1`, `/a(b)`) is matched as written, not as a pattern matching other paths (or not its own).
+ * The path as typed, as a URL parser spells it (`[`, `^`, `|`, `%` left raw), and as links write it
+ * (`%5B`, `%25`, `%5C`: a URLPattern decodes no escape), when they differ.
  */
 export function netlifyEdgeConfig(data: EdgeProjectData): { path: string[]; cache: 'manual' } {
-  const endpoint = endpointPath(mountOf(data.settings.baseUrl)).replace(/[:*(){}+?\\]/g, '\\$&');
-  return { path: [endpoint.slice(0, -1), endpoint], cache: 'manual' };
+  const path = endpointPath(mountOf(data.settings.baseUrl));
+  // Typed, `?`, `#` and `\` would be read as something else: those stay escaped.
+  const typed = new URL(`http://host${path.replace(/[?#\\]/g, encodeURIComponent)}`).pathname;
+  const spellings = [...new Set([typed, escapeUriPath(path)])].map((p) => p.replace(/[:*(){}+?\\]/g, '\\$&'));
+  return { path: spellings.flatMap((endpoint) => [endpoint.slice(0, -1), endpoint]), cache: 'manual' };
 }
