@@ -15,6 +15,10 @@
 //      issue's figure), and at --rate new orderings per second each (wrk's delay(): a realistic
 //      load), each also right after a rebuild; prints the p99s against the goal (<= 5 ms, issue #26).
 //
+//      The first flat-out window is the first time the process answers new orderings (its JIT
+//      compiles that path then: V8's compiler threads compete with the answering threads); a
+//      second one follows at once, that code compiled, as a server that has been answering them.
+//
 //   4. with --sched (Linux perf, as root): during each flat-out window, where the answering threads'
 //      waits for a CPU come from (bench/sched.mjs): how long and what ran meanwhile.
 //
@@ -23,13 +27,17 @@
 //      (bench/cpu-profile.mjs), and how much of it the static page's requests were.
 //
 //   node scripts/bench-orderings.mjs [--data FILE] [--orderings N] [--duration SECONDS] [--connections N] [--rate N] [--workers 1,2] [--sched] [--profile DIR]
+//     [--quick] [--site DIR] [--node-flags FLAGS]
+//   --quick: only the server's flat-out windows (parts 1 and 2 and the paced windows left out), to
+//   compare two checkouts (or --node-flags, passed to serve's node) in minutes; --site DIR: serve
+//   (and rebuild) a site built there already with the bench's settings instead of building one.
 // The dataset defaults to the 140k-city benchmark set (npm run bench:data derives it).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { analyze } from './bench/cpu-profile.mjs';
 import { chooseTool, loader } from './bench/load.mjs';
 import { mainThreadCpu, placement, schedOf, unwrittenMb } from './bench/machine.mjs';
-import { recordSched, schedLines, schedUnavailable, summarizeSched, threadsOf } from './bench/sched.mjs';
+import { followThreads, recordSched, schedLines, schedUnavailable, summarizeSched } from './bench/sched.mjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -46,6 +54,9 @@ const { values: opts } = parseArgs({
     workers: { type: 'string', default: '1,2' },
     profile: { type: 'string' },
     sched: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
+    site: { type: 'string' },
+    'node-flags': { type: 'string', default: '' },
     // Internal: only measure what loading the site in DIR blocks (a process of its own, see loadBlocks).
     'blocks-of': { type: 'string' },
   },
@@ -87,37 +98,41 @@ if (opts['blocks-of']) {
 
 // 1. In process.
 const table = await lib.readDataset(opts.data);
-const index = new lib.CityIndex(table, 'locale');
-const started = performance.now();
-for (const field of lib.NAME_FIELDS) index.order(lib.parseOrdering(field));
-const rankMs = performance.now() - started;
-/** Milliseconds `run` takes for each of --orderings new orderings. */
-function costs(seed, run) {
-  const times = [];
-  const orderings = newOrderings(seed);
-  for (let i = 0; i < Number(opts.orderings); i++) {
-    const ordering = lib.parseOrdering(orderings.next().value);
-    const t = performance.now();
-    run(ordering, (i * 7919) % (table.count - 10));
-    times.push(performance.now() - t);
+if (!opts.quick) inProcess();
+
+function inProcess() {
+  const index = new lib.CityIndex(table, 'locale');
+  const started = performance.now();
+  for (const field of lib.NAME_FIELDS) index.order(lib.parseOrdering(field));
+  const rankMs = performance.now() - started;
+  /** Milliseconds `run` takes for each of --orderings new orderings. */
+  function costs(seed, run) {
+    const times = [];
+    const orderings = newOrderings(seed);
+    for (let i = 0; i < Number(opts.orderings); i++) {
+      const ordering = lib.parseOrdering(orderings.next().value);
+      const t = performance.now();
+      run(ordering, (i * 7919) % (table.count - 10));
+      times.push(performance.now() - t);
+    }
+    return `median ${ms(percentile(times, 0.5))}, p99 ${ms(percentile(times, 0.99))}, max ${ms(Math.max(...times))}`;
   }
-  return `median ${ms(percentile(times, 0.5))}, p99 ${ms(percentile(times, 0.99))}, max ${ms(Math.max(...times))}`;
+  console.log(`${table.count} cities, locale collation (${opts.data})`);
+  console.log(`16 fields ranked and sorted once: ${ms(rankMs)} in all`);
+  const page = index.positions
+    ? costs(1, (ordering, start) => index.positions(ordering, start, start + 10))
+    : 'n/a (no CityIndex.positions)';
+  console.log(`new multi-field ordering, ${opts.orderings} of them, a page of 10: ${page}`);
+  console.log(
+    `new multi-field ordering, ${opts.orderings} of them, the whole order: ${costs(2, (ordering) => index.order(ordering))}`,
+  );
 }
-console.log(`${table.count} cities, locale collation (${opts.data})`);
-console.log(`16 fields ranked and sorted once: ${ms(rankMs)} in all`);
-const page = index.positions
-  ? costs(1, (ordering, start) => index.positions(ordering, start, start + 10))
-  : 'n/a (no CityIndex.positions)';
-console.log(`new multi-field ordering, ${opts.orderings} of them, a page of 10: ${page}`);
-console.log(
-  `new multi-field ordering, ${opts.orderings} of them, the whole order: ${costs(2, (ordering) => index.order(ordering))}`,
-);
 
 // 2. Against the server, with each number of --workers: a static page's latency alone, while
 // --connections clients send new orderings, and while they do right after a rebuild of the site
 // (`build --force` by another process: the server loads the new site while answering).
 const dir = mkdtempSync(join(tmpdir(), 'cities-bench-orderings-'));
-const site = join(dir, 'site');
+const site = opts.site ?? join(dir, 'site');
 const siteArgs = ['--data', opts.data, '--orderings', 'default', '--page-sizes', '10'];
 const cli = join(ROOT, 'bin/cities-api.js');
 const summary = [];
@@ -126,26 +141,33 @@ const generator = await loader(chooseTool(undefined), cpus.loader);
 const schedMissing = opts.sched ? schedUnavailable() : null;
 if (schedMissing) console.error(`\n!! --sched: ${schedMissing}; the waits are not attributed\n`);
 try {
-  execFileSync(process.execPath, [cli, 'build', '--site', site, ...siteArgs], { stdio: 'ignore' });
+  if (!opts.site) execFileSync(process.execPath, [cli, 'build', '--site', site, ...siteArgs], { stdio: 'ignore' });
   // In a process of its own: this one's heap (the index above) would be collected during the measurement.
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'bench-orderings.mjs'), '--blocks-of', site], {
-    stdio: 'inherit',
-  });
+  if (!opts.quick)
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'scripts', 'bench-orderings.mjs'), '--blocks-of', site, '--data', opts.data],
+      {
+        stdio: 'inherit',
+      },
+    );
   for (const workers of opts.workers.split(',').map(Number)) {
-    const { child, url } = await startServe(workers);
+    const { child, url } = await startServe(workers, opts['node-flags'].split(' ').filter(Boolean));
     try {
       const { sample, underLoad } = loads(url, child.pid);
       const rebuild = () =>
         execFileSync(process.execPath, [cli, 'build', '--site', site, ...siteArgs, '--force'], { stdio: 'ignore' });
       const rate = Number(opts.rate);
+      const attribute = opts.sched && !schedMissing;
       const idle = await sample();
-      const loaded = await underLoad(1000, undefined, opts.sched && !schedMissing);
-      const paced = await underLoad(3000, rate);
+      const loaded = await underLoad(1000, undefined, attribute);
+      const warm = await underLoad(2000, undefined, attribute);
+      const paced = opts.quick ? undefined : await underLoad(3000, rate);
       // Right after a rebuild: the server loads the new site while the clients send.
       rebuild();
-      const rebuilt = await underLoad(5000);
-      rebuild();
-      const rebuiltPaced = await underLoad(7000, rate);
+      const rebuilt = await underLoad(5000, undefined, attribute);
+      if (!opts.quick) rebuild();
+      const rebuiltPaced = opts.quick ? undefined : await underLoad(7000, rate);
       const line = (label, r) =>
         `${label.padEnd(62)} p50 ${ms(r.p50).padStart(9)}   p99 ${ms(r.p99).padStart(9)}   (${r.requests} requests)`;
       console.log(
@@ -154,18 +176,30 @@ try {
       const answered = (r) =>
         `${Math.round(r.orderings.rps)} new orderings/s answered (p99 ${ms(r.orderings.p99)})${waits(r.sched)}`;
       console.log(line('alone', idle));
-      console.log(line(`while ${opts.connections} connections send new orderings flat out`, loaded));
+      const waitLines = (r) => {
+        for (const l of r.waits ?? []) console.log(`${''.padEnd(4)}${l}`);
+      };
+      console.log(line(`while ${opts.connections} connections send new orderings flat out (the first)`, loaded));
       console.log(`${''.padEnd(4)}${answered(loaded)}`);
-      for (const l of loaded.waits ?? []) console.log(`${''.padEnd(4)}${l}`);
+      waitLines(loaded);
+      console.log(line('again at once, their code now compiled (JIT warm)', warm));
+      console.log(`${''.padEnd(4)}${answered(warm)}`);
+      waitLines(warm);
       console.log(line('the same, right after a rebuild (build --force)', rebuilt));
       console.log(`${''.padEnd(4)}${answered(rebuilt)}${flushing(rebuilt)}`);
-      console.log(line(`while they send ${rate} new orderings/s each`, paced));
-      console.log(`${''.padEnd(4)}${answered(paced)}`);
-      console.log(line('the same, right after a rebuild (build --force)', rebuiltPaced));
-      console.log(`${''.padEnd(4)}${answered(rebuiltPaced)}${flushing(rebuiltPaced)}`);
+      waitLines(rebuilt);
+      if (paced) {
+        console.log(line(`while they send ${rate} new orderings/s each`, paced));
+        console.log(`${''.padEnd(4)}${answered(paced)}`);
+        console.log(line('the same, right after a rebuild (build --force)', rebuiltPaced));
+        console.log(`${''.padEnd(4)}${answered(rebuiltPaced)}${flushing(rebuiltPaced)}`);
+      }
       const verdict = (...rs) => (Math.max(...rs.map((r) => r.p99)) <= 5 ? 'ok' : 'MISSED');
+      const pacedLine = paced
+        ? `; at ${rate}/s each ${ms(paced.p99)}, after a rebuild ${ms(rebuiltPaced.p99)} ${verdict(paced, rebuiltPaced)}`
+        : '';
       summary.push(
-        `${workers} worker${workers > 1 ? 's' : ''}: flat out ${ms(loaded.p99)}, after a rebuild ${ms(rebuilt.p99)} ${verdict(loaded, rebuilt)}; at ${rate}/s each ${ms(paced.p99)}, after a rebuild ${ms(rebuiltPaced.p99)} ${verdict(paced, rebuiltPaced)}`,
+        `${workers} worker${workers > 1 ? 's' : ''}: flat out ${ms(loaded.p99)} (the first), ${ms(warm.p99)} (warm), after a rebuild ${ms(rebuilt.p99)} ${verdict(loaded, warm, rebuilt)}${pacedLine}`,
       );
     } finally {
       await stopServe(child);
@@ -235,10 +269,11 @@ function loads(url, pid) {
     const [before, started, unwritten] = [schedOf(pid), performance.now(), unwrittenMb()];
     const events = attribute && join(dir, 'sched.data');
     const recorded = events && recordSched(events, Number(opts.duration));
+    const threads = events && followThreads(pid);
     const figures = await sample();
     const [after, wall] = [schedOf(pid), performance.now() - started];
     if (recorded) await recorded;
-    const waits = events && schedLines(summarizeSched(events, threadsOf(pid)), Number(opts.duration));
+    const waits = events && schedLines(summarizeSched(events, threads.stop()), Number(opts.duration));
     const sched = before &&
       after && { wall, ...Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]])) };
     return { ...figures, orderings: await orderings, sched, unwritten, waits };

@@ -4,6 +4,7 @@
 // preempted), and what the CPUs ran meanwhile, by kind of thread. A latency that the thread's own
 // work cannot explain is one of these waits.
 import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { which } from './load.mjs';
 import { treeThreads } from './machine.mjs';
 
@@ -31,46 +32,83 @@ export function recordSched(file, seconds) {
   });
 }
 
-/** The thread ids of a process tree: `answering` (each process's main thread) and `all`. */
+/**
+ * The threads of a process tree, from now until stop() (looked at every 100 ms, so that a thread
+ * that lives a second, a reload's reading thread, is seen): `answering` (each process's main
+ * thread), `lowest` (those at nice 19: the composing and reading threads), `processes` (its pids:
+ * a thread of theirs that ended before it was seen is still counted as theirs) and `all`.
+ */
+export function followThreads(pid) {
+  const [all, answering, lowest, processes] = [new Set(), new Set(), new Set(), new Set()];
+  const look = () => {
+    for (const t of treeThreads(pid)) {
+      all.add(t.tid);
+      processes.add(t.process);
+      if (t.tid === t.process) answering.add(t.tid);
+      if (niceOf(t) === 19) lowest.add(t.tid);
+    }
+  };
+  look();
+  const timer = setInterval(look, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      look();
+      // With worker processes, the primary only hands out connections: its workers answer.
+      if (answering.size > 1) answering.delete(String(pid));
+      return { answering, lowest, processes, all };
+    },
+  };
+}
+
+/** The thread ids of a process tree now (see followThreads). */
 export function threadsOf(pid) {
-  const threads = treeThreads(pid);
-  const all = new Set(threads.map((t) => t.tid));
-  const answering = new Set(threads.filter((t) => t.tid === t.process).map((t) => t.tid));
-  // With worker processes, the primary only hands out connections: its workers answer.
-  if (answering.size > 1) answering.delete(String(pid));
-  return { answering, all };
+  return followThreads(pid).stop();
+}
+
+function niceOf({ process, tid }) {
+  try {
+    const stat = readFileSync(`/proc/${process}/task/${tid}/stat`, 'latin1');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * The answering threads' waits in `file`: { switches, over1, over5, max, p99, waitedMs, ranMs,
  * cpu: ms run by kind over the window, during: ms run by kind while an answering thread waited over 1 ms }.
  */
-export function summarizeSched(file, { answering, all }) {
+export function summarizeSched(file, { answering, lowest = new Set(), processes = new Set(), all }) {
   const text = execFileSync('perf', ['sched', 'timehist', '--state', '-i', file], {
     encoding: 'latin1',
     maxBuffer: 1 << 30,
     stdio: ['ignore', 'pipe', 'ignore'],
   });
-  const kind = (name, tid) =>
+  const kind = (name, tid, pid) =>
     answering.has(tid)
       ? 'answering threads'
-      : all.has(tid)
-        ? "serve's other threads (V8's GC helpers, libuv)"
-        : name === 'wrk'
-          ? 'the load generator (wrk)'
-          : name === '<idle>'
-            ? 'idle'
-            : KERNEL.test(name)
-              ? 'the kernel (kworker, ksoftirqd, ...)'
-              : `other (${name})`;
+      : lowest.has(tid)
+        ? "serve's nice-19 threads (composing, reading a reloaded site)"
+        : all.has(tid) || processes.has(pid)
+          ? "serve's other threads (V8's compiler and GC helpers, libuv)"
+          : name === 'wrk'
+            ? 'the load generator (wrk)'
+            : name === '<idle>'
+              ? 'idle'
+              : KERNEL.test(name)
+                ? 'the kernel (kworker, ksoftirqd, ...)'
+                : `other (${name})`;
   const runs = [];
   const waits = [];
   const lastState = new Map();
   for (const line of text.split('\n')) {
     const m = /^\s*([\d.]+)\s+\[(\d+)\]\s+(.*?)\[([\d/]+)\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)/.exec(line);
     if (!m) continue;
-    const [end, tid, ran] = [Number(m[1]) * 1000, m[4].split('/')[0], Number(m[7])];
-    runs.push({ start: end - ran, end, kind: kind(m[3].trim(), tid) });
+    // [tid/pid] for a process's other threads, [tid] for its main thread.
+    const [tid, pid = tid] = m[4].split('/');
+    const [end, ran] = [Number(m[1]) * 1000, Number(m[7])];
+    runs.push({ start: end - ran, end, kind: kind(m[3].trim(), tid, pid) });
     if (!answering.has(tid)) continue;
     // Preempted (state R at its last switch-out): its wait time was all in the run queue; else since its wakeup.
     const waited = lastState.get(tid) === 'R' ? Number(m[5]) : Number(m[6]);
