@@ -10,6 +10,7 @@ import { createHandler, type HandlerOptions } from '../http/node-handler.js';
 import { answerConnect } from '../http/raw-answer.js';
 import type { ServerLimits } from '../http/limits.js';
 import type { LiveSite } from './live-site.js';
+import { warmUp } from './warm-up.js';
 import { detailJson } from '../core/json-text.js';
 import { ROUTES } from '../core/route-table.js';
 
@@ -52,6 +53,8 @@ export interface Front {
   /** `http://host:port`, where it listens. */
   readonly url: string;
   open(live: LiveSite, writer: CityStore | undefined): void;
+  /** Has a private listener with this server's handler answer `live`'s pages of each kind first (warm-up.ts). */
+  warmUp(live: LiveSite): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,9 +65,10 @@ export async function startFront(options: FrontOptions): Promise<Front> {
   let ready!: () => void;
   const started = new Promise<void>((resolve) => (ready = resolve));
   // The writer is set by open(): a data property, read per request (a getter went through V8's generic load).
-  const handling: HandlerOptions & { writer: CityStore | undefined } = {
-    site: () => live!.current,
-    track: (res) => live!.track(res),
+  // The same literal for the warm-up's (warmUp below): one shape of options, so V8 compiles the handler for one.
+  const handlingOf = (current: () => LiveSite): HandlerOptions & { writer: CityStore | undefined } => ({
+    site: () => current().current,
+    track: (res) => current().track(res),
     writer: undefined,
     token: options.token,
     bodyTimeout: limits.bodyTimeout,
@@ -72,7 +76,8 @@ export async function startFront(options: FrontOptions): Promise<Front> {
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
     filePaths: options.failoverOrigin,
     answerCacheBytes: limits.answerCacheBytes,
-  };
+  });
+  const handling = handlingOf(() => live!);
   const handler = createHandler(handling);
   // Until the site is open (its first build can take minutes), a request waits firstBuildHold at
   // most (a quick build is never seen), then is told to come back: never a hanging connection.
@@ -108,6 +113,16 @@ export async function startFront(options: FrontOptions): Promise<Front> {
       handling.writer = store;
       ready();
     },
+    warmUp: (site) =>
+      warmUp(
+        createHttpServer({
+          limits,
+          // Its own route memo, answer cache and send gate: none of its answers is kept for clients.
+          handler: createHandler(handlingOf(() => site)),
+          answerConnect: async (req) => answerConnect(req, site.current.context),
+        }),
+        site.current.context,
+      ),
     close: () =>
       listening
         .close(limits.closeGrace)
