@@ -174,11 +174,7 @@ describe.each([
           });
           sites.push(await loadSite(site));
         }
-        const q = query({ target: target('fresh') });
-        expect((await rawRequest(`${served.url}/cities/?${q}`)).body.equals(pageOf(sites[2]!, q))).toBe(true);
-        for (const [c, client] of clients.entries())
-          expectOldThenNewer(`client ${c}`, await client.read(), asked[c]!, sites);
-        for (const loaded of sites) loaded.release();
+        await expectServedAfter(served.url, target('fresh'), sites, clients, asked);
       } finally {
         await served.stop();
       }
@@ -226,14 +222,24 @@ describe('slow clients across --watch reloads, the last one read over the first 
           sites.push(await loadSite(site));
         }
         expect(sites[2]!.context.index.count).toBe(900 + first + second);
-        const q = query({ target: target('fresh') });
-        expect((await rawRequest(`${served.url}/cities/?${q}`)).body.equals(pageOf(sites[2]!, q))).toBe(true);
-        for (const [c, client] of clients.entries())
-          expectOldThenNewer(`client ${c}`, await client.read(), asked[c]!, sites);
-        for (const loaded of sites) loaded.release();
+        await expectServedAfter(served.url, target('fresh'), sites, clients, asked);
       } finally {
         await served.stop();
       }
     },
   );
 });
+
+/** A fresh query answered from the last site, and each slow client's pages old then newer; the sites let go. */
+async function expectServedAfter(
+  url: string,
+  fresh: string,
+  sites: Awaited<ReturnType<typeof loadSite>>[],
+  clients: { read(): Promise<Parameters<typeof expectOldThenNewer>[1]> }[],
+  asked: PipelinedRequest[][],
+): Promise<void> {
+  const q = query({ target: fresh });
+  expect((await rawRequest(`${url}/cities/?${q}`)).body.equals(pageOf(sites[2]!, q))).toBe(true);
+  for (const [c, client] of clients.entries()) expectOldThenNewer(`client ${c}`, await client.read(), asked[c]!, sites);
+  for (const loaded of sites) loaded.release();
+}
