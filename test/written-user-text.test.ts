@@ -13,6 +13,7 @@ import {
   openApiDocument,
   siteSpec,
 } from '../src/app/library-entries.js';
+import { settingsOf } from '../src/app/build-settings.js';
 import { settingsModule } from '../src/app/edge-project.js';
 import { cloudFrontStack } from '../src/hosts/cloudfront-stack.js';
 import { siteRedirects } from '../src/hosts/netlify.js';
@@ -244,5 +245,25 @@ describe("wrangler.jsonc's run_worker_first: a base path's own paths, as links a
       `${mount}/x/cities/`,
     ];
     for (const path of others) expect([path, cloudflareMatches(rules, path)]).toEqual([path, false]);
+  });
+});
+
+describe('build --for cloudflare refuses, before it builds, a base path edge cloudflare could route no Worker for', () => {
+  it.each<[string, 'cloudflare' | undefined, string, RegExp | null]>([
+    ['* in the base path, for Cloudflare: refused', 'cloudflare', 'https://x/a*b', /holds '\*'.*--base-url/],
+    ['*, written %2A, for Cloudflare: refused', 'cloudflare', 'https://x/a%2Ab', /holds '\*'/],
+    [
+      'a rule over 100 characters, for Cloudflare: refused',
+      'cloudflare',
+      `https://x/${'a'.repeat(95)}`,
+      /103 characters/,
+    ],
+    ['[ and ], for Cloudflare: built', 'cloudflare', 'https://x/a[b]', null],
+    ['* for no host: built (nginx, S3 take it)', undefined, 'https://x/a*b', null],
+  ])('%s', (_, host, baseUrl, refused) => {
+    const settings = () => settingsOf({ data: 'cities.csv', baseUrl, ...(host ? { host } : {}) });
+    if (!refused) return void expect(settings().baseUrl).toBe(normalizeBaseUrl(baseUrl));
+    expect(settings).toThrow(refused);
+    expect(settings).toThrow(CitiesApiError);
   });
 });

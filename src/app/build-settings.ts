@@ -1,6 +1,9 @@
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { DEFAULT_PAGE_SIZE } from '../core/paginate.js';
+import { endpointPath } from '../core/route-table.js';
+import { escapeUriPath, mountOf } from '../core/url-path.js';
 import { checkLiveUrl } from '../hosts/live-url.js';
+import { workerFirstRules } from '../platforms/cloudflare/worker-first.js';
 import type { ManifestHead } from '../site/manifest.js';
 import {
   DEFAULT_BASE_URL,
@@ -26,8 +29,11 @@ import type { BuildOptions } from './build-options.js';
 /** The settings the options ask for, defaults filled in (a site for one host: its first pages not yet known). */
 export function settingsOf(options: BuildOptions): SiteSettings {
   const host = options.host === undefined ? undefined : parseHost(options.host);
+  const baseUrl = normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);
+  // Refused now, not after the build: a base path `edge cloudflare` could route no Worker for.
+  if (host === 'cloudflare') workerFirstRules(escapeUriPath(endpointPath(mountOf(baseUrl))));
   return {
-    baseUrl: normalizeBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL),
+    baseUrl,
     collation: parseCollation(options.collation ?? DEFAULT_COLLATION),
     pageSizes: parsePageSizes(options.pageSizes ?? DEFAULT_PAGE_SIZES),
     orderings: parseOrderings(options.orderings ?? 'all'),
