@@ -1,6 +1,6 @@
 // Where a page's cities lie in a layout's blocks (edge-files.ts): the blocks holding given
-// indices of the layout, cut into runs of consecutive ones in one block; and how the page's reads
-// of them run, a few at a time.
+// indices of the layout, cut into runs of consecutive ones in one block, the indices each block
+// holds, and what a page reads from a layout (the reads themselves, a few at a time: edge-turns.ts).
 
 /** A layout's blocks: the first index of each, the cities of the layout, and each one's path. */
 export interface LayoutBlocks {
@@ -41,7 +41,7 @@ function forEachRun(starts: readonly number[], indices: ArrayLike<number>, run: 
   }
 }
 
-/** The indices of a block a page needs (edge-runs.ts neededOf), or any list of them. */
+/** The indices of a block a page needs (NeededIndices.of), or any list of them. */
 export type Needed = readonly number[] | Uint32Array;
 
 /**
