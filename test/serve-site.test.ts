@@ -270,6 +270,35 @@ describe('a build lock left by a killed build does not keep serve computing ever
   });
 });
 
+// A build resolves the site's path and takes the lock beside the real directory: a server given a
+// symbolic link to the site (or a path through a linked parent) must follow that lock, not one beside the link.
+describe("another process's build, followed through the lock beside the site's real directory", () => {
+  const lock = () => join(root, '.site.lock');
+  beforeAll(async () => {
+    await symlink(join(root, 'site'), join(root, 'linked'));
+    await symlink(root, join(root, 'parent-link'));
+  });
+  afterAll(() => rm(lock(), { force: true }));
+
+  it.each([
+    ['the site directory itself', 'site'],
+    ['a symbolic link to it', 'linked'],
+    ['a path through a symbolic link to its parent', 'parent-link/site'],
+  ])('served as %s: live while the build holds the lock, files again once it is gone', async (_, served) => {
+    await rm(lock(), { force: true });
+    await serving(served, async (server) => {
+      const page = () => rawRequest(`${server.apiUrl}?page=5`);
+      expect(fromFile(await page())).toBe(true);
+      const builder = livePid();
+      await writeFile(lock(), `${builder.pid}\n`);
+      expect(await eventually(async () => !fromFile(await page()))).toBe(true);
+      builder.kill('SIGKILL');
+      await rm(lock(), { force: true });
+      expect(await eventually(async () => fromFile(await page()))).toBe(true);
+    });
+  });
+});
+
 describe('a base URL whose path needs percent-encoding', () => {
   it.each([
     ['non-ASCII', `${BASE}/café`, '/caf%C3%A9/cities/', [`${BASE}/caf%C3%A9/cities/`, '/caf%c3%a9/cities/']],
