@@ -6,6 +6,7 @@ import { parseMinFree } from '../src/site/spec.js';
 import { inFlags } from '../src/cli/options.js';
 import { CitiesApiError } from '../src/core/errors.js';
 import { bytesOnDisk, estimateSiteSize, reusableShape, type Reusable } from '../src/site/size.js';
+import { edgeBytes, edgeFileCount } from '../src/site/edge-files.js';
 import { writeSite } from '../src/store/site-writer.js';
 import { cli } from './cli-helpers.js';
 import { siteLeftovers, treeDifferences } from './crash-helpers.js';
@@ -163,6 +164,63 @@ describe('reusableShape: at most the pages both sites precompute', () => {
       (6 + 6 + 6) * 2 * 3,
     ],
   ])("the old site's reusable share, %s", (_, value, expected) => expect(value()).toBe(expected));
+
+  // A rebuild of the very dataset with other settings: its dataset file (601 bytes a city here) and,
+  // cut alike, its edge data are the old site's bytes, hard-linked; only the pages differ.
+  const DATASET = { files: 1, bytes: 601 * 1000 };
+  const EDGE = { files: edgeFileCount(1000, 600_000), bytes: edgeBytes(1000, 600_000) };
+  const none = { files: 0, bytes: 0 };
+  /** The data files and bytes of the reusable share, beyond its pages (pages: as for another dataset). */
+  const reusedData = (old: Partial<Reusable>, sameDataset: boolean) => {
+    const shape = reusableShape({ ...site, ...old }, site, sameDataset);
+    const pages = reusableShape({ ...site, ...old }, site);
+    const size = (of: typeof shape) => (of ? estimateSiteSize(of, 600_000, 8, 0.2) : { files: 0, dataBytes: 0 });
+    return { files: size(shape).files - size(pages).files, bytes: size(shape).dataBytes };
+  };
+  it.each<[string, Partial<Reusable>, boolean, { files: number; bytes: number }]>([
+    [
+      'the same dataset, another page size: its dataset file and edge data',
+      { pageSizes: [20, 100] },
+      true,
+      {
+        files: DATASET.files + EDGE.files,
+        bytes: DATASET.bytes + EDGE.bytes,
+      },
+    ],
+    [
+      'the same dataset, other orderings: the same',
+      { orderings: ['default', 'name_fr'] },
+      true,
+      {
+        files: DATASET.files + EDGE.files,
+        bytes: DATASET.bytes + EDGE.bytes,
+      },
+    ],
+    [
+      'the same dataset, another base URL (no page in common): the same',
+      { baseUrl: 'http://y' },
+      true,
+      {
+        files: DATASET.files + EDGE.files,
+        bytes: DATASET.bytes + EDGE.bytes,
+      },
+    ],
+    [
+      'the same dataset, another collation: its dataset file (the edge data is ranked anew)',
+      { collation: 'codepoint' },
+      true,
+      DATASET,
+    ],
+    [
+      'the same dataset cut in other fine blocks (another Cloudflare budget): its dataset file',
+      { fineBlockBytes: 4096 },
+      true,
+      DATASET,
+    ],
+    ['another dataset: no data file', { pageSizes: [20, 100] }, false, none],
+  ])("the old site's reusable data, %s", (_, old, sameDataset, expected) =>
+    expect(reusedData(old, sameDataset)).toEqual(expected),
+  );
 });
 
 describe('--min-free', () => {

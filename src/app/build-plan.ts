@@ -125,7 +125,8 @@ async function planFromDataset(
     defaultBaseUrl: options.baseUrl === undefined,
   };
   if (upToDate) return { plan };
-  const reusable = old && !options.force ? reusableShape(specOf(old), spec) : null;
+  const reusable =
+    old && !options.force ? reusableShape(specOf(old), spec, old.dataset.sha256 === manifest.dataset.sha256) : null;
   const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
   return { plan, write: { data, spec, manifest, digest, cityBytes, minFree } };
 }

@@ -19,13 +19,17 @@ export const OTHER_FILES = Object.keys(ROUTES.extras).length;
 
 /**
  * What decides a site's size (its live URL: whether it holds the CloudFront Function, extras.ts).
- * `pagesOnly`: its pages alone, without the extras and the data (the share of an old site a build can reuse).
+ * `pagesOnly`: its pages alone, without the extras and the data (the share of an old site a build can
+ * reuse), and of the data what `reusedData` names (the same dataset: its file; built alike, the edge data).
  */
 export type Sized = Pick<
   SiteSpec,
   'count' | 'pageSizes' | 'orderings' | 'compression' | 'host' | 'mount' | 'firstPages' | 'edgeFiles'
 > &
-  Partial<Pick<SiteSpec, 'liveUrl'>> & { readonly pagesOnly?: boolean };
+  Partial<Pick<SiteSpec, 'liveUrl'>> & { readonly pagesOnly?: boolean; readonly reusedData?: ReusedData };
+
+/** The data files a rebuild of the same dataset reuses: its file, and the edge data where it is cut alike. */
+export type ReusedData = 'dataset' | 'dataset and edge';
 
 export interface SiteSize {
   readonly pages: number;
@@ -51,9 +55,13 @@ function pagesPerOrdering(site: Pick<Sized, 'count' | 'pageSizes' | 'firstPages'
 
 /** Files of a site whatever it precomputes: the extras, and the edge data (as counted for a host, else at most, `cityBytes` when known). */
 const fixedFiles = (
-  site: Pick<Sized, 'count' | 'host' | 'mount' | 'edgeFiles' | 'liveUrl' | 'pagesOnly'>,
+  site: Pick<Sized, 'count' | 'host' | 'mount' | 'edgeFiles' | 'liveUrl' | 'pagesOnly' | 'reusedData'>,
   cityBytes?: number,
-) => (site.pagesOnly ? 0 : siteExtras(site).length + (site.edgeFiles ?? edgeFileCount(site.count, cityBytes)));
+) => {
+  const edge = site.edgeFiles ?? edgeFileCount(site.count, cityBytes);
+  if (!site.pagesOnly) return siteExtras(site).length + edge;
+  return site.reusedData ? 1 + (site.reusedData === 'dataset' ? 0 : edge) : 0;
+};
 
 export function countSiteFiles(site: Sized, cityBytes?: number): number {
   return pagesPerOrdering(site) * site.orderings.length * filesPerPage(site.compression) + fixedFiles(site, cityBytes);
@@ -80,8 +88,10 @@ export function estimateSiteSize(
     holdsEveryCityPage(site) ? site.count : 0,
   );
   const jsonBytes = Math.round(pages * envelope + perCity * listed * orderings);
+  const withData = !site.pagesOnly || !!site.reusedData;
+  const withEdge = !site.pagesOnly || site.reusedData === 'dataset and edge';
   const dataBytes = Math.round(
-    site.count && !site.pagesOnly ? perCity * site.count + edgeBytes(site.count, cityBytes) : 0,
+    site.count && withData ? perCity * site.count + (withEdge ? edgeBytes(site.count, cityBytes) : 0) : 0,
   );
   return {
     pages,
@@ -110,19 +120,42 @@ export function bytesOnDisk(
 }
 
 /** What decides which of a site's files another build can reuse. */
-export type Reusable = Sized & Pick<SiteSpec, 'baseUrl' | 'collation' | 'defaultPageSize'>;
+export type Reusable = Sized &
+  Pick<SiteSpec, 'baseUrl' | 'collation' | 'defaultPageSize'> &
+  Partial<Pick<SiteSpec, 'fineBlockBytes'>>;
 
 /**
  * At most what a new site can reuse of an old one (hard links cost no space): the pages both
  * precompute (same base URL and collation, the orderings and page sizes of both, the cities of the
  * smaller, their `.gz`/`.br` when made at the same level), as if their bytes were all unchanged. Null when nothing can be.
- * Pages only: the dataset file and the edge data change with any city, a host's extras are a few small files.
+ * The dataset file and the edge data change with any city: reused only from the same dataset
+ * (`sameDataset`), the edge data where it is cut alike (the same collation and fine blocks); a host's
+ * extras are a few small files, never counted.
  */
-export function reusableShape(old: Reusable, site: Reusable): Sized | null {
+export function reusableShape(old: Reusable, site: Reusable, sameDataset = false): Sized | null {
+  const reusedData: ReusedData | undefined = !sameDataset
+    ? undefined
+    : old.collation === site.collation && old.fineBlockBytes === site.fineBlockBytes
+      ? 'dataset and edge'
+      : 'dataset';
+  const edgeFiles = reusedData && site.edgeFiles !== undefined ? { edgeFiles: site.edgeFiles } : {};
+  // No page in common: the data files alone.
+  const dataOnly: Sized | null = reusedData
+    ? {
+        count: site.count,
+        pageSizes: [],
+        orderings: [],
+        compression: 'none',
+        mount: site.mount,
+        pagesOnly: true,
+        reusedData,
+        ...edgeFiles,
+      }
+    : null;
   if (old.baseUrl !== site.baseUrl || old.collation !== site.collation || old.defaultPageSize !== site.defaultPageSize)
-    return null;
+    return dataOnly;
   const orderings = site.orderings.filter((key) => old.orderings.includes(key));
-  if (!orderings.length) return null;
+  if (!orderings.length) return dataOnly;
   const firstPages = Math.min(old.firstPages ?? Infinity, site.firstPages ?? Infinity);
   return {
     count: Math.min(old.count, site.count),
@@ -134,6 +167,7 @@ export function reusableShape(old: Reusable, site: Reusable): Sized | null {
     ...(old.host || site.host ? { host: old.host ?? site.host } : {}),
     ...(firstPages < Infinity ? { firstPages } : {}),
     pagesOnly: true,
+    ...(reusedData && { reusedData, ...edgeFiles }),
   };
 }
 
