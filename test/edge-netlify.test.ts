@@ -81,6 +81,10 @@ const ROUTED_AS_SERVE: readonly (readonly [string, string, string])[] = [
   ['PATCH', 'PATCH', '/cities/?page=2'],
   ['DELETE', 'DELETE', '/cities/'],
   ['POST (read-only)', 'POST', '/cities/'],
+  // The endpoint's path in other spellings, which Django reads as it (gunicorn decodes the path).
+  ['a covered page, a letter of the path percent-encoded', 'GET', '/%63ities/?ordering=-name_ar&page_size=20&page=2'],
+  ['an uncovered page, the path in lower-case hex', 'GET', '/citi%65%73/?page_size=7&page=3'],
+  ["the endpoint's slash written %2F", 'GET', '/cities%2F?page=2'],
 ];
 /** Headers compared (Netlify adds its own: date, age, server, cache-control...). */
 const COMPARED = ['content-type', 'allow', 'vary', 'location', 'access-control-allow-origin', 'x-frame-options'];

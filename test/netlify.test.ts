@@ -3,7 +3,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import { parseAllRedirects } from 'netlify-redirect-parser';
-import { URLPattern } from 'urlpattern-polyfill';
+import { generateManifest, mergeDeclarations } from '@netlify/edge-bundler';
 import { netlifyEdgeConfig } from '../src/platforms/netlify/adapter.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
@@ -455,32 +455,90 @@ describe("a base path Netlify's files would misread: the site leaves them out, s
     },
   );
 
-  // `edge netlify`'s function is routed by a URLPattern (@netlify/edge-bundler's manifest makes its
-  // regular expression with this polyfill), where more is syntax: `:name` anywhere, `*`, groups.
-  it.each([
-    ['a placeholder segment', 'https://x.example/:v1/api', '/:v1/api/cities/', '/v2/api/cities/'],
-    ['a colon inside a segment', 'https://x.example/a:b/api', '/a:b/api/cities/', '/ax/api/cities/'],
-    ['a wildcard', 'https://x.example/a*b', '/a*b/cities/', '/axyzb/cities/'],
-    ['a group', 'https://x.example/a(b)', '/a(b)/cities/', '/ab/cities/'],
-    ['braces (percent-encoded in requests)', 'https://x.example/a{b}', '/a%7Bb%7D/cities/', '/ab/cities/'],
-    ['a plus', 'https://x.example/a+b', '/a+b/cities/', '/aab/cities/'],
-    ['brackets, escaped as links write them', 'https://x.example/a[b]', '/a%5Bb%5D/cities/', '/ab/cities/'],
-    ['brackets, raw as URL parsers leave them', 'https://x.example/a[b]', '/a[b]/cities/', '/ab/cities/'],
-    ['^ and |, escaped as links write them', 'https://x.example/a^b|c', '/a%5Eb%7Cc/cities/', '/abc/cities/'],
-    ['^ and |, raw as URL parsers leave them', 'https://x.example/a^b|c', '/a^b|c/cities/', '/abc/cities/'],
-    ['an escaped %, as links write it', 'https://x.example/50%25', '/50%25/cities/', '/50/cities/'],
-    ['an escaped backslash, as links write it', 'https://x.example/a%5Cb', '/a%5Cb/cities/', '/a/b/cities/'],
-    ['an escaped ?', 'https://x.example/a%3Fb', '/a%3Fb/cities/', '/ab/cities/'],
-    ['a space', 'https://x.example/a%20b', '/a%20b/cities/', '/ab/cities/'],
-    ['! at a segment start', 'https://x.example/!v1', '/!v1/cities/', '/v1/cities/'],
-    ['an escaped non-ASCII character', 'https://x.example/caf%C3%A9', '/caf%C3%A9/cities/', '/caf/cities/'],
-  ])("the edge function's path with %s (%s) matches its endpoint, and no other path", (_, baseUrl, own, other) => {
-    const { path } = netlifyEdgeConfig({ settings: testSpec({ baseUrl }) });
-    const patterns = path.map((pathname) => new URLPattern({ pathname }));
-    expect(patterns.some((pattern) => pattern.test({ pathname: own }))).toBe(true);
-    expect(patterns.some((pattern) => pattern.test({ pathname: own.slice(0, -1) }))).toBe(true);
-    expect(patterns.some((pattern) => pattern.test({ pathname: other }))).toBe(false);
-  });
+  // `edge netlify`'s function is routed by the regular expression @netlify/edge-bundler's manifest
+  // makes of its config, tested on the request's path as Netlify's edge routing does
+  // (@netlify/edge-functions-dev: `new RegExp(route.pattern).test(url.pathname)`). A `path` was a
+  // URLPattern, where `:name` anywhere, `*` and groups are syntax, and which matched one spelling.
+  const edgeRoutes = (baseUrl: string) => {
+    // (Its `cache: 'manual'` is edge-bundler's Cache.Manual, an enum's string.)
+    const config = netlifyEdgeConfig({ settings: testSpec({ baseUrl }) }) as unknown as Parameters<
+      typeof mergeDeclarations
+    >[1][string];
+    const name = 'cities-api';
+    const { manifest } = generateManifest({
+      functions: [{ name, path: `/netlify/edge-functions/${name}/${name}.mjs` }],
+      declarations: mergeDeclarations([], { [name]: config }, {}, []),
+      userFunctionConfig: { [name]: config },
+    });
+    return [...manifest.routes, ...manifest.post_cache_routes].map((route) => new RegExp(route.pattern));
+  };
+  it.each<[string, string, string[], string]>([
+    ['a placeholder segment', 'https://x.example/:v1/api', ['/:v1/api/cities/'], '/v2/api/cities/'],
+    ['a colon inside a segment', 'https://x.example/a:b/api', ['/a:b/api/cities/'], '/ax/api/cities/'],
+    ['a wildcard', 'https://x.example/a*b', ['/a*b/cities/'], '/axyzb/cities/'],
+    ['a group', 'https://x.example/a(b)', ['/a(b)/cities/'], '/ab/cities/'],
+    ['braces (percent-encoded in requests)', 'https://x.example/a{b}', ['/a%7Bb%7D/cities/'], '/ab/cities/'],
+    ['a plus', 'https://x.example/a+b', ['/a+b/cities/'], '/aab/cities/'],
+    [
+      'brackets, as links write them and as URL parsers leave them',
+      'https://x.example/a[b]',
+      ['/a%5Bb%5D/cities/', '/a[b]/cities/'],
+      '/ab/cities/',
+    ],
+    [
+      '^ and |, as links write them and as URL parsers leave them',
+      'https://x.example/a^b|c',
+      ['/a%5Eb%7Cc/cities/', '/a^b|c/cities/'],
+      '/abc/cities/',
+    ],
+    ['an escaped %, as links write it', 'https://x.example/50%25', ['/50%25/cities/'], '/50/cities/'],
+    ['an escaped backslash, as links write it', 'https://x.example/a%5Cb', ['/a%5Cb/cities/'], '/a/b/cities/'],
+    ['an escaped ?', 'https://x.example/a%3Fb', ['/a%3Fb/cities/'], '/ab/cities/'],
+    ['a space', 'https://x.example/a%20b', ['/a%20b/cities/'], '/ab/cities/'],
+    ['! at a segment start', 'https://x.example/!v1', ['/!v1/cities/'], '/v1/cities/'],
+    ['an escaped non-ASCII character', 'https://x.example/caf%C3%A9', ['/caf%C3%A9/cities/'], '/caf/cities/'],
+    // Django reads each of these as the endpoint (gunicorn decodes the path): so must Netlify route them.
+    [
+      'letters percent-encoded',
+      'https://x.example/api',
+      ['/%61pi/cities/', '/api/%63ities/', '/%61%70%69/cities/'],
+      '/%61pix/cities/',
+    ],
+    [
+      'hex in lower case',
+      'https://x.example/caf%C3%A9',
+      ['/caf%c3%a9/cities/', '/caf%C3%a9/cities/'],
+      '/caf%c3%a8/cities/',
+    ],
+    [
+      'a slash written %2F',
+      'https://x.example/api/v1',
+      ['/api%2Fv1/cities/', '/api/v1%2fcities/'],
+      '/api%2Fv2/cities/',
+    ],
+    [
+      'the path decoded, as Netlify reads paths for its rules',
+      'https://x.example/caf%C3%A9',
+      ['/café/cities/'],
+      '/cafe/cities/',
+    ],
+    [
+      'brackets decoded from their escapes',
+      'https://x.example/a%5Bb%5D',
+      ['/a[b]/cities/', '/a%5bb%5d/cities/'],
+      '/ab/cities/',
+    ],
+    ['no base path', 'https://x.example', ['/cities/', '/%63ities/', '/citie%73/'], '/citiesx/'],
+  ])(
+    "the edge function's route with %s (%s) matches its endpoint in each spelling, and no other path",
+    (_, baseUrl, own, other) => {
+      const routes = edgeRoutes(baseUrl);
+      const matched = (path: string) => routes.some((route) => route.test(path));
+      for (const path of own) expect([path, matched(path), matched(path.slice(0, -1))]).toEqual([path, true, true]);
+      expect([other, matched(other)]).toEqual([other, false]);
+      expect(matched(`${own[0]}x`)).toBe(false);
+    },
+  );
 });
 
 describe('netlifyHeaders', () => {

@@ -125,3 +125,19 @@ export function originForm(target: string): string {
   const rest = target.slice(absolute[0].length);
   return rest.startsWith('/') ? rest : `/${rest}`;
 }
+
+/**
+ * A regular expression's source matching a path (as requests are matched: decoded, pathInfo) in
+ * every spelling that reads as it: each character as itself (a path matched decoded, or typed) or
+ * as its UTF-8 bytes percent-encoded, hex in either case (`/api`: also `/%61pi`, `%2F` for `/`).
+ */
+export function anySpelling(path: string): string {
+  const hex = (byte: number) =>
+    `%${[...byte.toString(16).toUpperCase().padStart(2, '0')].map((d) => (/[A-F]/.test(d) ? `[${d}${d.toLowerCase()}]` : d)).join('')}`;
+  return [...path]
+    .map((char) => {
+      const raw = char.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+      return `(?:${raw}|${[...utf8(char)].map(hex).join('')})`;
+    })
+    .join('');
+}

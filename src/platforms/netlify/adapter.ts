@@ -1,6 +1,6 @@
 import { endpointPath, ROUTES } from '../../core/route-table.js';
 import { NETLIFY_CACHE_CONTROL, NETLIFY_CDN_CACHE_CONTROL } from '../../hosts/netlify.js';
-import { escapeUriPath, mountOf } from '../../core/url-path.js';
+import { anySpelling, mountOf } from '../../core/url-path.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import type { LazySiteContext } from '../../http/route-types.js';
 import { edgeSite, httpRange, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
@@ -83,16 +83,13 @@ function cdnCached(request: Request, response: Response): Response {
 
 /**
  * The function's in-source config: the endpoint's path, with and without its slash (which
- * redirects), its answers cacheable by the CDN. Netlify reads `path` as a URLPattern, where `:name`,
- * `*`, `(...)`, `{...}`, `+` and `?` are syntax: each escaped, so a base path holding one
- * (`/:v1`, `/a(b)`) is matched as written, not as a pattern matching other paths (or not its own).
- * The path as typed, as a URL parser spells it (`[`, `^`, `|`, `%` left raw), and as links write it
- * (`%5B`, `%25`, `%5C`: a URLPattern decodes no escape), when they differ.
+ * redirects), its answers cacheable by the CDN. A `pattern` (a regular expression on the request's
+ * path), not a `path`: Netlify reads a `path` as a URLPattern, which matches one spelling of a path
+ * (as typed or as escaped), where Django reads `/%61pi/cities/`, `/api%2Fcities/` and `/api/cities/`
+ * alike, and where Netlify may match the path decoded (`/café/cities/`, netlify-cli's rewriter
+ * decodes, `netlify dev`'s edge routing does not): every spelling of the endpoint, decoded or not.
  */
-export function netlifyEdgeConfig(data: EdgeProjectData): { path: string[]; cache: 'manual' } {
+export function netlifyEdgeConfig(data: EdgeProjectData): { pattern: string; cache: 'manual' } {
   const path = endpointPath(mountOf(data.settings.baseUrl));
-  // Typed, `?`, `#` and `\` would be read as something else: those stay escaped.
-  const typed = new URL(`http://host${path.replace(/[?#\\]/g, encodeURIComponent)}`).pathname;
-  const spellings = [...new Set([typed, escapeUriPath(path)])].map((p) => p.replace(/[:*(){}+?\\]/g, '\\$&'));
-  return { path: spellings.flatMap((endpoint) => [endpoint.slice(0, -1), endpoint]), cache: 'manual' };
+  return { pattern: `^${anySpelling(path.slice(0, -1))}${anySpelling('/')}?$`, cache: 'manual' };
 }
