@@ -5,7 +5,8 @@ import { defaultMinFree, diskSpace, spaceShortage, SpaceGuard, type DiskSpace } 
 import { parseMinFree } from '../src/site/spec.js';
 import { inFlags } from '../src/cli/options.js';
 import { CitiesApiError } from '../src/core/errors.js';
-import { bytesOnDisk, estimateSiteSize, reusableShape, type Reusable } from '../src/site/size.js';
+import { bytesOnDisk, estimateSiteSize } from '../src/site/size.js';
+import { reusableShape, type Reusable } from '../src/site/reusable.js';
 import { edgeBytes, edgeFileCount } from '../src/site/edge-files.js';
 import { writeSite } from '../src/store/site-writer.js';
 import { cli } from './cli-helpers.js';

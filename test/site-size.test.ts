@@ -9,10 +9,10 @@ import {
   estimateSiteSize,
   formatBytes,
   OTHER_FILES,
-  reusableShape,
   tooManyFilesAdvice,
   type Sized,
 } from '../src/site/size.js';
+import { reusableShape } from '../src/site/reusable.js';
 
 const shape = (count: number, pageSizes: number[], orderings: number, compressed = true): Sized => ({
   count,
