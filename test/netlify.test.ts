@@ -90,7 +90,9 @@ async function netlifyMatcher(text: string, file: string): Promise<(path: string
   let engine = engines.get(json);
   if (!engine) engines.set(json, (engine = { matcher: await redirector.parseJSON(json, {}), answers: new Map() }));
   const { matcher, answers } = engine;
-  return (path, query) => {
+  return (raw, query) => {
+    // The path decoded, as netlify-cli's rewriter (@netlify/redirects) gives it to the engine, and as Netlify matches it.
+    const path = decodeURIComponent(new URL(raw, 'https://example.netlify.app').pathname);
     const key = `${path}?${query}`;
     if (!answers.has(key))
       answers.set(
@@ -347,6 +349,9 @@ describe("a base path Netlify's files would misread: the site leaves them out, s
     ['a wildcard ending a segment', 'https://x.example/api/v1*', 'v1*', 'a wildcard'],
     ['a wildcard inside a segment, the URL ending in a slash', 'https://x.example/a*b/', 'a*b', 'a wildcard'],
     ['a lone wildcard', 'https://x.example/*/api', '*', 'a wildcard'],
+    ['a space (Netlify splits a rule on white space)', 'https://x.example/a%20b', 'a\\u{20}b', 'the end of the path'],
+    ['a no-break space', 'https://x.example/a%C2%A0b', 'a\\u{a0}b', 'the end of the path'],
+    ['a line end (another rule)', 'https://x.example/a%0Ab/api', 'a\\u{a}b', 'the end of the path'],
   ])(
     "%s (%s): a default build succeeds, leaves out _headers and the endpoint's rules (_redirects only hides the site's own files), and says once which segment, why and what to do",
     async (name, baseUrl, segment, as) => {
@@ -537,6 +542,45 @@ describe("a base path Netlify's files would misread: the site leaves them out, s
       for (const path of own) expect([path, matched(path), matched(path.slice(0, -1))]).toEqual([path, true, true]);
       expect([other, matched(other)]).toEqual([other, false]);
       expect(matched(`${own[0]}x`)).toBe(false);
+    },
+  );
+});
+
+// Netlify's engine reads no character of a rule's path as syntax but a segment's leading `:` and `*`
+// (the table above), and matches the request's path decoded: a base path holding `[`, `^`, `|`,
+// `%`, a non-ASCII letter... is written as that text, and matched however a client spells it.
+describe("_redirects for a base path holding what URLs escape: Netlify's engine routes every spelling of it", () => {
+  it.each([
+    ['brackets', 'https://x.example/a[b]', '/a[b]', '/a%5Bb%5D', '/ab'],
+    ['^ and |', 'https://x.example/a^b|c', '/a^b|c', '/a%5Eb%7Cc', '/abc'],
+    ["a regular expression's syntax", 'https://x.example/a.b(c)+$', '/a.b(c)+$', '/a.b(c)%2B%24', '/axb(c)+$'],
+    ['braces and a backtick', 'https://x.example/a{b}`', '/a%7Bb%7D%60', '/a%7bb%7d%60', '/ab'],
+    ['an escaped %', 'https://x.example/50%25', '/50%25', '/50%25', '/50'],
+    ['an escaped ?', 'https://x.example/a%3Fb', '/a%3Fb', '/a%3fb', '/ab'],
+    ['an escaped #', 'https://x.example/a%23b', '/a%23b', '/a%23b', '/ab'],
+    ['an escaped backslash', 'https://x.example/a%5Cb', '/a%5Cb', '/a%5cb', '/a/b'],
+    ['a non-ASCII letter', 'https://x.example/café/v1', '/café/v1', '/caf%c3%a9/v1', '/cafe/v1'],
+    ['a colon inside a segment', 'https://x.example/a:b', '/a:b', '/a%3Ab', '/ab'],
+    ['a letter percent-encoded', 'https://x.example/api', '/api', '/%61pi', '/apx'],
+  ])(
+    '%s (%s): a covered query reaches its file, an uncovered one the live server; a neighbour no rule',
+    async (name, baseUrl, typed, escaped, neighbour) => {
+      const spec = testSpec({ baseUrl, pageSizes: [20], orderings: ['default'], liveUrl: 'https://live.example.net' });
+      const route = await netlifyMatcher(
+        netlifyRedirects(spec),
+        join(root, `spelled-${name.replace(/\W+/g, '-')}._redirects`),
+      );
+      for (const mount of [typed, escaped]) {
+        expect([mount, route(`${mount}/cities/`, 'page=2')]).toMatchObject([
+          mount,
+          { to: '/cities/default/default/2.json', status: 200 },
+        ]);
+        expect([mount, route(`${mount}/cities/`, 'page_size=7')]).toMatchObject([
+          mount,
+          { status: 200, to: expect.stringMatching(/^https:\/\/live\.example\.net\//) },
+        ]);
+      }
+      expect(route(`${neighbour}/cities/`, 'page=2')).toBeNull();
     },
   );
 });

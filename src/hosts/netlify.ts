@@ -2,7 +2,7 @@ import { CitiesApiError, optionNamed, type Problem } from '../core/errors.js';
 import { endpointPath, fill, ROUTES } from '../core/route-table.js';
 import { escapeUriPath, mountOf } from '../core/url-path.js';
 import { checkLivePath, checkLiveUrl } from './live-url.js';
-import { netlifyLeftOutBy, netlifySyntaxSegment } from '../site/extras.js';
+import { NETLIFY_UNWRITABLE, netlifyLeftOutBy, netlifySyntaxSegment } from '../site/extras.js';
 import { normalizeBaseUrl, type SiteSettings, type SiteSpec } from '../site/spec.js';
 
 const { param, absent, file } = ROUTES;
@@ -32,8 +32,13 @@ const REWRITE = '200!';
 
 /** What Netlify's files make of a base path's `segment` (site/extras.ts netlifySyntaxSegment), and what to do instead. */
 function misread(segment: string): string {
-  const how = segment.startsWith(':') ? 'a placeholder, matching any segment' : 'a wildcard, matching any text';
-  return `Netlify reads its path segment "${segment}" as ${how}, and has no escape for it; to deploy to Netlify, answer the endpoint with cities-api edge netlify (its edge function routes the endpoint itself), or choose a ${optionNamed('baseUrl')} whose path segments neither start with ":" nor hold "*"`;
+  const how = segment.startsWith(':')
+    ? 'a placeholder, matching any segment'
+    : segment.includes('*')
+      ? 'a wildcard, matching any text'
+      : 'the end of the path (white space) or a line (a control character)';
+  const shown = segment.replace(new RegExp(NETLIFY_UNWRITABLE, 'gu'), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+  return `Netlify reads its path segment "${shown}" as ${how}, and has no escape for it; to deploy to Netlify, answer the endpoint with cities-api edge netlify (its edge function routes the endpoint itself), or choose a ${optionNamed('baseUrl')} whose path segments neither start with ":" nor hold "*", white space or a control character`;
 }
 
 /** A base path Netlify's files can hold, or a clear refusal (exit 2). `mount` is the path as requests are matched: decoded. */
@@ -79,7 +84,8 @@ export function netlifyRedirects(settings: SiteSpec): string {
     'Most specific rules first: Netlify applies the first rule whose query parameters are all present.',
     `Last, the site's own files under /${file.meta}/ but the edge data are answered as absent.`,
   ];
-  return comments(head) + alignedRules(escapeUriPath(endpointPath(settings.mount)), rules) + hiddenFiles();
+  // The path decoded, as Netlify matches requests (its engine decodes the request's path, never a rule's).
+  return comments(head) + alignedRules(endpointPath(settings.mount), rules) + hiddenFiles();
 }
 
 /**

@@ -19,15 +19,20 @@ const OTHER_HOSTS: Readonly<Record<Host, readonly Extra[]>> = {
  */
 const NETLIFY: readonly Extra[] = ['netlifyHeaders'];
 
+/** White space, which ends a path in Netlify's files (their lines are split on it), and control characters. */
+export const NETLIFY_UNWRITABLE = /[\s\p{Cc}]/u;
+
 /**
  * The first segment of a base path (`mount`, decoded as requests are matched) that Netlify's
  * `_redirects` and `_headers` read as their syntax, or undefined: one that starts with `:` (a
- * placeholder: `/:v1/api` matches `/v2/api`) or holds `*` (a wildcard). They decode no escape (a
- * rule of `/%3Av1` matches only that spelling, where links and browsers send `/:v1`), so no rule
- * of theirs can name such a path. A `:` inside a segment (`/a:b`) is their literal text.
+ * placeholder: `/:v1/api` matches `/v2/api`), holds `*` (a wildcard), or white space or a control
+ * character (NETLIFY_UNWRITABLE: a space ends the rule's path, a line end starts another rule). Netlify
+ * matches a request's path decoded and decodes no escape in a rule (a rule of `/%3Av1` or `/a%20b`
+ * matches no request), so no rule of theirs can name such a path. A `:` inside a segment (`/a:b`),
+ * and `[`, `^`, `|`, `(`, `.`, `+`, `$`, `%`... anywhere, are their literal text.
  */
 export function netlifySyntaxSegment(mount: string): string | undefined {
-  return mount.split('/').find((part) => part.startsWith(':') || part.includes('*'));
+  return mount.split('/').find((part) => part.startsWith(':') || part.includes('*') || NETLIFY_UNWRITABLE.test(part));
 }
 
 /** A CloudFront origin's domain name, up to 253 characters (nothing that would end the function's string literal). */
