@@ -1,0 +1,169 @@
+#!/usr/bin/env node
+// Deno's memory over many answers in a row (#25): the edge Deno project under `deno serve`, with V8's
+// defaults (as Deno Deploy runs an entry point) and with the command `edge deno` prints (its
+// --v8-flags), answering one query N times, one after another, from a fresh server. The isolate's
+// heap + external (Deno.memoryUsage(), what an isolate's memory limit counts) is printed by the
+// server every 10 ms, with V8's new space capacity (node:v8). Per run, both readings of the goal
+// "memory per request <= 32 MB above the instance's baseline":
+//   - peak: the highest value over answers 2..N against the lowest value right after the first
+//     answer (its one-time reads made);
+//   - per request: each answer's highest value against the warmed instance's baseline, the lowest
+//     value seen between answers (a 30 ms pause after each); the largest and the median.
+// Variants run in turn, round after round, so that a neighbour's load hits them alike. Every answer
+// must be a 200 of the same bytes (the first and the last hashed). Memory is not latency: this may
+// run on a loaded machine, but it loads one core for its duration.
+//
+//   node scripts/bench-deno-memory.mjs --site DIR [--answers 60,200] [--rounds 2] [--query Q] [--variants defaults,command]
+//
+// DIR: a built site (e.g. bench-data/cities-140k.json built with --orderings default); the Deno
+// project is written beside it, in DIR/../bench-deno-memory/. Default query: every city on one page.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { lib } from './bench/edge-lib.mjs';
+
+const ROOT = join(import.meta.dirname, '..');
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const { values: opts } = parseArgs({
+  options: {
+    site: { type: 'string' },
+    answers: { type: 'string', default: '60,200' },
+    rounds: { type: 'string', default: '2' },
+    query: { type: 'string', default: 'page_size=1000000' },
+    variants: { type: 'string', default: 'defaults,command' },
+  },
+});
+if (!opts.site) throw new Error('--site DIR: a built site (see the header)');
+const site = resolve(opts.site);
+const out = join(dirname(site), 'bench-deno-memory');
+rmSync(out, { recursive: true, force: true });
+const { writeEdgeProject } = await lib('app/edge-project.js');
+const project = await writeEdgeProject('deno', site, out);
+// The project's module, heap + external and new space capacity printed every 10 ms (unref'd: a timer
+// holding the event loop keeps deno serve from exiting on SIGTERM).
+writeFileSync(
+  join(out, 'bench-memory.js'),
+  `import server from './main.js';\nimport { getHeapSpaceStatistics } from 'node:v8';\nDeno.unrefTimer(setInterval(() => { const m = Deno.memoryUsage(); const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space'); console.log('M ' + (m.heapUsed + m.external) + ' ' + young.space_size); }, 10));\nexport default server;\n`,
+);
+
+console.log(`deno serve, ?${opts.query}, ${opts.rounds} rounds; load ${loadavg()}`);
+console.log(`  the command: ${project.deploy}`);
+for (let round = 1; round <= Number(opts.rounds); round++)
+  for (const answers of opts.answers.split(',').map(Number))
+    for (const variant of opts.variants.split(',')) {
+      const run = await inARow(variant, answers);
+      console.log(`  round ${round} ${variant.padEnd(8)} ${String(answers).padStart(4)} answers: ${run}`);
+    }
+
+/** N answers in a row from a fresh server: the figures as one line. */
+async function inARow(variant, answers) {
+  const server = await serve(variant === 'defaults');
+  const load = loadavg();
+  try {
+    const marks = [];
+    let first;
+    const cpu = server.cpu();
+    for (let i = 0; i < answers; i++) {
+      const start = performance.now();
+      const got = await get(server.url, i === 0 || i === answers - 1);
+      marks.push([start, performance.now()]);
+      if (got.status !== 200) throw new Error(`?${opts.query}: ${got.status}`);
+      if (i === 0) first = got;
+      else if (got.hash && got.hash !== first.hash) throw new Error(`?${opts.query}: answer ${i + 1} differs`);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    const cpuEach = (server.cpu() - cpu) / answers;
+    const { samples } = server;
+    const within = (from, to) => samples.filter(([t]) => t >= from && t < to).map(([, v]) => v);
+    const gap = (i) => within(marks[i][1], marks[i + 1]?.[0] ?? Number.POSITIVE_INFINITY);
+    const afterFirst = Math.min(...gap(0));
+    const baseline = Math.min(...marks.map((_, i) => Math.min(...gap(i))));
+    const peaks = marks.slice(1).map(([from, to]) => Math.max(...within(from, to + 30)));
+    const young = samples.at(-1)[2];
+    return [
+      `peak +${mb(Math.max(...peaks) - afterFirst)} against the first answer's`,
+      `per request +${mb(Math.max(...peaks) - baseline)} max, +${mb(median(peaks) - baseline)} median above the lowest between answers (${mb(baseline)})`,
+      `V8 new space ${mb(young)} at the end`,
+      `CPU ${Math.round(cpuEach)} ms an answer`,
+      `${mb(first.bytes)} ${first.hash}`,
+      `load ${load} -> ${loadavg()}`,
+    ].join(', ');
+  } finally {
+    await server.stop();
+  }
+}
+
+/** deno serve of the project: as its command says, or without its --v8-flags (V8's defaults). */
+async function serve(v8Defaults) {
+  const [, command, ...args] = project.deploy
+    .split(' ')
+    .filter((arg) => !(v8Defaults && arg.startsWith('--v8-flags=')));
+  args[args.length - 1] = 'bench-memory.js';
+  const child = spawn(
+    join(ROOT, 'node_modules', '.bin', 'deno'),
+    [command, '--host', '127.0.0.1', '--port', '0', ...args],
+    {
+      cwd: out,
+      env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const samples = [];
+  let pending = '';
+  const url = await new Promise((resolve, reject) => {
+    const seen = (data) => {
+      const lines = (pending + data).split('\n');
+      pending = lines.pop();
+      for (const line of lines) {
+        const m = /^M (\d+) (\d+)/.exec(line);
+        if (m) samples.push([performance.now(), Number(m[1]), Number(m[2])]);
+        else if (/Listening on (http:\/\/[^\s/]+)/.test(line)) resolve(/Listening on (http:\/\/[^\s/]+)/.exec(line)[1]);
+        else if (line.trim()) process.stderr.write(`deno: ${line}\n`);
+      }
+    };
+    child.stdout.on('data', seen);
+    child.stderr.on('data', seen);
+    child.once('exit', (code) => reject(new Error(`deno serve exited with ${code}`)));
+  });
+  return {
+    url,
+    samples,
+    // The process's user + system CPU in ms (/proc/PID/stat, clock ticks of 10 ms).
+    cpu: () => {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    },
+    stop: () => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM')),
+  };
+}
+
+/** One answer read through (hashed when asked), on a connection kept alive between answers. */
+function get(url, hash) {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`${url}/cities/?${opts.query}`, { agent }, (res) => {
+        const digest = hash ? createHash('sha256') : undefined;
+        let bytes = 0;
+        res.on('data', (chunk) => {
+          bytes += chunk.length;
+          digest?.update(chunk);
+        });
+        res.on('end', () => resolve({ status: res.statusCode, bytes, hash: digest?.digest('hex').slice(0, 16) }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+function median(values) {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+}
+function mb(n) {
+  return `${(n / 1e6).toFixed(1)} MB`;
+}
+function loadavg() {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
