@@ -29,12 +29,14 @@ export const DENO_LIMITS: readonly PlatformLimit[] = [
 /**
  * V8's flags in the command that serves the project. The dead parts of a streamed answer (64 KiB
  * arrays Deno's server has sent: no Deno API says when, so they cannot be written again) are
- * collected with the young generation, as often as it fills. V8 grows it as what survives its
- * collections adds up, to 16 MB a semi-space by default: a server answering pages of every city at
- * 140k cities one after another then stood +53 MB above its baseline (heap + external) after 60
- * of them, against +22-29 MB over its first 20; capped at 2 MB, +8 MB over 30, at the same CPU per
- * answer (docs/deno.md). A Deno Deploy deployment (an entry point, not this command) runs with
- * V8's defaults.
+ * collected with the young generation: when it fills with the answers' objects on V8's heap, or
+ * when the young arrays' bytes reach twice V8's default largest semi-space. V8 grows the young
+ * generation as what survives its collections adds up (to 32 MB a semi-space on a 24 GB machine):
+ * at 140k cities, 200 answers of every city in a row
+ * stood +88-91 MB above the server's baseline (heap + external), 1,400 of 10,000 cities +88-90 MB;
+ * capped at 2 MB, +10-23 MB, at the same CPU per answer (docs/deno.md). Nothing in the answer's
+ * code was found to bound it otherwise. A Deno Deploy deployment (an entry point, not this
+ * command) runs with V8's defaults.
  */
 export const DENO_V8_FLAGS = '--max-semi-space-size=2';
 
