@@ -1,8 +1,8 @@
-import { readdirSync, renameSync } from 'node:fs';
-import { copyFile } from 'node:fs/promises';
+import { existsSync, readdirSync, renameSync } from 'node:fs';
+import { copyFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { build } from '../src/app/build.js';
 import { serve } from '../src/app/serve.js';
 import { CitiesApiError } from '../src/core/errors.js';
 import { lockSite } from '../src/fs/lock.js';
+import { dropToken, newToken } from '../src/fs/lock-tokens.js';
 import { readManifestHead } from '../src/store/manifest-file.js';
 import { killStragglers, manyCities, spawnCli, writeDataset } from './crash-helpers.js';
 import { readTree, tempDir } from './helpers.js';
@@ -62,6 +63,65 @@ describe("the README's preview next to a deployed site", () => {
     expect(await readTree(site)).toEqual(before);
     // No directory added to it, no marker left in it.
     expect(names()).toEqual(named);
+  });
+
+  // Another preview's site, or a site not built yet that a preview or a build is writing: a preview
+  // inside it would join that tree, and be swapped from under its server by that site's next build.
+  it.each<[string, (outer: string) => Promise<() => Promise<void>>, string]>([
+    [
+      'a site an earlier preview built (the default base URL)',
+      async (outer) => {
+        await build({ data: SAMPLE, out: outer, baseUrl: 'http://localhost:8080', ...small });
+        return async () => {};
+      },
+      'the site of a preview (built for http://localhost:8080)',
+    ],
+    [
+      'the site of a preview running now',
+      async (outer) => {
+        const running = await serve({ dir: outer, data: SAMPLE, port: 0, ...small });
+        return () => running.close();
+      },
+      'the site of a preview (built for http://127.0.0.1:',
+    ],
+    [
+      'a new site whose preview is running, not built yet (its marker, no manifest)',
+      async (outer) => {
+        const marker = join(dirname(outer), `.${basename(outer)}.preview`);
+        const token = newToken(); // this process's, still held: a preview of this pid running
+        await writeFile(marker, `${JSON.stringify({ pid: process.pid, url: 'http://127.0.0.1:9', token })}\n`);
+        return async () => {
+          dropToken(token);
+          await rm(marker, { force: true });
+        };
+      },
+      'the site of a preview running at http://127.0.0.1:9',
+    ],
+    [
+      'a new site a build is writing (its lock held, no manifest yet)',
+      async (outer) => {
+        const release = await lockSite(outer);
+        return async () => release();
+      },
+      'a site a build is writing (pid ',
+    ],
+  ])('a preview into a new directory inside %s: refused (exit 2), nothing written there', async (name, make, what) => {
+    const outer = join(dir, `outer-${name.replace(/\W+/g, '-').slice(0, 40)}`);
+    const undo = await make(outer);
+    try {
+      const names = () => (existsSync(outer) ? readdirSync(outer, { recursive: true }).sort() : []);
+      const named = names();
+      const error = await serve({ dir: join(outer, 'inner'), data: SAMPLE, port: 0, ...small }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({
+        exitCode: 2,
+        message: expect.stringContaining(`inside ${outer}, ${what}`),
+      });
+      expect(names()).toEqual(named);
+    } finally {
+      await undo();
+    }
   });
 
   it.each([

@@ -4,7 +4,6 @@ import type { Problem } from '../core/errors.js';
 import type { Compression, Host } from '../site/spec.js';
 import type { SiteCheck } from '../store/site-check.js';
 import type { WriteStats } from '../store/site-writer.js';
-import type { Preview } from './preview-guard.js';
 
 // What build() is given, what it plans once the dataset is read, and what it returns: the
 // library's contract, also what crosses to the thread a large build runs in (build-thread.ts).
@@ -14,6 +13,16 @@ import type { Preview } from './preview-guard.js';
  * site's) when `lockWait` is not given, in ms; the CLI's --lock-wait default (in seconds) is this.
  */
 export const DEFAULT_LOCK_WAIT = 10_000;
+
+/** A preview's build (serve --data without --base-url): what preview-guard.ts checks it against. */
+export interface Preview {
+  /** The site directory, as the user named it. */
+  readonly dir: string;
+  /** The dataset file. */
+  readonly data: string;
+  /** The preview's base URL (its server's own). */
+  readonly url: string;
+}
 
 export interface BuildOptions {
   /** Dataset file, `.csv` or `.json`. */

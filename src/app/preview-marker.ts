@@ -95,6 +95,13 @@ async function placed(dir: string, file: string, url: string, token: string, wai
   return false;
 }
 
+/** The preview running on the site directory `real` (resolved), as its marker says, or null. */
+export async function runningPreview(real: string): Promise<Pick<Marker, 'pid' | 'url'> | null> {
+  const { parent, prefix } = siteSiblings(real);
+  const marker = await markerIn(join(parent, `${prefix}preview`));
+  return marker && marker !== FOREIGN && marker.url && isLiveWriter(marker, marker) ? marker : null;
+}
+
 const previewRunning = (dir: string, url: string, other: Marker) =>
   new CitiesApiError(
     `${dir} is the site of another preview, running at ${other.url} (pid ${other.pid}): this one would rewrite its links to ${url}. ` +
