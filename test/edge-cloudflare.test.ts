@@ -103,6 +103,57 @@ describe.skipIf(!available)('the generated Cloudflare project', () => {
     expect(await readFile(join(project.out, 'cities-site.js'), 'utf8')).not.toContain('"id"'); // settings only: no city
   });
 
+  // run_worker_first matches the path as sent; Cloudflare's asset worker decodes it (workers-shared
+  // decodePath): a spelling no rule matches reaches the Worker where no asset has that path (none is
+  // under a mounted endpoint, nor is /cities/ itself one), and an asset asked in another spelling gets
+  // a 307 to encodeURIComponent's spelling, which the rules match. So every spelling Django reads as
+  // the endpoint gets the Worker's answer, never a file's.
+  it.each([
+    [
+      'cities48',
+      'http://api.example.com',
+      '/cities/?page_size=7',
+      ['/%63ities/?page_size=7', '/citi%65%73/?page=2&page_size=7'],
+    ],
+    ['cities48', 'http://api.example.com', '/cities/?page=2', ['/%63ities/?page=2', '/cities%2F?page=2']],
+    [
+      'prefixed30',
+      'https://cities.example.org/api/v1',
+      '/api/v1/cities/?page_size=7',
+      ['/%61pi/v1/cities/?page_size=7', '/api%2Fv1/cities/?page_size=7', '/api/v%31/cities/?page_size=7'],
+    ],
+  ])(
+    "%s (%s): the endpoint in other spellings gets the Worker's answer, as its own spelling does",
+    async (name, baseUrl, canonical, others) => {
+      const { project } = await projectOf(name, baseUrl);
+      const worker = await startWorker(join(project.out, 'wrangler.jsonc'));
+      try {
+        const ask = async (target: string) => {
+          const response = await fetch(`${worker.url}${target}`, { redirect: 'manual' });
+          return { status: response.status, etag: response.headers.get('etag'), body: await response.text() };
+        };
+        const own = await ask(canonical);
+        expect(own.status).toBe(200);
+        for (const target of others) {
+          const answer = await ask(target);
+          // (?page=2&page_size=7 is page_size=7's second page: the same Worker, its own answer.)
+          if (target.includes('page=2&'))
+            expect([target, answer.status, answer.etag?.startsWith('W/"c')]).toEqual([target, 200, true]);
+          else expect([target, answer]).toEqual([target, own]);
+        }
+        // A page file asked in another spelling: Cloudflare's 307 to its own spelling. Under the
+        // endpoint (no base path), the Worker answers that (404, as serve does); else it is the asset.
+        const file = await fetch(`${worker.url}/%63ities/default/default/2.json`, { redirect: 'manual' });
+        expect([file.status, file.headers.get('location')]).toEqual([307, '/cities/default/default/2.json']);
+        const followed = await fetch(`${worker.url}/cities/default/default/2.json`, { redirect: 'manual' });
+        expect(followed.status).toBe(new URL(baseUrl).pathname === '/' ? 404 : 200);
+      } finally {
+        await worker.stop();
+      }
+    },
+    300_000,
+  );
+
   it("worker.js with maxPageCities (Workers Free): a larger computed page is workerd's clear 500, a smaller one the page", async () => {
     const { project } = await projectOf('cities48', 'http://api.example.com');
     const worker = await readFile(join(project.out, 'worker.js'), 'utf8');
