@@ -46,6 +46,7 @@ const UNIT = [
   'default-order',
   'doorkeeper',
   'edge-cuts',
+  'edge-page',
   'edge-ranges',
   'page-reads',
   'fetch-handler',

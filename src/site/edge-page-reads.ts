@@ -3,7 +3,7 @@ import type { BlockFile } from './edge-format.js';
 import { type BlockReads, checkRun, type OpenedFile } from './edge-blocks.js';
 import { BLOCK_BYTES } from './edge-cuts.js';
 import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
-import { NeededIndices, runsOf, type LayoutBlocks } from './edge-runs.js';
+import { NeededIndices, runsOf, type LayoutBlocks, type Runs } from './edge-runs.js';
 import { Slots } from './edge-turns.js';
 
 // One page's reads of a layout's blocks (RowReader.cities, edge-rows.ts), in named steps: hold its
@@ -22,7 +22,6 @@ export interface PageReadLimits {
 }
 
 export class PageReads {
-  private readonly runs: { blocks: Uint32Array; from: Uint32Array };
   private readonly needed: NeededIndices;
   private slack = RANGE_SLACK;
   private readonly pending = new Map<number, Promise<BlockFile>>();
@@ -52,8 +51,9 @@ export class PageReads {
     private readonly limits: PageReadLimits,
     private readonly layout: LayoutBlocks,
     private readonly indices: ArrayLike<number>,
+    /** The indices cut into runs of the layout's blocks, where the caller has (readCities). */
+    private readonly runs: Runs = runsOf(layout.starts, indices),
   ) {
-    this.runs = runsOf(layout.starts, indices);
     this.needed = new NeededIndices(this.runs, layout.starts, indices);
     const blocks = layout.starts.length;
     [this.uses, this.lastRun, this.later] = [new Uint32Array(blocks), new Int32Array(blocks), new Uint8Array(blocks)];

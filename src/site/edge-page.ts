@@ -6,7 +6,7 @@ import type { EdgeIndex } from './edge-files.js';
 import { blocksOf } from './edge-index.js';
 import type { FieldRanks } from './edge-ranks.js';
 import type { RowReader } from './edge-rows.js';
-import { readCities, type LayoutBlocks } from './edge-runs.js';
+import { readCities, type LayoutBlocks, type Runs } from './edge-runs.js';
 
 // Which layout a page's cities are read from, and at which of its indices: a contiguous run of
 // the default ordering's or a field's ascending layout; else, once the terms' rank files are
@@ -54,16 +54,17 @@ export async function pageCities(
   // 67,600, in fine blocks, in which name_en scatters them) read 14,785 of name_sp's fine blocks
   // (178 MB); name_en's layout, read once per group, is ~600 blocks.
   const full = fullBlock(index);
-  let best: { blocks: LayoutBlocks; indices: Uint32Array; span: number } | undefined;
+  // The runs readCities cut the indices into are the page's reads' (not cut again there).
+  let best: { blocks: LayoutBlocks; indices: Uint32Array; span: number; runs: Runs } | undefined;
   for (const field of terms.map((t) => t.field)) {
     const at = fields.inverse(field);
     const indices = positions.map((p) => at[p]!);
     const blocks = blocksOf(index, field);
     const span = readCities(blocks, indices, rows.keepBlocks, full);
-    if (!best || span.cities < best.span) best = { blocks, indices, span: span.cities };
+    if (!best || span.cities < best.span) best = { blocks, indices, span: span.cities, runs: span.runs };
     if (span.blocks <= 1) break;
   }
-  return rows.cities(best!.blocks, best!.indices);
+  return rows.cities(best!.blocks, best!.indices, best!.runs);
 }
 
 /**
@@ -78,10 +79,20 @@ function counting(n: number): Uint32Array {
 
 let COUNTING = new Uint32Array(0);
 
-/** The cities of a full block: the most of any block of the default ordering's layout (no tie there is cut finer). */
+/**
+ * The cities of a full block: the most of any block of the default ordering's layout (no tie there
+ * is cut finer). Walked once per index (~300 blocks at 140k cities), not once per page: kept by the
+ * index object, which only a build's index read makes (nothing a request sets).
+ */
 function fullBlock(index: EdgeIndex): number {
-  const { starts, count } = blocksOf(index, ROUTES.absent);
-  let most = 1;
-  for (let b = 0; b < starts.length; b++) most = Math.max(most, (starts[b + 1] ?? count) - starts[b]!);
+  let most = FULL.get(index);
+  if (most === undefined) {
+    const { starts, count } = blocksOf(index, ROUTES.absent);
+    most = 1;
+    for (let b = 0; b < starts.length; b++) most = Math.max(most, (starts[b + 1] ?? count) - starts[b]!);
+    FULL.set(index, most);
+  }
   return most;
 }
+
+const FULL = new WeakMap<EdgeIndex, number>();

@@ -3,7 +3,7 @@ import type { Into } from './byte-pool.js';
 import { BlockReads, type BlockOptions, type OpenSiteFile } from './edge-blocks.js';
 import { gathered } from './edge-gather.js';
 import { PageReads, type PageReadLimits } from './edge-page-reads.js';
-import type { LayoutBlocks } from './edge-runs.js';
+import type { LayoutBlocks, Runs } from './edge-runs.js';
 
 // The cities at given indices of a layout (edge-files.ts), read block by block in the order the
 // page needs them: a few blocks read ahead at once, each block's run of the page's cities handed
@@ -71,9 +71,10 @@ export class RowReader {
    * per run of consecutive indices in one block. A request holds at most `concurrency`
    * blocks being read and `keepBlocks` used ones that a later run of the page needs again. A
    * batch's cities are read until the next batch is asked for: a scan's arrays are then reused.
+   * `runs`: the indices already cut into runs of the layout's blocks, where the caller has them.
    */
-  async *cities(layout: LayoutBlocks, indices: ArrayLike<number>): AsyncGenerator<CityBatch> {
-    const page = new PageReads(this.limits, layout, indices);
+  async *cities(layout: LayoutBlocks, indices: ArrayLike<number>, runs?: Runs): AsyncGenerator<CityBatch> {
+    const page = new PageReads(this.limits, layout, indices, runs);
     try {
       await page.holdFirstFiles();
       for (let r = 0; r < page.count; r++) {

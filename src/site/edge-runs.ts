@@ -14,10 +14,7 @@ export interface LayoutBlocks {
  * blocks[r]. Typed arrays (counted first): JS arrays of a number a run lived through the answer on
  * the JS heap, 48 KB for a page over 3,000 blocks.
  */
-export function runsOf(
-  starts: readonly number[],
-  indices: ArrayLike<number>,
-): { blocks: Uint32Array; from: Uint32Array } {
+export function runsOf(starts: readonly number[], indices: ArrayLike<number>): Runs {
   let runs = 0;
   forEachRun(starts, indices, () => runs++);
   const [blocks, from] = [new Uint32Array(runs), new Uint32Array(runs + 1)];
@@ -115,7 +112,8 @@ export class NeededIndices {
 
 const UNPLACED = 0xffffffff;
 
-type Runs = { readonly blocks: ArrayLike<number>; readonly from: ArrayLike<number> };
+/** Indices cut into runs in one block each (runsOf). */
+export type Runs = { readonly blocks: Uint32Array; readonly from: Uint32Array };
 
 /**
  * The cities of the blocks a page of these indices reads from a layout, a block counted again
@@ -127,16 +125,18 @@ type Runs = { readonly blocks: ArrayLike<number>; readonly from: ArrayLike<numbe
  * block's); one of under a quarter of that is taken for a fine block, whose cities are compact,
  * and counted half again (a compact city is 290 of 530 bytes at 140k cities, less where its
  * names repeat: a guess, on the low side there, so that a page goes to another layout only where
- * its own would read blocks again and again).
+ * its own would read blocks again and again). The indices' runs are returned with the figures:
+ * the page read from this layout reads them (PageReads) without cutting its indices again.
  */
 export function readCities(
   layout: Pick<LayoutBlocks, 'starts' | 'count'>,
   indices: ArrayLike<number>,
   keep: number,
   full: number,
-): { blocks: number; cities: number } {
+): { blocks: number; cities: number; runs: Runs } {
   const { starts, count } = layout;
-  const runs = runsOf(starts, indices).blocks;
+  const cut = runsOf(starts, indices);
+  const runs = cut.blocks;
   const last = new Map<number, number>();
   runs.forEach((b, r) => last.set(b, r));
   const size = (b: number) => (starts[b + 1] ?? count) - starts[b]!;
@@ -155,7 +155,7 @@ export function readCities(
       [held] = [held - its, kept.delete(old)];
     }
   });
-  return { blocks: last.size, cities };
+  return { blocks: last.size, cities, runs: cut };
 }
 
 /** The block holding index `x`: the last whose start (the first is 0) is at most x. */
