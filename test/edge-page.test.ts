@@ -1,16 +1,20 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
 import { Orders } from '../src/core/orders.js';
-import { bodyBytes, pageOf } from '../src/core/page.js';
+import { answerListing, bodyBytes, pageOf } from '../src/core/page.js';
 import { parseQuery } from '../src/core/query-string.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { edgeFiles, LAYOUTS, type EdgeIndex, type Layout } from '../src/site/edge-files.js';
 import { tagBytes } from '../src/site/edge-format.js';
+import type { OpenedFile } from '../src/site/edge-blocks.js';
 import { parseIndex } from '../src/site/edge-index.js';
 import { pageCities, type Loaded } from '../src/site/edge-page.js';
 import { FieldRanks } from '../src/site/edge-ranks.js';
 import { RowReader } from '../src/site/edge-rows.js';
+import { EdgeSource, type EdgeSourceOptions } from '../src/site/edge-source.js';
+import { BASE, streamed } from './edge-answers.js';
 import { makeCity } from './helpers.js';
 
 // The work a multi-field edge page does before and as it reads its cities (issue #25): its
@@ -22,8 +26,20 @@ import { makeCity } from './helpers.js';
 const TAG = '0011223344556677';
 const N = 6_000;
 
-/** 6,000 cities of ~4 KB: name_fr and name_de orders of their own (name_de in 8 tie groups), the others name_en's. */
+/** Fields tied in a few groups each (2 to 9): an ordering of them all and name_fr reads 8 rank files. */
+const TIED = { name_it: 3, name_sp: 4, name_ru: 5, name_pt: 6, name_ms: 2, name_tr: 9 } as const;
+
+/**
+ * 6,000 cities of ~4 KB: name_fr and name_de orders of their own (name_de in 8 tie groups), the
+ * TIED fields in a few groups each, the others name_en's.
+ */
+let made: { index: CityIndex; files: Map<string, Uint8Array> } | undefined;
 function files(): Map<string, Uint8Array> {
+  made ??= build();
+  return made.files;
+}
+
+function build() {
   const pad = 'x'.repeat(300);
   const index = new CityIndex(
     CityTable.fromCities(
@@ -32,13 +48,14 @@ function files(): Map<string, Uint8Array> {
           name: `${pad}${String((i * 7919) % N).padStart(5, '0')}`,
           name_fr: `F${String((i * 31) % N).padStart(5, '0')}`,
           name_de: `D${i % 8}`,
+          ...Object.fromEntries(Object.entries(TIED).map(([field, groups]) => [field, `${field}${i % groups}`])),
           top: i % 7 === 0,
         }),
       ),
     ),
     'codepoint',
   );
-  return new Map([...edgeFiles(index, TAG)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))]));
+  return { index, files: new Map([...edgeFiles(index, TAG)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))])) };
 }
 
 /** A build loaded as an edge source loads it, each layout's block starts counting their reads. */
@@ -72,7 +89,6 @@ function loaded(site: Map<string, Uint8Array>) {
 }
 
 describe('a multi-field edge page', () => {
-  let site: Map<string, Uint8Array> | undefined;
   const layoutOf = (index: EdgeIndex, field: Layout) => {
     const entry = index.layouts[field];
     return typeof entry === 'string' ? entry : field;
@@ -88,8 +104,7 @@ describe('a multi-field edge page', () => {
   ])(
     '%s: its indices cut into runs once, for the pick and the reads (under 30 reads of its layout a city)',
     async (query, size) => {
-      site ??= files();
-      const { index, page } = loaded(site);
+      const { index, page } = loaded(files());
       await page(query);
       const { cities, reads } = await page(query);
       expect(cities).toBe(size);
@@ -103,12 +118,65 @@ describe('a multi-field edge page', () => {
     ['name_de then name_fr', 'ordering=name_de,name_fr&page_size=50&page=9'],
     ['name_fr then name_de', 'ordering=-name_fr,name_de&page_size=10&page=3'],
   ])('%s: the default layout read once per index, by the first page, never by the next', async (_, query) => {
-    site ??= files();
-    const { index, page } = loaded(site);
+    const { index, page } = loaded(files());
     expect([layoutOf(index, 'name_de'), layoutOf(index, 'name_fr')]).not.toContain(ROUTES.absent);
     const first = await page(query);
     expect(first.reads.get(ROUTES.absent)).toBeGreaterThan(0);
     const again = await page(query.replace(/page=\d+/, 'page=2'));
     expect(again.reads.get(ROUTES.absent)).toBe(0);
+  });
+});
+
+/** An operation on a file (an open, a read, a range) that takes 1 ms, the most under way at once counted. */
+function inFlight() {
+  const count = { now: 0, most: 0 };
+  const timed = async <T>(work: () => T | Promise<T>): Promise<T> => {
+    count.most = Math.max(count.most, ++count.now);
+    try {
+      await sleep(1);
+      return await work();
+    } finally {
+      count.now--;
+    }
+  };
+  return { count, timed };
+}
+
+const ALL_TIED = `ordering=name_de,${Object.keys(TIED).join(',')},name_fr`;
+
+describe('every read and open of a page, one of its 6 turns', () => {
+  // Before: a page holding its files (Deno) opened its first 16 at once, outside the turns, and a
+  // page's rank files (up to 16: every field and the default) were read all at once.
+  it.each<[string, string, boolean]>([
+    [
+      'files held open (Deno): a page over more than 16 blocks, its first 16 held before it starts',
+      'ordering=name_de,name_fr&page_size=2000&page=1',
+      false,
+    ],
+    ['files held open (Deno): 8 rank files read first', `${ALL_TIED}&page_size=40&page=3`, false],
+    ['one layout by ranges (Lambda): 9 rank files read first', `${ALL_TIED}&page_size=40&page=3`, true],
+  ])('%s: at most 6 at once', async (_, query, oneLayout) => {
+    const site = files();
+    const { count, timed } = inFlight();
+    const bytes = (path: string) => {
+      const file = site.get(path);
+      if (!file) throw new Error(`no file ${path}`);
+      return file;
+    };
+    const open = async (path: string): Promise<OpenedFile> => {
+      const file = await timed(() => bytes(path));
+      return {
+        range: (start, end) => timed(() => file.subarray(start, end)),
+        read: () => timed(() => file),
+        close: () => undefined,
+      };
+    };
+    const options: EdgeSourceOptions = oneLayout
+      ? { oneLayout, readRange: (path, start, end) => timed(() => bytes(path).subarray(start, end)) }
+      : { open };
+    const source = new EdgeSource((path) => timed(() => bytes(path)), { cacheBytes: 0, ...options });
+    const answer = await streamed(source, query);
+    expect(answer.body.equals(bodyBytes(answerListing(made!.index, parseQuery(query), BASE).body))).toBe(true);
+    expect(count.most).toBeLessThanOrEqual(6);
   });
 });

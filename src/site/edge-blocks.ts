@@ -74,15 +74,24 @@ export class BlockReads {
     this.readRange = options.readRange;
   }
 
-  /** Opens these blocks, each checked to be of this build: the page is then read from these, whatever replaces them. */
-  async hold(paths: readonly string[], held: Map<string, OpenedFile>): Promise<void> {
+  /**
+   * Opens these blocks, each checked to be of this build: the page is then read from these, whatever
+   * replaces them. Each open and its head's read take one of the page's turns (`turn`: its Slots).
+   */
+  async hold(
+    paths: readonly string[],
+    held: Map<string, OpenedFile>,
+    turn: <T>(work: () => Promise<T>) => Promise<T>,
+  ): Promise<void> {
     const open = this.open!;
     const opened = await Promise.allSettled(
-      paths.map(async (path) => {
-        const file = await open(path);
-        held.set(path, file);
-        checkHead(await file.range(0, HEADER_BYTES), this.tag, path);
-      }),
+      paths.map((path) =>
+        turn(async () => {
+          const file = await open(path);
+          held.set(path, file);
+          checkHead(await file.range(0, HEADER_BYTES), this.tag, path);
+        }),
+      ),
     );
     // Every open settled first, so that the caller closes all of them.
     for (const result of opened) if (result.status === 'rejected') throw result.reason;

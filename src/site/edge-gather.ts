@@ -34,10 +34,10 @@ export async function* gathered(
   layout: LayoutBlocks,
   indices: Uint32Array,
   concurrency: number,
+  // The page's reads at once, its rank files', both windows' read meanwhile and every range of their blocks: at most `concurrency`.
+  slots = new Slots(concurrency),
 ): AsyncGenerator<CityBatch> {
   const slack = { left: RANGE_SLACK };
-  // The page's reads at once, of both windows read meanwhile and every range of their blocks: at most `concurrency`.
-  const slots = new Slots(concurrency);
   // Two windows' ranges read into two arenas in turn: a window is read while the one before is
   // sent, and its arena taken again once the consumer asks for the batch after that one.
   const arenas = [new ByteArena(), new ByteArena()];

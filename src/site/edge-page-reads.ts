@@ -44,8 +44,6 @@ export class PageReads {
   private readonly letGo: Uint8Array[] = [];
   /** Per block of the layout, 1: its file is opened when its read starts (holdFirstFiles). */
   private readonly later: Uint8Array;
-  // The page's reads of files at once, whole blocks and ranges alike: at most `concurrency`.
-  private readonly slots: Slots;
 
   constructor(
     private readonly limits: PageReadLimits,
@@ -53,14 +51,19 @@ export class PageReads {
     private readonly indices: ArrayLike<number>,
     /** The indices cut into runs of the layout's blocks, where the caller has (readCities). */
     private readonly runs: Runs = runsOf(layout.starts, indices),
+    // The page's reads and opens of files at once, whole blocks, ranges and opens alike (and its
+    // rank files' reads, where the caller gives the Slots it read them through): at most `concurrency`.
+    private readonly slots = new Slots(limits.concurrency),
   ) {
     this.needed = new NeededIndices(this.runs, layout.starts, indices);
     const blocks = layout.starts.length;
     [this.uses, this.lastRun, this.later] = [new Uint32Array(blocks), new Int32Array(blocks), new Uint8Array(blocks)];
     this.runs.blocks.forEach((b, r) => (this.lastRun[b] = r));
     this.scan = this.needed.blocks.length > limits.scanBlocks;
-    this.slots = new Slots(limits.concurrency);
   }
+
+  /** One of the page's reads or opens, in its turn. */
+  private readonly turn = <T>(work: () => Promise<T>): Promise<T> => this.slots.run(work);
 
   /** How many runs (batches) the page has. */
   get count(): number {
@@ -83,7 +86,7 @@ export class PageReads {
       if (first.length < this.limits.holdFiles) first.push(path);
       else this.later[b] = 1;
     }
-    await this.limits.blocks.hold(first, this.held);
+    await this.limits.blocks.hold(first, this.held, this.turn);
   }
 
   /** Starts the reads of the next runs' blocks, up to `concurrency` blocks held at once, run `r`'s at least. */
@@ -101,7 +104,7 @@ export class PageReads {
           this.later[b] = 0;
           pending.set(
             b,
-            this.limits.blocks.hold([path], held).then(() => this.start(b, held.get(path))),
+            this.limits.blocks.hold([path], held, this.turn).then(() => this.start(b, held.get(path))),
           );
         } else pending.set(b, this.start(b, held.get(path)));
       }

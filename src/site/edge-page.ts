@@ -37,14 +37,20 @@ export async function pageCities(
   if (terms.length === 0 || (terms.length === 1 && !terms[0]!.descending && !oneLayout)) {
     return rows.cities(blocksOf(index, terms[0]?.field ?? ROUTES.absent), counting(index.count).subarray(start, end));
   }
+  // Every read and open of the page takes one of its turns, its rank files' reads too (up to 16 at once else).
+  const slots = rows.turns();
+  const turn = <T>(read: () => Promise<T>) => slots.run(read);
   if (oneLayout) {
     // Where each of the page's cities lies in the default ordering's layout: read from there by position.
-    await fields.load([...terms.map((t) => t.field), ROUTES.absent]);
+    await fields.load([...terms.map((t) => t.field), ROUTES.absent], turn);
     const at = fields.inverse(ROUTES.absent);
     const indices = orders.positions(terms, start, end).map((p) => at[p]!);
-    return rows.gathered(blocksOf(index, ROUTES.absent), indices);
+    return rows.gathered(blocksOf(index, ROUTES.absent), indices, slots);
   }
-  await fields.load(terms.map((t) => t.field));
+  await fields.load(
+    terms.map((t) => t.field),
+    turn,
+  );
   const positions = orders.positions(terms, start, end);
   // The page's cities lie together in its first field's layout unless that field has large ties
   // (many cities of one value, ordered there by id): then another term's layout may hold them in
@@ -64,7 +70,7 @@ export async function pageCities(
     if (!best || span.cities < best.span) best = { blocks, indices, span: span.cities, runs: span.runs };
     if (span.blocks <= 1) break;
   }
-  return rows.cities(best!.blocks, best!.indices, best!.runs);
+  return rows.cities(best!.blocks, best!.indices, best!.runs, slots);
 }
 
 /**

@@ -27,8 +27,11 @@ export class FieldRanks implements OrderSource {
     this.count = index.count;
   }
 
-  /** Reads the rank files of these fields (or the default ordering's) not read yet. */
-  async load(names: readonly Layout[]): Promise<void> {
+  /** Reads the rank files of these fields (or the default ordering's) not read yet, each in its turn of the page's reads (`turn`). */
+  async load(
+    names: readonly Layout[],
+    turn: <T>(read: () => Promise<T>) => Promise<T> = (read) => read(),
+  ): Promise<void> {
     await Promise.all(
       names
         .filter((name) => !this.files.has(name))
@@ -36,7 +39,7 @@ export class FieldRanks implements OrderSource {
           let loading = this.pending.get(name);
           if (!loading) {
             const path = rankPath(name);
-            loading = this.read(path).then(
+            loading = turn(() => this.read(path)).then(
               (bytes) => void this.files.set(name, checkedRanks(decodeRanks(bytes, this.tag, path), this.count, path)),
             );
             loading.finally(() => this.pending.delete(name)).catch(() => undefined);

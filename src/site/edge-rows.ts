@@ -4,6 +4,7 @@ import { BlockReads, type BlockOptions, type OpenSiteFile } from './edge-blocks.
 import { gathered } from './edge-gather.js';
 import { PageReads, type PageReadLimits } from './edge-page-reads.js';
 import type { LayoutBlocks, Runs } from './edge-runs.js';
+import { Slots } from './edge-turns.js';
 
 // The cities at given indices of a layout (edge-files.ts), read block by block in the order the
 // page needs them: a few blocks read ahead at once, each block's run of the page's cities handed
@@ -61,9 +62,14 @@ export class RowReader {
     return this.limits.keepBlocks;
   }
 
+  /** A page's turns: its reads and opens of files at once (rank files, blocks, heads, ranges) at most `concurrency`. */
+  turns(): Slots {
+    return new Slots(this.concurrency);
+  }
+
   /** The cities at these indices of a layout where they lie scattered over it: read in windows, by ranges (edge-gather.ts). */
-  gathered(layout: LayoutBlocks, indices: Uint32Array): AsyncGenerator<CityBatch> {
-    return gathered(this.blocks, layout, indices, this.concurrency);
+  gathered(layout: LayoutBlocks, indices: Uint32Array, slots = this.turns()): AsyncGenerator<CityBatch> {
+    return gathered(this.blocks, layout, indices, this.concurrency, slots);
   }
 
   /**
@@ -71,10 +77,16 @@ export class RowReader {
    * per run of consecutive indices in one block. A request holds at most `concurrency`
    * blocks being read and `keepBlocks` used ones that a later run of the page needs again. A
    * batch's cities are read until the next batch is asked for: a scan's arrays are then reused.
-   * `runs`: the indices already cut into runs of the layout's blocks, where the caller has them.
+   * `runs`: the indices already cut into runs of the layout's blocks, where the caller has them;
+   * `slots`: the page's turns, where the caller took some already (its rank files' reads).
    */
-  async *cities(layout: LayoutBlocks, indices: ArrayLike<number>, runs?: Runs): AsyncGenerator<CityBatch> {
-    const page = new PageReads(this.limits, layout, indices, runs);
+  async *cities(
+    layout: LayoutBlocks,
+    indices: ArrayLike<number>,
+    runs?: Runs,
+    slots?: Slots,
+  ): AsyncGenerator<CityBatch> {
+    const page = new PageReads(this.limits, layout, indices, runs, slots);
     try {
       await page.holdFirstFiles();
       for (let r = 0; r < page.count; r++) {
