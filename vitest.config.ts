@@ -48,6 +48,7 @@ const UNIT = [
   'edge-cuts',
   'edge-page',
   'edge-ranges',
+  'edge-timeouts',
   'page-reads',
   'fetch-handler',
   'file-ids',

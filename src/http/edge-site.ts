@@ -1,5 +1,6 @@
 import { CitiesApiError, wordingOf } from '../core/errors.js';
 import { ROUTES } from '../core/route-table.js';
+import type { OpenedFile, OpenSiteFile } from '../site/edge-blocks.js';
 import { RangeIgnored, type ReadRange } from '../site/edge-ranges.js';
 import { EdgeSource, type EdgeSourceOptions, type ReadSiteFile } from '../site/edge-source.js';
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
@@ -24,14 +25,7 @@ export function edgeSite(
   read: ReadSiteFile,
   options: EdgeSourceOptions & { readonly stream?: boolean } = {},
 ): LazySiteContext {
-  const { open, readRange } = options;
-  const source = new EdgeSource((path, into) => explained(path, read(path, into)), {
-    ...options,
-    ...(open && { open: (path) => explained(path, open(path)) }),
-    ...(readRange && {
-      readRange: (path, start, end, into) => explained(path, readRange(path, start, end, into)),
-    }),
-  });
+  const source = new EdgeSource(timedRead(read), { ...options, ...timedReads(options) });
   let spec: SiteSpec | undefined;
   return {
     async spec() {
@@ -54,8 +48,8 @@ export function edgeSite(
  * read with arrayBuffer().
  */
 export function httpRead(fetchFile: (request: Request) => Promise<Response>, base: string): ReadSiteFile {
-  return async (path, into) => {
-    const response = await fetchFile(new Request(new URL(`/${path}`, base)));
+  return async (path, into, signal) => {
+    const response = await fetchFile(new Request(new URL(`/${path}`, base), signal && { signal }));
     if (response.status !== 200) {
       await response.body?.cancel();
       throw new Error(`HTTP ${response.status}`);
@@ -72,9 +66,9 @@ export function httpRead(fetchFile: (request: Request) => Promise<Response>, bas
  * checked); the whole file where the server sends it all (200) as RangeIgnored; else a rejection.
  */
 export function httpRange(fetchFile: (request: Request) => Promise<Response>, base: string): ReadRange {
-  return async (path, start, end) => {
+  return async (path, start, end, _into, signal) => {
     const headers = { range: `bytes=${start}-${end - 1}` };
-    const response = await fetchFile(new Request(new URL(`/${path}`, base), { headers }));
+    const response = await fetchFile(new Request(new URL(`/${path}`, base), { headers, ...(signal && { signal }) }));
     const from = /^bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1];
     if (response.status === 206 && Number(from) === start) return new Uint8Array(await response.arrayBuffer());
     if (response.status === 200) throw new RangeIgnored(new Uint8Array(await response.arrayBuffer()));
@@ -83,12 +77,77 @@ export function httpRange(fetchFile: (request: Request) => Promise<Response>, ba
   };
 }
 
-/** A platform's read (or open) of one edge file, bounded in time, its failures told as what the deployer should do. */
-function explained<T>(path: string, reading: Promise<T>): Promise<T> {
+/** A platform's whole-file reads, each bounded in time (explained). */
+export function timedRead(read: ReadSiteFile): ReadSiteFile {
+  return (path, into) => explained(path, (signal) => read(path, into, signal));
+}
+
+/**
+ * A platform's opens and ranges, each bounded in time (explained); so is every read of a file held
+ * open, whose handle is closed when one is given up (its read then fails rather than keep going).
+ */
+export function timedReads({
+  open,
+  readRange,
+}: Pick<EdgeSourceOptions, 'open' | 'readRange'>): Pick<EdgeSourceOptions, 'open' | 'readRange'> {
+  const opened: OpenSiteFile | undefined =
+    open &&
+    (async (path) => {
+      const file = onceClosed(
+        await explained(
+          path,
+          (signal) => open(path, signal),
+          (late) => late.close(),
+        ),
+      );
+      const timed = <T>(read: () => Promise<T>) => explained(path, read, undefined, file.close);
+      return {
+        range: (start, end) => timed(() => file.range(start, end)),
+        read: (into) => timed(() => file.read(into)),
+        close: file.close,
+      };
+    });
+  return {
+    ...(opened && { open: opened }),
+    ...(readRange && {
+      readRange: (path, start, end, into) => explained(path, (signal) => readRange(path, start, end, into, signal)),
+    }),
+  };
+}
+
+/** A file whose close closes it once (a read given up closes it; the page closes it again when done). */
+function onceClosed(file: OpenedFile): OpenedFile {
+  let closed = false;
+  const close = () => {
+    if (!closed) [closed] = [true, file.close()];
+  };
+  return { range: (start, end) => file.range(start, end), read: (into) => file.read(into), close };
+}
+
+/**
+ * A platform's read (or open) of one edge file, bounded in time, its failures told as what the
+ * deployer should do. Given up, its signal is aborted (a fetch, a Deno read stop), `givenUp` is
+ * called (a file held open closed), and what it still gives is handed to `late` (a file opened
+ * too late closed).
+ */
+function explained<T>(
+  path: string,
+  start: (signal: AbortSignal) => Promise<T>,
+  late?: (value: T) => void,
+  givenUp?: () => void,
+): Promise<T> {
+  const aborted = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer in ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS);
+    timer = setTimeout(() => {
+      const error = new Error(`no answer in ${READ_TIMEOUT_MS / 1000} s`);
+      aborted.abort(error);
+      givenUp?.();
+      reject(error);
+    }, READ_TIMEOUT_MS);
   });
+  const reading = Promise.resolve().then(() => start(aborted.signal));
+  if (late) reading.then((value) => aborted.signal.aborted && late(value)).catch(() => undefined);
   return Promise.race([reading, timeout])
     .catch((error: unknown) => {
       // The whole file for a range: the reader takes it as a block.

@@ -18,8 +18,8 @@ export interface OpenedFile {
   close(): void;
 }
 
-/** Opens a site file by its path relative to the site's root. */
-export type OpenSiteFile = (path: string) => Promise<OpenedFile>;
+/** Opens a site file by its path relative to the site's root (`signal`: aborted when the open is given up). */
+export type OpenSiteFile = (path: string, signal?: AbortSignal) => Promise<OpenedFile>;
 
 export interface BlockOptions {
   /** Bytes of blocks kept for later requests (default 16 MB; 0 keeps none). */

@@ -13,9 +13,15 @@ import { inTurn } from './edge-turns.js';
 /**
  * Bytes [start, end) of a site file (relative to the site's root), into an array `into` gives
  * where the platform can (a file read by position); rejects when it cannot, and with
- * RangeIgnored where the platform sent the whole file instead.
+ * RangeIgnored where the platform sent the whole file instead. `signal`: as ReadSiteFile's.
  */
-export type ReadRange = (path: string, start: number, end: number, into?: Into) => Promise<Uint8Array>;
+export type ReadRange = (
+  path: string,
+  start: number,
+  end: number,
+  into?: Into,
+  signal?: AbortSignal,
+) => Promise<Uint8Array>;
 
 /** A range asked for and the whole file sent (a server that ignores Range): the reader reads whole blocks from then on. */
 export class RangeIgnored extends Error {

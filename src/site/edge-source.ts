@@ -33,8 +33,8 @@ import { once, primed, resetOnMixed } from './edge-streams.js';
 // needs few cities is read by range (edge-ranges.ts). No ICU, never the whole dataset (but for a
 // page of every city), and a page streamed as its blocks arrive. The bytes are answerListing's.
 
-/** Reads one file of the site by its path relative to the site's root (`_cities-api/edge/...`), into an array `into` gives where given; rejects when it cannot. */
-export type ReadSiteFile = (path: string, into?: Into) => Promise<Uint8Array>;
+/** Reads one file of the site by its path relative to the site's root (`_cities-api/edge/...`), into an array `into` gives where given; rejects when it cannot; stops where it can once `signal` (edge-site.ts) is aborted. */
+export type ReadSiteFile = (path: string, into?: Into, signal?: AbortSignal) => Promise<Uint8Array>;
 
 export interface EdgeSourceOptions extends RowOptions {
   /** The most cities a page assembled whole (indexFor, answer) may hold (default 20,000): larger ones reject with PageTooLarge; a stream has no limit. */

@@ -14,7 +14,7 @@ import { pageCapOptions, type PageCapOptions } from '../page-cap.js';
 
 /** The part of the `Deno` namespace the server uses. */
 export interface DenoFiles {
-  readFile(path: URL): Promise<Uint8Array>;
+  readFile(path: URL, options?: { signal?: AbortSignal }): Promise<Uint8Array>;
   stat(path: URL): Promise<{ ino: number | null; mtime: Date | null; size: number }>;
   open(path: URL): Promise<DenoFile>;
 }
@@ -34,7 +34,8 @@ export function denoServer(
   options: PageCapOptions = {},
 ): { fetch(request: Request): Promise<Response> } {
   const at = (path: string) => new URL(path, files);
-  const site = edgeSite(data.settings, (path) => deno.readFile(at(path)), {
+  // A read given up (edge-site.ts) is aborted; a file held open whose read is given up is closed.
+  const site = edgeSite(data.settings, (path, _into, signal) => deno.readFile(at(path), signal && { signal }), {
     indexVersion: async () => {
       const { ino, mtime, size } = await deno.stat(at(ROUTES.edge.index));
       return `${ino}:${mtime?.getTime()}:${size}`;

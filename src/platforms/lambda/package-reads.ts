@@ -10,7 +10,8 @@ import type { LazySiteContext } from '../../http/route-types.js';
 // close per request. The handles come from the entry module (node:fs/promises' open): the edge
 // bundle imports no Node module. At most HELD_FILES are held at once (Lambda allows 1,024 file
 // descriptors; at 140k cities the package is ~310 files), the least recently used closed first,
-// once no read of it is under way.
+// once no read of it is under way. A read given up (edge-site.ts: its signal aborted) reads no
+// further part, and its file is let go (closed once its reads end; the next read opens it again).
 
 /** The part of node:fs/promises' FileHandle read here. */
 export interface PositionalFile {
@@ -55,7 +56,11 @@ export function packageSite(
 export function heldFiles(open: OpenFile, most = HELD_FILES): { read: ReadSiteFile; readRange: ReadRange } {
   const held = new Map<string, Held>();
   const close = (entry: Held) => void entry.file.then((f) => f.close()).catch(() => undefined);
-  const use = async <T>(path: string, work: (file: PositionalFile) => Promise<T>): Promise<T> => {
+  const use = async <T>(
+    path: string,
+    work: (file: PositionalFile) => Promise<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T> => {
     let entry = held.get(path);
     if (entry) held.delete(path);
     else {
@@ -73,29 +78,54 @@ export function heldFiles(open: OpenFile, most = HELD_FILES): { read: ReadSiteFi
       if (old.reading === 0) close(old);
     }
     entry.reading++;
+    const used = entry;
+    const giveUp = () => {
+      if (held.get(path) === used) held.delete(path);
+      used.dropped = true;
+    };
+    signal?.addEventListener('abort', giveUp);
     try {
       return await work(await entry.file);
     } finally {
+      signal?.removeEventListener('abort', giveUp);
       if (--entry.reading === 0 && entry.dropped) close(entry);
     }
   };
   return {
-    read: (path, into?: Into) =>
-      use(path, async (file) => {
-        const { size } = await file.stat();
-        return filled(file, (into ? into(size) : new Uint8Array(size)).subarray(0, size), 0);
-      }),
-    readRange: (path, start, end, into) =>
-      use(path, (file) =>
-        filled(file, (into ? into(end - start) : new Uint8Array(end - start)).subarray(0, end - start), start),
+    read: (path, into?: Into, signal?: AbortSignal) =>
+      use(
+        path,
+        async (file) => {
+          const { size } = await file.stat();
+          return filled(file, (into ? into(size) : new Uint8Array(size)).subarray(0, size), 0, signal);
+        },
+        signal,
+      ),
+    readRange: (path, start, end, into, signal) =>
+      use(
+        path,
+        (file) =>
+          filled(
+            file,
+            (into ? into(end - start) : new Uint8Array(end - start)).subarray(0, end - start),
+            start,
+            signal,
+          ),
+        signal,
       ),
   };
 }
 
-/** `bytes` filled from `position` on, or up to the file's end: the bytes read. */
-async function filled(file: PositionalFile, bytes: Uint8Array, position: number): Promise<Uint8Array> {
+/** `bytes` filled from `position` on, or up to the file's end: the bytes read (none more once `signal` is aborted). */
+async function filled(
+  file: PositionalFile,
+  bytes: Uint8Array,
+  position: number,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
   let done = 0;
   while (done < bytes.length) {
+    signal?.throwIfAborted();
     const { bytesRead } = await file.read(bytes, done, bytes.length - done, position + done);
     if (bytesRead === 0) break;
     done += bytesRead;
