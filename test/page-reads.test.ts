@@ -18,7 +18,12 @@ const gc = runInNewContext('gc') as () => void;
 /** A layout of `blocks` blocks of `per` cities each. */
 function layout(blocks: number, per: number): LayoutBlocks {
   const paths = Array.from({ length: blocks }, (_, b) => `rows/default-${b}.bin`);
-  return { starts: Array.from({ length: blocks }, (_, b) => b * per), count: blocks * per, path: (b) => paths[b]! };
+  return {
+    starts: Array.from({ length: blocks }, (_, b) => b * per),
+    count: blocks * per,
+    path: (b) => paths[b]!,
+    full: per,
+  };
 }
 
 const limits = {

@@ -53,7 +53,7 @@ const SMALL = 4;
 export class BlockReads {
   readonly cache: ByteLru<BlockFile>;
   /** Block heads (city ends) read for ranged reads. */
-  private readonly heads: ByteLru<Uint32Array>;
+  readonly heads: ByteLru<Uint32Array>;
   private readonly inFlight = new Map<string, Promise<BlockFile>>();
   /** Arrays the blocks of scans are read into, given back as their cities are sent. */
   readonly pool: BytePool;

@@ -2,8 +2,8 @@ import type { CityBatch } from '../core/envelope-stream.js';
 import type { BlockFile } from './edge-format.js';
 import { type BlockReads, checkRun, type OpenedFile } from './edge-blocks.js';
 import { BLOCK_BYTES } from './edge-cuts.js';
-import { BLOCK_SLACK, RANGE_SLACK } from './edge-ranges.js';
-import { NeededIndices, runsOf, type LayoutBlocks, type Runs } from './edge-runs.js';
+import { BLOCK_SLACK, RANGE_SLACK, wholeExtra } from './edge-ranges.js';
+import { NeededIndices, runsOf, shareOf, type LayoutBlocks, type Runs } from './edge-runs.js';
 import { Slots } from './edge-turns.js';
 
 // One page's reads of a layout's blocks (RowReader.cities, edge-rows.ts), in named steps: hold its
@@ -112,17 +112,26 @@ export class PageReads {
     }
   }
 
-  /** Block b's read: whole (cached, or a scan's into a pool array) or, where the page needs under a third of its cities, by ranges. */
+  /** Block b's read: whole (cached, a scan's into a pool array) or, where the page needs under a third of its cities and whole costs more (wholeExtra: its bytes more taken from the slack, guessed then set right), by ranges. */
   private start(b: number, file: OpenedFile | undefined): Promise<BlockFile> {
     const { blocks } = this.limits;
     const { starts, path } = this.layout;
     const cities = (starts[b + 1] ?? this.layout.count) - starts[b]!;
     const { readRange } = blocks;
     const range = file ? file.range.bind(file) : readRange && ((s: number, e: number) => readRange(path(b), s, e));
-    if (!range || 3 * this.needed.size(b) >= cities || blocks.cache.has(path(b)))
-      return this.slots.run(() =>
+    const needed = this.needed.size(b);
+    const guess = (shareOf(cities, this.layout.full) * BLOCK_BYTES) / cities;
+    const extra =
+      !range || 3 * needed >= cities || blocks.cache.has(path(b))
+        ? 0
+        : wholeExtra(cities, needed, guess, blocks.heads.has(path(b)), this.slack);
+    if (extra !== undefined || !range) {
+      this.slack -= extra ?? 0;
+      const read = this.slots.run(() =>
         this.scan ? blocks.scanned(path(b), file, (bytes) => this.arrays.set(b, bytes)) : blocks.block(path(b), file),
       );
+      return extra ? read.then((block) => ((this.slack += cities * guess - block.bytes), block)) : read;
+    }
     const share = Math.min(this.slack, BLOCK_SLACK);
     this.slack -= share;
     return blocks.ranged(path(b), cities, this.needed.of(b), share, (start, end) =>

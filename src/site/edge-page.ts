@@ -59,14 +59,13 @@ export async function pageCities(
   // reads. A page of every city of `-name_sp,name_en` at 140k cities (name_sp in 2 groups of
   // 67,600, in fine blocks, in which name_en scatters them) read 14,785 of name_sp's fine blocks
   // (178 MB); name_en's layout, read once per group, is ~600 blocks.
-  const full = fullBlock(index);
   // The runs readCities cut the indices into are the page's reads' (not cut again there).
   let best: { blocks: LayoutBlocks; indices: Uint32Array; span: number; runs: Runs } | undefined;
   for (const field of terms.map((t) => t.field)) {
     const at = fields.inverse(field);
     const indices = positions.map((p) => at[p]!);
     const blocks = blocksOf(index, field);
-    const span = readCities(blocks, indices, rows.keepBlocks, full);
+    const span = readCities(blocks, indices, rows.keepBlocks);
     if (!best || span.cities < best.span) best = { blocks, indices, span: span.cities, runs: span.runs };
     if (span.blocks <= 1) break;
   }
@@ -84,21 +83,3 @@ function counting(n: number): Uint32Array {
 }
 
 let COUNTING = new Uint32Array(0);
-
-/**
- * The cities of a full block: the most of any block of the default ordering's layout (no tie there
- * is cut finer). Walked once per index (~300 blocks at 140k cities), not once per page: kept by the
- * index object, which only a build's index read makes (nothing a request sets).
- */
-function fullBlock(index: EdgeIndex): number {
-  let most = FULL.get(index);
-  if (most === undefined) {
-    const { starts, count } = blocksOf(index, ROUTES.absent);
-    most = 1;
-    for (let b = 0; b < starts.length; b++) most = Math.max(most, (starts[b + 1] ?? count) - starts[b]!);
-    FULL.set(index, most);
-  }
-  return most;
-}
-
-const FULL = new WeakMap<EdgeIndex, number>();

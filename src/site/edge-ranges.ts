@@ -33,6 +33,27 @@ export class RangeIgnored extends Error {
 /** Slack a request's ranged reads may spend beyond 3 x their cities' bytes, and each block's share. */
 export const RANGE_SLACK = 256_000;
 export const BLOCK_SLACK = 32_000;
+/** What one read of a file more costs, in bytes read (a request's round trip over HTTP, a seek and a read of a file held open). */
+export const READ_BYTES = 16_000;
+
+/**
+ * The bytes a block of `cities` read whole costs beyond its ranges for `needed` of them (its head,
+ * unless `headKept`, and the needed cities), where that is cheaper: fewer than READ_BYTES a read
+ * saved (its head and a range a city, against one read) and than `slack`; else undefined. Its bytes
+ * are guessed at `cityBytes` a city (edge-runs.ts shareOf; the reader takes back from its slack
+ * what the block read turns out to take more). Ranges over a fine block (a few KB) took 2+ reads.
+ */
+export function wholeExtra(
+  cities: number,
+  needed: number,
+  cityBytes: number,
+  headKept: boolean,
+  slack: number,
+): number | undefined {
+  const head = headKept ? 0 : headBytes(cities);
+  const extra = Math.max(0, (cities - needed) * cityBytes - head);
+  return extra <= Math.min(slack, READ_BYTES * ((headKept ? 0 : 1) + needed - 1)) ? extra : undefined;
+}
 
 /** Byte ranges [start, end) of a file. */
 export interface ByteRange {

@@ -7,6 +7,8 @@ export interface LayoutBlocks {
   readonly starts: readonly number[];
   readonly count: number;
   readonly path: (block: number) => string;
+  /** The cities of a full block of the build (the most of any block of the default layout, where no tie is cut finer). */
+  readonly full: number;
 }
 
 /**
@@ -129,12 +131,11 @@ export type Runs = { readonly blocks: Uint32Array; readonly from: Uint32Array };
  * the page read from this layout reads them (PageReads) without cutting its indices again.
  */
 export function readCities(
-  layout: Pick<LayoutBlocks, 'starts' | 'count'>,
+  layout: Pick<LayoutBlocks, 'starts' | 'count' | 'full'>,
   indices: ArrayLike<number>,
   keep: number,
-  full: number,
 ): { blocks: number; cities: number; runs: Runs } {
-  const { starts, count } = layout;
+  const { starts, count, full } = layout;
   const cut = runsOf(starts, indices);
   const runs = cut.blocks;
   const last = new Map<number, number>();
@@ -148,7 +149,7 @@ export function readCities(
     if (share === undefined) cities += size(b);
     else [held] = [held - share, kept.delete(b)];
     if (last.get(b)! <= r) return;
-    kept.set(b, Math.min(1, size(b) / (4 * size(b) < full ? 2 * full : full)));
+    kept.set(b, shareOf(size(b), full));
     held += kept.get(b)!;
     for (const [old, its] of kept) {
       if (held <= keep) break;
@@ -156,6 +157,15 @@ export function readCities(
     }
   });
   return { blocks: last.size, cities, runs: cut };
+}
+
+/**
+ * A block of `cities`' share of a full block of `full` cities, guessed from its cities: one of under
+ * a quarter of a full block's is taken for a fine block (edge-cuts.ts), whose cities are compact,
+ * at half a JSON city's bytes each (readCities says why the guess is on the low side).
+ */
+export function shareOf(cities: number, full: number): number {
+  return Math.min(1, cities / (4 * cities < full ? 2 * full : full));
 }
 
 /** The block holding index `x`: the last whose start (the first is 0) is at most x. */
