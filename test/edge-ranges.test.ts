@@ -3,7 +3,15 @@ import { utf8 } from '../src/core/bytes.js';
 import { httpRange } from '../src/http/edge-site.js';
 import { ByteLru } from '../src/site/byte-lru.js';
 import { blockParts, MixedBuilds, tagBytes } from '../src/site/edge-format.js';
-import { blockEnds, headBytes, partialBlock, RangeIgnored, rangesFor, readByRanges } from '../src/site/edge-ranges.js';
+import {
+  blockEnds,
+  headBytes,
+  partialBlock,
+  RangeIgnored,
+  rangesFor,
+  readByRanges,
+  wholeExtra,
+} from '../src/site/edge-ranges.js';
 
 const TAG = tagBytes('0011223344556677');
 /** A block of cities of these JSON sizes (each `{"…"}`), as one file, and its city ends. */
@@ -39,6 +47,45 @@ describe('rangesFor: the ranges read for a block’s needed cities', () => {
       const [start, end] = [headBytes(sizes.length) + (i ? ends[i - 1]! : 0), headBytes(sizes.length) + ends[i]!];
       expect(ranges.some((r) => r.start <= start && end <= r.end)).toBe(true);
     }
+  });
+});
+
+describe('wholeExtra: a block a page needs few cities of, read whole where that is cheaper than its ranges', () => {
+  const scattered = (n: number, step: number) => Array.from({ length: n }, (_, k) => k * step);
+  it.each<[string, number, number[], number, boolean, number, boolean]>([
+    [
+      'a fine block (40 cities of 100 B), 1 city, its head not kept: whole (2 reads -> 1)',
+      40,
+      [7],
+      100,
+      false,
+      256_000,
+      true,
+    ],
+    ['the same, its head kept: ranges (1 read either way, fewer bytes)', 40, [7], 100, true, 256_000, false],
+    [
+      '3 scattered cities of 100 of 300 B: whole (4 reads -> 1 for 28 KB more)',
+      100,
+      scattered(3, 30),
+      300,
+      false,
+      256_000,
+      true,
+    ],
+    [
+      'a coarse block (450 of 530 B), 100 consecutive cities: ranges (one range: 2 reads -> 1 would read 180 KB more)',
+      450,
+      Array.from({ length: 100 }, (_, k) => 200 + k),
+      530,
+      false,
+      256_000,
+      false,
+    ],
+    ['a fine block, 5 scattered cities, the page’s slack spent: ranges', 40, scattered(5, 8), 100, false, 1_000, false],
+  ])('%s', (_, cities, needed, cityBytes, headKept, slack, whole) => {
+    const extra = wholeExtra(cities, Uint32Array.from(needed), cityBytes, headKept, slack);
+    expect(extra !== undefined).toBe(whole);
+    if (extra !== undefined) expect(extra).toBeLessThanOrEqual(slack);
   });
 });
 

@@ -124,7 +124,7 @@ export class PageReads {
     const extra =
       !range || 3 * needed >= cities || blocks.cache.has(path(b))
         ? 0
-        : wholeExtra(cities, needed, guess, blocks.heads.has(path(b)), this.slack);
+        : wholeExtra(cities, this.needed.of(b), guess, blocks.heads.has(path(b)), this.slack);
     if (extra !== undefined || !range) {
       this.slack -= extra ?? 0;
       const read = this.slots.run(() =>

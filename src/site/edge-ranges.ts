@@ -37,22 +37,25 @@ export const BLOCK_SLACK = 32_000;
 export const READ_BYTES = 16_000;
 
 /**
- * The bytes a block of `cities` read whole costs beyond its ranges for `needed` of them (its head,
- * unless `headKept`, and the needed cities), where that is cheaper: fewer than READ_BYTES a read
- * saved (its head and a range a city, against one read) and than `slack`; else undefined. Its bytes
+ * The bytes a block of `cities` read whole costs beyond its ranges for the cities at `needed` (its
+ * head, unless `headKept`, and those cities), where that is cheaper: fewer than READ_BYTES a read
+ * saved (its head and a range a run of consecutive cities, against one read: a page's contiguous
+ * run in a coarse block is one range, not a read per city) and than `slack`; else undefined. Its bytes
  * are guessed at `cityBytes` a city (edge-runs.ts shareOf; the reader takes back from its slack
  * what the block read turns out to take more). Ranges over a fine block (a few KB) took 2+ reads.
  */
 export function wholeExtra(
   cities: number,
-  needed: number,
+  needed: Needed,
   cityBytes: number,
   headKept: boolean,
   slack: number,
 ): number | undefined {
+  let runs = 0;
+  for (let k = 0; k < needed.length; k++) if (k === 0 || needed[k] !== needed[k - 1]! + 1) runs++;
   const head = headKept ? 0 : headBytes(cities);
-  const extra = Math.max(0, (cities - needed) * cityBytes - head);
-  return extra <= Math.min(slack, READ_BYTES * ((headKept ? 0 : 1) + needed - 1)) ? extra : undefined;
+  const extra = Math.max(0, (cities - needed.length) * cityBytes - head);
+  return extra <= Math.min(slack, READ_BYTES * ((headKept ? 0 : 1) + runs - 1)) ? extra : undefined;
 }
 
 /** Byte ranges [start, end) of a file. */
