@@ -123,12 +123,14 @@ export type Runs = { readonly blocks: Uint32Array; readonly from: Uint32Array };
  * tie group's fine blocks, edge-cuts.ts). As the page reads (edge-page-reads.ts), a block a later
  * run needs is kept, up to `keep` blocks' worth of memory, the least recently used let go first
  * and read again when needed: a page of every city whose cities take turns among more blocks
- * than that reads a block per city or two. A block's share is its cities out of `full` (a full
- * block's); one of under a quarter of that is taken for a fine block, whose cities are compact,
- * and counted half again (a compact city is 290 of 530 bytes at 140k cities, less where its
- * names repeat: a guess, on the low side there, so that a page goes to another layout only where
- * its own would read blocks again and again). The indices' runs are returned with the figures:
- * the page read from this layout reads them (PageReads) without cutting its indices again.
+ * than that reads a block per city or two. A block's share (shareOf) is guessed from its cities,
+ * the index knowing no block's bytes: exact enough to choose, its error far smaller than the
+ * choices' differences (14,785 blocks read against 582). At 140k cities (bench-data --tied, 13,714
+ * fine blocks of 12 KB), a fine block's real share is 1.15 times the guess at the median (p10
+ * 1.05, p90 1.31, min 0.92, max 2.5); every fine block is taken for one, and 40 of 3,914 coarse
+ * blocks (small, before a large group) are taken for fine, counted at half. The indices' runs
+ * are returned with the figures: the page read from this layout reads them (PageReads) without
+ * cutting its indices again.
  */
 export function readCities(
   layout: Pick<LayoutBlocks, 'starts' | 'count' | 'full'>,
@@ -162,7 +164,8 @@ export function readCities(
 /**
  * A block of `cities`' share of a full block of `full` cities, guessed from its cities: one of under
  * a quarter of a full block's is taken for a fine block (edge-cuts.ts), whose cities are compact,
- * at half a JSON city's bytes each (readCities says why the guess is on the low side).
+ * at half a JSON city's bytes each (290 of 530 bytes at 140k cities, less where names repeat; how
+ * far off that is: readCities).
  */
 export function shareOf(cities: number, full: number): number {
   return Math.min(1, cities / (4 * cities < full ? 2 * full : full));
