@@ -64,9 +64,9 @@ describe('wholeExtra: a block a page needs few cities of, read whole where that 
     ],
     ['the same, its head kept: ranges (1 read either way, fewer bytes)', 40, [7], 100, true, 256_000, false],
     [
-      '3 scattered cities of 100 of 300 B: whole (4 reads -> 1 for 28 KB more)',
-      100,
-      scattered(3, 30),
+      '3 scattered cities of a block of 40 of 300 B (12 KB): whole (head and one merged range, 2 reads -> 1, for 11 KB more)',
+      40,
+      scattered(3, 13),
       300,
       false,
       256_000,
@@ -82,6 +82,15 @@ describe('wholeExtra: a block a page needs few cities of, read whole where that 
       false,
     ],
     ['a fine block, 5 scattered cities, the page’s slack spent: ranges', 40, scattered(5, 8), 100, false, 1_000, false],
+    [
+      'a coarse block, 100 cities 1 in 2: ranges (merged into one range: 2 reads -> 1 would read 120 KB more)',
+      450,
+      scattered(100, 2),
+      530,
+      false,
+      256_000,
+      false,
+    ],
   ])('%s', (_, cities, needed, cityBytes, headKept, slack, whole) => {
     const extra = wholeExtra(cities, Uint32Array.from(needed), cityBytes, headKept, slack);
     expect(extra !== undefined).toBe(whole);

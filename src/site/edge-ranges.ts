@@ -39,10 +39,9 @@ export const READ_BYTES = 16_000;
 /**
  * The bytes a block of `cities` read whole costs beyond its ranges for the cities at `needed` (its
  * head, unless `headKept`, and those cities), where that is cheaper: fewer than READ_BYTES a read
- * saved (its head and a range a run of consecutive cities, against one read: a page's contiguous
- * run in a coarse block is one range, not a read per city) and than `slack`; else undefined. Its bytes
- * are guessed at `cityBytes` a city (edge-runs.ts shareOf; the reader takes back from its slack
- * what the block read turns out to take more). Ranges over a fine block (a few KB) took 2+ reads.
+ * saved (its head and the ranges rangesFor would read, against one read) and than `slack`; else
+ * undefined. Its bytes are guessed at `cityBytes` a city (edge-runs.ts shareOf; the reader sets its
+ * slack right once the block is read). Ranges over a fine block (a few KB) took 2+ reads.
  */
 export function wholeExtra(
   cities: number,
@@ -51,11 +50,28 @@ export function wholeExtra(
   headKept: boolean,
   slack: number,
 ): number | undefined {
-  let runs = 0;
-  for (let k = 0; k < needed.length; k++) if (k === 0 || needed[k] !== needed[k - 1]! + 1) runs++;
   const head = headKept ? 0 : headBytes(cities);
   const extra = Math.max(0, (cities - needed.length) * cityBytes - head);
-  return extra <= Math.min(slack, READ_BYTES * ((headKept ? 0 : 1) + runs - 1)) ? extra : undefined;
+  const saved = (headKept ? 0 : 1) + guessedRanges(needed, cityBytes, Math.min(slack, BLOCK_SLACK)) - 1;
+  return extra <= Math.min(slack, READ_BYTES * saved) ? extra : undefined;
+}
+
+/**
+ * How many ranges rangesFor reads for the cities at `needed`, each guessed at `cityBytes`: its
+ * merging of the smallest gaps replayed (a page's cities 1 in 2 of a coarse block are one range,
+ * not one a city).
+ */
+function guessedRanges(needed: Needed, cityBytes: number, slack: number): number {
+  const gaps: number[] = [];
+  for (let k = 1; k < needed.length; k++)
+    if (needed[k] !== needed[k - 1]! + 1) gaps.push((needed[k]! - needed[k - 1]! - 1) * cityBytes);
+  gaps.sort((a, b) => a - b);
+  let [budget, ranges] = [2 * needed.length * cityBytes + slack, gaps.length + 1];
+  for (const gap of gaps) {
+    if (gap > budget) break;
+    [budget, ranges] = [budget - gap, ranges - 1];
+  }
+  return ranges;
 }
 
 /** Byte ranges [start, end) of a file. */
