@@ -53,22 +53,31 @@ export interface Front {
   /** `http://host:port`, where it listens. */
   readonly url: string;
   open(live: LiveSite, writer: CityStore | undefined): void;
-  /** Has a private listener with this server's handler answer `live`'s pages of each kind first (warm-up.ts). */
-  warmUp(live: LiveSite): Promise<void>;
+  /**
+   * Has a private listener with this server's request path answer `live`'s pages of each kind first,
+   * if it has `least` cities or more (WARM_UP_CITIES; warm-up.ts).
+   */
+  warmUp(live: LiveSite, least?: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Listens at once (the port is known before any build); requests get a 503 until open() is called. */
-export async function startFront(options: FrontOptions): Promise<Front> {
+/** Where a server's handlers read the site: the front's, set by open(); the warm-up's, open from the start. */
+interface Opening {
+  live: LiveSite | undefined;
+  readonly started: Promise<void>;
+}
+
+/**
+ * The HTTP server with the whole request path (preview pages, the hold until open, the request log
+ * into `requests`) answering from `opening`: the front's and the warm-up's are made by this one
+ * function, so that V8 sees the same closures, shapes and call targets in both (warm-up.ts).
+ */
+function serverOf(options: FrontOptions, opening: Opening, requests: LogBuffer | undefined) {
   const { limits, log } = options;
-  let live: LiveSite | undefined;
-  let ready!: () => void;
-  const started = new Promise<void>((resolve) => (ready = resolve));
   // The writer is set by open(): a data property, read per request (a getter went through V8's generic load).
-  // The same literal for the warm-up's (warmUp below): one shape of options, so V8 compiles the handler for one.
-  const handlingOf = (current: () => LiveSite): HandlerOptions & { writer: CityStore | undefined } => ({
-    site: () => current().current,
-    track: (res) => current().track(res),
+  const handling: HandlerOptions & { writer: CityStore | undefined } = {
+    site: () => opening.live!.current,
+    track: (res) => opening.live!.track(res),
     writer: undefined,
     token: options.token,
     bodyTimeout: limits.bodyTimeout,
@@ -76,52 +85,61 @@ export async function startFront(options: FrontOptions): Promise<Front> {
     onError: (e) => log(`error: ${(e as Error).stack ?? String(e)}`),
     filePaths: options.failoverOrigin,
     answerCacheBytes: limits.answerCacheBytes,
-  });
-  const handling = handlingOf(() => live!);
+  };
   const handler = createHandler(handling);
   // Until the site is open (its first build can take minutes), a request waits firstBuildHold at
   // most (a quick build is never seen), then is told to come back: never a hanging connection.
   const site =
     (options.previewPages ?? true)
-      ? withPreviewPages(handler, { dir: options.dir, context: async () => (await started, live!.current.context) })
+      ? withPreviewPages(handler, {
+          dir: options.dir,
+          context: async () => (await opening.started, opening.live!.current.context),
+        })
       : handler;
   const previewed = (req: IncomingMessage, res: ServerResponse) => {
-    if (live) return site(req, res);
+    if (opening.live) return site(req, res);
     let timer: NodeJS.Timeout | undefined;
     const held = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, limits.firstBuildHold, false)));
-    void Promise.race([started.then(() => true), held]).then((open) => {
+    void Promise.race([opening.started.then(() => true), held]).then((open) => {
       clearTimeout(timer);
       if (res.destroyed) return;
       if (open) site(req, res);
       else notReady(res);
     });
   };
-  const requests = options.requestLog && new LogBuffer(options.requestLog);
   const server = createHttpServer({
     limits,
     handler: requests ? withRequestLog(previewed, requests) : previewed,
     answerConnect: async (req) => {
-      if (!live) await started;
-      return answerConnect(req, live!.current.context);
+      if (!opening.live) await opening.started;
+      return answerConnect(req, opening.live!.current.context);
     },
   });
+  return { server, handling };
+}
+
+/** Listens at once (the port is known before any build); requests get a 503 until open() is called. */
+export async function startFront(options: FrontOptions): Promise<Front> {
+  const { limits, log } = options;
+  let ready!: () => void;
+  const opening: Opening = { live: undefined, started: new Promise<void>((resolve) => (ready = resolve)) };
+  const requests = options.requestLog && new LogBuffer(options.requestLog);
+  const { server, handling } = serverOf(options, opening, requests);
   const listening = await listen(server, options.port ?? 8080, options.host ?? '127.0.0.1');
   return {
     url: listening.url,
     open(site, store) {
-      live = site;
+      opening.live = site;
       handling.writer = store;
       ready();
     },
-    warmUp: (site) =>
+    warmUp: (site, least) =>
       warmUp(
-        createHttpServer({
-          limits,
-          // Its own route memo, answer cache and send gate: none of its answers is kept for clients.
-          handler: createHandler(handlingOf(() => site)),
-          answerConnect: async (req) => answerConnect(req, site.current.context),
-        }),
+        // Its own route memo, answer cache, send gate and request log (its lines dropped): none of its answers is kept for clients.
+        serverOf(options, { live: site, started: Promise.resolve() }, options.requestLog && new LogBuffer(() => {}))
+          .server,
         site.current.context,
+        least,
       ),
     close: () =>
       listening
