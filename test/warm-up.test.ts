@@ -1,13 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import {
-  answerEnd,
-  WARM_UP_CITIES,
-  WARM_UP_REQUESTS,
-  type WarmUpRequest,
-  warmUp,
-  warmUpRequests,
-} from '../src/app/warm-up.js';
+import { WARM_UP_CITIES, WARM_UP_REQUESTS, warmUp, warmUpRequests } from '../src/app/warm-up.js';
+import { answerEnd, type WarmUpRequest } from '../src/app/warm-up-wire.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
 import { parseOrdering } from '../src/core/ordering.js';
 import type { SiteContext } from '../src/http/route-types.js';

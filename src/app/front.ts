@@ -55,29 +55,25 @@ export interface Front {
   open(live: LiveSite, writer: CityStore | undefined): void;
   /**
    * Has a private listener with this server's request path answer `live`'s pages of each kind first,
-   * if it has `least` cities or more (WARM_UP_CITIES; warm-up.ts).
+   * if it has `least` cities or more (WARM_UP_CITIES; warm-up.ts); `writer` as open() will be given.
    */
-  warmUp(live: LiveSite, least?: number): Promise<void>;
+  warmUp(live: LiveSite, writer: CityStore | undefined, least?: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Where a server's handlers read the site: the front's, set by open(); the warm-up's, open from the start. */
-interface Opening {
-  live: LiveSite | undefined;
-  readonly started: Promise<void>;
-}
-
-/**
- * The HTTP server with the whole request path (preview pages, the hold until open, the request log
- * into `requests`) answering from `opening`: the front's and the warm-up's are made by this one
- * function, so that V8 sees the same closures, shapes and call targets in both (warm-up.ts).
- */
-function serverOf(options: FrontOptions, opening: Opening, requests: LogBuffer | undefined) {
+/** Listens at once (the port is known before any build); requests get a 503 until open() is called. */
+export async function startFront(options: FrontOptions): Promise<Front> {
   const { limits, log } = options;
+  let ready!: () => void;
+  const started = new Promise<void>((resolve) => (ready = resolve));
+  // What the handlers answer from: set by warmUp() (whose private listener answers through these same
+  // handlers: V8 compiles one path, for the closures and shapes clients meet) or open(); clients wait for open().
+  const answering: { live: LiveSite | undefined } = { live: undefined };
+  let live: LiveSite | undefined;
   // The writer is set by open(): a data property, read per request (a getter went through V8's generic load).
   const handling: HandlerOptions & { writer: CityStore | undefined } = {
-    site: () => opening.live!.current,
-    track: (res) => opening.live!.track(res),
+    site: () => answering.live!.current,
+    track: (res) => answering.live!.track(res),
     writer: undefined,
     token: options.token,
     bodyTimeout: limits.bodyTimeout,
@@ -87,60 +83,58 @@ function serverOf(options: FrontOptions, opening: Opening, requests: LogBuffer |
     answerCacheBytes: limits.answerCacheBytes,
   };
   const handler = createHandler(handling);
-  // Until the site is open (its first build can take minutes), a request waits firstBuildHold at
-  // most (a quick build is never seen), then is told to come back: never a hanging connection.
-  const site =
+  const answer =
     (options.previewPages ?? true)
       ? withPreviewPages(handler, {
           dir: options.dir,
-          context: async () => (await opening.started, opening.live!.current.context),
+          context: async () => (await started, answering.live!.current.context),
         })
       : handler;
+  const answerCONNECT = (req: IncomingMessage) => answerConnect(req, answering.live!.current.context);
+  // Until the site is open (its first build can take minutes), a request waits firstBuildHold at
+  // most (a quick build is never seen), then is told to come back: never a hanging connection.
   const previewed = (req: IncomingMessage, res: ServerResponse) => {
-    if (opening.live) return site(req, res);
+    if (live) return answer(req, res);
     let timer: NodeJS.Timeout | undefined;
     const held = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, limits.firstBuildHold, false)));
-    void Promise.race([opening.started.then(() => true), held]).then((open) => {
+    void Promise.race([started.then(() => true), held]).then((open) => {
       clearTimeout(timer);
       if (res.destroyed) return;
-      if (open) site(req, res);
+      if (open) answer(req, res);
       else notReady(res);
     });
   };
+  const requests = options.requestLog && new LogBuffer(options.requestLog);
   const server = createHttpServer({
     limits,
     handler: requests ? withRequestLog(previewed, requests) : previewed,
     answerConnect: async (req) => {
-      if (!opening.live) await opening.started;
-      return answerConnect(req, opening.live!.current.context);
+      if (!live) await started;
+      return answerCONNECT(req);
     },
   });
-  return { server, handling };
-}
-
-/** Listens at once (the port is known before any build); requests get a 503 until open() is called. */
-export async function startFront(options: FrontOptions): Promise<Front> {
-  const { limits, log } = options;
-  let ready!: () => void;
-  const opening: Opening = { live: undefined, started: new Promise<void>((resolve) => (ready = resolve)) };
-  const requests = options.requestLog && new LogBuffer(options.requestLog);
-  const { server, handling } = serverOf(options, opening, requests);
   const listening = await listen(server, options.port ?? 8080, options.host ?? '127.0.0.1');
   return {
     url: listening.url,
     open(site, store) {
-      opening.live = site;
+      answering.live = live = site;
       handling.writer = store;
       ready();
     },
-    warmUp: (site, least) =>
-      warmUp(
-        // Its own route memo, answer cache, send gate and request log (its lines dropped): none of its answers is kept for clients.
-        serverOf(options, { live: site, started: Promise.resolve() }, options.requestLog && new LogBuffer(() => {}))
-          .server,
-        site.current.context,
-        least,
-      ),
+    async warmUp(site, store, least) {
+      answering.live = site;
+      handling.writer = store;
+      try {
+        await warmUp(
+          createHttpServer({ limits, handler: answer, answerConnect: async (req) => answerCONNECT(req) }),
+          site.current.context,
+          least,
+        );
+      } finally {
+        // Nothing of its answers is kept for clients: its route decisions and computed answers forgotten.
+        handler.forget();
+      }
+    },
     close: () =>
       listening
         .close(limits.closeGrace)

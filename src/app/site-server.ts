@@ -61,7 +61,7 @@ export class SiteServer implements SiteServers {
     this.early = [];
     await this.live.watchBuilds();
     checkBaseUrl(this.dir, baseUrl, this.live.settings);
-    await this.front.warmUp(this.live);
+    await this.front.warmUp(this.live, store);
     this.front.open(this.live, store);
     const { context } = this.live.current;
     return {

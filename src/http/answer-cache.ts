@@ -41,11 +41,17 @@ export class AnswerCache {
   /** This cache for answers computed from `index` with `spec`; emptied when either is another object than last time. */
   owner(index: object, spec: object): this {
     if (index !== this.index || spec !== this.spec) {
-      this.entries.clear();
-      this.once.clear();
+      this.forget();
       [this.index, this.spec] = [index, spec];
     }
     return this;
+  }
+
+  /** Empty, as new. */
+  forget(): void {
+    this.entries.clear();
+    this.once.clear();
+    this.index = this.spec = undefined;
   }
 
   /**

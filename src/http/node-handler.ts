@@ -30,11 +30,17 @@ export interface HandlerOptions extends CreateOptions {
   readonly answerCacheBytes?: number | undefined;
 }
 
+/** A request handler, and a way to forget what it kept (see createHandler). */
+export type Handler = ((req: IncomingMessage, res: ServerResponse) => void) & {
+  /** Forgets its route decisions and computed answers: what it answers next is as from a new handler (serve's warm-up's, before clients). */
+  forget(): void;
+};
+
 /**
  * The HTTP request handler: routes each request (decisions remembered per site), sends static files
  * (send-file.ts), computes listings (send-listing.ts) and creates cities (create-answer.ts).
  */
-export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function createHandler(options: HandlerOptions): Handler {
   const fail = (res: ServerResponse, error: unknown) => {
     options.onError?.(error);
     if (!res.headersSent)
@@ -66,7 +72,14 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     }
   };
   const { gate } = options;
-  return gate ? (req, res) => gate.admit(res, () => answer(req, res)) : answer;
+  const handler = gate
+    ? (req: IncomingMessage, res: ServerResponse) => gate.admit(res, () => answer(req, res))
+    : answer;
+  const forget = () => {
+    memoFor = undefined;
+    answers?.forget();
+  };
+  return Object.assign(handler, { forget });
 }
 
 /** Answers synchronously when it can (the hot paths); returns a promise when it must wait. */

@@ -1,0 +1,121 @@
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildHere } from '../src/app/build.js';
+import { type Front, startFront } from '../src/app/front.js';
+import { LiveSite } from '../src/app/live-site.js';
+import { warmUpRequests } from '../src/app/warm-up.js';
+import { DEFAULT_LIMITS } from '../src/http/limits.js';
+import { createHandler } from '../src/http/node-handler.js';
+import { loadSite } from '../src/http/site-state.js';
+import { tempDir } from './helpers.js';
+
+// serve's warm-up (app/warm-up.ts) answers through the handlers clients then use: what it kept
+// (route decisions, computed answers) is forgotten before the first client. A client's first
+// answers are those of a server that never warmed up: status, headers (but Date) and bytes.
+
+let cleanup: () => Promise<void>;
+const fronts: Front[] = [];
+const sites: LiveSite[] = [];
+let warmed: Front;
+let cold: Front;
+let hot: string[];
+let siteDir: string;
+
+/** A front on the site, opened (after a warm-up of every site, whatever its size, if `warm`). */
+async function front(dir: string, warm: boolean): Promise<Front> {
+  const opened = await startFront({ dir, port: 0, limits: DEFAULT_LIMITS, log: () => {} });
+  const live = await LiveSite.open(dir);
+  fronts.push(opened);
+  sites.push(live);
+  if (warm) await opened.warmUp(live, undefined, 0);
+  opened.open(live, undefined);
+  return opened;
+}
+
+beforeAll(async () => {
+  let dir: string;
+  ({ dir, cleanup } = await tempDir());
+  const site = (siteDir = join(dir, 'site'));
+  await buildHere({
+    data: join(import.meta.dirname, '..', 'data', 'cities.csv'),
+    out: site,
+    baseUrl: 'http://x.test',
+    pageSizes: [10],
+  });
+  [warmed, cold] = [await front(site, true), await front(site, false)];
+  // Targets the warm-up asked again and again: kept by it (route memo, answer cache) until forgotten.
+  hot = [...new Set(warmUpRequests(sites[0]!.current.context).map((r) => r.target))].slice(0, 6);
+}, 60_000);
+afterAll(async () => {
+  for (const live of sites) live.close();
+  await Promise.all(fronts.map((f) => f.close()));
+  await cleanup?.();
+});
+
+/** What `url + target` answers, but its Date. */
+function answer(url: string, target: string, method = 'GET', headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+    request(`${url}${target}`, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const { date: _, connection: __, 'keep-alive': ___, ...rest } = res.headers;
+        resolve({ status: res.statusCode!, headers: rest, body: Buffer.concat(chunks).toString() });
+      });
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+describe("a client's first answers after a warm-up, the same as from a server that did none", () => {
+  it.each([
+    ['a precomputed page', () => '/cities/?page=2', 'GET'],
+    ['a new multi-field ordering', () => '/cities/?ordering=-name_fr,name_de&page=3', 'GET'],
+    ['the last page of a one-field ordering', () => '/cities/?ordering=name_ar&page=last', 'GET'],
+    ['a page size not precomputed', () => '/cities/?page_size=7&page=2', 'GET'],
+    ['HEAD of a page', () => '/cities/?page=3', 'HEAD'],
+    ['each target the warm-up asked most, three times', () => hot.join(' '), 'GET'],
+  ])('%s', async (_, targets, method) => {
+    for (const target of targets().split(' '))
+      for (let time = 0; time < 3; time++)
+        expect(await answer(warmed.url, target, method)).toEqual(await answer(cold.url, target, method));
+  });
+
+  it('a conditional request naming the ETag the page has', async () => {
+    const target = hot[0]!;
+    const etag = (await answer(cold.url, target)).headers.etag as string;
+    const asked = (url: string) => answer(url, target, 'GET', { 'if-none-match': etag });
+    expect(await asked(warmed.url)).toEqual(await asked(cold.url));
+    expect((await asked(warmed.url)).status).toBe(304);
+  });
+});
+
+describe("createHandler's forget(): what it answers next is computed, as by a new handler", () => {
+  it.each([
+    ['after forget(): a target asked three times before is computed again', true, 1],
+    ['without: the third time and later from the answer cache', false, 0],
+  ])('%s', async (_, forgetting, computed) => {
+    const loaded = await loadSite(siteDir);
+    const handler = createHandler({ site: () => loaded, answerCacheBytes: 1024 * 1024 });
+    const server = createServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const target = '/cities/?ordering=-name_fr,name_de&page=2';
+      for (let time = 0; time < 3; time++) await answer(url, target);
+      if (forgetting) handler.forget();
+      const index = loaded.context.index;
+      const positions = index.positions.bind(index);
+      let calls = 0;
+      index.positions = (...args) => (calls++, positions(...args));
+      await answer(url, target);
+      expect(calls).toBe(computed);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      loaded.release();
+    }
+  });
+});
