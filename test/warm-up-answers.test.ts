@@ -6,6 +6,8 @@ import { buildHere } from '../src/app/build.js';
 import { type Front, startFront } from '../src/app/front.js';
 import { LiveSite } from '../src/app/live-site.js';
 import { warmUpRequests } from '../src/app/warm-up.js';
+import type { CityIndex } from '../src/core/city-index.js';
+import { parseOrdering } from '../src/core/ordering.js';
 import { DEFAULT_LIMITS } from '../src/http/limits.js';
 import { createHandler } from '../src/http/node-handler.js';
 import { loadSite } from '../src/http/site-state.js';
@@ -22,6 +24,8 @@ let warmed: Front;
 let cold: Front;
 let hot: string[];
 let siteDir: string;
+/** What the warmed front's site kept as its warm-up ended: files cached, multi-field orders kept. */
+let kept = { files: -1, orders: -1 };
 
 /** A front on the site, opened (after a warm-up of every site, whatever its size, if `warm`). */
 async function front(dir: string, warm: boolean): Promise<Front> {
@@ -29,7 +33,16 @@ async function front(dir: string, warm: boolean): Promise<Front> {
   const live = await LiveSite.open(dir);
   fronts.push(opened);
   sites.push(live);
-  if (warm) await opened.warmUp(live, undefined, 0);
+  if (warm) {
+    const { cache, context } = live.current;
+    // One order kept as the warm-up's would be at 140k cities (here its pages take windows, composing none).
+    (context.index as CityIndex).order(parseOrdering('name_fr,-name_de'));
+    await opened.warmUp(live, undefined, 0);
+    // What FileCache and Orders (core/orders.ts) keep, in their private maps.
+    const files = (cache as unknown as { entries: Map<string, unknown> }).entries;
+    const orders = (context.index as unknown as { orders: { multi: Map<string, unknown> } }).orders.multi;
+    kept = { files: files.size, orders: orders.size };
+  }
   opened.open(live, undefined);
   return opened;
 }
@@ -91,6 +104,13 @@ describe("a client's first answers after a warm-up, the same as from a server th
     expect(await asked(warmed.url)).toEqual(await asked(cold.url));
     expect((await asked(warmed.url)).status).toBe(304);
   });
+});
+
+describe('what the warm-up asked, not kept after it (as the first client came)', () => {
+  it.each([
+    ['no file: each is read from the site again', () => expect(kept.files).toBe(0)],
+    ['no multi-field order composed', () => expect(kept.orders).toBe(0)],
+  ])('%s', (_, check) => check());
 });
 
 describe("createHandler's forget(): what it answers next is computed, as by a new handler", () => {

@@ -131,8 +131,10 @@ export async function startFront(options: FrontOptions): Promise<Front> {
           least,
         );
       } finally {
-        // Nothing of its answers is kept for clients: its route decisions and computed answers forgotten.
+        // Nothing of its answers is kept for clients: route decisions, computed answers, files and composed orders forgotten.
         handler.forget();
+        site.current.cache.forget();
+        site.current.context.index.forget?.();
       }
     },
     close: () =>

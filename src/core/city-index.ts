@@ -109,6 +109,11 @@ export class CityIndex implements OrderSource {
     return this.orders.order(ordering);
   }
 
+  /** Drops the multi-field orders kept (Orders.forget). */
+  forget(): void {
+    this.orders.forget();
+  }
+
   /** `order(ordering).subarray(start, end)`, without composing a whole multi-field order when a window does. */
   positions(ordering: Ordering, start: number, end: number): Uint32Array {
     return this.orders.positions(ordering, start, end);

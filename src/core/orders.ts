@@ -108,6 +108,11 @@ export class Orders {
     return order;
   }
 
+  /** Drops the orders kept (those being composed are kept once done). */
+  forget(): void {
+    this.multi.clear();
+  }
+
   /** Keeps an order as the most recently used. */
   private keep(key: string, order: Uint32Array): Uint32Array {
     if (this.cacheSize <= 0) return order;

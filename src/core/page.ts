@@ -39,6 +39,8 @@ export interface PageIndex {
   readonly storage?: CityStorage;
   /** Null when answerListing() of these pairs is quick, else a promise doing the long part in steps, `pause()` between them (CityIndex). */
   prepare?(pairs: readonly QueryPair[], pause: () => Promise<void>): Promise<unknown> | null;
+  /** Drops the orders it composed and kept for orderings asked so far (serve's warm-up's, before clients; CityIndex). */
+  forget?(): void;
 }
 
 /**

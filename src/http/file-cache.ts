@@ -74,6 +74,13 @@ export class FileCache {
     return pending;
   }
 
+  /** Drops every file kept (and which are too large): the next request of each is sirv's again. */
+  forget(): void {
+    this.entries.clear();
+    this.large.clear();
+    this.bytes = 0;
+  }
+
   private remember(key: string, entry: CachedFile): void {
     this.entries.set(key, entry);
     this.bytes += entry.body.length;
