@@ -90,7 +90,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
           context: async () => (await started, answering.live!.current.context),
         })
       : handler;
-  const answerCONNECT = (req: IncomingMessage) => answerConnect(req, answering.live!.current.context);
+  const connectAnswer = (req: IncomingMessage) => answerConnect(req, answering.live!.current.context);
   // Until the site is open (its first build can take minutes), a request waits firstBuildHold at
   // most (a quick build is never seen), then is told to come back: never a hanging connection.
   const previewed = (req: IncomingMessage, res: ServerResponse) => {
@@ -110,7 +110,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
     handler: requests ? withRequestLog(previewed, requests) : previewed,
     answerConnect: async (req) => {
       if (!live) await started;
-      return answerCONNECT(req);
+      return connectAnswer(req);
     },
   });
   const listening = await listen(server, options.port ?? 8080, options.host ?? '127.0.0.1');
@@ -126,7 +126,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
       handling.writer = store;
       try {
         await warmUp(
-          createHttpServer({ limits, handler: answer, answerConnect: async (req) => answerCONNECT(req) }),
+          createHttpServer({ limits, handler: answer, answerConnect: async (req) => connectAnswer(req) }),
           site.current.context,
           least,
         );
