@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, utimes } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { indexOf, readSiteData } from '../src/http/site-data.js';
 import { composeInThread } from '../src/http/compose-thread.js';
 import { parseOrdering } from '../src/core/ordering.js';
 import { Orders, type OrderSource } from '../src/core/orders.js';
-import { readSiteDataInThread } from '../src/http/site-data-thread.js';
+import { prepareRead, readSiteDataInThread } from '../src/http/site-data-thread.js';
 import type { ReadSite } from '../src/http/site-state.js';
 import { assembleStored, cityStorage } from '../src/core/page-assembly.js';
 import { answerListing, bodyBytes } from '../src/core/page.js';
@@ -274,6 +275,69 @@ describe('readSiteDataInThread', () => {
       await expect(readSiteDataInThread(root(dir), 'locale')).rejects.toThrow(/ENOENT|no such file/);
     },
   );
+});
+
+describe('a reading thread started as a build begins, not at the read after it', () => {
+  /** This process's threads at nice 19 (Linux: /proc), as the reading thread lowers itself. */
+  function lowest(): Set<string> {
+    const tids = readdirSync('/proc/self/task').filter((tid) => {
+      try {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16] === '19';
+      } catch {
+        return false; // ended meanwhile
+      }
+    });
+    return new Set(tids);
+  }
+  /** The threads at nice 19 not among `before`, once there is one (a thread's start takes ~25 ms of CPU), and 200 ms later. */
+  async function newLowest(before: Set<string>): Promise<string[]> {
+    const fresh = () => [...lowest()].filter((tid) => !before.has(tid));
+    for (let waited = 0; waited < 10_000 && !fresh().length; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    return fresh();
+  }
+
+  /** Each scenario calls `ahead()` just before what starts the thread, then `between()` once it is started and before the read. */
+  type Scenario = (ahead: () => void, between: () => Promise<void>) => Promise<void>;
+  it.runIf(process.platform === 'linux').each<[string, Scenario]>([
+    [
+      'prepareRead(), then a read',
+      async (ahead, between) => {
+        ahead();
+        prepareRead();
+        await between();
+        await readSiteDataInThread(await site1234(), 'locale');
+      },
+    ],
+    [
+      'LiveSite.replace(): started before the build runs, the site read after it',
+      async (ahead, between) => {
+        const live = await LiveSite.open(await site1234());
+        try {
+          ahead();
+          await live.replace(async () => {
+            await between();
+            // The build: the manifest touched, so that the site is read again after it.
+            const now = new Date(Date.now() + 5000);
+            await utimes(join(await site1234(), MANIFEST_PATH), now, now);
+          });
+        } finally {
+          live.close();
+        }
+      },
+    ],
+  ])('%s: the thread waits at nice 19 before the read, and ends with it', async (_, scenario) => {
+    let before = new Set<string>();
+    let started: string[] = [];
+    await scenario(
+      () => void (before = lowest()),
+      async () => void (started = await newLowest(before)),
+    );
+    // Another may have started meanwhile (LiveSite's composing thread, which stays): the reader is one that ended.
+    expect(started.filter((tid) => !lowest().has(tid))).toHaveLength(1);
+  });
 });
 
 describe('composeInThread', () => {

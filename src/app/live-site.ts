@@ -112,6 +112,7 @@ export class LiveSite {
   /** Runs `replace` (which rewrites the site's files) with files unused, then loads the new site. */
   async replace(replace: () => Promise<void>): Promise<void> {
     this.replacing++;
+    this.read.prepare?.();
     try {
       while (this.sending.size) await new Promise((resolve) => setTimeout(resolve, 5));
       await replace();
@@ -127,7 +128,10 @@ export class LiveSite {
    */
   async watchBuilds(): Promise<void> {
     this.builds = new BuildFollower(this.dir, {
-      held: () => void this.replacing++,
+      held: () => {
+        this.replacing++;
+        this.read.prepare?.();
+      },
       free: () => this.reload().catch(() => undefined),
       released: () => void this.replacing--,
     });

@@ -27,8 +27,14 @@ export interface LoadedSite {
   readonly lease?: SiteLease;
 }
 
-/** How a site's data is read and ranked: here (readSiteData), or in a thread (site-data-thread.ts); `into`, as readSiteData's. */
-export type ReadSite = (root: string, collation: Collation, into?: WasmMemory) => Promise<SiteData>;
+/**
+ * How a site's data is read and ranked: here (readSiteData), or in a thread (site-data-thread.ts);
+ * `into`, as readSiteData's. `prepare`, if any: called as a build begins, to make ready what the
+ * read after it needs (a thread started then, not at the read).
+ */
+export type ReadSite = ((root: string, collation: Collation, into?: WasmMemory) => Promise<SiteData>) & {
+  readonly prepare?: () => void;
+};
 
 const readHere: ReadSite = (root, collation, into) => readSiteData(root, collation, 'async', into);
 
