@@ -177,7 +177,7 @@ try {
         `${Math.round(r.orderings.rps)} new orderings/s answered (p99 ${ms(r.orderings.p99)})${waits(r.sched)}`;
       console.log(line('alone', idle));
       const waitLines = (r) => {
-        for (const l of r.waits ?? []) console.log(`${''.padEnd(4)}${l}`);
+        for (const l of r.waits || []) console.log(`${''.padEnd(4)}${l}`);
       };
       console.log(line(`while ${opts.connections} connections send new orderings flat out (the first)`, loaded));
       console.log(`${''.padEnd(4)}${answered(loaded)}`);
