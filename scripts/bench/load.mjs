@@ -53,6 +53,7 @@ export async function loader(tool, cpus) {
           rps: r.requests.average,
           p50: r.latency.p50,
           p99: r.latency.p99,
+          max: r.latency.max,
           requests: r.requests.total,
           seconds: r.duration,
           loaderCpu: (used.user + used.system) / 1e6 / r.duration,
