@@ -23,6 +23,7 @@ export function logEverySeconds(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isFinite(seconds) && seconds > 0 ? seconds : 5;
 }
 const BAR_WIDTH = 20;
+const MIN_BAR_WIDTH = 5;
 
 export type ProgressStream = Writable & { isTTY?: boolean; columns?: number };
 
@@ -62,14 +63,32 @@ export function progressLine(stream: ProgressStream, label: string, options: Pro
         stream.write(`${label}: ${parts.amount} (${parts.percent}), ${parts.rate}, ${left}\n`);
         return;
       }
-      const line = `${label} ${bar(done, total)} ${parts.percent.padStart(3)} ${parts.amount}, ${parts.rate}, ETA ${parts.eta}`;
-      // Wider than the terminal, the line would wrap and \r could no longer redraw it.
-      stream.write(`\r${line.slice(0, Math.max(20, (stream.columns || 80) - 1))}\x1b[K`);
+      stream.write(`\r${terminalLine(label, done, total, parts, Math.max(20, (stream.columns || 80) - 1))}\x1b[K`);
     },
     end() {
       if (shown && stream.isTTY) stream.write('\r\x1b[K');
     },
   };
+}
+
+/**
+ * A terminal's line within `width` (wider, it would wrap and \r could no longer redraw it): the bar
+ * narrows first, then goes, then the rate, so that the time left is the last words cut.
+ */
+export function terminalLine(
+  label: string,
+  done: number,
+  total: number,
+  parts: ReturnType<typeof progressParts>,
+  width: number,
+): string {
+  const counts = `${parts.percent.padStart(3)} ${parts.amount}`;
+  const eta = `ETA ${parts.eta}`;
+  const full = `${counts}, ${parts.rate}, ${eta}`;
+  const cells = Math.min(BAR_WIDTH, width - label.length - full.length - 4);
+  if (cells >= MIN_BAR_WIDTH) return `${label} ${bar(done, total, cells)} ${full}`;
+  const line = [`${label} ${full}`, `${label} ${counts}, ${eta}`].find((text) => text.length <= width);
+  return (line ?? `${label} ${counts}, ${eta}`).slice(0, width);
 }
 
 /** The pace of a phase from its first progress, over its last RATE_WINDOW_MS (samples SAMPLE_MS apart at least). */
@@ -129,10 +148,10 @@ export function duration(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
 }
 
-/** `[#####---------------]`: done out of total, in BAR_WIDTH cells. */
-export function bar(done: number, total: number): string {
-  const full = total ? Math.min(BAR_WIDTH, Math.floor((BAR_WIDTH * done) / total)) : BAR_WIDTH;
-  return `[${'#'.repeat(full)}${'-'.repeat(BAR_WIDTH - full)}]`;
+/** `[#####---------------]`: done out of total, in `cells` cells (BAR_WIDTH unless the terminal is narrow). */
+export function bar(done: number, total: number, cells = BAR_WIDTH): string {
+  const full = total ? Math.min(cells, Math.floor((cells * done) / total)) : cells;
+  return `[${'#'.repeat(full)}${'-'.repeat(cells - full)}]`;
 }
 
 /** A build's two phases on `stream`, as build and serve --data show them: the dataset read (bytes), then pages written. */
