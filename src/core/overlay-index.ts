@@ -68,6 +68,14 @@ export class OverlayIndex implements PageIndex {
     return out;
   }
 
+  /** Drops what answering kept: the placements, the added cities' keys, the base's multi-field orders (a warm-up's, app/front.ts). */
+  forget(): void {
+    this.placements.clear();
+    // Shared with an extension at most, which computes them again on its next use as this one does.
+    this.keys.clear();
+    this.base.forget();
+  }
+
   /** Null when answering these pairs is quick; else composes (in steps) the base order it needs first. */
   prepare(pairs: readonly QueryPair[], pause: () => Promise<void>): Promise<unknown> | null {
     const page = pageOf(this.count, pairs);
