@@ -133,7 +133,7 @@ describe('SiteBuilder', () => {
     await copyFile(join(KIT, 'cities48.csv'), data);
     await builder.publish(data);
     expect([live.current.context.index.count, await builder.changed(data)]).toEqual([48, false]);
-    live.close();
+    await live.close();
   });
 
   it.each([

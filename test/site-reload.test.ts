@@ -9,10 +9,11 @@ import { LiveSite } from '../src/app/live-site.js';
 import { buildHere } from '../src/app/build.js';
 import { NAME_FIELDS } from '../src/core/fields.js';
 import { indexOf, readSiteData } from '../src/http/site-data.js';
-import { composeInThread } from '../src/http/compose-thread.js';
+import { composeInThread, holdComposing } from '../src/http/compose-thread.js';
 import { parseOrdering } from '../src/core/ordering.js';
 import { Orders, type OrderSource } from '../src/core/orders.js';
-import { prepareRead, readSiteDataInThread } from '../src/http/site-data-thread.js';
+import { readSiteDataInThread, threadReader } from '../src/http/site-data-thread.js';
+import { runningThreads } from '../src/proc/workers.js';
 import type { ReadSite } from '../src/http/site-state.js';
 import { assembleStored, cityStorage } from '../src/core/page-assembly.js';
 import { answerListing, bodyBytes } from '../src/core/page.js';
@@ -113,7 +114,7 @@ describe('LiveSite.reload', () => {
     try {
       expect(await steps(live, gated)).toEqual(expected);
     } finally {
-      live.close();
+      await live.close();
     }
   });
 });
@@ -216,7 +217,7 @@ describe('LiveSite reloads: the WebAssembly memories datasets are read into', ()
     try {
       await steps(reloads);
     } finally {
-      reloads.live.close();
+      await reloads.live.close();
     }
   });
 });
@@ -299,16 +300,21 @@ describe('a reading thread started as a build begins, not at the read after it',
     return fresh();
   }
 
-  /** Each scenario calls `ahead()` just before what starts the thread, then `between()` once it is started and before the read. */
-  type Scenario = (ahead: () => void, between: () => Promise<void>) => Promise<void>;
+  /**
+   * Each scenario calls `ahead()` just before what starts the thread, then `between()` once it is
+   * started and before the read; it returns what closes what it opened, called once checked.
+   */
+  type Scenario = (ahead: () => void, between: () => Promise<void>) => Promise<(() => Promise<void>) | undefined>;
   it.runIf(process.platform === 'linux').each<[string, Scenario]>([
     [
-      'prepareRead(), then a read',
+      "a ThreadReader's prepare(), then a read",
       async (ahead, between) => {
+        const reader = threadReader();
         ahead();
-        prepareRead();
+        reader.prepare();
         await between();
-        await readSiteDataInThread(await site1234(), 'locale');
+        await reader(await site1234(), 'locale');
+        return reader.close;
       },
     ],
     [
@@ -323,24 +329,36 @@ describe('a reading thread started as a build begins, not at the read after it',
             const now = new Date(Date.now() + 5000);
             await utimes(join(await site1234(), MANIFEST_PATH), now, now);
           });
-        } finally {
-          live.close();
+        } catch (error) {
+          await live.close();
+          throw error;
         }
+        // Closed once checked: its composing thread, which may have lowered itself after ahead(), ends with it.
+        return () => live.close();
       },
     ],
   ])('%s: the thread waits at nice 19 before the read, and ends with it', async (_, scenario) => {
     let before = new Set<string>();
     let started: string[] = [];
-    await scenario(
+    const close = await scenario(
       () => void (before = lowest()),
       async () => void (started = await newLowest(before)),
     );
-    // Another may have started meanwhile (LiveSite's composing thread, which stays): the reader is one that ended.
-    expect(started.filter((tid) => !lowest().has(tid))).toHaveLength(1);
+    try {
+      // Another may have started meanwhile (LiveSite's composing thread, until it closes): the reader is one that ended.
+      expect(started.filter((tid) => !lowest().has(tid))).toHaveLength(1);
+    } finally {
+      await close?.();
+    }
   });
 });
 
 describe('composeInThread', () => {
+  // As a served site's LiveSite holds the thread, for the cases of a held one.
+  let letGo = async () => {};
+  beforeAll(() => void (letGo = holdComposing()));
+  afterAll(() => letGo());
+
   /** Each field's ranks and one-field orders of the 1234-city kit, in shared memory (as served) or not. */
   async function source(sharedMemory: boolean): Promise<OrderSource> {
     const data = await readSiteData(await site1234(), 'locale');
@@ -376,5 +394,20 @@ describe('composeInThread', () => {
     const order = await new Orders(from, 0, composeInThread).compose(ordering, async () => void pauses++);
     expect(order).toEqual(new Orders(from, 0).order(ordering));
     expect(pauses).toBeGreaterThan(0);
+  });
+
+  it('refuses while no server holds the thread (one closing): Orders then composes it in steps, starting no thread', async () => {
+    const from = await source(true);
+    const ordering = parseOrdering('name_fr,-name_de');
+    await letGo();
+    try {
+      const before = runningThreads();
+      await expect(composeInThread(ordering, from)).rejects.toThrow(/while a server holds it/);
+      const order = await new Orders(from, 0, composeInThread).compose(ordering, async () => {});
+      expect(order).toEqual(new Orders(from, 0).order(ordering));
+      expect(runningThreads()).toBe(before);
+    } finally {
+      letGo = holdComposing();
+    }
   });
 });

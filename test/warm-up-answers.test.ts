@@ -84,7 +84,7 @@ beforeAll(async () => {
   hot = [...new Set(warmUpRequests(sites[0]!.current.context).map((r) => r.target))].slice(0, 6);
 }, 60_000);
 afterAll(async () => {
-  for (const live of sites) live.close();
+  await Promise.all(sites.map((live) => live.close()));
   await Promise.all(fronts.map((f) => f.close()));
   await cleanup?.();
 });

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { MANIFEST_PATH } from '../site/manifest.js';
 import { readManifestHead } from '../store/manifest-file.js';
 import { loadSite, type LoadedSite, type ReadSite } from '../http/site-state.js';
-import { readSiteDataInThread } from '../http/site-data-thread.js';
+import { threadReader } from '../http/site-data-thread.js';
 import { SiteMemories } from '../http/site-memories.js';
-import { startComposing } from '../http/compose-thread.js';
+import { holdComposing } from '../http/compose-thread.js';
 import { loadedHas, withCities } from '../http/state-append.js';
 import type { City } from '../core/fields.js';
 import { optionNamed } from '../core/errors.js';
@@ -45,6 +45,8 @@ export class LiveSite {
   private loadedHas: ((id: number) => boolean) | undefined;
   /** The last reload asked for: the next one starts after it. */
   private reloading: Promise<void> = Promise.resolve();
+  /** Lets go of the composing thread (compose-thread.ts), held while the site is served. */
+  private letGoComposing: () => Promise<void> = async () => {};
 
   private constructor(
     private readonly dir: string,
@@ -56,19 +58,20 @@ export class LiveSite {
     this.state = state;
   }
 
-  /** `read`: how a site's data is read and ranked (default: in a thread, see site-data-thread.ts). */
-  static async open(dir: string, read: ReadSite = readSiteDataInThread): Promise<LiveSite> {
+  /** `read`: how a site's data is read and ranked (default: in threads of its own, see site-data-thread.ts); closed with the site. */
+  static async open(dir: string, read: ReadSite = threadReader()): Promise<LiveSite> {
     // Taken before the load: a build swapped in meanwhile shows as another id, and is loaded again.
     const id = await manifestId(dir).catch(() => '');
     // A failure of the file system said of the site (a manifest that is a directory...), as build says it.
     const memories = new SiteMemories();
     const loaded = await loadSite(dir, read, memories).catch(async (error) => {
+      await read.close?.();
       throw await fileSystemError(error, SERVED_ROLE, dir);
     });
     const site = new LiveSite(dir, loaded, read, memories);
     site.manifestId = id;
     // Before the first request: one that composes a multi-field order would wait for it to start.
-    startComposing();
+    site.letGoComposing = holdComposing();
     return site;
   }
 
@@ -112,7 +115,7 @@ export class LiveSite {
   /** Runs `replace` (which rewrites the site's files) with files unused, then loads the new site. */
   async replace(replace: () => Promise<void>): Promise<void> {
     this.replacing++;
-    this.read.prepare?.();
+    if (!this.closed) this.read.prepare?.();
     try {
       while (this.sending.size) await new Promise((resolve) => setTimeout(resolve, 5));
       await replace();
@@ -130,7 +133,7 @@ export class LiveSite {
     this.builds = new BuildFollower(this.dir, {
       held: () => {
         this.replacing++;
-        this.read.prepare?.();
+        if (!this.closed) this.read.prepare?.();
       },
       free: () => this.reload().catch(() => undefined),
       released: () => void this.replacing--,
@@ -138,7 +141,8 @@ export class LiveSite {
     await this.builds.start();
   }
 
-  close(): void {
+  /** Stops following builds, lets the site go; resolves once no thread of its runs (a library caller's closed server leaves none). */
+  async close(): Promise<void> {
     this.builds?.close();
     this.closed = true;
     for (const [timer, release] of this.releasing) {
@@ -148,6 +152,7 @@ export class LiveSite {
     this.releasing.clear();
     this.state.release();
     this.state.lease?.end();
+    await Promise.all([this.read.close?.(), this.letGoComposing()]);
   }
 
   /** Loads the site as it is now, if it changed since the last load (after any load under way). */
@@ -160,8 +165,11 @@ export class LiveSite {
   private async load(): Promise<void> {
     const id = await manifestId(this.dir);
     if (id === this.manifestId || this.closed) return;
-    const state = await loadSite(this.dir, this.read, this.memories);
-    if (this.closed) return void (state.release(), state.lease?.end());
+    // A read that close() ended (or refused) is no failure: the site is answered no more.
+    const state = await loadSite(this.dir, this.read, this.memories).catch((error) =>
+      this.closed ? null : Promise.reject(error),
+    );
+    if (!state || this.closed) return void (state?.release(), state?.lease?.end());
     const old = this.state;
     // Answered no more: its memory is the next load's once the answers that may still read it are over.
     old.lease?.end();

@@ -84,7 +84,7 @@ export class SiteServer implements SiteServers {
   }
 
   async close(): Promise<void> {
-    this.live?.close();
+    await this.live?.close();
     await this.front.close();
   }
 }

@@ -22,30 +22,46 @@ export interface ComposeProtocol {
 }
 
 let thread: WorkerChannel<ComposeProtocol> | undefined;
+/** Servers of this process holding the thread (holdComposing): it runs while there is one. */
+let holds = 0;
 
 /**
- * A Composer (core/orders.ts) that composes in one thread per process, started by startComposing()
- * or on first use (it does not keep the process alive; one that dies is started again on the next
- * use). Only a source whose ranks and orders lie in shared memory (site-data.ts) is composed there:
- * sending it costs nothing; any other is refused, and so composed in steps by the caller.
+ * A Composer (core/orders.ts) that composes in one thread per process, while a server holds it
+ * (holdComposing: started then, or on first use; it does not keep the process alive; one that
+ * dies is started again on the next use). Only a source whose ranks and orders lie in shared
+ * memory (site-data.ts) is composed there: sending it costs nothing. Any other, or any while no
+ * server holds the thread (a request answered as its server closes), is refused, and so composed
+ * in steps by the caller.
  */
 export const composeInThread: Composer = async (terms, source) => {
+  if (!holds) throw new Error('composed in a thread only while a server holds it');
   const last = source.single(terms.slice(-1));
   const ranks: Partial<Record<NameField, Ranks>> = {};
   for (const { field } of terms) ranks[field] = source.ranks(field);
   const views = [last, ...Object.values(ranks).map((r) => r.ranks)];
   if (!views.every((view) => view.buffer instanceof SharedArrayBuffer))
     throw new Error('composed in a thread only from shared memory');
-  return startComposing().call('compose', { terms, count: source.count, ranks, last });
+  return (thread ??= started()).call('compose', { terms, count: source.count, ranks, last });
 };
 
 /**
- * Starts the composing thread now if it is not running (a server, once its site is loaded): the
+ * Holds the composing thread for a server (LiveSite), starting it now if it is not running: the
  * first request that composes then does not wait for the thread to start and load its modules,
- * which it does at the lowest priority.
+ * which it does at the lowest priority. The returned call lets go (once); the last hold let go
+ * ends the thread, resolving once it has ended: a library caller's closed server leaves none.
  */
-export function startComposing(): WorkerChannel<ComposeProtocol> {
-  return (thread ??= started());
+export function holdComposing(): () => Promise<void> {
+  holds++;
+  thread ??= started();
+  let held = true;
+  return async () => {
+    if (!held) return;
+    held = false;
+    if (--holds || !thread) return;
+    const ending = thread;
+    thread = undefined; // a hold taken while it ends starts another
+    await ending.stop();
+  };
 }
 
 function started(): WorkerChannel<ComposeProtocol> {

@@ -30,10 +30,12 @@ export interface LoadedSite {
 /**
  * How a site's data is read and ranked: here (readSiteData), or in a thread (site-data-thread.ts);
  * `into`, as readSiteData's. `prepare`, if any: called as a build begins, to make ready what the
- * read after it needs (a thread started then, not at the read).
+ * read after it needs (a thread started then, not at the read). `close`, if any: called as the
+ * server that reads with it closes (LiveSite.close), resolving once nothing of it runs.
  */
 export type ReadSite = ((root: string, collation: Collation, into?: WasmMemory) => Promise<SiteData>) & {
   readonly prepare?: () => void;
+  readonly close?: () => Promise<void>;
 };
 
 const readHere: ReadSite = (root, collation, into) => readSiteData(root, collation, 'async', into);

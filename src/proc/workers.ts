@@ -84,6 +84,14 @@ export class WorkerChannel<P extends Protocol> extends Channel<P['parent'], P['w
   }
 }
 
+/** Threads startThread() started that have not ended. */
+let threads = 0;
+
+/** How many threads startThread() started that have not ended yet (what a closed server leaves: tests). */
+export function runningThreads(): number {
+  return threads;
+}
+
 /** Starts `module` (a path under src/ without extension, e.g. `store/write-worker`) in a thread. */
 export function startThread<P extends Protocol>(module: string, options: ThreadOptions<P>): WorkerChannel<P> {
   const script = entry(module);
@@ -93,10 +101,14 @@ export function startThread<P extends Protocol>(module: string, options: ThreadO
     execArgv: PROFILING,
     ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
   });
+  threads++;
   let crash: Error | undefined;
   thread.on('error', (error) => (crash ??= error));
   const ended = new Promise<WorkerEnded>((resolve) =>
-    thread.once('exit', (code) => resolve(new WorkerEnded(options.name, why(crash, code, null), code, null))),
+    thread.once('exit', (code) => {
+      threads--;
+      resolve(new WorkerEnded(options.name, why(crash, code, null), code, null));
+    }),
   );
   const port: Port = {
     send: (message, transfer) => thread.postMessage(message, transfer as ArrayBuffer[] | undefined),
