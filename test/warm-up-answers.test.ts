@@ -1,16 +1,17 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildHere } from '../src/app/build.js';
 import { type Front, startFront } from '../src/app/front.js';
 import { LiveSite } from '../src/app/live-site.js';
-import { warmUpRequests } from '../src/app/warm-up.js';
+import { WARM_UP_REQUESTS, warmUpRequests } from '../src/app/warm-up.js';
 import type { CityIndex } from '../src/core/city-index.js';
 import type { City } from '../src/core/fields.js';
 import { OverlayIndex } from '../src/core/overlay-index.js';
 import { parseOrdering } from '../src/core/ordering.js';
 import { DEFAULT_LIMITS } from '../src/http/limits.js';
+import { LogLines } from '../src/http/log-line.js';
 import { createHandler } from '../src/http/node-handler.js';
 import { loadSite } from '../src/http/site-state.js';
 import { makeCity, tempDir } from './helpers.js';
@@ -172,4 +173,34 @@ describe("createHandler's forget(): what it answers next is computed, as by a ne
       loaded.release();
     }
   });
+});
+
+describe('with the request log (no --quiet), the warm-up', () => {
+  it("goes through the logging wrapper clients get (a line made for each of its requests), and writes none of them to the user's log", async () => {
+    const written: string[] = [];
+    const opened = await startFront({
+      dir: siteDir,
+      port: 0,
+      limits: DEFAULT_LIMITS,
+      log: () => {},
+      requestLog: (lines) => written.push(...lines.split('\n')),
+    });
+    const live = await LiveSite.open(siteDir);
+    const append = vi.spyOn(LogLines.prototype, 'append');
+    try {
+      await opened.warmUp(live, undefined, 0);
+      // Four requests a round (warm-up.ts): each logged, into a log nobody reads.
+      const made = append.mock.calls.length;
+      opened.open(live, undefined);
+      await answer(opened.url, '/cities/?page=2');
+      await opened.close(); // the log flushed
+      expect({ made, written: written.map((line) => line.split('"')[1]) }).toEqual({
+        made: 4 * WARM_UP_REQUESTS,
+        written: ['GET /cities/?page=2 HTTP/1.1'],
+      });
+    } finally {
+      append.mockRestore();
+      await live.close();
+    }
+  }, 60_000);
 });
