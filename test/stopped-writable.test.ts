@@ -230,3 +230,51 @@ describe("a build removes the site's behind marker only if its files hold every 
     expect(told).toEqual([said ?? []].flat().map((line) => expect.stringMatching(line)));
   });
 });
+
+describe("a writable server's stop whose fold finds the dataset's lock held by another process (past --lock-wait)", () => {
+  it('exits 0 saying the cities stay logged for the next start; the log and its writer record kept, and the next build folds the city in', async () => {
+    const dir = join(root, 'busy-at-stop');
+    await mkdir(dir);
+    const data = join(dir, 'cities.csv');
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    const site = join(dir, 'site');
+    const holder = spawn('sleep', ['600']);
+    const args = [site, '--data', data, '--port', '0', '--writable', '--lock-wait', '1', ...SMALL_SITE];
+    const server = await startCli(args, { CITIES_API_TOKEN: TOKEN });
+    let code: number | null = null;
+    try {
+      // The site's lock held: the catch-up builds nothing; then the dataset's: the stop cannot fold.
+      await writeFile(join(dir, '.site.lock'), `${holder.pid}\n`);
+      expect((await createAt(server.url, TOKEN, 'Stopped')).status).toBe(201);
+      await writeFile(join(dir, '.cities.csv.lock'), `${holder.pid}\n`);
+      const exited = new Promise<number | null>((resolve) => server.child.once('exit', resolve));
+      server.child.kill('SIGTERM');
+      code = await exited;
+    } finally {
+      await server.stop();
+      holder.kill();
+    }
+    await rm(join(dir, '.site.lock'));
+    await rm(join(dir, '.cities.csv.lock'));
+    const names = async () => ({
+      dataset: (await readDataset(data))
+        .toCities()
+        .map((c) => c.name_en)
+        .slice(11),
+      logged: (await CityLog.of(data).read()).cities.map((c) => c.name_en),
+      records: readdirSync(dir).filter((name) => name.startsWith('.site.writer-')).length,
+    });
+    expect({ code, said: server.output(), ...(await names()) }).toEqual({
+      code: 0,
+      said: expect.stringMatching(
+        /^warning: the city logged in .*\.cities\.csv\.wal not folded into .*cities\.csv at stop \(.*\): kept there, the next build or serve --data folds them in first$/m,
+      ),
+      dataset: [],
+      logged: ['Stopped'],
+      records: 1,
+    });
+    const { exited } = spawnCli(['build', '--data', data, '--site', site, ...SMALL_SITE]);
+    expect((await exited).code).toBe(0);
+    expect(await names()).toEqual({ dataset: ['Stopped'], logged: [], records: 0 });
+  }, 60_000);
+});

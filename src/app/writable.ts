@@ -39,7 +39,7 @@ export interface WritableOptions {
  */
 export async function openWritable(options: WritableOptions): Promise<{
   writer: LoggedCityWriter;
-  /** Stops the writer (its log folded into the dataset file), then its record as the site's writer. */
+  /** Stops the writer (its log folded into the dataset file, else kept and said), then its record as the site's writer (if folded). */
   close: () => Promise<void>;
   /** What builds replace, guarded: the site's directory synced after each. */
   guard: (served: Served) => Served;
@@ -113,10 +113,10 @@ export async function openWritable(options: WritableOptions): Promise<{
   });
   return {
     writer,
-    // The record kept (close rejects) where what it logged is not folded into the file (a build folds it, then forgets this record).
+    // The record kept where what it logged is not folded into the file (refused: close rejects; or the
+    // dataset's lock busy): whoever folds it in next (a build) then forgets this record.
     close: async () => {
-      await writer.close();
-      await unrecord();
+      if (await writer.close()) await unrecord();
     },
     guard: (served) => ({
       get settings() {

@@ -1,5 +1,4 @@
 import { realpath } from 'node:fs/promises';
-import { CitiesApiError, wordingOf } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { cityJson } from '../core/json-text.js';
 import type { CatchingUpStore } from '../post/city-store.js';
@@ -14,6 +13,7 @@ import { createRefusal } from './create-refusal.js';
 import { KeptLock } from './kept-lock.js';
 import { KnownIds } from './known-ids.js';
 import { checkTarget, foldLog, lostLine } from './log-fold.js';
+import { foldFailedAtStop } from './stop-fold.js';
 import { idsExhausted, stampNew } from './new-cities.js';
 import { Turns } from './turns.js';
 
@@ -101,14 +101,14 @@ export class LoggedCityWriter implements CatchingUpStore {
     while (this.writing || this.catchUp.current) await (this.writing ?? this.catchUp.current);
   }
 
-  /** Stops catching up; what is still logged is folded into the dataset file, not the site's: it stays unbuilt (the marker too). A refused fold rejects (its exit code: the next start's). */
-  async close(): Promise<void> {
+  /** Stops catching up; its log folded into the dataset file, not the site's: it stays unbuilt (the marker too). Whether folded: see foldFailedAtStop. */
+  async close(): Promise<boolean> {
     this.catchUp.stop();
     await this.idle();
-    const failed = await this.fold().catch((error: Error) => error);
-    const code = failed instanceof CitiesApiError ? failed.exitCode : 1;
-    const said = failed && `logged cities not folded into ${this.file} (they are next time): ${wordingOf(failed)}`;
-    if (said) throw new CitiesApiError(said, code, [], { cause: failed });
+    return this.fold().then(
+      () => true,
+      (error: unknown) => foldFailedAtStop(error, this.logFile, this.file, this.options.log),
+    );
   }
 
   private async drain(): Promise<void> {
