@@ -3,6 +3,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import { parseAllRedirects } from 'netlify-redirect-parser';
+import { parseAllHeaders } from '@netlify/headers-parser';
 import { generateManifest, mergeDeclarations } from '@netlify/edge-bundler';
 import { netlifyEdgeConfig } from '../src/platforms/netlify/adapter.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -630,6 +631,43 @@ describe('netlifyHeaders', () => {
         'Cache-Control': NETLIFY_CACHE_CONTROL,
       });
     }
+  });
+});
+
+// _headers' paths as Netlify's own parser reads them (@netlify/headers-parser: a case-insensitive
+// regular expression per path), matched against a request's path two ways: decoded, as Netlify
+// matches requests (the _redirects engine's path), and as netlify dev matches _headers (its
+// @netlify/headers: the URL's pathname, undecoded).
+describe("_headers for a base path holding what URLs escape: the endpoint's headers however it is spelled", () => {
+  it.each([
+    ['brackets', 'https://x.example/a[b]', ['/a[b]', '/a%5Bb%5D', '/a%5bb%5d']],
+    ['^ and |', 'https://x.example/a^b|c', ['/a^b|c', '/a%5Eb%7Cc']],
+    ['braces and a backtick', 'https://x.example/a{b}`', ['/a%7Bb%7D%60', '/a%7bb%7d%60']],
+    ['an escaped %', 'https://x.example/50%25', ['/50%25']],
+    ['an escaped ?', 'https://x.example/a%3Fb', ['/a%3Fb', '/a%3fb']],
+    ['a non-ASCII letter', 'https://x.example/café/v1', ['/café/v1', '/caf%C3%A9/v1', '/caf%c3%a9/v1']],
+    ['a plain path', 'https://x.example/api/v1', ['/api/v1']],
+  ] as const)('%s (%s)', async (name, baseUrl, spellings) => {
+    const file = join(root, `spelled-${name.replace(/\W+/g, '-')}._headers`);
+    await writeFile(file, netlifyHeaders(testSpec({ baseUrl, pageSizes: [20], orderings: ['default'] })));
+    const { headers, errors } = await parseAllHeaders({ headersFiles: [file], configHeaders: [], minimal: false });
+    expect(errors).toEqual([]);
+    const rules = headers as { forRegExp: RegExp; values: Record<string, string> }[];
+    const found = (path: string) =>
+      Object.assign({}, ...rules.filter(({ forRegExp }) => forRegExp.test(path)).map(({ values }) => values));
+    for (const spelling of spellings) {
+      const pathname = new URL(`${spelling}/cities/`, 'https://example.netlify.app').pathname;
+      for (const [how, path] of [
+        ['decoded', decodeURIComponent(pathname)],
+        ['netlify dev', pathname],
+      ] as const)
+        expect([spelling, how, found(path)]).toEqual([
+          spelling,
+          how,
+          expect.objectContaining({ 'Content-Type': 'application/json', Vary: 'Accept' }),
+        ]);
+    }
+    expect(found('/x/cities/')).toEqual({});
   });
 });
 

@@ -111,8 +111,12 @@ export function netlifyHeaders(settings: SiteSpec): string {
     "(proxied live answers carry the live server's own). `*` also matches the endpoint itself.",
     'Netlify documents Allow among the headers it may ignore; it is listed for completeness.',
   ];
-  // The API path (as requested) and the files it is rewritten to, which differ when mounted.
-  const paths = [...new Set([`${escapeUriPath(endpointPath(settings.mount))}*`, `/${file.dir}/*`])];
+  // The API path as requested and the files it is rewritten to, which differ when mounted. The
+  // path both decoded and as links write it, where they differ (`/a[b]` and `/a%5Bb%5D`): Netlify
+  // decodes a request's path before matching (as _redirects' rules), netlify dev matches _headers
+  // against it undecoded (a typed `/a[b]`, the links' `/a%5Bb%5D`); no one path matches both.
+  const api = endpointPath(settings.mount);
+  const paths = [...new Set([`${escapeUriPath(api)}*`, `${api}*`, `/${file.dir}/*`])];
   const headers = Object.entries({
     ...ROUTES.headers,
     [ROUTES.header.contentType]: ROUTES.contentType.json,
