@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, renameSync } from 'node:fs';
-import { copyFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -27,6 +27,50 @@ afterAll(() => cleanup());
 
 const small = { orderings: ['default'], pageSizes: [20] } as const;
 const SMALL_ARGS = ['--orderings', 'default', '--page-sizes', '20'];
+
+/**
+ * Another site a preview must keep out of and away from: made in `other` (given back the undo), and
+ * what the refusal calls it. A preview's site, or one not built yet that a preview or a build is writing.
+ */
+const OTHER_SITES: [string, (other: string) => Promise<() => Promise<void>>, string][] = [
+  [
+    'a site an earlier preview built (the default base URL)',
+    async (other) => {
+      await build({ data: SAMPLE, out: other, baseUrl: 'http://localhost:8080', ...small });
+      return async () => {};
+    },
+    'the site of a preview (built for http://localhost:8080)',
+  ],
+  [
+    'the site of a preview running now',
+    async (other) => {
+      const running = await serve({ dir: other, data: SAMPLE, port: 0, ...small });
+      return () => running.close();
+    },
+    'the site of a preview (built for http://127.0.0.1:',
+  ],
+  [
+    'a new site whose preview is running, not built yet (its marker, no manifest)',
+    async (other) => {
+      const marker = join(dirname(other), `.${basename(other)}.preview`);
+      const token = newToken(); // this process's, still held: a preview of this pid running
+      await writeFile(marker, `${JSON.stringify({ pid: process.pid, url: 'http://127.0.0.1:9', token })}\n`);
+      return async () => {
+        dropToken(token);
+        await rm(marker, { force: true });
+      };
+    },
+    'the site of a preview running at http://127.0.0.1:9',
+  ],
+  [
+    'a new site a build is writing (its lock held, no manifest yet)',
+    async (other) => {
+      const release = await lockSite(other);
+      return async () => release();
+    },
+    'a site a build is writing (pid ',
+  ],
+];
 
 describe("the README's preview next to a deployed site", () => {
   it.each([
@@ -67,60 +111,63 @@ describe("the README's preview next to a deployed site", () => {
 
   // Another preview's site, or a site not built yet that a preview or a build is writing: a preview
   // inside it would join that tree, and be swapped from under its server by that site's next build.
-  it.each<[string, (outer: string) => Promise<() => Promise<void>>, string]>([
+  it.each(OTHER_SITES)(
+    'a preview into a new directory inside %s: refused (exit 2), nothing written there',
+    async (name, make, what) => {
+      const outer = join(dir, `outer-${name.replace(/\W+/g, '-').slice(0, 40)}`);
+      const undo = await make(outer);
+      try {
+        const names = () => (existsSync(outer) ? readdirSync(outer, { recursive: true }).sort() : []);
+        const named = names();
+        const error = await serve({ dir: join(outer, 'inner'), data: SAMPLE, port: 0, ...small }).catch(
+          (e: unknown) => e,
+        );
+        expect(error).toMatchObject({
+          exitCode: 2,
+          message: expect.stringContaining(`inside ${outer}, ${what}`),
+        });
+        expect(names()).toEqual(named);
+      } finally {
+        await undo();
+      }
+    },
+  );
+
+  // The other way round: the preview's directory, an earlier preview's site, holds another site in a
+  // directory of its own at any depth. The preview's build carried that site into its new tree and
+  // swapped it in (new directories, from under that site's server and builds).
+  it.each([
     [
-      'a site an earlier preview built (the default base URL)',
-      async (outer) => {
-        await build({ data: SAMPLE, out: outer, baseUrl: 'http://localhost:8080', ...small });
+      'a site built for deployment',
+      async (other: string) => {
+        await build({ data: SAMPLE, out: other, baseUrl: 'https://cities.example.org', ...small });
         return async () => {};
       },
-      'the site of a preview (built for http://localhost:8080)',
-    ],
-    [
-      'the site of a preview running now',
-      async (outer) => {
-        const running = await serve({ dir: outer, data: SAMPLE, port: 0, ...small });
-        return () => running.close();
-      },
-      'the site of a preview (built for http://127.0.0.1:',
-    ],
-    [
-      'a new site whose preview is running, not built yet (its marker, no manifest)',
-      async (outer) => {
-        const marker = join(dirname(outer), `.${basename(outer)}.preview`);
-        const token = newToken(); // this process's, still held: a preview of this pid running
-        await writeFile(marker, `${JSON.stringify({ pid: process.pid, url: 'http://127.0.0.1:9', token })}\n`);
-        return async () => {
-          dropToken(token);
-          await rm(marker, { force: true });
-        };
-      },
-      'the site of a preview running at http://127.0.0.1:9',
-    ],
-    [
-      'a new site a build is writing (its lock held, no manifest yet)',
-      async (outer) => {
-        const release = await lockSite(outer);
-        return async () => release();
-      },
-      'a site a build is writing (pid ',
-    ],
-  ])('a preview into a new directory inside %s: refused (exit 2), nothing written there', async (name, make, what) => {
-    const outer = join(dir, `outer-${name.replace(/\W+/g, '-').slice(0, 40)}`);
-    const undo = await make(outer);
-    try {
-      const names = () => (existsSync(outer) ? readdirSync(outer, { recursive: true }).sort() : []);
-      const named = names();
-      const error = await serve({ dir: join(outer, 'inner'), data: SAMPLE, port: 0, ...small }).catch(
-        (e: unknown) => e,
-      );
-      expect(error).toMatchObject({
-        exitCode: 2,
-        message: expect.stringContaining(`inside ${outer}, ${what}`),
-      });
-      expect(names()).toEqual(named);
-    } finally {
-      await undo();
+      'a site built for https://cities.example.org',
+    ] as const,
+    // (A preview running inside the earlier preview's site was refused at its start: the table above.)
+    ...OTHER_SITES.filter(([name]) => name !== 'the site of a preview running now'),
+  ])('a preview into a directory holding %s: refused (exit 2), nothing written', async (name, make, what) => {
+    // A site not made yet (its marker or lock only) is looked for in the preview's directory only (preview-guard.ts siteBelow).
+    for (const below of name.includes('no manifest') ? ['inner'] : ['inner', 'a/b/inner']) {
+      const outer = join(dir, `holding-${name.replace(/\W+/g, '-').slice(0, 40)}-${below.length}`);
+      const other = join(outer, below);
+      await build({ data: SAMPLE, out: outer, baseUrl: 'http://localhost:8080', ...small });
+      await mkdir(dirname(other), { recursive: true });
+      const undo = await make(other);
+      try {
+        const names = () => readdirSync(outer, { recursive: true }).sort();
+        const named = names();
+        const error = await serve({ dir: outer, data: SAMPLE, port: 0, ...small }).catch((e: unknown) => e);
+        expect(error).toMatchObject({
+          exitCode: 2,
+          message: expect.stringContaining(`${outer} holds ${other}, ${what}`),
+        });
+        expect(names()).toEqual(named);
+        expect(existsSync(join(dirname(outer), `.${basename(outer)}.preview`))).toBe(false);
+      } finally {
+        await undo();
+      }
     }
   });
 

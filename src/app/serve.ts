@@ -11,7 +11,7 @@ import type { RunningServer } from './front.js';
 import { ServerPool } from './server-pool.js';
 import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
-import { insideAnotherSite, previewUrl } from './preview-guard.js';
+import { besideAnotherSite, previewUrl } from './preview-guard.js';
 import { markPreview } from './preview-marker.js';
 import { inLibraryWords, type Reader, serveOptionsOf } from './library-options.js';
 import { behindWarning, buildCurrent } from './behind-site.js';
@@ -87,7 +87,7 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
     // A preview (links on its own URL) refuses a directory another preview is serving.
     if (options.data && !options.baseUrl) {
       // Checked before the marker is written: inside a deployed site, it would be written in that site.
-      const inside = await insideAnotherSite({ dir: options.dir, data: options.data, url: servers.url });
+      const inside = await besideAnotherSite({ dir: options.dir, data: options.data, url: servers.url });
       if (inside) throw inside;
       unmark = await markPreview(options.dir, previewUrl(servers.url), lockWait);
     }

@@ -1,7 +1,7 @@
 import { runBuild, type BuildOptions, type BuildResult, type SiteBuildOptions } from './build.js';
 import type { SwapCheck } from './build-options.js';
 import { interruptedWaiting } from './behind-site.js';
-import { insideAnotherSite, previewRefusal, previewUrl } from './preview-guard.js';
+import { besideAnotherSite, previewRefusal, previewUrl } from './preview-guard.js';
 import type { Collation } from '../core/collation.js';
 import { CitiesApiError } from '../core/errors.js';
 import { datasetDigest } from '../dataset/read-dataset.js';
@@ -100,7 +100,7 @@ export class SiteBuilder {
         const settings = served ?? (await readManifestHead(options.dir).catch(() => null))?.settings;
         const serverUrl = previewUrl(options.serverUrl);
         const preview = options.baseUrl ? undefined : { dir: options.dir, data, url: serverUrl };
-        const refusal = preview && (previewRefusal(preview, settings) ?? (await insideAnotherSite(preview)));
+        const refusal = preview && (previewRefusal(preview, settings) ?? (await besideAnotherSite(preview)));
         if (refusal) throw refusal;
         const digest = await datasetDigest(data);
         const result = await runBuild({
