@@ -14,7 +14,7 @@ import {
 } from '../src/platforms/lambda/adapter.js';
 import { blockPath, LAYOUTS, rankPath } from '../src/site/edge-files.js';
 import { blocksOf, parseIndex } from '../src/site/edge-index.js';
-import { KIT_DATASETS, expectWholeKit, makeCity, tempDir, testSpec } from './helpers.js';
+import { DOT_SEGMENT_TARGETS, KIT_DATASETS, expectWholeKit, makeCity, tempDir, testSpec } from './helpers.js';
 import { kitLambdaProject, memoryEdgeSite } from './edge-helpers.js';
 import { functionUrl, PYTHON, unpack } from './lambda-front.js';
 import { requireTool } from './tool-check.js';
@@ -103,6 +103,16 @@ describe('the Lambda result', () => {
     });
     const bytes = Buffer.from(result.body, 'base64');
     expect(bytes.length).toBe(method === 'HEAD' ? 0 : Number(result.headers['content-length']));
+  });
+});
+
+// The event's raw path, not the Request's URL made of it (which resolves dot segments): the reference's 404.
+describe('a raw path with dot segments or a double slash: 404, as the reference', () => {
+  it.each(DOT_SEGMENT_TARGETS)('%s', async (target) => {
+    const { handler } = await smallFunction();
+    const [rawPath, rawQueryString = ''] = target.split('?') as [string, string?];
+    const result = await handler({ rawPath, rawQueryString, requestContext: { http: { method: 'GET' } } });
+    expect(result.statusCode).toBe(404);
   });
 });
 

@@ -9,7 +9,7 @@ import { embeddedSite } from '../src/http/embedded-site.js';
 import { READ_ONLY_DETAIL, route } from '../src/http/route.js';
 import type { SiteContext } from '../src/http/route-types.js';
 import { render } from '../src/http/render.js';
-import { makeCity, testSpec } from './helpers.js';
+import { DOT_SEGMENT_TARGETS, makeCity, testSpec } from './helpers.js';
 
 // createFetchHandler against route(), the function `cities-api serve` answers with: for each kind
 // of request, the Response must carry route()'s status, headers and bytes (a static route's bytes
@@ -97,6 +97,25 @@ describe('createFetchHandler answers as route() decides', () => {
     const want = expected(site, method, target, headers);
     const got = await sent(response);
     expect({ ...got, headers: got.headers }).toEqual({ ...want, headers: lower(want.headers) });
+  });
+});
+
+// A Request made in Node (as Lambda's adapter makes one) has its dot segments resolved; Deno's
+// request.url keeps the client's text, and Lambda's event its raw path: the handler reads those.
+describe("dot segments and double slashes, kept as sent: serve's 404, as the reference's", () => {
+  it.each(
+    DOT_SEGMENT_TARGETS.flatMap((target) => [
+      ['a URL kept as sent (Deno)', target] as const,
+      ['the target given apart (Lambda)', target] as const,
+    ]),
+  )('%s: %s', async (how, target) => {
+    const request = new Request(ORIGIN + target);
+    if (how.endsWith('(Deno)')) Object.defineProperty(request, 'url', { value: ORIGIN + target });
+    const response = await handlerFor(SMALL)(request, undefined, how.endsWith('(Lambda)') ? target : undefined);
+    const want = expected(SMALL, 'GET', target, {});
+    expect(want.status).toBe(404);
+    const got = await sent(response);
+    expect(got).toEqual({ ...want, headers: lower(want.headers) });
   });
 });
 

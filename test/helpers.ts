@@ -71,6 +71,28 @@ export const KIT_DATASETS = [
   { name: 'prefixed30', baseUrl: 'https://cities.example.org/api/v1', prefix: '/api/v1' },
 ] as const;
 
+/**
+ * Paths that a URL parser or nginx reads as the endpoint (`/cities/`), its dot segments resolved or
+ * its slashes (also `%2F`, to nginx) merged, where the reference (gunicorn, then Django) reads them as sent and answers
+ * each 404 (`/./cities`: no redirect either).
+ */
+export const DOT_SEGMENT_TARGETS = [
+  '/./cities/',
+  '/cities/./',
+  '/x/../cities/',
+  '/cities/../cities/?page=2',
+  '/%2e/cities/',
+  '/cities/%2E%2E/cities/',
+  '/cities/.%2e/cities/?ordering=name_en',
+  '//cities/',
+  '/cities//',
+  '/cities/%2F',
+  '/cities%2f/',
+  '/cities/.%2F',
+  '/./cities',
+  '/cities/.',
+] as const;
+
 export async function kitAnswers(name: string): Promise<KitAnswer[]> {
   const text = await readFile(join(KIT, `${name}.expected.jsonl`), 'utf8');
   return text

@@ -11,9 +11,9 @@ import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { readManifest } from '../src/store/manifest-file.js';
 import { atLeastPattern, nginxConfig } from '../src/hosts/nginx.js';
 import { copyKitSite, kitSite } from './edge-helpers.js';
-import { KIT, KIT_DATASETS, expectWholeKit, replayKit, tempDir } from './helpers.js';
+import { DOT_SEGMENT_TARGETS, KIT, KIT_DATASETS, expectWholeKit, replayKit, tempDir } from './helpers.js';
 import { freePort, startNginx } from './nginx-tls.js';
-import { rawRequest, startCli } from './serve-helpers.js';
+import { asSent, rawRequest, startCli } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
 import { caughtUp, sleep } from './crash-helpers.js';
 
@@ -318,6 +318,30 @@ describe.runIf(available)('the conformance kit through a real nginx in front of 
       }
       const log = await nginx.log();
       expect(log, log).not.toMatch(/\[(error|crit|alert|emerg)\]/);
+    } finally {
+      await nginx.stop();
+    }
+  });
+
+  // nginx resolves dot segments (also %2E) and merges slashes before it matches a location: such a path
+  // reached the files as the endpoint (200). The reference answers it 404, as serve does: it goes live, as sent.
+  it('dot segments and double slashes: the answer serve gives the path as sent (404), the endpoint still from files', async () => {
+    const { site, live } = await shared48();
+    const config = nginxConfig(specOf((await readManifest(site))!), { liveUrl: live.url });
+    const nginx = await nginxWith(join(root, 'dot-segments'), site, config);
+    try {
+      const answers = async (url: string) =>
+        Promise.all(
+          DOT_SEGMENT_TARGETS.map(async (target) => {
+            const { status, body } = await asSent(url, target);
+            return [target, status, body.toString()];
+          }),
+        );
+      const direct = await answers(live.url);
+      expect(direct.map(([target, status]) => [target, status])).toEqual(DOT_SEGMENT_TARGETS.map((t) => [t, 404]));
+      expect(await answers(nginx.url)).toEqual(direct);
+      const page = await asSent(nginx.url, '/cities/?page=2');
+      expect([page.status, page.headers.etag]).toEqual([200, expect.stringMatching(/^"[0-9a-f]+-[0-9a-f]+"$/)]);
     } finally {
       await nginx.stop();
     }

@@ -61,6 +61,21 @@ export function rawRequest(
   });
 }
 
+/** A GET of `target` exactly as written, on a connection of its own: a URL given to http.request would lose its dot segments. */
+export function asSent(origin: string, target: string): Promise<RawResponse> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const req = request({ hostname, port, path: target, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** rawRequest's answer did not end in time. */
 export class RequestTimeout extends Error {
   constructor(readonly ms: number) {

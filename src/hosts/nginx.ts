@@ -51,6 +51,9 @@ function nginxString(text: string): string {
   return `"${escapeControls(text.replace(/[\\"]/g, (c) => `\\${c}`))}"`;
 }
 
+/** A slash in a request's path as nginx reads it: typed or percent-encoded. */
+const SLASH = '(?:/|%2[Ff])';
+
 export function nginxConfig(spec: SiteSpec, options: NginxOptions): string {
   const live = checkLiveUrl(options.liveUrl);
   const api = endpointPath(spec.mount);
@@ -76,6 +79,9 @@ location = ${nginxString(api)} {
     # While a writable server's files are behind the cities it answers (created since its last
     # build), it keeps ${BEHIND_PATH} in the site: every request goes live.
     if (-f $document_root/${BEHIND_PATH}) { return 418; }
+    # nginx matched the path decoded (%2F is a slash), its dot segments resolved (/./, /x/../, %2E)
+    # and its slashes merged; the reference does neither and answers such a path 404: it goes live, as sent.
+    if ($request_uri ~ "^[^?]*${SLASH}(?:${SLASH}|(?:\\.|%2[Ee]){1,2}(?:${SLASH}|\\?|$))") { return 418; }
     # Files only for ${ROUTES.fileMethods.join('/')} asking for JSON with exactly some of ${names.join(', ')},
     # each once, in their canonical spellings; anything else is computed live.
     if ($request_method !~ ^(${ROUTES.fileMethods.join('|')})$) { return 418; }

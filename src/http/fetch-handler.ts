@@ -46,16 +46,24 @@ export interface FetchHandlerOptions {
   readonly sink?: BodySink | undefined;
 }
 
-/** The handler; `background` keeps work going past the answer (the Workers' `ctx.waitUntil`): a cache write. */
-export type FetchHandler = (request: Request, background?: (work: Promise<unknown>) => void) => Promise<Response>;
+/**
+ * The handler; `background` keeps work going past the answer (the Workers' `ctx.waitUntil`): a cache
+ * write. `sent`: the path and query as the client sent them, where the platform gives them apart
+ * from a Request whose URL resolved their dot segments (Lambda's event: fetch-messages.ts apiRequestOf).
+ */
+export type FetchHandler = (
+  request: Request,
+  background?: (work: Promise<unknown>) => void,
+  sent?: string,
+) => Promise<Response>;
 
 const { header } = ROUTES;
 const SERVER_ERROR = utf8(detailJson('A server error occurred.'));
 
 export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
-  return async (request, background = (work) => void work) => {
+  return async (request, background = (work) => void work, sent) => {
     try {
-      return await answer(request, options, background);
+      return await answer(request, options, background, sent);
     } catch (error) {
       options.onError?.(error);
       // Our own errors (edge data missing or of another build, a page too large) say what to do; others say nothing.
@@ -72,8 +80,9 @@ async function answer(
   request: Request,
   options: FetchHandlerOptions,
   background: (work: Promise<unknown>) => void,
+  sent: string | undefined,
 ): Promise<Response> {
-  const req = apiRequestOf(request);
+  const req = apiRequestOf(request, sent);
   const spec = await options.site.spec();
   if (options.openapi && isOpenApiRequest(req)) {
     const body = await options.openapi();

@@ -8,11 +8,15 @@ import { type ApiRequest, type HeaderFields, withFields } from './route-types.js
 
 const { header } = ROUTES;
 
-/** The request as route() reads it: path and query exactly as sent (the URL's href without its origin). */
-export function apiRequestOf(request: Request): ApiRequest {
-  const url = new URL(request.url);
-  const fragment = url.href.indexOf('#');
-  const target = url.href.slice(url.origin.length, fragment < 0 ? undefined : fragment);
+/**
+ * The request as route() reads it: path and query exactly as sent. `sent`: the target where the
+ * platform gives it apart from the URL (Lambda's rawPath), else the URL's text after its origin,
+ * read as text: a URL parser would resolve dot segments (`/./cities/`, `/x/%2e%2e/cities/`),
+ * which the reference answers 404, and Deno's request.url keeps them as the client sent them.
+ */
+export function apiRequestOf(request: Request, sent = targetOf(request.url)): ApiRequest {
+  const fragment = sent.indexOf('#');
+  const target = fragment < 0 ? sent : sent.slice(0, fragment);
   const preflight = request.method === 'OPTIONS' && request.headers.has(header.requestMethod);
   return {
     method: request.method,
@@ -21,6 +25,14 @@ export function apiRequestOf(request: Request): ApiRequest {
     ifNoneMatch: request.headers.get(header.ifNoneMatch) ?? undefined,
     preflightHeaders: preflight ? (request.headers.get(header.requestHeaders) ?? '') : undefined,
   };
+}
+
+/** A request URL's path and query: its text after `scheme://authority` (a URL serializer writes `/` for no path). */
+function targetOf(url: string): string {
+  const rest = url.slice(url.indexOf('//') + 2);
+  const end = rest.search(/[/?#]/);
+  if (end < 0) return '/';
+  return rest[end] === '/' ? rest.slice(end) : `/${rest.slice(end)}`;
 }
 
 /** An answer as a Response: one array, or a large page streamed part by part as the client reads. */

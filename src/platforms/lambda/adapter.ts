@@ -4,7 +4,7 @@ import { ROUTES } from '../../core/route-table.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import type { EdgeProjectData } from '../../http/edge-site.js';
 import { SIX_MB_BODY_BYTES, SIX_MB_PAGE_CITIES, tooLarge } from '../response-limit.js';
-import { requestOf, type LambdaEvent } from './event.js';
+import { requestOf, targetOf, type LambdaEvent } from './event.js';
 import { packageSite, type OpenFile } from './package-reads.js';
 
 export type { LambdaEvent } from './event.js';
@@ -38,7 +38,7 @@ export function lambdaHandler(
   const openapi = () => read(ROUTES.extras.openapi);
   const handler = createFetchHandler({ site, filePaths: true, openapi });
   return async (event) => {
-    const response = await handler(requestOf(event));
+    const response = await handler(requestOf(event), undefined, targetOf(event));
     const bytes = new Uint8Array(await response.arrayBuffer());
     if (bytes.length > LAMBDA_BODY_BYTES) {
       const refused = tooLarge(bytes.length, 'AWS Lambda');

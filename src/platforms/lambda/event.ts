@@ -12,16 +12,20 @@ export interface LambdaEvent {
   readonly requestContext: { readonly http: { readonly method: string }; readonly domainName?: string };
 }
 
+/** The path and query as the client sent them: a Request's URL would resolve dot segments (`/./cities/`), which the reference answers 404. */
+export function targetOf(event: LambdaEvent): string {
+  return `${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
+}
+
 export function requestOf(event: LambdaEvent): Request {
   const method = event.requestContext.http.method;
-  const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
   // The function URL's own name, never the client's Host header (which could make the URL invalid: `a@b`); answers use only the path and query.
   const host = validHost(event.requestContext.domainName) ?? 'lambda.invalid';
   const body =
     event.body === undefined || method === 'GET' || method === 'HEAD'
       ? undefined
       : base64OrText(event.body, event.isBase64Encoded);
-  return new Request(`https://${host}${event.rawPath}${query}`, { method, headers: event.headers ?? {}, body });
+  return new Request(`https://${host}${targetOf(event)}`, { method, headers: event.headers ?? {}, body });
 }
 
 function validHost(name: string | undefined): string | undefined {

@@ -4,7 +4,7 @@ import { ROUTES } from '../../core/route-table.js';
 import type { ReadSiteFile } from '../../site/edge-source.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import type { EdgeProjectData } from '../../http/edge-site.js';
-import { requestOf, type LambdaEvent } from './event.js';
+import { requestOf, targetOf, type LambdaEvent } from './event.js';
 import { packageSite, type OpenFile } from './package-reads.js';
 
 // AWS Lambda behind a function URL whose invoke mode is RESPONSE_STREAM: the handler is wrapped by
@@ -68,7 +68,7 @@ export function lambdaStreamingHandler(
   const openapi = () => read(ROUTES.extras.openapi);
   const handler = createFetchHandler({ site, filePaths: true, openapi });
   return runtime.streamifyResponse(async (event, responseStream) => {
-    const response = await handler(requestOf(event));
+    const response = await handler(requestOf(event), undefined, targetOf(event));
     const headers = Object.fromEntries(response.headers);
     const stream = runtime.HttpResponseStream.from(responseStream, { statusCode: response.status, headers });
     await sendBody(response.body, stream);
