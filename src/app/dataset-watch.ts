@@ -52,6 +52,8 @@ export async function watchDataset(
  * logged cities are its catch-up's). Swapped in only while the dataset is as read (swapIfAsRead).
  * A logged city whose id the file holds as another record (LoggedIdTaken: the file edited) is a
  * bad save: said, not built, the site kept (built, the acknowledged city was gone from the answers).
+ * `stop` aborted (the server closing): the rebuild under way is stopped as Ctrl-C stops a build (its
+ * staging tree removed, the lock released, the site as it was), and said so.
  * Returns the task run at each change (it remembers whether the last change was used).
  */
 export function rebuildOnChange(
@@ -61,6 +63,7 @@ export function rebuildOnChange(
   log: (line: string) => void,
   retry: (ms: number) => void,
   lockWait: number,
+  stop: AbortSignal,
   withLog = false,
 ): () => Promise<void> {
   // The last change was not used: a change back to the dataset served says so (else that stayed the last word).
@@ -83,11 +86,13 @@ export function rebuildOnChange(
       // The file alone (a writable server's): its log's cities checked against it all the same.
       if (!withLog) await checkLogged(data).catch(unlessTaken);
       const check = read ? { dataset: data, read, site, lockWait } : undefined;
-      await builder.publish(file, check);
+      await builder.publish(file, check, stop);
       unused = false;
       log(`${data} changed: rebuilt, now ${describe()}`);
     } catch (error) {
       unused = true;
+      if (stop.aborted)
+        return log(`${data} changed: stopped the rebuild as the server stopped; the site left as it was`);
       log(`${data} changed but was not used: ${wordingOf(error)}`);
       // Another build held the site: try again once it may be done. The dataset moved on: from it as it is now.
       if (error instanceof LockBusyError) retry(lockWait);
@@ -104,18 +109,29 @@ function unlessTaken(error: unknown): null {
   return null;
 }
 
-/** `task` run one at a time: asked again while it runs, it runs once more after (a burst of changes, one rebuild). */
-export function coalesced(task: () => Promise<void>): () => void {
+/**
+ * `task` run one at a time: asked again while it runs, it runs once more after (a burst of changes, one rebuild).
+ * `ended()`: asked no more, resolves once the run under way (if any) has ended (the server's close awaits it).
+ */
+export function coalesced(task: () => Promise<void>): { (): void; ended(): Promise<void> } {
   let running: Promise<void> | null = null;
   let again = false;
+  let ended = false;
   const run = async () => {
     do {
       again = false;
       await task().catch(() => undefined);
-    } while (again);
+    } while (again && !ended);
   };
-  return () => {
+  const ask = () => {
+    if (ended) return;
     if (running) again = true;
     else running = run().finally(() => (running = null));
   };
+  return Object.assign(ask, {
+    ended: async () => {
+      ended = true;
+      await running;
+    },
+  });
 }

@@ -82,6 +82,9 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
   const builder = new SiteBuilder({ ...options, onWarning, serverUrl: servers.url, lockWait });
   let writable: Awaited<ReturnType<typeof openWritable>> | undefined;
   let watching: Awaited<ReturnType<typeof watchDataset>> | undefined;
+  // Stops a --watch rebuild under way as the server closes; `rebuilds` resolves once none runs.
+  const stopRebuild = new AbortController();
+  let rebuilds: ReturnType<typeof coalesced> | undefined;
   let unmark: (() => Promise<void>) | undefined;
   try {
     // A preview (links on its own URL) refuses a directory another preview is serving.
@@ -114,7 +117,7 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
     if (options.watch) {
       // Without --writable, the log another process (a writable server) keeps beside the dataset is followed too.
       const withLog = !options.writable;
-      const follow = coalesced(
+      rebuilds = coalesced(
         rebuildOnChange(
           options.data!,
           builder,
@@ -122,10 +125,11 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
           log,
           (ms) => watching?.again(ms),
           lockWait,
+          stopRebuild.signal,
           withLog,
         ),
       );
-      watching = await watchDataset(options.data!, follow, withLog);
+      watching = await watchDataset(options.data!, rebuilds, withLog);
     }
     log(`serving ${options.dir} at ${apiUrl}${workers > 1 ? ` with ${workers} workers` : ''} (${summary})`);
     return {
@@ -133,6 +137,8 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
       apiUrl,
       async close() {
         watching?.close();
+        stopRebuild.abort();
+        await rebuilds?.ended();
         // Refused (logged cities not folded in): the rest is closed all the same, then the refusal thrown.
         const unfolded = await writable?.close().then(
           () => null,
@@ -145,6 +151,8 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
     };
   } catch (error) {
     watching?.close();
+    stopRebuild.abort();
+    await rebuilds?.ended();
     await writable?.close().catch((unfolded: unknown) => log(`error: ${wordingOf(unfolded)}`));
     await servers.close();
     await unmark?.();

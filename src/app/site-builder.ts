@@ -65,11 +65,14 @@ export class SiteBuilder {
     this.live = live;
   }
 
-  /** Rebuilds from `data` and makes the server answer from the new site; swapped in only if `swapCheck` holds then (DatasetMoved). */
-  publish(data: string, swapCheck?: SwapCheck): Promise<void> {
+  /**
+   * Rebuilds from `data` and makes the server answer from the new site; swapped in only if `swapCheck` holds then (DatasetMoved).
+   * `signal` aborted stops it as Ctrl-C stops a build (the site as it was), or before it starts.
+   */
+  publish(data: string, swapCheck?: SwapCheck, signal?: AbortSignal): Promise<void> {
     const live = this.live;
     // Rebuilds run at the lowest priority: the old site answers meanwhile.
-    const rebuild = async () => void (await this.build(data, { background: true, swapCheck }));
+    const rebuild = async () => void (await this.build(data, { background: true, swapCheck, signal }));
     const run = this.queue.then(() => (live ? live.replace(rebuild) : rebuild()));
     this.queue = run.catch(() => undefined);
     return run;
