@@ -38,6 +38,7 @@ const UNIT = [
   'bytes',
   'catch-up',
   'city-table',
+  'coalesced',
   'compact-cities',
   'cloudfront-stack',
   'create-city',
