@@ -68,12 +68,16 @@ describe('a --watch rebuild running as the server stops is stopped: the site as 
       `the CLI sent ${signal}: it says it stopped the rebuild and exits 0 as a stop does`,
       async (site, data) => {
         const server = await startCli(['--site', site, '--data', data, '--watch', ...SITE]);
-        await writeFile(data, dataset(CITIES, 'Town'));
-        await rebuilding(site);
         const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
-        server.child.kill(signal);
-        expect(await exited).toBe(0);
-        expect(server.output()).toMatch(/stopped the rebuild[^\n]*\n(.*\n)*stopped\n$/);
+        try {
+          await writeFile(data, dataset(CITIES, 'Town'));
+          await rebuilding(site);
+          server.child.kill(signal);
+          expect(await exited).toBe(0);
+          expect(server.output()).toMatch(/stopped the rebuild[^\n]*\n(.*\n)*stopped\n$/);
+        } finally {
+          server.child.kill('SIGKILL'); // (a failed case leaves no server running; gone already, a no-op)
+        }
       },
     ]),
   ])(
