@@ -1,5 +1,5 @@
 import { get } from 'node:http';
-import { writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { makeCity, tempDir } from './helpers.js';
 // 20,000 cities: the one-page answer (page_size above the count) is about 13 MB.
 const COUNT = 20_000;
 const GRACE = 1_500;
+const SETTINGS = { collation: 'codepoint', orderings: ['default'], pageSizes: [10] } as const;
 let dir: string;
 let cleanup: () => Promise<void>;
 const sockets: Socket[] = [];
@@ -22,8 +23,7 @@ beforeAll(async () => {
   const names = ['Zürich', 'القاهرة', '東京', 'Москва', 'São Paulo', 'Kraków'];
   const cities = Array.from({ length: COUNT }, (_, i) => makeCity(i + 1, { name: `${names[i % 6]} ${i}` }));
   await writeFile(join(dir, 'cities.json'), JSON.stringify(cities));
-  const settings = { collation: 'codepoint', orderings: ['default'], pageSizes: [10] } as const;
-  await build({ data: join(dir, 'cities.json'), out: join(dir, 'site'), ...settings });
+  await build({ data: join(dir, 'cities.json'), out: join(dir, 'site'), ...SETTINGS });
 }, 120_000);
 afterAll(async () => {
   for (const socket of sockets) socket.destroy();
@@ -110,6 +110,36 @@ describe('close() while answers are being sent', () => {
     expect(performance.now() - started).toBeLessThan(GRACE);
     expect(lines.filter((line) => line.startsWith('closing:'))).toEqual([]);
   });
+
+  // A --watch rebuild waits for the site's file sends to end before it builds (live-site.ts replace): close()
+  // awaited that rebuild before closing the servers, so a client that never read held it until sendTimeout (60 s).
+  it('a client that never reads the one-page file while a --watch rebuild waits for it: close() still cuts it after closeGrace, the rebuild stopped', async () => {
+    const data = join(dir, 'watched', 'cities.json');
+    const site = join(dir, 'watched', 'site');
+    await mkdir(join(dir, 'watched'));
+    await copyFile(join(dir, 'cities.json'), data);
+    await build({ data, out: site, ...SETTINGS });
+    const lines: string[] = [];
+    const server = await serve({
+      dir: site,
+      data,
+      watch: true,
+      port: 0,
+      limits: { closeGrace: GRACE },
+      log: (l) => lines.push(l),
+    });
+    const client = await stalled(Number(new URL(server.url).port), ALL);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await writeFile(data, (await readFile(data, 'utf8')).replace('Zürich 0', 'Zürich zero'));
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // the change seen, its rebuild waiting for the send
+    const started = performance.now();
+    await server.close();
+    expect(performance.now() - started).toBeLessThan(GRACE + 2_000);
+    await closedByServer(client);
+    expect(lines.filter((line) => line.includes('changed'))).toEqual([
+      `${data} changed: stopped the rebuild as the server stopped; the site left as it was`,
+    ]);
+  }, 90_000);
 
   it('an idle keep-alive connection is closed at once: close() does not wait out the grace', async () => {
     const { server, port } = await served();

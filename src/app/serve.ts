@@ -138,13 +138,14 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
       async close() {
         watching?.close();
         stopRebuild.abort();
-        await rebuilds?.ended();
         // Refused (logged cities not folded in): the rest is closed all the same, then the refusal thrown.
         const unfolded = await writable?.close().then(
           () => null,
           (error: unknown) => error,
         );
         await servers.close();
+        // After the servers: a rebuild waits for the site's file sends to end, which closing them cuts (closeGrace).
+        await rebuilds?.ended();
         await unmark?.();
         if (unfolded) throw inLibraryWords('serve', unfolded);
       },
@@ -152,9 +153,9 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
   } catch (error) {
     watching?.close();
     stopRebuild.abort();
-    await rebuilds?.ended();
     await writable?.close().catch((unfolded: unknown) => log(`error: ${wordingOf(unfolded)}`));
     await servers.close();
+    await rebuilds?.ended();
     await unmark?.();
     throw error;
   }
