@@ -64,6 +64,7 @@ const UNIT = [
   'ordering',
   'page',
   'page-assembly',
+  'page-file',
   'page-memory',
   'preview-marker',
   'paginate',

@@ -11,11 +11,14 @@ import { cacheKey, fromCache, keptWhileSent, type PlatformCache } from './edge-c
 import { streamedResponse, type BodySink, type StreamedAnswer } from './body-sink.js';
 import { apiRequestOf, respond } from './fetch-messages.js';
 import { PartPool } from '../core/envelope-stream.js';
+import { pageFileAnswer, type OpenPageFile } from './page-file.js';
 
 interface Live {
   readonly request: Request;
   readonly options: FetchHandlerOptions;
   readonly background: (work: Promise<unknown>) => void;
+  /** The site file that holds the answer where the site holds it (a covered query). */
+  readonly file?: string | undefined;
 }
 
 // The endpoint as one web-standard handler, `(Request) => Promise<Response>`, for edge runtimes
@@ -44,6 +47,12 @@ export interface FetchHandlerOptions {
   readonly cache?: PlatformCache | undefined;
   /** How the platform sends a streamed body and says when each part is taken (body-sink.ts); absent, a ReadableStream. */
   readonly sink?: BodySink | undefined;
+  /**
+   * A covered page's file opened, where the platform streams a file without JavaScript arrays
+   * (self-hosted Deno): a covered GET is then answered with the file's bytes and the computed
+   * answer's status and headers (page-file.ts); computed where it gives none.
+   */
+  readonly pageFile?: OpenPageFile | undefined;
 }
 
 /**
@@ -110,7 +119,7 @@ async function answer(
   // A file the site should hold but the platform does not serve: the answer is computed instead.
   const liveRoute = decideRoute(req, { spec, useFiles: false }, options.filePaths);
   if (liveRoute.kind !== 'listing') throw new Error(`${req.method} ${req.target} has no live answer`);
-  return computed(req, liveRoute, spec, live);
+  return computed(req, liveRoute, spec, { ...live, file: decision.file });
 }
 
 /** A GET or HEAD of the site's openapi.json path (any query). */
@@ -124,13 +133,18 @@ async function computed(
   req: ApiRequest,
   listing: ListingRoute,
   spec: SiteSpec,
-  { request, options, background }: Live,
+  { request, options, background, file }: Live,
 ): Promise<Response> {
   const { site, cache } = options;
   const tag = await site.tag?.();
   const etag = listingETag(listing, { spec, tag });
   const unchanged = notModified(req, etag);
   if (unchanged) return new Response(null, { status: 304, headers: unchanged });
+  const fromFile =
+    file && options.pageFile && etag && tag !== undefined && req.method === 'GET'
+      ? await pageFileAnswer(options.pageFile, file, listing, spec, site, tag, etag)
+      : null;
+  if (fromFile) return fromFile;
   const { negotiation } = listing;
   const key =
     cache && etag && tag !== undefined && req.method === 'GET' && 'indent' in negotiation

@@ -4,26 +4,23 @@ import type { OpenedFile } from '../../site/edge-blocks.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
 import { pageCapOptions, type PageCapOptions } from '../page-cap.js';
+import { sitePageFile, type DenoFile, type DenoFileInfo, type DenoPageFiles } from './page-files.js';
+
+export type { DenoFile } from './page-files.js';
 
 // `deno serve` (Deno Deploy, a Deno server): the module's default export is `{ fetch }`; every
 // answer is computed from the site's edge files, read from the site's directory shipped with the
 // entry (main.js written by `cities-api edge deno`). Self-hosted, the site may be rebuilt under the
 // server: the index file's inode and mtime are looked at before each request (a new build is read
 // from the next request on), and a page's files are held open while it is sent, so a request
-// started on one build finishes on it although the build removes the old tree.
+// started on one build finishes on it although the build removes the old tree. A covered query
+// whose page file the site holds is answered with that file's stream (page-files.ts).
 
-/** The part of the `Deno` namespace the server uses. */
-export interface DenoFiles {
+/** The part of the `Deno` namespace the server uses (lstat and realPath: a page file sent; a stand-in may leave them out). */
+export interface DenoFiles extends Partial<Pick<DenoPageFiles, 'lstat' | 'realPath'>> {
   readFile(path: URL, options?: { signal?: AbortSignal }): Promise<Uint8Array>;
-  stat(path: URL): Promise<{ ino: number | null; mtime: Date | null; size: number }>;
+  stat(path: URL): Promise<DenoFileInfo & { mtime: Date | null }>;
   open(path: URL): Promise<DenoFile>;
-}
-
-export interface DenoFile {
-  read(into: Uint8Array): Promise<number | null>;
-  seek(offset: number, whence: 0): Promise<number>;
-  stat(): Promise<{ size: number }>;
-  close(): void;
 }
 
 /** `files`: the site's directory (a URL ending in /); `deno`: the Deno namespace; `options`: a cap on computed pages (page-cap.ts). */
@@ -44,7 +41,11 @@ export function denoServer(
     ...pageCapOptions(options, 'this server', 'main.js', "Deno Deploy's free plan stops a request at 50 ms of CPU"),
   });
   const openapi = () => deno.readFile(at(ROUTES.extras.openapi));
-  return { fetch: createFetchHandler({ site, openapi }) };
+  const { lstat, realPath } = deno;
+  const named: DenoPageFiles | undefined = lstat &&
+    realPath && { open: (url) => deno.open(url), lstat: (url) => lstat(url), realPath: (url) => realPath(url) };
+  const pageFile = named && ((path: string) => sitePageFile(named, files, path));
+  return { fetch: createFetchHandler({ site, openapi, pageFile }) };
 }
 
 /** A Deno file as an OpenedFile: its reads one after the other, none of their bytes kept once handed out. */

@@ -1,0 +1,62 @@
+import { utf8, type Bytes } from '../core/bytes.js';
+import { envelopeHead } from '../core/json-text.js';
+import { listingFrame } from '../core/page.js';
+import type { SiteSpec } from '../site/spec.js';
+import { jsonHeaders, type LazySiteContext, type ListingRoute } from './route-types.js';
+
+// A covered query's page sent from the site's own file, where the platform streams an opened file
+// with no JavaScript array per part (self-hosted Deno pipes it in Rust): a computed page of every city
+// leaves 70 MB of dead 64 KiB parts to V8's young collections, a file's stream none (docs/deno.md).
+// The answer is the computed one's (status, headers, ETag), its bytes the file's, which are the
+// computed page's when the file is of the build the ETag names: builds are deterministic, and a
+// rebuild writes a new tree (never a file in place), so a file held open keeps its bytes. A file that
+// cannot be had as that build's is not sent (closed): the page is computed, as without this path.
+
+/** A site file opened by the platform (platforms/deno/page-files.ts). */
+export interface PageFile {
+  /** Its first `length` bytes (fewer where it is shorter), read before `readable`, which starts at the file's start. */
+  head(length: number): Promise<Bytes>;
+  /** The file's bytes as the platform streams them, read once; the file is closed when it ends or is cancelled. */
+  readable(): ReadableStream<Uint8Array>;
+  close(): void;
+}
+
+/** Opens a site file by its path in the site (`cities/...`): null or a rejection where it cannot be sent. */
+export type OpenPageFile = (path: string) => Promise<PageFile | null>;
+
+/**
+ * The 200 of a covered GET (`path`: its file) with the file's bytes, or null (nothing left open)
+ * where the file is missing, refused by the platform, of other settings or data (its envelope's
+ * count and links are not this answer's), or the site was rebuilt with other data since `tag`.
+ */
+export async function pageFileAnswer(
+  open: OpenPageFile,
+  path: string,
+  listing: Pick<ListingRoute, 'pairs'>,
+  spec: SiteSpec,
+  site: LazySiteContext,
+  tag: string,
+  etag: string,
+): Promise<Response | null> {
+  const frame = listingFrame(spec.count, listing.pairs, spec.baseUrl);
+  const file = frame && (await open(path).catch(() => null));
+  if (!frame || !file) return null;
+  try {
+    const head = utf8(envelopeHead(spec.count, frame.next, frame.previous));
+    // The envelope says the file is of this count and these links (base URL, page sizes); the tag
+    // read again once the file is open (the index's inode and mtime looked at, its file read again
+    // where they changed), that the site still holds the data `tag` names.
+    if (sameBytes(await file.head(head.length), head) && (await site.tag?.()) === tag)
+      return new Response(file.readable(), { status: 200, headers: jsonHeaders(etag) });
+  } catch {
+    // A read or the index failed: computed instead.
+  }
+  file.close();
+  return null;
+}
+
+function sameBytes(a: Bytes, b: Bytes): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
