@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { cp, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../src/app/build.js';
 import { writeEdgeProject, type EdgeProject } from '../src/app/edge-project.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { DOT_SEGMENT_TARGETS, KIT_DATASETS, expectWholeKit, DISK_TMPDIR, tempDir } from './helpers.js';
@@ -13,7 +16,9 @@ import {
   DIGEST_ENTRY,
   denoServe,
   expectPagesAsFiles,
+  kitCopies,
   kitSite,
+  pageTargets,
   pagesDifferingByDigest,
   writeDigestEntry,
 } from './edge-helpers.js';
@@ -160,4 +165,141 @@ afterAll(() => {
     console.log(
       `conformance through deno serve: ${totals.passed} of ${totals.passed + totals.failed} answers match; ${totals.pages} page files byte-identical`,
     );
+});
+
+/**
+ * A site with its pages beside the project: a covered query is answered with its page file's
+ * stream (Deno's server pipes it in Rust, no JavaScript array per part), which must be the
+ * computed answer exactly (the kit's own projects hold the edge data alone: computed), and only
+ * the site's own file, closed once its client goes away.
+ */
+describe.skipIf(!available)("page files sent by deno serve (the site's pages beside the project)", () => {
+  const baseUrl = 'http://api.example.com';
+  let site: string;
+  let project: EdgeProject;
+  let files: Awaited<ReturnType<typeof denoServe>>;
+  let computed: Awaited<ReturnType<typeof denoServe>>;
+  beforeAll(async () => {
+    site = join(root, 'pages48', 'site');
+    await buildKitSite(site, 'cities48', baseUrl);
+    project = await writeEdgeProject('deno', site, join(root, 'pages48', 'deno'));
+    const edgeOnly = await denoProject('cities48', baseUrl);
+    [files, computed] = await Promise.all([
+      denoServe(project.out, project.deploy),
+      denoServe(edgeOnly.project.out, edgeOnly.project.deploy),
+    ]);
+  }, 180_000);
+  afterAll(() => Promise.all([files?.stop(), computed?.stop()]));
+
+  /** Status, headers (but the date) and bytes of a target's answer. */
+  const answerOf = async (url: string, target: string) => {
+    const response = await fetch(`${url}${target}`);
+    const headers = Object.fromEntries([...response.headers].filter(([name]) => name !== 'date'));
+    return { status: response.status, headers, body: Buffer.from(await response.arrayBuffer()) };
+  };
+
+  it('every page: the computed answer (status, headers, bytes), and its file byte for byte', async () => {
+    const pages = await pageTargets(site, '');
+    expect(pages.length).toBeGreaterThan(500);
+    const differing: string[] = [];
+    for (let at = 0; at < pages.length; at += 8)
+      await Promise.all(
+        pages.slice(at, at + 8).map(async ({ file, target }) => {
+          const [sent, made] = await Promise.all([answerOf(files.url, target), answerOf(computed.url, target)]);
+          const bytes = await readFile(join(site, file));
+          if (sent.status !== 200 || !sent.body.equals(bytes)) differing.push(`${target}: not its file`);
+          expect({ ...sent, target }).toEqual({ ...made, target });
+        }),
+      );
+    expect(differing).toEqual([]);
+    totals.pages += pages.length;
+  }, 300_000);
+
+  it("the file is what is sent: a byte appended to a page file is in that page's answer", async () => {
+    const file = join(site, 'cities', 'name_en', 'default', '2.json');
+    const bytes = await readFile(file);
+    await writeFile(file, Buffer.concat([bytes, Buffer.from(' ')]));
+    try {
+      const sent = await answerOf(files.url, '/cities/?ordering=name_en&page=2');
+      expect(sent.body.equals(Buffer.concat([bytes, Buffer.from(' ')]))).toBe(true);
+    } finally {
+      await writeFile(file, bytes);
+    }
+  });
+
+  it.each<[string, (page: string) => string]>([
+    // The forged page has the page's envelope: only the link checks keep it out.
+    ['a page file replaced by a symbolic link to a file outside the site', (page) => page],
+    ['its directory replaced by a symbolic link to one outside the site', (page) => dirname(page)],
+  ])('%s (deno serve reading anywhere): the computed answer', async (_, linked) => {
+    const target = '/cities/?ordering=name_en&page=2';
+    const page = join(site, 'cities', 'name_en', 'default', '2.json');
+    const outside = join(root, 'pages48', 'outside');
+    const forged = join(outside, 'name_en', 'default', '2.json');
+    await mkdir(dirname(forged), { recursive: true });
+    await cp(dirname(page), dirname(forged), { recursive: true });
+    const text = (await readFile(page, 'utf8')).replace(/"name_en":"[^"]*"/g, '"name_en":"forged"');
+    await writeFile(forged, text);
+    const replaced = linked(page);
+    const aside = `${replaced}.aside`;
+    await rename(replaced, aside);
+    await symlink(replaced === page ? forged : dirname(forged), replaced);
+    const anywhere = await denoServe(project.out, project.deploy.replace(/--allow-read=\S+/, '--allow-read'));
+    try {
+      const sent = await answerOf(anywhere.url, target);
+      expect(sent.body.toString()).not.toContain('forged');
+      expect(sent).toEqual(await answerOf(computed.url, target));
+    } finally {
+      await anywhere.stop();
+      await rm(replaced);
+      await rename(aside, replaced);
+      await rm(outside, { recursive: true });
+    }
+  });
+});
+
+describe.skipIf(!available)('a page file and a client that stops reading', () => {
+  it('the file is held open while the client stalls, and closed once it goes away', async () => {
+    const dir = join(root, 'stalled');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'cities.json'), JSON.stringify(await kitCopies(16)));
+    const site = join(dir, 'site');
+    await build({
+      data: join(dir, 'cities.json'),
+      out: site,
+      baseUrl: 'http://api.example.com',
+      pageSizes: [100],
+      orderings: ['default'],
+      compression: 'none',
+    });
+    const all = (await readdir(join(site, 'cities', 'default'))).find((name) => name.startsWith('all-'))!;
+    // More than the sockets' buffers hold (a sender's 4 MB at most here): the server cannot finish it alone.
+    expect((await stat(join(site, 'cities', 'default', all))).size).toBeGreaterThan(8e6);
+    const project = await writeEdgeProject('deno', site, join(dir, 'deno'));
+    const server = await denoServe(project.out, project.deploy);
+    const holding = async () => {
+      const fds = await readdir(`/proc/${server.pid}/fd`).catch(() => []);
+      const links = await Promise.all(fds.map((fd) => readlink(`/proc/${server.pid}/fd/${fd}`).catch(() => '')));
+      return links.filter((link) => link.endsWith(all)).length;
+    };
+    const until = async (want: number) => {
+      for (let tries = 0; tries < 100 && (await holding()) !== want; tries++) await sleep(50);
+      return holding();
+    };
+    const request = http.get(`${server.url}/cities/?page_size=100000`);
+    try {
+      const response = await new Promise<http.IncomingMessage>((resolve) => request.once('response', resolve));
+      expect(response.statusCode).toBe(200);
+      // Nothing read: the body waits in the sockets, the rest in the file.
+      expect(await until(1)).toBe(1);
+      await sleep(500);
+      expect(await holding()).toBe(1);
+      request.destroy();
+      expect(await until(0)).toBe(0);
+    } finally {
+      // deno serve ends on SIGTERM once its connections have: a failed case's too.
+      request.destroy();
+      await server.stop();
+    }
+  }, 180_000);
 });

@@ -312,7 +312,10 @@ export async function startWorker(config: string, entry?: string): Promise<{ url
 export const DENO = join(import.meta.dirname, '..', 'node_modules', '.bin', 'deno');
 
 /** The project's deploy command (`deno serve --allow-read=SITE main.js`) run in `dir` on a free port: its URL once it listens. */
-export async function denoServe(dir: string, deploy: string): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function denoServe(
+  dir: string,
+  deploy: string,
+): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const [, serve, ...args] = deploy.split(' ');
   const child = spawn(DENO, [serve!, '--host', '127.0.0.1', '--port', '0', ...args], {
     cwd: dir,
@@ -320,7 +323,7 @@ export async function denoServe(dir: string, deploy: string): Promise<{ url: str
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const starting = following(child, 'deno serve');
-  return { url: await printed(starting, /Listening on (http:\/\/[^\s/]+)/), stop: starting.stop };
+  return { url: await printed(starting, /Listening on (http:\/\/[^\s/]+)/), pid: child.pid!, stop: starting.stop };
 }
 
 export const WRANGLER_BIN = join(import.meta.dirname, '..', 'node_modules', '.bin', 'wrangler');
