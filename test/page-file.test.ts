@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CityIndex } from '../src/core/city-index.js';
 import { CityTable } from '../src/core/city-table.js';
 import { PRECOMPUTABLE_ORDERINGS } from '../src/core/ordering.js';
 import { answerListing, bodyBytes } from '../src/core/page.js';
 import { parseQuery } from '../src/core/query-string.js';
+import { PAGE_FILE_MS } from '../src/http/page-file.js';
 import { denoServer, type DenoFile, type DenoFiles } from '../src/platforms/deno/adapter.js';
 import { siteSpec, type SiteSettings } from '../src/site/spec.js';
 import { staticPathFor } from '../src/site/layout.js';
@@ -52,6 +53,8 @@ interface Twist {
   linkedDir?: string;
   replacedAfterOpen?: string;
   failing?: 'open' | 'read' | 'lstat';
+  /** A page's open that waits for this (a FIFO), or its reads that never answer. */
+  hanging?: { open?: Promise<void>; read?: true };
   onPageOpen?: (deno: MemoryDeno) => void;
   noLstat?: boolean;
   noReadable?: boolean;
@@ -82,6 +85,7 @@ function memoryDeno(start: Map<string, Uint8Array>, twist: Twist = {}) {
       const path = pathOf(url);
       if (path.startsWith('_cities-api/edge/rows')) state.blocks++;
       const page = path.startsWith('cities/');
+      if (page && twist.hanging?.open) await twist.hanging.open;
       if (page && twist.failing === 'open') throw Object.assign(new Error('denied'), { code: 'PermissionDenied' });
       // A rebuild just before the open: the path is the new build's file.
       if (page) twist.onPageOpen?.(deno);
@@ -97,6 +101,7 @@ function memoryDeno(start: Map<string, Uint8Array>, twist: Twist = {}) {
       const file: DenoFile = {
         read: async (into) => {
           if (twist.failing === 'read' && page) throw new Error('EIO');
+          if (twist.hanging?.read && page) return new Promise<null>(() => undefined);
           const n = Math.min(into.length, bytes.length - at);
           into.set(bytes.subarray(at, at + n));
           at += n;
@@ -248,4 +253,28 @@ describe("a page file not sent as the build's own is closed, and the page comput
     files.set(name, new Uint8Array(forged));
     return files;
   }
+});
+
+describe('a page file that does not answer (a FIFO, a hung mount): computed after PAGE_FILE_MS', () => {
+  afterEach(() => void vi.useRealTimers());
+  const query = 'page=2';
+
+  it.each<[string, (opened: Promise<void>) => Twist]>([
+    ['its open: the file closed once it opens', (opened) => ({ hanging: { open: opened } })],
+    ['its head read: the file closed', () => ({ hanging: { read: true } })],
+  ])('%s', async (_, twist) => {
+    const want = await computed(query);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let open!: () => void;
+    const deno = memoryDeno(build(INDEX, TAG), twist(new Promise((resolve) => (open = resolve))));
+    let done = false;
+    const answered = answer(deno, query).finally(() => (done = true));
+    await vi.advanceTimersByTimeAsync(PAGE_FILE_MS - 1);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await answered).toEqual(want);
+    open();
+    await vi.waitFor(() => expect(deno.state.opened).toHaveLength(1));
+    expect(deno.state.closed).toEqual(deno.state.opened);
+  });
 });

@@ -24,6 +24,9 @@ export interface PageFile {
 /** Opens a site file by its path in the site (`cities/...`): null or a rejection where it cannot be sent. */
 export type OpenPageFile = (path: string) => Promise<PageFile | null>;
 
+/** How long a page file's open, then its head, may take before the page is computed instead (a FIFO, a hung mount). */
+export const PAGE_FILE_MS = 2_000;
+
 /**
  * The 200 of a covered GET (`path`: its file) with the file's bytes, or null (nothing left open)
  * where the file is missing, refused by the platform, of other settings or data (its envelope's
@@ -39,20 +42,35 @@ export async function pageFileAnswer(
   etag: string,
 ): Promise<Response | null> {
   const frame = listingFrame(spec.count, listing.pairs, spec.baseUrl);
-  const file = frame && (await open(path).catch(() => null));
+  // A file opened too late is closed as it comes.
+  const file = frame && (await inTime(open(path), (late) => late?.close()).catch(() => null));
   if (!frame || !file) return null;
   try {
     const head = utf8(envelopeHead(spec.count, frame.next, frame.previous));
     // The envelope says the file is of this count and these links (base URL, page sizes); the tag
     // read again once the file is open (the index's inode and mtime looked at, its file read again
     // where they changed), that the site still holds the data `tag` names.
-    if (sameBytes(await file.head(head.length), head) && (await site.tag?.()) === tag)
+    if (sameBytes(await inTime(file.head(head.length)), head) && (await site.tag?.()) === tag)
       return new Response(file.readable(), { status: 200, headers: jsonHeaders(etag) });
   } catch {
-    // A read or the index failed: computed instead.
+    // A read or the index failed, or took too long: computed instead.
   }
   file.close();
   return null;
+}
+
+/** `work`'s value, or a rejection after PAGE_FILE_MS (its value then handed to `late`). */
+function inTime<T>(work: Promise<T>, late?: (value: T) => void): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let over = false;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      over = true;
+      reject(new Error(`no answer in ${PAGE_FILE_MS} ms`));
+    }, PAGE_FILE_MS);
+  });
+  if (late) work.then((value) => over && late(value)).catch(() => undefined);
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 function sameBytes(a: Bytes, b: Bytes): boolean {
