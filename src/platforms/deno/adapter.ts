@@ -8,13 +8,13 @@ import { sitePageFile, type DenoFile, type DenoFileInfo, type DenoPageFiles } fr
 
 export type { DenoFile } from './page-files.js';
 
-// `deno serve` (Deno Deploy, a Deno server): the module's default export is `{ fetch }`; every
-// answer is computed from the site's edge files, read from the site's directory shipped with the
+// `deno serve` (Deno Deploy, a Deno server): the module's default export is `{ fetch }`; a covered
+// query whose page file the site holds is answered with that file's stream (page-files.ts), every
+// other answer computed from the site's edge files, read from the site's directory shipped with the
 // entry (main.js written by `cities-api edge deno`). Self-hosted, the site may be rebuilt under the
 // server: the index file's inode and mtime are looked at before each request (a new build is read
 // from the next request on), and a page's files are held open while it is sent, so a request
-// started on one build finishes on it although the build removes the old tree. A covered query
-// whose page file the site holds is answered with that file's stream (page-files.ts).
+// started on one build finishes on it although the build removes the old tree.
 
 /** The part of the `Deno` namespace the server uses (lstat and realPath: a page file sent; a stand-in may leave them out). */
 export interface DenoFiles extends Partial<Pick<DenoPageFiles, 'lstat' | 'realPath'>> {

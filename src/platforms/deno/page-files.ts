@@ -2,10 +2,10 @@ import type { PageFile } from '../../http/page-file.js';
 
 // A site's page file opened for `deno serve` to send (http/page-file.ts): a Response whose body is an
 // opened file's `readable` is piped by Deno's server in Rust, with no JavaScript array per part, and
-// the file is closed when the body ends or the client goes away. Only a regular file of the site's own
-// tree is sent: reached through no symbolic link below the site's directory (which may itself be
-// one), as `cities-api serve` sends a file; anything else is computed. On Deno Deploy the path is the
-// same: where the site's pages were not uploaded, the open fails and the page is computed.
+// the file is closed when the body ends or the client goes away. Only a file of the site's own tree
+// is sent: reached through no symbolic link below the site's directory (which may itself be one), as
+// `cities-api serve` sends a file; anything else is computed. On Deno Deploy the path is the same:
+// where the site's pages were not uploaded, the open fails and the page is computed.
 
 /** What of a file's stat the server reads (Deno.FileInfo); a stand-in may give the size alone. */
 export interface DenoFileInfo {
