@@ -31,10 +31,14 @@
 //      (bench/cpu-profile.mjs), and how much of it the static page's requests were.
 //
 //   node scripts/bench-orderings.mjs [--data FILE] [--orderings N] [--duration SECONDS] [--connections N] [--rate N] [--workers 1,2] [--sched] [--profile DIR]
-//     [--quick] [--site DIR] [--node-flags FLAGS]
+//     [--quick] [--site DIR] [--node-flags FLAGS] [--sync] [--wait SECONDS]
 //   --quick: only the server's flat-out windows (parts 1 and 2 and the paced windows left out), to
 //   compare two checkouts (or --node-flags, passed to serve's node) in minutes; --site DIR: serve
-//   (and rebuild) a site built there already with the bench's settings instead of building one.
+//   (and rebuild) a site built there already with the bench's settings instead of building one;
+//   --sync: `sync` after each rebuild, before its window (what the build wrote is then on disk: the
+//   kernel's writeback of it is left out of the window, to tell its share); --wait SECONDS: a pause
+//   as long after each rebuild (and its sync), the control for --sync: serve's reload of the new
+//   site, begun as the build ends, is then partly over too as the window begins.
 // The dataset defaults to the 140k-city benchmark set (npm run bench:data derives it).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -61,6 +65,8 @@ const { values: opts } = parseArgs({
     quick: { type: 'boolean', default: false },
     site: { type: 'string' },
     'node-flags': { type: 'string', default: '' },
+    sync: { type: 'boolean', default: false },
+    wait: { type: 'string', default: '0' },
     // Internal: only measure what loading the site in DIR blocks (a process of its own, see loadBlocks).
     'blocks-of': { type: 'string' },
   },
@@ -159,8 +165,16 @@ try {
     const { child, url } = await startServe(workers, opts['node-flags'].split(' ').filter(Boolean));
     try {
       const { sample, underLoad } = loads(url, child.pid);
-      const rebuild = () =>
+      /** Seconds `build --force` took (and `sync` after it, with --sync: apart). */
+      const rebuild = () => {
+        const started = performance.now();
         execFileSync(process.execPath, [cli, 'build', '--site', site, ...siteArgs, '--force'], { stdio: 'ignore' });
+        const built = (performance.now() - started) / 1000;
+        if (opts.sync) execFileSync('sync');
+        const synced = opts.sync ? (performance.now() - started) / 1000 - built : undefined;
+        if (Number(opts.wait)) execFileSync('sleep', [opts.wait]);
+        return { built, synced };
+      };
       const rate = Number(opts.rate);
       const attribute = opts.sched && !schedMissing;
       const idle = await sample();
@@ -168,10 +182,10 @@ try {
       const warm = await underLoad(2000, undefined, attribute);
       const paced = opts.quick ? undefined : await underLoad(3000, rate);
       // Right after a rebuild: the server loads the new site while the clients send.
-      rebuild();
-      const rebuilt = await underLoad(5000, undefined, attribute);
-      if (!opts.quick) rebuild();
-      const rebuiltPaced = opts.quick ? undefined : await underLoad(7000, rate);
+      const took = rebuild();
+      const rebuilt = { ...(await underLoad(5000, undefined, attribute)), took };
+      const tookPaced = opts.quick ? undefined : rebuild();
+      const rebuiltPaced = opts.quick ? undefined : { ...(await underLoad(7000, rate)), took: tookPaced };
       const line = (label, r) =>
         `${label.padEnd(62)} p50 ${ms(r.p50).padStart(9)}   p99 ${ms(r.p99).padStart(9)}   max ${ms(r.max).padStart(9)}   (${r.requests} requests)`;
       console.log(
@@ -247,7 +261,10 @@ async function stopServe(child) {
  * rebuild fell from 9-11 ms to 4-8 ms in one quiet run).
  */
 function flushing(r) {
-  return r.unwritten === null ? '' : `; ${r.unwritten} MB of written files not yet on disk as it began`;
+  const sync = r.took.synced === undefined ? '' : `, then sync ${r.took.synced.toFixed(1)} s`;
+  const wait = Number(opts.wait) ? `, then a pause of ${opts.wait} s` : '';
+  const unwritten = r.unwritten === null ? '' : `; ${r.unwritten} MB of written files not yet on disk as it began`;
+  return `; the rebuild took ${r.took.built.toFixed(1)} s${sync}${wait}${unwritten}`;
 }
 
 /** What serve's threads did in a window: `; serve ran ... and waited ... for a CPU`, or nothing where Linux does not say. */
