@@ -211,8 +211,8 @@ describe('the tarball', () => {
     expect(packed.files.map((f) => f.path).filter((p) => pattern.test(p))).toEqual([]);
   });
 
-  it('is small: under 450 kB packed (code, docs and the 48-city sample; the file list above keeps tests and bench data out)', () => {
-    expect(packed.size).toBeLessThan(450_000);
+  it('is small: under 475 kB packed (code, docs and the 48-city sample; the file list above keeps tests and bench data out)', () => {
+    expect(packed.size).toBeLessThan(475_000);
   });
 
   it.each([
