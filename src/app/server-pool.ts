@@ -2,6 +2,7 @@ import { CitiesApiError, wordingOf } from '../core/errors.js';
 import type { City } from '../core/fields.js';
 import { type CatchingUpStore, CreateRefused } from '../post/city-store.js';
 import type { NewCity } from '../post/create-city.js';
+import { ANSWERING_FLAGS } from '../proc/answering-flags.js';
 import { startProcess, type WorkerChannel, WorkerEnded } from '../proc/workers.js';
 import type { SiteSettings } from '../site/spec.js';
 import { noSiteIn, readManifestHead } from '../store/manifest-file.js';
@@ -128,7 +129,11 @@ export class ServerPool implements SiteServers {
 
   /** A new worker, listening; once the site is open, it opens it too. Answers where it listens. */
   private async startWorker(): Promise<string> {
-    const worker: ServerWorker = startProcess('app/serve-worker', { name: 'a server worker', errors: [CreateRefused] });
+    const worker: ServerWorker = startProcess('app/serve-worker', {
+      name: 'a server worker',
+      errors: [CreateRefused],
+      execArgv: ANSWERING_FLAGS,
+    });
     this.workers.add(worker);
     worker.on('log', this.log);
     worker.on('request', (line) => this.requestLog?.(line));

@@ -52,6 +52,11 @@ export interface WorkerOptions {
   readonly errors?: readonly ErrorClass[];
 }
 
+export interface ProcessOptions extends WorkerOptions {
+  /** Node and V8 flags the process runs with, besides this one's. */
+  readonly execArgv?: readonly string[];
+}
+
 export interface ThreadOptions<P extends Protocol> extends WorkerOptions {
   readonly data?: P['data'];
   readonly resourceLimits?: ResourceLimits;
@@ -118,8 +123,13 @@ export function startThread<P extends Protocol>(module: string, options: ThreadO
 }
 
 /** Starts `module` in a child process of node:cluster (workers listening on one port share it). */
-export function startProcess<P extends Protocol>(module: string, options: WorkerOptions): WorkerChannel<P> {
-  cluster.setupPrimary({ exec: fileURLToPath(entry(module)), args: [], serialization: 'advanced' });
+export function startProcess<P extends Protocol>(module: string, options: ProcessOptions): WorkerChannel<P> {
+  cluster.setupPrimary({
+    exec: fileURLToPath(entry(module)),
+    args: [],
+    execArgv: [...process.execArgv, ...(options.execArgv ?? [])],
+    serialization: 'advanced',
+  });
   const child = cluster.fork();
   const ended = new Promise<WorkerEnded>((resolve) =>
     child.once('exit', (code: number | null, signal: NodeJS.Signals | null) =>
