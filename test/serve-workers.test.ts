@@ -3,6 +3,7 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve } from '../src/app/serve.js';
+import { ANSWERING_FLAGS } from '../src/proc/answering-flags.js';
 import { kitSite } from './edge-helpers.js';
 import { KIT, KIT_DATASETS, makeCity, replayKit, tempDir } from './helpers.js';
 import { rawRequest, startCli } from './serve-helpers.js';
@@ -21,6 +22,12 @@ const SMALL = { orderings: ['default'], pageSizes: [10] };
 
 /** The worker processes of a server process (Linux /proc). */
 const workersOf = (pid: number) => readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+
+/** The flags a process was started with (Linux /proc). */
+const flagsOf = (pid: string) =>
+  readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    .split('\0')
+    .filter((arg) => arg.startsWith('--'));
 
 /** `count` of the first page, asked through `n` fresh connections. */
 async function countsSeen(apiUrl: string, n = 8): Promise<number[]> {
@@ -41,6 +48,9 @@ describe.each(KIT_DATASETS)('kit dataset $name through serve --workers 2', ({ na
     try {
       expect(server.output()).toMatch(/ with 2 workers /);
       expect(workersOf(server.child.pid!)).toHaveLength(2);
+      // Their young generation collected on the answering thread (answering-flags.ts).
+      for (const pid of workersOf(server.child.pid!))
+        expect(flagsOf(pid)).toEqual(expect.arrayContaining([...ANSWERING_FLAGS]));
       for (let round = 0; round < 2; round++) {
         const { passed, failed, failures } = await replayKit(server.url, name, prefix);
         expect(failures).toEqual([]);
@@ -133,6 +143,9 @@ describe('the one writer, every worker reloading', () => {
         await new Promise((r) => setTimeout(r, 100));
       await new Promise((r) => setTimeout(r, 1000));
       expect(workersOf(server.child.pid!)).toHaveLength(2);
+      // The new worker too.
+      for (const pid of workersOf(server.child.pid!))
+        expect(flagsOf(pid)).toEqual(expect.arrayContaining([...ANSWERING_FLAGS]));
       expect(await countsSeen(`${server.url}/cities/`)).toEqual(Array(8).fill(11));
     } finally {
       await server.stop();
