@@ -97,9 +97,10 @@ export async function openWritable(options: WritableOptions): Promise<{
   const writer = await LoggedCityWriter.open(options.data, {
     mark: markBeside,
     apply: options.answer,
-    publish: async (file, read) => {
+    publish: async (file, read, stop) => {
       try {
-        await options.builder.publish(file, { dataset: options.data, read, site: seen, lockWait: options.lockWait });
+        const check = { dataset: options.data, read, site: seen, lockWait: options.lockWait };
+        await options.builder.publish(file, check, stop);
       } finally {
         seen = siteSignature(options.dir);
       }

@@ -33,9 +33,11 @@ export class CatchUp {
   private closed = false;
   /** Catch-ups that failed since the last that did not. */
   private failures = 0;
+  /** Aborted by stop(): the catch-up's build under way stops (the site as it was) instead of being waited for. */
+  private readonly stopping = new AbortController();
 
   constructor(
-    private readonly once: () => Promise<boolean>,
+    private readonly once: (stop: AbortSignal) => Promise<boolean>,
     private readonly log: (line: string) => void,
   ) {}
 
@@ -58,10 +60,11 @@ export class CatchUp {
       .finally(() => (this.running = null));
   }
 
-  /** No catch-up starts again; one under way stops waiting and ends after its current step. */
+  /** No catch-up starts again; one under way stops waiting, and its build (told by `once`'s signal) stops. */
   stop(): void {
     this.closed = true;
     clearTimeout(this.retry);
+    this.stopping.abort();
   }
 
   /** Resolves once POSTs paused for QUIET_MS, at most MAX_WAIT_MS from now (or at once when closing). */
@@ -78,9 +81,15 @@ export class CatchUp {
     try {
       // The file edited meanwhile (by hand, --watch), or the dataset or the site moved on before the
       // swap (another builder of the site: build, another writable server): at once again, from them as they are now.
-      while (!this.closed && !(await this.once().catch(againIf(DatasetChanged, DatasetMoved))));
+      const stop = this.stopping.signal;
+      while (!this.closed && !(await this.once(stop).catch(againIf(DatasetChanged, DatasetMoved))));
       this.failures = 0;
     } catch (error) {
+      // Stopped (the server closing): its cities stay in the log (or the file), the site marked behind; the next start builds them.
+      if (this.closed)
+        return this.log(
+          'stopped the catch-up build as the server stopped; the site left as it was, marked behind the data',
+        );
       const delay = retryDelay(++this.failures);
       this.log(`error: the site is behind the data (retrying in ${delay / 1000} s): ${wordingOf(error)}`);
       this.retry = setTimeout(() => this.start(), delay);

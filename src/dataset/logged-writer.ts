@@ -22,8 +22,11 @@ export interface LoggedWriterOptions {
   readonly mark: () => Promise<void>;
   /** Puts created cities in what every server process answers; a POST is acknowledged once it resolves. */
   readonly apply: (cities: readonly City[]) => Promise<void>;
-  /** Rebuilds the site from a dataset file and answers from it (the background catch-up); `read`: what it holds of the dataset (as-read.ts), for its swap to check. */
-  readonly publish: (file: string, read: DatasetRead) => Promise<void>;
+  /**
+   * Rebuilds the site from a dataset file and answers from it (the background catch-up); `read`: what it holds of the
+   * dataset (as-read.ts), for its swap to check; `stop` aborted (close()): the build stops, the site left as it was.
+   */
+  readonly publish: (file: string, read: DatasetRead, stop: AbortSignal) => Promise<void>;
   /** Told, in turn with apply, once the site's files hold every acknowledged city again. */
   readonly caughtUp: () => Promise<void>;
   /** How long a creation waits for the dataset's lock while another process holds it (ms). */
@@ -66,7 +69,7 @@ export class LoggedCityWriter implements CatchingUpStore {
   ) {
     this.logFile = CityLog.of(target);
     this.ids = new KnownIds(file, target, this.logFile);
-    this.catchUp = new CatchUp(() => this.catchUpOnce(), options.log);
+    this.catchUp = new CatchUp((stop) => this.catchUpOnce(stop), options.log);
     this.lock = new KeptLock(target, options.lockWait, options.log);
   }
 
@@ -101,7 +104,10 @@ export class LoggedCityWriter implements CatchingUpStore {
     while (this.writing || this.catchUp.current) await (this.writing ?? this.catchUp.current);
   }
 
-  /** Stops catching up; its log folded into the dataset file, not the site's: it stays unbuilt (the marker too). Whether folded: see foldFailedAtStop. */
+  /**
+   * Stops catching up (a catch-up build under way stopped, not waited for); its log folded into the dataset file, not
+   * the site's: it stays unbuilt (the marker too). Whether folded: see foldFailedAtStop.
+   */
   async close(): Promise<boolean> {
     this.catchUp.stop();
     await this.idle();
@@ -153,7 +159,7 @@ export class LoggedCityWriter implements CatchingUpStore {
   }
 
   /** Folds what the log holds now into a new dataset, builds the site from it, commits both; true once nothing more was logged meanwhile. */
-  private async catchUpOnce(): Promise<boolean> {
+  private async catchUpOnce(stop: AbortSignal): Promise<boolean> {
     await checkTarget(this.file, this.target, this.logFile);
     // Logged before the log is read: each is in it or in the file, unless the log was deleted (or cut) meanwhile.
     const loggedBefore = this.logged.slice();
@@ -167,8 +173,8 @@ export class LoggedCityWriter implements CatchingUpStore {
     // A copy of the file with the cities written in; its commit refuses if the file changed since `signature`.
     const staged = missing.length ? await stageAppend(this.file, missing, signature) : null;
     try {
-      if (staged) await this.options.publish(staged.temp, read);
-      else if (foldedElsewhere.length) await this.options.publish(this.file, read);
+      if (staged) await this.options.publish(staged.temp, read, stop);
+      else if (foldedElsewhere.length) await this.options.publish(this.file, read, stop);
       return await this.turns.run(async () => {
         await this.lock.run(async () => {
           const committed = staged && (await commitFold(staged, { cities: missing.length, log: read.log }));
