@@ -22,10 +22,7 @@ export interface LoggedWriterOptions {
   readonly mark: () => Promise<void>;
   /** Puts created cities in what every server process answers; a POST is acknowledged once it resolves. */
   readonly apply: (cities: readonly City[]) => Promise<void>;
-  /**
-   * Rebuilds the site from a dataset file and answers from it (the background catch-up); `read`: what it holds of the
-   * dataset (as-read.ts), for its swap to check; `stop` aborted (close()): the build stops, the site left as it was.
-   */
+  /** Rebuilds the site from a dataset file and answers from it (the catch-up); `read`: what it holds (as-read.ts), for its swap to check; `stop`: aborted by close(). */
   readonly publish: (file: string, read: DatasetRead, stop: AbortSignal) => Promise<void>;
   /** Told, in turn with apply, once the site's files hold every acknowledged city again. */
   readonly caughtUp: () => Promise<void>;
@@ -104,10 +101,7 @@ export class LoggedCityWriter implements CatchingUpStore {
     while (this.writing || this.catchUp.current) await (this.writing ?? this.catchUp.current);
   }
 
-  /**
-   * Stops catching up (a catch-up build under way stopped, not waited for); its log folded into the dataset file, not
-   * the site's: it stays unbuilt (the marker too). Whether folded: see foldFailedAtStop.
-   */
+  /** Stops catching up (a build under way stopped); its log folded into the dataset file, not the site's: it stays unbuilt (the marker too). Whether folded: see foldFailedAtStop. */
   async close(): Promise<boolean> {
     this.catchUp.stop();
     await this.idle();
