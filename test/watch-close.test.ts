@@ -87,6 +87,8 @@ type Kind = {
   readonly said: RegExp;
   /** Whether a POSTed city is left unbuilt (the site marked behind, built by the next start). */
   readonly posted: boolean;
+  /** The worker processes it runs (the rows check each is gone after the stop). */
+  readonly processes: number;
 };
 
 const edit = async (_url: string, data: string) => writeFile(data, dataset(CITIES, 'Town'));
@@ -102,6 +104,7 @@ const KINDS: Kind[] = [
     start: edit,
     said: /stopped the rebuild/,
     posted: false,
+    processes: 0,
   },
   {
     label: '--watch --workers 2',
@@ -110,6 +113,7 @@ const KINDS: Kind[] = [
     start: edit,
     said: /stopped the rebuild/,
     posted: false,
+    processes: 2,
   },
   {
     label: '--watch --writable',
@@ -118,6 +122,7 @@ const KINDS: Kind[] = [
     start: edit,
     said: /stopped the rebuild/,
     posted: false,
+    processes: 0,
   },
   {
     label: "--writable's catch-up after a POST",
@@ -126,6 +131,7 @@ const KINDS: Kind[] = [
     start: post,
     said: /stopped the catch-up build/,
     posted: true,
+    processes: 0,
   },
 ];
 
@@ -138,6 +144,7 @@ const STOPS: [string, Stop][] = [
       const children = await childrenOf(process.pid);
       const server = await serve({ dir: site, data, port: 0, baseUrl: 'http://x.test', ...kind.library });
       const workers = (await childrenOf(process.pid)).filter((pid) => !children.includes(pid));
+      expect(workers).toHaveLength(kind.processes);
       await kind.start(server.url, data);
       await rebuilding(site);
       await server.close();
@@ -154,6 +161,7 @@ const STOPS: [string, Stop][] = [
       const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
       try {
         const workers = await childrenOf(server.child.pid!);
+        expect(workers).toHaveLength(kind.processes);
         await kind.start(server.url, data);
         await rebuilding(site);
         server.child.kill(signal);
