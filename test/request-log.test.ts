@@ -364,6 +364,43 @@ describe('the line of each kind of answer, from a real serve', () => {
     expect(fields(await lineOf('GET', target))).toMatchObject({ status: 304, size: '-', closed: false });
   });
 
+  /** A raw connection to the server that sends `text` and reads nothing. */
+  const unread = (text: string) => {
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1', () => socket.write(text));
+    socket.pause();
+    return socket;
+  };
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('requests pipelined behind an answer the client leaves: each logged `closed`, with no body (node never closes their responses)', async () => {
+    const queued = ['/cities/?page=7', '/cities/?page=8', '/openapi.json?queued'];
+    const socket = unread(
+      ['/cities/?page_size=8000', ...queued].map((target) => `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''),
+    );
+    await sleep(500);
+    socket.destroy();
+    for (const target of queued)
+      expect(fields(await lineOf('GET', target))).toEqual({
+        status: 200,
+        size: '-',
+        ms: expect.any(String),
+        closed: true,
+      });
+  });
+
+  it('the OpenAPI document pipelined by a client that reads nothing: read and held one at a time (the send gate), not once per request', async () => {
+    const size = (await rawRequest(`${server.url}/openapi.json`)).body.length;
+    const requests = 3000;
+    // Node parses what arrived before it pauses a connection whose answers wait: well over half of them without a gate.
+    expect(size * requests).toBeGreaterThan(40 * 2 ** 20);
+    const before = process.memoryUsage().arrayBuffers;
+    const socket = unread(`GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(requests));
+    await sleep(1500);
+    const grown = process.memoryUsage().arrayBuffers - before;
+    socket.destroy();
+    expect(grown).toBeLessThan(10 * 2 ** 20);
+  });
+
   it('a client that leaves in the middle of a streamed file: `closed`, the bytes handed to node until then', async () => {
     const target = '/cities/?page_size=7000';
     const whole = Number((await rawRequest(`${server.url}${target}`, { method: 'HEAD' })).headers['content-length']);

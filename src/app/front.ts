@@ -88,6 +88,7 @@ export async function startFront(options: FrontOptions): Promise<Front> {
       ? withPreviewPages(handler, {
           dir: options.dir,
           context: async () => (await started, answering.live!.current.context),
+          gate: handling.gate,
         })
       : handler;
   const connectAnswer = (req: IncomingMessage) => answerConnect(req, answering.live!.current.context);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { endpointPath, ROUTES } from '../core/route-table.js';
 import { escapeUriPath } from '../core/url-path.js';
 import type { SiteContext } from './route-types.js';
-import { endBody } from './body-bytes.js';
+import type { SendGate } from './send-gate.js';
+import { headList, sendBytes } from './send-answer.js';
 
 // The preview's own pages, outside the reference's URL space: `/` links the API and its OpenAPI
 // document, and `/openapi.json` is the site's own file. Everything else goes to the API handler.
@@ -16,6 +17,8 @@ export interface PreviewSite {
   readonly dir: string;
   /** The site being served now (waits until it is ready). */
   readonly context: () => Promise<SiteContext>;
+  /** The server's send gate (send-gate.ts): a page is read and sent only once its connection can take it. */
+  readonly gate?: SendGate | undefined;
 }
 
 const OPENAPI_PATH = `/${ROUTES.extras.openapi}`;
@@ -56,17 +59,17 @@ export function withPreviewPages(handler: Handler, site: PreviewSite): Handler {
         ? ROUTES.preview.index
         : undefined;
     if (!path || !(ROUTES.fileMethods as readonly string[]).includes(method)) return handler(req, res);
-    void (async () => {
-      const [type, body] =
-        path === OPENAPI_PATH
-          ? [ROUTES.contentType.json, await readFile(join(site.dir, ROUTES.extras.openapi))]
-          : [ROUTES.contentType.html, Buffer.from(indexPage(await site.context()))];
-      res.writeHead(200, {
-        ...ROUTES.djangoHeaders,
-        [ROUTES.header.contentType]: type,
-        [ROUTES.header.contentLength]: body.length,
-      });
-      endBody(res, method === 'HEAD' ? undefined : body);
-    })().catch(() => handler(req, res));
+    // Behind the gate as the API's answers: else a client pipelining these without reading had each read and held.
+    const answer = () =>
+      void (async () => {
+        const [type, body] =
+          path === OPENAPI_PATH
+            ? [ROUTES.contentType.json, await readFile(join(site.dir, ROUTES.extras.openapi))]
+            : [ROUTES.contentType.html, Buffer.from(indexPage(await site.context()))];
+        const head = headList({ ...ROUTES.djangoHeaders, [ROUTES.header.contentType]: type }, body.length);
+        sendBytes(res, 200, head, method === 'HEAD' ? undefined : body, site.gate);
+      })().catch(() => handler(req, res));
+    if (site.gate) site.gate.admit(res, answer);
+    else answer();
   };
 }

@@ -14,7 +14,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
  * to the kernel whole: their line is written at once, with no listener and no response subclass
  * (those cost about 7 % of a precomputed page's throughput, issue #26). An answer still under
  * way when the handler returns (a file streamed, a page computed in steps, a client not reading)
- * is logged when its response closes, `closed` if the client left before its end.
+ * is logged when its response closes, `closed` if the client left before its end (or before it began).
  */
 export function withRequestLog(handler: Handler, log: LogBuffer): Handler {
   const clock = new WallClock();
@@ -24,7 +24,18 @@ export function withRequestLog(handler: Handler, log: LogBuffer): Handler {
     handler(req, res);
     if (res.writableFinished) return logged(log, req, res, clock.wall(started), started, target, true);
     const time = clock.wall(started); // now, while its second is likely the one read last
-    res.on('close', () => logged(log, req, res, time, started, target, res.writableFinished));
+    let done = false;
+    const end = () => {
+      if (done) return;
+      done = true;
+      logged(log, req, res, time, started, target, res.writableFinished);
+    };
+    res.on('close', end);
+    // A response queued behind another on its connection (no socket yet) never closes if the connection closes
+    // first: node tells its request only. Logged then, `closed` (pipelined requests a client left were never logged).
+    req.on('close', () => {
+      if (!res.socket && req.socket.destroyed) end();
+    });
   };
 }
 
