@@ -3,6 +3,7 @@ import { linkSync, lstatSync, unlinkSync, writeFile as writeFileCallback } from 
 import { constants, type Stats } from 'node:fs';
 import { copyFile, lstat, open, rm, unlink, utimes } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { syncDir, syncFile } from './durable.js';
 
 // Writing one file: its bytes (one buffer, or parts for large files so they are never assembled
 // in memory), its hash, or a link to an unchanged copy.
@@ -81,7 +82,7 @@ export function linkEntry(from: string, to: string): Stats | null | undefined {
 
 /**
  * Puts an unchanged file of the old tree (whose lstat gave `stats`) into the new one as a hard
- * link (a copy keeping its mtime where links are impossible), so it is not rewritten. Resolves
+ * link (a copy keeping its mtime where links are impossible, synced to disk), so it is not rewritten. Resolves
  * with the new entry's inode, size, mtime and ctime; null when the old file is gone or was replaced
  * since `stats` were taken (then nothing is left at `to`).
  */
@@ -93,6 +94,7 @@ export async function reuse(from: string, to: string, stats: FileStat): Promise<
     const copied = await lstat(to);
     if (copied.size !== stats.size) return unlink(to).then(() => null);
     await utimes(to, new Date(stats.mtimeMs), new Date(stats.mtimeMs));
+    await syncFile(to);
     return lstat(to);
   }
   if (linked.isFile() && linked.ino === stats.ino) return linked;
@@ -119,19 +121,12 @@ export const exists = (path: string): Promise<boolean> =>
   );
 
 /**
- * Makes a directory's entries durable (fsync of the directory); false where the filesystem
- * refuses to (some do) or the directory is gone. On ext4 this commits the journal, so it also
- * pays for the metadata of every file written before it (a build's).
+ * Makes a directory's entries durable (fsync of the directory); false where that failed (the
+ * directory is gone, say). On ext4 this commits the journal, so it also pays for the metadata of
+ * every file written before it (a build's).
  */
-export async function syncDirectory(dir: string): Promise<boolean> {
-  const handle = await open(dir, 'r').catch(() => null);
-  if (!handle) return false;
-  try {
-    await handle.sync();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await handle.close();
-  }
-}
+export const syncDirectory = (dir: string): Promise<boolean> =>
+  syncDir(dir).then(
+    () => true,
+    () => false,
+  );

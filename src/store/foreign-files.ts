@@ -1,6 +1,7 @@
 import { constants, type Dirent } from 'node:fs';
 import { chmod, copyFile, link, lstat, mkdir, readdir, readlink, symlink, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { syncFile } from '../fs/durable.js';
 import { CitiesApiError } from '../core/errors.js';
 import { VARIANTS } from './compression.js';
 import { BEHIND_PATH } from '../site/behind.js';
@@ -139,6 +140,8 @@ async function carryOne(from: string, to: string, kind: Kind): Promise<number | 
     else {
       await copyFile(from, to, constants.COPYFILE_EXCL);
       await utimes(to, source.atime, source.mtime);
+      // Theirs: never lost by a power loss after the old tree that held it is deleted.
+      await syncFile(to);
     }
     return source.ino;
   }

@@ -5,9 +5,10 @@ import type { FileList } from '../fs/file-list.js';
 import { MANIFEST_PATH, manifestText, type Manifest, type ManifestFiles } from '../site/manifest.js';
 import type { SiteFiles } from './manifest-file.js';
 import { holdsBytes } from './site-check.js';
+import { syncFile } from '../fs/durable.js';
 
 /**
- * Puts the manifest into staging: the old one, linked, when it says exactly the same and is as
+ * Puts the manifest into staging (synced to disk): the old one, linked, when it says exactly the same and is as
  * built (the stat cache vouches for it) or holds the very bytes the build would write.
  */
 export async function placeManifest(
@@ -40,7 +41,9 @@ export async function placeManifest(
     const linked = same && stats && (await reuse(from, to, stats));
     if (linked) return { stats: linked, reused: true };
   }
-  return { stats: await writeParts(to, text), reused: false };
+  const stats = await writeParts(to, text);
+  await syncFile(to);
+  return { stats, reused: false };
 }
 
 /** The manifest's stats now (its ctime moved if it was linked), when still the file placed. */

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SpaceGuard } from './disk-space.js';
 import { partsOf, sha256, writeParts, type Body } from '../fs/file-output.js';
+import { syncFile } from '../fs/durable.js';
 import { VARIANTS, writeCompressed } from './compression.js';
 import type { SiteFiles } from './manifest-file.js';
 import type { Compression, CompressionLevel } from '../site/spec.js';
@@ -44,12 +45,15 @@ export interface Assembled {
   readonly records: StatRecords;
   readonly written: number;
   readonly unchanged: number;
+  /** The directories (relative) that hold the entries. */
+  readonly directories: ReadonlySet<string>;
 }
 
 const IN_FLIGHT = 48;
 
 /**
- * Writes every entry into `staging`. A file of the old tree is reused (hard-linked: it keeps its
+ * Writes every entry into `staging`, each file written synced to disk (fdatasync) before this
+ * resolves; a linked one is the old tree's, synced by the build that wrote it. A file of the old tree is reused (hard-linked: it keeps its
  * inode and mtime) only when the old manifest lists the same bytes for it and the file is a
  * regular file reached through real directories that either still shows the inode, size, mtime and ctime
  * the stat cache recorded or, read, holds those bytes (a `.gz`/`.br` is decompressed; it is reused
@@ -66,7 +70,9 @@ export async function assemble(
 ): Promise<Assembled> {
   const assembly = new Assembly(outDir, staging, old, cache, options);
   for (const dir of options.directories ?? []) await assembly.ensureDir(join(staging, dir));
-  await runBounded(entries, (entry) => assembly.one(entry), IN_FLIGHT).finally(() => assembly.close());
+  await runBounded(entries, (entry) => assembly.one(entry), IN_FLIGHT)
+    .then(() => assembly.settle())
+    .finally(() => assembly.close());
   return assembly.result();
 }
 
@@ -75,6 +81,7 @@ class Assembly {
   private readonly records = new StatRecords();
   private readonly counts = { written: 0, unchanged: 0, entries: 0 };
   private readonly made = new Map<string, Promise<unknown>>();
+  private readonly directories = new Set<string>();
   private readonly oldTree: OldTree;
   private readonly level: CompressionLevel | null;
   /** A `.gz`/`.br` made at another level decompresses to the same page but is not what this build makes. */
@@ -107,13 +114,18 @@ class Assembly {
     );
   }
 
-  close(): void {
-    this.pool?.close();
+  /** Waits until the writer threads' files are on disk (the others are synced as they are written). */
+  settle(): Promise<void> | undefined {
+    return this.pool?.settle();
+  }
+
+  close(): Promise<void> | undefined {
+    return this.pool?.close();
   }
 
   result(): Assembled {
-    const { files, records, counts } = this;
-    return { files, records, written: counts.written, unchanged: counts.unchanged };
+    const { files, records, counts, directories } = this;
+    return { files, records, written: counts.written, unchanged: counts.unchanged, directories };
   }
 
   private async place(entry: SiteEntry): Promise<void> {
@@ -121,6 +133,7 @@ class Assembly {
     const hash = sha256(parts);
     const compress = !!entry.compress && !!this.level;
     const file = this.files.add(entry.path, hash, compress);
+    this.directories.add(dirname(entry.path));
     const slots: Slot[] = compress ? [0, 1, 2] : [0];
     const single = Array.isArray(parts) && parts.length === 1 ? (parts[0] as Uint8Array) : undefined;
     const todo =
@@ -144,12 +157,13 @@ class Assembly {
     } else if (todo.length) {
       await this.ensureDir(dirname(target));
       const stats: FileStat[] = [];
-      for (const slot of todo)
+      for (const slot of todo) {
+        const path = slot ? target + VARIANTS[slot - 1] : target;
         stats.push(
-          await (slot
-            ? writeCompressed(target + VARIANTS[slot - 1], parts, VARIANTS[slot - 1]!, this.level!)
-            : writeParts(target, parts)),
+          await (slot ? writeCompressed(path, parts, VARIANTS[slot - 1]!, this.level!) : writeParts(path, parts)),
         );
+        await syncFile(path);
+      }
       await this.wrote(file, stats, todo);
     }
     this.options.onProgress?.(++this.counts.entries);

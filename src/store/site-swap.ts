@@ -1,9 +1,13 @@
 import { lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { BEHIND_PATH, BEHIND_TEXT } from '../site/behind.js';
+import { syncDir, syncDirectories, syncFile } from '../fs/durable.js';
+import { MANIFEST_PATH } from '../site/manifest.js';
 
 // A new site tree put in place of the old with two renames: the old one moved aside (retire-tree.ts
-// then deletes it), back in place if the new one cannot be moved in.
+// then deletes it), back in place if the new one cannot be moved in. What the renames publish is
+// on disk first (every file written synced, then every directory), so that a power loss or a
+// kernel crash, not only a kill, brings back the old site or the new one, whole.
 
 /**
  * The path the old tree is moved aside to: this process's, unless an old tree it kept (it could
@@ -14,6 +18,22 @@ export async function asidePath(path: string): Promise<string> {
     const name = n ? `${path}.${n}` : path;
     if (!(await lstat(name).catch(() => null))) return name;
   }
+}
+
+/**
+ * Makes a new tree's entries durable before it is swapped in (its files are synced as written):
+ * each directory holding its files (`files`: relative), its manifest, or what it carried of the
+ * old tree's (`kept`: a directory ends with `/`; `carried`), and their parents up to `staging`.
+ */
+export async function syncTree(
+  staging: string,
+  files: Iterable<string>,
+  kept: readonly string[],
+  carried: ReadonlyMap<string, number>,
+): Promise<void> {
+  const dirs = [...files, dirname(MANIFEST_PATH), ...[...carried.keys()].map(dirname)];
+  for (const path of kept) dirs.push(path.endsWith('/') ? path.slice(0, -1) : dirname(path));
+  await syncDirectories(staging, dirs);
 }
 
 /**
@@ -30,12 +50,16 @@ export async function swapIn(outDir: string, staging: string, previous: string, 
   return hadOld;
 }
 
-/** The tree `dir` marked behind its dataset, or not. */
+/** The tree `dir` marked behind its dataset, or not, durably (its other directories are synced already). */
 async function markTree(dir: string, behind: boolean): Promise<void> {
   const marker = join(dir, BEHIND_PATH);
-  if (!behind) return rm(marker, { force: true });
-  await mkdir(dirname(marker), { recursive: true });
-  await writeFile(marker, BEHIND_TEXT);
+  if (behind) {
+    await mkdir(dirname(marker), { recursive: true });
+    await writeFile(marker, BEHIND_TEXT);
+    await syncFile(marker);
+  } else if (await lstat(marker).catch(() => null)) await rm(marker, { force: true });
+  else return;
+  await syncDir(dirname(marker));
 }
 
 /** The two renames. */

@@ -1,5 +1,6 @@
 import { chmod, lstat, mkdir, readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { syncDirectory } from '../fs/file-output.js';
 import type { SpaceGuard } from './disk-space.js';
 import { CitiesApiError, type Problem, wordingOf } from '../core/errors.js';
 import { VARIANTS } from './compression.js';
@@ -17,7 +18,7 @@ import type { DatasetRecord, Slot } from './stat-cache-format.js';
 import { fileSystemError, isErrno } from '../fs/fs-error.js';
 import { SITE_ROLE } from './site-path.js';
 import { recoverSite } from './site-recovery.js';
-import { asidePath, swapIn } from './site-swap.js';
+import { asidePath, swapIn, syncTree } from './site-swap.js';
 
 export type { Placed, SiteEntry } from './site-assembler.js';
 
@@ -65,8 +66,8 @@ export interface WriteOptions {
 /**
  * Writes a whole site atomically and incrementally: a new tree is assembled next to the old one
  * (unchanged files are hard-linked, so they keep their inode and mtime; the rest are written;
- * entries that are not the site's are carried over), then swapped in with two renames, and the
- * stat cache is written. A failed or killed build leaves the old site. `outDir` must be a real
+ * entries that are not the site's are carried over), synced to disk (the files written, then the
+ * directories), then swapped in with two renames, and the stat cache is written. A failed or killed build leaves the old site. `outDir` must be a real
  * path (resolveSiteDir): a symbolic link there would be renamed, not its target.
  */
 export async function writeSite(
@@ -148,10 +149,13 @@ async function writeSiteLocked(
         files,
         options.force ? 'no' : cache ? 'as built' : 'if same bytes',
       );
+      await syncTree(staging, site.directories, kept, carried);
       let hadOld = false;
       const swap = async (behind?: boolean) => void (hadOld = await swapIn(outDir, staging, previous, behind));
       await (options.atSwap ? options.atSwap(swap) : swap());
-      // The new site is in place: what follows only tidies, and cannot fail the build.
+      // The new site is in place: what follows only tidies, and cannot fail the build. The swap
+      // made durable first (a power loss now brings back the new site, before it either one whole).
+      await syncDirectory(dirname(outDir));
       const retired = hadOld
         ? await retireTree(previous, outDir, { owner, inSite: inNewSite, carried }).catch((error: Error) => ({
             moved: [],

@@ -53,14 +53,23 @@ export class WritePool {
 
   /**
    * Creates `path` holding `bytes` (and `.gz`/`.br` beside it when `compress`); resolves with the
-   * inode, size and mtime of each file written, in that order. False when too large for a slot.
+   * inode, size and mtime of each file written, in that order (synced later: settle()). False
+   * when too large for a slot.
    */
   write(path: string, bytes: Uint8Array, compress: boolean): false | Promise<number[]> {
     if (bytes.length > SLOT_BYTES) return false;
     return this.enqueue(path, bytes, compress);
   }
 
+  /** Resolves once every file written is on disk (fdatasync), or rejects with the first that could not be synced. */
+  async settle(): Promise<void> {
+    if (this.failure) throw this.failure;
+    await Promise.all(this.writers.map(({ thread }) => thread.call('settle', undefined)));
+  }
+
+  /** Stops the threads, once the files they still sync are closed (else their descriptors would stay open in this process). */
   async close(): Promise<void> {
+    await Promise.allSettled(this.writers.map(({ thread }) => thread.call('settle', undefined)));
     this.closed = true;
     await Promise.all(this.writers.map(({ thread }) => thread.stop()));
   }

@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { FileSyncs } from '../fs/file-syncs.js';
 import type { Silent } from '../proc/channel.js';
 import { parentChannel } from '../proc/workers.js';
 import type { CompressionLevel } from '../site/spec.js';
@@ -9,7 +10,8 @@ import { compressPage } from './compression.js';
 // so a page costs no hop through libuv's thread pool and no work on the main thread. The bytes
 // arrive in a slot of memory shared with the main thread, so nothing is allocated per page.
 // Each file is created new (never written through whatever had its name) and its inode, size
-// and mtime are sent back for the stat cache.
+// and mtime are sent back for the stat cache. Each is then fdatasynced in the background (the
+// next pages are written meanwhile): `settle` waits for them, before the build swaps its tree in.
 
 export interface WriteJob {
   readonly slot: number;
@@ -29,14 +31,20 @@ export interface WriterData {
 export interface WriterProtocol {
   readonly data: WriterData;
   readonly parent: Silent;
-  readonly worker: { readonly calls: { write(job: WriteJob): number[] }; readonly events: Record<never, never> };
+  readonly worker: {
+    readonly calls: { write(job: WriteJob): number[]; settle(): void };
+    readonly events: Record<never, never>;
+  };
 }
 
 const parent = parentChannel<WriterProtocol>();
 const { memory, slotBytes, level } = parent.data;
 const made = new Set<string>();
+// Files written, not yet synced: each an open file (two writers keep libuv's four threads busy).
+const syncs = new FileSyncs(64);
 
-parent.handle('write', (job) => {
+parent.handle('write', async (job) => {
+  await syncs.room();
   const bytes = new Uint8Array(memory, job.slot * slotBytes, job.length);
   const dir = dirname(job.path);
   if (!made.has(dir)) {
@@ -51,14 +59,18 @@ parent.handle('write', (job) => {
   return stats;
 });
 
-/** Creates `path` (it must not exist) holding `bytes`; returns its inode, size, mtime and ctime. */
+parent.handle('settle', () => syncs.settled());
+
+/** Creates `path` (it must not exist) holding `bytes`, synced then closed behind (`syncs`); returns its inode, size, mtime and ctime. */
 function writeNewSync(path: string, bytes: Uint8Array): number[] {
   const fd = openSync(path, 'wx');
   try {
     for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
     const { ino, size, mtimeMs, ctimeMs } = fstatSync(fd);
+    syncs.add(fd, path);
     return [ino, size, mtimeMs, ctimeMs];
-  } finally {
+  } catch (error) {
     closeSync(fd);
+    throw error;
   }
 }
