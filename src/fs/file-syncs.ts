@@ -1,4 +1,4 @@
-import { close, fdatasync } from 'node:fs';
+import { closeSync, fdatasync } from 'node:fs';
 import { withPath } from './fs-error.js';
 
 // Files made durable behind their writer's back: each open file handed over is fdatasynced on
@@ -17,14 +17,18 @@ export class FileSyncs {
   /** Syncs the file open as `fd` (at `path`, named in a failure), then closes it. Never throws: a failure is thrown by `settled()`. */
   add(fd: number, path: string): void {
     this.pending++;
-    fdatasync(fd, (synced) =>
-      close(fd, (closed) => {
-        const error = synced ?? closed;
-        if (error) this.failure ??= withPath(error, path);
-        this.pending--;
-        for (const wake of this.wakes.splice(0)) wake();
-      }),
-    );
+    fdatasync(fd, (synced) => {
+      // Closed at once (a close is quick): not a second trip through the thread pool per file.
+      let error: unknown = synced;
+      try {
+        closeSync(fd);
+      } catch (closed) {
+        error ??= closed;
+      }
+      if (error) this.failure ??= withPath(error, path);
+      this.pending--;
+      for (const wake of this.wakes.splice(0)) wake();
+    });
   }
 
   /** Resolves once fewer than `limit` files wait. */
