@@ -53,6 +53,7 @@ const UNIT = [
   'page-reads',
   'fetch-handler',
   'file-ids',
+  'file-syncs',
   'fold-journal',
   'full-disk',
   'json-text',

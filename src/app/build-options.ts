@@ -60,6 +60,8 @@ export interface BuildOptions {
   readonly maxFiles?: number;
   /** Rewrite every file, reusing nothing of the old site. */
   readonly force?: boolean;
+  /** Sync every file written, then the new tree's directories, before the swap: durable against a power loss, not only a kill. */
+  readonly durable?: boolean;
   /** Bytes the build leaves free on the site's filesystem (default: 5 % of it, at most 1 GB). */
   readonly minFree?: number | undefined;
   /** How long the build waits for the dataset's lock (a writable server adding cities) or the site's (another build of it), in ms; default DEFAULT_LOCK_WAIT (10 s). */

@@ -129,6 +129,7 @@ async function writePlanned(
   let sinceRead: SwapOutcome | undefined;
   const stats = await writeSite(dir, entries, manifest, {
     force: options.force,
+    durable: options.durable,
     locked: options.siteLocked,
     guard: new SpaceGuard(dir, minFree),
     directories: siteDirectories(spec),

@@ -29,6 +29,7 @@ const BUILD: Record<keyof BuildOptions, Kind> = {
   host: string,
   maxFiles: whole('a whole number of files, 1 or more (e.g. 1000000)', 1),
   force: boolean,
+  durable: boolean,
   minFree: whole('a whole number of bytes, 0 or more', 0),
   lockWait: whole('a whole number of ms, 0 or more', 0),
   cwd: string,

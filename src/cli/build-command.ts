@@ -53,6 +53,7 @@ export function registerBuildCommand(program: Command, context: CommandContext):
       minFree: o.minFree,
       lockWait: o.lockWait! * 1000,
       force: o.force ?? false,
+      durable: o.durable ?? false,
       cwd,
       signal: stop.signal,
       onRead: progress.onRead,

@@ -123,4 +123,11 @@ export const BUILD_OPTIONS: readonly OptionSpec[] = [
     help: 'rewrite every file, reusing nothing of the old site (a Node with other ICU/Unicode data rebuilds without it)',
     commands: BUILDING,
   },
+  {
+    key: 'durable',
+    flag: '--durable',
+    help: 'sync every file written to disk before the site is swapped in: a power loss or a system crash then leaves the old site or the new one, whole, not only a kill (a slower build: README)',
+    commands: BUILDING,
+    config: 'boolean',
+  },
 ];

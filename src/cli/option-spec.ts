@@ -66,6 +66,7 @@ export interface OptionValues {
   minFree: number;
   lockWait: number;
   force: boolean;
+  durable: boolean;
   port: number;
   host: string;
   writable: boolean;

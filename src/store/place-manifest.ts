@@ -8,7 +8,7 @@ import { holdsBytes } from './site-check.js';
 import { syncFile } from '../fs/durable.js';
 
 /**
- * Puts the manifest into staging (synced to disk): the old one, linked, when it says exactly the same and is as
+ * Puts the manifest into staging (synced to disk when `durable`): the old one, linked, when it says exactly the same and is as
  * built (the stat cache vouches for it) or holds the very bytes the build would write.
  */
 export async function placeManifest(
@@ -17,7 +17,7 @@ export async function placeManifest(
   old: SiteFiles | null,
   manifest: Omit<Manifest, 'files'>,
   files: FileList,
-  reuseOld: 'no' | 'as built' | 'if same bytes',
+  { reuseOld, durable }: { reuseOld: 'no' | 'as built' | 'if same bytes'; durable: boolean },
 ): Promise<{ stats: FileStat; reused: boolean }> {
   const to = join(staging, MANIFEST_PATH);
   await mkdir(dirname(to), { recursive: true });
@@ -42,7 +42,7 @@ export async function placeManifest(
     if (linked) return { stats: linked, reused: true };
   }
   const stats = await writeParts(to, text);
-  await syncFile(to);
+  if (durable) await syncFile(to);
   return { stats, reused: false };
 }
 

@@ -32,6 +32,8 @@ export interface AssembleOptions {
   readonly compression: Compression;
   /** Reuse nothing of the old tree: every file is written anew. */
   readonly force?: boolean;
+  /** Sync each file written to disk (fdatasync) before resolving. */
+  readonly durable?: boolean | undefined;
   readonly guard?: SpaceGuard;
   readonly onProgress?: (entriesDone: number) => void;
   /** Directories (relative, parents first) the entries go to, made before any file is written; others are made as needed. */
@@ -52,8 +54,8 @@ export interface Assembled {
 const IN_FLIGHT = 48;
 
 /**
- * Writes every entry into `staging`, each file written synced to disk (fdatasync) before this
- * resolves; a linked one is the old tree's, synced by the build that wrote it. A file of the old tree is reused (hard-linked: it keeps its
+ * Writes every entry into `staging`; when `durable`, each file written is synced to disk
+ * (fdatasync) before this resolves (a linked one is the old tree's, synced by the build that wrote it). A file of the old tree is reused (hard-linked: it keeps its
  * inode and mtime) only when the old manifest lists the same bytes for it and the file is a
  * regular file reached through real directories that either still shows the inode, size, mtime and ctime
  * the stat cache recorded or, read, holds those bytes (a `.gz`/`.br` is decompressed; it is reused
@@ -144,7 +146,7 @@ class Assembly {
     const pooled =
       todo.length === slots.length &&
       single &&
-      (this.pool ??= new WritePool(this.level)).write(target, single, compress);
+      (this.pool ??= new WritePool(this.level, !!this.options.durable)).write(target, single, compress);
     if (pooled) {
       const flat = await pooled;
       const stats = slots.map((_, i) => ({
@@ -162,7 +164,7 @@ class Assembly {
         stats.push(
           await (slot ? writeCompressed(path, parts, VARIANTS[slot - 1]!, this.level!) : writeParts(path, parts)),
         );
-        await syncFile(path);
+        if (this.options.durable) await syncFile(path);
       }
       await this.wrote(file, stats, todo);
     }

@@ -5,9 +5,9 @@ import { syncDir, syncDirectories, syncFile } from '../fs/durable.js';
 import { MANIFEST_PATH } from '../site/manifest.js';
 
 // A new site tree put in place of the old with two renames: the old one moved aside (retire-tree.ts
-// then deletes it), back in place if the new one cannot be moved in. What the renames publish is
-// on disk first (every file written synced, then every directory), so that a power loss or a
-// kernel crash, not only a kill, brings back the old site or the new one, whole.
+// then deletes it), back in place if the new one cannot be moved in. A durable build has what the
+// renames publish on disk first (every file written synced, then every directory), so that a power
+// loss or a system crash, not only a kill, brings back the old site or the new one, whole.
 
 /**
  * The path the old tree is moved aside to: this process's, unless an old tree it kept (it could
@@ -43,23 +43,28 @@ export async function syncTree(
  * or taken out of the new tree first, and the old tree's (a POST may have put one there after the
  * build carried its entries over) is dropped, never moved into the new site by its retirement.
  */
-export async function swapIn(outDir: string, staging: string, previous: string, behind?: boolean): Promise<boolean> {
-  if (behind !== undefined) await markTree(staging, behind);
+export async function swapIn(
+  outDir: string,
+  staging: string,
+  previous: string,
+  { behind, durable }: { behind?: boolean | undefined; durable?: boolean | undefined },
+): Promise<boolean> {
+  if (behind !== undefined) await markTree(staging, behind, !!durable);
   const hadOld = await renamed(outDir, staging, previous);
   if (behind !== undefined && hadOld) await rm(join(previous, BEHIND_PATH), { force: true });
   return hadOld;
 }
 
-/** The tree `dir` marked behind its dataset, or not, durably (its other directories are synced already). */
-async function markTree(dir: string, behind: boolean): Promise<void> {
+/** The tree `dir` marked behind its dataset, or not; `durable`: synced (its other directories are already). */
+async function markTree(dir: string, behind: boolean, durable: boolean): Promise<void> {
   const marker = join(dir, BEHIND_PATH);
   if (behind) {
     await mkdir(dirname(marker), { recursive: true });
     await writeFile(marker, BEHIND_TEXT);
-    await syncFile(marker);
+    if (durable) await syncFile(marker);
   } else if (await lstat(marker).catch(() => null)) await rm(marker, { force: true });
   else return;
-  await syncDir(dirname(marker));
+  if (durable) await syncDir(dirname(marker));
 }
 
 /** The two renames. */

@@ -42,6 +42,12 @@ export interface WriteStats {
 export interface WriteOptions {
   /** Reuse nothing of the old site: every file is written anew. */
   readonly force?: boolean;
+  /**
+   * Sync every file written (fdatasync), then every directory of the new tree, before the swap,
+   * and the site's parent after it: a power loss or a system crash, not only a kill, then leaves
+   * the old site or the new one, whole. Files linked from the old tree are not synced again.
+   */
+  readonly durable?: boolean | undefined;
   /** The site's lock is held already, by this build's caller: not taken again. */
   readonly locked?: boolean | undefined;
   /** Stops the build when free space runs low. */
@@ -66,8 +72,8 @@ export interface WriteOptions {
 /**
  * Writes a whole site atomically and incrementally: a new tree is assembled next to the old one
  * (unchanged files are hard-linked, so they keep their inode and mtime; the rest are written;
- * entries that are not the site's are carried over), synced to disk (the files written, then the
- * directories), then swapped in with two renames, and the stat cache is written. A failed or killed build leaves the old site. `outDir` must be a real
+ * entries that are not the site's are carried over), synced to disk when `durable` (the files
+ * written, then the directories), then swapped in with two renames, and the stat cache is written. A failed or killed build leaves the old site. `outDir` must be a real
  * path (resolveSiteDir): a symbolic link there would be renamed, not its target.
  */
 export async function writeSite(
@@ -141,21 +147,18 @@ async function writeSiteLocked(
         VARIANTS.some((v) => path.endsWith(v) && files.compressed(files.find(path.slice(0, -v.length))));
       const owner = new SiteOwnership(old);
       const { removed, kept, carried } = await keepForeignFiles(outDir, staging, owner, inNewSite);
-      const manifestStats = await placeManifest(
-        outDir,
-        staging,
-        old,
-        manifest,
-        files,
-        options.force ? 'no' : cache ? 'as built' : 'if same bytes',
-      );
-      await syncTree(staging, site.directories, kept, carried);
+      const manifestStats = await placeManifest(outDir, staging, old, manifest, files, {
+        reuseOld: options.force ? 'no' : cache ? 'as built' : 'if same bytes',
+        durable: !!options.durable,
+      });
+      if (options.durable) await syncTree(staging, site.directories, kept, carried);
       let hadOld = false;
-      const swap = async (behind?: boolean) => void (hadOld = await swapIn(outDir, staging, previous, behind));
+      const swap = async (behind?: boolean) =>
+        void (hadOld = await swapIn(outDir, staging, previous, { behind, durable: options.durable }));
       await (options.atSwap ? options.atSwap(swap) : swap());
-      // The new site is in place: what follows only tidies, and cannot fail the build. The swap
-      // made durable first (a power loss now brings back the new site, before it either one whole).
-      await syncDirectory(dirname(outDir));
+      // The new site is in place: what follows only tidies, and cannot fail the build. A durable
+      // swap is synced first (a power loss now brings back the new site; before, one whole site).
+      if (options.durable) await syncDirectory(dirname(outDir));
       const retired = hadOld
         ? await retireTree(previous, outDir, { owner, inSite: inNewSite, carried }).catch((error: Error) => ({
             moved: [],

@@ -33,13 +33,13 @@ export class WritePool {
   private failure: Error | undefined;
   private closed = false;
 
-  /** `level`: how the `.gz`/`.br` of pages written with them are made (null: none are). */
-  constructor(level: CompressionLevel | null, size = WRITERS) {
+  /** `level`: how the `.gz`/`.br` of pages written with them are made (null: none are); `sync`: whether each file is synced to disk (settle()). */
+  constructor(level: CompressionLevel | null, sync: boolean, size = WRITERS) {
     this.writers = Array.from({ length: size }, () => {
       const memory = new SharedArrayBuffer(SLOTS_PER_WORKER * SLOT_BYTES);
       const thread = startThread<WriterProtocol>('store/write-worker', {
         name: 'a writer thread',
-        data: { memory, slotBytes: SLOT_BYTES, level },
+        data: { memory, slotBytes: SLOT_BYTES, level, sync },
         resourceLimits: LIMITS,
       });
       // A writer that ends (out of memory, crashed) fails its jobs waiting, and every job after them.
@@ -53,7 +53,7 @@ export class WritePool {
 
   /**
    * Creates `path` holding `bytes` (and `.gz`/`.br` beside it when `compress`); resolves with the
-   * inode, size and mtime of each file written, in that order (synced later: settle()). False
+   * inode, size and mtime of each file written, in that order (synced later, if at all: settle()). False
    * when too large for a slot.
    */
   write(path: string, bytes: Uint8Array, compress: boolean): false | Promise<number[]> {

@@ -10,8 +10,8 @@ import { compressPage } from './compression.js';
 // so a page costs no hop through libuv's thread pool and no work on the main thread. The bytes
 // arrive in a slot of memory shared with the main thread, so nothing is allocated per page.
 // Each file is created new (never written through whatever had its name) and its inode, size
-// and mtime are sent back for the stat cache. Each is then fdatasynced in the background (the
-// next pages are written meanwhile): `settle` waits for them, before the build swaps its tree in.
+// and mtime are sent back for the stat cache. In a durable build each is then fdatasynced in the
+// background (the next pages are written meanwhile): `settle` waits for them, before the swap.
 
 export interface WriteJob {
   readonly slot: number;
@@ -25,6 +25,8 @@ export interface WriterData {
   readonly slotBytes: number;
   /** How the `.gz`/`.br` of jobs that ask for them are made (null: none are). */
   readonly level: CompressionLevel | null;
+  /** Whether each file is synced to disk (fdatasync) before `settle` resolves. */
+  readonly sync: boolean;
 }
 
 /** write-pool.ts and a writer thread: a job in, the inode, size and mtime of each file written out. */
@@ -38,7 +40,7 @@ export interface WriterProtocol {
 }
 
 const parent = parentChannel<WriterProtocol>();
-const { memory, slotBytes, level } = parent.data;
+const { memory, slotBytes, level, sync } = parent.data;
 const made = new Set<string>();
 // Files written, not yet synced: each an open file (two writers keep libuv's four threads busy).
 const syncs = new FileSyncs(64);
@@ -61,16 +63,19 @@ parent.handle('write', async (job) => {
 
 parent.handle('settle', () => syncs.settled());
 
-/** Creates `path` (it must not exist) holding `bytes`, synced then closed behind (`syncs`); returns its inode, size, mtime and ctime. */
+/** Creates `path` (it must not exist) holding `bytes`, closed (synced first, behind, if `sync`); returns its inode, size, mtime and ctime. */
 function writeNewSync(path: string, bytes: Uint8Array): number[] {
   const fd = openSync(path, 'wx');
+  let handed = false;
   try {
     for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
     const { ino, size, mtimeMs, ctimeMs } = fstatSync(fd);
-    syncs.add(fd, path);
+    if (sync) {
+      syncs.add(fd, path);
+      handed = true;
+    }
     return [ino, size, mtimeMs, ctimeMs];
-  } catch (error) {
-    closeSync(fd);
-    throw error;
+  } finally {
+    if (!handed) closeSync(fd);
   }
 }
