@@ -126,7 +126,7 @@ export const BUILD_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'durable',
     flag: '--durable',
-    help: 'sync every file written to disk before the site is swapped in: a power loss or a system crash then leaves the old site or the new one, whole, not only a kill (a slower build: README)',
+    help: 'sync the new site to disk before swapping it in: a power loss or a system crash, not only a kill, then leaves the old site or the new one whole (a build up to twice as long: README)',
     commands: BUILDING,
     config: 'boolean',
   },
