@@ -124,96 +124,108 @@ beforeAll(async () => {
 });
 
 describe('a build killed at any moment leaves a whole site, and the next build recovers', () => {
-  it(`SIGKILL at ${KILLS} seeded moments of a build: the site is always all A or all B; the next build cleans up and finds it intact`, async () => {
-    // Holds A, as its reference build left it.
-    const out = join(root, 'site');
-    // Phases of a build from A to B: from the "building N pages" line (the dataset is read) to
-    // the swap (the old site renamed aside), then to the exit (the old site deleted).
-    const calibration = spawnCli(buildArgs('B', out));
-    await calibration.printed(BUILDING);
-    const building = performance.now();
-    await appears(root, `.site.previous-${calibration.child.pid}`, calibration.exited);
-    const swapped = performance.now();
-    expect(await calibration.exited).toMatchObject({ code: 0 });
-    const phases = { assembling: swapped - building, cleanup: performance.now() - swapped };
+  // --durable: the killed builds sync what they write (fds open in their writer threads, the tree's directories).
+  it.each<[string, string[]]>([
+    ['without --durable', []],
+    ['with --durable', ['--durable']],
+  ])(
+    `SIGKILL at ${KILLS} seeded moments of a build %s: the site is always all A or all B; the next build cleans up and finds it intact`,
+    async (_, flags) => {
+      const killed = (version: Version, out: string) => [...buildArgs(version, out), ...flags];
+      // Holds A, as its reference build left it (or built again after the first row).
+      const out = join(root, 'site');
+      expect(await cli(root, ...buildArgs('A', out))).toMatchObject({ code: 0 });
+      // Phases of a build from A to B: from the "building N pages" line (the dataset is read) to
+      // the swap (the old site renamed aside), then to the exit (the old site deleted).
+      const calibration = spawnCli(killed('B', out));
+      await calibration.printed(BUILDING);
+      const building = performance.now();
+      await appears(root, `.site.previous-${calibration.child.pid}`, calibration.exited);
+      const swapped = performance.now();
+      expect(await calibration.exited).toMatchObject({ code: 0 });
+      const phases = { assembling: swapped - building, cleanup: performance.now() - swapped };
 
-    // Two thirds of the kills are spread over the whole build, one third over the first third of
-    // the moments after the swap (a short window: on a loaded machine, kills spread over all of it
-    // landed after the exit, 2 runs in 4 with none after the swap).
-    const random = seededRandom(6);
-    const anywhere = spreadDelays((KILLS * 2) / 3, 0, phases.assembling + phases.cleanup, random).map((delay) => ({
-      after: 'building' as const,
-      delay,
-    }));
-    const afterSwap = spreadDelays(KILLS / 3, 0, phases.cleanup / 3, random).map((delay) => ({
-      after: 'swap' as const,
-      delay,
-    }));
-    const schedule = shuffled([...anywhere, ...afterSwap], random);
+      // Two thirds of the kills are spread over the whole build, one third over the first third of
+      // the moments after the swap (a short window: on a loaded machine, kills spread over all of it
+      // landed after the exit, 2 runs in 4 with none after the swap).
+      const random = seededRandom(6);
+      const anywhere = spreadDelays((KILLS * 2) / 3, 0, phases.assembling + phases.cleanup, random).map((delay) => ({
+        after: 'building' as const,
+        delay,
+      }));
+      const afterSwap = spreadDelays(KILLS / 3, 0, phases.cleanup / 3, random).map((delay) => ({
+        after: 'swap' as const,
+        delay,
+      }));
+      const schedule = shuffled([...anywhere, ...afterSwap], random);
 
-    let present: Version = 'B';
-    const tally = {
-      'before the swap': 0,
-      'between the two renames': 0,
-      'after the swap, before cleanup': 0,
-      'after the swap': 0,
-      'build finished first': 0,
-    };
-    for (const { after, delay } of schedule) {
-      const target = other(present);
-      const { child, exited, printed } = spawnCli(buildArgs(target, out));
-      const swap = appears(root, `.site.previous-${child.pid}`, exited);
-      await (after === 'swap' ? swap : printed(BUILDING));
-      await sleep(delay);
-      child.kill('SIGKILL');
-      const exit = await exited;
-      const leftovers = await siteLeftovers(out);
-      expect(
-        // The killed build's own: its staging tree or old site (`-PID`), a draft (`-PID.TOKEN`: dead-drafts.ts).
-        leftovers.every(
-          (name) => name === '.site.lock' || new RegExp(`-${child.pid}(\\.[0-9a-z]+\\.\\d+)?$`).test(name),
-        ),
-        leftovers.join(),
-      ).toBe(true);
-      const found = await wholeVersion(out);
-      let expected: Version;
-      if (exit.signal !== 'SIGKILL') {
-        expect(exit, exit.stderr).toMatchObject({ code: 0 });
-        tally['build finished first']++;
-        expected = target;
-      } else if (!found) {
-        // Killed between rename(out, previous) and rename(staging, out): the next build moves the previous site back.
-        expect(leftovers).toContain(`.site.previous-${child.pid}`);
-        tally['between the two renames']++;
-        expected = present;
-      } else if (found === present) {
-        tally['before the swap']++;
-        expected = present;
-      } else {
-        tally[
-          leftovers.includes(`.site.previous-${child.pid}`) ? 'after the swap, before cleanup' : 'after the swap'
-        ]++;
-        expected = target;
+      let present: Version = 'B';
+      const tally = {
+        'before the swap': 0,
+        'between the two renames': 0,
+        'after the swap, before cleanup': 0,
+        'after the swap': 0,
+        'build finished first': 0,
+      };
+      for (const { after, delay } of schedule) {
+        const target = other(present);
+        const { child, exited, printed } = spawnCli(killed(target, out));
+        const swap = appears(root, `.site.previous-${child.pid}`, exited);
+        await (after === 'swap' ? swap : printed(BUILDING));
+        await sleep(delay);
+        child.kill('SIGKILL');
+        const exit = await exited;
+        const leftovers = await siteLeftovers(out);
+        expect(
+          // The killed build's own: its staging tree or old site (`-PID`), a draft (`-PID.TOKEN`: dead-drafts.ts).
+          leftovers.every(
+            (name) => name === '.site.lock' || new RegExp(`-${child.pid}(\\.[0-9a-z]+\\.\\d+)?$`).test(name),
+          ),
+          leftovers.join(),
+        ).toBe(true);
+        const found = await wholeVersion(out);
+        let expected: Version;
+        if (exit.signal !== 'SIGKILL') {
+          expect(exit, exit.stderr).toMatchObject({ code: 0 });
+          tally['build finished first']++;
+          expected = target;
+        } else if (!found) {
+          // Killed between rename(out, previous) and rename(staging, out): the next build moves the previous site back.
+          expect(leftovers).toContain(`.site.previous-${child.pid}`);
+          tally['between the two renames']++;
+          expected = present;
+        } else if (found === present) {
+          tally['before the swap']++;
+          expected = present;
+        } else {
+          tally[
+            leftovers.includes(`.site.previous-${child.pid}`) ? 'after the swap, before cleanup' : 'after the swap'
+          ]++;
+          expected = target;
+        }
+        expect(found ?? present).toBe(expected);
+        // The next, normal build of what should be there finds every file intact (nothing to
+        // write or remove: all hard-linked; read first when the kill left no stat cache that
+        // matches) and leaves nothing beside the site but its stat cache.
+        expect(await buildFully(expected, out)).toMatchObject({ written: 0, removed: 0 });
+        expect(await siteLeftovers(out)).toEqual([]);
+        // ...and leaves a stat cache that matches the site: the build after it checks every file by lstat and writes nothing.
+        expect((await cli(root, ...buildArgs(expected, out))).stdout).toMatch(
+          /its files are as built: nothing to write/,
+        );
+        if (!found) expect(await wholeVersion(out)).toBe(expected);
+        present = expected;
       }
-      expect(found ?? present).toBe(expected);
-      // The next, normal build of what should be there finds every file intact (nothing to
-      // write or remove: all hard-linked; read first when the kill left no stat cache that
-      // matches) and leaves nothing beside the site but its stat cache.
-      expect(await buildFully(expected, out)).toMatchObject({ written: 0, removed: 0 });
-      expect(await siteLeftovers(out)).toEqual([]);
-      // ...and leaves a stat cache that matches the site: the build after it checks every file by lstat and writes nothing.
-      expect((await cli(root, ...buildArgs(expected, out))).stdout).toMatch(/its files are as built: nothing to write/);
-      if (!found) expect(await wholeVersion(out)).toBe(expected);
-      present = expected;
-    }
-    console.log(
-      `build killed ${KILLS} times (assembling ~${Math.round(phases.assembling)} ms, cleanup ~${Math.round(phases.cleanup)} ms):`,
-      tally,
-    );
-    expect(tally['before the swap']).toBeGreaterThan(0);
-    expect(tally['after the swap'] + tally['after the swap, before cleanup']).toBeGreaterThan(0);
-    // About 30 builds.
-  }, 600_000);
+      console.log(
+        `build killed ${KILLS} times (assembling ~${Math.round(phases.assembling)} ms, cleanup ~${Math.round(phases.cleanup)} ms):`,
+        tally,
+      );
+      expect(tally['before the swap']).toBeGreaterThan(0);
+      expect(tally['after the swap'] + tally['after the swap, before cleanup']).toBeGreaterThan(0);
+      // About 30 builds.
+    },
+    600_000,
+  );
 });
 
 describe('two builds of one site at once never interleave', () => {

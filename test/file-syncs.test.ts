@@ -44,7 +44,7 @@ describe('FileSyncs', () => {
     const syncs = new FileSyncs(limit);
     const handed = files();
     for (const { fd, path } of handed) {
-      await syncs.room();
+      await syncs.room(1);
       syncs.add(fd, path);
     }
     const outcome = await syncs.settled().then(
@@ -56,14 +56,33 @@ describe('FileSyncs', () => {
     await expect(syncs.settled()).resolves.toBeUndefined();
   });
 
+  it('room() lets in one waiter per file synced: never more than `limit` files at once', async () => {
+    const syncs = new FileSyncs(1);
+    const a = written();
+    await syncs.room(1);
+    syncs.add(a.fd, a.path);
+    let second = false;
+    const first = syncs.room(1);
+    const other = syncs.room(1).then(() => (second = true));
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(second).toBe(false);
+    syncs.release(1);
+    await other;
+    syncs.release(1);
+    await syncs.settled();
+  });
+
   it('room() waits while `limit` files wait for their sync', async () => {
     const syncs = new FileSyncs(2);
     const [a, b] = [written(), written()];
+    await syncs.room(2);
     syncs.add(a.fd, a.path);
     syncs.add(b.fd, b.path);
-    await syncs.room();
+    await syncs.room(1);
     // Room is made by a file synced, and closed.
     expect([a.fd, b.fd].filter(isOpen).length).toBeLessThan(2);
+    syncs.release(1);
     await syncs.settled();
   });
 });

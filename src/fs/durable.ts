@@ -6,9 +6,12 @@ import { runBounded } from './run-bounded.js';
 // Without them a power loss (not a kill) can bring back a renamed tree whose files are empty or
 // missing: the file system may commit a rename before the data of the files it publishes.
 
-/** Makes a file's bytes durable (fdatasync). Opened for writing: Windows flushes no file opened read-only. */
+/**
+ * Makes a file's bytes durable (fdatasync). Opened for reading (a copy of someone's read-only file
+ * is synced too), but on Windows, which flushes no file opened read-only.
+ */
 export async function syncFile(path: string): Promise<void> {
-  const handle = await open(path, 'r+');
+  const handle = await open(path, process.platform === 'win32' ? 'r+' : 'r');
   try {
     await handle.datasync();
   } finally {

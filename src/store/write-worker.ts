@@ -25,8 +25,8 @@ export interface WriterData {
   readonly slotBytes: number;
   /** How the `.gz`/`.br` of jobs that ask for them are made (null: none are). */
   readonly level: CompressionLevel | null;
-  /** Whether each file is synced to disk (fdatasync) before `settle` resolves. */
-  readonly sync: boolean;
+  /** How many files may wait for their sync to disk (fdatasync) at once; 0: none is synced. */
+  readonly syncing: number;
 }
 
 /** write-pool.ts and a writer thread: a job in, the inode, size and mtime of each file written out. */
@@ -40,42 +40,51 @@ export interface WriterProtocol {
 }
 
 const parent = parentChannel<WriterProtocol>();
-const { memory, slotBytes, level, sync } = parent.data;
+const { memory, slotBytes, level, syncing } = parent.data;
 const made = new Set<string>();
-// Files written, not yet synced: each an open file (two writers keep libuv's four threads busy).
-const syncs = new FileSyncs(64);
+// Files written, not yet synced, each an open file: at most `syncing` (one job's, if more).
+const syncs = new FileSyncs(syncing);
+// Files of the job being written handed to `syncs` (a job runs whole once it has room).
+let handed = 0;
 
 parent.handle('write', async (job) => {
-  await syncs.room();
-  const bytes = new Uint8Array(memory, job.slot * slotBytes, job.length);
-  const dir = dirname(job.path);
-  if (!made.has(dir)) {
-    mkdirSync(dir, { recursive: true });
-    made.add(dir);
+  const files = job.compress && level ? 3 : 1;
+  if (syncing) await syncs.room(files);
+  handed = 0;
+  try {
+    const bytes = new Uint8Array(memory, job.slot * slotBytes, job.length);
+    const dir = dirname(job.path);
+    if (!made.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      made.add(dir);
+    }
+    const stats = writeNewSync(job.path, bytes);
+    if (job.compress && level) {
+      const [gz, br] = compressPage(bytes, level);
+      stats.push(...writeNewSync(`${job.path}.gz`, gz), ...writeNewSync(`${job.path}.br`, br));
+    }
+    return stats;
+  } finally {
+    if (syncing) syncs.release(files - handed);
   }
-  const stats = writeNewSync(job.path, bytes);
-  if (job.compress && level) {
-    const [gz, br] = compressPage(bytes, level);
-    stats.push(...writeNewSync(`${job.path}.gz`, gz), ...writeNewSync(`${job.path}.br`, br));
-  }
-  return stats;
 });
 
 parent.handle('settle', () => syncs.settled());
 
-/** Creates `path` (it must not exist) holding `bytes`, closed (synced first, behind, if `sync`); returns its inode, size, mtime and ctime. */
+/** Creates `path` (it must not exist) holding `bytes`, closed (synced first, behind, if `syncing`); returns its inode, size, mtime and ctime. */
 function writeNewSync(path: string, bytes: Uint8Array): number[] {
   const fd = openSync(path, 'wx');
-  let handed = false;
+  let kept = false;
   try {
     for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
     const { ino, size, mtimeMs, ctimeMs } = fstatSync(fd);
-    if (sync) {
+    if (syncing) {
       syncs.add(fd, path);
-      handed = true;
+      handed++;
+      kept = true;
     }
     return [ino, size, mtimeMs, ctimeMs];
   } finally {
-    if (!handed) closeSync(fd);
+    if (!kept) closeSync(fd);
   }
 }
