@@ -33,6 +33,7 @@ const UNIT = [
   'all-page-reader',
   'architecture',
   'body-sink',
+  'handed-parts',
   'browsable',
   'byte-pool',
   'bytes',

@@ -9,11 +9,15 @@
 //     answer (its one-time reads made);
 //   - per request: each answer's highest value against the warmed instance's baseline, the lowest
 //     value seen between answers (a 30 ms pause after each); the largest and the median.
-// Variants run in turn, round after round, so that a neighbour's load hits them alike. Every answer
-// must be a 200 of the same bytes (the first and the last hashed). Memory is not latency: this may
-// run on a loaded machine, but it loads one core for its duration.
+// Each is also read for V8's heap and the external memory (array buffers' bytes) apart, and for the
+// process's RSS (/proc/PID/status, read by this script every 10 ms): all the isolate's memory and
+// Deno's own (Rust's buffers, the allocator's free pages). --concurrent N: each answer is N of the
+// query asked at once (on N connections), the figures per such step. Variants run in turn, round
+// after round, so that a neighbour's load hits them alike. Every answer must be a 200 of the same
+// bytes (the first and the last hashed). Memory is not latency: this may run on a loaded machine,
+// but it loads one core for its duration.
 //
-//   node scripts/bench-deno-memory.mjs --site DIR [--answers 60,200] [--rounds 2] [--query Q] [--variants defaults,command]
+//   node scripts/bench-deno-memory.mjs --site DIR [--answers 60,200] [--rounds 2] [--query Q] [--variants defaults,command] [--concurrent N]
 //
 // DIR: a built site (e.g. bench-data/cities-140k.json built with --orderings default); the Deno
 // project is written beside it, in DIR/../bench-deno-memory/. Default query: every city on one page.
@@ -26,7 +30,6 @@ import { parseArgs } from 'node:util';
 import { lib } from './bench/edge-lib.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const { values: opts } = parseArgs({
   options: {
     site: { type: 'string' },
@@ -34,8 +37,11 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string', default: '2' },
     query: { type: 'string', default: 'page_size=1000000' },
     variants: { type: 'string', default: 'defaults,command' },
+    concurrent: { type: 'string', default: '1' },
   },
 });
+const CONCURRENT = Number(opts.concurrent);
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENT });
 if (!opts.site) throw new Error('--site DIR: a built site (see the header)');
 const site = resolve(opts.site);
 const out = join(dirname(site), 'bench-deno-memory');
@@ -46,10 +52,12 @@ const project = await writeEdgeProject('deno', site, out);
 // holding the event loop keeps deno serve from exiting on SIGTERM).
 writeFileSync(
   join(out, 'bench-memory.js'),
-  `import server from './main.js';\nimport { getHeapSpaceStatistics } from 'node:v8';\nDeno.unrefTimer(setInterval(() => { const m = Deno.memoryUsage(); const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space'); console.log('M ' + (m.heapUsed + m.external) + ' ' + young.space_size); }, 10));\nexport default server;\n`,
+  `import server from './main.js';\nimport { getHeapSpaceStatistics } from 'node:v8';\nDeno.unrefTimer(setInterval(() => { const m = Deno.memoryUsage(); const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space'); console.log('M ' + (m.heapUsed + m.external) + ' ' + young.space_size + ' ' + m.heapUsed + ' ' + m.external); }, 10));\nexport default server;\n`,
 );
 
-console.log(`deno serve, ?${opts.query}, ${opts.rounds} rounds; load ${loadavg()}`);
+console.log(
+  `deno serve, ?${opts.query}${CONCURRENT > 1 ? `, ${CONCURRENT} at once` : ''}, ${opts.rounds} rounds; load ${loadavg()}`,
+);
 console.log(`  the command: ${project.deploy}`);
 for (let round = 1; round <= Number(opts.rounds); round++)
   for (const answers of opts.answers.split(',').map(Number))
@@ -68,24 +76,34 @@ async function inARow(variant, answers) {
     const cpu = server.cpu();
     for (let i = 0; i < answers; i++) {
       const start = performance.now();
-      const got = await get(server.url, i === 0 || i === answers - 1);
+      const hash = i === 0 || i === answers - 1;
+      const all = await Promise.all(Array.from({ length: CONCURRENT }, () => get(server.url, hash)));
       marks.push([start, performance.now()]);
-      if (got.status !== 200) throw new Error(`?${opts.query}: ${got.status}`);
-      if (i === 0) first = got;
-      else if (got.hash && got.hash !== first.hash) throw new Error(`?${opts.query}: answer ${i + 1} differs`);
+      for (const got of all) {
+        if (got.status !== 200) throw new Error(`?${opts.query}: ${got.status}`);
+        first ??= got;
+        if (got.hash && got.hash !== first.hash) throw new Error(`?${opts.query}: answer ${i + 1} differs`);
+      }
       await new Promise((r) => setTimeout(r, 30));
     }
-    const cpuEach = (server.cpu() - cpu) / answers;
-    const { samples } = server;
-    const within = (from, to) => samples.filter(([t]) => t >= from && t < to).map(([, v]) => v);
-    const gap = (i) => within(marks[i][1], marks[i + 1]?.[0] ?? Number.POSITIVE_INFINITY);
-    const afterFirst = Math.min(...gap(0));
-    const baseline = Math.min(...marks.map((_, i) => Math.min(...gap(i))));
-    const peaks = marks.slice(1).map(([from, to]) => Math.max(...within(from, to + 30)));
+    const cpuEach = (server.cpu() - cpu) / (answers * CONCURRENT);
+    const { samples, rss } = server;
+    // A reading's peak against the lowest value after the first answer, and the lowest between answers.
+    const figures = (series, k) => {
+      const within = (from, to) => series.filter(([t]) => t >= from && t < to).map((sample) => sample[k]);
+      const gap = (i) => within(marks[i][1], marks[i + 1]?.[0] ?? Number.POSITIVE_INFINITY);
+      const peaks = marks.slice(1).map(([from, to]) => Math.max(...within(from, to + 30)));
+      const baseline = Math.min(...marks.map((_, i) => Math.min(...gap(i))));
+      return { peak: Math.max(...peaks) - Math.min(...gap(0)), peaks, baseline };
+    };
+    const isolate = figures(samples, 1);
+    const [heap, external, resident] = [figures(samples, 3), figures(samples, 4), figures(rss, 1)];
     const young = samples.at(-1)[2];
     return [
-      `peak +${mb(Math.max(...peaks) - afterFirst)} against the first answer's`,
-      `per request +${mb(Math.max(...peaks) - baseline)} max, +${mb(median(peaks) - baseline)} median above the lowest between answers (${mb(baseline)})`,
+      `peak +${mb(isolate.peak)} against the first answer's`,
+      `per request +${mb(Math.max(...isolate.peaks) - isolate.baseline)} max, +${mb(median(isolate.peaks) - isolate.baseline)} median above the lowest between answers (${mb(isolate.baseline)})`,
+      `heap peak +${mb(heap.peak)}, external +${mb(external.peak)}`,
+      `RSS peak +${mb(resident.peak)} against the first answer's (${mb(resident.baseline)} lowest)`,
       `V8 new space ${mb(young)} at the end`,
       `CPU ${Math.round(cpuEach)} ms an answer`,
       `${mb(first.bytes)} ${first.hash}`,
@@ -112,14 +130,22 @@ async function serve(v8Defaults) {
     },
   );
   const samples = [];
+  // The process's RSS every 10 ms (VmRSS, kB).
+  const rss = [];
+  const reading = setInterval(() => {
+    try {
+      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1];
+      if (kb) rss.push([performance.now(), Number(kb) * 1024]);
+    } catch {}
+  }, 10);
   let pending = '';
   const url = await new Promise((resolve, reject) => {
     const seen = (data) => {
       const lines = (pending + data).split('\n');
       pending = lines.pop();
       for (const line of lines) {
-        const m = /^M (\d+) (\d+)/.exec(line);
-        if (m) samples.push([performance.now(), Number(m[1]), Number(m[2])]);
+        const m = /^M (\d+) (\d+) (\d+) (\d+)/.exec(line);
+        if (m) samples.push([performance.now(), ...m.slice(1).map(Number)]);
         else if (/Listening on (http:\/\/[^\s/]+)/.test(line)) resolve(/Listening on (http:\/\/[^\s/]+)/.exec(line)[1]);
         else if (line.trim()) process.stderr.write(`deno: ${line}\n`);
       }
@@ -131,12 +157,16 @@ async function serve(v8Defaults) {
   return {
     url,
     samples,
+    rss,
     // The process's user + system CPU in ms (/proc/PID/stat, clock ticks of 10 ms).
     cpu: () => {
       const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
       return (Number(fields[11]) + Number(fields[12])) * 10;
     },
-    stop: () => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM')),
+    stop: () => {
+      clearInterval(reading);
+      return new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM'));
+    },
   };
 }
 

@@ -48,6 +48,11 @@ export class PartPool implements PartSource {
     return this.count;
   }
 
+  /** Whether `part` views an array this pool made (not bytes of another's). */
+  owns(part: Bytes): boolean {
+    return this.made.has(part.buffer);
+  }
+
   /** The array `part` views, free again: its consumer has sent its bytes and holds it no more. Others are ignored. */
   give(part: Bytes): void {
     const { buffer } = part;

@@ -1,6 +1,7 @@
 import type { Bytes } from '../core/bytes.js';
 import type { PartPool } from '../core/envelope-stream.js';
 import { putCopy, keptWhileSent, type PlatformCache } from './edge-cache.js';
+import { HandedParts, type NativeReader } from './handed-parts.js';
 import type { HeaderFields } from './route-types.js';
 
 // A streamed answer's body sent: as a web ReadableStream pulled part by part (its parts then new
@@ -45,17 +46,22 @@ export interface Kept {
   readonly cache: PlatformCache;
 }
 
-/** The answer as a Response, through `sink` where the platform has one; kept while it is sent where `kept` says. */
+/**
+ * The answer as a Response, through `sink` where the platform has one; kept while it is sent where
+ * `kept` says; its pool's parts let go as `native` reader passes them, where the platform has one.
+ */
 export function streamedResponse(
   answer: StreamedAnswer,
   sink: BodySink | undefined,
   kept: Kept | undefined,
   background: (work: Promise<unknown>) => void,
+  native?: NativeReader,
 ): Response {
   const { status, headers, parts, pool } = answer;
   if (!parts) return new Response(null, { status, headers });
   if (!sink) {
-    const response = new Response(readable(parts), { status, headers });
+    const handed = native && pool && new HandedParts(native, (part) => pool.owns(part));
+    const response = new Response(readable(parts, handed), { status, headers });
     return kept ? keptWhileSent(response, kept.key, kept.cache, background) : response;
   }
   const [client, stored] = sink.copies(parts, kept ? 2 : 1, (part) => pool?.give(part), background);
@@ -63,16 +69,33 @@ export function streamedResponse(
   return new Response(client!.readable, { status, headers });
 }
 
-/** Parts as a byte stream, each produced (or read) when the client is ready for it; a cancelled stream stops its source. */
-export function readable(iterator: Iterator<Bytes> | AsyncIterator<Bytes>): ReadableStream<Bytes> {
-  return new ReadableStream<Bytes>({
-    async pull(controller) {
-      const next = await iterator.next();
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
+/**
+ * Parts as a byte stream, each produced (or read) when the client is ready for it; a cancelled
+ * stream stops its source. `handed`: the parts let go as a native reader passes them (handed-parts.ts).
+ */
+export function readable(
+  iterator: Iterator<Bytes> | AsyncIterator<Bytes>,
+  handed?: HandedParts,
+): ReadableStream<Bytes> {
+  return new ReadableStream<Bytes>(
+    {
+      async pull(controller) {
+        // One part queued at most (the high-water mark): 1 - desiredSize of them are.
+        handed?.pulled(1 - (controller.desiredSize ?? 1));
+        const next = await iterator.next();
+        if (next.done) {
+          handed?.ended();
+          controller.close();
+        } else {
+          handed?.handed(next.value);
+          controller.enqueue(next.value);
+        }
+      },
+      async cancel() {
+        handed?.ended();
+        await iterator.return?.();
+      },
     },
-    async cancel() {
-      await iterator.return?.();
-    },
-  });
+    { highWaterMark: 1 },
+  );
 }

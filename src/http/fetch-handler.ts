@@ -9,6 +9,7 @@ import { render } from './render.js';
 import { matchesETag } from '../site/answer-tag.js';
 import { cacheKey, fromCache, keptWhileSent, type PlatformCache } from './edge-cache.js';
 import { streamedResponse, type BodySink, type StreamedAnswer } from './body-sink.js';
+import type { NativeReader } from './handed-parts.js';
 import { apiRequestOf, respond } from './fetch-messages.js';
 import { PartPool } from '../core/envelope-stream.js';
 import { pageFileAnswer, type OpenPageFile } from './page-file.js';
@@ -53,6 +54,12 @@ export interface FetchHandlerOptions {
    * answer's status and headers (page-file.ts); computed where it gives none.
    */
   readonly pageFile?: OpenPageFile | undefined;
+  /**
+   * Whether a streamed body's reader is the platform server's native one, which holds each part's
+   * bytes itself before it reads the next (Deno's): the parts it has passed are then detached
+   * (handed-parts.ts), their bytes freed once sent rather than when the GC runs.
+   */
+  readonly nativeReader?: NativeReader | undefined;
 }
 
 /**
@@ -152,11 +159,12 @@ async function computed(
       : undefined;
   const hit = key && (await cache!.match(key));
   if (hit) return fromCache(hit, false);
-  const answer = await computedAnswer(req, listing, spec, site, tag, options.sink);
+  const answer = await computedAnswer(req, listing, spec, site, tag, options);
   // Kept only when its ETag names the build the key does (a self-hosted rebuild may come between).
   const tagged = answer instanceof Response ? answer.headers.get(header.etag) : answer.headers[header.etag];
   const kept = key && answer.status === 200 && tagged === etag ? { key, cache: cache! } : undefined;
-  if (!(answer instanceof Response)) return streamedResponse(answer, options.sink, kept, background);
+  if (!(answer instanceof Response))
+    return streamedResponse(answer, options.sink, kept, background, options.nativeReader);
   return kept ? keptWhileSent(answer, kept.key, kept.cache, background) : answer;
 }
 
@@ -167,12 +175,13 @@ async function computedAnswer(
   spec: SiteSpec,
   site: LazySiteContext,
   tag: string | undefined,
-  sink: BodySink | undefined,
+  { sink, nativeReader }: Pick<FetchHandlerOptions, 'sink' | 'nativeReader'>,
 ): Promise<Response | StreamedAnswer> {
   const { negotiation } = listing;
   if (site.stream && 'renderer' in negotiation && negotiation.renderer === 'json' && negotiation.indent === null) {
-    // Parts' arrays used again where the platform's sink says when each is sent; else new ones.
-    const pool = sink ? new PartPool() : undefined;
+    // Parts' arrays used again where the platform's sink says when each is sent; else new ones
+    // (a pool's where a native reader may have them detached: only the arrays it made are).
+    const pool = sink || nativeReader ? new PartPool() : undefined;
     const streamed = await site.stream(listing.pairs, spec.baseUrl, pool);
     const { status, body } = streamed;
     // The ETag of the build the page is read from.

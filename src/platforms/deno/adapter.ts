@@ -4,6 +4,7 @@ import type { OpenedFile } from '../../site/edge-blocks.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
 import { pageCapOptions, type PageCapOptions } from '../page-cap.js';
+import { readByDenoServer } from './native-reader.js';
 import { sitePageFile, type DenoFile, type DenoFileInfo, type DenoPageFiles } from './page-files.js';
 
 export type { DenoFile } from './page-files.js';
@@ -45,7 +46,7 @@ export function denoServer(
   const named: DenoPageFiles | undefined = lstat &&
     realPath && { open: (url) => deno.open(url), lstat: (url) => lstat(url), realPath: (url) => realPath(url) };
   const pageFile = named && ((path: string) => sitePageFile(named, files, path));
-  return { fetch: createFetchHandler({ site, openapi, pageFile }) };
+  return { fetch: createFetchHandler({ site, openapi, pageFile, nativeReader: readByDenoServer }) };
 }
 
 /** A Deno file as an OpenedFile: its reads one after the other, none of their bytes kept once handed out. */
