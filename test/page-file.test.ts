@@ -65,7 +65,16 @@ type MemoryDeno = ReturnType<typeof memoryDeno>;
 
 /** Deno's namespace over files in memory (the site at /site/), counting opens, closes and reads of blocks. */
 function memoryDeno(start: Map<string, Uint8Array>, twist: Twist = {}) {
-  const state = { files: start, version: 1, opened: [] as string[], closed: [] as string[], blocks: 0 };
+  const state = {
+    files: start,
+    version: 1,
+    opened: [] as string[],
+    closed: [] as string[],
+    blocks: 0,
+    // Where the site's directory really is, and the paths realPath was asked.
+    root: '/site',
+    realPaths: [] as string[],
+  };
   const pathOf = (url: URL) => decodeURIComponent(url.pathname).replace(/^\/site\//, '');
   const ino = (path: string) => [...state.files.keys()].indexOf(path) + 100 * state.version;
   const bytesOf = (path: string) => {
@@ -75,9 +84,11 @@ function memoryDeno(start: Map<string, Uint8Array>, twist: Twist = {}) {
   };
   const deno = {
     state,
-    rebuild(files: Map<string, Uint8Array>) {
+    /** A new build; `root`: the site's directory now a link to there. */
+    rebuild(files: Map<string, Uint8Array>, root = state.root) {
       state.files = files;
       state.version++;
+      state.root = root;
     },
     readFile: async (url: URL) => bytesOf(pathOf(url)),
     stat: async (url: URL) => ({ ino: state.version, mtime: new Date(0), size: bytesOf(pathOf(url)).length }),
@@ -142,17 +153,17 @@ function memoryDeno(start: Map<string, Uint8Array>, twist: Twist = {}) {
     },
     realPath: async (url: URL) => {
       const path = pathOf(url).replace(/\/$/, '');
+      state.realPaths.push(path);
       return twist.linkedDir && path.startsWith(twist.linkedDir)
         ? `/elsewhere/${path}`
-        : `/site${path ? `/${path}` : ''}`;
+        : `${state.root}${path ? `/${path}` : ''}`;
     },
   };
   if (twist.noLstat) return { ...deno, lstat: undefined, realPath: undefined };
   return deno;
 }
 
-async function answer(deno: DenoFiles, query: string, init: RequestInit = {}) {
-  const server = denoServer({ settings: SETTINGS }, deno, new URL('file:///site/'));
+async function answer(deno: DenoFiles, query: string, init: RequestInit = {}, server = serverOf(deno)) {
   const response = await server.fetch(new Request(`${BASE}/cities/?${query}`, init));
   return {
     status: response.status,
@@ -160,6 +171,8 @@ async function answer(deno: DenoFiles, query: string, init: RequestInit = {}) {
     body: Buffer.from(await response.arrayBuffer()).toString(),
   };
 }
+
+const serverOf = (deno: DenoFiles) => denoServer({ settings: SETTINGS }, deno, new URL('file:///site/'));
 
 /** The answer computed from the edge files alone (no page file in the site). */
 const computed = (query: string, files = build(INDEX, TAG, SETTINGS, [])) => answer(memoryDeno(files), query);
@@ -171,6 +184,29 @@ describe("Deno: a covered query answered with its page file's stream", () => {
     expect(got.status).toBe(200);
     expect(got).toEqual(await computed(query));
     expect(deno.state).toMatchObject({ blocks: 0, opened: [expect.any(String)], closed: deno.state.opened });
+  });
+
+  it("three covered answers of one build: the site's real path looked up once, each page's directory each time", async () => {
+    const deno = memoryDeno(build(INDEX, TAG));
+    const server = serverOf(deno);
+    for (const query of ['page=2', 'page_size=20&page=2', 'ordering=-name_en&page=3'])
+      expect(await answer(deno, query, {}, server)).toEqual(await computed(query));
+    expect(deno.state.blocks).toBe(0);
+    expect(deno.state.realPaths.filter((path) => path === '')).toHaveLength(1);
+    expect(deno.state.realPaths.filter((path) => path !== '')).toHaveLength(3);
+  });
+
+  it("the site rebuilt and moved (its directory replaced by a link elsewhere): the new build's file sent, the site looked up again", async () => {
+    const other = indexOf(23, (i) => `M${i % 3}`);
+    const deno = memoryDeno(build(INDEX, TAG));
+    const server = serverOf(deno);
+    await answer(deno, 'page=2', {}, server);
+    deno.rebuild(build(other, 'ffeeddccbbaa9988'), '/data/site-2');
+    const got = await answer(deno, 'page=2', {}, server);
+    expect(got).toEqual(await computed('page=2', build(other, 'ffeeddccbbaa9988', SETTINGS, [])));
+    // Sent from its file: the site's real path of before would have the page's directory outside it (computed).
+    expect(deno.state).toMatchObject({ blocks: 0, opened: [expect.any(String), expect.any(String)] });
+    expect(deno.state.realPaths.filter((path) => path === '')).toHaveLength(2);
   });
 
   it.each<[string, string, RequestInit | 'its etag']>([

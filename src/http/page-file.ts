@@ -21,8 +21,8 @@ export interface PageFile {
   close(): void;
 }
 
-/** Opens a site file by its path in the site (`cities/...`): null or a rejection where it cannot be sent. */
-export type OpenPageFile = (path: string) => Promise<PageFile | null>;
+/** Opens a site file by its path in the site (`cities/...`) as a file of the build `tag` names: null or a rejection where it cannot be sent. */
+export type OpenPageFile = (path: string, tag: string) => Promise<PageFile | null>;
 
 /** How long a page file's open, then its head, may take before the page is computed instead (a FIFO, a hung mount). */
 export const PAGE_FILE_MS = 2_000;
@@ -43,7 +43,7 @@ export async function pageFileAnswer(
 ): Promise<Response | null> {
   const frame = listingFrame(spec.count, listing.pairs, spec.baseUrl);
   // A file opened too late is closed as it comes.
-  const file = frame && (await inTime(open(path), (late) => late?.close()).catch(() => null));
+  const file = frame && (await inTime(open(path, tag), (late) => late?.close()).catch(() => null));
   if (!frame || !file) return null;
   try {
     const head = utf8(envelopeHead(spec.count, frame.next, frame.previous));

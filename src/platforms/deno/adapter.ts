@@ -5,7 +5,7 @@ import { createFetchHandler } from '../../http/fetch-handler.js';
 import { edgeSite, type EdgeProjectData } from '../../http/edge-site.js';
 import { pageCapOptions, type PageCapOptions } from '../page-cap.js';
 import { readByDenoServer } from './native-reader.js';
-import { sitePageFile, type DenoFile, type DenoFileInfo, type DenoPageFiles } from './page-files.js';
+import { sitePageFile, siteRoot, type DenoFile, type DenoFileInfo, type DenoPageFiles } from './page-files.js';
 
 export type { DenoFile } from './page-files.js';
 
@@ -45,7 +45,9 @@ export function denoServer(
   const { lstat, realPath } = deno;
   const named: DenoPageFiles | undefined = lstat &&
     realPath && { open: (url) => deno.open(url), lstat: (url) => lstat(url), realPath: (url) => realPath(url) };
-  const pageFile = named && ((path: string) => sitePageFile(named, files, path));
+  // The site's real path looked up once per build, each page's directory's per request.
+  const root = named && siteRoot(named, files);
+  const pageFile = named && ((path: string, tag: string) => sitePageFile(named, files, path, root!(tag)));
   return { fetch: createFetchHandler({ site, openapi, pageFile, nativeReader: readByDenoServer }) };
 }
 

@@ -31,20 +31,42 @@ export interface DenoPageFiles {
   realPath(path: URL): Promise<string>;
 }
 
-/** The file at `path` in the site `files` (a URL ending in /), or null (closed) where it is not the site's own file. */
-export async function sitePageFile(deno: DenoPageFiles, files: URL, path: string): Promise<PageFile | null> {
+/**
+ * The real path of the site `files`, looked up once per build (`tag`, the edge index's): a rebuild
+ * that moves the site (its directory replaced by a link elsewhere) is looked up again. A stale one
+ * never lets a file through: the page's directory would not be found inside it (computed instead).
+ */
+export function siteRoot(deno: Pick<DenoPageFiles, 'realPath'>, files: URL): (tag: string) => Promise<string> {
+  let last: { readonly tag: string; readonly root: Promise<string> } | undefined;
+  return (tag) => {
+    if (last?.tag === tag) return last.root;
+    const root = deno.realPath(files);
+    last = { tag, root };
+    // A failed lookup is not kept.
+    root.catch(() => last?.root === root && (last = undefined));
+    return root;
+  };
+}
+
+/** The file at `path` in the site `files` (a URL ending in /, whose real path is `root`), or null (closed) where it is not the site's own file. */
+export async function sitePageFile(
+  deno: DenoPageFiles,
+  files: URL,
+  path: string,
+  root: Promise<string>,
+): Promise<PageFile | null> {
   const url = new URL(path, files);
   const dir = path.slice(0, path.lastIndexOf('/'));
   const file = await deno.open(url);
   try {
-    const [own, named, root, real] = await Promise.all([
+    const [own, named, real] = await Promise.all([
       file.stat(),
       deno.lstat(url),
-      deno.realPath(files),
       deno.realPath(new URL(`${dir}/`, files)),
     ]);
     // The path names the file opened (not a link to it, nor replaced since), in the site's own directories.
-    const inside = dir === '' ? real === root : real === `${root.replace(/\/$/, '')}/${dir}`;
+    const site = await root;
+    const inside = dir === '' ? real === site : real === `${site.replace(/\/$/, '')}/${dir}`;
     // `readable` asked for once the head is read (Deno makes its stream then: the head's reads come first).
     const streams = 'readable' in file;
     // A link's lstat is the link's own inode, never its target's.
