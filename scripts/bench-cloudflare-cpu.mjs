@@ -71,19 +71,33 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(' ');
 
-/** The workerd process started last by this process (wrangler's dev server starts the Worker's own at its first request). */
-function newestWorkerd(known) {
-  const pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p) && !known.has(Number(p)));
-  return pids
+/**
+ * The workerd processes of this process's tree, live (not ended, nor a zombie not yet reaped), each
+ * with its command line: wrangler's dev server runs two a Worker (its proxy's, then the Worker's).
+ */
+function liveWorkerds() {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
     .map(Number)
-    .filter((p) => {
+    .flatMap((pid) => {
       try {
-        return readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'workerd' && isDescendant(p);
+        if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'workerd' || !isDescendant(pid)) return [];
+        const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[0];
+        return state === 'Z' || state === 'X' ? [] : [{ pid, command: readFileSync(`/proc/${pid}/cmdline`, 'utf8') }];
       } catch {
-        return false;
+        return [];
       }
-    })
-    .sort((a, b) => b - a)[0];
+    });
+}
+/**
+ * The Worker's workerd found again before each answer: Miniflare ends it and starts another when its
+ * config changes (the second Worker's start restarts the first's), with the same command line (its
+ * --external-addr names the Miniflare's own loopback port), so the live one of that command line.
+ */
+function workerdOf(command) {
+  const found = liveWorkerds().filter((w) => w.command === command);
+  if (found.length !== 1) throw new Error(`${found.length} live workerd processes run the Worker (${command})`);
+  return found[0].pid;
 }
 function isDescendant(pid) {
   for (let p = pid; p > 1; ) {
@@ -104,25 +118,33 @@ async function workerdRuntime(site, i) {
       .filter((p) => /^\d+$/.test(p))
       .map(Number),
   );
+  // Each its own name (both projects say cities-api) and no watching: two dev servers of one name
+  // in one process restarted each other's workerd (and one's bundle failed: its temporary entry gone).
   const worker = await unstable_startWorker({
+    name: `cities-api-${i}`,
     config: join(out, 'wrangler.jsonc'),
-    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error' },
+    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'error', watch: false },
   });
   await worker.ready;
   const url = (await worker.url).origin;
   // An asset first: the Worker's workerd starts, but its edge source reads nothing yet.
   await (await fetch(`${url}/openapi.json`)).arrayBuffer();
-  const pid = newestWorkerd(before);
-  if (!pid) throw new Error('no workerd process found');
+  // The Worker's: the newest workerd started since (the proxy's starts first).
+  const started = liveWorkerds().filter((w) => !before.has(w.pid));
+  const own = started.sort((a, b) => b.pid - a.pid)[0];
+  if (!own) throw new Error('no workerd process found');
   return {
     name: 'workerd',
     async ask(q) {
-      const cpu = schedOf(pid).ran;
+      const pid = workerdOf(own.command);
+      const cpu = schedOf(pid)?.ran;
       const t = performance.now();
       const response = await fetch(`${url}/cities/?${q}`);
       const body = Buffer.from(await response.arrayBuffer());
       const wall = performance.now() - t;
-      return { status: response.status, etag: response.headers.get('etag'), body, wall, cpu: schedOf(pid).ran - cpu };
+      const after = schedOf(pid)?.ran;
+      if (cpu === undefined || after === undefined) throw new Error(`the Worker's workerd (${pid}) ended during ?${q}`);
+      return { status: response.status, etag: response.headers.get('etag'), body, wall, cpu: after - cpu };
     },
     async stop() {
       await worker.dispose();
