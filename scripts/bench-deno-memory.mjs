@@ -17,7 +17,7 @@
 // bytes (the first and the last hashed). Memory is not latency: this may run on a loaded machine,
 // but it loads one core for its duration.
 //
-//   node scripts/bench-deno-memory.mjs --site DIR [--answers 60,200] [--rounds 2] [--query Q] [--variants defaults,command] [--concurrent N]
+//   node scripts/bench-deno-memory.mjs --site DIR [--answers 60,200] [--rounds 2] [--query Q] [--variants defaults,command,--FLAG=X] [--concurrent N]
 //
 // DIR: a built site (e.g. bench-data/cities-140k.json built with --orderings default); the Deno
 // project is written beside it, in DIR/../bench-deno-memory/. Default query: every city on one page.
@@ -68,7 +68,7 @@ for (let round = 1; round <= Number(opts.rounds); round++)
 
 /** N answers in a row from a fresh server: the figures as one line. */
 async function inARow(variant, answers) {
-  const server = await serve(variant === 'defaults');
+  const server = await serve(variant);
   const load = loadavg();
   try {
     const marks = [];
@@ -114,11 +114,13 @@ async function inARow(variant, answers) {
   }
 }
 
-/** deno serve of the project: as its command says, or without its --v8-flags (V8's defaults). */
-async function serve(v8Defaults) {
+/** deno serve of the project: as its command says (command), without its --v8-flags (defaults: V8's), or with V8 flags of the variant's own (e.g. --max-heap-size=512: an isolate sized as Deno Deploy's). */
+async function serve(variant) {
+  const flags = variant.startsWith('--') ? `--v8-flags=${variant}` : undefined;
   const [, command, ...args] = project.deploy
     .split(' ')
-    .filter((arg) => !(v8Defaults && arg.startsWith('--v8-flags=')));
+    .map((arg) => (flags && arg.startsWith('--v8-flags=') ? flags : arg))
+    .filter((arg) => !(variant === 'defaults' && arg.startsWith('--v8-flags=')));
   args[args.length - 1] = 'bench-memory.js';
   const child = spawn(
     join(ROOT, 'node_modules', '.bin', 'deno'),

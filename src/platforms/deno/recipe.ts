@@ -27,17 +27,15 @@ export const DENO_LIMITS: readonly PlatformLimit[] = [
 ];
 
 /**
- * V8's flags in the command that serves the project. The dead parts of a streamed computed answer (64 KiB
- * arrays Deno's server has sent: no Deno API says when, so they cannot be written again) are
- * collected with the young generation: when it fills with the answers' objects on V8's heap, or
- * when the young arrays' bytes reach twice V8's default largest semi-space. V8 grows the young
- * generation as what survives its collections adds up (to 32 MB a semi-space on a 24 GB machine):
- * at 140k cities, 200 answers of every city in a row
- * stood +88-91 MB above the server's baseline (heap + external), 1,400 of 10,000 cities +88-90 MB;
- * capped at 2 MB, +10-23 MB, at the same CPU per answer (docs/deno.md). Nothing in the answer's
- * code was found to bound it otherwise. A Deno Deploy deployment (an entry point, not this
- * command) runs with V8's defaults. A page sent from its file (http/page-file.ts) makes no parts:
- * +1.8-2.5 MB over 200 answers of every city, flag or not.
+ * V8's flags in the command that serves the project: V8's young generation capped at 2 MB a
+ * semi-space. A streamed computed answer's parts are detached once Deno's server has them
+ * (http/handed-parts.ts: their bytes freed as sent); what is left above the server's baseline is
+ * the young generation's dead objects, which V8 grows to 32 MB a semi-space on a 24 GB machine
+ * (a 4 GB heap limit). At 140k cities, 200 answers of every city in a row (computed) stood +34.6 MB
+ * above the first answer's (heap + external) with V8's defaults (+91.5 MB before the parts were
+ * detached), +19.2 MB with this flag, at the same CPU per answer (docs/deno.md). A Deno Deploy
+ * deployment (an entry point, not this command) runs with V8's defaults. A page sent from its file
+ * (http/page-file.ts) makes no parts: +1.8-2.5 MB over 200 answers of every city, flag or not.
  */
 export const DENO_V8_FLAGS = '--max-semi-space-size=2';
 
