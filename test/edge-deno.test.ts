@@ -315,7 +315,9 @@ describe.skipIf(!available)('computed pages under deno serve: their parts let go
   // to ~64 MB of external memory before V8 collected them (70 MB a page of every city at 140k
   // cities: +89-97 MB above the baseline). Detached once passed, their bytes are freed as sent.
   const QUERY = 'ordering=-name_en&page_size=100000';
+  const ONE_BYTE = 'ordering=-name_en&page_size=1000&page=3';
   let server: Awaited<ReturnType<typeof denoServe>>;
+  let expectedOf: (query: string) => Buffer;
   let expected: Buffer;
   beforeAll(async () => {
     const dir = join(root, 'parts');
@@ -333,7 +335,8 @@ describe.skipIf(!available)('computed pages under deno serve: their parts let go
       compression: 'none',
     });
     const index = new CityIndex(CityTable.fromCities(cities), 'locale');
-    expected = Buffer.from(bodyBytes(answerListing(index, parseQuery(QUERY), baseUrl).body));
+    expectedOf = (query) => Buffer.from(bodyBytes(answerListing(index, parseQuery(query), baseUrl).body));
+    expected = expectedOf(QUERY);
     const project = await writeEdgeProject('deno', site, join(dir, 'deno'));
     // The entry with the isolate's memory at /_memory (as cities-api's Deno memory benchmark reads it).
     await writeFile(
@@ -350,10 +353,10 @@ describe.skipIf(!available)('computed pages under deno serve: their parts let go
   afterAll(() => server?.stop());
 
   /** The page read by a client that stalls `stall` ms after its headers, then takes a burst every `every` ms. */
-  const read = (stall: number, every: number) =>
+  const read = (stall: number, every: number, query = QUERY) =>
     new Promise<Buffer>((resolve, reject) => {
       http
-        .get(`${server.url}/cities/?${QUERY}`, (response) => {
+        .get(`${server.url}/cities/?${query}`, (response) => {
           const got: Buffer[] = [];
           response.pause();
           const take = () => {
@@ -385,6 +388,29 @@ describe.skipIf(!available)('computed pages under deno serve: their parts let go
     },
     120_000,
   );
+
+  it('a client reading one byte a tick (a page of 1,000 cities): answerListing’s bytes', async () => {
+    const answer = await new Promise<Buffer>((resolve, reject) => {
+      http
+        .get(`${server.url}/cities/?${ONE_BYTE}`, (response) => {
+          const got: number[] = [];
+          response.pause();
+          const take = () => {
+            const byte = response.read(1) as Buffer | null;
+            if (byte) got.push(byte[0]!);
+            if (response.readableEnded) resolve(Buffer.from(got));
+            else setImmediate(take);
+          };
+          response.on('end', () => resolve(Buffer.from(got)));
+          response.on('error', reject);
+          take();
+        })
+        .on('error', reject);
+    });
+    // More than four parts of 64 KiB.
+    expect(expectedOf(ONE_BYTE).length).toBeGreaterThan(4 * 65536);
+    expect(answer.equals(expectedOf(ONE_BYTE))).toBe(true);
+  }, 120_000);
 
   it("12 answers in a row with V8's defaults: the external memory (their parts) never 16 MB above the first's", async () => {
     const external = async () =>
