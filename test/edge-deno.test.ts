@@ -338,10 +338,28 @@ describe.skipIf(!available)('computed pages under deno serve: their parts let go
     expectedOf = (query) => Buffer.from(bodyBytes(answerListing(index, parseQuery(query), baseUrl).body));
     expected = expectedOf(QUERY);
     const project = await writeEdgeProject('deno', site, join(dir, 'deno'));
-    // The entry with the isolate's memory at /_memory (as cities-api's Deno memory benchmark reads it).
+    // The entry with the isolate's memory at /_memory (as cities-api's Deno memory benchmark reads
+    // it); a request with `x-tee` has its answer's body teed (ReadableStream.tee(): both branches
+    // are given the same parts, not copies), one branch read whole in JavaScript as Deno sends the
+    // other, its bytes then at /_teed.
     await writeFile(
       join(project.out, 'memory.js'),
-      "import server from './main.js';\nexport default { fetch: (r) => new URL(r.url).pathname === '/_memory' ? Response.json(Deno.memoryUsage()) : server.fetch(r) };\n",
+      [
+        "import server from './main.js';",
+        'let teed = Promise.resolve(new ArrayBuffer(0));',
+        'export default {',
+        '  async fetch(r) {',
+        '    const path = new URL(r.url).pathname;',
+        "    if (path === '/_memory') return Response.json(Deno.memoryUsage());",
+        "    if (path === '/_teed') return new Response(await teed);",
+        '    const answer = await server.fetch(r);',
+        "    if (!r.headers.has('x-tee')) return answer;",
+        '    const [sent, kept] = answer.body.tee();',
+        '    teed = new Response(kept).arrayBuffer();',
+        '    return new Response(sent, answer);',
+        '  },',
+        '};',
+      ].join('\n'),
     );
     // V8's defaults (Deno Deploy's) but a young generation already as large as a busy server's
     // grows to (32 MB a semi-space at 140k cities): the command's --v8-flags replaced.
@@ -410,6 +428,16 @@ describe.skipIf(!available)('computed pages under deno serve: their parts let go
     // More than four parts of 64 KiB.
     expect(expectedOf(ONE_BYTE).length).toBeGreaterThan(4 * 65536);
     expect(answer.equals(expectedOf(ONE_BYTE))).toBe(true);
+  }, 120_000);
+
+  it("a body teed (one branch read whole in JavaScript as Deno's server sends the other): both answerListing's bytes", async () => {
+    const sent = Buffer.from(
+      await (await fetch(`${server.url}/cities/?${QUERY}`, { headers: { 'x-tee': '1' } })).arrayBuffer(),
+    );
+    const teed = Buffer.from(await (await fetch(`${server.url}/_teed`)).arrayBuffer());
+    expect(sent.equals(expected)).toBe(true);
+    expect(teed.length).toBe(expected.length);
+    expect(teed.equals(expected)).toBe(true);
   }, 120_000);
 
   it("12 answers in a row with V8's defaults: the external memory (their parts) never 16 MB above the first's", async () => {

@@ -43,6 +43,12 @@ async function nativeRead(stream: ReadableStream<Uint8Array>, reading: { now: bo
   }
 }
 
+/** A reader recognised from its pull `n` on. */
+function recognisedFrom(n: number): () => boolean {
+  let pulls = 0;
+  return () => ++pulls >= n;
+}
+
 describe("a body's parts let go as the platform's native reader passes them", () => {
   it.each([
     ['recognised', true],
@@ -84,16 +90,9 @@ describe("a body's parts let go as the platform's native reader passes them", ()
 
   it.each<[string, (part: Uint8Array) => boolean, () => boolean, number]>([
     ["parts of another's array", () => false, () => true, 0],
-    [
-      'a reader recognised at its third pull',
-      () => true,
-      (
-        (n) => () =>
-          ++n >= 3
-      )(0),
-      7,
-    ],
-    ['a reader never recognised: nothing kept past its looks', () => true, () => false, 0],
+    // Parts 0 and 1 may have been another reader's (a JavaScript read before the body was handed on).
+    ['a reader recognised at its third pull: the parts before it never let go', () => true, recognisedFrom(3), 5],
+    ['a reader never recognised', () => true, () => false, 0],
   ])('%s', (_, owns, native, most) => {
     const letGo: Uint8Array[] = [];
     const handed = new HandedParts(native, owns, (part) => letGo.push(part));

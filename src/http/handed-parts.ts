@@ -12,7 +12,7 @@ import type { Bytes } from '../core/bytes.js';
 /** What a platform tells: whether a body's reader is its server's native one (asked in a pull). */
 export type NativeReader = () => boolean;
 
-/** How many pulls look for the native reader before a stream stops looking (and keeps nothing). */
+/** How many pulls look for the native reader before a stream stops looking. */
 const LOOKS = 8;
 
 /** Parts handed to a reader, which detaches those it has passed where `native()` recognises it; `owns`: parts made for this answer alone. */
@@ -37,17 +37,15 @@ export class HandedParts {
     if (!this.recognised && this.looks > 0) {
       this.looks--;
       this.recognised = this.native();
-      // Never recognised: nothing is kept (the parts are the reader's, as with no platform reader).
-      if (!this.recognised && this.looks === 0) this.held.length = 0;
     }
     if (!this.recognised) return;
     const passed = this.enqueued - queued - 1;
     while (this.held.length > 0 && this.held[0]!.n < passed) this.letGo(this.held.shift()!.part);
   }
 
-  /** A part enqueued. */
+  /** A part enqueued: held to be let go only once the native reader is recognised (those before may be another reader's, who read them first). */
   handed(part: Bytes): void {
-    if ((this.recognised || this.looks > 0) && this.owns(part)) this.held.push({ n: this.enqueued, part });
+    if (this.recognised && this.owns(part)) this.held.push({ n: this.enqueued, part });
     this.enqueued++;
   }
 
