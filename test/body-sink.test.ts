@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { CityIndex } from '../src/core/city-index.js';
-import { CityTable } from '../src/core/city-table.js';
 import { PartPool } from '../src/core/envelope-stream.js';
-import { answerListing, bodyBytes } from '../src/core/page.js';
-import { parseQuery } from '../src/core/query-string.js';
 import type { PlatformCache } from '../src/http/edge-cache.js';
 import { edgeSite } from '../src/http/edge-site.js';
 import { createFetchHandler } from '../src/http/fetch-handler.js';
 import { pipeSink, type Pipe } from '../src/http/pipe-sink.js';
-import { memoryEdgeSite } from './edge-helpers.js';
-import { makeCity, testSpec } from './helpers.js';
+import { manyPartsSite } from './edge-helpers.js';
 
 // A streamed answer written through a platform's sink (the Worker's: workerd's
 // IdentityTransformStream), which tells when each part's bytes are taken: the page's parts are
@@ -21,13 +16,7 @@ import { makeCity, testSpec } from './helpers.js';
 
 const BASE = 'http://api.example.com';
 const COUNT = 6000;
-const index = new CityIndex(
-  CityTable.fromCities(Array.from({ length: COUNT }, (_, i) => makeCity(i + 1, { name: `N${(i * 7919) % 997}` }))),
-  'codepoint',
-);
-const files = memoryEdgeSite(index);
-const { count: _count, ...spec } = testSpec({ baseUrl: BASE, count: COUNT });
-const expected = (query: string) => Buffer.from(bodyBytes(answerListing(index, parseQuery(query), BASE).body));
+const { files, spec, expected } = manyPartsSite(BASE, COUNT);
 
 /** Pipes made, and the arrays written into them (a view's buffer counted once). */
 function pipes() {

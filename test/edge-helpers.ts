@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from '../src/app/build.js';
 import { writeEdgeProject, type EdgeProject, type Platform } from '../src/app/edge-project.js';
-import { quotePlus } from '../src/core/query-string.js';
+import { parseQuery, quotePlus } from '../src/core/query-string.js';
 import { endpointPath } from '../src/core/route-table.js';
 import { DEFAULT_PAGE_SIZES } from '../src/site/spec.js';
 import { queryForFile } from '../src/site/layout.js';
@@ -15,11 +15,12 @@ import { readManifest } from '../src/store/manifest-file.js';
 import { expect, inject } from 'vitest';
 import { mountOf } from '../src/core/url-path.js';
 import { newestInput, withLock } from './build-on-demand.js';
-import { KIT } from './helpers.js';
+import { KIT, makeCity, testSpec } from './helpers.js';
 import { following, printed, whenReady } from './started-process.js';
-import type { CityIndex } from '../src/core/city-index.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
 import type { Into } from '../src/site/byte-pool.js';
-import { bodyBytes } from '../src/core/page.js';
+import { answerListing, bodyBytes } from '../src/core/page.js';
 import { edgeFiles } from '../src/site/edge-files.js';
 import { NAME_FIELDS, type City } from '../src/core/fields.js';
 import { readDataset } from '../src/dataset/read-dataset.js';
@@ -167,6 +168,21 @@ export function memoryEdgeSite(index: CityIndex, tag = '00112233445566ff', fine?
   return countedEdgeSite(
     new Map([...edgeFiles(index, tag, fine)].map((f) => [f.path, new Uint8Array(bodyBytes(f.body))])),
   );
+}
+
+/**
+ * 6,000 cities (names in 997 ties) as a memory edge site, for cases that stream pages of many parts
+ * (body-sink, handed-parts): its files, its spec (no count: the edge index's), and a query's bytes
+ * as answerListing makes them.
+ */
+export function manyPartsSite(baseUrl: string, count = 6000) {
+  const index = new CityIndex(
+    CityTable.fromCities(Array.from({ length: count }, (_, i) => makeCity(i + 1, { name: `N${(i * 7919) % 997}` }))),
+    'codepoint',
+  );
+  const { count: _count, ...spec } = testSpec({ baseUrl, count });
+  const expected = (query: string) => Buffer.from(bodyBytes(answerListing(index, parseQuery(query), baseUrl).body));
+  return { index, files: memoryEdgeSite(index), spec, expected };
 }
 
 /** memoryEdgeSite's files made once per index, tag and fine blocks, for cases that only read them: each call counts its own reads. */

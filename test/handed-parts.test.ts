@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CityIndex } from '../src/core/city-index.js';
-import { CityTable } from '../src/core/city-table.js';
-import { answerListing, bodyBytes } from '../src/core/page.js';
-import { parseQuery } from '../src/core/query-string.js';
 import { readable } from '../src/http/body-sink.js';
 import { edgeSite } from '../src/http/edge-site.js';
 import { createFetchHandler } from '../src/http/fetch-handler.js';
 import { HandedParts } from '../src/http/handed-parts.js';
-import { memoryEdgeSite } from './edge-helpers.js';
-import { makeCity, testSpec } from './helpers.js';
+import { manyPartsSite } from './edge-helpers.js';
 
 // A streamed body whose reader is the platform server's native one (Deno's, which hands each part
 // it reads to Rust before it reads the next): the parts it has passed are let go (detached), their
@@ -20,13 +15,7 @@ import { makeCity, testSpec } from './helpers.js';
 
 const BASE = 'http://api.example.com';
 const COUNT = 6000;
-const index = new CityIndex(
-  CityTable.fromCities(Array.from({ length: COUNT }, (_, i) => makeCity(i + 1, { name: `N${(i * 7919) % 997}` }))),
-  'codepoint',
-);
-const files = memoryEdgeSite(index);
-const { count: _count, ...spec } = testSpec({ baseUrl: BASE, count: COUNT });
-const expected = (query: string) => Buffer.from(bodyBytes(answerListing(index, parseQuery(query), BASE).body));
+const { files, spec, expected } = manyPartsSite(BASE, COUNT);
 const QUERY = `ordering=-name_ar&page_size=${COUNT}`;
 
 /** A reader as Deno's server reads: part by part, each copied as it is taken (Rust's own reference), recognised while it reads. */
