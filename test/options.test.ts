@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -10,8 +11,11 @@ import { cli } from './cli-helpers.js';
 import { compressPage } from '../src/store/compression.js';
 import { LOG_FLUSH_MS } from '../src/http/request-log.js';
 import { KIT, tempDir } from './helpers.js';
+import { requireTool } from './tool-check.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
+const STRACE = '/usr/bin/strace';
+const run = promisify(execFile);
 let root: string;
 let cleanup: () => Promise<void>;
 beforeAll(async () => ({ dir: root, cleanup } = await tempDir('cities-options-')));
@@ -181,6 +185,31 @@ describe('every config file key changes what the command does', () => {
         expect((await built(dir)).manifest).toContain('"host": "cloudflare"');
         expect(existsSync(join(dir, 'dist/_redirects'))).toBe(false);
         expect(existsSync(join(dir, 'dist/cities/default/20/1.json.gz'))).toBe(false);
+      },
+    ],
+    [
+      'durable',
+      { durable: true },
+      async (dir) => {
+        // Seen in the system calls only (what a power loss would keep): the built pages are fdatasynced.
+        if (!requireTool('strace', STRACE, 'apt-get install -y strace')) return;
+        const log = join(dir, 'trace');
+        await run(
+          STRACE,
+          [
+            '-f',
+            '-y',
+            '-qq',
+            '-e',
+            'trace=fdatasync',
+            '-o',
+            log,
+            process.execPath,
+            join(ROOT, 'bin/cities-api.js'),
+          ].concat(['build']),
+          { cwd: dir },
+        );
+        expect(await readFile(log, 'utf8')).toMatch(/fdatasync\(\d+<[^>]*\/cities\/default\/20\/1\.json[^>]*>\) += 0/);
       },
     ],
     [
