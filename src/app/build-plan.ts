@@ -13,6 +13,7 @@ import { readManifestHead } from '../store/manifest-file.js';
 import { startSiteCheck, type PendingCheck } from '../store/site-check.js';
 import { checkSiteLocation, resolveSiteDir } from '../store/site-path.js';
 import { StatCache } from '../store/stat-cache.js';
+import { isUnsynced } from '../store/sync-failure.js';
 import type { DatasetRecord } from '../store/stat-cache-format.js';
 import type { BuildOptions, BuildPlan, SiteBuildOptions } from './build-options.js';
 import { budgeted, manifestHead, sameInput, settingsOf } from './build-settings.js';
@@ -39,6 +40,8 @@ export interface PendingWrite {
   readonly cityBytes: number;
   /** Bytes of free space the build leaves on the disk. */
   readonly minFree: number;
+  /** Reuse nothing of the old site (--force, or a durable build of a site published unsynced). */
+  readonly force: boolean;
 }
 
 /** The site directory as found, and its manifest. */
@@ -47,12 +50,15 @@ interface Previous {
   readonly old: ManifestHead | null;
 }
 
-export async function planBuild(options: SiteBuildOptions): Promise<PlannedBuild> {
-  const settings = settingsOf(options);
+export async function planBuild(given: SiteBuildOptions): Promise<PlannedBuild> {
+  const settings = settingsOf(given);
   // Said before anything is read, by every build of such a site (an up-to-date one too).
   for (const leftOut of [netlifyLeftOut(settings), cloudFrontLeftOut(settings)])
-    if (leftOut) options.onWarning?.(leftOut);
-  const out = await resolveSiteDir(options.out);
+    if (leftOut) given.onWarning?.(leftOut);
+  const out = await resolveSiteDir(given.out);
+  // A site a durable build published without its syncs done is written whole by the next durable one.
+  const force = given.force || (!!given.durable && (await isUnsynced(out)));
+  const options = { ...given, force };
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
   const old = await readManifestHead(out).catch(() => null);
   // A site for one host holds as many first pages as its dataset allows: the same dataset file, the same number.
@@ -129,7 +135,7 @@ async function planFromDataset(
   const reusable =
     old && !options.force ? reusableShape(specOf(old), spec, old.dataset.sha256 === manifest.dataset.sha256) : null;
   const minFree = await checkFreeSpace(out, plan, reusable && size(reusable), options.minFree);
-  return { plan, write: { data, spec, manifest, digest, cityBytes, minFree } };
+  return { plan, write: { data, spec, manifest, digest, cityBytes, minFree, force: !!options.force } };
 }
 
 /** The site's dataset record, when the dataset file has the very bytes it records. */

@@ -128,7 +128,7 @@ async function writePlanned(
   const entries = countNotPages(untilAborted(siteEntries(data, spec, tag), options.signal), notPages);
   let sinceRead: SwapOutcome | undefined;
   const stats = await writeSite(dir, entries, manifest, {
-    force: options.force,
+    force: write.force,
     durable: options.durable,
     locked: options.siteLocked,
     guard: new SpaceGuard(dir, minFree),

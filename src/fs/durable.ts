@@ -13,10 +13,16 @@ import { runBounded } from './run-bounded.js';
 export async function syncFile(path: string): Promise<void> {
   const handle = await open(path, process.platform === 'win32' ? 'r+' : 'r');
   try {
-    await handle.datasync();
+    await handle.datasync().catch((error: NodeJS.ErrnoException) => Promise.reject(named(error, path)));
   } finally {
     await handle.close();
   }
+}
+
+/** A sync's error (a handle's: it names no file) naming the file or directory synced. */
+function named(error: NodeJS.ErrnoException, path: string): NodeJS.ErrnoException {
+  error.path ??= path;
+  return error;
 }
 
 /** Errors of a file system that cannot sync a directory (it keeps its entries its own way). */
@@ -29,7 +35,7 @@ export async function syncDir(dir: string): Promise<void> {
   try {
     await handle.sync();
   } catch (error) {
-    if (!CANNOT.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    if (!CANNOT.has((error as NodeJS.ErrnoException).code ?? '')) throw named(error as NodeJS.ErrnoException, dir);
   } finally {
     await handle.close();
   }

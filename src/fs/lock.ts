@@ -25,6 +25,8 @@ export function siteSiblings(outDir: string) {
     previous: join(parent, `.${name}.previous-${process.pid}`),
     /** Kept beside the site for good: the stat records of its files (see stat-cache-format.ts). */
     statCache: join(parent, `.${name}.stat-cache`),
+    /** Kept while the site in place was published by a durable build whose syncs failed (store/sync-failure.ts). */
+    unsynced: join(parent, `.${name}.unsynced`),
     prefix: `.${name}.`,
     parent,
   };

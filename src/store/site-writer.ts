@@ -1,6 +1,6 @@
 import { chmod, lstat, mkdir, readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { syncDirectory } from '../fs/file-output.js';
+import { isSyncError, syncSwap, unsyncedError } from './sync-failure.js';
 import type { SpaceGuard } from './disk-space.js';
 import { CitiesApiError, type Problem, wordingOf } from '../core/errors.js';
 import { VARIANTS } from './compression.js';
@@ -156,9 +156,9 @@ async function writeSiteLocked(
       const swap = async (behind?: boolean) =>
         void (hadOld = await swapIn(outDir, staging, previous, { behind, durable: options.durable }));
       await (options.atSwap ? options.atSwap(swap) : swap());
-      // The new site is in place: what follows only tidies, and cannot fail the build. A durable
-      // swap is synced first (a power loss now brings back the new site; before, one whole site).
-      if (options.durable) await syncDirectory(dirname(outDir));
+      // The new site is in place: what follows only tidies, and cannot fail the build but for a
+      // durable swap's sync (a power loss now brings back the new site; before, one whole site).
+      const synced = options.durable ? await syncSwap(outDir) : undefined;
       const retired = hadOld
         ? await retireTree(previous, outDir, { owner, inSite: inNewSite, carried }).catch((error: Error) => ({
             moved: [],
@@ -182,11 +182,12 @@ async function writeSiteLocked(
         removed,
         kept: [...kept, ...(retired?.moved ?? [])].sort(),
       };
+      await synced?.();
       if (retired?.stranded.length) return { ...stats, leftover: previous, stranded: retired.stranded };
       return { ...stats, ...(retired?.failure && { leftover: `${previous}: ${retired.failure}` }) };
     } catch (error) {
       await removeTree(staging);
-      throw error;
+      throw isSyncError(error) ? unsyncedError(error, staging, outDir) : error;
     }
   } finally {
     await release();

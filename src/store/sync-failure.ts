@@ -1,0 +1,86 @@
+import { lstat, rm, writeFile } from 'node:fs/promises';
+import { dirname, relative } from 'node:path';
+import { syncDir } from '../fs/durable.js';
+import { CitiesApiError, optionNamed } from '../core/errors.js';
+import { errnoAdvice, isErrno } from '../fs/fs-error.js';
+import { siteSiblings } from '../fs/lock.js';
+
+// A durable build's sync that failed (fdatasync of a file, fsync of a directory), said: which file,
+// the errno in words, what to do, and whether the site was published. A failed sync may have
+// dropped what it was to write (the kernel marks the pages clean, or forgets the error: fsyncgate),
+// so a later sync that succeeds proves nothing: nothing is synced again. Before the swap the new
+// tree is dropped; after it (the site's parent directory) the site is in place but maybe not on
+// disk, and a mark beside it says so until a durable build has written it whole again.
+
+const SYNCS = new Set(['fsync', 'fdatasync']);
+
+/** The system's words for what a sync most often fails with; others are said as Node says them. */
+const WORDS: Readonly<Record<string, string>> = {
+  EIO: 'input/output error',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EROFS: 'the file system is read-only',
+};
+
+type Errno = NodeJS.ErrnoException;
+
+/** Whether `error` is a failed sync's. */
+export function isSyncError(error: unknown): error is Errno {
+  return isErrno(error) && SYNCS.has(error.syscall ?? '');
+}
+
+const wordsOf = (error: Errno) => WORDS[error.code!] ?? error.message;
+const adviceOf = (error: Errno) =>
+  (errnoAdvice(error.code) ?? 'check the disk and its file system').replace(/,? (?:and |then )?try again$/, '');
+
+/** A sync of the new tree (`staging`) failed before its swap: nothing was published. */
+export function unsyncedError(error: Errno, staging: string, outDir: string): CitiesApiError {
+  const path = error.path === undefined ? undefined : relative(staging, error.path);
+  const what =
+    path === undefined || path.startsWith('..')
+      ? (error.path ?? 'a file of the new site')
+      : path === ''
+        ? `the new site's directory (for ${outDir})`
+        : `${path} of the new site (for ${outDir})`;
+  return new CitiesApiError(
+    `cannot sync ${what} to disk (${error.syscall}): ${wordsOf(error)}; ${adviceOf(error)}, then build again (${error.code}; the site was left as it was, nothing of the new one kept)`,
+    1,
+  );
+}
+
+/** The site's parent could not be synced after the swap: the new site is served, but may not survive a power loss. */
+export function unsyncedSwapError(error: Errno, outDir: string): CitiesApiError {
+  return new CitiesApiError(
+    `the new site ${outDir} is published, but it may not be durable: syncing ${dirname(outDir)} to disk (${error.syscall}) failed: ${wordsOf(error)}, and a power loss may bring back the previous site; ${adviceOf(error)}, then build again with ${optionNamed('durable')}, which writes every file again (${error.code})`,
+    1,
+  );
+}
+
+/**
+ * Syncs the site's parent after a durable swap; then what ends the build: the mark cleared, or (the
+ * sync failed: the site marked at once) the failure thrown, once the build has tidied up.
+ */
+export async function syncSwap(outDir: string): Promise<() => Promise<void>> {
+  const failed = await syncDir(dirname(outDir)).then(
+    () => undefined,
+    (error: unknown) => error ?? new Error('sync failed'),
+  );
+  if (failed === undefined) return () => clearUnsynced(outDir);
+  await markUnsynced(outDir);
+  return () => Promise.reject(isSyncError(failed) ? unsyncedSwapError(failed, outDir) : failed);
+}
+
+/** Marks the site as published without its syncs done (best effort: a disk that fails may refuse this too). */
+async function markUnsynced(outDir: string): Promise<void> {
+  await writeFile(siteSiblings(outDir).unsynced, '').catch(() => undefined);
+}
+
+/** Whether the site was published by a durable build whose syncs did not all succeed. */
+export async function isUnsynced(outDir: string): Promise<boolean> {
+  return !!(await lstat(siteSiblings(outDir).unsynced).catch(() => null));
+}
+
+/** A durable build wrote the site whole and synced it: the mark goes. */
+async function clearUnsynced(outDir: string): Promise<void> {
+  await rm(siteSiblings(outDir).unsynced, { force: true });
+}
