@@ -11,7 +11,9 @@ import { cli } from './cli-helpers.js';
 import { compressPage } from '../src/store/compression.js';
 import { LOG_FLUSH_MS } from '../src/http/request-log.js';
 import { KIT, tempDir } from './helpers.js';
+import { following, printed } from './started-process.js';
 import { requireTool } from './tool-check.js';
+import { tracedSpawn } from './traced-process.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const STRACE = '/usr/bin/strace';
@@ -210,6 +212,31 @@ describe('every config file key changes what the command does', () => {
           { cwd: dir },
         );
         expect(await readFile(log, 'utf8')).toMatch(/fdatasync\(\d+<[^>]*\/cities\/default\/20\/1\.json[^>]*>\) += 0/);
+        // serve reads it too: its build (--data) of another site directory fdatasyncs that site's pages.
+        const served = join(dir, 'served-trace');
+        const args = [
+          join(ROOT, 'bin/cities-api.js'),
+          'serve',
+          '--site',
+          'served',
+          '--data',
+          'data/cities.csv',
+          '--port',
+          '0',
+        ];
+        const traced = await tracedSpawn(process.execPath, args, () => ['-y', '-e', 'trace=fdatasync', '-o', served], {
+          cwd: dir,
+        });
+        const serving = following(traced.child, 'serve');
+        try {
+          await printed(serving, / at (http:\/\/[^/\s]+)/);
+        } finally {
+          await serving.stop();
+          await traced.tracer;
+        }
+        expect(await readFile(served, 'utf8')).toMatch(
+          /fdatasync\(\d+<[^>]*\/\.served\.staging-\d+\/cities\/default\/20\/1\.json>\) += 0/,
+        );
       },
     ],
     [

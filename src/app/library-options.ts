@@ -53,6 +53,7 @@ const SERVE: Record<keyof ServeOptions, Kind> = {
   collation: string,
   pageSizes: BUILD.pageSizes,
   orderings: BUILD.orderings,
+  durable: boolean,
   baseUrl: string,
   // A string of digits too: `process.env.PORT` as it is (node:net takes it so).
   port: (v) =>

@@ -1,9 +1,15 @@
 import type { ServerLimits } from '../http/limits.js';
 import type { BuildOptions } from './build-options.js';
 
-/** serve()'s options; `collation`, `pageSizes` and `orderings` are build()'s, for when it builds from `data` (each absent one: the site's own, else the build's default). */
+/**
+ * serve()'s options; `collation`, `pageSizes` and `orderings` are build()'s, for when it builds from `data` (each absent
+ * one: the site's own, else the build's default), and `durable`, for each of its builds (--data, --watch, --writable's).
+ */
 export interface ServeOptions
-  extends Pick<BuildOptions, 'collation' | 'pageSizes' | 'orderings' | 'dataName' | 'strict' | 'onWarning'> {
+  extends Pick<
+    BuildOptions,
+    'collation' | 'pageSizes' | 'orderings' | 'durable' | 'dataName' | 'strict' | 'onWarning'
+  > {
   /** The site directory: served as built, or (re)built first from `data` (default `dist`). */
   readonly dir?: string | undefined;
   readonly data?: string | undefined;

@@ -16,7 +16,7 @@ export interface Served {
   readonly settings: SiteSettings;
 }
 
-export interface SiteBuilderOptions extends Pick<BuildOptions, 'dataName' | 'strict' | 'onWarning'> {
+export interface SiteBuilderOptions extends Pick<BuildOptions, 'dataName' | 'strict' | 'onWarning' | 'durable'> {
   readonly dir: string;
   /** Settings given to serve; each absent one is the served site's own, else the build's default. */
   readonly baseUrl?: string | undefined;
@@ -119,6 +119,7 @@ export class SiteBuilder {
           liveUrl: settings?.liveUrl ?? undefined,
           compression: settings?.compression,
           host: settings?.host,
+          durable: options.durable,
           preview,
           ...progress,
         });

@@ -126,8 +126,12 @@ export const BUILD_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'durable',
     flag: '--durable',
-    help: 'sync the new site to disk before swapping it in: a power loss or a system crash, not only a kill, then leaves the old site or the new one whole (a build up to twice as long: README)',
-    commands: BUILDING,
+    help: "sync the new site to disk before swapping it in (serve: each of its builds, --data's, --watch's, --writable's): a power loss or a system crash, not only a kill, then leaves the old site or the new one whole (a build up to twice as long: README)",
+    helpIn: {
+      serve:
+        "sync each build of the site (--data, --watch, --writable's) to disk before swapping it in, as build --durable does",
+    },
+    commands: BUILDS,
     config: 'boolean',
   },
 ];

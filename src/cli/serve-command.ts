@@ -47,6 +47,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
       collation: o.collation,
       pageSizes: o.pageSizes,
       orderings: o.orderings,
+      durable: o.durable,
       port: o.port!,
       host: o.host!,
       writable: o.writable,
