@@ -9,6 +9,7 @@ import { LoggedIdTaken } from '../dataset/logged-in-file.js';
 import { readFileOnly } from '../dataset/as-read.js';
 import { siteSignature } from './behind-site.js';
 import type { SiteBuilder } from './site-builder.js';
+import { publishedAnyway } from '../store/sync-failure.js';
 
 /** How long the dataset must stay quiet before a change is reported (editors write in steps). */
 const SETTLE_MS = 150;
@@ -90,6 +91,11 @@ export function rebuildOnChange(
       unused = false;
       log(`${data} changed: rebuilt, now ${describe()}`);
     } catch (error) {
+      // A durable rebuild whose sync failed after its swap: the change is served, said with why it may not last.
+      if (publishedAnyway(error)) {
+        unused = false;
+        return log(`${data} changed: ${wordingOf(error)}`);
+      }
       unused = true;
       if (stop.aborted)
         return log(`${data} changed: stopped the rebuild as the server stopped; the site left as it was`);

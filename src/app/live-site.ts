@@ -112,13 +112,13 @@ export class LiveSite {
     res.once('close', () => this.sending.delete(res));
   }
 
-  /** Runs `replace` (which rewrites the site's files) with files unused, then loads the new site. */
+  /** Runs `replace` (which rewrites the site's files) with files unused, then loads the new site; also when it failed (a durable build whose sync failed after its swap put its site in place all the same). */
   async replace(replace: () => Promise<void>): Promise<void> {
     this.replacing++;
     if (!this.closed) this.read.prepare?.();
     try {
       while (this.sending.size) await new Promise((resolve) => setTimeout(resolve, 5));
-      await replace();
+      await replace().catch((error: unknown) => this.reload().finally(() => Promise.reject(error)));
       await this.reload();
     } finally {
       this.replacing--;

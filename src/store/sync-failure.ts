@@ -48,12 +48,19 @@ export function unsyncedError(error: Errno, staging: string, outDir: string): Ci
   );
 }
 
-/** The site's parent could not be synced after the swap: the new site is served, but may not survive a power loss. */
+/** The site's parent could not be synced after the swap: the new site is in place (`published`), but may not survive a power loss. */
 export function unsyncedSwapError(error: Errno, outDir: string): CitiesApiError {
-  return new CitiesApiError(
+  const failure = new CitiesApiError(
     `the new site ${outDir} is published, but it may not be durable: syncing ${dirname(outDir)} to disk (${error.syscall}) failed: ${wordsOf(error)}, and a power loss may bring back the previous site; ${adviceOf(error)}, then build again with ${optionNamed('durable')}, which writes every file again (${error.code})`,
     1,
   );
+  // A field, not a class: it crosses from a build's thread as the error's fields do (proc/error-data.ts).
+  return Object.assign(failure, { published: true });
+}
+
+/** Whether a build's error is that of one that put its new site in place all the same (unsyncedSwapError). */
+export function publishedAnyway(error: unknown): boolean {
+  return error instanceof CitiesApiError && (error as { published?: unknown }).published === true;
 }
 
 /**
