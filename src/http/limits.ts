@@ -20,6 +20,8 @@ export interface ServerLimits {
   readonly sendTimeout: number;
   /** Bytes answers may hold in memory at once, across connections; beyond it further answers wait (see send-gate.ts). */
   readonly maxBufferedBytes: number;
+  /** Requests one connection may have waiting for their answers (pipelined); at it, the connection is read no further until fewer wait (see pipeline-cap.ts). */
+  readonly maxPipelinedRequests: number;
   /** How long a request arriving while the site is first built waits for it before a 503 with Retry-After (ms): a build of a second or two is then never seen. */
   readonly firstBuildHold: number;
   /** Bytes of computed answers (compact JSON listings) kept per server process beside the route memo (see answer-cache.ts). */
@@ -40,6 +42,9 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxHeaderSize: 64 * 1024,
   sendTimeout: 60_000,
   maxBufferedBytes: 64 * 1024 * 1024,
+  // No browser pipelines (Firefox, the last to offer it, removed it in version 54; curl in 7.65); clients that do
+  // send a handful, benchmarks 16 (TechEmpower's plaintext test): twice that never pauses them.
+  maxPipelinedRequests: 32,
   firstBuildHold: 2_000,
   answerCacheBytes: 16 * 1024 * 1024,
   closeGrace: 5_000,

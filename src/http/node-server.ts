@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { clientErrorAnswer, rawDetail } from './raw-answer.js';
 import { checkingInterval, type ServerLimits } from './limits.js';
+import { withPipelineCap } from './pipeline-cap.js';
 
 /** After answering a refused request, how long the rest of what the client sends is read and dropped. */
 const LINGER_MS = 2000;
@@ -16,7 +17,8 @@ export interface HttpServerOptions {
 /**
  * node:http with the server's limits, and JSON answers with the reference's headers where node
  * would answer on its own: a malformed request (400), headers too large (431), a client too
- * slow (408). Each such answer closes the connection.
+ * slow (408). Each such answer closes the connection. A connection with limits.maxPipelinedRequests
+ * requests waiting for their answers is read no further until fewer wait (pipeline-cap.ts).
  */
 export function createHttpServer(options: HttpServerOptions): Server {
   const { limits } = options;
@@ -28,7 +30,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
       keepAliveTimeout: limits.keepAliveTimeout,
       connectionsCheckingInterval: checkingInterval(limits),
     },
-    options.handler,
+    withPipelineCap(options.handler, limits.maxPipelinedRequests),
   );
   const answered = new WeakSet<Duplex>();
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
