@@ -28,14 +28,23 @@ export interface PipelinedClient {
   reset(): void;
 }
 
-/** Connects to `port` and sends `requests` (then half-closes its side when `halfClose`), reading nothing yet. */
-export function pipelined(port: number, requests: readonly PipelinedRequest[], halfClose = false): PipelinedClient {
+/**
+ * Connects to `port` and sends `requests` (then half-closes its side when `halfClose`), reading nothing yet;
+ * then `tail`, bytes after them (a request cut short): read() then reads until the server closes.
+ */
+export function pipelined(
+  port: number,
+  requests: readonly PipelinedRequest[],
+  halfClose = false,
+  tail = '',
+): PipelinedClient {
   const socket = connect(port, '127.0.0.1');
   socket.pause();
   socket.on('error', () => {}); // a reset is the point of some cases; read() reports what came
   const text = requests
     .map(({ method = 'GET', target, headers = '' }) => `${method} ${target} HTTP/1.1\r\nHost: x\r\n${headers}\r\n`)
-    .join('');
+    .join('')
+    .concat(tail);
   if (halfClose) socket.end(text);
   else socket.write(text);
   const methods = requests.map((r) => r.method ?? 'GET');
@@ -60,7 +69,7 @@ export function pipelined(port: number, requests: readonly PipelinedRequest[], h
             answers.push({ status, head, body: received.subarray(end + 4, end + 4 + length) });
             received = received.subarray(end + 4 + length);
           }
-          if (answers.length === requests.length) done();
+          if (answers.length === requests.length && !tail) done();
         });
         socket.on('close', () => resolve(answers));
         socket.resume();

@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/app/build.js';
+import { serve } from '../src/app/serve.js';
 import { DEFAULT_LIMITS } from '../src/http/limits.js';
 import { makeCity, tempDir } from './helpers.js';
 import { pipelined, type PipelinedAnswer, type PipelinedClient } from './pipelined-client.js';
@@ -163,5 +164,41 @@ describe.each([1, 2])('serve --workers %d, a client pipelining thousands of requ
       }
     },
     120_000,
+  );
+});
+
+// node's request timeouts run while a connection's reading is held: the request a held read cut in
+// two (its rest waiting in the kernel) timed out, and its 408 closed the connection with every answer
+// unread. Short limits here (the defaults are 10 and 30 s); the client waits four headers timeouts.
+describe('a client that waits past the request timeouts before reading', () => {
+  const limits = { headersTimeout: 300, requestTimeout: 600 };
+  const wait = 4 * limits.headersTimeout;
+  it.each([
+    ['its requests whole: every answer', ''],
+    ['and a last request cut short: every answer, then a 408 once reading resumed', 'GET /cities/ HTTP/1.1\r\nHost'],
+  ])(
+    '%s',
+    async (_, tail) => {
+      const server = await serve({ dir: site, port: 0, limits });
+      try {
+        const expected = new Map<string, Buffer>();
+        for (const target of SMALL)
+          expected.set(target, (await rawRequest(`${server.url}${target}`, { fresh: true })).body);
+        const requests = Array.from({ length: FLOOD }, (_, i) => ({
+          target: SMALL[i % SMALL.length]!,
+          headers: PADDING,
+        }));
+        const client = pipelined(Number(new URL(server.url).port), requests, false, tail);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        const answers = await client.read();
+        const statuses = requests.map((r) => (r.target === '/nope/' ? 404 : 200));
+        expect(answers.map((a) => a.status)).toEqual(tail ? [...statuses, 408] : statuses);
+        const wrong = answers.slice(0, FLOOD).findIndex((a, i) => !a.body.equals(expected.get(requests[i]!.target)!));
+        expect(wrong, `answer ${wrong} (${requests[wrong]?.target})`).toBe(-1);
+      } finally {
+        await server.close();
+      }
+    },
+    60_000,
   );
 });

@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { clientErrorAnswer, rawDetail } from './raw-answer.js';
 import { checkingInterval, type ServerLimits } from './limits.js';
-import { withPipelineCap } from './pipeline-cap.js';
+import { PipelineCap } from './pipeline-cap.js';
 
 /** After answering a refused request, how long the rest of what the client sends is read and dropped. */
 const LINGER_MS = 2000;
@@ -22,6 +23,7 @@ export interface HttpServerOptions {
  */
 export function createHttpServer(options: HttpServerOptions): Server {
   const { limits } = options;
+  const cap = new PipelineCap(limits.maxPipelinedRequests, limits.headersTimeout);
   const server = createServer(
     {
       maxHeaderSize: limits.maxHeaderSize,
@@ -30,11 +32,17 @@ export function createHttpServer(options: HttpServerOptions): Server {
       keepAliveTimeout: limits.keepAliveTimeout,
       connectionsCheckingInterval: checkingInterval(limits),
     },
-    withPipelineCap(options.handler, limits.maxPipelinedRequests),
+    cap.handler(options.handler),
   );
   const answered = new WeakSet<Duplex>();
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (answered.has(socket)) return; // the parser reports each further chunk again
+    // A request cut by a held read (pipeline-cap.ts): told only if still cut once reading resumed.
+    if (
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT' &&
+      cap.putOff(socket as Socket, () => server.emit('clientError', error, socket))
+    )
+      return;
     answered.add(socket);
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
     const answer = clientErrorAnswer(error.code, limits);

@@ -28,21 +28,63 @@ interface Queue {
   held: boolean;
   /** Whether its 'resume' listener (which pauses it again while held) is on. */
   watched: boolean;
+  /** A request timeout node reported while reading was held, told once the request is still cut `graceMs` after reading resumed. */
+  late: (() => void) | undefined;
+  timer: NodeJS.Timeout | undefined;
 }
 
 type Queued = Socket & { [QUEUE]?: Queue };
 
-/** `handler`, with each connection read only while fewer than `cap` of its requests wait for their answers. */
-export function withPipelineCap(handler: Handler, cap: number): Handler {
-  return (req, res) => {
-    const socket = req.socket as Queued;
-    const queue = (socket[QUEUE] ??= { waiting: 0, held: false, watched: false });
-    if (++queue.waiting >= cap && !queue.held) hold(socket, queue);
-    handler(req, res);
-    // Most answers are handed to the kernel within the handler's call: no listener for them.
-    if (res.writableFinished) answered(socket, queue, cap);
-    else res.once('close', () => answered(socket, queue, cap));
-  };
+/**
+ * Each connection read only while fewer than `cap` of its requests wait for their answers. node's
+ * request timeouts run while a connection is held: a request the held read cut in two (its rest in
+ * the kernel) would time out though the client sent it whole, and a client that waits before reading
+ * its answers would lose them all with the 408 that closes its connection. Such a timeout is put off
+ * (putOff()) until reading resumes, and is told only if the request is still incomplete `graceMs`
+ * later (the headers timeout, afresh).
+ */
+export class PipelineCap {
+  constructor(
+    private readonly cap: number,
+    private readonly graceMs: number,
+  ) {}
+
+  /** `handler`, behind the cap. */
+  handler(handler: Handler): Handler {
+    const { cap } = this;
+    return (req, res) => {
+      const socket = req.socket as Queued;
+      const queue = (socket[QUEUE] ??= { waiting: 0, held: false, watched: false, late: undefined, timer: undefined });
+      if (queue.late && !queue.held) queue.timer = queue.late = void clearTimeout(queue.timer); // the cut request came whole
+      if (++queue.waiting >= cap && !queue.held) hold(socket, queue);
+      handler(req, res);
+      // Most answers are handed to the kernel within the handler's call: no listener for them.
+      if (res.writableFinished) this.answered(socket, queue);
+      else res.once('close', () => this.answered(socket, queue));
+    };
+  }
+
+  /** Whether the request timeout node reports for `socket` is put off (its reading is held); `timeout` says it if it still holds later. */
+  putOff(socket: Socket, timeout: () => void): boolean {
+    const queue = (socket as Queued)[QUEUE];
+    if (!queue?.held) return false;
+    queue.late = timeout;
+    return true;
+  }
+
+  private answered(socket: Queued, queue: Queue): void {
+    if (--queue.waiting >= this.cap || !queue.held) return;
+    queue.held = false;
+    if (socket.destroyed) return;
+    // node's own pause, if any, stays: its 'resume' listener pauses the socket again, and it resumes it once drained.
+    socket.resume();
+    const { late } = queue;
+    if (late)
+      queue.timer = setTimeout(() => {
+        queue.timer = queue.late = undefined;
+        if (!socket.destroyed) late();
+      }, this.graceMs).unref();
+  }
 }
 
 function hold(socket: Queued, queue: Queue): void {
@@ -53,11 +95,4 @@ function hold(socket: Queued, queue: Queue): void {
     socket.on('resume', () => queue.held && socket.pause());
   }
   socket.pause();
-}
-
-function answered(socket: Queued, queue: Queue, cap: number): void {
-  if (--queue.waiting >= cap || !queue.held) return;
-  queue.held = false;
-  // node's own pause, if any, stays: its 'resume' listener pauses the socket again, and it resumes it once drained.
-  if (!socket.destroyed) socket.resume();
 }
