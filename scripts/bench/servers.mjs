@@ -180,22 +180,35 @@ export function freePort() {
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-/** CPU seconds (user + system) a process and all its descendants have used so far (Linux /proc). */
-export function cpuSeconds(pid) {
-  let ticks = 0;
+/** A process and all its descendants (Linux /proc), those gone meanwhile left out. */
+export function processTree(pid) {
+  const ids = [];
   const visit = (id) => {
     try {
-      const stat = readFileSync(`/proc/${id}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-      for (const task of readdirSync(`/proc/${id}/task`)) {
+      const tasks = readdirSync(`/proc/${id}/task`);
+      ids.push(Number(id));
+      for (const task of tasks)
         for (const child of readFileSync(`/proc/${id}/task/${task}/children`, 'utf8').split(' ').filter(Boolean))
           visit(child);
-      }
     } catch {
       // gone meanwhile
     }
   };
   visit(pid);
+  return ids;
+}
+
+/** CPU seconds (user + system) a process and all its descendants have used so far (Linux /proc). */
+export function cpuSeconds(pid) {
+  let ticks = 0;
+  for (const id of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${id}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      // gone meanwhile
+    }
+  }
   return ticks / CLOCK_TICKS;
 }
