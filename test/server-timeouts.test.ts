@@ -126,6 +126,7 @@ describe('limits are checked', () => {
     [{ bodyTimeout: 1.5 }, /bodyTimeout must be a positive integer/],
     [{ headersTimeout: 40_000 }, /must not exceed requestTimeout/],
     [{ maxHeaderSize: 4096 }, /must exceed the 8192-byte request target limit/],
+    [{ maxPipelinedRequests: 1 }, /maxPipelinedRequests must be at least 2, not 1/],
   ])('%j is refused', async (limits, message) => {
     expect(() => resolveLimits(limits)).toThrow(message);
     await expect(serve({ dir: 'unused', port: 0, limits })).rejects.toThrow(message);

@@ -66,6 +66,13 @@ export function resolveLimits(given: Partial<ServerLimits> = {}): ServerLimits {
       2,
     );
   }
+  // At 1, a POST waiting alone would hold its own connection's reading, and its body would never come.
+  if (limits.maxPipelinedRequests < 2) {
+    throw new CitiesApiError(
+      `maxPipelinedRequests must be at least 2, not ${limits.maxPipelinedRequests}: at 1 a request's own body would go unread`,
+      2,
+    );
+  }
   if (limits.maxHeaderSize <= MAX_TARGET_BYTES) {
     throw new CitiesApiError(`maxHeaderSize must exceed the ${MAX_TARGET_BYTES}-byte request target limit`, 2);
   }

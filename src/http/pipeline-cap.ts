@@ -7,8 +7,8 @@ import type { Socket } from 'node:net';
 // answers queued in its hands hold more than the socket's high-water mark (16 KiB) or the socket
 // needs to drain; the send gate (send-gate.ts) computes an answer only once its connection can take
 // it, so queued answers hold nothing, and a small answer the kernel refused leaves the socket under
-// its mark: node read on, and a flood of `GET /cities/?page=2` grew serve by 479 MB in 10 s
-// (140k cities). Here a connection with `cap` requests waiting for their answers stops being read:
+// its mark: node read on, and a flood of `GET /cities/?page=2` grew serve by 300 to 900 MB in 10 s
+// at 140k cities, by 5 MB with this cap (scripts/bench-flood.mjs). Here a connection with `cap` requests waiting for their answers stops being read:
 // its requests wait in the kernel, whose full receive buffer stops the client (TCP flow control),
 // until fewer than `cap` wait. Reading stops after the chunk being parsed (node reads 64 KiB at a
 // time and parses all of it: node's own pause does the same), so a connection holds at most `cap`
