@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BytePool } from '../src/site/byte-pool.js';
+import { IndexPool } from '../src/site/index-pool.js';
 
 // The arrays a scan reads its blocks into (site/byte-pool.ts): taken, given back once sent, and,
 // where a read transferred one (a BYOB read of a body: its memory comes back in a new
@@ -70,3 +71,49 @@ describe('BytePool', () => {
     expect(pool.take(0).buffer).toBe(small.buffer);
   });
 });
+
+// A page's indices into a layout (site/index-pool.ts): arrays given back once the page is read,
+// taken again by a later page; never one the pool did not make, nor one twice at once.
+describe('IndexPool', () => {
+  it.each<[string, (pool: IndexPool, a: Uint32Array) => void, (a: Uint32Array, b: Uint32Array) => boolean]>([
+    [
+      'an array given back: taken again, as a view of its start',
+      (pool, a) => pool.give(a),
+      (a, b) => b.buffer === a.buffer,
+    ],
+    ['an array not given back: a new one', () => undefined, (a, b) => b.buffer !== a.buffer],
+    [
+      "another's array given: not taken (the pool made a new one)",
+      (pool) => pool.give(new Uint32Array(3000)),
+      (a, b) => b.buffer !== a.buffer && madeFresh(b),
+    ],
+    [
+      'an array given back twice: taken once',
+      (pool, a) => {
+        pool.give(a);
+        pool.give(a.subarray(0, 10));
+        pool.take(2000);
+      },
+      (a, b) => b.buffer !== a.buffer,
+    ],
+  ])('%s', (_, between, expected) => {
+    const pool = new IndexPool(2);
+    const a = pool.take(3000);
+    between(pool, a);
+    const b = pool.take(2000);
+    expect(b.length).toBe(2000);
+    expect(expected(a, b)).toBe(true);
+  });
+
+  it('a full pool keeps the longest arrays (a page of every city’s is the one worth keeping)', () => {
+    const pool = new IndexPool(2);
+    const [small, large, middle] = [pool.take(10), pool.take(5000), pool.take(100)];
+    for (const indices of [small, middle, large]) pool.give(indices);
+    expect(pool.size).toBe(2);
+    expect(pool.take(4000).buffer).toBe(large.buffer);
+    expect(pool.take(50).buffer).toBe(middle.buffer);
+  });
+});
+
+/** Made by the pool: a whole array of its own (not a view of another's). */
+const madeFresh = (b: Uint32Array) => b.byteOffset === 0 && b.buffer.byteLength === 2000 * 4;

@@ -61,12 +61,16 @@ export async function pageCities(
   // (178 MB); name_en's layout, read once per group, is ~600 blocks.
   // The runs readCities cut the indices into are the page's reads' (not cut again there).
   let best: { blocks: LayoutBlocks; indices: Uint32Array; span: number; runs: Runs } | undefined;
+  // Each term's indices in an array of the reader's pool, given back once the page is read (or at once: a layout not read).
   for (const field of terms.map((t) => t.field)) {
     const at = fields.inverse(field);
-    const indices = positions.map((p) => at[p]!);
+    const indices = rows.indexPool.take(positions.length);
+    for (let i = 0; i < positions.length; i++) indices[i] = at[positions[i]!]!;
     const blocks = blocksOf(index, field);
     const span = readCities(blocks, indices, rows.keepBlocks);
-    if (!best || span.cities < best.span) best = { blocks, indices, span: span.cities, runs: span.runs };
+    const better = !best || span.cities < best.span;
+    rows.indexPool.give(better ? (best?.indices ?? EMPTY) : indices);
+    if (better) best = { blocks, indices, span: span.cities, runs: span.runs };
     if (span.blocks <= 1) break;
   }
   return rows.cities(best!.blocks, best!.indices, best!.runs, slots);
@@ -83,3 +87,4 @@ function counting(n: number): Uint32Array {
 }
 
 let COUNTING = new Uint32Array(0);
+const EMPTY = new Uint32Array(0);

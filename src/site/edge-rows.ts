@@ -2,6 +2,7 @@ import type { CityBatch } from '../core/envelope-stream.js';
 import type { Into } from './byte-pool.js';
 import { BlockReads, type BlockOptions, type OpenSiteFile } from './edge-blocks.js';
 import { gathered } from './edge-gather.js';
+import { IndexPool } from './index-pool.js';
 import { PageReads, type PageReadLimits } from './edge-page-reads.js';
 import type { LayoutBlocks, Runs } from './edge-runs.js';
 import { Slots } from './edge-turns.js';
@@ -37,6 +38,8 @@ export class RowReader {
   private readonly blocks: BlockReads;
   private readonly concurrency: number;
   private readonly limits: PageReadLimits;
+  /** Where a page's indices into a layout are written (edge-page.ts): cities() gives them back once the page is read. */
+  readonly indexPool = new IndexPool(4);
 
   constructor(
     read: (path: string, into?: Into) => Promise<Uint8Array>,
@@ -79,6 +82,7 @@ export class RowReader {
    * batch's cities are read until the next batch is asked for: a scan's arrays are then reused.
    * `runs`: the indices already cut into runs of the layout's blocks, where the caller has them;
    * `slots`: the page's turns, where the caller took some already (its rank files' reads).
+   * Indices taken from indexPool are given back to it once the page is read.
    */
   async *cities(
     layout: LayoutBlocks,
@@ -96,6 +100,7 @@ export class RowReader {
       }
     } finally {
       page.close();
+      if (indices instanceof Uint32Array) this.indexPool.give(indices);
     }
   }
 }
