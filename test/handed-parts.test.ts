@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { readable } from '../src/http/body-sink.js';
 import { edgeSite } from '../src/http/edge-site.js';
 import { createFetchHandler } from '../src/http/fetch-handler.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { HandedParts } from '../src/http/handed-parts.js';
+import { netlifyEdgeFunction } from '../src/platforms/netlify/adapter.js';
 import { manyPartsSite } from './edge-helpers.js';
 
 // A streamed body whose reader is the platform server's native one (Deno's, which hands each part
@@ -53,6 +56,57 @@ describe("a body's parts let go as the platform's native reader passes them", ()
     expect(got.equals(expected(QUERY))).toBe(true);
     expect(got.length).toBeGreaterThan(20 * 65536);
   });
+
+  // Netlify's Edge Functions run on Deno: where Deno's server reads the function's answer itself,
+  // its parts are let go as Deno's are (the function re-wraps the answer for Netlify's CDN, the
+  // same stream). Detaching recorded through ArrayBuffer's transfer (Node 20 has none: one is lent).
+  it.each([
+    ['recognised', true],
+    ['never recognised', false],
+  ] as const)(
+    "through Netlify's edge function, a reader %s: answerListing’s bytes, the parts it passed let go",
+    async (_, recognised) => {
+      const server = createServer((req, res) => {
+        const bytes = files.files.get(decodeURIComponent(new URL(req.url!, BASE).pathname.slice(1)));
+        res.writeHead(bytes ? 200 : 404).end(bytes);
+      });
+      await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const letGo: ArrayBuffer[] = [];
+      const prototype = ArrayBuffer.prototype as ArrayBuffer & { transfer?: unknown };
+      const own = Object.getOwnPropertyDescriptor(prototype, 'transfer');
+      Object.defineProperty(prototype, 'transfer', {
+        configurable: true,
+        value(this: ArrayBuffer) {
+          letGo.push(this);
+          return structuredClone(this, { transfer: [this] });
+        },
+      });
+      try {
+        const reading = { now: false };
+        // No file covers the query (none precomputed but the default ordering's): the function computes it.
+        const settings = { ...spec, baseUrl: origin, orderings: ['default'], pageSizes: [100] };
+        const handle = netlifyEdgeFunction(
+          { settings },
+          // The body read by nativeRead alone, from its first pull on.
+          { nativeReader: () => recognised },
+        );
+        const next = () => Promise.reject(new Error('no file covers this query'));
+        const response = await handle(new Request(`${origin}/cities/?${QUERY}`), { next });
+        const got = await nativeRead(response.body!, reading);
+        expect(got.equals(Buffer.from(expected(QUERY).toString().replaceAll(BASE, origin)))).toBe(true);
+        // 6,000 cities in 64 KiB parts: each let go once a later one is taken (all but the last).
+        expect(got.length).toBeGreaterThan(20 * 65536);
+        const parts = Math.ceil(got.length / 65536);
+        expect(letGo.length).toBe(recognised ? parts - 1 : 0);
+        expect(letGo.every((buffer) => buffer.byteLength === 0)).toBe(true);
+      } finally {
+        if (own) Object.defineProperty(prototype, 'transfer', own);
+        else delete prototype.transfer;
+        server.close();
+      }
+    },
+  );
 
   it.each<[string, number[], number[]]>([
     // Each pull comes as the reader takes a part (one queued): parts before the one taken last are let go.

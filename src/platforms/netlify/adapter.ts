@@ -4,6 +4,8 @@ import { anySpelling, mountOf } from '../../core/url-path.js';
 import { createFetchHandler } from '../../http/fetch-handler.js';
 import type { LazySiteContext } from '../../http/route-types.js';
 import { edgeSite, httpRange, httpRead, type EdgeProjectData } from '../../http/edge-site.js';
+import type { NativeReader } from '../../http/handed-parts.js';
+import { readByDenoServer } from '../deno/native-reader.js';
 import { SIX_MB_PAGE_CITIES } from '../response-limit.js';
 
 // A Netlify Edge Function (Deno, in front of Netlify's CDN) on the endpoint's path: every request
@@ -37,8 +39,15 @@ export const NETLIFY_STREAM_LIMIT = {
   why: 'cities a Netlify edge function streams within the 50 ms of CPU Netlify gives a request',
 };
 
+/**
+ * `nativeReader`: whether a body is read by the platform's own server, whose parts are then let go
+ * as it passes them (http/handed-parts.ts). Netlify's Edge Functions run on Deno: Deno's server,
+ * where it reads the function's answer itself; anything else reading it (Netlify's own code) is
+ * not recognised, and keeps the parts it reads.
+ */
 export function netlifyEdgeFunction(
   data: EdgeProjectData,
+  { nativeReader = readByDenoServer }: { nativeReader?: NativeReader } = {},
 ): (request: Request, context: NetlifyContext) => Promise<Response> {
   const sites = new Map<string, LazySiteContext>();
   const siteFor = (origin: string) => {
@@ -64,6 +73,7 @@ export function netlifyEdgeFunction(
         site: siteFor(new URL(request.url).origin),
         file: (path, original) =>
           context.next(new Request(new URL(`/${path}`, original.url), { headers: original.headers })),
+        nativeReader,
       })(request),
     );
 }
