@@ -15,15 +15,19 @@
 // query asked at once (on N connections), the figures per such step. Variants run in turn, round
 // after round, so that a neighbour's load hits them alike. Every answer must be a 200 of the same
 // bytes (the first and the last hashed). Memory is not latency: this may run on a loaded machine,
-// but it loads one core for its duration.
+// but it loads one core for its duration. --platform netlify: Netlify's edge function instead (Netlify
+// Edge Functions run on Deno), under deno serve with V8's defaults or a variant's flags (its project
+// has no command of its own), reading the site's edge files over HTTP from a server in this process
+// that answers byte ranges, as Netlify's CDN does (the function's page cap: at most 10,000 cities).
 //
-//   node scripts/bench-deno-memory.mjs --site DIR [--answers 60,200] [--rounds 2] [--query Q] [--variants defaults,command,--FLAG=X] [--concurrent N]
+//   node scripts/bench-deno-memory.mjs --site DIR [--platform deno|netlify] [--answers 60,200] [--rounds 2] [--query Q] [--variants defaults,command,--FLAG=X] [--concurrent N]
 //
-// DIR: a built site (e.g. bench-data/cities-140k.json built with --orderings default); the Deno
-// project is written beside it, in DIR/../bench-deno-memory/. Default query: every city on one page.
+// DIR: a built site (e.g. bench-data/cities-140k.json built with --orderings default); the project
+// is written beside it, in DIR/../bench-deno-memory/ (Netlify's: DIR/../bench-netlify-memory/, the
+// site linked inside it). Default query: every city on one page.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,25 +42,38 @@ const { values: opts } = parseArgs({
     query: { type: 'string', default: 'page_size=1000000' },
     variants: { type: 'string', default: 'defaults,command' },
     concurrent: { type: 'string', default: '1' },
+    platform: { type: 'string', default: 'deno' },
   },
 });
+const NETLIFY = opts.platform === 'netlify';
+if (!['deno', 'netlify'].includes(opts.platform)) throw new Error('--platform deno|netlify');
 const CONCURRENT = Number(opts.concurrent);
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENT });
 if (!opts.site) throw new Error('--site DIR: a built site (see the header)');
 const site = resolve(opts.site);
-const out = join(dirname(site), 'bench-deno-memory');
+const out = join(dirname(site), NETLIFY ? 'bench-netlify-memory' : 'bench-deno-memory');
 rmSync(out, { recursive: true, force: true });
 const { writeEdgeProject } = await lib('app/edge-project.js');
-const project = await writeEdgeProject('deno', site, out);
+// Netlify publishes a directory of its project: the site linked into it.
+if (NETLIFY) {
+  mkdirSync(out);
+  symlinkSync(site, join(out, 'site'), 'dir');
+}
+const project = await writeEdgeProject(opts.platform, NETLIFY ? join(out, 'site') : site, out);
+const files = NETLIFY ? await siteFiles(site) : undefined;
 // The project's module, heap + external and new space capacity printed every 10 ms (unref'd: a timer
-// holding the event loop keeps deno serve from exiting on SIGTERM).
+// holding the event loop keeps deno serve from exiting on SIGTERM). Netlify's function is given the
+// request on the file server's origin (where it reads the edge files) and a context with no file.
+const server = NETLIFY
+  ? `import fn from './netlify/edge-functions/cities-api/cities-api.mjs';\nconst next = () => Promise.reject(new Error('no file here'));\nconst server = { fetch: (r) => { const u = new URL(r.url); return fn(new Request(${JSON.stringify(files?.origin)} + u.pathname + u.search, { headers: r.headers }), { next }); } };\n`
+  : `import server from './main.js';\n`;
 writeFileSync(
   join(out, 'bench-memory.js'),
-  `import server from './main.js';\nimport { getHeapSpaceStatistics } from 'node:v8';\nDeno.unrefTimer(setInterval(() => { const m = Deno.memoryUsage(); const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space'); console.log('M ' + (m.heapUsed + m.external) + ' ' + young.space_size + ' ' + m.heapUsed + ' ' + m.external); }, 10));\nexport default server;\n`,
+  `${server}import { getHeapSpaceStatistics } from 'node:v8';\nDeno.unrefTimer(setInterval(() => { const m = Deno.memoryUsage(); const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space'); console.log('M ' + (m.heapUsed + m.external) + ' ' + young.space_size + ' ' + m.heapUsed + ' ' + m.external); }, 10));\nexport default server;\n`,
 );
 
 console.log(
-  `deno serve, ?${opts.query}${CONCURRENT > 1 ? `, ${CONCURRENT} at once` : ''}, ${opts.rounds} rounds; load ${loadavg()}`,
+  `deno serve${NETLIFY ? " of Netlify's edge function" : ''}, ?${opts.query}${CONCURRENT > 1 ? `, ${CONCURRENT} at once` : ''}, ${opts.rounds} rounds; load ${loadavg()}`,
 );
 console.log(`  the command: ${project.deploy}`);
 for (let round = 1; round <= Number(opts.rounds); round++)
@@ -65,6 +82,7 @@ for (let round = 1; round <= Number(opts.rounds); round++)
       const run = await inARow(variant, answers);
       console.log(`  round ${round} ${variant.padEnd(8)} ${String(answers).padStart(4)} answers: ${run}`);
     }
+files?.close();
 
 /** N answers in a row from a fresh server: the figures as one line. */
 async function inARow(variant, answers) {
@@ -117,10 +135,14 @@ async function inARow(variant, answers) {
 /** deno serve of the project: as its command says (command), without its --v8-flags (defaults: V8's), or with V8 flags of the variant's own (e.g. --max-heap-size=512: an isolate sized as Deno Deploy's). */
 async function serve(variant) {
   const flags = variant.startsWith('--') ? `--v8-flags=${variant}` : undefined;
-  const [, command, ...args] = project.deploy
-    .split(' ')
-    .map((arg) => (flags && arg.startsWith('--v8-flags=') ? flags : arg))
-    .filter((arg) => !(variant === 'defaults' && arg.startsWith('--v8-flags=')));
+  if (NETLIFY && variant === 'command')
+    throw new Error("--platform netlify: Netlify's project has no deno command (variants: defaults, --FLAG=X)");
+  const [, command, ...args] = NETLIFY
+    ? ['deno', 'serve', '--allow-net', ...(flags ? [flags] : []), 'bench-memory.js']
+    : project.deploy
+        .split(' ')
+        .map((arg) => (flags && arg.startsWith('--v8-flags=') ? flags : arg))
+        .filter((arg) => !(variant === 'defaults' && arg.startsWith('--v8-flags=')));
   args[args.length - 1] = 'bench-memory.js';
   const child = spawn(
     join(ROOT, 'node_modules', '.bin', 'deno'),
@@ -188,6 +210,26 @@ function get(url, hash) {
       })
       .on('error', reject);
   });
+}
+
+/** The site's files over HTTP, byte ranges answered with a 206 (Netlify's CDN, which the function reads its edge files from). */
+async function siteFiles(root) {
+  const files = http.createServer((req, res) => {
+    const path = join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    let size;
+    try {
+      size = statSync(path).size;
+    } catch {
+      return res.writeHead(404).end();
+    }
+    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    if (!range) return createReadStream(path).pipe(res.writeHead(200, { 'content-length': size }));
+    const [start, end] = [Number(range[1]), Math.min(Number(range[2]), size - 1)];
+    const headers = { 'content-range': `bytes ${start}-${end}/${size}`, 'content-length': end - start + 1 };
+    createReadStream(path, { start, end }).pipe(res.writeHead(206, headers));
+  });
+  await new Promise((listening) => files.listen(0, '127.0.0.1', listening));
+  return { origin: `http://127.0.0.1:${files.address().port}`, close: () => files.close() };
 }
 
 function median(values) {
