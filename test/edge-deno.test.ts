@@ -17,6 +17,7 @@ import { asSent } from './serve-helpers.js';
 import {
   buildKitSite,
   DENO,
+  readByteByByte,
   DIGEST_ENTRY,
   denoServe,
   expectPagesAsFiles,
@@ -408,23 +409,7 @@ describe.skipIf(!available)('computed pages under deno serve: their parts let go
   );
 
   it('a client reading one byte a tick (a page of 1,000 cities): answerListing’s bytes', async () => {
-    const answer = await new Promise<Buffer>((resolve, reject) => {
-      http
-        .get(`${server.url}/cities/?${ONE_BYTE}`, (response) => {
-          const got: number[] = [];
-          response.pause();
-          const take = () => {
-            const byte = response.read(1) as Buffer | null;
-            if (byte) got.push(byte[0]!);
-            if (response.readableEnded) resolve(Buffer.from(got));
-            else setImmediate(take);
-          };
-          response.on('end', () => resolve(Buffer.from(got)));
-          response.on('error', reject);
-          take();
-        })
-        .on('error', reject);
-    });
+    const answer = await readByteByByte(`${server.url}/cities/?${ONE_BYTE}`);
     // More than four parts of 64 KiB.
     expect(expectedOf(ONE_BYTE).length).toBeGreaterThan(4 * 65536);
     expect(answer.equals(expectedOf(ONE_BYTE))).toBe(true);

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -412,4 +413,25 @@ export async function inotifyWatches(pid: number): Promise<number | null> {
   } catch {
     return null;
   }
+}
+
+/** A body read by a client taking one byte a tick (each byte read as the last was, a setImmediate apart). */
+export function readByteByByte(url: string): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    http
+      .get(url, (response) => {
+        const got: number[] = [];
+        response.pause();
+        const take = () => {
+          const byte = response.read(1) as Buffer | null;
+          if (byte) got.push(byte[0]!);
+          if (response.readableEnded) resolve(Buffer.from(got));
+          else setImmediate(take);
+        };
+        response.on('end', () => resolve(Buffer.from(got)));
+        response.on('error', reject);
+        take();
+      })
+      .on('error', reject);
+  });
 }

@@ -1,11 +1,17 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../src/app/build.js';
+import { writeEdgeProject } from '../src/app/edge-project.js';
+import { CityIndex } from '../src/core/city-index.js';
+import { CityTable } from '../src/core/city-table.js';
+import { answerListing, bodyBytes } from '../src/core/page.js';
+import { parseQuery } from '../src/core/query-string.js';
 import { NETLIFY_EDGE_DIR } from '../src/platforms/netlify/recipe.js';
 import { ROUTES } from '../src/core/route-table.js';
 import { NETLIFY_CACHE_CONTROL, NETLIFY_CDN_CACHE_CONTROL } from '../src/hosts/netlify.js';
 import { KIT_DATASETS, replayKit, tempDir } from './helpers.js';
-import { kitEdgeProject } from './edge-helpers.js';
+import { kitCopies, kitEdgeProject, readByteByByte } from './edge-helpers.js';
 import { denoForNetlifyDev, netlifyDev } from './netlify-dev.js';
 import { startCli } from './serve-helpers.js';
 import { requireTool } from './tool-check.js';
@@ -186,6 +192,54 @@ describe.skipIf(!available)('cities48 on Netlify: what _redirects rules could no
     expect(statuses.filter(([f, s]) => String(f).startsWith(edge) && s !== 200)).toEqual([]);
     expect(files.filter((f) => f.startsWith(edge)).length).toBeGreaterThan(2);
   });
+});
+
+describe.skipIf(!available)("a computed page on Netlify's runtime, read one byte a tick", () => {
+  // 4,936 cities (kitCopies(4)), the site built with the default ordering only: a page of
+  // `ordering=-name_en` is the function's, streamed in 64 KiB parts (their arrays let go as Deno's
+  // server passes them, only where it reads the function's answer itself). A client reading one
+  // byte a tick holds each part in the runtime while the next is made: answerListing's bytes.
+  const QUERY = 'ordering=-name_en&page_size=1000&page=3';
+  const BASE = 'http://api.example.com';
+  it("answerListing's bytes, in more than four parts, none detached by the function", async () => {
+    const cities = await kitCopies(4);
+    const data = join(root, 'copies.json');
+    await writeFile(data, JSON.stringify(cities));
+    const site = join(served, 'site');
+    await rm(site, { recursive: true, force: true });
+    await build({ data, out: site, baseUrl: BASE, pageSizes: [100], orderings: ['default'], compression: 'none' });
+    await writeEdgeProject('netlify', site, served);
+    // The entry (the user's file) counting the arrays detached (ArrayBuffer's transfer), said at `?_transfers`.
+    const entry = join(served, NETLIFY_EDGE_DIR, 'cities-api.mjs');
+    const original = await readFile(entry, 'utf8');
+    await writeFile(
+      entry,
+      original.replace(
+        'export default netlifyEdgeFunction(site);',
+        [
+          'let transfers = 0;',
+          'const transfer = ArrayBuffer.prototype.transfer;',
+          'ArrayBuffer.prototype.transfer = function (...args) { transfers++; return transfer.apply(this, args); };',
+          'const answer = netlifyEdgeFunction(site);',
+          "export default (request, context) => new URL(request.url).searchParams.has('_transfers') ? Response.json({ transfers }) : answer(request, context);",
+        ].join('\n'),
+      ),
+    );
+    const expected = Buffer.from(
+      bodyBytes(answerListing(new CityIndex(CityTable.fromCities(cities), 'locale'), parseQuery(QUERY), BASE).body),
+    );
+    const byEdge = dev!.answeredBy.get('edge-function') ?? 0;
+    const answer = await readByteByByte(`${dev!.url}/cities/?${QUERY}`);
+    const { transfers } = (await (await fetch(`${dev!.url}/cities/?_transfers`)).json()) as { transfers: number };
+    await writeFile(entry, original);
+    expect(expected.length).toBeGreaterThan(4 * 65536);
+    expect(answer.equals(expected)).toBe(true);
+    expect((dev!.answeredBy.get('edge-function') ?? 0) - byEdge).toBe(2);
+    // Netlify's local runtime reads the answer in JavaScript (in a worker, each part moved to its
+    // main thread by postMessage): not Deno's server, so none is detached by the function, which
+    // would fail that move (a detached array cannot be transferred).
+    expect(transfers).toBe(0);
+  }, 300_000);
 });
 
 describe('the generated Netlify project', () => {
