@@ -22,6 +22,11 @@
 //     [--max-load X] [--wait-load S] [--skip-large] [--large-data FILE] [--large-live QUERY]
 //     [--profile] [--profile-duration S] [--profile-interval US] [--profile-dir DIR]
 //     [--instructions] [--instructions-requests N] [--instructions-top N] [--instructions-kinds A,B,...]
+//     [--compare-env NAME=VALUE]
+// --compare-env NAME=VALUE: only A, B and BD, each beside the same row on serves started with that
+// environment variable set (A~, B~, BD~), interleaved, and each pair's ratio (~ / without, the
+// median of the rounds' ratios): what a setting read from the environment costs, e.g.
+// CITIES_API_ANSWERING_FLAGS=none (CONTRIBUTING).
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +78,7 @@ const { values: opts } = parseArgs({
     'instructions-requests': { type: 'string', default: '3000' },
     'instructions-top': { type: 'string', default: '0' },
     'instructions-kinds': { type: 'string' },
+    'compare-env': { type: 'string' },
   },
 });
 for (const name of [
@@ -100,6 +106,11 @@ if (!/^\d+$/.test(opts['instructions-top'])) {
 const unknownKinds = opts['instructions-kinds']?.split(',').filter((kind) => !KINDS.includes(kind));
 if (unknownKinds?.length) {
   console.error(`bench: --instructions-kinds: no kind ${unknownKinds.join(', ')}; the kinds are ${KINDS.join(',')}`);
+  process.exit(2);
+}
+const compareEnv = opts['compare-env'] && /^([A-Za-z_]\w*)=(.*)$/s.exec(opts['compare-env']);
+if (opts['compare-env'] !== undefined && !compareEnv) {
+  console.error(`bench: --compare-env must be NAME=VALUE, not ${opts['compare-env']}`);
   process.exit(2);
 }
 const duration = Number(opts.duration);
@@ -140,6 +151,8 @@ try {
       connections,
       ...profileOptions(),
     });
+  } else if (compareEnv) {
+    await compareWithEnv(site, { [compareEnv[1]]: compareEnv[2] });
   } else {
     await compare(site);
     if (!opts['skip-large'])
@@ -275,6 +288,12 @@ async function compare(site) {
       `  ${target.key.padEnd(3)} ${target.label.padEnd(50)} ${got.body.length} bytes; ${headerNote(ownHeaders(got.rawHeaders), target.answer.headers)}`,
     );
   }
+  printResults(await measure(targets));
+  for (const server of running.splice(0)) await (server.stop?.() ?? stop(server.child));
+}
+
+/** Each target loaded in interleaved rounds (after a warm-up each): its medians, and each round's req/s and req per CPU-s. */
+async function measure(targets) {
   for (const target of targets)
     await generator.load(`${target.url}${target.answer.path}`, { duration: 2, connections, lua: target.lua?.() }); // warm-up: JIT, caches
   const runs = targets.map(() => []);
@@ -311,12 +330,69 @@ async function compare(site) {
       ];
     }),
   );
-  printResults(results);
+  return results;
+}
+
+/**
+ * A, B and BD against the same rows on serves started with `env` in their environment (A~, B~,
+ * BD~), interleaved: each figure, and each pair's ratio (~ / without) by req/s and by req per
+ * CPU-second, the median of the rounds' ratios (a neighbour's burst hits a round's runs alike).
+ */
+async function compareWithEnv(site, env) {
+  const said = Object.entries(env)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' ');
+  const pairs = [];
+  for (const variant of [{}, env]) {
+    // A and B on one serve, BD's never-seen queries on one of their own (as in compare()).
+    const serve = await startServe(site, { cpus: cpus.server, env: variant });
+    const computing = await startServe(site, { cpus: cpus.server, env: variant });
+    running.push(serve, computing);
+    pairs.push({ serve, computing, mark: variant === env ? '~' : '' });
+  }
+  const paths = { precomputed: `/cities/?${opts.static}`, live: `/cities/?${opts.live}` };
+  const answers = {};
+  for (const [kind, path] of Object.entries(paths)) {
+    const answer = await answerOf(`${pairs[0].serve.url}${path}`);
+    if (answer.status !== 200) throw new Error(`serve answered ${answer.status} to ${path}`);
+    answers[kind] = { path, body: answer.body };
+  }
+  const targets = pairs.flatMap(({ serve, computing, mark }) => {
+    const under = mark ? `, ${said}` : '';
+    return [
+      { key: `A${mark}`, label: `serve, precomputed page${under}`, server: serve, answer: answers.precomputed },
+      { key: `B${mark}`, label: `serve, live page${under}`, server: serve, answer: answers.live },
+      {
+        key: `BD${mark}`,
+        label: `B, each query new${under}`,
+        server: computing,
+        answer: answers.live,
+        lua: () => distinctLua(answers.live.path),
+      },
+    ].map((target) => ({ ...target, url: target.server.url }));
+  });
+  for (const target of targets) {
+    const got = await answerOf(`${target.url}${target.answer.path}`);
+    if (got.status !== 200 || !got.body.equals(target.answer.body))
+      throw new Error(`${target.label}: ${got.status}, ${got.body.length} bytes, not serve's`);
+  }
+  const results = await measure(targets);
+  printTable(results);
+  const ratio = (key, field) =>
+    median(results[`${key}~`][field].map((variant, round) => variant / results[key][field][round]));
+  console.log(`
+${said} / without, the median of the rounds' ratios:`);
+  for (const key of ['A', 'B', 'BD'])
+    console.log(
+      `  ${`${key}~ / ${key}`.padEnd(10)} req/s ${ratio(key, 'all').toFixed(3)}   req per CPU-s ${ratio(key, 'allPerCpu').toFixed(3)}`,
+    );
   for (const server of running.splice(0)) await (server.stop?.() ?? stop(server.child));
 }
 
-function printResults(results) {
-  const percent = (x) => (x === undefined ? '   ?' : `${(100 * x).toFixed(0).padStart(3)}%`);
+const percent = (x) => (x === undefined ? '   ?' : `${(100 * x).toFixed(0).padStart(3)}%`);
+
+/** Each row's medians and each round's req/s. */
+function printTable(results) {
   console.log(
     `\nmedians of ${opts.rounds} interleaved rounds of ${duration} s, ${connections} connections, loopback; load average now ${loadNow()}`,
   );
@@ -326,6 +402,10 @@ function printResults(results) {
       `  ${r.key.padEnd(3)} ${r.label.padEnd(50)} ${String(Math.round(r.rps)).padStart(7)} ${r.p99.toFixed(2).padStart(6)} ms    ${percent(r.serverCpu)}      ${percent(r.loaderCpu)}   ${String(Math.round(r.perCpu)).padStart(12)}  ${r.all.map((x) => Math.round(x)).join(', ')}`,
     );
   }
+}
+
+function printResults(results) {
+  printTable(results);
   const saturated = Object.values(results)
     .filter((r) => r.loaderCpu >= 0.9)
     .map((r) => r.key);

@@ -18,12 +18,12 @@ const NODE_OWN = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding
 /**
  * Starts `node ...args` (on `cpus` when given) and resolves once it prints an http://127.0.0.1 URL.
  * `nodeFlags` go before the script (e.g. --cpu-prof); `wrap`, a command and its arguments, runs node
- * (e.g. under valgrind).
+ * (e.g. under valgrind); `env`, variables added to this process's environment.
  */
-export function startNode(args, { label, cpus, nodeFlags = [], wrap = [] }) {
+export function startNode(args, { label, cpus, nodeFlags = [], wrap = [], env = {} }) {
   const [program, ...rest] = [...wrap, process.execPath, ...nodeFlags, ...args];
   const [command, argv] = pinned(cpus, program, rest);
-  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   return new Promise((resolve, reject) => {
     let out = '';
     let started = false;

@@ -10,8 +10,14 @@ import { setFlagsFromString } from 'node:v8';
  * The collections they make serial are of the young generation: a few ms of garbage. At 140k
  * cities with --workers 2 (bench:orderings --quick, quiet windows), a static page's p99 right after
  * a rebuild: 2.5-5.0 ms in 7 runs, against 3.3-6.2 ms in 10 without (4 of them over 5 ms).
+ *
+ * CITIES_API_ANSWERING_FLAGS=none leaves them out (read here only, for benches that compare the
+ * two: CONTRIBUTING); it is no user option.
  */
-export const ANSWERING_FLAGS: readonly string[] = ['--no-parallel-scavenge', '--no-concurrent-array-buffer-sweeping'];
+export const ANSWERING_FLAGS: readonly string[] =
+  process.env.CITIES_API_ANSWERING_FLAGS === 'none'
+    ? []
+    : ['--no-parallel-scavenge', '--no-concurrent-array-buffer-sweeping'];
 
 /**
  * ANSWERING_FLAGS set in this running process (V8 reads them at each collection): for the CLI's
