@@ -358,13 +358,13 @@ async function compareWithEnv(site, env) {
     answers[kind] = { path, body: answer.body };
   }
   const targets = pairs.flatMap(({ serve, computing, mark }) => {
-    const under = mark ? `, ${said}` : '';
+    const label = (key, what) => (mark ? `${key} with ${said}` : what);
     return [
-      { key: `A${mark}`, label: `serve, precomputed page${under}`, server: serve, answer: answers.precomputed },
-      { key: `B${mark}`, label: `serve, live page${under}`, server: serve, answer: answers.live },
+      { key: `A${mark}`, label: label('A', 'serve, precomputed page'), server: serve, answer: answers.precomputed },
+      { key: `B${mark}`, label: label('B', 'serve, live page'), server: serve, answer: answers.live },
       {
         key: `BD${mark}`,
-        label: `B, each query new${under}`,
+        label: label('BD', 'B, each query new (&n=1, 2, ...: all computed)'),
         server: computing,
         answer: answers.live,
         lua: () => distinctLua(answers.live.path),
@@ -389,7 +389,10 @@ ${said} / without, the median of the rounds' ratios:`);
   for (const server of running.splice(0)) await (server.stop?.() ?? stop(server.child));
 }
 
-const percent = (x) => (x === undefined ? '   ?' : `${(100 * x).toFixed(0).padStart(3)}%`);
+/** A share of one CPU, as a percentage. */
+function percent(x) {
+  return x === undefined ? '   ?' : `${(100 * x).toFixed(0).padStart(3)}%`;
+}
 
 /** Each row's medians and each round's req/s. */
 function printTable(results) {
