@@ -8,7 +8,6 @@ import { coalesced, rebuildOnChange, watchDataset } from './dataset-watch.js';
 import { checkWritable } from '../dataset/append-cities.js';
 import { tokenProblems } from '../http/token-auth.js';
 import type { RunningServer } from './front.js';
-import { answerOnOwnThread } from '../proc/answering-flags.js';
 import { ServerPool } from './server-pool.js';
 import { SiteServer, type SiteServers } from './site-server.js';
 import { openWritable } from './writable.js';
@@ -74,8 +73,6 @@ async function serveChecked(asked: ServeOptions, reader: Reader): Promise<Runnin
   // The servers get no build callback: a worker process's setup is cloned to it.
   const { onWarning: _builds, firstBuild, ...served } = options;
   const front = { ...served, limits: resolveLimits(options.limits), log, requestLog };
-  // The CLI's process answers itself with one worker (its workers get the flags as they start).
-  if (reader === 'cli' && workers === 1) answerOnOwnThread();
   const servers: SiteServers =
     workers > 1
       ? await ServerPool.start({ ...front, writable: !!options.writable }, workers)
