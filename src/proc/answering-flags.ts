@@ -6,7 +6,7 @@
  * right after a rebuild, with the site-data thread's work queued on them too, the answering thread
  * slept 10-80 ms at a time in that signal (perf, #26).
  *
- * Task hP (140k cities, quiet windows, alternated, one lib; CITIES_API_ANSWERING_FLAGS below):
+ * Measured at 140k cities (quiet windows, alternated, one lib; CITIES_API_ANSWERING_FLAGS below):
  * with --workers 2, a static page's p99 right after a rebuild (bench:orderings --quick) was
  * 9.7-16.3 ms with them (median 11.9 of 7) and 9.0-19.0 without (median 14.3 of 7): better, still
  * over the 5 ms goal in all 14 (bench:orderings --sched: the answering threads waited for a CPU over
