@@ -124,12 +124,13 @@ export function appears(dir: string, name: string, until: Promise<unknown>): Pro
 
 /**
  * The entries a build leaves beside a site directory (`.NAME.lock`, `.NAME.staging-PID`,
- * `.NAME.previous-PID`, `.NAME.stat-cache-PID.TOKEN`), but its stat cache (`.NAME.stat-cache`), kept for good.
+ * `.NAME.previous-PID`, `.NAME.stat-cache-PID.TOKEN`), but its stat cache (`.NAME.stat-cache`), kept for good,
+ * and a durable build's mark (`.NAME.durable`), kept while the site is its.
  */
 export async function siteLeftovers(outDir: string): Promise<string[]> {
   const prefix = `.${basename(outDir)}.`;
   return (await readdir(dirname(outDir)))
-    .filter((name) => name.startsWith(prefix) && name !== `${prefix}stat-cache`)
+    .filter((name) => name.startsWith(prefix) && name !== `${prefix}stat-cache` && name !== `${prefix}durable`)
     .sort();
 }
 

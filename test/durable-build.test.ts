@@ -14,7 +14,8 @@ import { requireTool } from './tool-check.js';
 // files were never written to the disk. Every file the build wrote must be fdatasynced, and every
 // directory of the new tree fsynced, before the rename that publishes the tree; the site's parent
 // directory after it. Files the build did not write (linked from the previous tree) are not
-// synced again. Without --durable nothing is synced (the default's cost is unchanged).
+// synced again when a durable build published that tree; after a build without --durable (whose
+// files are the kernel's to write back) they are. Without --durable nothing is synced (the default's cost is unchanged).
 
 const STRACE = '/usr/bin/strace';
 const run = promisify(execFile);
@@ -91,7 +92,7 @@ describe.skipIf(!available)('a --durable build is on disk before its swap publis
   const site = () => join(root, 'site');
   beforeAll(() => writeDataset(data(), manyCities(60, 'Durable')));
 
-  it.each<[string, () => Promise<unknown>, string[], 'all' | 'rewritten' | 'none' | 'not asked']>([
+  it.each<[string, () => Promise<unknown>, string[], 'all' | 'rewritten' | 'relinked' | 'none' | 'not asked']>([
     ['a first build: every file synced', async () => undefined, [], 'all'],
     [
       'a rebuild after one city changed: the files it rewrote, and none it linked',
@@ -107,6 +108,13 @@ describe.skipIf(!available)('a --durable build is on disk before its swap publis
     ['a rebuild with --force: every file synced again', async () => undefined, ['--force'], 'all'],
     // The default: atomic against a kill only, at no cost.
     ['a rebuild with --force, not --durable: nothing synced', async () => undefined, ['--force'], 'not asked'],
+    [
+      'a durable rebuild with no change after one without --durable: every file synced, those it linked too',
+      async () => undefined,
+      [],
+      'relinked',
+    ],
+    ['a durable rebuild with no change after that durable one: nothing synced', async () => undefined, [], 'none'],
   ])('%s', async (_, change, args, expected) => {
     await change();
     const durable = expected === 'not asked' ? [] : ['--durable'];
@@ -114,9 +122,8 @@ describe.skipIf(!available)('a --durable build is on disk before its swap publis
     // Written: a file of the new tree that is not the previous tree's (another inode).
     const written = [...after.files].filter(([path, ino]) => before.files.get(path) !== ino).map(([path]) => path);
     const share = written.length / after.files.size;
-    expect(expected === 'none' ? share === 0 : expected === 'rewritten' ? share > 0 && share < 0.5 : share === 1).toBe(
-      true,
-    );
+    const shares = { none: share === 0, relinked: share === 0, rewritten: share > 0 && share < 0.5 };
+    expect(shares[expected as keyof typeof shares] ?? share === 1).toBe(true);
     if (expected === 'not asked') {
       const swapped = trace.renames.some(([, to]) => to === site());
       expect({ swapped, datasynced: trace.datasynced.size }).toEqual({ swapped: true, datasynced: 0 });
@@ -129,19 +136,24 @@ describe.skipIf(!available)('a --durable build is on disk before its swap publis
       });
       return;
     }
-    const [staging, , at] = trace.renames.find(([, to]) => to === site())!;
+    const [staging, , at] = trace.renames.find(([, to]) => to === site()) ?? ['', '', -1];
     const late = (synced: Map<string, number>, path: string) => !((synced.get(join(staging, path)) ?? at) < at);
+    // What must be on disk before the swap: what the build wrote, and after a build without
+    // --durable what it linked too (the manifest included).
+    const mustSync = expected === 'relinked' ? [...after.files.keys()] : written;
     expect({
+      swapped: at >= 0,
       written: written.length,
       writtenSaid: Number(/: (\d+) written/.exec(said)?.[1]),
-      unsynced: written.filter((path) => late(trace.datasynced, path)),
-      // Only what this build wrote: what it linked was synced by the build that wrote it.
+      unsynced: mustSync.filter((path) => late(trace.datasynced, path)),
+      // Only what this build wrote: what it linked was synced by the durable build that wrote it.
       syncedNotWritten: [...trace.datasynced.keys()].filter(
-        (p) => p.startsWith(staging) && !written.includes(relative(staging, p)),
+        (p) => p.startsWith(staging) && !mustSync.includes(relative(staging, p)),
       ),
       dirsUnsynced: after.dirs.filter((dir) => late(trace.synced, dir)),
       parentSyncedAfter: (trace.synced.get(dirname(site())) ?? -1) > at,
     }).toEqual({
+      swapped: true,
       written: written.length,
       writtenSaid: written.length,
       unsynced: [],

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manyCities, writeDataset } from './crash-helpers.js';
@@ -34,16 +34,23 @@ interface Ran {
 
 /**
  * `cities-api build` with the first `syscall` on `path(pid)` failing with `errno` (strace attached
- * before it runs: traced-process.ts). No injection when `inject` is absent.
+ * before it runs: traced-process.ts). No injection when `inject` is absent; then, given `trace`, its
+ * unlinks and fsyncs written there.
  */
-async function build(args: string[], inject?: { syscall: string; errno: string; path: (pid: number) => string }) {
-  const straceArgs =
-    inject &&
-    ((pid: number) =>
-      ['-P', inject.path(pid), '-o', '/dev/null', '-e', `trace=${inject.syscall}`].concat([
-        '-e',
-        `inject=${inject.syscall}:error=${inject.errno}:when=1`,
-      ]));
+async function build(
+  args: string[],
+  inject?: { syscall: string; errno: string; path: (pid: number) => string },
+  trace?: string,
+) {
+  const straceArgs = inject
+    ? (pid: number) =>
+        ['-P', inject.path(pid), '-o', '/dev/null', '-e', `trace=${inject.syscall}`].concat([
+          '-e',
+          `inject=${inject.syscall}:error=${inject.errno}:when=1`,
+        ])
+    : trace
+      ? () => ['-y', '-o', trace, '-e', 'trace=unlink,unlinkat,fsync']
+      : undefined;
   const { child, tracer } = await tracedSpawn(process.execPath, [CLI, 'build', ...args], straceArgs, { cwd: root });
   let stdout = '';
   let stderr = '';
@@ -58,8 +65,8 @@ const data = () => join(root, 'cities.json');
 const site = () => join(root, 'site');
 /** The dataset of round `n`: each round's differs from the last (a name), so a published site is told from the old. */
 const round = (n: number) => manyCities(60, 'Durable').map((c, i) => (i ? c : { ...c, name_en: `Round ${n}` }));
-/** What the build left beside the site besides the site and its stat cache (a draft, the old tree...). */
-const leftovers = () => readdirSync(root).filter((name) => /^\.site\.(?!stat-cache$)/.test(name));
+/** What the build left beside the site besides the site, its stat cache and its durable mark (a draft, the old tree...). */
+const leftovers = () => readdirSync(root).filter((name) => /^\.site\.(?!(?:stat-cache|durable)$)/.test(name));
 
 /** A reference build of the same dataset, elsewhere: what a whole site holds. */
 async function reference(n: number): Promise<Map<string, Buffer>> {
@@ -155,13 +162,23 @@ describe.skipIf(!available)('a --durable build whose sync fails (strace fault in
     if (outcome === 'not published') expect(await readTree(site())).toEqual(before);
     else expect(await readTree(site())).toEqual(await reference(n));
     // The next build, nothing injected, works and leaves a whole site.
-    const next = await build(['--data', data(), '--site', site(), '--durable', ...ARGS]);
+    const trace = join(root, 'trace');
+    const next = await build(['--data', data(), '--site', site(), '--durable', ...ARGS], undefined, trace);
     expect({ code: next.code, said: said(next.stderr) }).toEqual({ code: 0, said: [] });
     // After a failed sync of the published site, a sync that now succeeds proves nothing (the
     // failed one may have dropped what it was to write): the next durable build writes it all again.
     const written = Number(/: (\d+) written/.exec(next.stdout)?.[1]);
     const files = Number(/: (\d+) files/.exec(next.stdout)?.[1]);
     if (outcome === 'published') expect(written).toBe(files);
+    // The mark's removal is on disk: the site's parent is synced after it (a power loss would bring it back).
+    const calls = readFileSync(trace, 'utf8').split('\n');
+    const unmarked = calls.findIndex((call) => /^\d+ +unlink(at)?\(.*\/\.site\.unsynced"/.test(call));
+    const synced = calls.findLastIndex((call) => call.includes(`fsync(`) && call.includes(`<${root}>`));
+    if (outcome === 'published')
+      expect({ unmarked: unmarked >= 0, syncedAfter: synced > unmarked }).toEqual({
+        unmarked: true,
+        syncedAfter: true,
+      });
     expect(await readTree(site())).toEqual(await reference(n));
     expect(leftovers()).toEqual([]);
   });

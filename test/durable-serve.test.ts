@@ -34,8 +34,8 @@ describe.skipIf(!available)("serve --writable's catch-up build after a POST (str
     const site = join(dir, 'site');
     await run('mkdir', ['-p', dir]);
     await copyFile(join(KIT, 'cities11.csv'), data);
-    // Built beforehand: serve's first build finds it up to date and writes nothing.
-    await run(process.execPath, [CLI, 'build', '--data', data, '--site', site, ...SMALL_SITE], { cwd: dir });
+    // Built beforehand, as durable as serve's builds: serve's first build finds it up to date and writes nothing.
+    await run(process.execPath, [CLI, 'build', '--data', data, '--site', site, ...SMALL_SITE, ...args], { cwd: dir });
     const log = join(dir, 'trace');
     const { child, tracer } = await tracedSpawn(
       process.execPath,
@@ -77,7 +77,8 @@ describe.skipIf(!available)('serve --watch --durable: a rebuild whose sync fails
     await writeDataset(data, manyCities(20, 'Watched'));
     // Not a preview (a base URL given): nothing but the builds' swaps syncs the site's parent.
     const settings = [...SMALL_SITE, '--base-url', 'http://localhost:8080'];
-    await run(process.execPath, [CLI, 'build', '--data', data, '--site', site, ...settings], { cwd: dir });
+    // Durable: serve's first build finds it up to date (after a build without --durable it would sync it all).
+    await run(process.execPath, [CLI, 'build', '--data', data, '--site', site, ...settings, '--durable'], { cwd: dir });
     const { child, tracer } = await tracedSpawn(
       process.execPath,
       [CLI, 'serve', site, '--data', data, '--port', '0', '--watch', '--durable', ...settings],

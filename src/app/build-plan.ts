@@ -13,7 +13,7 @@ import { readManifestHead } from '../store/manifest-file.js';
 import { startSiteCheck, type PendingCheck } from '../store/site-check.js';
 import { checkSiteLocation, resolveSiteDir } from '../store/site-path.js';
 import { StatCache } from '../store/stat-cache.js';
-import { isUnsynced } from '../store/sync-failure.js';
+import { isDurable, isUnsynced } from '../store/durable-marks.js';
 import type { DatasetRecord } from '../store/stat-cache-format.js';
 import type { BuildOptions, BuildPlan, SiteBuildOptions } from './build-options.js';
 import { budgeted, manifestHead, sameInput, settingsOf } from './build-settings.js';
@@ -48,6 +48,8 @@ export interface PendingWrite {
 interface Previous {
   readonly out: string;
   readonly old: ManifestHead | null;
+  /** A durable build of a site no durable build published: never up to date. */
+  readonly resync: boolean;
 }
 
 export async function planBuild(given: SiteBuildOptions): Promise<PlannedBuild> {
@@ -58,12 +60,14 @@ export async function planBuild(given: SiteBuildOptions): Promise<PlannedBuild> 
   const out = await resolveSiteDir(given.out);
   // A site a durable build published without its syncs done is written whole by the next durable one.
   const force = given.force || (!!given.durable && (await isUnsynced(out)));
+  // One no durable build published (or not whole) is not up to date for a durable build: its files get synced.
+  const resync = !!given.durable && !force && !(await isDurable(out));
   const options = { ...given, force };
   await checkSiteLocation({ out, data: options.data, cwd: options.cwd ?? process.cwd() });
   const old = await readManifestHead(out).catch(() => null);
   // A site for one host holds as many first pages as its dataset allows: the same dataset file, the same number.
   const early = old?.settings.host && old.settings.host === settings.host ? budgeted(settings, old.settings) : settings;
-  const sameSettings = !options.force && !!old && sameInput(old, manifestHead(early, old.dataset));
+  const sameSettings = !options.force && !resync && !!old && sameInput(old, manifestHead(early, old.dataset));
   // The very dataset file the site was built from (its digest recorded beside the site): its cities
   // are the site's, so if its files are as built there is nothing to validate, compute or write.
   const known = sameSettings ? await StatCache.readDataset(out) : null;
@@ -83,14 +87,14 @@ export async function planBuild(given: SiteBuildOptions): Promise<PlannedBuild> 
     }
   }
   // Awaited here: `pending` is disposed when this function returns.
-  return await planFromDataset(options, settings, { out, old }, pending);
+  return await planFromDataset(options, settings, { out, old, resync }, pending);
 }
 
 /** The plan once the dataset is read and validated: the site's files checked when its input is the site's. */
 async function planFromDataset(
   options: BuildOptions,
   asked: SiteSettings,
-  { out, old }: Previous,
+  { out, old, resync }: Previous,
   pending: PendingCheck | null,
 ): Promise<PlannedBuild> {
   let digest: Uint8Array | undefined;
@@ -112,7 +116,7 @@ async function planFromDataset(
   const manifest = manifestHead(settings, { count, sha256: sha256(table.datasetParts()) });
   // (Settings the same once the dataset's first pages are known: then the dataset is too.)
   const check =
-    !options.force && sameInput(old, manifest)
+    !options.force && !resync && sameInput(old, manifest)
       ? await (pending ?? startSiteCheck(out, countSiteFiles(spec))).result()
       : (pending?.cancel(), null);
   const upToDate = !!check && !check.unverified && !check.changed.length;

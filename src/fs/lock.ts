@@ -27,6 +27,8 @@ export function siteSiblings(outDir: string) {
     statCache: join(parent, `.${name}.stat-cache`),
     /** Kept while the site in place was published by a durable build whose syncs failed (store/sync-failure.ts). */
     unsynced: join(parent, `.${name}.unsynced`),
+    /** Kept while the site in place was published by a durable build with every sync done (store/durable-marks.ts). */
+    durable: join(parent, `.${name}.durable`),
     prefix: `.${name}.`,
     parent,
   };

@@ -8,7 +8,7 @@ import { holdsBytes } from './site-check.js';
 import { syncFile } from '../fs/durable.js';
 
 /**
- * Puts the manifest into staging (synced to disk when `durable`): the old one, linked, when it says exactly the same and is as
+ * Puts the manifest into staging (synced to disk when `durable`; when linked, when `syncLinked`): the old one, linked, when it says exactly the same and is as
  * built (the stat cache vouches for it) or holds the very bytes the build would write.
  */
 export async function placeManifest(
@@ -17,7 +17,11 @@ export async function placeManifest(
   old: SiteFiles | null,
   manifest: Omit<Manifest, 'files'>,
   files: FileList,
-  { reuseOld, durable }: { reuseOld: 'no' | 'as built' | 'if same bytes'; durable: boolean },
+  {
+    reuseOld,
+    durable,
+    syncLinked,
+  }: { reuseOld: 'no' | 'as built' | 'if same bytes'; durable: boolean; syncLinked: boolean },
 ): Promise<{ stats: FileStat; reused: boolean }> {
   const to = join(staging, MANIFEST_PATH);
   await mkdir(dirname(to), { recursive: true });
@@ -39,6 +43,7 @@ export async function placeManifest(
     const same =
       !!stats?.isFile() && (reuseOld === 'as built' || (await holdsBytes(from, 0, stats.size, sha256(text))));
     const linked = same && stats && (await reuse(from, to, stats));
+    if (linked && syncLinked) await syncFile(to);
     if (linked) return { stats: linked, reused: true };
   }
   const stats = await writeParts(to, text);

@@ -32,8 +32,9 @@ export interface AssembleOptions {
   readonly compression: Compression;
   /** Reuse nothing of the old tree: every file is written anew. */
   readonly force?: boolean;
-  /** Sync each file written to disk (fdatasync) before resolving. */
+  /** Sync each file written to disk (fdatasync) before resolving; with `syncLinked`, each linked from the old tree too. */
   readonly durable?: boolean | undefined;
+  readonly syncLinked?: boolean | undefined;
   readonly guard?: SpaceGuard;
   readonly onProgress?: (entriesDone: number) => void;
   /** Directories (relative, parents first) the entries go to, made before any file is written; others are made as needed. */
@@ -55,7 +56,7 @@ const IN_FLIGHT = 48;
 
 /**
  * Writes every entry into `staging`; when `durable`, each file written is synced to disk
- * (fdatasync) before this resolves (a linked one is the old tree's, synced by the build that wrote it). A file of the old tree is reused (hard-linked: it keeps its
+ * (fdatasync) before this resolves, and each linked one when `syncLinked` (else the old tree's, synced by the build that wrote it). A file of the old tree is reused (hard-linked: it keeps its
  * inode and mtime) only when the old manifest lists the same bytes for it and the file is a
  * regular file reached through real directories that either still shows the inode, size, mtime and ctime
  * the stat cache recorded or, read, holds those bytes (a `.gz`/`.br` is decompressed; it is reused
@@ -183,6 +184,7 @@ class Assembly {
     for (const slot of slots) {
       const kept = (slot === 0 || this.sameLevel) && (await this.oldTree.reuse(path, slot, hash, single));
       if (kept) {
+        if (this.options.syncLinked) await syncFile(join(this.staging, slot ? path + VARIANTS[slot - 1] : path));
         this.records.setLinked(file, slot, kept);
         this.counts.unchanged++;
       } else todo.push(slot);

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { BEHIND_PATH, BEHIND_TEXT } from '../site/behind.js';
 import { syncDir, syncDirectories, syncFile } from '../fs/durable.js';
 import { MANIFEST_PATH } from '../site/manifest.js';
+import { unmarkDurable } from './durable-marks.js';
 
 // A new site tree put in place of the old with two renames: the old one moved aside (retire-tree.ts
 // then deletes it), back in place if the new one cannot be moved in. A durable build has what the
@@ -42,6 +43,7 @@ export async function syncTree(
  * (BEHIND_PATH), as the build's check decided holding the dataset's lock: the marker is put in
  * or taken out of the new tree first, and the old tree's (a POST may have put one there after the
  * build carried its entries over) is dropped, never moved into the new site by its retirement.
+ * A tree not `durable` takes away the site's durable mark first.
  */
 export async function swapIn(
   outDir: string,
@@ -50,6 +52,7 @@ export async function swapIn(
   { behind, durable }: { behind?: boolean | undefined; durable?: boolean | undefined },
 ): Promise<boolean> {
   if (behind !== undefined) await markTree(staging, behind, !!durable);
+  if (!durable) await unmarkDurable(outDir);
   const hadOld = await renamed(outDir, staging, previous);
   if (behind !== undefined && hadOld) await rm(join(previous, BEHIND_PATH), { force: true });
   return hadOld;

@@ -19,6 +19,7 @@ import { fileSystemError, isErrno } from '../fs/fs-error.js';
 import { SITE_ROLE } from './site-path.js';
 import { recoverSite } from './site-recovery.js';
 import { asidePath, swapIn, syncTree } from './site-swap.js';
+import { isDurable } from './durable-marks.js';
 
 export type { Placed, SiteEntry } from './site-assembler.js';
 
@@ -43,9 +44,8 @@ export interface WriteOptions {
   /** Reuse nothing of the old site: every file is written anew. */
   readonly force?: boolean;
   /**
-   * Sync every file written (fdatasync), then every directory of the new tree, before the swap,
-   * and the site's parent after it: a power loss or a system crash, not only a kill, then leaves
-   * the old site or the new one, whole. Files linked from the old tree are not synced again.
+   * Sync every file written (fdatasync; linked too, unless a durable build published the old tree), then every directory
+   * of the new tree, before the swap, and the site's parent after it: a power loss, not only a kill, leaves one whole site.
    */
   readonly durable?: boolean | undefined;
   /** The site's lock is held already, by this build's caller: not taken again. */
@@ -136,10 +136,9 @@ async function writeSiteLocked(
       const own = await lstat(outDir).catch(() => null);
       if (own) await chmod(staging, own.mode & 0o7777);
       const cache = old && !options.force ? await StatCache.read(outDir, old) : null;
-      const site = await assemble(outDir, staging, old, cache, entries, {
-        ...options,
-        compression: manifest.settings.compression,
-      });
+      const syncLinked = !!options.durable && !options.force && !(await isDurable(outDir));
+      const compression = manifest.settings.compression;
+      const site = await assemble(outDir, staging, old, cache, entries, { ...options, compression, syncLinked });
       const { files } = site;
       const inNewSite = (path: string) =>
         path === MANIFEST_PATH ||
@@ -150,6 +149,7 @@ async function writeSiteLocked(
       const manifestStats = await placeManifest(outDir, staging, old, manifest, files, {
         reuseOld: options.force ? 'no' : cache ? 'as built' : 'if same bytes',
         durable: !!options.durable,
+        syncLinked,
       });
       if (options.durable) await syncTree(staging, site.directories, kept, carried);
       let hadOld = false;

@@ -1,9 +1,8 @@
-import { lstat, rm, writeFile } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
 import { syncDir } from '../fs/durable.js';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
 import { errnoAdvice, isErrno } from '../fs/fs-error.js';
-import { siteSiblings } from '../fs/lock.js';
+import { markDurable, markUnsynced } from './durable-marks.js';
 
 // A durable build's sync that failed (fdatasync of a file, fsync of a directory), said: which file,
 // the errno in words, what to do, and whether the site was published. A failed sync may have
@@ -64,7 +63,7 @@ export function publishedAnyway(error: unknown): boolean {
 }
 
 /**
- * Syncs the site's parent after a durable swap; then what ends the build: the mark cleared, or (the
+ * Syncs the site's parent after a durable swap; then what ends the build: the site marked durable (durable-marks.ts), or (the
  * sync failed: the site marked at once) the failure thrown, once the build has tidied up.
  */
 export async function syncSwap(outDir: string): Promise<() => Promise<void>> {
@@ -72,22 +71,7 @@ export async function syncSwap(outDir: string): Promise<() => Promise<void>> {
     () => undefined,
     (error: unknown) => error ?? new Error('sync failed'),
   );
-  if (failed === undefined) return () => clearUnsynced(outDir);
+  if (failed === undefined) return () => markDurable(outDir);
   await markUnsynced(outDir);
   return () => Promise.reject(isSyncError(failed) ? unsyncedSwapError(failed, outDir) : failed);
-}
-
-/** Marks the site as published without its syncs done (best effort: a disk that fails may refuse this too). */
-async function markUnsynced(outDir: string): Promise<void> {
-  await writeFile(siteSiblings(outDir).unsynced, '').catch(() => undefined);
-}
-
-/** Whether the site was published by a durable build whose syncs did not all succeed. */
-export async function isUnsynced(outDir: string): Promise<boolean> {
-  return !!(await lstat(siteSiblings(outDir).unsynced).catch(() => null));
-}
-
-/** A durable build wrote the site whole and synced it: the mark goes. */
-async function clearUnsynced(outDir: string): Promise<void> {
-  await rm(siteSiblings(outDir).unsynced, { force: true });
 }
