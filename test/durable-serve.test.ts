@@ -101,3 +101,44 @@ describe.skipIf(!available)('serve --watch --durable: a rebuild whose sync fails
     }
   });
 });
+
+describe.skipIf(!available)('serve --writable --durable: a catch-up whose sync fails after its swap (strace)', () => {
+  it('says what happened in order: published, maybe not durable; not "behind" nor "retrying" what is published', async () => {
+    const dir = join(root, 'writable-failed');
+    const data = join(dir, 'data/cities.csv');
+    const out = join(dir, 'out');
+    const site = join(out, 'site');
+    await run('mkdir', ['-p', join(dir, 'data'), out]);
+    await copyFile(join(KIT, 'cities11.csv'), data);
+    const settings = [...SMALL_SITE, '--base-url', 'http://localhost:8080'];
+    // Durable: serve's first build finds it up to date; the first sync of `out` is the catch-up's, after its swap.
+    await run(process.execPath, [CLI, 'build', '--data', data, '--site', site, ...settings, '--durable'], { cwd: dir });
+    const { child, tracer } = await tracedSpawn(
+      process.execPath,
+      [CLI, 'serve', site, '--data', data, '--port', '0', '--writable', '--durable', ...settings],
+      () => ['-P', out, '-o', '/dev/null', '-e', 'trace=fsync', '-e', 'inject=fsync:error=EIO:when=1'],
+      { cwd: dir, env: { ...process.env, CITIES_API_TOKEN: TOKEN } },
+    );
+    const starting = following(child, 'serve');
+    let said = '';
+    child.stderr?.on('data', (d: Buffer) => void (said += d));
+    child.stdout?.on('data', (d: Buffer) => void (said += d));
+    try {
+      const url = await printed(starting, / at (http:\/\/[^/\s]+)/);
+      expect((await createAt(url, TOKEN, 'Unsynced')).status).toBe(201);
+      await printed(starting, /(published, but it may not be durable)/);
+      // A moment for what would follow it (a retry's line, a second catch-up).
+      await new Promise((r) => setTimeout(r, 2500));
+      expect((await servedAt(url)).filter((name) => name === 'Unsynced').length).toBe(1);
+    } finally {
+      await starting.stop();
+      await tracer;
+    }
+    const lines = said.split('\n').filter((line) => /published|behind|retrying|catch-up/.test(line));
+    expect(lines.length, said).toBe(1);
+    expect(lines[0]).toMatch(/published, but it may not be durable: syncing .*input\/output error/);
+    expect(lines[0]).not.toMatch(/behind the data|retrying/);
+    // The site holds the city: it is folded into the dataset file, not built again.
+    expect(await readFile(data, 'utf8')).toContain('Unsynced');
+  });
+});

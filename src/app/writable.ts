@@ -10,6 +10,8 @@ import { exists, syncDirectory } from '../fs/file-output.js';
 import { fileSystemError, type PathRole } from '../fs/fs-error.js';
 import { underDatasetLock } from '../fs/lock.js';
 import { BEHIND_PATH, BEHIND_TEXT } from '../site/behind.js';
+import { publishedAnyway } from '../store/sync-failure.js';
+import { wordingOf } from '../core/errors.js';
 import { siteSignature } from './behind-site.js';
 import type { Served, SiteBuilder } from './site-builder.js';
 import { recordWriter } from './site-writers.js';
@@ -100,7 +102,12 @@ export async function openWritable(options: WritableOptions): Promise<{
     publish: async (file, read, stop) => {
       try {
         const check = { dataset: options.data, read, site: seen, lockWait: options.lockWait };
-        await options.builder.publish(file, check, stop);
+        await options.builder.publish(file, check, stop).catch((error: unknown) => {
+          // Its sync failed after its swap: the site holds the cities and is answered, so they are
+          // folded into the dataset file as after any catch-up (the next durable build writes it whole).
+          if (!publishedAnyway(error)) throw error;
+          options.log(`error: catch-up of the cities created: ${wordingOf(error)}`);
+        });
       } finally {
         seen = siteSignature(options.dir);
       }
