@@ -51,6 +51,7 @@ const UNIT = [
   'edge-page',
   'edge-ranges',
   'edge-timeouts',
+  'errno-words',
   'page-reads',
   'fetch-handler',
   'file-ids',

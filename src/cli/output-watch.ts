@@ -1,5 +1,5 @@
 import { getSystemErrorMap } from 'node:util';
-import { errnoAdvice } from '../fs/fs-error.js';
+import { errnoAdvice } from '../fs/errno-words.js';
 import type { Output } from './command.js';
 
 // The CLI's stdout and stderr, watched. A real one (a file, a pipe) tells of a write that failed

@@ -2,7 +2,10 @@ import { access, lstat, readlink } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { CitiesApiError } from '../core/errors.js';
+import { errnoAdvice, errnoWords } from './errno-words.js';
 import { exists } from './file-output.js';
+
+export { errnoAdvice } from './errno-words.js';
 
 // A failure of the file system (no such file, no permission, a file where a directory should
 // be...) said as one line: the path at fault (the directory a file could not be created in, not
@@ -72,27 +75,13 @@ export function withPath(error: unknown, path: string): unknown {
   return error;
 }
 
-/** What to do, said alike whether the error names a file or not. */
-const ADVICE: Readonly<Record<string, string>> = {
-  ENOSPC: 'free some space and try again',
-  EDQUOT: 'free some space or raise the disk quota and try again',
-  EIO: 'the disk or its file system failed; check them (dmesg, fsck), then try again',
-  EMFILE: 'raise the open files limit (ulimit -n) and try again',
-  ENFILE: 'raise the open files limit (ulimit -n) and try again',
-};
-
-/** What to do about an errno whatever it was writing (a full disk, a failed one...), when the table knows. */
-export function errnoAdvice(code: string | undefined): string | undefined {
-  return code === undefined ? undefined : ADVICE[code];
-}
-
 /**
  * An errno that names no path, when the caller names none either (a write to a handle): the
  * system call, the system's words and what to do; no path made up (it named the working directory).
  */
 function unnamedError(error: Errno, note?: string): CitiesApiError {
   const said = error.message.replace(`${error.code}: `, '').replace(new RegExp(`, ${error.syscall}$`), '');
-  const advice = ADVICE[error.code!] ?? 'check the files and directories the command uses, then try again';
+  const advice = errnoAdvice(error.code) ?? 'check the files and directories the command uses, then try again';
   return new CitiesApiError(
     `${error.syscall}() failed: ${said} (the system named no file); ${advice} (${error.code}${note ? `; ${note}` : ''})`,
     1,
@@ -120,6 +109,7 @@ export async function fileSystemError(
   const subject = shownAs ?? target;
   const at = path === target ? `the ${role.what} ${subject}` : `${path} (of the ${role.what} ${subject})`;
   const choose = role.option ? `, or choose another with ${role.option}` : '';
+  const [words, advice] = [errnoWords(error.code), errnoAdvice(error.code)];
   const fail = (message: string) =>
     new CitiesApiError(`${message} (${error.code}${role.note ? `; ${role.note}` : ''})`, 1);
   switch (error.code) {
@@ -178,7 +168,7 @@ export async function fileSystemError(
       );
     }
     case 'EROFS':
-      return fail(`cannot write ${at}: it is on a read-only file system${choose || '; choose a writable place'}`);
+      return fail(`cannot write ${at}: it is on a ${words}${choose || '; choose a writable place'}`);
     case 'ELOOP':
       return fail(
         `the ${role.what} ${subject} cannot be used: too many symbolic links (a loop?); fix the links${choose}`,
@@ -186,14 +176,14 @@ export async function fileSystemError(
     case 'ENAMETOOLONG':
       return fail(`the ${role.what} ${subject} cannot be used: the name is too long${choose}`);
     case 'ENOSPC':
-      return fail(`no space left for the ${role.what} ${subject}: ${ADVICE.ENOSPC}`);
+      return fail(`${words} for the ${role.what} ${subject}: ${advice}`);
     case 'EDQUOT':
-      return fail(`disk quota exceeded for the ${role.what} ${subject}: ${ADVICE.EDQUOT}`);
+      return fail(`${words} for the ${role.what} ${subject}: ${advice}`);
     case 'EIO':
-      return fail(`input/output error on ${at}: ${ADVICE.EIO}`);
+      return fail(`${words} on ${at}: ${advice}`);
     case 'EMFILE':
     case 'ENFILE':
-      return fail(`too many open files while using the ${role.what} ${subject}: ${ADVICE.EMFILE}`);
+      return fail(`${words} while using the ${role.what} ${subject}: ${advice}`);
     default:
       return fail(`the ${role.what} ${subject} cannot be used: ${error.message}`);
   }

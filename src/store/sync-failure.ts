@@ -1,7 +1,8 @@
 import { dirname, relative } from 'node:path';
 import { syncDir } from '../fs/durable.js';
 import { CitiesApiError, optionNamed } from '../core/errors.js';
-import { errnoAdvice, isErrno } from '../fs/fs-error.js';
+import { errnoAdvice, errnoWords } from '../fs/errno-words.js';
+import { isErrno } from '../fs/fs-error.js';
 import { markDurable, markUnsynced } from './durable-marks.js';
 
 // A durable build's sync that failed (fdatasync of a file, fsync of a directory), said: which file,
@@ -13,14 +14,6 @@ import { markDurable, markUnsynced } from './durable-marks.js';
 
 const SYNCS = new Set(['fsync', 'fdatasync']);
 
-/** The system's words for what a sync most often fails with; others are said as Node says them. */
-const WORDS: Readonly<Record<string, string>> = {
-  EIO: 'input/output error',
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'disk quota exceeded',
-  EROFS: 'the file system is read-only',
-};
-
 type Errno = NodeJS.ErrnoException;
 
 /** Whether `error` is a failed sync's. */
@@ -28,7 +21,7 @@ export function isSyncError(error: unknown): error is Errno {
   return isErrno(error) && SYNCS.has(error.syscall ?? '');
 }
 
-const wordsOf = (error: Errno) => WORDS[error.code!] ?? error.message;
+const wordsOf = (error: Errno) => errnoWords(error.code) ?? error.message;
 const adviceOf = (error: Errno) =>
   (errnoAdvice(error.code) ?? 'check the disk and its file system').replace(/,? (?:and |then )?try again$/, '');
 
