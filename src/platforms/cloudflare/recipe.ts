@@ -47,7 +47,7 @@ export const CLOUDFLARE_LIMITS: readonly PlatformLimit[] = [
     figure: 128 * MiB,
     unit: 'bytes',
     source: LIMITS_PAGE,
-    advice: 'the Worker keeps only the edge files it read (rank files, up to 24 MB of chunks)',
+    advice: 'the Worker keeps only the edge files it read (rank files, up to 16 MB of blocks)',
   },
   {
     what: 'CPU time per request (Workers Free)',
