@@ -47,6 +47,7 @@ const UNIT = [
   'dead-drafts',
   'default-order',
   'doorkeeper',
+  'edge-bench-kinds',
   'edge-cuts',
   'edge-page',
   'edge-ranges',

@@ -60,19 +60,8 @@ const [edge, fetchCore, { edgeSite }] = await Promise.all(
   ['app/edge-project.js', 'http/fetch-handler.js', 'http/edge-site.js'].map(lib),
 );
 const { workerdMemory } = await import('./bench/workerd-memory.mjs');
+const { kinds, statusesLine } = await import('./bench/edge-kinds.mjs');
 
-/** The query kinds, each a first query and the i-th next one (distinct pages). */
-const kinds = (count) => [
-  ['covered (a file holds it)', (i) => `ordering=-name_fr&page_size=100&page=${i + 1}`],
-  ['default ordering, uncovered', (i) => `page_size=7&page=${Math.floor(count / 14) + 211 * i}`],
-  ['uncovered page size', (i) => `ordering=name_it&page_size=7&page=${Math.floor(count / 7) - 97 * i}`],
-  ['uncovered, descending', (i) => `ordering=-name_ar&page_size=20&page=${Math.floor(count / 40) + 13 * i}`],
-  ['multi-field', (i) => `ordering=name_de,-name_en&page_size=10&page=${Math.floor(count / 20) + 31 * i}`],
-  ['multi-field, 3 terms', (i) => `ordering=-name_fr,name_ar,-name_en&page_size=50&page=${1 + 7 * i}`],
-  ['page_size=5000, multi-field', (i) => `ordering=-name_it,name_ru&page_size=5000&page=${1 + (i % 20)}`],
-  ['page_size >= count', (i) => `ordering=${i % 2 ? '-' : ''}name_ru&page_size=${count + i}`],
-  ['page_size >= count, default', (i) => `page_size=${count + i}`],
-];
 const SIZES = {
   '20k': { file: 'cities-20k.json', make: ['--bundled', '20000'], orderings: 'all' },
   '140k': { file: 'cities-140k.json', make: [], orderings: ['default'] },
@@ -137,7 +126,7 @@ async function benchSize(size, { file, make, orderings }) {
         const cpus = [];
         const reads = [];
         let first = 0;
-        let status = 0;
+        const statuses = [];
         for (let i = 0; i <= REQUESTS; i++) {
           const q = query(i);
           runtime.reads && (runtime.reads.bytes = 0);
@@ -148,7 +137,7 @@ async function benchSize(size, { file, make, orderings }) {
           const got = await runtime.ask(q);
           const wall = performance.now() - at;
           const used = runtime.cpu ? { user: (await runtime.cpu()) - cpu, system: 0 } : process.cpuUsage(cpu);
-          status = got.status;
+          statuses.push(got.status);
           if (got.status === 200 && !got.body.equals(expected(q))) throw new Error(`${name} ?${q}: not serve's bytes`);
           if (i === 0) first = wall;
           else {
@@ -181,7 +170,7 @@ async function benchSize(size, { file, make, orderings }) {
             `per answer above baseline: heap+external median +${mb(q(heap, 0.5))} max +${mb(q(heap, 1))}, RSS max +${mb(q(rss, 1))}; highest RSS ${mb(highest.rss)}`,
           );
         }
-        console.log(`  ${label.padEnd(28)} ${status} ${line.join(', ')}`);
+        console.log(`  ${label.padEnd(28)} ${statusesLine(statuses)} ${line.join(', ')}`);
       } catch (error) {
         // A runtime that fails a kind (wrangler dev, loaded, has cut an answer and failed to rebuild its
         // bundle after the previous dev server's cleanup) is said, and the bench goes on.
