@@ -75,6 +75,8 @@ const server = createServer(async (req, res) => {
       res.end(Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8'));
     }
   } catch (error) {
+    // Said: the client sees only its connection closed.
+    console.error(`lambda-runtime: ${req.url}: ${error?.stack ?? error}`);
     res.destroy(error);
   }
   sample();
