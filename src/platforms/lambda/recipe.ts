@@ -77,7 +77,7 @@ export const LAMBDA_LIMITS: readonly PlatformLimit[] = [
     unit: 'bytes',
     source: QUOTAS_PAGE,
     advice:
-      "at 140,000 cities the process peaked at 61-70 MB for pages of up to 100 cities, 94-99 MB for a streamed page of every city and 116 MB for a buffered page of 5,000 (V8 sized as Lambda sizes it for 128 MB): 128 MB answers them, 256 MB leaves room where clients ask for pages of thousands, and Lambda gives CPU in proportion to memory (the guide's memory and time)",
+      "at 140,000 cities the process peaked at 61-68 MB for pages of up to 100 cities, 115 MB for a streamed page of every city and 112-116 MB for a buffered page of 5,000 (V8 sized as Lambda sizes it for 128 MB): 128 MB answers them, with little room, 256 MB leaves room where clients ask for pages of thousands, and Lambda gives CPU in proportion to memory (the guide's memory and time)",
   },
 ];
 
