@@ -160,4 +160,17 @@ describe('a read given up after READ_TIMEOUT_MS', () => {
       globalThis.AbortController = Real;
     }
   });
+
+  it('a Lambda package file read 100 times under one signal: no abort listener added per read', async () => {
+    const file: PositionalFile = {
+      read: async (buffer, offset) => ({ bytesRead: (buffer[offset] = 1) }),
+      stat: async () => ({ size: 100 }),
+      close: async () => undefined,
+    };
+    const { readRange } = heldFiles(async () => file);
+    const { signal } = new AbortController();
+    const listen = vi.spyOn(signal, 'addEventListener');
+    await Promise.all(Array.from({ length: 100 }, (_, i) => readRange('b.bin', i, i + 1, undefined, signal)));
+    expect(listen).not.toHaveBeenCalled();
+  });
 });
