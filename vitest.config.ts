@@ -53,6 +53,7 @@ const UNIT = [
   'edge-ranges',
   'edge-timeouts',
   'errno-words',
+  'durable-marks',
   'page-reads',
   'fetch-handler',
   'file-ids',

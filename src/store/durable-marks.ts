@@ -9,6 +9,12 @@ import { siteSiblings } from '../fs/lock.js';
 // links too. `.NAME.unsynced`: a durable build's sync failed after its swap (sync-failure.ts): the
 // next durable build writes the site whole. Each mark can only err towards syncing more.
 
+/** A mark made where none is, never through a link found at its path (O_EXCL): one already there is kept. */
+const create = (path: string) =>
+  writeFile(path, '', { flag: 'wx' }).catch((error: unknown) => {
+    if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+  });
+
 const present = (path: string) =>
   lstat(path).then(
     () => true,
@@ -36,7 +42,7 @@ export async function unmarkDurable(outDir: string): Promise<void> {
 export async function markUnsynced(outDir: string): Promise<void> {
   const { durable, unsynced } = siteSiblings(outDir);
   await rm(durable, { force: true }).catch(() => undefined);
-  await writeFile(unsynced, '').catch(() => undefined);
+  await create(unsynced).catch(() => undefined);
 }
 
 /**
@@ -47,7 +53,7 @@ export async function markUnsynced(outDir: string): Promise<void> {
 export async function markDurable(outDir: string): Promise<void> {
   const { durable, unsynced, parent } = siteSiblings(outDir);
   await rm(unsynced, { force: true })
-    .then(() => writeFile(durable, ''))
+    .then(() => create(durable))
     .then(() => syncDir(parent))
     .catch(() => undefined);
 }
