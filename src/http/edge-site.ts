@@ -6,7 +6,6 @@ import { EdgeSource, type EdgeSourceOptions, type ReadSiteFile } from '../site/e
 import { siteSpec, type SiteSettings, type SiteSpec } from '../site/spec.js';
 import type { LazySiteContext } from './route-types.js';
 import { bodyInto } from './body-into.js';
-import { type BoundedRead, readDeadlines } from './read-deadlines.js';
 
 // The site an edge function answers from: its settings (in the project) and its edge files
 // (`_cities-api/edge/`, read through whatever the platform offers: the assets binding, the
@@ -18,15 +17,15 @@ export interface EdgeProjectData {
   readonly settings: SiteSettings;
 }
 
-export { READ_TIMEOUT_MS } from './read-deadlines.js';
+/** How long one edge file may take to arrive before the request fails (a clear 500, never a hang). */
+export const READ_TIMEOUT_MS = 10_000;
 
 export function edgeSite(
   settings: SiteSettings,
   read: ReadSiteFile,
   options: EdgeSourceOptions & { readonly stream?: boolean } = {},
 ): LazySiteContext {
-  const bounded = readDeadlines();
-  const source = new EdgeSource(timedRead(read, bounded), { ...options, ...timedReads(options, bounded) });
+  const source = new EdgeSource(timedRead(read), { ...options, ...timedReads(options) });
   let spec: SiteSpec | undefined;
   return {
     async spec() {
@@ -79,30 +78,29 @@ export function httpRange(fetchFile: (request: Request) => Promise<Response>, ba
 }
 
 /** A platform's whole-file reads, each bounded in time (explained). */
-export function timedRead(read: ReadSiteFile, bounded = readDeadlines()): ReadSiteFile {
-  return (path, into) => explained(bounded, path, (signal) => read(path, into, signal));
+export function timedRead(read: ReadSiteFile): ReadSiteFile {
+  return (path, into) => explained(path, (signal) => read(path, into, signal));
 }
 
 /**
  * A platform's opens and ranges, each bounded in time (explained); so is every read of a file held
  * open, whose handle is closed when one is given up (its read then fails rather than keep going).
  */
-export function timedReads(
-  { open, readRange }: Pick<EdgeSourceOptions, 'open' | 'readRange'>,
-  bounded = readDeadlines(),
-): Pick<EdgeSourceOptions, 'open' | 'readRange'> {
+export function timedReads({
+  open,
+  readRange,
+}: Pick<EdgeSourceOptions, 'open' | 'readRange'>): Pick<EdgeSourceOptions, 'open' | 'readRange'> {
   const opened: OpenSiteFile | undefined =
     open &&
     (async (path) => {
       const file = onceClosed(
         await explained(
-          bounded,
           path,
           (signal) => open(path, signal),
           (late) => late.close(),
         ),
       );
-      const timed = <T>(read: () => Promise<T>) => explained(bounded, path, read, undefined, file.close);
+      const timed = <T>(read: () => Promise<T>) => explained(path, read, undefined, file.close);
       return {
         range: (start, end) => timed(() => file.range(start, end)),
         read: (into) => timed(() => file.read(into)),
@@ -112,8 +110,7 @@ export function timedReads(
   return {
     ...(opened && { open: opened }),
     ...(readRange && {
-      readRange: (path, start, end, into) =>
-        explained(bounded, path, (signal) => readRange(path, start, end, into, signal)),
+      readRange: (path, start, end, into) => explained(path, (signal) => readRange(path, start, end, into, signal)),
     }),
   };
 }
@@ -128,26 +125,39 @@ function onceClosed(file: OpenedFile): OpenedFile {
 }
 
 /**
- * A platform's read (or open) of one edge file, bounded in time (read-deadlines.ts), its failures
- * told as what the deployer should do. Given up, its signal is aborted (a fetch, a Deno read
- * stop), `givenUp` is called (a file held open closed), and what it still gives is handed to
- * `late` (a file opened too late closed).
+ * A platform's read (or open) of one edge file, bounded in time, its failures told as what the
+ * deployer should do. Given up, its signal is aborted (a fetch, a Deno read stop), `givenUp` is
+ * called (a file held open closed), and what it still gives is handed to `late` (a file opened
+ * too late closed).
  */
 function explained<T>(
-  bounded: BoundedRead,
   path: string,
   start: (signal: AbortSignal) => Promise<T>,
   late?: (value: T) => void,
   givenUp?: () => void,
 ): Promise<T> {
-  return bounded(start, late, givenUp).catch((error: unknown) => {
-    // The whole file for a range: the reader takes it as a block.
-    if (error instanceof RangeIgnored) throw error;
-    // A file system's error code rather than its message, which would tell clients the function's paths.
-    const code = (error as { code?: unknown } | null)?.code;
-    const why = typeof code === 'string' ? code : wordingOf(error);
-    throw new CitiesApiError(
-      `the edge file ${path} could not be read (${why}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`,
-    );
+  const aborted = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new Error(`no answer in ${READ_TIMEOUT_MS / 1000} s`);
+      aborted.abort(error);
+      givenUp?.();
+      reject(error);
+    }, READ_TIMEOUT_MS);
   });
+  const reading = Promise.resolve().then(() => start(aborted.signal));
+  if (late) reading.then((value) => aborted.signal.aborted && late(value)).catch(() => undefined);
+  return Promise.race([reading, timeout])
+    .catch((error: unknown) => {
+      // The whole file for a range: the reader takes it as a block.
+      if (error instanceof RangeIgnored) throw error;
+      // A file system's error code rather than its message, which would tell clients the function's paths.
+      const code = (error as { code?: unknown } | null)?.code;
+      const why = typeof code === 'string' ? code : wordingOf(error);
+      throw new CitiesApiError(
+        `the edge file ${path} could not be read (${why}): deploy the site's ${ROUTES.edge.dir}/ files (from the same build) with the function`,
+      );
+    })
+    .finally(() => clearTimeout(timer));
 }

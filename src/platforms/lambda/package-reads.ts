@@ -30,8 +30,6 @@ interface Held {
   readonly file: Promise<PositionalFile>;
   reading: number;
   dropped: boolean;
-  /** The signals of its reads under way, each with its count of reads (reads share them: edge-site.ts). */
-  readonly signals: Map<AbortSignal, number>;
 }
 
 /**
@@ -65,10 +63,8 @@ export function heldFiles(open: OpenFile, most = HELD_FILES): { read: ReadSiteFi
   ): Promise<T> => {
     let entry = held.get(path);
     if (entry) held.delete(path);
-    // A file one of whose reads was given up is let go: its read may hang on it.
-    if (entry && givenUp(entry)) [entry.dropped, entry] = [true, undefined];
-    if (!entry) {
-      entry = { file: open(path), reading: 0, dropped: false, signals: new Map() };
+    else {
+      entry = { file: open(path), reading: 0, dropped: false };
       // A file that cannot be opened is not kept: the next request tries again.
       const opening = entry;
       opening.file.catch(() => held.get(path) === opening && held.delete(path));
@@ -82,19 +78,16 @@ export function heldFiles(open: OpenFile, most = HELD_FILES): { read: ReadSiteFi
       if (old.reading === 0) close(old);
     }
     entry.reading++;
-    if (signal) entry.signals.set(signal, (entry.signals.get(signal) ?? 0) + 1);
+    const used = entry;
+    const giveUp = () => {
+      if (held.get(path) === used) held.delete(path);
+      used.dropped = true;
+    };
+    signal?.addEventListener('abort', giveUp);
     try {
       return await work(await entry.file);
     } finally {
-      if (signal) {
-        const left = (entry.signals.get(signal) ?? 1) - 1;
-        if (left) entry.signals.set(signal, left);
-        else entry.signals.delete(signal);
-        if (signal.aborted) {
-          if (held.get(path) === entry) held.delete(path);
-          entry.dropped = true;
-        }
-      }
+      signal?.removeEventListener('abort', giveUp);
       if (--entry.reading === 0 && entry.dropped) close(entry);
     }
   };
@@ -121,12 +114,6 @@ export function heldFiles(open: OpenFile, most = HELD_FILES): { read: ReadSiteFi
         signal,
       ),
   };
-}
-
-/** Whether a read of `entry` under way was given up. */
-function givenUp(entry: Held): boolean {
-  for (const signal of entry.signals.keys()) if (signal.aborted) return true;
-  return false;
 }
 
 /** `bytes` filled from `position` on, or up to the file's end: the bytes read (none more once `signal` is aborted). */
