@@ -101,6 +101,8 @@ export function summarizeSched(file, { answering, lowest = new Set(), processes 
                 : `other (${name})`;
   const runs = [];
   const waits = [];
+  const longRuns = [];
+  const blocked = [];
   const lastState = new Map();
   for (const line of text.split('\n')) {
     const m = /^\s*([\d.]+)\s+\[(\d+)\]\s+(.*?)\[([\d/]+)\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)/.exec(line);
@@ -111,9 +113,13 @@ export function summarizeSched(file, { answering, lowest = new Set(), processes 
     runs.push({ start: end - ran, end, kind: kind(m[3].trim(), tid, pid) });
     if (!answering.has(tid)) continue;
     // Preempted (state R at its last switch-out): its wait time was all in the run queue; else since its wakeup.
-    const waited = lastState.get(tid) === 'R' ? Number(m[5]) : Number(m[6]);
+    const before = lastState.get(tid);
+    const waited = before === 'R' ? Number(m[5]) : Number(m[6]);
     lastState.set(tid, m[8]);
     waits.push({ from: end - ran - waited, to: end - ran, waited });
+    longRuns.push(ran);
+    // Switched out in D (uninterruptible: a page fault's I/O, a kernel lock): off the CPU until woken.
+    if (before === 'D') blocked.push(Number(m[5]) - Number(m[6]));
   }
   const cpu = {};
   for (const r of runs) cpu[r.kind] = (cpu[r.kind] ?? 0) + (r.end - r.start);
@@ -137,6 +143,9 @@ export function summarizeSched(file, { answering, lowest = new Set(), processes 
     p99: sorted[Math.floor(sorted.length * 0.99)] ?? 0,
     waitedMs: sorted.reduce((a, b) => a + b, 0),
     ranMs: cpu['answering threads'] ?? 0,
+    longestRuns: longRuns.sort((a, b) => b - a).slice(0, 5),
+    blockedMs: blocked.reduce((a, b) => a + b, 0),
+    blockedMax: Math.max(0, ...blocked),
     cpu,
     during,
   };
@@ -154,6 +163,8 @@ export function schedLines(s, seconds) {
   return [
     `the answering threads, by perf sched (${seconds} s, every CPU): ran ${(s.ranMs / 1000).toFixed(2)} s, waited ${(s.waitedMs / 1000).toFixed(2)} s for a CPU over ${s.switches} returns to one;` +
       ` waits p99 ${s.p99.toFixed(2)} ms, ${s.over1} over 1 ms, ${s.over5} over 5 ms, the longest ${s.max.toFixed(2)} ms`,
+    `  their longest runs without a switch (their own work: JavaScript, GC, a system call): ${s.longestRuns.map((x) => x.toFixed(1)).join(', ')} ms;` +
+      ` blocked in the kernel (state D) ${s.blockedMs.toFixed(1)} ms in all, the longest ${s.blockedMax.toFixed(1)} ms`,
     `  the CPUs ran (the whole window): ${share(s.cpu)}`,
     `  the CPUs ran while an answering thread waited over 1 ms: ${share(s.during)}`,
   ];
