@@ -1,13 +1,19 @@
-import { lstat, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { syncDir } from '../fs/durable.js';
 import { siteSiblings } from '../fs/lock.js';
+import { MANIFEST_PATH } from '../site/manifest.js';
 
 // What is known beside a site of how durable it is. `.NAME.durable`: the site in place was published
 // by a durable build with every sync done, linked files included (a build without --durable takes
 // it away before its swap: what it writes or links is left to the kernel's writeback). A durable
 // build trusts the old tree's files to be on disk only under that mark: else it syncs those it
 // links too. `.NAME.unsynced`: a durable build's sync failed after its swap (sync-failure.ts): the
-// next durable build writes the site whole. Each mark can only err towards syncing more.
+// next durable build writes the site whole. Each mark can only err towards syncing more: the
+// durable mark holds the identity of the manifest it was made for, and counts only as a regular
+// file naming the manifest in place (a link or directory planted there, or a site replaced by
+// other means since, e.g. restored from a copy, is not trusted to be on disk).
 
 /** A mark made where none is, never through a link found at its path (O_EXCL): one already there is kept. */
 const create = (path: string) =>
@@ -21,8 +27,29 @@ const present = (path: string) =>
     () => false,
   );
 
+/** The manifest in place as a mark names it (a new tree's manifest is a new file: another inode). */
+const manifestIdentity = (outDir: string): Promise<string | null> =>
+  lstat(join(outDir, MANIFEST_PATH), { bigint: true }).then(
+    (s) => `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`,
+    () => null,
+  );
+
+/** The text of a regular file at `path`, never read through a link; null where there is none. */
+async function markText(path: string): Promise<string | null> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
+  if (!handle) return null;
+  try {
+    return (await handle.stat()).isFile() ? await handle.readFile('utf8') : null;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Whether the site in place was published by a durable build with every sync done. */
-export const isDurable = (outDir: string): Promise<boolean> => present(siteSiblings(outDir).durable);
+export async function isDurable(outDir: string): Promise<boolean> {
+  const [marked, identity] = await Promise.all([markText(siteSiblings(outDir).durable), manifestIdentity(outDir)]);
+  return identity !== null && marked === identity;
+}
 
 /** Whether the site was published by a durable build whose syncs did not all succeed. */
 export const isUnsynced = (outDir: string): Promise<boolean> => present(siteSiblings(outDir).unsynced);
@@ -52,8 +79,11 @@ export async function markUnsynced(outDir: string): Promise<void> {
  */
 export async function markDurable(outDir: string): Promise<void> {
   const { durable, unsynced, parent } = siteSiblings(outDir);
+  const identity = await manifestIdentity(outDir);
+  if (identity === null) return;
   await rm(unsynced, { force: true })
-    .then(() => create(durable))
+    .then(() => rm(durable, { force: true }))
+    .then(() => writeFile(durable, identity, { flag: 'wx' }))
     .then(() => syncDir(parent))
     .catch(() => undefined);
 }
