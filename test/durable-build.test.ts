@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,8 +109,11 @@ describe.skipIf(!available)('a --durable build is on disk before its swap publis
     // The default: atomic against a kill only, at no cost.
     ['a rebuild with --force, not --durable: nothing synced', async () => undefined, ['--force'], 'not asked'],
     [
-      'a durable rebuild with no change after one without --durable: every file synced, those it linked too',
-      async () => undefined,
+      "a durable rebuild with no change after one without --durable: every file synced, those it linked and a user's file too",
+      async () => {
+        await mkdir(join(site(), 'notes'));
+        await writeFile(join(site(), 'notes', 'mine.txt'), 'a file of the user, never synced');
+      },
       [],
       'relinked',
     ],

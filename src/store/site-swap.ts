@@ -25,16 +25,27 @@ export async function asidePath(path: string): Promise<string> {
  * Makes a new tree's entries durable before it is swapped in (its files are synced as written):
  * each directory holding its files (`files`: relative), its manifest, or what it carried of the
  * old tree's (`kept`: a directory ends with `/`; `carried`), and their parents up to `staging`.
+ * `syncCarried`: the regular files carried are synced too (the old tree was not a durable build's:
+ * a user's file in it may never have reached the disk), each but one this process may not open.
  */
 export async function syncTree(
   staging: string,
   files: Iterable<string>,
   kept: readonly string[],
   carried: ReadonlyMap<string, number>,
+  syncCarried = false,
 ): Promise<void> {
   const dirs = [...files, dirname(MANIFEST_PATH), ...[...carried.keys()].map(dirname)];
   for (const path of kept) dirs.push(path.endsWith('/') ? path.slice(0, -1) : dirname(path));
+  if (syncCarried) for (const path of kept) await syncCarriedFile(join(staging, path));
   await syncDirectories(staging, dirs);
+}
+
+async function syncCarriedFile(path: string): Promise<void> {
+  if (path.endsWith('/') || !(await lstat(path).catch(() => null))?.isFile()) return;
+  await syncFile(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EACCES' && error.code !== 'EPERM') throw error;
+  });
 }
 
 /**

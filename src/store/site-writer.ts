@@ -151,7 +151,7 @@ async function writeSiteLocked(
         durable: !!options.durable,
         syncLinked,
       });
-      if (options.durable) await syncTree(staging, site.directories, kept, carried);
+      if (options.durable) await syncTree(staging, site.directories, kept, carried, syncLinked);
       let hadOld = false;
       const swap = async (behind?: boolean) =>
         void (hadOld = await swapIn(outDir, staging, previous, { behind, durable: options.durable }));
